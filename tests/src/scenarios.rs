@@ -1,0 +1,590 @@
+//! The scenarios and their checks.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::exit::{Outcome, QemuExit};
+use crate::log::{format_cpulist, format_groups, parse_groups, Log};
+use crate::topology::Topology;
+
+/// What a check returns: `Err` carries the reason for people.
+pub type CheckResult = Result<(), String>;
+
+/// One QEMU boot and what must hold afterwards.
+#[derive(Debug, Clone)]
+pub struct Scenario {
+    /// Unique, filterable name (`cargo xtask test NAME-PART`).
+    pub name: &'static str,
+    /// QEMU's `-smp` value: `8` or `8,sockets=2,cores=2,threads=2`.
+    pub smp: &'static str,
+    /// QEMU's `-cpu` model.
+    pub cpu: &'static str,
+    /// The kernel command line (`-append`).
+    pub append: &'static str,
+    /// NUMA nodes splitting CPUs and memory evenly (0 or 1: no NUMA).
+    pub numa_nodes: u32,
+    /// Boot without ACPI tables (`-machine acpi=off`).
+    pub no_acpi: bool,
+    pub memory_mib: u32,
+    /// Hard wall-clock limit; QEMU is killed after it.
+    pub timeout_s: u64,
+    /// How many of the harness's 2 parallel slots this scenario takes (2 = runs alone).
+    pub slots: u32,
+    /// The kernel outcome QEMU's exit status must report.
+    pub expect: Outcome,
+    /// The scenario's own assertions on the serial log.
+    pub check: fn(&Log) -> CheckResult,
+}
+
+/// The defaults every scenario starts from.
+pub const BASE: Scenario = Scenario {
+    name: "",
+    smp: "4",
+    cpu: "max",
+    append: "",
+    numa_nodes: 0,
+    no_acpi: false,
+    memory_mib: 512,
+    timeout_s: 90,
+    slots: 1,
+    expect: Outcome::Success,
+    check: |_| Ok(()),
+};
+
+impl Scenario {
+    /// Judges a finished run: the exit status must be the expected kernel outcome, an `@fw exit`
+    /// line (when printed) must agree with it, and the scenario's check must pass. All failures are
+    /// reported together.
+    pub fn evaluate(&self, exit: &QemuExit, log: &Log) -> CheckResult {
+        let mut problems = Vec::new();
+        if exit.outcome() != Some(self.expect) {
+            problems.push(format!("expected exit `{}`, got: {exit}", self.expect));
+        }
+        if let Some(r) = log.records("exit").last() {
+            if let Some(code) = r.get("code") {
+                if exit.outcome().is_some_and(|o| o.code() != code) {
+                    problems.push(format!("`{r}` disagrees with QEMU's exit status ({exit})"));
+                }
+            }
+        }
+        if let Err(e) = (self.check)(log) {
+            problems.push(e);
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n"))
+        }
+    }
+
+    /// The topology this scenario gives QEMU.
+    pub fn topology(&self) -> Result<Topology, String> {
+        Topology::from_smp(self.smp, self.numa_nodes)
+    }
+}
+
+/// Every scenario, in the order they are listed.
+pub fn all() -> Vec<Scenario> {
+    let mut v = vec![
+        Scenario { name: "smp-1", smp: "1", check: check_boot::<1>, ..BASE },
+        Scenario { name: "smp-2", smp: "2", check: check_boot::<2>, ..BASE },
+        Scenario { name: "smp-4", smp: "4", check: check_boot::<4>, ..BASE },
+        Scenario { name: "smp-8", smp: "8", check: check_boot::<8>, ..BASE },
+        Scenario { name: "smp-16", smp: "16", slots: 2, check: check_boot::<16>, ..BASE },
+        Scenario { name: "smp-32", smp: "32", slots: 2, timeout_s: 120, check: check_boot::<32>, ..BASE },
+        Scenario {
+            name: "smp-64",
+            smp: "64",
+            memory_mib: 1024,
+            slots: 2,
+            timeout_s: 120,
+            check: check_smp64,
+            ..BASE
+        },
+        Scenario {
+            name: "topo-2s2c2t",
+            smp: "8,sockets=2,cores=2,threads=2",
+            check: check_topo_2s2c2t,
+            ..BASE
+        },
+        Scenario {
+            name: "topo-1s4c2t",
+            smp: "8,sockets=1,cores=4,threads=2",
+            check: check_topo_1s4c2t,
+            ..BASE
+        },
+        Scenario {
+            name: "topo-4s1c1t",
+            smp: "4,sockets=4,cores=1,threads=1",
+            check: check_topo_4s1c1t,
+            ..BASE
+        },
+        Scenario {
+            name: "topo-numa2",
+            smp: "8,sockets=2,cores=4",
+            numa_nodes: 2,
+            check: check_topo_numa2,
+            ..BASE
+        },
+        Scenario { name: "apic-xapic", smp: "8", cpu: "qemu64", check: check_xapic, ..BASE },
+        Scenario { name: "apic-x2apic", smp: "8", cpu: "max", check: check_x2apic, ..BASE },
+        Scenario { name: "no-acpi", smp: "4", no_acpi: true, check: check_no_acpi, ..BASE },
+        Scenario { name: "cmdline-malformed", append: MALFORMED, check: check_malformed_cmdline, ..BASE },
+        Scenario {
+            name: "crash-page-fault",
+            smp: "2",
+            append: "test_crash=page_fault",
+            expect: Outcome::Exception,
+            check: check_page_fault,
+            ..BASE
+        },
+        Scenario {
+            name: "crash-divide-error",
+            smp: "2",
+            append: "test_crash=divide_error",
+            expect: Outcome::Exception,
+            check: check_divide_error,
+            ..BASE
+        },
+        Scenario {
+            name: "crash-panic",
+            smp: "2",
+            append: "test_crash=panic",
+            expect: Outcome::Panic,
+            check: check_panic,
+            ..BASE
+        },
+    ];
+    v.retain(|s| !s.name.is_empty());
+    v
+}
+
+/// The malformed options of `cmdline-malformed`: (whole command line, option names).
+pub const MALFORMED: &str = "bogus=1 log=loud hz=abc";
+pub const MALFORMED_OPTIONS: [&str; 3] = ["bogus", "log", "hz"];
+
+// ---------------------------------------------------------------------------------------------
+// Building blocks, usable by any scenario.
+
+fn ensure(cond: bool, msg: impl FnOnce() -> String) -> CheckResult {
+    if cond {
+        Ok(())
+    } else {
+        Err(msg())
+    }
+}
+
+/// `@fw cpus online=N expected=N`.
+pub fn cpus_online(log: &Log, n: u64) -> CheckResult {
+    let r = log.one("cpus")?;
+    let (online, expected) = (r.num("online")?, r.num("expected")?);
+    ensure(online == n && expected == n, || format!("`{r}`: expected online={n} expected={n}"))
+}
+
+/// Exactly one `@fw cpu` line for each of CPUs 0..n, and no others.
+pub fn cpu_lines(log: &Log, n: u32) -> CheckResult {
+    let mut seen = BTreeMap::new();
+    for r in log.records("cpu") {
+        *seen.entry(r.num("id")?).or_insert(0u32) += 1;
+    }
+    for id in 0..n as u64 {
+        match seen.get(&id) {
+            Some(1) => {}
+            Some(k) => return Err(format!("CPU {id} has {k} `@fw cpu` lines")),
+            None => return Err(format!("CPU {id} has no `@fw cpu` line")),
+        }
+    }
+    let extra: Vec<_> = seen.keys().filter(|&&id| id >= n as u64).collect();
+    ensure(extra.is_empty(), || format!("`@fw cpu` lines for CPUs that should not exist: {extra:?}"))
+}
+
+/// At least one `@fw selfcheck`, all `result=ok`.
+pub fn selfchecks_ok(log: &Log) -> CheckResult {
+    let mut n = 0;
+    for r in log.records("selfcheck") {
+        n += 1;
+        ensure(r.get("result") == Some("ok"), || format!("self-check failed: `{r}`"))?;
+    }
+    ensure(n > 0, || "no `@fw selfcheck` line".into())
+}
+
+/// Every CPU's `@fw sd` lines are exactly the levels, spans and groups computed from the
+/// topology, bottom-up; CPUs with no domains print none.
+pub fn domains(log: &Log, topo: &Topology) -> CheckResult {
+    let mut got: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    for r in log.records("sd") {
+        let cpu = r.num("cpu")?;
+        // Canonicalize spans and groups so `0,1,2,3` and `0-3` compare equal.
+        let span = format_cpulist(&r.cpus("span")?);
+        let groups = format_groups(&parse_groups(r.field("groups")?).map_err(|e| format!("`{r}`: {e}"))?);
+        got.entry(cpu).or_default().push(format!("level={} span={span} groups={groups}", r.field("level")?));
+    }
+    for cpu in 0..topo.cpus() {
+        let want: Vec<String> = topo.expected_levels(cpu).iter().map(|l| l.describe()).collect();
+        let have = got.remove(&(cpu as u64)).unwrap_or_default();
+        if want != have {
+            return Err(format!(
+                "CPU {cpu}: sched domains differ\n  expected: {}\n  got:      {}",
+                if want.is_empty() { "(none)".into() } else { want.join(" | ") },
+                if have.is_empty() { "(none)".into() } else { have.join(" | ") },
+            ));
+        }
+    }
+    ensure(got.is_empty(), || format!("`@fw sd` lines for CPUs that do not exist: {:?}", got.keys()))
+}
+
+/// Each `@fw cpu` line's `pkg=` and `node=` agree with the topology.
+pub fn cpu_placement(log: &Log, topo: &Topology) -> CheckResult {
+    for r in log.records("cpu") {
+        let id = r.num("id")? as u32;
+        let (pkg, node) = (r.num("pkg")?, r.num("node")?);
+        ensure(pkg == topo.socket_of(id) as u64 && node == topo.node_of(id) as u64, || {
+            format!("`{r}`: expected pkg={} node={}", topo.socket_of(id), topo.node_of(id))
+        })?;
+    }
+    Ok(())
+}
+
+/// The whole check of a healthy boot with the given `-smp` and NUMA nodes.
+pub fn healthy_boot(log: &Log, smp: &str, nodes: u32) -> CheckResult {
+    let topo = Topology::from_smp(smp, nodes)?;
+    cpus_online(log, topo.cpus() as u64)?;
+    cpu_lines(log, topo.cpus())?;
+    cpu_placement(log, &topo)?;
+    domains(log, &topo)?;
+    selfchecks_ok(log)
+}
+
+/// Whether `line` names `word` as a whole word (not inside a longer identifier).
+pub fn names_word(line: &str, word: &str) -> bool {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    line.match_indices(word).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + word.len()..].chars().next();
+        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+    })
+}
+
+/// Parses a hexadecimal or decimal field and compares it with `want`.
+fn num_is(r: &crate::log::Record, key: &str, want: u64) -> CheckResult {
+    let v = r.num(key)?;
+    ensure(v == want, || format!("`{r}`: expected {key}={want:#x} ({want})"))
+}
+
+fn backtrace(log: &Log, min_frames: usize) -> CheckResult {
+    let frames: Vec<_> = log.records("bt").collect();
+    ensure(frames.len() >= min_frames, || {
+        format!("expected at least {min_frames} `@fw bt` frames, got {}", frames.len())
+    })?;
+    for f in frames {
+        f.num("addr")?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scenarios' checks.
+
+fn check_boot<const N: u32>(log: &Log) -> CheckResult {
+    healthy_boot(log, &N.to_string(), 0)
+}
+
+/// Wall time within which 64 CPUs must be online.
+pub const SMP64_ONLINE_WITHIN: Duration = Duration::from_secs(60);
+
+fn check_smp64(log: &Log) -> CheckResult {
+    healthy_boot(log, "64", 0)?;
+    match log.time_of("cpus") {
+        Some(t) => ensure(t <= SMP64_ONLINE_WITHIN, || {
+            format!("64 CPUs came online after {:.1} s of wall time (limit {} s)", t.as_secs_f64(), SMP64_ONLINE_WITHIN.as_secs())
+        }),
+        None => Ok(()), // a log without timing (parsed from text): nothing to measure
+    }
+}
+
+fn check_topo_2s2c2t(log: &Log) -> CheckResult {
+    healthy_boot(log, "8,sockets=2,cores=2,threads=2", 0)
+}
+
+fn check_topo_1s4c2t(log: &Log) -> CheckResult {
+    healthy_boot(log, "8,sockets=1,cores=4,threads=2", 0)
+}
+
+fn check_topo_4s1c1t(log: &Log) -> CheckResult {
+    healthy_boot(log, "4,sockets=4,cores=1,threads=1", 0)
+}
+
+fn check_topo_numa2(log: &Log) -> CheckResult {
+    healthy_boot(log, "8,sockets=2,cores=4", 2)?;
+    let acpi = log.one("acpi")?;
+    num_is(acpi, "numa_nodes", 2)
+}
+
+fn apic_mode(log: &Log, mode: &str) -> CheckResult {
+    let r = log.one("apic")?;
+    ensure(r.get("mode") == Some(mode), || format!("`{r}`: expected mode={mode}"))?;
+    cpus_online(log, 8)?;
+    cpu_lines(log, 8)
+}
+
+fn check_xapic(log: &Log) -> CheckResult {
+    apic_mode(log, "xapic")
+}
+
+fn check_x2apic(log: &Log) -> CheckResult {
+    apic_mode(log, "x2apic")
+}
+
+fn check_no_acpi(log: &Log) -> CheckResult {
+    let r = log.one("acpi")?;
+    ensure(r.get("none") == Some("1"), || format!("`{r}`: expected none=1"))?;
+    cpus_online(log, 1)?;
+    cpu_lines(log, 1)
+}
+
+fn check_malformed_cmdline(log: &Log) -> CheckResult {
+    let lines: Vec<&str> = log.lines_starting_with("cmdline: ").collect();
+    for opt in MALFORMED_OPTIONS {
+        let n = lines.iter().filter(|l| names_word(l, opt)).count();
+        ensure(n == 1, || format!("expected one `cmdline: ` line naming `{opt}`, found {n}: {lines:#?}"))?;
+    }
+    ensure(lines.len() == MALFORMED_OPTIONS.len(), || {
+        format!("expected {} `cmdline: ` lines (one per bad option), found {}: {lines:#?}", MALFORMED_OPTIONS.len(), lines.len())
+    })?;
+    let c = log.one("cmdline")?;
+    ensure(c.get("msg").is_some_and(|m| m.contains(MALFORMED)), || {
+        format!("`{c}`: expected msg= to hold the command line `{MALFORMED}`")
+    })?;
+    cpus_online(log, 4)?;
+    selfchecks_ok(log)
+}
+
+fn fault(log: &Log, vector: u64, name: &str) -> CheckResult {
+    let f = log.one("fault")?;
+    num_is(f, "vector", vector)?;
+    ensure(f.get("name") == Some(name), || format!("`{f}`: expected name={name}"))?;
+    ensure(f.num("rip")? != 0, || format!("`{f}`: rip=0"))?;
+    Ok(())
+}
+
+fn check_page_fault(log: &Log) -> CheckResult {
+    fault(log, 14, "#PF")?;
+    num_is(log.one("fault")?, "cr2", 0xdead_0000)?;
+    let text = log.raw().to_ascii_lowercase();
+    for reg in ["rax", "rbx", "rsp", "rbp"] {
+        ensure(names_word(&text, reg), || format!("register `{reg}` is not printed"))?;
+    }
+    backtrace(log, 2)
+}
+
+fn check_divide_error(log: &Log) -> CheckResult {
+    fault(log, 0, "#DE")?;
+    backtrace(log, 1)
+}
+
+fn check_panic(log: &Log) -> CheckResult {
+    let p = log.one("panic")?;
+    num_is(p, "cpu", 0)?;
+    ensure(p.get("msg").is_some_and(|m| m.contains("deliberate panic")), || {
+        format!("`{p}`: expected msg= to contain `deliberate panic`")
+    })?;
+    backtrace(log, 2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::log::{format_cpulist, STAGES};
+
+    /// A log such as a correct kernel prints for `s` (used to show each check can pass and, once
+    /// mutated, fail).
+    pub(crate) fn synthetic(s: &Scenario) -> String {
+        let topo = s.topology().unwrap();
+        let n = if s.no_acpi { 1 } else { topo.cpus() };
+        let mut out = String::from("fairway\n");
+        for st in &STAGES[..3] {
+            out += &format!("@fw stage name={st}\n");
+        }
+        out += &format!("@fw cmdline raw=1 msg={}\n", s.append);
+        if s.append == MALFORMED {
+            out += "cmdline: unknown option `bogus`, ignored\n";
+            out += "cmdline: log=loud is not a level, using info\n";
+            out += "cmdline: hz=abc is not a number, using 250\n";
+        }
+        if s.no_acpi {
+            out += "@fw acpi none=1\n";
+        } else {
+            out += &format!("@fw acpi rsdp=0xf5000 cpus={n} ioapics=1 numa_nodes={}\n", topo.nodes.max(1));
+        }
+        let mode = if s.cpu == "qemu64" { "xapic" } else { "x2apic" };
+        out += &format!("@fw apic mode={mode}\n");
+        for c in 0..n {
+            out += &format!(
+                "@fw cpu id={c} apic={c} pkg={} core={} smt={} llc={} node={}\n",
+                topo.socket_of(c),
+                topo.core_of(c),
+                topo.thread_of(c),
+                topo.socket_of(c),
+                topo.node_of(c)
+            );
+        }
+        out += &format!("@fw cpus online={n} expected={n} boot_us=1234\n");
+        if !s.no_acpi {
+            for c in 0..n {
+                for l in topo.expected_levels(c) {
+                    out += &format!("@fw sd cpu={c} {} flags=0x0\n", l.describe());
+                }
+            }
+        }
+        match s.append {
+            "test_crash=page_fault" => {
+                out += "@fw fault cpu=0 vector=14 name=#PF error=0x2 rip=0x101234 cr2=0xdead0000\n";
+                out += "rax=0x0 rbx=0x1 rcx=0x2 rdx=0x3 rsp=0x2000 rbp=0x2010\n";
+                out += "@fw bt cpu=0 frame=0 addr=0x101234\n@fw bt cpu=0 frame=1 addr=0x105678\n";
+                out += "@fw exit status=0x13 code=exception\n";
+            }
+            "test_crash=divide_error" => {
+                out += "@fw fault cpu=0 vector=0 name=#DE error=0x0 rip=0x101234 cr2=0x0\n";
+                out += "@fw bt cpu=0 frame=0 addr=0x101234\n";
+                out += "@fw exit status=0x13 code=exception\n";
+            }
+            "test_crash=panic" => {
+                out += "@fw panic cpu=0 msg=panicked at kernel/src/main.rs:1:1: deliberate panic (test_crash)\n";
+                out += "@fw bt cpu=0 frame=0 addr=0x101234\n@fw bt cpu=0 frame=1 addr=0x105678\n";
+                out += "@fw exit status=0x12 code=panic\n";
+            }
+            _ => {
+                out += "@fw selfcheck name=rbtree result=ok\n@fw stage name=shutdown\n";
+                out += "@fw exit status=0x10 code=success\n";
+            }
+        }
+        out
+    }
+
+    fn run(s: &Scenario, text: &str) -> CheckResult {
+        s.evaluate(&QemuExit::Kernel(s.expect), &Log::parse(text))
+    }
+
+    fn by_name(name: &str) -> Scenario {
+        all().into_iter().find(|s| s.name == name).unwrap()
+    }
+
+    #[test]
+    fn names_are_unique_and_topologies_parse() {
+        let all = all();
+        let mut names: Vec<_> = all.iter().map(|s| s.name).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), all.len());
+        for s in &all {
+            s.topology().unwrap();
+            assert!(s.slots == 1 || s.slots == 2, "{}", s.name);
+            assert!((30..=120).contains(&s.timeout_s), "{}", s.name);
+        }
+    }
+
+    #[test]
+    fn every_scenario_passes_on_a_correct_log() {
+        for s in all() {
+            let text = synthetic(&s);
+            run(&s, &text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", s.name));
+        }
+    }
+
+    #[test]
+    fn every_scenario_fails_on_a_wrong_exit() {
+        for s in all() {
+            let log = Log::parse(&synthetic(&s));
+            let wrong = if s.expect == Outcome::Success { Outcome::Failure } else { Outcome::Success };
+            let e = s.evaluate(&QemuExit::Kernel(wrong), &log).unwrap_err();
+            assert!(e.contains("expected exit"), "{}: {e}", s.name);
+            assert!(s.evaluate(&QemuExit::Timeout, &log).is_err());
+            assert!(s.evaluate(&QemuExit::GuestReset, &log).is_err());
+        }
+    }
+
+    #[test]
+    fn every_scenario_fails_on_an_empty_log() {
+        for s in all() {
+            assert!(run(&s, "").is_err(), "{}", s.name);
+        }
+    }
+
+    /// Each scenario fails when one of the things it asserts is removed or changed.
+    #[test]
+    fn every_scenario_fails_when_its_key_line_is_wrong() {
+        let mutations: &[(&str, &str, &str)] = &[
+            ("smp-1", "online=1 expected=1", "online=0 expected=1"),
+            ("smp-2", "@fw cpu id=1 ", "@fw cpu id=7 "),
+            ("smp-4", "result=ok", "result=fail"),
+            ("smp-8", "@fw sd cpu=3 level=MC span=0-7 groups=3/4/5/6/7/0/1/2", "@fw sd cpu=3 level=MC span=0-7 groups=0/1/2/3/4/5/6/7"),
+            ("smp-16", "@fw sd cpu=15 level=MC", "@fw sd cpu=15 level=PKG"),
+            ("smp-32", "online=32 expected=32", "online=31 expected=32"),
+            ("smp-64", "@fw cpu id=63 ", "@fw cpu id=62 "),
+            ("topo-2s2c2t", "@fw sd cpu=5 level=PKG span=0-7 groups=4-7/0-3", "@fw sd cpu=5 level=PKG span=0-7 groups=0-3/4-7"),
+            ("topo-1s4c2t", "@fw sd cpu=2 level=SMT span=2-3 groups=2/3 flags=0x0\n", ""),
+            ("topo-4s1c1t", "@fw cpu id=2 apic=2 pkg=2", "@fw cpu id=2 apic=2 pkg=0"),
+            ("topo-numa2", "@fw sd cpu=6 level=NUMA span=0-7 groups=4-7/0-3", "@fw sd cpu=6 level=PKG span=0-7 groups=4-7/0-3"),
+            ("topo-numa2", "numa_nodes=2", "numa_nodes=1"),
+            ("apic-xapic", "mode=xapic", "mode=x2apic"),
+            ("apic-x2apic", "mode=x2apic", "mode=xapic"),
+            ("no-acpi", "none=1", "rsdp=0xf5000 cpus=1"),
+            ("cmdline-malformed", "cmdline: hz=abc is not a number, using 250\n", ""),
+            ("cmdline-malformed", "cmdline: log=loud", "cmdline: level=loud"),
+            ("crash-page-fault", "cr2=0xdead0000", "cr2=0xdead0004"),
+            ("crash-page-fault", "@fw bt cpu=0 frame=1 addr=0x105678\n", ""),
+            ("crash-page-fault", "rax=0x0 rbx=0x1 rcx=0x2 rdx=0x3 rsp=0x2000 rbp=0x2010\n", ""),
+            ("crash-page-fault", "vector=14", "vector=13"),
+            ("crash-divide-error", "vector=0 name=#DE", "vector=6 name=#UD"),
+            ("crash-panic", "deliberate panic", "other panic"),
+            ("crash-panic", "@fw panic cpu=0", "@fw panic cpu=1"),
+        ];
+        for (name, from, to) in mutations {
+            let s = by_name(name);
+            let good = synthetic(&s);
+            assert!(good.contains(from), "{name}: `{from}` not in synthetic log:\n{good}");
+            let bad = good.replacen(from, to, 1);
+            let e = run(&s, &bad).expect_err(&format!("{name}: passed with `{from}` -> `{to}`"));
+            assert!(!e.is_empty());
+        }
+    }
+
+    #[test]
+    fn exit_line_must_agree_with_status() {
+        let s = by_name("smp-2");
+        let text = synthetic(&s).replace("code=success", "code=failure");
+        assert!(run(&s, &text).unwrap_err().contains("disagrees"));
+    }
+
+    #[test]
+    fn smp64_wall_time_limit() {
+        let s = by_name("smp-64");
+        let mut slow = Log::default();
+        for line in synthetic(&s).lines() {
+            slow.push(line, Some(Duration::from_secs(61)));
+        }
+        let e = s.evaluate(&QemuExit::Kernel(Outcome::Success), &slow).unwrap_err();
+        assert!(e.contains("wall time"), "{e}");
+        let mut fast = Log::default();
+        for line in synthetic(&s).lines() {
+            fast.push(line, Some(Duration::from_secs(20)));
+        }
+        s.evaluate(&QemuExit::Kernel(Outcome::Success), &fast).unwrap();
+    }
+
+    #[test]
+    fn domain_lists_are_compared_canonically() {
+        let s = by_name("smp-2");
+        let text = synthetic(&s).replace("span=0-1", "span=0,1");
+        run(&s, &text).unwrap();
+        assert_eq!(format_cpulist(&[0, 1]), "0-1");
+    }
+
+    #[test]
+    fn whole_words() {
+        assert!(names_word("cmdline: `log`: bad", "log"));
+        assert!(names_word("log=loud", "log"));
+        assert!(!names_word("cmdline: logging", "log"));
+        assert!(!names_word("cmdline: syslog", "log"));
+    }
+}
