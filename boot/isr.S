@@ -1,0 +1,73 @@
+/* Interrupt and exception entry.
+ *
+ * One 16-byte stub per vector pushes a dummy error code where the CPU pushes
+ * none, then the vector number, and joins isr_common. isr_common saves every
+ * general register and the FPU/SSE state (fxsave, 512 bytes), so that Rust
+ * handlers, which use SSE like all host-target code, can never clobber the
+ * interrupted context. Every vector runs on an IST stack (see the IDT setup),
+ * so the red zone of interrupted code is never overwritten.
+ *
+ * The frame built here is `TrapFrame` in kernel/src/arch/trap.rs:
+ *   [fxsave 512][r15 .. rax][vector][error][rip cs rflags rsp ss]
+ * isr_dispatch(frame) returns the frame to resume, which lets a later context
+ * switch return into another task's saved frame.
+ */
+    .section .text
+    .balign 16
+    .global isr_stubs
+isr_stubs:
+    .set vec, 0
+    .rept 256
+    .balign 16
+    .if (vec == 8) || ((vec >= 10) && (vec <= 14)) || (vec == 17) || (vec == 21) || (vec == 29) || (vec == 30)
+    pushq $vec
+    .else
+    pushq $0
+    pushq $vec
+    .endif
+    jmp isr_common
+    .set vec, vec + 1
+    .endr
+
+    .balign 16
+isr_common:
+    pushq %rax
+    pushq %rbx
+    pushq %rcx
+    pushq %rdx
+    pushq %rsi
+    pushq %rdi
+    pushq %rbp
+    pushq %r8
+    pushq %r9
+    pushq %r10
+    pushq %r11
+    pushq %r12
+    pushq %r13
+    pushq %r14
+    pushq %r15
+    subq $512, %rsp
+    fxsave64 (%rsp)
+    movq %rsp, %rdi
+    cld
+    call isr_dispatch
+    movq %rax, %rsp
+    fxrstor64 (%rsp)
+    addq $512, %rsp
+    popq %r15
+    popq %r14
+    popq %r13
+    popq %r12
+    popq %r11
+    popq %r10
+    popq %r9
+    popq %r8
+    popq %rbp
+    popq %rdi
+    popq %rsi
+    popq %rdx
+    popq %rcx
+    popq %rbx
+    popq %rax
+    addq $16, %rsp
+    iretq

@@ -1,0 +1,174 @@
+//! The local APIC, through the `x2apic` crate: x2APIC mode where CPUID offers
+//! it, xAPIC (MMIO at the address in IA32_APIC_BASE) otherwise.
+//!
+//! Each CPU builds its own `LocalApic` handle (the type is deliberately neither
+//! Send nor Sync) and keeps it in a per-CPU slot that only that CPU touches,
+//! with interrupts off (handlers run with interrupts off too), so no two
+//! references to it are ever live at once.
+
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use x2apic::lapic::{LocalApic, LocalApicBuilder, TimerDivide, TimerMode};
+
+use super::percpu::{cpu_id, MAX_CPUS};
+use super::trap::{ERROR_VECTOR, SPURIOUS_VECTOR, TIMER_VECTOR};
+
+struct Slot(UnsafeCell<Option<LocalApic>>);
+// SAFETY: slot i is only ever accessed by CPU i (see the module invariant).
+unsafe impl Sync for Slot {}
+
+static APICS: [Slot; MAX_CPUS] = [const { Slot(UnsafeCell::new(None)) }; MAX_CPUS];
+static X2APIC: AtomicBool = AtomicBool::new(false);
+/// LAPIC timer ticks per second at divide-by-1 (0 until calibrated).
+static LAPIC_HZ: AtomicU64 = AtomicU64::new(0);
+
+/// Runs `f` on this CPU's local APIC with interrupts off.
+fn with_apic<R>(f: impl FnOnce(&mut LocalApic) -> R) -> Option<R> {
+    x86_64::instructions::interrupts::without_interrupts(|| {
+        // SAFETY: the slot belongs to this CPU and interrupts are off, so no
+        // other reference to it exists while `f` runs.
+        let slot = unsafe { &mut *APICS[cpu_id()].0.get() };
+        slot.as_mut().map(f)
+    })
+}
+
+/// Which mode the APICs run in.
+pub fn mode_name() -> &'static str {
+    if X2APIC.load(Ordering::Relaxed) {
+        "x2apic"
+    } else {
+        "xapic"
+    }
+}
+
+/// Enables this CPU's local APIC with the timer stopped.
+pub fn init_this_cpu() -> Result<(), &'static str> {
+    let x2 = super::cpuid::has_x2apic();
+    X2APIC.store(x2, Ordering::Relaxed);
+    // SAFETY: reading IA32_APIC_BASE has no side effects.
+    let base = unsafe { x2apic::lapic::xapic_base() };
+    let mut apic = LocalApicBuilder::new()
+        .timer_vector(TIMER_VECTOR as usize)
+        .error_vector(ERROR_VECTOR as usize)
+        .spurious_vector(SPURIOUS_VECTOR as usize)
+        .timer_mode(TimerMode::OneShot)
+        .timer_divide(TimerDivide::Div1)
+        .timer_initial(0)
+        .set_xapic_base(base)
+        .build()?;
+    // SAFETY: enabling the APIC of the running CPU; its xAPIC window is
+    // identity-mapped (first 4 GiB) and the vectors have IDT gates.
+    unsafe {
+        apic.enable();
+        apic.disable_timer();
+    }
+    x86_64::instructions::interrupts::without_interrupts(|| {
+        // SAFETY: this CPU's slot, interrupts off (module invariant).
+        unsafe { *APICS[cpu_id()].0.get() = Some(apic) };
+    });
+    Ok(())
+}
+
+/// Signals end of interrupt.
+pub fn eoi() {
+    // SAFETY: called from an interrupt handler of this CPU.
+    with_apic(|a| unsafe { a.end_of_interrupt() });
+}
+
+/// Waits until the previous IPI was delivered (xAPIC only; x2APIC writes are
+/// complete when the WRMSR retires).
+fn wait_icr_idle(a: &LocalApic) {
+    if X2APIC.load(Ordering::Relaxed) {
+        return;
+    }
+    // SAFETY: reading the ICR delivery status has no side effects.
+    while unsafe { a.get_ipi_delivery_status() } {
+        core::hint::spin_loop();
+    }
+}
+
+/// Sends a fixed IPI with `vector` to the CPU with `apic_id`.
+pub fn send_ipi(vector: u8, apic_id: u32) {
+    with_apic(|a| {
+        wait_icr_idle(a);
+        // SAFETY: a fixed IPI to a valid APIC id, with a handler on every CPU.
+        unsafe { a.send_ipi(vector, apic_dest(apic_id)) };
+    });
+}
+
+/// Sends INIT to an AP.
+pub fn send_init(apic_id: u32) {
+    with_apic(|a| {
+        wait_icr_idle(a);
+        // SAFETY: INIT to an AP that is not running kernel code yet.
+        unsafe { a.send_init_ipi(apic_dest(apic_id)) };
+        wait_icr_idle(a);
+    });
+}
+
+/// Sends a STARTUP IPI: the AP starts at physical `page << 12` in real mode.
+pub fn send_sipi(page: u8, apic_id: u32) {
+    with_apic(|a| {
+        wait_icr_idle(a);
+        // SAFETY: the trampoline has been copied to that page.
+        unsafe { a.send_sipi(page, apic_dest(apic_id)) };
+        wait_icr_idle(a);
+    });
+}
+
+/// In xAPIC mode the destination lives in ICR bits 56..64, which the crate
+/// fills from bits 32..64 of its argument; x2APIC takes the full 32-bit id.
+fn apic_dest(apic_id: u32) -> u32 {
+    if X2APIC.load(Ordering::Relaxed) {
+        apic_id
+    } else {
+        apic_id << 24
+    }
+}
+
+/// Starts a one-shot countdown of `initial` ticks (divide by 1).
+pub fn start_oneshot(initial: u32) {
+    // SAFETY: timer configuration of this CPU's APIC.
+    with_apic(|a| unsafe {
+        a.set_timer_mode(TimerMode::OneShot);
+        a.set_timer_divide(TimerDivide::Div1);
+        a.enable_timer();
+        a.set_timer_initial(initial);
+    });
+}
+
+/// Current count of the timer.
+pub fn timer_current() -> u32 {
+    // SAFETY: reading the current-count register.
+    with_apic(|a| unsafe { a.timer_current() }).unwrap_or(0)
+}
+
+/// Starts the periodic tick at `hz` (needs calibration).
+pub fn start_periodic(hz: u32) {
+    let per_tick = (LAPIC_HZ.load(Ordering::Relaxed) / hz.max(1) as u64).clamp(1, u32::MAX as u64) as u32;
+    // SAFETY: timer configuration of this CPU's APIC; the vector has a gate.
+    with_apic(|a| unsafe {
+        a.set_timer_mode(TimerMode::Periodic);
+        a.set_timer_divide(TimerDivide::Div1);
+        a.enable_timer();
+        a.set_timer_initial(per_tick);
+    });
+}
+
+/// Stops (masks) this CPU's timer.
+pub fn stop_timer() {
+    // SAFETY: masking the timer of this CPU's APIC.
+    with_apic(|a| unsafe {
+        a.set_timer_initial(0);
+        a.disable_timer();
+    });
+}
+
+pub fn set_lapic_hz(hz: u64) {
+    LAPIC_HZ.store(hz, Ordering::Relaxed);
+}
+
+pub fn lapic_hz() -> u64 {
+    LAPIC_HZ.load(Ordering::Relaxed)
+}

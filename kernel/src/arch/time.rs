@@ -1,0 +1,63 @@
+//! Time from the TSC, calibrated against the PIT at boot.
+//!
+//! Invariant: `TSC_HZ` is 0 until calibration; until then uptime reads 0 and
+//! `delay_us` spins on a conservative 4 GHz guess (never shorter than asked).
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+static BOOT_TSC: AtomicU64 = AtomicU64::new(0);
+static TSC_HZ: AtomicU64 = AtomicU64::new(0);
+const GUESS_HZ: u64 = 4_000_000_000;
+
+/// Reads the time-stamp counter.
+#[inline]
+pub fn rdtsc() -> u64 {
+    // SAFETY: RDTSC is unprivileged-safe here and has no side effects.
+    unsafe { core::arch::x86_64::_rdtsc() }
+}
+
+/// Records the TSC at kernel entry (the zero of uptime).
+pub fn mark_boot() {
+    BOOT_TSC.store(rdtsc(), Ordering::Relaxed);
+}
+
+pub fn set_tsc_hz(hz: u64) {
+    TSC_HZ.store(hz, Ordering::Relaxed);
+}
+
+pub fn tsc_hz() -> u64 {
+    TSC_HZ.load(Ordering::Relaxed)
+}
+
+/// Converts a TSC difference to microseconds (u128 intermediate: no overflow
+/// for any u64 difference).
+pub fn tsc_to_us(delta: u64) -> u64 {
+    let hz = tsc_hz();
+    if hz == 0 {
+        return 0;
+    }
+    (delta as u128 * 1_000_000 / hz as u128) as u64
+}
+
+/// Microseconds since kernel entry.
+pub fn uptime_us() -> u64 {
+    tsc_to_us(rdtsc().wrapping_sub(BOOT_TSC.load(Ordering::Relaxed)))
+}
+
+/// Microseconds from kernel entry to a given TSC value.
+pub fn us_since_boot(tsc: u64) -> u64 {
+    tsc_to_us(tsc.wrapping_sub(BOOT_TSC.load(Ordering::Relaxed)))
+}
+
+/// Busy-waits at least `us` microseconds.
+pub fn delay_us(us: u64) {
+    let hz = match tsc_hz() {
+        0 => GUESS_HZ,
+        hz => hz,
+    };
+    let start = rdtsc();
+    let ticks = (us as u128 * hz as u128 / 1_000_000) as u64;
+    while rdtsc().wrapping_sub(start) < ticks {
+        core::hint::spin_loop();
+    }
+}

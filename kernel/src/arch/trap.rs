@@ -1,0 +1,180 @@
+//! Interrupt and exception dispatch from the assembly stubs (boot/isr.S).
+//!
+//! Exceptions are fatal in fairway: the report names the vector, error code,
+//! RIP, CR2, every register and the CPU, walks the frame pointers, and exits
+//! QEMU with the `exception` status. Interrupts go to their handlers and return
+//! the frame to resume.
+
+use core::sync::atomic::Ordering;
+
+use x86_64::registers::control::Cr2;
+
+use super::exit::ExitCode;
+use super::{apic, backtrace, percpu};
+
+/// Vectors of the local APIC sources and IPIs.
+pub const TIMER_VECTOR: u8 = 0x20;
+pub const TEST_IPI_VECTOR: u8 = 0xF0;
+pub const ERROR_VECTOR: u8 = 0xFE;
+pub const SPURIOUS_VECTOR: u8 = 0xFF;
+
+/// What the stubs push, lowest address first.
+///
+/// Invariant: the layout matches `isr_common` in boot/isr.S exactly; `fx` is
+/// 16-byte aligned (the stub aligns the stack) and holds an `fxsave64` image.
+#[repr(C, align(16))]
+pub struct TrapFrame {
+    pub fx: [u8; 512],
+    pub r15: u64,
+    pub r14: u64,
+    pub r13: u64,
+    pub r12: u64,
+    pub r11: u64,
+    pub r10: u64,
+    pub r9: u64,
+    pub r8: u64,
+    pub rbp: u64,
+    pub rdi: u64,
+    pub rsi: u64,
+    pub rdx: u64,
+    pub rcx: u64,
+    pub rbx: u64,
+    pub rax: u64,
+    pub vector: u64,
+    pub error_code: u64,
+    pub rip: u64,
+    pub cs: u64,
+    pub rflags: u64,
+    pub rsp: u64,
+    pub ss: u64,
+}
+
+const _: () = assert!(core::mem::size_of::<TrapFrame>() == 512 + 22 * 8);
+
+/// Called by `isr_common` with the saved frame; returns the frame to resume.
+#[no_mangle]
+extern "C" fn isr_dispatch(frame: &mut TrapFrame) -> &mut TrapFrame {
+    match frame.vector {
+        0..=31 => exception(frame),
+        v if v == TIMER_VECTOR as u64 => {
+            let cpu = percpu::this_cpu();
+            let ticks = cpu.timer_ticks.fetch_add(1, Ordering::Relaxed) + 1;
+            let stop = cpu.timer_stop_after.load(Ordering::Relaxed);
+            if stop != 0 && ticks >= stop {
+                apic::stop_timer();
+            }
+            apic::eoi();
+        }
+        v if v == TEST_IPI_VECTOR as u64 => {
+            percpu::this_cpu().test_ipis.fetch_add(1, Ordering::Release);
+            apic::eoi();
+        }
+        v if v == SPURIOUS_VECTOR as u64 => {}
+        v if v == ERROR_VECTOR as u64 => {
+            log::warn!("local APIC error interrupt");
+            apic::eoi();
+        }
+        v => {
+            log::warn!("unexpected interrupt vector {}", v);
+            apic::eoi();
+        }
+    }
+    frame
+}
+
+fn exception_name(vector: u64) -> &'static str {
+    match vector {
+        0 => "#DE",
+        1 => "#DB",
+        2 => "NMI",
+        3 => "#BP",
+        4 => "#OF",
+        5 => "#BR",
+        6 => "#UD",
+        7 => "#NM",
+        8 => "#DF",
+        10 => "#TS",
+        11 => "#NP",
+        12 => "#SS",
+        13 => "#GP",
+        14 => "#PF",
+        16 => "#MF",
+        17 => "#AC",
+        18 => "#MC",
+        19 => "#XM",
+        20 => "#VE",
+        21 => "#CP",
+        _ => "reserved",
+    }
+}
+
+fn exception_description(vector: u64) -> &'static str {
+    match vector {
+        0 => "divide error",
+        1 => "debug",
+        2 => "non-maskable interrupt",
+        3 => "breakpoint",
+        4 => "overflow",
+        5 => "bound range exceeded",
+        6 => "invalid opcode",
+        7 => "device not available",
+        8 => "double fault",
+        10 => "invalid TSS",
+        11 => "segment not present",
+        12 => "stack-segment fault",
+        13 => "general protection fault",
+        14 => "page fault",
+        16 => "x87 floating-point error",
+        17 => "alignment check",
+        18 => "machine check",
+        19 => "SIMD floating-point exception",
+        _ => "reserved exception",
+    }
+}
+
+fn exception(frame: &TrapFrame) -> ! {
+    let cpu = percpu::this_cpu();
+    if cpu.in_fault.swap(true, Ordering::SeqCst) {
+        // A fault while reporting a fault: nothing more can be said safely.
+        super::halt_forever();
+    }
+    let cr2 = Cr2::read_raw();
+    let id = cpu.id();
+    crate::kprintln!(
+        "EXCEPTION on CPU {}: {} {} (vector {}), error code {:#x}",
+        id,
+        exception_name(frame.vector),
+        exception_description(frame.vector),
+        frame.vector,
+        frame.error_code
+    );
+    crate::record!(
+        "fault",
+        "cpu={} vector={} name={} error={:#x} rip={:#x} cr2={:#x}",
+        id,
+        frame.vector,
+        exception_name(frame.vector),
+        frame.error_code,
+        frame.rip,
+        cr2
+    );
+    crate::kprintln!(
+        "  RIP {:#018x}  CS {:#06x}  RFLAGS {:#010x}  RSP {:#018x}  SS {:#06x}  CR2 {:#018x}",
+        frame.rip, frame.cs, frame.rflags, frame.rsp, frame.ss, cr2
+    );
+    crate::kprintln!(
+        "  RAX {:#018x}  RBX {:#018x}  RCX {:#018x}  RDX {:#018x}",
+        frame.rax, frame.rbx, frame.rcx, frame.rdx
+    );
+    crate::kprintln!(
+        "  RSI {:#018x}  RDI {:#018x}  RBP {:#018x}  R8  {:#018x}",
+        frame.rsi, frame.rdi, frame.rbp, frame.r8
+    );
+    crate::kprintln!(
+        "  R9  {:#018x}  R10 {:#018x}  R11 {:#018x}  R12 {:#018x}",
+        frame.r9, frame.r10, frame.r11, frame.r12
+    );
+    crate::kprintln!("  R13 {:#018x}  R14 {:#018x}  R15 {:#018x}", frame.r13, frame.r14, frame.r15);
+    backtrace::print(id, frame.rip, frame.rbp);
+    super::exit_with(ExitCode::Exception)
+}

@@ -1,0 +1,151 @@
+//! The kernel command line (`-append`), parsed into typed options.
+//!
+//! Options are space-separated `key=value` words. Bad input never stops the
+//! boot: an unknown option, or a value that does not parse, produces one line
+//! `cmdline: ...` naming it and saying what is used instead.
+
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::fmt::Write;
+
+/// A deliberate failure for the harness's fault-report scenarios.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Crash {
+    /// Read from the unmapped address `CRASH_ADDRESS`.
+    PageFault,
+    /// Integer division by zero.
+    DivideError,
+    /// An invalid opcode (`ud2`).
+    InvalidOpcode,
+    /// A Rust panic.
+    Panic,
+    /// Exhaust the kernel heap.
+    Oom,
+}
+
+/// Unmapped address the `page_fault` crash reads (above the 4 GiB identity map).
+pub const CRASH_ADDRESS: u64 = 0xdead_0000 + (1 << 32);
+
+impl Crash {
+    const ALL: [(&'static str, Crash); 5] = [
+        ("page_fault", Crash::PageFault),
+        ("divide_error", Crash::DivideError),
+        ("invalid_opcode", Crash::InvalidOpcode),
+        ("panic", Crash::Panic),
+        ("oom", Crash::Oom),
+    ];
+}
+
+/// Every option the kernel understands, with its default.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// `log=error|warn|info|debug|trace` (default info).
+    pub log: log::LevelFilter,
+    /// `hz=N`: timer interrupts per second, 10..=10000 (default 1000).
+    pub hz: u32,
+    /// `selfcheck_ticks=N`: timer ticks every CPU must take in the boot
+    /// self-check, 1..=1000 (default 10).
+    pub selfcheck_ticks: u32,
+    /// `test_crash=page_fault|divide_error|invalid_opcode|panic|oom`: fail on
+    /// purpose after boot (for the harness's fault-report scenarios).
+    pub test_crash: Option<Crash>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options { log: log::LevelFilter::Info, hz: 1000, selfcheck_ticks: 10, test_crash: None }
+    }
+}
+
+/// The parsed options and one message per problem found.
+pub struct Parsed {
+    pub options: Options,
+    pub problems: Vec<String>,
+}
+
+/// Parses a command line. Never fails: problems are reported and defaults kept.
+pub fn parse(line: &str) -> Parsed {
+    let mut options = Options::default();
+    let mut problems = Vec::new();
+    for word in line.split_ascii_whitespace() {
+        let (key, value) = match word.split_once('=') {
+            Some((k, v)) => (k, v),
+            None => (word, ""),
+        };
+        let mut problem = String::new();
+        match key {
+            "log" => match parse_level(value) {
+                Some(l) => options.log = l,
+                None => {
+                    let _ = write!(
+                        problem,
+                        "log={:?} is not a log level (off, error, warn, info, debug, trace); using log={}",
+                        value,
+                        level_name(options.log)
+                    );
+                }
+            },
+            "hz" => match parse_range(value, 10, 10_000) {
+                Some(v) => options.hz = v,
+                None => {
+                    let _ = write!(problem, "hz={:?} is not a number from 10 to 10000; using hz={}", value, options.hz);
+                }
+            },
+            "selfcheck_ticks" => match parse_range(value, 1, 1000) {
+                Some(v) => options.selfcheck_ticks = v,
+                None => {
+                    let _ = write!(
+                        problem,
+                        "selfcheck_ticks={:?} is not a number from 1 to 1000; using selfcheck_ticks={}",
+                        value, options.selfcheck_ticks
+                    );
+                }
+            },
+            "test_crash" => match Crash::ALL.iter().find(|(n, _)| *n == value) {
+                Some((_, c)) => options.test_crash = Some(*c),
+                None => {
+                    let _ = write!(
+                        problem,
+                        "test_crash={:?} is not one of page_fault, divide_error, invalid_opcode, panic, oom; {}",
+                        value,
+                        if options.test_crash.is_some() { "keeping the earlier test_crash" } else { "no crash" }
+                    );
+                }
+            },
+            _ => {
+                let _ = write!(problem, "unknown option {:?} ignored", word);
+            }
+        }
+        if !problem.is_empty() {
+            problems.push(problem);
+        }
+    }
+    Parsed { options, problems }
+}
+
+fn level_name(l: log::LevelFilter) -> &'static str {
+    match l {
+        log::LevelFilter::Off => "off",
+        log::LevelFilter::Error => "error",
+        log::LevelFilter::Warn => "warn",
+        log::LevelFilter::Info => "info",
+        log::LevelFilter::Debug => "debug",
+        log::LevelFilter::Trace => "trace",
+    }
+}
+
+fn parse_level(v: &str) -> Option<log::LevelFilter> {
+    Some(match v {
+        "off" => log::LevelFilter::Off,
+        "error" => log::LevelFilter::Error,
+        "warn" => log::LevelFilter::Warn,
+        "info" => log::LevelFilter::Info,
+        "debug" => log::LevelFilter::Debug,
+        "trace" => log::LevelFilter::Trace,
+        _ => return None,
+    })
+}
+
+fn parse_range(v: &str, lo: u32, hi: u32) -> Option<u32> {
+    v.parse::<u32>().ok().filter(|n| (lo..=hi).contains(n))
+}

@@ -1,0 +1,255 @@
+//! fairway: a bare-metal x86_64 SMP kernel built around a Linux-faithful fair
+//! scheduler.
+//!
+//! Layers (docs/DESIGN.md): `boot/` (assembly: multiboot entry, long mode,
+//! AP trampoline, interrupt stubs), `arch` and `mem` (all hardware access and
+//! all `unsafe`), the safe kernel modules here, and the pure policy crate
+//! `sched` (kernel/sched), which the kernel uses unchanged.
+//!
+//! The boot CPU enters at `kernel_entry`, brings the machine up stage by stage
+//! (each stage prints `@fw stage name=...`, so a harness can say where a boot
+//! stopped), starts the other CPUs, builds the sched domains and runs the
+//! default work.
+#![no_std]
+#![no_main]
+#![deny(unsafe_code)]
+
+extern crate alloc;
+
+#[allow(unsafe_code)]
+mod arch;
+mod cmdline;
+mod console;
+#[allow(unsafe_code)]
+mod mem;
+mod panic;
+mod selfcheck;
+
+use alloc::vec::Vec;
+use core::sync::atomic::Ordering;
+
+use arch::{percpu, ExitCode};
+use console::stage;
+
+/// The boot CPU's Rust entry (from `arch::kernel_entry`), on the boot stack,
+/// interrupts off.
+fn boot_main(magic: u32, info: u32) -> ! {
+    console::init();
+    kprintln!("fairway {} booting", env!("CARGO_PKG_VERSION"));
+    stage("entry");
+    stage("console");
+
+    if magic != mem::multiboot::BOOTLOADER_MAGIC {
+        kprintln!("not started by a multiboot loader (EAX = {:#x}); cannot find memory. Exiting.", magic);
+        arch::exit_with(ExitCode::Failure);
+    }
+    let Some(early) = mem::multiboot::early(info) else {
+        kprintln!("the boot loader passed no memory map; cannot continue. Exiting.");
+        arch::exit_with(ExitCode::Failure);
+    };
+    init_memory(&early);
+    let boot = early.into_boot_info();
+
+    stage("cmdline");
+    let parsed = cmdline::parse(&boot.cmdline);
+    record!("cmdline", "msg={}", boot.cmdline);
+    if boot.cmdline_cut {
+        kprintln!(
+            "cmdline: longer than {} bytes; the rest is ignored",
+            mem::multiboot::CMDLINE_MAX
+        );
+    }
+    for problem in &parsed.problems {
+        kprintln!("cmdline: {}", problem);
+    }
+    let options = parsed.options;
+    console::init_log(options.log);
+
+    stage("interrupts");
+    arch::descriptors::init_this_cpu();
+    arch::pit::disable_8259();
+
+    stage("acpi");
+    let platform = match arch::acpi::discover() {
+        Ok(p) => {
+            kprintln!(
+                "ACPI: RSDP at {:#x}, {} CPUs and {} I/O APICs in the MADT, {} NUMA nodes in the SRAT",
+                p.rsdp,
+                p.processors.len(),
+                p.ioapics.len(),
+                p.numa_nodes
+            );
+            record!(
+                "acpi",
+                "rsdp={:#x} cpus={} ioapics={} numa_nodes={}",
+                p.rsdp,
+                p.processors.len(),
+                p.ioapics.len(),
+                p.numa_nodes
+            );
+            Some(p)
+        }
+        Err(problem) => {
+            kprintln!("ACPI: no usable tables ({:?}): running on the boot CPU only", problem);
+            record!("acpi", "none=1");
+            None
+        }
+    };
+
+    stage("apic");
+    if let Err(e) = arch::apic::init_this_cpu() {
+        panic!("local APIC on the boot CPU: {}", e);
+    }
+    kprintln!("local APIC in {} mode", arch::apic::mode_name());
+    record!("apic", "mode={}", arch::apic::mode_name());
+
+    stage("timer");
+    calibrate();
+
+    stage("smp");
+    let boot_apic = arch::cpuid::apic_id();
+    percpu::cpu(0).apic_id.store(boot_apic, Ordering::Relaxed);
+    let mut apic_ids: Vec<u32> = Vec::new();
+    let mut nodes: Vec<u32> = Vec::new();
+    apic_ids.push(boot_apic);
+    if let Some(p) = &platform {
+        nodes.push(p.processors.iter().find(|c| c.apic_id == boot_apic).map_or(0, |c| c.node));
+        for c in p.processors.iter().filter(|c| c.apic_id != boot_apic) {
+            if apic_ids.len() == percpu::MAX_CPUS {
+                kprintln!(
+                    "the MADT lists more than {} CPUs; using the first {}",
+                    percpu::MAX_CPUS,
+                    percpu::MAX_CPUS
+                );
+                break;
+            }
+            apic_ids.push(c.apic_id);
+            nodes.push(c.node);
+        }
+    } else {
+        nodes.push(0);
+    }
+    mark_online(0);
+    let failures = arch::smp::start_aps(&apic_ids, ap_main);
+    for f in &failures {
+        kprintln!("CPU {} (APIC id {}) did not start; continuing without it", f.cpu, f.apic_id);
+    }
+    let expected = apic_ids.len();
+    let online = wait_all_online(expected);
+    let last_online = (0..expected)
+        .filter(|&c| percpu::cpu(c).online.load(Ordering::Acquire))
+        .map(|c| percpu::cpu(c).online_tsc.load(Ordering::Relaxed))
+        .max()
+        .unwrap_or(0);
+    let boot_us = arch::time::us_since_boot(last_online);
+    kprintln!(
+        "{} of {} CPUs online, the last {}.{:03} ms after kernel entry",
+        online,
+        expected,
+        boot_us / 1000,
+        boot_us % 1000
+    );
+    record!("cpus", "online={} expected={} boot_us={}", online, expected, boot_us);
+
+    let _ = nodes;
+    stage("selfcheck");
+    let ok = selfcheck::run(&options, online);
+
+    if let Some(crash) = options.test_crash {
+        selfcheck::crash(crash);
+    }
+    stage("shutdown");
+    arch::exit_with(if ok { ExitCode::Success } else { ExitCode::Failure })
+}
+
+/// Sets up the frame allocator and the heap from the memory map.
+fn init_memory(early: &mem::multiboot::EarlyInfo) {
+    stage("memory");
+    let (kstart, kend) = mem::kernel_range();
+    let summary = mem::frame::init(early.regions(), kend);
+    kprintln!(
+        "memory: {} MiB usable, kernel at {:#x}..{:#x}, {} MiB free for allocation",
+        summary.usable_bytes >> 20,
+        kstart,
+        kend,
+        (summary.free_frames as u64 * mem::FRAME_SIZE) >> 20
+    );
+    if summary.above_4g_bytes > 0 {
+        kprintln!(
+            "memory: {} MiB above 4 GiB is not mapped and stays unused",
+            summary.above_4g_bytes >> 20
+        );
+    }
+    stage("heap");
+    // A quarter of free memory, between 8 and 256 MiB.
+    let free = summary.free_frames as u64 * mem::FRAME_SIZE;
+    let size = (free / 4).clamp(8 << 20, 256 << 20);
+    let Some(start) = mem::frame::alloc_contiguous((size / mem::FRAME_SIZE) as usize) else {
+        kprintln!(
+            "memory: cannot find {} MiB of contiguous RAM for the kernel heap ({} MiB free). Exiting.",
+            size >> 20,
+            free >> 20
+        );
+        arch::exit_with(ExitCode::Oom);
+    };
+    mem::heap::init(start, size as usize);
+    kprintln!("heap: {} MiB at {:#x}", size >> 20, start);
+}
+
+/// Measures the TSC and the LAPIC timer against 50 ms of the PIT.
+fn calibrate() {
+    const MS: u64 = 50;
+    let mut tsc0 = 0;
+    let mut tsc1 = 0;
+    let mut left = 0;
+    arch::pit::measure(
+        MS,
+        || {
+            arch::apic::start_oneshot(u32::MAX);
+            tsc0 = arch::time::rdtsc();
+        },
+        || {
+            tsc1 = arch::time::rdtsc();
+            left = arch::apic::timer_current();
+        },
+    );
+    arch::apic::stop_timer();
+    let tsc_hz = (tsc1 - tsc0) * 1000 / MS;
+    let lapic_hz = (u32::MAX - left) as u64 * 1000 / MS;
+    arch::time::set_tsc_hz(tsc_hz);
+    arch::apic::set_lapic_hz(lapic_hz);
+    kprintln!(
+        "TSC {}.{:03} MHz, LAPIC timer {}.{:03} MHz (measured against the PIT over {} ms)",
+        tsc_hz / 1_000_000,
+        tsc_hz / 1000 % 1000,
+        lapic_hz / 1_000_000,
+        lapic_hz / 1000 % 1000,
+        MS
+    );
+    record!("timer", "tsc_hz={} lapic_hz={}", tsc_hz, lapic_hz);
+}
+
+fn mark_online(cpu: usize) {
+    let area = percpu::cpu(cpu);
+    area.online_tsc.store(arch::time::rdtsc(), Ordering::Relaxed);
+    area.online.store(true, Ordering::Release);
+}
+
+/// Waits (at most 5 s) until the started CPUs report online; returns how many did.
+fn wait_all_online(expected: usize) -> usize {
+    let deadline = arch::time::uptime_us() + 5_000_000;
+    loop {
+        let online = (0..expected).filter(|&c| percpu::cpu(c).online.load(Ordering::Acquire)).count();
+        if online == expected || arch::time::uptime_us() > deadline {
+            return online;
+        }
+        core::hint::spin_loop();
+    }
+}
+
+/// What every AP does once its tables and APIC are up.
+fn ap_main(cpu: usize) -> ! {
+    mark_online(cpu);
+    log::debug!("online (APIC id {})", percpu::this_cpu().apic_id.load(Ordering::Relaxed));
+    selfcheck::ap_idle()
+}
