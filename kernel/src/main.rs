@@ -96,6 +96,12 @@ fn boot_main(magic: u32, info: u32) -> ! {
         }
     };
 
+    // The RSDP search reads the BIOS data area in page 0; from now on page 0
+    // is unmapped so that a null pointer dereference faults.
+    if let Err(e) = mem::paging::unmap_page(0) {
+        kprintln!("memory: cannot unmap page 0 ({:?}); null pointers will not fault", e);
+    }
+
     stage("apic");
     if let Err(e) = arch::apic::init_this_cpu() {
         panic!("local APIC on the boot CPU: {}", e);
@@ -194,6 +200,10 @@ fn init_memory(early: &mem::multiboot::EarlyInfo) {
     };
     mem::heap::init(start, size as usize);
     kprintln!("heap: {} MiB at {:#x}", size >> 20, start);
+    // Device windows uncached.
+    if let Err(e) = mem::paging::set_uncached(0xfec0_0000, 0x1_0000_0000) {
+        kprintln!("memory: cannot map the APIC windows uncached ({:?})", e);
+    }
 }
 
 /// Measures the TSC and the LAPIC timer against 50 ms of the PIT.

@@ -4,6 +4,7 @@
 pub mod frame;
 pub mod heap;
 pub mod multiboot;
+pub mod paging;
 
 /// Size of a physical frame.
 pub const FRAME_SIZE: u64 = 4096;
