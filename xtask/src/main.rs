@@ -1,1 +1,159 @@
-fn main() {}
+//! fairway's harness: `cargo xtask build | run | test | qemu-install | list`.
+
+mod cargo;
+mod install;
+mod qemu;
+mod runner;
+mod symbols;
+mod test;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Parser, Subcommand};
+use fairway_scenarios::QemuExit;
+
+use crate::qemu::QemuConfig;
+use crate::symbols::Symbols;
+
+#[derive(Parser)]
+#[command(name = "cargo xtask", about = "Build, boot and test the fairway kernel")]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Subcommand)]
+enum Cmd {
+    /// Build the kernel (release) and print the ELF's path.
+    Build,
+    /// Build the kernel and boot it in QEMU, streaming the serial console.
+    Run(RunArgs),
+    /// Host unit tests of every crate, then the QEMU scenarios; ends with `N passed, N failed`.
+    Test(TestArgs),
+    /// Make sure QEMU >= 10 is installed (installs it as root on Debian 12/13).
+    QemuInstall,
+    /// List the QEMU scenarios.
+    List,
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// QEMU -smp value, e.g. `8` or `8,sockets=2,cores=2,threads=2`.
+    #[arg(long, default_value = "4")]
+    smp: String,
+    /// QEMU CPU model (`max` has x2APIC, `qemu64` only xAPIC).
+    #[arg(long, default_value = "max")]
+    cpu: String,
+    /// Kernel command line.
+    #[arg(long, default_value = "")]
+    append: String,
+    /// Deterministic instruction-counted time (-icount shift=0,sleep=off) and a fixed RTC.
+    #[arg(long)]
+    icount: bool,
+    /// Hard timeout in seconds; QEMU is killed after it.
+    #[arg(long, default_value_t = 120)]
+    timeout: u64,
+    /// Guest memory in MiB.
+    #[arg(long, default_value_t = 512)]
+    mem: u32,
+    /// NUMA nodes splitting CPUs and memory evenly.
+    #[arg(long, default_value_t = 0)]
+    numa: u32,
+    /// Boot without ACPI tables (QEMU 10: -machine acpi=off).
+    #[arg(long)]
+    no_acpi: bool,
+    /// Extra QEMU arguments, after `--`.
+    #[arg(last = true)]
+    qemu_args: Vec<String>,
+}
+
+#[derive(clap::Args)]
+struct TestArgs {
+    /// Run only the scenarios whose name contains this.
+    filter: Option<String>,
+    /// Skip the host unit tests.
+    #[arg(long)]
+    no_host: bool,
+    /// Skip the QEMU scenarios.
+    #[arg(long)]
+    no_qemu: bool,
+    /// Scenarios run at once (the machine has 2 cores).
+    #[arg(long, default_value_t = 2)]
+    jobs: u32,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match cli.cmd {
+        Cmd::Build => cargo::build_kernel().map(|elf| {
+            println!("{}", elf.display());
+        }),
+        Cmd::Run(a) => run(a),
+        Cmd::Test(a) => test::test(&a.filter.unwrap_or_default(), !a.no_host, !a.no_qemu, a.jobs),
+        Cmd::QemuInstall => install::ensure(true).map(|_| ()),
+        Cmd::List => {
+            for s in fairway_scenarios::all() {
+                println!(
+                    "{:<20} -smp {:<30} -cpu {:<7} numa={} no_acpi={} expect={} append={:?}",
+                    s.name, s.smp, s.cpu, s.numa_nodes, s.no_acpi, s.expect, s.append
+                );
+            }
+            Ok(())
+        }
+    };
+    match r {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if !e.is_empty() {
+                eprintln!("{e}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(a: RunArgs) -> Result<(), String> {
+    let elf = cargo::build_kernel()?;
+    let qemu = install::ensure(false)?;
+    let syms = Symbols::load(&elf).unwrap_or_else(|e| {
+        eprintln!("xtask: no symbols ({e})");
+        Symbols::default()
+    });
+    let mut cfg = QemuConfig::new(qemu, elf);
+    cfg.smp = a.smp;
+    cfg.cpu = a.cpu;
+    cfg.append = a.append;
+    cfg.icount = a.icount;
+    cfg.memory_mib = a.mem;
+    cfg.numa_nodes = a.numa;
+    cfg.no_acpi = a.no_acpi;
+    cfg.extra = a.qemu_args;
+    eprintln!("xtask: {}", cfg.display());
+    let cmd = cfg.command()?;
+    let r = runner::run(
+        cmd,
+        Duration::from_secs(a.timeout),
+        &mut |line| println!("{}", syms.annotate(line)),
+        Some(Box::new(|l: &str| eprintln!("qemu: {l}"))),
+    );
+    eprintln!("xtask: {} after {:.1} s", r.exit, r.elapsed.as_secs_f64());
+    if r.exit.is_success() {
+        return Ok(());
+    }
+    let mut msg = String::new();
+    if matches!(r.exit, QemuExit::Timeout) {
+        msg.push_str(&format!("xtask: timed out after {} s (--timeout)\n", a.timeout));
+    }
+    if matches!(r.exit, QemuExit::QemuError | QemuExit::Unknown(_)) && !r.stderr.is_empty() {
+        msg.push_str(&format!("xtask: QEMU's stderr:\n{}", r.stderr));
+    }
+    msg.push_str(&format!("xtask: {}", r.log.stage_summary()));
+    Err(msg)
+}
+
+/// The workspace root (xtask lives one level below it).
+pub fn workspace_root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask has a parent").to_path_buf()
+}

@@ -1,0 +1,120 @@
+//! Building the kernel and running the host unit tests through cargo.
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+use crate::workspace_root;
+
+pub const KERNEL_PACKAGE: &str = "fairway-kernel";
+pub const TARGET: &str = "x86_64-unknown-linux-gnu";
+
+fn cargo() -> Command {
+    let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
+    c.current_dir(workspace_root());
+    c
+}
+
+/// Where the release kernel ELF lands.
+pub fn kernel_elf() -> PathBuf {
+    let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| workspace_root().join("target"));
+    let target_dir = if target_dir.is_absolute() { target_dir } else { workspace_root().join(target_dir) };
+    target_dir.join(TARGET).join("release").join(KERNEL_PACKAGE)
+}
+
+/// `cargo build --release -p fairway-kernel`; returns the ELF's path.
+pub fn build_kernel() -> Result<PathBuf, String> {
+    let st = cargo()
+        .args(["build", "--release", "-p", KERNEL_PACKAGE])
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| format!("xtask: cannot run cargo: {e}"))?;
+    if !st.success() {
+        return Err(format!("xtask: building the kernel failed ({st})"));
+    }
+    let elf = kernel_elf();
+    if !elf.is_file() {
+        return Err(format!("xtask: the kernel build succeeded but {} does not exist", elf.display()));
+    }
+    Ok(elf)
+}
+
+/// Counts of the host unit tests.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct HostTests {
+    pub passed: u32,
+    pub failed: u32,
+    /// cargo exited non-zero without any failed test to show for it (a build error, a crash).
+    pub cargo_failed: bool,
+}
+
+/// Parses cargo's `test result: ok. 21 passed; 0 failed; 0 ignored; ...` line.
+pub fn parse_test_result(line: &str) -> Option<(u32, u32)> {
+    let rest = line.trim().strip_prefix("test result: ")?;
+    let count = |what: &str| {
+        rest.split(';').find_map(|part| {
+            let (n, w) = part.trim().rsplit_once(' ')?;
+            let n = n.rsplit(' ').next()?;
+            (w == what).then(|| n.parse::<u32>().ok()).flatten()
+        })
+    };
+    Some((count("passed")?, count("failed")?))
+}
+
+/// `cargo test --workspace --exclude fairway-kernel --no-fail-fast`, streamed to stdout.
+pub fn host_tests() -> HostTests {
+    let mut t = HostTests::default();
+    let child = cargo()
+        .args(["test", "--workspace", "--exclude", KERNEL_PACKAGE, "--no-fail-fast"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .spawn();
+    let mut child = match child {
+        Ok(c) => c,
+        Err(e) => {
+            println!("xtask: cannot run cargo test: {e}");
+            t.cargo_failed = true;
+            return t;
+        }
+    };
+    let out = BufReader::new(child.stdout.take().expect("piped"));
+    for line in out.lines().map_while(Result::ok) {
+        println!("{line}");
+        if let Some((p, f)) = parse_test_result(&line) {
+            t.passed += p;
+            t.failed += f;
+        }
+    }
+    let ok = child.wait().map(|s| s.success()).unwrap_or(false);
+    if !ok && t.failed == 0 {
+        t.cargo_failed = true;
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn test_result_lines() {
+        assert_eq!(
+            parse_test_result("test result: ok. 21 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.04s"),
+            Some((21, 0))
+        );
+        assert_eq!(
+            parse_test_result("test result: FAILED. 20 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.10s"),
+            Some((20, 1))
+        );
+        assert_eq!(parse_test_result("test foo ... ok"), None);
+        assert_eq!(parse_test_result("running 3 tests"), None);
+    }
+
+    #[test]
+    fn kernel_path() {
+        let p = kernel_elf();
+        assert!(p.ends_with("x86_64-unknown-linux-gnu/release/fairway-kernel"), "{}", p.display());
+    }
+}

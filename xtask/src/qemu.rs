@@ -1,0 +1,203 @@
+//! A typed builder of QEMU command lines, shared by `run` and `test`.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// Everything that decides how the kernel is booted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QemuConfig {
+    pub qemu: PathBuf,
+    pub kernel: PathBuf,
+    /// `-smp` value, e.g. `8` or `8,sockets=2,cores=2,threads=2`.
+    pub smp: String,
+    pub cpu: String,
+    pub memory_mib: u32,
+    pub append: String,
+    /// Deterministic instruction-counted time and a fixed RTC.
+    pub icount: bool,
+    /// NUMA nodes splitting CPUs and memory evenly; 0 or 1 = none.
+    pub numa_nodes: u32,
+    /// Boot without ACPI tables. (QEMU 10 dropped `-no-acpi`; `-machine acpi=off` replaces it.)
+    pub no_acpi: bool,
+    /// Appended verbatim after everything else.
+    pub extra: Vec<String>,
+}
+
+impl QemuConfig {
+    /// The defaults of `cargo xtask run`: `-cpu max -smp 4 -m 512`.
+    pub fn new(qemu: PathBuf, kernel: PathBuf) -> Self {
+        QemuConfig {
+            qemu,
+            kernel,
+            smp: "4".into(),
+            cpu: "max".into(),
+            memory_mib: 512,
+            append: String::new(),
+            icount: false,
+            numa_nodes: 0,
+            no_acpi: false,
+            extra: Vec::new(),
+        }
+    }
+
+    /// The argument list (without the program).
+    pub fn args(&self) -> Result<Vec<String>, String> {
+        let mut a: Vec<String> = Vec::new();
+        let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
+        push(&["-accel", "tcg", "-cpu", &self.cpu, "-smp", &self.smp, "-m", &self.memory_mib.to_string()]);
+        push(&["-nodefaults", "-display", "none", "-no-reboot", "-serial", "stdio"]);
+        push(&["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
+        if self.no_acpi {
+            push(&["-machine", "acpi=off"]);
+        }
+        if self.icount {
+            push(&["-icount", "shift=0,sleep=off", "-rtc", "base=2020-01-01,clock=vm"]);
+        }
+        if self.numa_nodes > 1 {
+            let n = self.numa_nodes;
+            let cpus = smp_cpus(&self.smp)?;
+            if cpus % n != 0 {
+                return Err(format!("{cpus} CPUs (-smp {}) do not split evenly into {n} NUMA nodes", self.smp));
+            }
+            if self.memory_mib % n != 0 {
+                return Err(format!("{} MiB do not split evenly into {n} NUMA nodes", self.memory_mib));
+            }
+            let (per_cpu, per_mem) = (cpus / n, self.memory_mib / n);
+            for i in 0..n {
+                let (lo, hi) = (i * per_cpu, (i + 1) * per_cpu - 1);
+                let range = if lo == hi { lo.to_string() } else { format!("{lo}-{hi}") };
+                push(&["-object", &format!("memory-backend-ram,id=m{i},size={per_mem}M")]);
+                push(&["-numa", &format!("node,nodeid={i},cpus={range},memdev=m{i}")]);
+            }
+        }
+        push(&["-kernel", &self.kernel.to_string_lossy()]);
+        if !self.append.is_empty() {
+            push(&["-append", &self.append]);
+        }
+        a.extend(self.extra.iter().cloned());
+        Ok(a)
+    }
+
+    pub fn command(&self) -> Result<Command, String> {
+        let mut c = Command::new(&self.qemu);
+        c.args(self.args()?);
+        Ok(c)
+    }
+
+    /// The command line as a shell would take it (for logs and copy-paste).
+    pub fn display(&self) -> String {
+        let mut s = shell_quote(&self.qemu.to_string_lossy());
+        match self.args() {
+            Ok(args) => {
+                for a in args {
+                    s.push(' ');
+                    s.push_str(&shell_quote(&a));
+                }
+            }
+            Err(e) => s.push_str(&format!(" <invalid: {e}>")),
+        }
+        s
+    }
+}
+
+/// The number of CPUs of an `-smp` value: its leading count (or `cpus=`), else the product of
+/// the topology fields given.
+pub fn smp_cpus(spec: &str) -> Result<u32, String> {
+    let mut product = 1u32;
+    for (i, part) in spec.split(',').enumerate() {
+        let bad = || format!("bad -smp value `{spec}`");
+        match part.split_once('=') {
+            None if i == 0 => return part.parse().map_err(|_| bad()),
+            None => return Err(bad()),
+            Some(("cpus", v)) => return v.parse().map_err(|_| bad()),
+            Some(("maxcpus", _)) => {}
+            Some((_, v)) => product *= v.parse::<u32>().map_err(|_| bad())?,
+        }
+    }
+    Ok(product)
+}
+
+pub fn shell_quote(s: &str) -> String {
+    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_=,./:+@%".contains(c)) {
+        s.to_string()
+    } else {
+        format!("'{}'", s.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cfg() -> QemuConfig {
+        QemuConfig::new("qemu-system-x86_64".into(), "/k/fairway-kernel".into())
+    }
+
+    #[test]
+    fn default_command_line() {
+        let c = cfg();
+        assert_eq!(
+            c.args().unwrap().join(" "),
+            "-accel tcg -cpu max -smp 4 -m 512 -nodefaults -display none -no-reboot -serial stdio \
+             -device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel /k/fairway-kernel"
+        );
+    }
+
+    #[test]
+    fn all_options() {
+        let mut c = cfg();
+        c.smp = "8,sockets=2,cores=4".into();
+        c.cpu = "qemu64".into();
+        c.memory_mib = 1024;
+        c.append = "log=debug hz=100".into();
+        c.icount = true;
+        c.numa_nodes = 2;
+        c.no_acpi = true;
+        c.extra = vec!["-d".into(), "int".into()];
+        let a = c.args().unwrap();
+        let s = a.join(" ");
+        assert!(s.starts_with("-accel tcg -cpu qemu64 -smp 8,sockets=2,cores=4 -m 1024 "));
+        assert!(s.contains(" -machine acpi=off "));
+        assert!(s.contains(" -icount shift=0,sleep=off -rtc base=2020-01-01,clock=vm "));
+        assert!(s.contains(
+            " -object memory-backend-ram,id=m0,size=512M -numa node,nodeid=0,cpus=0-3,memdev=m0 \
+             -object memory-backend-ram,id=m1,size=512M -numa node,nodeid=1,cpus=4-7,memdev=m1 "
+        ));
+        // -append stays one argument, extra args come last.
+        assert!(a.windows(2).any(|w| w[0] == "-append" && w[1] == "log=debug hz=100"));
+        assert_eq!(&a[a.len() - 2..], &["-d", "int"]);
+        assert!(c.display().contains("-append 'log=debug hz=100'"));
+    }
+
+    #[test]
+    fn numa_must_split_evenly() {
+        let mut c = cfg();
+        c.smp = "6".into();
+        c.numa_nodes = 4;
+        assert!(c.args().is_err());
+        c.smp = "4".into();
+        c.memory_mib = 510;
+        assert!(c.args().is_err());
+        c.memory_mib = 512;
+        let s = c.args().unwrap().join(" ");
+        assert!(s.contains("-numa node,nodeid=3,cpus=3,memdev=m3"), "{s}");
+        assert!(s.contains("size=128M"));
+    }
+
+    #[test]
+    fn smp_counts() {
+        assert_eq!(smp_cpus("8").unwrap(), 8);
+        assert_eq!(smp_cpus("8,sockets=2,cores=2,threads=2").unwrap(), 8);
+        assert_eq!(smp_cpus("sockets=2,cores=3,threads=2").unwrap(), 12);
+        assert_eq!(smp_cpus("cpus=6,sockets=3").unwrap(), 6);
+        assert!(smp_cpus("x").is_err());
+    }
+
+    #[test]
+    fn quoting() {
+        assert_eq!(shell_quote("abc"), "abc");
+        assert_eq!(shell_quote("a b"), "'a b'");
+        assert_eq!(shell_quote("it's"), r"'it'\''s'");
+        assert_eq!(shell_quote(""), "''");
+    }
+}
