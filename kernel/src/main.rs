@@ -24,6 +24,7 @@ mod console;
 mod mem;
 mod panic;
 mod selfcheck;
+mod topology;
 
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
@@ -115,6 +116,7 @@ fn boot_main(magic: u32, info: u32) -> ! {
     stage("smp");
     let boot_apic = arch::cpuid::apic_id();
     percpu::cpu(0).apic_id.store(boot_apic, Ordering::Relaxed);
+    topology::record_this_cpu(0);
     let mut apic_ids: Vec<u32> = Vec::new();
     let mut nodes: Vec<u32> = Vec::new();
     apic_ids.push(boot_apic);
@@ -157,7 +159,18 @@ fn boot_main(magic: u32, info: u32) -> ! {
     );
     record!("cpus", "online={} expected={} boot_us={}", online, expected, boot_us);
 
-    let _ = nodes;
+    stage("topology");
+    let cpus = topology::decode(online, &nodes);
+    if let Some(source) = topology::layout_source(0) {
+        kprintln!("topology from CPUID ({:?})", source);
+    }
+    topology::print_cpus(&cpus);
+
+    stage("domains");
+    let distances = platform.as_ref().and_then(|p| p.distances.clone());
+    let domains = topology::build_domains(&cpus, distances.as_deref());
+    topology::print_domains(&domains);
+
     stage("selfcheck");
     let ok = selfcheck::run(&options, online);
 
@@ -259,6 +272,7 @@ fn wait_all_online(expected: usize) -> usize {
 
 /// What every AP does once its tables and APIC are up.
 fn ap_main(cpu: usize) -> ! {
+    topology::record_this_cpu(cpu);
     mark_online(cpu);
     log::debug!("online (APIC id {})", percpu::this_cpu().apic_id.load(Ordering::Relaxed));
     selfcheck::ap_idle()

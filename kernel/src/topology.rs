@@ -6,9 +6,11 @@
 //! 0x1F are per-CPU: EDX is that CPU's x2APIC id). The boot CPU then decodes
 //! them all, so a CPU whose APIC id disagrees with the MADT is noticed.
 
+use alloc::string::String;
 use alloc::vec::Vec;
 
-use sched::topology::{ApicIdLayout, CpuTopology, CpuidRegs, CpuidTopologyInput, SchedDomains};
+use sched::cpumask::CpuMask;
+use sched::topology::{print, ApicIdLayout, CpuTopology, CpuidRegs, CpuidTopologyInput, NumaDistances, SchedDomains};
 use spin::Mutex;
 
 use crate::arch::cpuid::{cpuid, max_leaf, Regs};
@@ -89,14 +91,59 @@ pub fn decode(online: usize, nodes: &[u32]) -> Vec<CpuTopology> {
         .collect()
 }
 
-/// Builds the domains, or explains why not and falls back to a flat level.
+/// Builds the domains, or explains why not and falls back to one flat level.
 pub fn build_domains(cpus: &[CpuTopology], distances: Option<&[Vec<u8>]>) -> SchedDomains {
-    let _ = distances;
-    match SchedDomains::build(cpus, None) {
+    let slit = match distances {
+        Some(rows) if !rows.is_empty() => {
+            let rows: Vec<&[u8]> = rows.iter().map(|r| r.as_slice()).collect();
+            match NumaDistances::from_rows(&rows) {
+                Ok(d) => Some(d),
+                Err(e) => {
+                    crate::kprintln!("{}; ignoring the SLIT (nodes at distance 10 local, 20 remote)", e);
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    match SchedDomains::build(cpus, slit.as_ref()) {
         Ok(d) => d,
         Err(e) => {
             crate::kprintln!("{}; falling back to one flat domain over all CPUs", e);
-            SchedDomains::flat(cpus.len())
+            let mut online = CpuMask::new();
+            for t in cpus {
+                online.set(t.cpu);
+            }
+            SchedDomains::flat(online)
+        }
+    }
+}
+
+/// Prints one `@fw cpu` line per CPU.
+pub fn print_cpus(cpus: &[CpuTopology]) {
+    for t in cpus {
+        let mut line = String::new();
+        let _ = print::write_cpu_line(&mut line, t);
+        crate::kprintln!("{}", line);
+    }
+}
+
+/// Prints every CPU's hierarchy in Linux's sched-domain debug style, then one
+/// `@fw sd` line per CPU and level.
+pub fn print_domains(domains: &SchedDomains) {
+    let cpus: Vec<usize> = domains.online().iter().collect();
+    for &cpu in &cpus {
+        let mut text = String::new();
+        let _ = print::write_sched_domain_debug(&mut text, domains, cpu);
+        for line in text.lines() {
+            crate::kprintln!("{}", line);
+        }
+    }
+    for &cpu in &cpus {
+        for sd in domains.per_cpu(cpu) {
+            let mut line = String::new();
+            let _ = print::write_sd_line(&mut line, cpu, sd);
+            crate::kprintln!("{}", line);
         }
     }
 }
