@@ -1,0 +1,181 @@
+//! The zero-lag virtual time V (`avg_vruntime`) and the eligibility test,
+//! from running sums relative to a reference v0 (sections 1.3-1.5).
+//!
+//! With `key_i = (i64)(v_i - v0)`, the sums `S = Σ key_i·w_i` and
+//! `W = Σ w_i` over the entities in the tree give
+//! `V = v0 + floor((S + key_c·w_c) / (W + w_c))`, where the running entity
+//! `c` (kept out of the tree) is added on the fly. The floor (rather than
+//! truncation towards zero) guarantees that an entity placed exactly at V
+//! tests eligible. Eligibility of a vruntime `v` is `V >= v`, evaluated
+//! without a division as `S' >= (v - v0)·W'`.
+//!
+//! Overflow safety (the 2024 overflow of section 1.5 cannot happen here),
+//! by three independent measures:
+//! 1. `S`, the products `key·w` and `key·W'`, and the shift correction
+//!    `W·δ` are all formed in `i128`. Each key is an `i64` (`|key| <= 2^63`),
+//!    each weight at most `2^20` (`weight::MAX_WEIGHT`) and there are fewer
+//!    than `2^32` entities, so `|S| < 2^115` and `W < 2^52`; every product
+//!    and sum stays below `2^117`, far inside `i128`. No checked or
+//!    saturating step is needed, and no shift of precision (Linux's
+//!    `PARANOID_AVG`) is ever required.
+//! 2. The run-queue keeps v0 at V: it re-centres after every tree insert
+//!    and remove (v6.19) and, by default, on every tick (the 2026 fix).
+//! 3. Stored lag is clamped (`fair_rq::update_entity_lag`), so every key is
+//!    bounded by a few slices' worth of virtual time (well under 2^40 ns).
+//!    Measures 2 and 3 keep keys far below the `2^63` at which the wrapping
+//!    `i64` key itself would be wrong.
+//!
+//! Invariant of [`AvgVruntime`]: `sum_w_vruntime == Σ key_i·w_i` and
+//! `sum_weight == Σ w_i` over exactly the entities added and not yet removed,
+//! with keys taken against the current `zero_vruntime`.
+
+use crate::time::{vadd, vdiff};
+
+/// Running sums for V; see the module docs for the invariant and bounds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AvgVruntime {
+    zero_vruntime: u64,
+    sum_w_vruntime: i128,
+    sum_weight: u64,
+}
+
+impl AvgVruntime {
+    /// Empty sums with reference `v0`.
+    pub const fn new(v0: u64) -> AvgVruntime {
+        AvgVruntime { zero_vruntime: v0, sum_w_vruntime: 0, sum_weight: 0 }
+    }
+
+    /// The reference v0 (Linux's `zero_vruntime`).
+    #[inline]
+    pub fn zero_vruntime(&self) -> u64 {
+        self.zero_vruntime
+    }
+
+    /// `S = Σ key_i·w_i` over the tree.
+    #[inline]
+    pub fn sum_w_vruntime(&self) -> i128 {
+        self.sum_w_vruntime
+    }
+
+    /// `W = Σ w_i` over the tree.
+    #[inline]
+    pub fn sum_weight(&self) -> u64 {
+        self.sum_weight
+    }
+
+    /// The key of a vruntime: its signed offset from v0.
+    #[inline]
+    pub fn key(&self, v: u64) -> i64 {
+        vdiff(v, self.zero_vruntime)
+    }
+
+    /// Account an entity entering the tree.
+    #[inline]
+    pub fn add(&mut self, v: u64, w: u64) {
+        self.sum_w_vruntime += self.key(v) as i128 * w as i128;
+        self.sum_weight += w;
+    }
+
+    /// Account an entity leaving the tree (it must have been added with the
+    /// same vruntime and weight).
+    #[inline]
+    pub fn sub(&mut self, v: u64, w: u64) {
+        self.sum_w_vruntime -= self.key(v) as i128 * w as i128;
+        self.sum_weight = self.sum_weight.saturating_sub(w);
+    }
+
+    /// Move the reference to `v0`, adjusting `S` so V is unchanged.
+    #[inline]
+    pub fn shift_to(&mut self, v0: u64) {
+        let delta = vdiff(v0, self.zero_vruntime);
+        self.sum_w_vruntime -= self.sum_weight as i128 * delta as i128;
+        self.zero_vruntime = v0;
+    }
+
+    fn totals(&self, curr: Option<(u64, u64)>) -> (i128, i128) {
+        match curr {
+            Some((v, w)) => (self.sum_w_vruntime + self.key(v) as i128 * w as i128, (self.sum_weight + w) as i128),
+            None => (self.sum_w_vruntime, self.sum_weight as i128),
+        }
+    }
+
+    /// V: the weighted mean vruntime of the tree plus `curr` (vruntime,
+    /// weight) if given, rounded down; v0 when the total weight is 0.
+    pub fn mean(&self, curr: Option<(u64, u64)>) -> u64 {
+        let (s, w) = self.totals(curr);
+        if w == 0 {
+            return self.zero_vruntime;
+        }
+        // floor division; the common case fits a 64-bit divide
+        let q = match (i64::try_from(s), i64::try_from(w)) {
+            (Ok(s), Ok(w)) => s.div_euclid(w),
+            _ => clamp_i64(s.div_euclid(w)),
+        };
+        vadd(self.zero_vruntime, q)
+    }
+
+    /// Whether `v <= V` (lag >= 0), without dividing:
+    /// `S' >= (v - v0)·W'` in `i128`.
+    #[inline]
+    pub fn eligible(&self, v: u64, curr: Option<(u64, u64)>) -> bool {
+        let (s, w) = self.totals(curr);
+        s >= self.key(v) as i128 * w
+    }
+}
+
+fn clamp_i64(v: i128) -> i64 {
+    v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mean_is_floor_of_weighted_average() {
+        let mut a = AvgVruntime::new(1000);
+        a.add(990, 3);
+        a.add(1001, 1);
+        // (-30 + 1) / 4 = -7.25 -> floor -8
+        assert_eq!(a.mean(None), 992);
+        assert!(a.eligible(992, None));
+        assert!(!a.eligible(993, None));
+        a.add(1100, 4); // as curr instead:
+        a.sub(1100, 4);
+        assert_eq!(a.mean(Some((1100, 4))), 1000 + (-29 + 400i64).div_euclid(8) as u64);
+        a.shift_to(2000);
+        assert_eq!(a.mean(None), 992);
+        a.sub(990, 3);
+        a.sub(1001, 1);
+        assert_eq!(a.sum_weight(), 0);
+        assert_eq!(a.sum_w_vruntime(), 0);
+        assert_eq!(a.mean(None), 2000);
+    }
+
+    #[test]
+    fn entity_at_the_mean_is_eligible_across_the_wrap() {
+        let mut a = AvgVruntime::new(u64::MAX - 10);
+        a.add(u64::MAX - 20, 1024);
+        a.add(5, 15); // wrapped past zero
+        let v = a.mean(None);
+        assert!(a.eligible(v, None));
+        assert!(!a.eligible(v.wrapping_add(1), None));
+    }
+
+    /// The 2024 report: key about -1.09e16 with W' = 2677. The i64 product
+    /// wraps (Linux then saw "nothing eligible"); ours does not.
+    #[test]
+    fn the_2024_overflow_numbers_are_handled() {
+        let key: i64 = -10_900_000_000_000_000;
+        let w_total: i64 = 2677;
+        assert!(key.checked_mul(w_total).is_none(), "the i64 product overflows");
+        let mut a = AvgVruntime::new(0);
+        let v_far_left = key as u64; // wrapped representation of a negative key
+        a.add(v_far_left, 2);
+        a.add(0, 2675);
+        let v = a.mean(None);
+        assert!(crate::time::vbefore(v_far_left, v));
+        assert!(a.eligible(v_far_left, None), "the far-left entity is eligible");
+        assert!(!a.eligible(0, None), "the others are not: V is left of them");
+    }
+}

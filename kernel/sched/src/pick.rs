@@ -1,0 +1,272 @@
+//! The running entity and the EEVDF pick: `update_curr`, `update_deadline`,
+//! `avg_vruntime`, `entity_eligible`, `pick_eevdf`, switching (`set_curr`,
+//! `put_prev`, `schedule`), the tick and yield (sections 1.2-1.7, 1.10).
+
+use crate::entity::EntityId;
+use crate::fair_rq::{DequeueFlags, FairRq, SchedError};
+use crate::features::Feature;
+use crate::time::{vbefore, Nanos};
+
+impl FairRq {
+    /// V, the zero-lag virtual time: the weighted mean vruntime of the queued
+    /// entities (running one included), rounded down.
+    pub fn avg_vruntime(&self) -> u64 {
+        self.avg.mean(self.curr_term())
+    }
+
+    /// Whether an entity with vruntime `v` would be eligible (`v <= V`).
+    #[inline]
+    pub fn vruntime_eligible(&self, v: u64) -> bool {
+        self.avg.eligible(v, self.curr_term())
+    }
+
+    /// Whether a queued entity has non-negative lag. `false` for a bad
+    /// handle.
+    pub fn entity_eligible(&self, id: EntityId) -> bool {
+        self.idx(id).is_ok_and(|i| self.entity_eligible_idx(i))
+    }
+
+    #[inline]
+    pub(crate) fn entity_eligible_idx(&self, i: u32) -> bool {
+        self.vruntime_eligible(self.se(i).vruntime)
+    }
+
+    /// An entity's current lag `w·(V - v)` in weighted virtual ns (divide by
+    /// 1024 for service ns). For diagnostics and tests.
+    pub fn entity_lag(&self, id: EntityId) -> Option<i128> {
+        let i = self.idx(id).ok()?;
+        let se = self.se(i);
+        Some(crate::time::vdiff(self.avg_vruntime(), se.vruntime) as i128 * se.w() as i128)
+    }
+
+    /// The smallest slice among the queued entities (u64::MAX if none).
+    pub fn cfs_rq_min_slice(&self) -> Nanos {
+        let c = self.curr.filter(|&c| self.se(c).on_rq).map_or(u64::MAX, |c| self.se(c).slice);
+        c.min(self.tree.min_slice().unwrap_or(u64::MAX))
+    }
+
+    /// Advance the clock to `now` and charge the running entity. Returns
+    /// whether a reschedule is requested.
+    pub fn update_curr_at(&mut self, now: Nanos) -> bool {
+        self.update_clock(now);
+        self.update_curr();
+        self.need_resched
+    }
+
+    /// Charge the running entity for the time since it was last charged
+    /// (Linux `update_curr`): runtime, vruntime, deadline; request a
+    /// reschedule when its request is used up or its protection ran out and
+    /// someone else is queued.
+    pub fn update_curr(&mut self) {
+        let Some(c) = self.curr else { return };
+        let now = self.clock;
+        let se = self.se(c);
+        if now <= se.exec_start {
+            return;
+        }
+        let delta = now - se.exec_start;
+        let dv = self.vdelta(delta, c);
+        let se = self.se_mut(c);
+        se.exec_start = now;
+        se.sum_exec_runtime = se.sum_exec_runtime.saturating_add(delta);
+        se.vruntime = se.vruntime.wrapping_add(dv);
+        let expired = self.update_deadline(c);
+        if self.nr_queued <= 1 {
+            return;
+        }
+        if expired || !self.protect_slice(c) {
+            self.need_resched = true;
+            if self.next == Some(c) {
+                self.next = None;
+            }
+        }
+    }
+
+    /// When entity `i` reached its deadline, give it a new request from its
+    /// current vruntime (`d = v + r/w`, reloading the default slice unless it
+    /// is custom) and return true.
+    pub(crate) fn update_deadline(&mut self, i: u32) -> bool {
+        let se = self.se(i);
+        if vbefore(se.vruntime, se.deadline) {
+            return false;
+        }
+        let slice = if se.custom_slice { se.slice } else { self.tun.base_slice() };
+        let vslice = crate::weight::calc_delta_fair_with(self.tun.delta_math, slice, se.weight);
+        let se = self.se_mut(i);
+        se.slice = slice;
+        se.deadline = se.vruntime.wrapping_add(vslice);
+        true
+    }
+
+    /// Linux `__pick_eevdf`: the eligible entity with the earliest deadline,
+    /// considering the running entity in place. With `protect`, a running
+    /// entity inside its protected slice keeps the CPU. Honours the next
+    /// buddy (PICK_BUDDY) if it is eligible.
+    pub(crate) fn pick_eevdf(&mut self, protect: bool) -> Option<u32> {
+        self.stats.picks += 1;
+        let curr = self.curr.filter(|&c| self.se(c).on_rq);
+        if self.nr_queued == 1 {
+            return curr.or(self.tree.leftmost());
+        }
+        if self.feat(Feature::PickBuddy) {
+            if let Some(n) = self.next {
+                if self.se(n).on_rq && self.entity_eligible_idx(n) {
+                    return Some(n);
+                }
+            }
+        }
+        let c = curr.filter(|&c| self.entity_eligible_idx(c));
+        if let Some(c) = c {
+            if protect && self.protect_slice(c) {
+                return Some(c);
+            }
+        }
+        let ct = self.curr_term();
+        let avg = &self.avg;
+        let mut best = self.tree.pick(|v| avg.eligible(v, ct));
+        if let Some(c) = c {
+            if best.is_none_or(|b| vbefore(self.se(c).deadline, self.se(b).deadline)) {
+                best = Some(c);
+            }
+        }
+        if best.is_none() {
+            // Unreachable while the sums are exact (Σ lag = 0 puts the
+            // smallest vruntime at or left of V); never leave the CPU idle
+            // over it: take the earliest deadline.
+            self.stats.no_eligible_fallbacks += 1;
+            best = match (curr, self.tree.leftmost()) {
+                (Some(c), Some(l)) if vbefore(self.se(l).deadline, self.se(c).deadline) => Some(l),
+                (Some(c), _) => Some(c),
+                (None, l) => l,
+            };
+        }
+        best
+    }
+
+    /// Choose the entity to run next (Linux `pick_next_entity`), the current
+    /// one included. A delayed entity that comes up is dequeued for good and
+    /// the pick repeats. Does not switch: see [`FairRq::set_curr`].
+    pub fn pick_next(&mut self) -> Option<EntityId> {
+        self.update_curr();
+        loop {
+            if self.nr_queued == 0 {
+                return None;
+            }
+            let i = self.pick_eevdf(true)?;
+            if self.se(i).sched_delayed {
+                self.stats.delayed_dequeued_by_pick += 1;
+                // cannot fail: i is live and queued
+                let _ = self.dequeue(EntityId(i), DequeueFlags::SLEEP | DequeueFlags::DELAYED);
+                continue;
+            }
+            return Some(EntityId(i));
+        }
+    }
+
+    /// Stop running the current entity (Linux `put_prev_entity`): charge it
+    /// and, if it is still queued, put it back in the tree.
+    pub fn put_prev(&mut self) {
+        let Some(c) = self.curr else { return };
+        if self.se(c).on_rq {
+            self.update_curr();
+            self.update_entity_pelt(c);
+            self.curr = None;
+            self.enqueue_tree(c);
+        } else {
+            self.update_entity_pelt(c);
+            self.curr = None;
+        }
+        self.update_rq_pelt();
+    }
+
+    /// Make a queued entity the running one (Linux `set_next_entity`): take
+    /// it out of the tree, start its protected slice and its exec clock.
+    fn set_next(&mut self, i: u32) {
+        if self.next == Some(i) {
+            self.next = None;
+        }
+        let queued = self.se(i).on_rq;
+        // PELT first: until now, i was waiting and the CPU had no curr
+        self.update_entity_pelt(i);
+        // curr is set before the tree removal, so V never misses it
+        self.curr = Some(i);
+        if queued {
+            self.dequeue_tree(i);
+            self.set_protect_slice(i);
+        }
+        let now = self.clock;
+        let se = self.se_mut(i);
+        se.exec_start = now;
+        se.prev_sum_exec_runtime = se.sum_exec_runtime;
+    }
+
+    /// Switch to `id` (which must be queued): put the previous entity back
+    /// and start `id`. Switching to the current entity only clears the
+    /// reschedule request.
+    pub fn set_curr(&mut self, id: EntityId) -> Result<(), SchedError> {
+        let i = self.idx(id)?;
+        if !self.se(i).on_rq {
+            return Err(SchedError::NotQueued(id));
+        }
+        if self.curr != Some(i) {
+            self.put_prev();
+            self.set_next(i);
+        }
+        self.need_resched = false;
+        Ok(())
+    }
+
+    /// Pick and switch (the `schedule()` step of this class): returns the
+    /// entity now running, or `None` when the CPU goes idle.
+    pub fn schedule(&mut self) -> Option<EntityId> {
+        let next = self.pick_next();
+        match next {
+            Some(id) => {
+                // cannot fail: pick_next returns a queued entity
+                let _ = self.set_curr(id);
+            }
+            None => {
+                self.put_prev();
+                self.pelt_clock.enter_idle(self.pelt.util_sum);
+                self.need_resched = false;
+            }
+        }
+        next
+    }
+
+    /// Timer tick at `now` (Linux `entity_tick`): charge the running entity,
+    /// update PELT, re-centre v0 (if enabled). Returns whether to reschedule.
+    pub fn tick(&mut self, now: Nanos) -> bool {
+        self.update_clock(now);
+        self.update_curr();
+        match self.curr {
+            Some(c) => self.update_entity_pelt(c),
+            None => self.update_rq_pelt(),
+        }
+        if self.tun.recenter_on_tick {
+            self.recenter();
+        }
+        self.need_resched
+    }
+
+    /// The running entity yields: if it is eligible it gives up the rest of
+    /// its request (`v = d`, `d += r/w`). Requests a reschedule when someone
+    /// else is queued.
+    pub fn yield_curr(&mut self) {
+        let Some(c) = self.curr else { return };
+        if self.nr_queued <= 1 || !self.se(c).on_rq {
+            return;
+        }
+        if self.next == Some(c) {
+            self.next = None;
+        }
+        self.update_curr();
+        if self.entity_eligible_idx(c) {
+            let vslice = self.vdelta(self.se(c).slice, c);
+            let se = self.se_mut(c);
+            se.vruntime = se.deadline;
+            se.deadline = se.deadline.wrapping_add(vslice);
+        }
+        self.need_resched = true;
+    }
+}

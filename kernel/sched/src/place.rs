@@ -1,0 +1,159 @@
+//! Lag, placement, reweight and slice changes (section 1.8).
+//!
+//! Overflow bounds:
+//! - the lag clamp `calc_delta_fair(max(2·slice, tick))` is at most
+//!   `2·800 ms·1024/2 < 2^40` virtual ns (slice <= 800 ms, weight >= 2);
+//! - the placement inflation `vlag·(W + w)/W` is formed in `i128`
+//!   (`|vlag| < 2^63`, `W + w < 2^53`), and clamped back into `i64`;
+//! - the reweight rescale `x·w_old/w_new` is formed in `i128` and clamped.
+
+use crate::entity::EntityId;
+use crate::fair_rq::{EnqueueFlags, FairRq, SchedError};
+use crate::features::Feature;
+use crate::time::{vadd, vdiff, Nanos};
+use crate::tunables::clamp_custom_slice;
+use crate::weight::{LoadWeight, Nice};
+
+fn clamp_i64(v: i128) -> i64 {
+    v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+impl FairRq {
+    /// The bound of a stored lag for entity `i`, in its virtual ns:
+    /// `calc_delta_fair(max(2·slice, TICK_NSEC))`.
+    pub(crate) fn lag_limit(&self, i: u32) -> i64 {
+        let span = self.se(i).slice.saturating_mul(2).max(self.tun.tick_nsec());
+        clamp_i64(self.vdelta(span, i) as i128)
+    }
+
+    /// Save a queued entity's virtual lag `V - v`, clamped to
+    /// `±lag_limit` (Linux `update_entity_lag`).
+    pub(crate) fn update_entity_lag(&mut self, i: u32) {
+        let vl = vdiff(self.avg_vruntime(), self.se(i).vruntime);
+        let limit = self.lag_limit(i);
+        self.se_mut(i).vlag = vl.clamp(-limit, limit);
+    }
+
+    /// Place an entity that is not counted in the queue (Linux
+    /// `place_entity`): vruntime `V - lag`, where the saved lag is inflated
+    /// by `(W + w)/W` so that the lag it keeps after joining equals the saved
+    /// one; deadline one request later (half a request for a new task with
+    /// PLACE_DEADLINE_INITIAL), or the saved relative deadline.
+    pub(crate) fn place_entity(&mut self, i: u32, flags: EnqueueFlags) {
+        let v_mean = self.avg_vruntime();
+        if !self.se(i).custom_slice {
+            self.se_mut(i).slice = self.tun.base_slice();
+        }
+        let mut vslice = self.vdelta(self.se(i).slice, i);
+        let se = self.se(i);
+        let mut lag: i64 = 0;
+        if self.feat(Feature::PlaceLag) && self.nr_queued > 0 && se.vlag != 0 {
+            let mut wq = self.avg.sum_weight() + self.curr_term().map_or(0, |c| c.1);
+            if wq == 0 {
+                wq = 1;
+            }
+            lag = clamp_i64(se.vlag as i128 * (wq + se.w()) as i128 / wq as i128);
+        }
+        let initial = flags.contains(EnqueueFlags::INITIAL);
+        let se = self.se_mut(i);
+        se.vruntime = vadd(v_mean, lag.saturating_neg());
+        if se.rel_deadline {
+            se.deadline = se.deadline.wrapping_add(se.vruntime);
+            se.rel_deadline = false;
+            return;
+        }
+        if initial && self.tun.features.has(Feature::PlaceDeadlineInitial) {
+            vslice /= 2;
+        }
+        let se = self.se_mut(i);
+        se.deadline = se.vruntime.wrapping_add(vslice);
+    }
+
+    /// Take a queued entity out of every count (tree, sums, load,
+    /// `nr_queued`), with its lag saved and its deadline made relative, so
+    /// it can be changed and re-placed. Returns whether it was queued.
+    pub(crate) fn lift_for_replace(&mut self, i: u32) -> bool {
+        if !self.se(i).on_rq {
+            return false;
+        }
+        self.update_curr();
+        self.update_entity_lag(i);
+        let is_curr = self.curr == Some(i);
+        if !is_curr {
+            self.dequeue_tree(i);
+        }
+        let se = self.se_mut(i);
+        se.deadline = se.deadline.wrapping_sub(se.vruntime);
+        se.rel_deadline = true;
+        se.on_rq = false; // also drops curr from V while it is re-placed
+        let w = se.w();
+        self.nr_queued -= 1;
+        self.load_weight -= w;
+        true
+    }
+
+    /// Undo [`FairRq::lift_for_replace`]: place from the saved lag and
+    /// relative deadline, and count the entity again.
+    pub(crate) fn drop_after_replace(&mut self, i: u32) {
+        self.place_entity(i, EnqueueFlags::NONE);
+        let se = self.se_mut(i);
+        se.on_rq = true;
+        let w = se.w();
+        self.nr_queued += 1;
+        self.load_weight += w;
+        if self.curr != Some(i) {
+            self.enqueue_tree(i);
+        }
+        self.recenter();
+    }
+
+    /// Change an entity's nice level (its policy weight for `SCHED_IDLE`
+    /// stays). See [`FairRq::set_weight`].
+    pub fn reweight(&mut self, id: EntityId, nice: Nice) -> Result<(), SchedError> {
+        let i = self.idx(id)?;
+        self.se_mut(i).nice = nice;
+        if self.se(i).policy == crate::entity::Policy::Idle {
+            return Ok(());
+        }
+        self.set_weight(id, nice.weight())
+    }
+
+    /// Change an entity's weight, preserving its lag `w·(V - v)` (Linux
+    /// `reweight_entity`, 6.12 design): save the clamped lag, scale the
+    /// virtual lag and the relative deadline by `w_old/w_new`, and re-place
+    /// it. The PELT load average is rescaled to the new weight.
+    pub fn set_weight(&mut self, id: EntityId, weight: LoadWeight) -> Result<(), SchedError> {
+        let i = self.idx(id)?;
+        self.update_entity_pelt(i);
+        let queued = self.lift_for_replace(i);
+        let se = self.se_mut(i);
+        let (old, new) = (se.w() as i128, weight.weight() as i128);
+        se.vlag = clamp_i64(se.vlag as i128 * old / new);
+        if se.rel_deadline {
+            se.deadline = clamp_i64(se.deadline as i64 as i128 * old / new) as u64;
+        }
+        se.weight = weight;
+        se.avg.refresh_load_avg(weight.weight());
+        if queued {
+            self.drop_after_replace(i);
+        }
+        Ok(())
+    }
+
+    /// Set a custom slice (`sched_setattr` runtime): clamped to
+    /// 0.1-100 ms; 0 returns to the default base slice. A queued entity's
+    /// tree augment is refreshed in place; the new size applies from its next
+    /// request.
+    pub fn set_slice(&mut self, id: EntityId, ns: Nanos) -> Result<(), SchedError> {
+        let i = self.idx(id)?;
+        let (slice, custom) = match clamp_custom_slice(ns) {
+            Some(s) => (s, true),
+            None => (self.tun.base_slice(), false),
+        };
+        let se = self.se_mut(i);
+        se.slice = slice;
+        se.custom_slice = custom;
+        self.tree.set_slice(i, slice);
+        Ok(())
+    }
+}
