@@ -1,0 +1,479 @@
+//! A fixed-size CPU set, the scheduler's equivalent of Linux's `struct cpumask`.
+//!
+//! # Contract
+//!
+//! * [`CpuMask`] holds any subset of the CPU indices `0..MAX_CPUS` as a 256-bit
+//!   bitmap (`[u64; 4]`, bit `i % 64` of word `i / 64` is CPU `i`). It is `Copy`,
+//!   allocation-free and every operation is total: an index `>= MAX_CPUS` is
+//!   never stored (setters report it through their return value, queries answer
+//!   "not present"). Nothing here panics.
+//! * Iteration is always in ascending CPU order; [`CpuMask::iter_wrap`] gives
+//!   Linux's `for_each_cpu_wrap` order (start at a CPU, wrap around once).
+//! * `Display` writes the Linux *cpulist* format: ascending, comma-separated,
+//!   runs of two or more consecutive CPUs written `a-b` (`0-3,8,10-11`); the
+//!   empty set prints as the empty string. `FromStr` parses that format back
+//!   (plain `n` and `a-b` items; the Linux stride form `a-b:g/w` is not
+//!   accepted), so `s.parse::<CpuMask>()?.to_string() == canonical(s)`.
+
+use core::fmt;
+use core::str::FromStr;
+
+/// Largest number of CPUs fairway supports; CPU indices are `0..MAX_CPUS`.
+pub const MAX_CPUS: usize = 256;
+
+const WORDS: usize = MAX_CPUS / 64;
+
+/// A set of CPU indices below [`MAX_CPUS`].
+///
+/// Invariant: only bits for CPUs `0..MAX_CPUS` exist (the storage has exactly
+/// `MAX_CPUS` bits), so every stored bit is a valid CPU index. Equality is set
+/// equality.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct CpuMask {
+    bits: [u64; WORDS],
+}
+
+impl CpuMask {
+    /// The empty set.
+    pub const fn new() -> Self {
+        CpuMask { bits: [0; WORDS] }
+    }
+
+    /// The empty set (alias of [`CpuMask::new`]).
+    pub const fn empty() -> Self {
+        Self::new()
+    }
+
+    /// `{cpu}`; the empty set when `cpu >= MAX_CPUS`.
+    pub fn single(cpu: usize) -> Self {
+        let mut m = Self::new();
+        m.set(cpu);
+        m
+    }
+
+    /// `{0, 1, .., n-1}` (clamped to `MAX_CPUS`).
+    pub fn first_n(n: usize) -> Self {
+        let mut m = Self::new();
+        for cpu in 0..n.min(MAX_CPUS) {
+            m.set(cpu);
+        }
+        m
+    }
+
+    /// Builds a mask from raw words (bit `i % 64` of word `i / 64` is CPU `i`).
+    pub const fn from_bits(bits: [u64; WORDS]) -> Self {
+        CpuMask { bits }
+    }
+
+    /// The raw words (see [`CpuMask::from_bits`]).
+    pub const fn bits(&self) -> [u64; WORDS] {
+        self.bits
+    }
+
+    /// Adds `cpu`. Returns `false` (and changes nothing) when `cpu >= MAX_CPUS`.
+    pub fn set(&mut self, cpu: usize) -> bool {
+        if cpu >= MAX_CPUS {
+            return false;
+        }
+        self.bits[cpu / 64] |= 1u64 << (cpu % 64);
+        true
+    }
+
+    /// Removes `cpu` (no-op when absent or out of range).
+    pub fn clear(&mut self, cpu: usize) {
+        if cpu < MAX_CPUS {
+            self.bits[cpu / 64] &= !(1u64 << (cpu % 64));
+        }
+    }
+
+    /// Whether `cpu` is in the set (`false` for out-of-range indices).
+    pub fn contains(&self, cpu: usize) -> bool {
+        cpu < MAX_CPUS && self.bits[cpu / 64] & (1u64 << (cpu % 64)) != 0
+    }
+
+    /// Number of CPUs in the set (Linux `cpumask_weight`).
+    pub fn weight(&self) -> u32 {
+        self.bits.iter().map(|w| w.count_ones()).sum()
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.bits.iter().all(|&w| w == 0)
+    }
+
+    /// Lowest CPU in the set.
+    pub fn first(&self) -> Option<usize> {
+        self.next_from(0)
+    }
+
+    /// Lowest CPU in the set that is strictly greater than `cpu`
+    /// (Linux `cpumask_next`).
+    pub fn next(&self, cpu: usize) -> Option<usize> {
+        self.next_from(cpu.checked_add(1)?)
+    }
+
+    /// Lowest CPU in the set that is `>= start`.
+    fn next_from(&self, start: usize) -> Option<usize> {
+        if start >= MAX_CPUS {
+            return None;
+        }
+        let mut word = start / 64;
+        let mut cur = self.bits[word] & (!0u64 << (start % 64));
+        loop {
+            if cur != 0 {
+                return Some(word * 64 + cur.trailing_zeros() as usize);
+            }
+            word += 1;
+            if word >= WORDS {
+                return None;
+            }
+            cur = self.bits[word];
+        }
+    }
+
+    /// Ascending iterator over the CPUs of the set.
+    pub fn iter(&self) -> Iter {
+        Iter {
+            mask: *self,
+            next: 0,
+            end: MAX_CPUS,
+        }
+    }
+
+    /// Iterates the set starting at `start` (or the first CPU after it) and
+    /// wrapping around once: Linux's `for_each_cpu_wrap`. Every member is
+    /// produced exactly once.
+    pub fn iter_wrap(&self, start: usize) -> impl Iterator<Item = usize> {
+        let start = start.min(MAX_CPUS);
+        let high = Iter {
+            mask: *self,
+            next: start,
+            end: MAX_CPUS,
+        };
+        let low = Iter {
+            mask: *self,
+            next: 0,
+            end: start,
+        };
+        high.chain(low)
+    }
+
+    /// `self ∪ other`.
+    pub fn union(&self, other: &CpuMask) -> CpuMask {
+        self.zip(other, |a, b| a | b)
+    }
+
+    /// `self ∩ other`.
+    pub fn intersection(&self, other: &CpuMask) -> CpuMask {
+        self.zip(other, |a, b| a & b)
+    }
+
+    /// `self \ other`.
+    pub fn difference(&self, other: &CpuMask) -> CpuMask {
+        self.zip(other, |a, b| a & !b)
+    }
+
+    /// Whether every CPU of `self` is in `other`.
+    pub fn is_subset(&self, other: &CpuMask) -> bool {
+        self.difference(other).is_empty()
+    }
+
+    /// Whether the two sets share a CPU.
+    pub fn intersects(&self, other: &CpuMask) -> bool {
+        !self.intersection(other).is_empty()
+    }
+
+    fn zip(&self, other: &CpuMask, f: impl Fn(u64, u64) -> u64) -> CpuMask {
+        let mut bits = [0u64; WORDS];
+        for (i, b) in bits.iter_mut().enumerate() {
+            *b = f(self.bits[i], other.bits[i]);
+        }
+        CpuMask { bits }
+    }
+}
+
+/// Ascending iterator over a [`CpuMask`] (a snapshot; the mask is copied).
+#[derive(Clone, Debug)]
+pub struct Iter {
+    mask: CpuMask,
+    next: usize,
+    end: usize,
+}
+
+impl Iterator for Iter {
+    type Item = usize;
+    fn next(&mut self) -> Option<usize> {
+        let cpu = self.mask.next_from(self.next)?;
+        if cpu >= self.end {
+            self.next = self.end;
+            return None;
+        }
+        self.next = cpu + 1;
+        Some(cpu)
+    }
+}
+
+impl IntoIterator for &CpuMask {
+    type Item = usize;
+    type IntoIter = Iter;
+    fn into_iter(self) -> Iter {
+        self.iter()
+    }
+}
+
+impl FromIterator<usize> for CpuMask {
+    /// Collects CPU indices; indices `>= MAX_CPUS` are dropped.
+    fn from_iter<T: IntoIterator<Item = usize>>(iter: T) -> Self {
+        let mut m = CpuMask::new();
+        for cpu in iter {
+            m.set(cpu);
+        }
+        m
+    }
+}
+
+impl fmt::Display for CpuMask {
+    /// Linux cpulist format, e.g. `0-3,8,10-11`; empty set → empty string.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut it = self.iter().peekable();
+        let mut first = true;
+        while let Some(lo) = it.next() {
+            let mut hi = lo;
+            while it.peek() == Some(&(hi + 1)) {
+                hi += 1;
+                it.next();
+            }
+            if !first {
+                f.write_str(",")?;
+            }
+            first = false;
+            if hi == lo {
+                write!(f, "{lo}")?;
+            } else {
+                write!(f, "{lo}-{hi}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for CpuMask {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "CpuMask({self})")
+    }
+}
+
+/// Why a cpulist string could not be parsed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CpuListError {
+    /// An item between commas was empty (e.g. `0,,2` or a trailing comma).
+    EmptyItem { position: usize },
+    /// An item was not `n` or `a-b` with decimal `n`, `a`, `b`.
+    BadNumber { position: usize },
+    /// A CPU index was `>= MAX_CPUS`.
+    OutOfRange { cpu: u64 },
+    /// A range `a-b` had `a > b`.
+    ReversedRange { start: u64, end: u64 },
+}
+
+impl fmt::Display for CpuListError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CpuListError::EmptyItem { position } => {
+                write!(f, "cpulist: empty item at byte {position}")
+            }
+            CpuListError::BadNumber { position } => {
+                write!(
+                    f,
+                    "cpulist: expected a decimal CPU number at byte {position}"
+                )
+            }
+            CpuListError::OutOfRange { cpu } => {
+                write!(f, "cpulist: CPU {cpu} is not below the limit of {MAX_CPUS}")
+            }
+            CpuListError::ReversedRange { start, end } => {
+                write!(f, "cpulist: range {start}-{end} ends before it starts")
+            }
+        }
+    }
+}
+
+fn parse_cpu(s: &str, position: usize) -> Result<u64, CpuListError> {
+    if s.is_empty() || s.len() > 10 || !s.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(CpuListError::BadNumber { position });
+    }
+    let v: u64 = s
+        .parse()
+        .map_err(|_| CpuListError::BadNumber { position })?;
+    if v >= MAX_CPUS as u64 {
+        return Err(CpuListError::OutOfRange { cpu: v });
+    }
+    Ok(v)
+}
+
+impl FromStr for CpuMask {
+    type Err = CpuListError;
+
+    /// Parses the cpulist format. Surrounding ASCII whitespace is ignored; the
+    /// empty (or all-whitespace) string is the empty set.
+    fn from_str(s: &str) -> Result<Self, CpuListError> {
+        let lead = s.len() - s.trim_start().len();
+        let s = s.trim();
+        let mut mask = CpuMask::new();
+        if s.is_empty() {
+            return Ok(mask);
+        }
+        let mut pos = lead;
+        for item in s.split(',') {
+            if item.is_empty() {
+                return Err(CpuListError::EmptyItem { position: pos });
+            }
+            match item.split_once('-') {
+                None => {
+                    mask.set(parse_cpu(item, pos)? as usize);
+                }
+                Some((a, b)) => {
+                    let start = parse_cpu(a, pos)?;
+                    let end = parse_cpu(b, pos + a.len() + 1)?;
+                    if start > end {
+                        return Err(CpuListError::ReversedRange { start, end });
+                    }
+                    for cpu in start..=end {
+                        mask.set(cpu as usize);
+                    }
+                }
+            }
+            pos += item.len() + 1;
+        }
+        Ok(mask)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+    use alloc::vec::Vec;
+
+    fn m(s: &str) -> CpuMask {
+        s.parse().unwrap()
+    }
+
+    #[test]
+    fn cpumask_basic_ops() {
+        let mut a = CpuMask::new();
+        assert!(a.is_empty());
+        assert!(a.set(0) && a.set(63) && a.set(64) && a.set(255));
+        assert!(!a.set(256));
+        assert_eq!(a.weight(), 4);
+        assert!(a.contains(64) && !a.contains(65) && !a.contains(1000));
+        assert_eq!(a.first(), Some(0));
+        assert_eq!(a.next(0), Some(63));
+        assert_eq!(a.next(63), Some(64));
+        assert_eq!(a.next(64), Some(255));
+        assert_eq!(a.next(255), None);
+        assert_eq!(a.next(usize::MAX), None);
+        a.clear(63);
+        a.clear(999);
+        assert_eq!(a.iter().collect::<Vec<_>>(), [0, 64, 255]);
+        assert_eq!(CpuMask::single(300), CpuMask::new());
+        assert_eq!(CpuMask::first_n(4), m("0-3"));
+    }
+
+    #[test]
+    fn cpumask_set_algebra() {
+        let a = m("0-5");
+        let b = m("4-9");
+        assert_eq!(a.union(&b), m("0-9"));
+        assert_eq!(a.intersection(&b), m("4-5"));
+        assert_eq!(a.difference(&b), m("0-3"));
+        assert!(m("1-2").is_subset(&a));
+        assert!(!b.is_subset(&a));
+        assert!(CpuMask::new().is_subset(&a));
+        assert!(a.intersects(&b) && !m("0").intersects(&m("1")));
+    }
+
+    #[test]
+    fn cpumask_iter_wrap() {
+        let a = m("0-1,4-5,200");
+        assert_eq!(a.iter_wrap(5).collect::<Vec<_>>(), [5, 200, 0, 1, 4]);
+        assert_eq!(a.iter_wrap(2).collect::<Vec<_>>(), [4, 5, 200, 0, 1]);
+        assert_eq!(a.iter_wrap(0).collect::<Vec<_>>(), [0, 1, 4, 5, 200]);
+        assert_eq!(a.iter_wrap(9999).collect::<Vec<_>>(), [0, 1, 4, 5, 200]);
+    }
+
+    #[test]
+    fn cpumask_cpulist_format() {
+        assert_eq!(CpuMask::new().to_string(), "");
+        assert_eq!(m("0-3,8,10-11").to_string(), "0-3,8,10-11");
+        assert_eq!(m("3,2,1,0").to_string(), "0-3");
+        assert_eq!(m("5,6").to_string(), "5-6");
+        assert_eq!(m("63-64,255").to_string(), "63-64,255");
+        assert_eq!(m(" 7 ").to_string(), "7");
+        assert_eq!(m("").to_string(), "");
+    }
+
+    #[test]
+    fn cpumask_cpulist_errors() {
+        assert_eq!(
+            "1,,2".parse::<CpuMask>(),
+            Err(CpuListError::EmptyItem { position: 2 })
+        );
+        assert_eq!(
+            "1,".parse::<CpuMask>(),
+            Err(CpuListError::EmptyItem { position: 2 })
+        );
+        assert_eq!(
+            "x".parse::<CpuMask>(),
+            Err(CpuListError::BadNumber { position: 0 })
+        );
+        assert_eq!(
+            "+1".parse::<CpuMask>(),
+            Err(CpuListError::BadNumber { position: 0 })
+        );
+        assert_eq!(
+            "1-".parse::<CpuMask>(),
+            Err(CpuListError::BadNumber { position: 2 })
+        );
+        assert_eq!(
+            "256".parse::<CpuMask>(),
+            Err(CpuListError::OutOfRange { cpu: 256 })
+        );
+        assert_eq!(
+            "99999999999999999999".parse::<CpuMask>(),
+            Err(CpuListError::BadNumber { position: 0 })
+        );
+        assert_eq!(
+            "5-3".parse::<CpuMask>(),
+            Err(CpuListError::ReversedRange { start: 5, end: 3 })
+        );
+        assert_eq!(
+            CpuListError::OutOfRange { cpu: 300 }.to_string(),
+            "cpulist: CPU 300 is not below the limit of 256"
+        );
+    }
+
+    #[test]
+    fn cpumask_round_trip_pseudo_random() {
+        // xorshift-generated masks: Display then FromStr gives the same set.
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        for _ in 0..500 {
+            let mut bits = [0u64; WORDS];
+            for b in bits.iter_mut() {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Sparse and dense words alike.
+                *b = if x & 3 == 0 {
+                    x
+                } else {
+                    x & (x >> 11) & (x >> 23)
+                };
+            }
+            let mask = CpuMask::from_bits(bits);
+            let text = mask.to_string();
+            assert_eq!(text.parse::<CpuMask>(), Ok(mask), "{text}");
+            assert_eq!(mask.iter().count() as u32, mask.weight());
+        }
+    }
+}
