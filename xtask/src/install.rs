@@ -183,6 +183,13 @@ fn is_root() -> bool {
 
 /// Makes sure QEMU >= 10 is there, installing it when we can; returns its path.
 pub fn ensure(verbose: bool) -> Result<PathBuf, String> {
+    if let Some(q) = std::env::var_os("FAIRWAY_QEMU").map(PathBuf::from) {
+        // An explicit choice is used as it is, never "fixed" by installing another QEMU.
+        return match qemu_version(&q) {
+            Some(v) if v.0 >= MIN_MAJOR => Ok(q),
+            v => Err(format!("xtask: FAIRWAY_QEMU={} is not QEMU >= {MIN_MAJOR} (version {v:?})", q.display())),
+        };
+    }
     let qemu = find_qemu();
     let version = qemu.as_deref().and_then(qemu_version);
     let os = parse_os_release(&std::fs::read_to_string("/etc/os-release").unwrap_or_default());

@@ -121,6 +121,9 @@ fn run(a: RunArgs) -> Result<(), String> {
         eprintln!("xtask: no symbols ({e})");
         Symbols::default()
     });
+    if syms.is_empty() {
+        eprintln!("xtask: the kernel ELF has no function symbols; backtrace addresses stay raw");
+    }
     let mut cfg = QemuConfig::new(qemu, elf);
     cfg.smp = a.smp;
     cfg.cpu = a.cpu;

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use object::{Object, ObjectSymbol, SymbolKind};
+use object::{Object, ObjectSection, ObjectSymbol, SectionKind, SymbolKind};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Sym {
@@ -23,7 +23,16 @@ impl Symbols {
         let file = object::File::parse(&*data).map_err(|e| format!("{}: {e}", path.display()))?;
         let list = file
             .symbols()
-            .filter(|s| s.kind() == SymbolKind::Text && s.address() != 0)
+            .filter(|s| s.address() != 0 && !s.is_undefined())
+            // Functions, and assembly labels (untyped symbols in code sections, e.g. boot stubs).
+            .filter(|s| match s.kind() {
+                SymbolKind::Text => true,
+                SymbolKind::Unknown | SymbolKind::Label => s
+                    .section_index()
+                    .and_then(|i| file.section_by_index(i).ok())
+                    .is_some_and(|sec| sec.kind() == SectionKind::Text),
+                _ => false,
+            })
             .filter_map(|s| Some((s.address(), s.size(), s.name().ok()?.to_string())));
         Ok(Symbols::from_list(list))
     }
