@@ -71,6 +71,18 @@ impl Qemu {
             CpuidRegs::new(0, 0, 2, apic),
         ]
     }
+    /// Leaf 0x1F as QEMU answers it when dies > 1: SMT, Core, Die subleafs,
+    /// each EAX = the next level's APIC-ID offset, EBX = CPUs in that unit.
+    fn leaf_1f(&self, i: u32) -> Vec<CpuidRegs> {
+        let apic = self.apic_id(i);
+        let per_die = self.threads * self.cores;
+        vec![
+            CpuidRegs::new(self.core_offset(), self.threads, 1 << 8, apic),
+            CpuidRegs::new(self.die_offset(), per_die, (2 << 8) | 1, apic),
+            CpuidRegs::new(self.pkg_offset(), per_die * self.dies, (5 << 8) | 2, apic),
+            CpuidRegs::new(0, 0, 3, apic),
+        ]
+    }
     /// Leaf 4: L1d, L1i, L2 shared by a core's threads, L3 shared by a die.
     fn leaf4(&self) -> Vec<CpuidRegs> {
         let cores_field = ((1u32 << (self.pkg_offset() - self.core_offset())) - 1) << 26;
@@ -264,6 +276,62 @@ fn cpuid_detect_source_order() {
     let l = ApicIdLayout::detect(&input);
     assert_eq!(l.source(), cpuid::LayoutSource::Legacy);
     assert_eq!((l.smt_shift(), l.pkg_shift()), (1, 3));
+}
+
+#[test]
+fn cpuid_leaf_1f_with_dies_gives_die_sized_llc() {
+    // -smp 16,sockets=1,dies=2,cores=4,threads=2: QEMU raises the CPUID level
+    // to 0x1F and shares L3 per die, so MC = die and PKG = the whole package.
+    let q = Qemu {
+        sockets: 1,
+        dies: 2,
+        cores: 4,
+        threads: 2,
+    };
+    let leaf4 = q.leaf4();
+    let cpus: Vec<CpuTopology> = (0..16)
+        .map(|i| {
+            let f = q.leaf_1f(i);
+            let input = CpuidTopologyInput {
+                max_basic_leaf: 0x1f,
+                leaf1: CpuidRegs::new(0, 16 << 16, 0, 1 << 28),
+                leaf4: &leaf4,
+                leaf_0b: &[],
+                leaf_1f: &f,
+            };
+            let l = ApicIdLayout::detect(&input);
+            assert_eq!(
+                (
+                    l.smt_shift(),
+                    l.core_shift(),
+                    l.shift(TopoLevel::Die),
+                    l.llc_shift()
+                ),
+                (1, 3, 4, 3)
+            );
+            l.decode(i as usize, q.apic_id(i), 0)
+        })
+        .collect();
+    // core_id includes the die bit, as Linux's does: CPU 9 is die 1, core 0.
+    assert_eq!(
+        (
+            cpus[9].apic_id,
+            cpus[9].core_id,
+            cpus[9].pkg_id,
+            cpus[9].llc_id
+        ),
+        (9, 4, 0, 1)
+    );
+    let sds = SchedDomains::build(&cpus, None).unwrap();
+    check_invariants(&sds);
+    assert_eq!(
+        shape(&sds, 9),
+        [
+            s3("SMT", "8-9", "9/8"),
+            s3("MC", "8-15", "8-9/10-11/12-13/14-15"),
+            s3("PKG", "0-15", "8-15/0-7")
+        ]
+    );
 }
 
 // ------------------------------------------------------------- domains
