@@ -58,6 +58,7 @@ use core::fmt;
 
 use super::degenerate::{attach_domain, Shortcuts};
 use super::flags::*;
+use super::numa::{NumaDistances, LOCAL_DISTANCE, REMOTE_DISTANCE};
 use super::{CpuTopology, TopologyError};
 use crate::cpumask::{CpuMask, MAX_CPUS};
 
@@ -67,11 +68,6 @@ pub const SCHED_CAPACITY_SCALE: u32 = 1024;
 /// Distances above this turn off exec/fork balancing and wake-affine
 /// (Linux's `node_reclaim_distance`).
 pub const NODE_RECLAIM_DISTANCE: u32 = 30;
-
-/// ACPI's distance of a node to itself.
-pub const LOCAL_DISTANCE: u8 = 10;
-/// Distance between two nodes assumed when no SLIT was given.
-pub const REMOTE_DISTANCE: u8 = 20;
 
 /// The name of a scheduling-domain level.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -136,91 +132,6 @@ pub struct SchedDomain {
     pub busy_factor: u32,
     pub balance_interval_ms: u32,
     pub span_weight: u32,
-}
-
-/// A validated NUMA distance matrix (ACPI SLIT).
-///
-/// Invariants: `1 ≤ nodes ≤ 256`; square; symmetric; `d(i,i) == 10`;
-/// `d(i,j) > 10` for `i ≠ j` (the checks Linux applies before trusting a
-/// SLIT).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct NumaDistances {
-    nodes: usize,
-    table: Vec<u8>,
-}
-
-impl NumaDistances {
-    /// From a SLIT body: `nodes` localities and `nodes²` row-major entries.
-    pub fn from_slit(nodes: usize, entries: &[u8]) -> Result<Self, TopologyError> {
-        if nodes == 0 || nodes > 256 {
-            return Err(TopologyError::BadNodeCount { nodes });
-        }
-        if entries.len() != nodes * nodes {
-            let row = entries.len() / nodes;
-            return Err(TopologyError::DistanceNotSquare {
-                nodes,
-                row,
-                len: entries.len() % nodes,
-            });
-        }
-        Self::validated(nodes, entries.to_vec())
-    }
-
-    /// From rows of a square matrix.
-    pub fn from_rows(rows: &[&[u8]]) -> Result<Self, TopologyError> {
-        let nodes = rows.len();
-        if nodes == 0 || nodes > 256 {
-            return Err(TopologyError::BadNodeCount { nodes });
-        }
-        let mut table = Vec::with_capacity(nodes * nodes);
-        for (row, r) in rows.iter().enumerate() {
-            if r.len() != nodes {
-                return Err(TopologyError::DistanceNotSquare {
-                    nodes,
-                    row,
-                    len: r.len(),
-                });
-            }
-            table.extend_from_slice(r);
-        }
-        Self::validated(nodes, table)
-    }
-
-    fn validated(nodes: usize, table: Vec<u8>) -> Result<Self, TopologyError> {
-        for a in 0..nodes {
-            for b in 0..nodes {
-                let ab = table[a * nodes + b];
-                if a == b && ab != LOCAL_DISTANCE {
-                    return Err(TopologyError::DistanceBadLocal {
-                        node: a,
-                        distance: ab,
-                    });
-                }
-                if a != b && ab <= LOCAL_DISTANCE {
-                    return Err(TopologyError::DistanceBadRemote { a, b, distance: ab });
-                }
-                let ba = table[b * nodes + a];
-                if ab != ba {
-                    return Err(TopologyError::DistanceAsymmetric { a, b, ab, ba });
-                }
-            }
-        }
-        Ok(NumaDistances { nodes, table })
-    }
-
-    /// Number of nodes.
-    pub fn nodes(&self) -> usize {
-        self.nodes
-    }
-
-    /// Distance from node `a` to node `b`, `None` outside the table.
-    pub fn distance(&self, a: usize, b: usize) -> Option<u8> {
-        if a < self.nodes && b < self.nodes {
-            self.table.get(a * self.nodes + b).copied()
-        } else {
-            None
-        }
-    }
 }
 
 /// Which CPUs a level groups together, before widening.

@@ -33,11 +33,13 @@ pub mod cpuid;
 pub mod degenerate;
 pub mod domains;
 pub mod flags;
+pub mod numa;
 pub mod print;
 
 pub use cpuid::{ApicIdLayout, CpuidRegs, CpuidTopologyInput, ExtLeaf, TopoLevel};
-pub use domains::{Level, NumaDistances, SchedDomain, SchedDomains, SchedGroup};
+pub use domains::{Level, SchedDomain, SchedDomains, SchedGroup};
 pub use flags::*;
+pub use numa::NumaDistances;
 
 use core::fmt;
 
