@@ -13,8 +13,13 @@ pub enum Outcome {
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 5] =
-        [Outcome::Success, Outcome::Failure, Outcome::Panic, Outcome::Exception, Outcome::Oom];
+    pub const ALL: [Outcome; 5] = [
+        Outcome::Success,
+        Outcome::Failure,
+        Outcome::Panic,
+        Outcome::Exception,
+        Outcome::Oom,
+    ];
 
     /// The value the kernel writes to port 0xf4.
     pub fn port_value(self) -> u32 {
@@ -124,10 +129,16 @@ impl QemuExit {
 impl fmt::Display for QemuExit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            QemuExit::Kernel(o) => write!(f, "{} (exit status {}, code={})", o.describe(), o.qemu_status(), o),
-            QemuExit::GuestReset => {
-                f.write_str("guest reset or shut down without reporting (triple fault?) (exit status 0)")
-            }
+            QemuExit::Kernel(o) => write!(
+                f,
+                "{} (exit status {}, code={})",
+                o.describe(),
+                o.qemu_status(),
+                o
+            ),
+            QemuExit::GuestReset => f.write_str(
+                "guest reset or shut down without reporting (triple fault?) (exit status 0)",
+            ),
             QemuExit::QemuError => f.write_str("QEMU itself failed (exit status 1)"),
             QemuExit::Unknown(c) => write!(f, "unexpected QEMU exit status {c}"),
             QemuExit::Signal(s) => write!(f, "QEMU was killed by signal {s}"),
@@ -146,7 +157,10 @@ mod tests {
         let got: Vec<i32> = Outcome::ALL.iter().map(|o| o.qemu_status()).collect();
         assert_eq!(got, vec![33, 35, 37, 39, 41]);
         for o in Outcome::ALL {
-            assert_eq!(QemuExit::decode(Some(o.qemu_status()), None, false), QemuExit::Kernel(o));
+            assert_eq!(
+                QemuExit::decode(Some(o.qemu_status()), None, false),
+                QemuExit::Kernel(o)
+            );
             assert_eq!(Outcome::from_code(o.code()), Some(o));
         }
     }
@@ -157,7 +171,10 @@ mod tests {
         assert!(QemuExit::GuestReset.to_string().contains("triple fault"));
         assert_eq!(QemuExit::decode(Some(1), None, false), QemuExit::QemuError);
         assert_eq!(QemuExit::decode(Some(3), None, false), QemuExit::Unknown(3));
-        assert_eq!(QemuExit::decode(Some(43), None, false), QemuExit::Unknown(43));
+        assert_eq!(
+            QemuExit::decode(Some(43), None, false),
+            QemuExit::Unknown(43)
+        );
         assert_eq!(QemuExit::decode(None, Some(9), false), QemuExit::Signal(9));
         assert_eq!(QemuExit::decode(None, Some(9), true), QemuExit::Timeout);
         assert_eq!(QemuExit::decode(Some(33), None, true), QemuExit::Timeout);

@@ -28,6 +28,8 @@ pub mod scenarios;
 pub mod topology;
 
 pub use exit::{Outcome, QemuExit};
-pub use log::{format_cpulist, format_groups, parse_cpulist, parse_groups, Line, Log, Record, STAGES};
+pub use log::{
+    format_cpulist, format_groups, parse_cpulist, parse_groups, Line, Log, Record, STAGES,
+};
 pub use scenarios::{all, CheckResult, Scenario, BASE};
 pub use topology::{Level, Topology};

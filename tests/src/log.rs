@@ -71,17 +71,25 @@ impl Record {
                 None => fields.push((tok.to_string(), String::new())),
             }
         }
-        Some(Record { line: line_no, kind: kind.to_string(), fields })
+        Some(Record {
+            line: line_no,
+            kind: kind.to_string(),
+            fields,
+        })
     }
 
     /// The value of a field, if present (the first one when repeated).
     pub fn get(&self, key: &str) -> Option<&str> {
-        self.fields.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+        self.fields
+            .iter()
+            .find(|(k, _)| k == key)
+            .map(|(_, v)| v.as_str())
     }
 
     /// The value of a field, or an error naming the record.
     pub fn field(&self, key: &str) -> Result<&str, String> {
-        self.get(key).ok_or_else(|| format!("`{self}` has no field `{key}=`"))
+        self.get(key)
+            .ok_or_else(|| format!("`{self}` has no field `{key}=`"))
     }
 
     /// A numeric field, decimal or `0x` hexadecimal.
@@ -162,12 +170,21 @@ impl Log {
 
     /// The first record of a kind, or an error saying it is missing.
     pub fn one(&self, kind: &str) -> Result<&Record, String> {
-        self.records.iter().find(|r| r.kind == kind).ok_or_else(|| format!("no `{PREFIX}{kind}` line"))
+        self.records
+            .iter()
+            .find(|r| r.kind == kind)
+            .ok_or_else(|| format!("no `{PREFIX}{kind}` line"))
     }
 
     /// Lines (human or machine) that start with `prefix`.
-    pub fn lines_starting_with<'a>(&'a self, prefix: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        self.lines.iter().map(|l| l.text.as_str()).filter(move |t| t.starts_with(prefix))
+    pub fn lines_starting_with<'a>(
+        &'a self,
+        prefix: &'a str,
+    ) -> impl Iterator<Item = &'a str> + 'a {
+        self.lines
+            .iter()
+            .map(|l| l.text.as_str())
+            .filter(move |t| t.starts_with(prefix))
     }
 
     /// Whether any line contains `needle`.
@@ -177,7 +194,9 @@ impl Log {
 
     /// The names of the stages reported, in order.
     pub fn stages(&self) -> Vec<&str> {
-        self.records("stage").filter_map(|r| r.get("name")).collect()
+        self.records("stage")
+            .filter_map(|r| r.get("name"))
+            .collect()
     }
 
     /// The last boot stage reported.
@@ -261,7 +280,11 @@ pub fn format_cpulist(cpus: &[u32]) -> String {
         while j + 1 < v.len() && v[j + 1] == v[j] + 1 {
             j += 1;
         }
-        parts.push(if i == j { v[i].to_string() } else { format!("{}-{}", v[i], v[j]) });
+        parts.push(if i == j {
+            v[i].to_string()
+        } else {
+            format!("{}-{}", v[i], v[j])
+        });
         i = j + 1;
     }
     parts.join(",")
@@ -274,7 +297,11 @@ pub fn parse_groups(s: &str) -> Result<Vec<Vec<u32>>, String> {
 
 /// Formats groups as the kernel prints them: canonical cpulists joined by `/`.
 pub fn format_groups(groups: &[Vec<u32>]) -> String {
-    groups.iter().map(|g| format_cpulist(g)).collect::<Vec<_>>().join("/")
+    groups
+        .iter()
+        .map(|g| format_cpulist(g))
+        .collect::<Vec<_>>()
+        .join("/")
 }
 
 #[cfg(test)]
@@ -306,13 +333,19 @@ cmdline: unknown option `bogus`, ignored\n\
         let sd = log.one("sd").unwrap();
         assert_eq!(sd.num("cpu").unwrap(), 5);
         assert_eq!(sd.cpus("span").unwrap(), vec![4, 5]);
-        assert_eq!(parse_groups(sd.field("groups").unwrap()).unwrap(), vec![vec![5], vec![4]]);
+        assert_eq!(
+            parse_groups(sd.field("groups").unwrap()).unwrap(),
+            vec![vec![5], vec![4]]
+        );
         let f = log.one("fault").unwrap();
         assert_eq!(f.num("cr2").unwrap(), 0xdead0000);
         assert_eq!(f.num("vector").unwrap(), 14);
         assert_eq!(f.get("name"), Some("#PF"));
         let p = log.one("panic").unwrap();
-        assert_eq!(p.get("msg"), Some("panicked at kernel/src/main.rs:10:5: deliberate panic = yes"));
+        assert_eq!(
+            p.get("msg"),
+            Some("panicked at kernel/src/main.rs:10:5: deliberate panic = yes")
+        );
         assert!(log.field_error_mentions_record());
         assert_eq!(log.lines_starting_with("cmdline: ").count(), 1);
         assert!(log.one("oom").is_err());
@@ -330,18 +363,27 @@ cmdline: unknown option `bogus`, ignored\n\
         let log = Log::parse(SAMPLE);
         assert_eq!(log.last_stage(), Some("cmdline"));
         assert_eq!(log.next_stage(), Some("memory"));
-        assert_eq!(log.stage_summary(), "last stage reached: cmdline; never reached: memory");
+        assert_eq!(
+            log.stage_summary(),
+            "last stage reached: cmdline; never reached: memory"
+        );
         let empty = Log::parse("garbage\n");
         assert_eq!(empty.last_stage(), None);
         assert_eq!(empty.next_stage(), Some("entry"));
-        let all: String = STAGES.iter().map(|s| format!("@fw stage name={s}\n")).collect();
+        let all: String = STAGES
+            .iter()
+            .map(|s| format!("@fw stage name={s}\n"))
+            .collect();
         assert_eq!(Log::parse(&all).next_stage(), None);
     }
 
     #[test]
     fn control_chars_before_prefix_and_timing() {
         let mut log = Log::default();
-        log.push("\u{1b}\u{0}@fw cpus online=2 expected=2 boot_us=10", Some(Duration::from_secs(3)));
+        log.push(
+            "\u{1b}\u{0}@fw cpus online=2 expected=2 boot_us=10",
+            Some(Duration::from_secs(3)),
+        );
         assert_eq!(log.time_of("cpus"), Some(Duration::from_secs(3)));
         assert_eq!(log.one("cpus").unwrap().num("online").unwrap(), 2);
     }
@@ -356,7 +398,10 @@ cmdline: unknown option `bogus`, ignored\n\
         assert_eq!(format_cpulist(&[8, 0, 1, 2, 3]), "0-3,8");
         assert_eq!(format_cpulist(&[5]), "5");
         assert_eq!(format_cpulist(&[0, 2, 4, 5]), "0,2,4-5");
-        assert_eq!(format_groups(&[vec![4, 5, 6, 7], vec![0, 1, 2, 3]]), "4-7/0-3");
+        assert_eq!(
+            format_groups(&[vec![4, 5, 6, 7], vec![0, 1, 2, 3]]),
+            "4-7/0-3"
+        );
         assert_eq!(parse_num("0x10"), Some(16));
         assert_eq!(parse_num("10"), Some(10));
         assert_eq!(parse_num("x"), None);

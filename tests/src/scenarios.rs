@@ -86,12 +86,45 @@ impl Scenario {
 /// Every scenario, in the order they are listed.
 pub fn all() -> Vec<Scenario> {
     let mut v = vec![
-        Scenario { name: "smp-1", smp: "1", check: check_boot::<1>, ..BASE },
-        Scenario { name: "smp-2", smp: "2", check: check_boot::<2>, ..BASE },
-        Scenario { name: "smp-4", smp: "4", check: check_boot::<4>, ..BASE },
-        Scenario { name: "smp-8", smp: "8", check: check_boot::<8>, ..BASE },
-        Scenario { name: "smp-16", smp: "16", slots: 2, check: check_boot::<16>, ..BASE },
-        Scenario { name: "smp-32", smp: "32", slots: 2, timeout_s: 120, check: check_boot::<32>, ..BASE },
+        Scenario {
+            name: "smp-1",
+            smp: "1",
+            check: check_boot::<1>,
+            ..BASE
+        },
+        Scenario {
+            name: "smp-2",
+            smp: "2",
+            check: check_boot::<2>,
+            ..BASE
+        },
+        Scenario {
+            name: "smp-4",
+            smp: "4",
+            check: check_boot::<4>,
+            ..BASE
+        },
+        Scenario {
+            name: "smp-8",
+            smp: "8",
+            check: check_boot::<8>,
+            ..BASE
+        },
+        Scenario {
+            name: "smp-16",
+            smp: "16",
+            slots: 2,
+            check: check_boot::<16>,
+            ..BASE
+        },
+        Scenario {
+            name: "smp-32",
+            smp: "32",
+            slots: 2,
+            timeout_s: 120,
+            check: check_boot::<32>,
+            ..BASE
+        },
         Scenario {
             name: "smp-64",
             smp: "64",
@@ -126,10 +159,33 @@ pub fn all() -> Vec<Scenario> {
             check: check_topo_numa2,
             ..BASE
         },
-        Scenario { name: "apic-xapic", smp: "8", cpu: "qemu64", check: check_xapic, ..BASE },
-        Scenario { name: "apic-x2apic", smp: "8", cpu: "max", check: check_x2apic, ..BASE },
-        Scenario { name: "no-acpi", smp: "4", no_acpi: true, check: check_no_acpi, ..BASE },
-        Scenario { name: "cmdline-malformed", append: MALFORMED, check: check_malformed_cmdline, ..BASE },
+        Scenario {
+            name: "apic-xapic",
+            smp: "8",
+            cpu: "qemu64",
+            check: check_xapic,
+            ..BASE
+        },
+        Scenario {
+            name: "apic-x2apic",
+            smp: "8",
+            cpu: "max",
+            check: check_x2apic,
+            ..BASE
+        },
+        Scenario {
+            name: "no-acpi",
+            smp: "4",
+            no_acpi: true,
+            check: check_no_acpi,
+            ..BASE
+        },
+        Scenario {
+            name: "cmdline-malformed",
+            append: MALFORMED,
+            check: check_malformed_cmdline,
+            ..BASE
+        },
         Scenario {
             name: "crash-page-fault",
             smp: "2",
@@ -178,7 +234,9 @@ fn ensure(cond: bool, msg: impl FnOnce() -> String) -> CheckResult {
 pub fn cpus_online(log: &Log, n: u64) -> CheckResult {
     let r = log.one("cpus")?;
     let (online, expected) = (r.num("online")?, r.num("expected")?);
-    ensure(online == n && expected == n, || format!("`{r}`: expected online={n} expected={n}"))
+    ensure(online == n && expected == n, || {
+        format!("`{r}`: expected online={n} expected={n}")
+    })
 }
 
 /// Exactly one `@fw cpu` line for each of CPUs 0..n, and no others.
@@ -195,7 +253,9 @@ pub fn cpu_lines(log: &Log, n: u32) -> CheckResult {
         }
     }
     let extra: Vec<_> = seen.keys().filter(|&&id| id >= n as u64).collect();
-    ensure(extra.is_empty(), || format!("`@fw cpu` lines for CPUs that should not exist: {extra:?}"))
+    ensure(extra.is_empty(), || {
+        format!("`@fw cpu` lines for CPUs that should not exist: {extra:?}")
+    })
 }
 
 /// At least one `@fw selfcheck`, all `result=ok`.
@@ -203,7 +263,9 @@ pub fn selfchecks_ok(log: &Log) -> CheckResult {
     let mut n = 0;
     for r in log.records("selfcheck") {
         n += 1;
-        ensure(r.get("result") == Some("ok"), || format!("self-check failed: `{r}`"))?;
+        ensure(r.get("result") == Some("ok"), || {
+            format!("self-check failed: `{r}`")
+        })?;
     }
     ensure(n > 0, || "no `@fw selfcheck` line".into())
 }
@@ -216,31 +278,64 @@ pub fn domains(log: &Log, topo: &Topology) -> CheckResult {
         let cpu = r.num("cpu")?;
         // Canonicalize spans and groups so `0,1,2,3` and `0-3` compare equal.
         let span = format_cpulist(&r.cpus("span")?);
-        let groups = format_groups(&parse_groups(r.field("groups")?).map_err(|e| format!("`{r}`: {e}"))?);
-        got.entry(cpu).or_default().push(format!("level={} span={span} groups={groups}", r.field("level")?));
+        let groups =
+            format_groups(&parse_groups(r.field("groups")?).map_err(|e| format!("`{r}`: {e}"))?);
+        got.entry(cpu).or_default().push(format!(
+            "level={} span={span} groups={groups}",
+            r.field("level")?
+        ));
     }
     for cpu in 0..topo.cpus() {
-        let want: Vec<String> = topo.expected_levels(cpu).iter().map(|l| l.describe()).collect();
+        let want: Vec<String> = topo
+            .expected_levels(cpu)
+            .iter()
+            .map(|l| l.describe())
+            .collect();
         let have = got.remove(&(cpu as u64)).unwrap_or_default();
         if want != have {
             return Err(format!(
                 "CPU {cpu}: sched domains differ\n  expected: {}\n  got:      {}",
-                if want.is_empty() { "(none)".into() } else { want.join(" | ") },
-                if have.is_empty() { "(none)".into() } else { have.join(" | ") },
+                if want.is_empty() {
+                    "(none)".into()
+                } else {
+                    want.join(" | ")
+                },
+                if have.is_empty() {
+                    "(none)".into()
+                } else {
+                    have.join(" | ")
+                },
             ));
         }
     }
-    ensure(got.is_empty(), || format!("`@fw sd` lines for CPUs that do not exist: {:?}", got.keys()))
+    ensure(got.is_empty(), || {
+        format!(
+            "`@fw sd` lines for CPUs that do not exist: {:?}",
+            got.keys()
+        )
+    })
 }
 
-/// Each `@fw cpu` line's `pkg=` and `node=` agree with the topology.
+/// Each `@fw cpu` line's topology IDs agree with the topology: `apic=` (QEMU's APIC ID layout),
+/// `pkg=`, `core=` (within the package), `smt=` (within the core), `llc=` (the LLC is shared by
+/// the package) and `node=`.
 pub fn cpu_placement(log: &Log, topo: &Topology) -> CheckResult {
     for r in log.records("cpu") {
         let id = r.num("id")? as u32;
-        let (pkg, node) = (r.num("pkg")?, r.num("node")?);
-        ensure(pkg == topo.socket_of(id) as u64 && node == topo.node_of(id) as u64, || {
-            format!("`{r}`: expected pkg={} node={}", topo.socket_of(id), topo.node_of(id))
-        })?;
+        let want = [
+            ("apic", topo.apic_id(id)),
+            ("pkg", topo.socket_of(id)),
+            ("core", topo.core_of(id)),
+            ("smt", topo.thread_of(id)),
+            ("llc", topo.socket_of(id)),
+            ("node", topo.node_of(id)),
+        ];
+        for (key, v) in want {
+            num_is(r, key, v as u64).map_err(|_| {
+                let all: Vec<String> = want.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!("`{r}`: expected {}", all.join(" "))
+            })?;
+        }
     }
     Ok(())
 }
@@ -268,13 +363,18 @@ pub fn names_word(line: &str, word: &str) -> bool {
 /// Parses a hexadecimal or decimal field and compares it with `want`.
 fn num_is(r: &crate::log::Record, key: &str, want: u64) -> CheckResult {
     let v = r.num(key)?;
-    ensure(v == want, || format!("`{r}`: expected {key}={want:#x} ({want})"))
+    ensure(v == want, || {
+        format!("`{r}`: expected {key}={want:#x} ({want})")
+    })
 }
 
 fn backtrace(log: &Log, min_frames: usize) -> CheckResult {
     let frames: Vec<_> = log.records("bt").collect();
     ensure(frames.len() >= min_frames, || {
-        format!("expected at least {min_frames} `@fw bt` frames, got {}", frames.len())
+        format!(
+            "expected at least {min_frames} `@fw bt` frames, got {}",
+            frames.len()
+        )
     })?;
     for f in frames {
         f.num("addr")?;
@@ -296,7 +396,11 @@ fn check_smp64(log: &Log) -> CheckResult {
     healthy_boot(log, "64", 0)?;
     match log.time_of("cpus") {
         Some(t) => ensure(t <= SMP64_ONLINE_WITHIN, || {
-            format!("64 CPUs came online after {:.1} s of wall time (limit {} s)", t.as_secs_f64(), SMP64_ONLINE_WITHIN.as_secs())
+            format!(
+                "64 CPUs came online after {:.1} s of wall time (limit {} s)",
+                t.as_secs_f64(),
+                SMP64_ONLINE_WITHIN.as_secs()
+            )
         }),
         None => Ok(()), // a log without timing (parsed from text): nothing to measure
     }
@@ -322,7 +426,9 @@ fn check_topo_numa2(log: &Log) -> CheckResult {
 
 fn apic_mode(log: &Log, mode: &str) -> CheckResult {
     let r = log.one("apic")?;
-    ensure(r.get("mode") == Some(mode), || format!("`{r}`: expected mode={mode}"))?;
+    ensure(r.get("mode") == Some(mode), || {
+        format!("`{r}`: expected mode={mode}")
+    })?;
     cpus_online(log, 8)?;
     cpu_lines(log, 8)
 }
@@ -337,7 +443,9 @@ fn check_x2apic(log: &Log) -> CheckResult {
 
 fn check_no_acpi(log: &Log) -> CheckResult {
     let r = log.one("acpi")?;
-    ensure(r.get("none") == Some("1"), || format!("`{r}`: expected none=1"))?;
+    ensure(r.get("none") == Some("1"), || {
+        format!("`{r}`: expected none=1")
+    })?;
     cpus_online(log, 1)?;
     cpu_lines(log, 1)
 }
@@ -346,10 +454,16 @@ fn check_malformed_cmdline(log: &Log) -> CheckResult {
     let lines: Vec<&str> = log.lines_starting_with("cmdline: ").collect();
     for opt in MALFORMED_OPTIONS {
         let n = lines.iter().filter(|l| names_word(l, opt)).count();
-        ensure(n == 1, || format!("expected one `cmdline: ` line naming `{opt}`, found {n}: {lines:#?}"))?;
+        ensure(n == 1, || {
+            format!("expected one `cmdline: ` line naming `{opt}`, found {n}: {lines:#?}")
+        })?;
     }
     ensure(lines.len() == MALFORMED_OPTIONS.len(), || {
-        format!("expected {} `cmdline: ` lines (one per bad option), found {}: {lines:#?}", MALFORMED_OPTIONS.len(), lines.len())
+        format!(
+            "expected {} `cmdline: ` lines (one per bad option), found {}: {lines:#?}",
+            MALFORMED_OPTIONS.len(),
+            lines.len()
+        )
     })?;
     let c = log.one("cmdline")?;
     ensure(c.get("msg").is_some_and(|m| m.contains(MALFORMED)), || {
@@ -362,7 +476,9 @@ fn check_malformed_cmdline(log: &Log) -> CheckResult {
 fn fault(log: &Log, vector: u64, name: &str) -> CheckResult {
     let f = log.one("fault")?;
     num_is(f, "vector", vector)?;
-    ensure(f.get("name") == Some(name), || format!("`{f}`: expected name={name}"))?;
+    ensure(f.get("name") == Some(name), || {
+        format!("`{f}`: expected name={name}")
+    })?;
     ensure(f.num("rip")? != 0, || format!("`{f}`: rip=0"))?;
     Ok(())
 }
@@ -372,7 +488,9 @@ fn check_page_fault(log: &Log) -> CheckResult {
     num_is(log.one("fault")?, "cr2", 0xdead_0000)?;
     let text = log.raw().to_ascii_lowercase();
     for reg in ["rax", "rbx", "rsp", "rbp"] {
-        ensure(names_word(&text, reg), || format!("register `{reg}` is not printed"))?;
+        ensure(names_word(&text, reg), || {
+            format!("register `{reg}` is not printed")
+        })?;
     }
     backtrace(log, 2)
 }
@@ -385,9 +503,10 @@ fn check_divide_error(log: &Log) -> CheckResult {
 fn check_panic(log: &Log) -> CheckResult {
     let p = log.one("panic")?;
     num_is(p, "cpu", 0)?;
-    ensure(p.get("msg").is_some_and(|m| m.contains("deliberate panic")), || {
-        format!("`{p}`: expected msg= to contain `deliberate panic`")
-    })?;
+    ensure(
+        p.get("msg").is_some_and(|m| m.contains("deliberate panic")),
+        || format!("`{p}`: expected msg= to contain `deliberate panic`"),
+    )?;
     backtrace(log, 2)
 }
 
@@ -414,13 +533,17 @@ mod tests {
         if s.no_acpi {
             out += "@fw acpi none=1\n";
         } else {
-            out += &format!("@fw acpi rsdp=0xf5000 cpus={n} ioapics=1 numa_nodes={}\n", topo.nodes.max(1));
+            out += &format!(
+                "@fw acpi rsdp=0xf5000 cpus={n} ioapics=1 numa_nodes={}\n",
+                topo.nodes.max(1)
+            );
         }
         let mode = if s.cpu == "qemu64" { "xapic" } else { "x2apic" };
         out += &format!("@fw apic mode={mode}\n");
         for c in 0..n {
             out += &format!(
-                "@fw cpu id={c} apic={c} pkg={} core={} smt={} llc={} node={}\n",
+                "@fw cpu id={c} apic={} pkg={} core={} smt={} llc={} node={}\n",
+                topo.apic_id(c),
                 topo.socket_of(c),
                 topo.core_of(c),
                 topo.thread_of(c),
@@ -495,7 +618,11 @@ mod tests {
     fn every_scenario_fails_on_a_wrong_exit() {
         for s in all() {
             let log = Log::parse(&synthetic(&s));
-            let wrong = if s.expect == Outcome::Success { Outcome::Failure } else { Outcome::Success };
+            let wrong = if s.expect == Outcome::Success {
+                Outcome::Failure
+            } else {
+                Outcome::Success
+            };
             let e = s.evaluate(&QemuExit::Kernel(wrong), &log).unwrap_err();
             assert!(e.contains("expected exit"), "{}: {e}", s.name);
             assert!(s.evaluate(&QemuExit::Timeout, &log).is_err());
@@ -517,32 +644,89 @@ mod tests {
             ("smp-1", "online=1 expected=1", "online=0 expected=1"),
             ("smp-2", "@fw cpu id=1 ", "@fw cpu id=7 "),
             ("smp-4", "result=ok", "result=fail"),
-            ("smp-8", "@fw sd cpu=3 level=MC span=0-7 groups=3/4/5/6/7/0/1/2", "@fw sd cpu=3 level=MC span=0-7 groups=0/1/2/3/4/5/6/7"),
-            ("smp-16", "@fw sd cpu=15 level=MC", "@fw sd cpu=15 level=PKG"),
+            (
+                "smp-8",
+                "@fw sd cpu=3 level=MC span=0-7 groups=3/4/5/6/7/0/1/2",
+                "@fw sd cpu=3 level=MC span=0-7 groups=0/1/2/3/4/5/6/7",
+            ),
+            (
+                "smp-16",
+                "@fw sd cpu=15 level=MC",
+                "@fw sd cpu=15 level=PKG",
+            ),
             ("smp-32", "online=32 expected=32", "online=31 expected=32"),
             ("smp-64", "@fw cpu id=63 ", "@fw cpu id=62 "),
-            ("topo-2s2c2t", "@fw sd cpu=5 level=PKG span=0-7 groups=4-7/0-3", "@fw sd cpu=5 level=PKG span=0-7 groups=0-3/4-7"),
-            ("topo-1s4c2t", "@fw sd cpu=2 level=SMT span=2-3 groups=2/3 flags=0x0\n", ""),
-            ("topo-4s1c1t", "@fw cpu id=2 apic=2 pkg=2", "@fw cpu id=2 apic=2 pkg=0"),
-            ("topo-numa2", "@fw sd cpu=6 level=NUMA span=0-7 groups=4-7/0-3", "@fw sd cpu=6 level=PKG span=0-7 groups=4-7/0-3"),
+            (
+                "topo-2s2c2t",
+                "@fw sd cpu=5 level=PKG span=0-7 groups=4-7/0-3",
+                "@fw sd cpu=5 level=PKG span=0-7 groups=0-3/4-7",
+            ),
+            (
+                "topo-2s2c2t",
+                "@fw cpu id=5 apic=5 pkg=1 core=0 smt=1",
+                "@fw cpu id=5 apic=5 pkg=1 core=1 smt=1",
+            ),
+            (
+                "topo-numa2",
+                "@fw cpu id=6 apic=6 pkg=1 core=2 smt=0 llc=1 node=1",
+                "@fw cpu id=6 apic=6 pkg=1 core=2 smt=0 llc=1 node=0",
+            ),
+            (
+                "topo-1s4c2t",
+                "@fw sd cpu=2 level=SMT span=2-3 groups=2/3 flags=0x0\n",
+                "",
+            ),
+            (
+                "topo-4s1c1t",
+                "@fw cpu id=2 apic=2 pkg=2",
+                "@fw cpu id=2 apic=2 pkg=0",
+            ),
+            (
+                "topo-numa2",
+                "@fw sd cpu=6 level=NUMA span=0-7 groups=4-7/0-3",
+                "@fw sd cpu=6 level=PKG span=0-7 groups=4-7/0-3",
+            ),
             ("topo-numa2", "numa_nodes=2", "numa_nodes=1"),
             ("apic-xapic", "mode=xapic", "mode=x2apic"),
             ("apic-x2apic", "mode=x2apic", "mode=xapic"),
             ("no-acpi", "none=1", "rsdp=0xf5000 cpus=1"),
-            ("cmdline-malformed", "cmdline: hz=abc is not a number, using 250\n", ""),
-            ("cmdline-malformed", "cmdline: log=loud", "cmdline: level=loud"),
+            (
+                "cmdline-malformed",
+                "cmdline: hz=abc is not a number, using 250\n",
+                "",
+            ),
+            (
+                "cmdline-malformed",
+                "cmdline: log=loud",
+                "cmdline: level=loud",
+            ),
             ("crash-page-fault", "cr2=0xdead0000", "cr2=0xdead0004"),
-            ("crash-page-fault", "@fw bt cpu=0 frame=1 addr=0x105678\n", ""),
-            ("crash-page-fault", "rax=0x0 rbx=0x1 rcx=0x2 rdx=0x3 rsp=0x2000 rbp=0x2010\n", ""),
+            (
+                "crash-page-fault",
+                "@fw bt cpu=0 frame=1 addr=0x105678\n",
+                "",
+            ),
+            (
+                "crash-page-fault",
+                "rax=0x0 rbx=0x1 rcx=0x2 rdx=0x3 rsp=0x2000 rbp=0x2010\n",
+                "",
+            ),
             ("crash-page-fault", "vector=14", "vector=13"),
-            ("crash-divide-error", "vector=0 name=#DE", "vector=6 name=#UD"),
+            (
+                "crash-divide-error",
+                "vector=0 name=#DE",
+                "vector=6 name=#UD",
+            ),
             ("crash-panic", "deliberate panic", "other panic"),
             ("crash-panic", "@fw panic cpu=0", "@fw panic cpu=1"),
         ];
         for (name, from, to) in mutations {
             let s = by_name(name);
             let good = synthetic(&s);
-            assert!(good.contains(from), "{name}: `{from}` not in synthetic log:\n{good}");
+            assert!(
+                good.contains(from),
+                "{name}: `{from}` not in synthetic log:\n{good}"
+            );
             let bad = good.replacen(from, to, 1);
             let e = run(&s, &bad).expect_err(&format!("{name}: passed with `{from}` -> `{to}`"));
             assert!(!e.is_empty());
@@ -563,13 +747,16 @@ mod tests {
         for line in synthetic(&s).lines() {
             slow.push(line, Some(Duration::from_secs(61)));
         }
-        let e = s.evaluate(&QemuExit::Kernel(Outcome::Success), &slow).unwrap_err();
+        let e = s
+            .evaluate(&QemuExit::Kernel(Outcome::Success), &slow)
+            .unwrap_err();
         assert!(e.contains("wall time"), "{e}");
         let mut fast = Log::default();
         for line in synthetic(&s).lines() {
             fast.push(line, Some(Duration::from_secs(20)));
         }
-        s.evaluate(&QemuExit::Kernel(Outcome::Success), &fast).unwrap();
+        s.evaluate(&QemuExit::Kernel(Outcome::Success), &fast)
+            .unwrap();
     }
 
     #[test]

@@ -35,7 +35,12 @@ pub struct Level {
 impl Level {
     /// `level=SMT span=4-5 groups=5/4`, the fields as the kernel prints them.
     pub fn describe(&self) -> String {
-        format!("level={} span={} groups={}", self.name, format_cpulist(&self.span), format_groups(&self.groups))
+        format!(
+            "level={} span={} groups={}",
+            self.name,
+            format_cpulist(&self.span),
+            format_groups(&self.groups)
+        )
     }
 }
 
@@ -50,7 +55,9 @@ impl Topology {
                 None if i == 0 => ("cpus", part),
                 None => return Err(format!("bad -smp `{spec}`")),
             };
-            let n: u32 = v.parse().map_err(|_| format!("bad -smp `{spec}`: `{part}`"))?;
+            let n: u32 = v
+                .parse()
+                .map_err(|_| format!("bad -smp `{spec}`: `{part}`"))?;
             match k {
                 "cpus" => cpus = Some(n),
                 "sockets" => sockets = Some(n),
@@ -68,12 +75,22 @@ impl Topology {
             (None, Some(n)) => n / (sockets * threads).max(1),
             (None, None) => 1,
         };
-        let t = Topology { sockets, cores, threads, nodes };
+        let t = Topology {
+            sockets,
+            cores,
+            threads,
+            nodes,
+        };
         if t.cpus() == 0 || cpus.is_some_and(|n| n != t.cpus()) {
-            return Err(format!("-smp `{spec}`: cpus do not match sockets*cores*threads"));
+            return Err(format!(
+                "-smp `{spec}`: cpus do not match sockets*cores*threads"
+            ));
         }
-        if nodes > 1 && t.cpus() % nodes != 0 {
-            return Err(format!("{} CPUs do not split evenly into {nodes} nodes", t.cpus()));
+        if nodes > 1 && !t.cpus().is_multiple_of(nodes) {
+            return Err(format!(
+                "{} CPUs do not split evenly into {nodes} nodes",
+                t.cpus()
+            ));
         }
         Ok(t)
     }
@@ -94,6 +111,13 @@ impl Topology {
         cpu % self.threads
     }
 
+    /// QEMU's APIC ID: thread, core and socket fields, each as wide as its count needs.
+    pub fn apic_id(&self, cpu: u32) -> u32 {
+        let bits = |n: u32| n.max(1).next_power_of_two().trailing_zeros();
+        let (tb, cb) = (bits(self.threads), bits(self.cores));
+        (self.socket_of(cpu) << (tb + cb)) | (self.core_of(cpu) << tb) | self.thread_of(cpu)
+    }
+
     pub fn node_of(&self, cpu: u32) -> u32 {
         if self.nodes <= 1 {
             0
@@ -111,8 +135,14 @@ impl Topology {
         let s = self.socket_of(cpu);
         let n = self.node_of(cpu);
         match level {
-            0 => self.all().filter(|&c| self.socket_of(c) == s && self.core_of(c) == self.core_of(cpu)).collect(),
-            1 => self.all().filter(|&c| self.socket_of(c) == s && self.node_of(c) == n).collect(),
+            0 => self
+                .all()
+                .filter(|&c| self.socket_of(c) == s && self.core_of(c) == self.core_of(cpu))
+                .collect(),
+            1 => self
+                .all()
+                .filter(|&c| self.socket_of(c) == s && self.node_of(c) == n)
+                .collect(),
             2 => self.all().filter(|&c| self.node_of(c) == n).collect(),
             _ => self.all().collect(),
         }
@@ -136,7 +166,11 @@ impl Topology {
             if groups.iter().any(|g| g.contains(&c)) {
                 continue;
             }
-            groups.push(if level == 0 { vec![c] } else { self.raw_span(level - 1, c) });
+            groups.push(if level == 0 {
+                vec![c]
+            } else {
+                self.raw_span(level - 1, c)
+            });
         }
         groups
     }
@@ -150,7 +184,11 @@ impl Topology {
             if span.len() <= 1 || span.len() == below {
                 continue;
             }
-            out.push(Level { name, span, groups: self.raw_groups(i, cpu) });
+            out.push(Level {
+                name,
+                span,
+                groups: self.raw_groups(i, cpu),
+            });
         }
         out
     }
@@ -204,7 +242,10 @@ mod tests {
         let t = Topology::from_smp("8,sockets=1,cores=4,threads=2", 1).unwrap();
         assert_eq!(
             show(&t, 3),
-            vec!["level=SMT span=2-3 groups=3/2", "level=MC span=0-7 groups=2-3/4-5/6-7/0-1"]
+            vec![
+                "level=SMT span=2-3 groups=3/2",
+                "level=MC span=0-7 groups=2-3/4-5/6-7/0-1"
+            ]
         );
     }
 
@@ -218,9 +259,25 @@ mod tests {
     #[test]
     fn numa_two_nodes() {
         let t = Topology::from_smp("8,sockets=2,cores=4", 2).unwrap();
-        assert_eq!(show(&t, 1), vec!["level=MC span=0-3 groups=1/2/3/0", "level=NUMA span=0-7 groups=0-3/4-7"]);
-        assert_eq!(show(&t, 6), vec!["level=MC span=4-7 groups=6/7/4/5", "level=NUMA span=0-7 groups=4-7/0-3"]);
+        assert_eq!(
+            show(&t, 1),
+            vec![
+                "level=MC span=0-3 groups=1/2/3/0",
+                "level=NUMA span=0-7 groups=0-3/4-7"
+            ]
+        );
+        assert_eq!(
+            show(&t, 6),
+            vec![
+                "level=MC span=4-7 groups=6/7/4/5",
+                "level=NUMA span=0-7 groups=4-7/0-3"
+            ]
+        );
         assert_eq!(t.node_of(3), 0);
+        let odd = Topology::from_smp("12,sockets=2,cores=3,threads=2", 1).unwrap();
+        // 2 threads: 1 bit; 3 cores: 2 bits. CPU 7 = socket 1, core 0, thread 1.
+        assert_eq!(odd.apic_id(7), 0b1001);
+        assert_eq!(odd.apic_id(5), 0b0101);
         assert_eq!(t.node_of(4), 1);
     }
 

@@ -20,7 +20,11 @@ pub fn kernel_elf() -> PathBuf {
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace_root().join("target"));
-    let target_dir = if target_dir.is_absolute() { target_dir } else { workspace_root().join(target_dir) };
+    let target_dir = if target_dir.is_absolute() {
+        target_dir
+    } else {
+        workspace_root().join(target_dir)
+    };
     target_dir.join(TARGET).join("release").join(KERNEL_PACKAGE)
 }
 
@@ -36,7 +40,10 @@ pub fn build_kernel() -> Result<PathBuf, String> {
     }
     let elf = kernel_elf();
     if !elf.is_file() {
-        return Err(format!("xtask: the kernel build succeeded but {} does not exist", elf.display()));
+        return Err(format!(
+            "xtask: the kernel build succeeded but {} does not exist",
+            elf.display()
+        ));
     }
     Ok(elf)
 }
@@ -67,7 +74,13 @@ pub fn parse_test_result(line: &str) -> Option<(u32, u32)> {
 pub fn host_tests() -> HostTests {
     let mut t = HostTests::default();
     let child = cargo()
-        .args(["test", "--workspace", "--exclude", KERNEL_PACKAGE, "--no-fail-fast"])
+        .args([
+            "test",
+            "--workspace",
+            "--exclude",
+            KERNEL_PACKAGE,
+            "--no-fail-fast",
+        ])
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .spawn();
@@ -115,6 +128,10 @@ mod tests {
     #[test]
     fn kernel_path() {
         let p = kernel_elf();
-        assert!(p.ends_with("x86_64-unknown-linux-gnu/release/fairway-kernel"), "{}", p.display());
+        assert!(
+            p.ends_with("x86_64-unknown-linux-gnu/release/fairway-kernel"),
+            "{}",
+            p.display()
+        );
     }
 }

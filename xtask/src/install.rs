@@ -23,9 +23,13 @@ impl std::fmt::Display for Version {
 
 /// Parses `QEMU emulator version 10.0.2 (Debian 1:10.0.2+ds-2...)`.
 pub fn parse_version(out: &str) -> Option<Version> {
-    let rest = out.lines().find_map(|l| l.split_once("version ").map(|(_, r)| r))?;
+    let rest = out
+        .lines()
+        .find_map(|l| l.split_once("version ").map(|(_, r)| r))?;
     let word = rest.split(|c: char| c.is_whitespace() || c == '(').next()?;
-    let mut it = word.split('.').map(|p| p.trim_matches(|c: char| !c.is_ascii_digit()).parse::<u32>());
+    let mut it = word
+        .split('.')
+        .map(|p| p.trim_matches(|c: char| !c.is_ascii_digit()).parse::<u32>());
     let major = it.next()?.ok()?;
     let minor = it.next().and_then(|r| r.ok()).unwrap_or(0);
     let patch = it.next().and_then(|r| r.ok()).unwrap_or(0);
@@ -72,13 +76,20 @@ pub fn backports_source(debian_sources: &str) -> Result<String, String> {
                 fields.push((k.trim().to_string(), v.trim().to_string()));
             }
         }
-        let get = |k: &str| fields.iter().find(|(f, _)| f.eq_ignore_ascii_case(k)).map(|(_, v)| v.as_str());
-        let is_bookworm = get("Suites").is_some_and(|s| s.split_whitespace().any(|x| x == "bookworm"));
+        let get = |k: &str| {
+            fields
+                .iter()
+                .find(|(f, _)| f.eq_ignore_ascii_case(k))
+                .map(|(_, v)| v.as_str())
+        };
+        let is_bookworm =
+            get("Suites").is_some_and(|s| s.split_whitespace().any(|x| x == "bookworm"));
         if !is_bookworm {
             continue;
         }
         let uris = get("URIs").ok_or("the bookworm stanza has no URIs: line")?;
-        let mut out = format!("Types: deb\nURIs: {uris}\nSuites: bookworm-backports\nComponents: main\n");
+        let mut out =
+            format!("Types: deb\nURIs: {uris}\nSuites: bookworm-backports\nComponents: main\n");
         if let Some(signed) = get("Signed-By") {
             out.push_str(&format!("Signed-By: {signed}\n"));
         }
@@ -105,10 +116,15 @@ impl Step {
             Step::WriteFile { path, contents } => format!("cat > {path} <<'EOF'\n{contents}EOF"),
             Step::Run(a) => {
                 let mut a = a.clone();
-                if a.first().map(String::as_str) == Some("apt-get") && a.get(1).map(String::as_str) == Some("install") {
+                if a.first().map(String::as_str) == Some("apt-get")
+                    && a.get(1).map(String::as_str) == Some("install")
+                {
                     a.insert(0, "DEBIAN_FRONTEND=noninteractive".into());
                 }
-                a.iter().map(|s| crate::qemu::shell_quote(s)).collect::<Vec<_>>().join(" ")
+                a.iter()
+                    .map(|s| crate::qemu::shell_quote(s))
+                    .collect::<Vec<_>>()
+                    .join(" ")
             }
         }
     }
@@ -140,9 +156,19 @@ pub fn decide(found: Option<Version>, os: &Os, debian_sources: Option<&str>, roo
                 None => return Plan::Manual { why: format!("{why}; {DEBIAN_SOURCES} is missing, so the backports source cannot be derived"), commands: vec![] },
             };
             vec![
-                Step::WriteFile { path: BACKPORTS_SOURCE.into(), contents },
+                Step::WriteFile {
+                    path: BACKPORTS_SOURCE.into(),
+                    contents,
+                },
                 Step::run(&["apt-get", "update"]),
-                Step::run(&["apt-get", "install", "-y", "-t", "bookworm-backports", "qemu-system-x86"]),
+                Step::run(&[
+                    "apt-get",
+                    "install",
+                    "-y",
+                    "-t",
+                    "bookworm-backports",
+                    "qemu-system-x86",
+                ]),
             ]
         }
         Os::Trixie => vec![
@@ -151,15 +177,22 @@ pub fn decide(found: Option<Version>, os: &Os, debian_sources: Option<&str>, roo
         ],
         Os::Other(name) => {
             return Plan::Manual {
-                why: format!("{why}; automatic install is only done on Debian 12/13 (this is {name})"),
-                commands: vec![format!("install QEMU >= {MIN_MAJOR} ({QEMU}) with your system's package manager")],
+                why: format!(
+                    "{why}; automatic install is only done on Debian 12/13 (this is {name})"
+                ),
+                commands: vec![format!(
+                    "install QEMU >= {MIN_MAJOR} ({QEMU}) with your system's package manager"
+                )],
             }
         }
     };
     if root {
         Plan::Install { why, steps }
     } else {
-        Plan::Manual { why: format!("{why}; not root, so run as root:"), commands: steps.iter().map(Step::shell).collect() }
+        Plan::Manual {
+            why: format!("{why}; not root, so run as root:"),
+            commands: steps.iter().map(Step::shell).collect(),
+        }
     }
 }
 
@@ -168,7 +201,9 @@ pub fn find_qemu() -> Option<PathBuf> {
     if let Some(p) = std::env::var_os("FAIRWAY_QEMU") {
         return Some(PathBuf::from(p));
     }
-    std::env::split_paths(&std::env::var_os("PATH")?).map(|d| d.join(QEMU)).find(|p| p.is_file())
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|d| d.join(QEMU))
+        .find(|p| p.is_file())
 }
 
 pub fn qemu_version(qemu: &Path) -> Option<Version> {
@@ -187,7 +222,10 @@ pub fn ensure(verbose: bool) -> Result<PathBuf, String> {
         // An explicit choice is used as it is, never "fixed" by installing another QEMU.
         return match qemu_version(&q) {
             Some(v) if v.0 >= MIN_MAJOR => Ok(q),
-            v => Err(format!("xtask: FAIRWAY_QEMU={} is not QEMU >= {MIN_MAJOR} (version {v:?})", q.display())),
+            v => Err(format!(
+                "xtask: FAIRWAY_QEMU={} is not QEMU >= {MIN_MAJOR} (version {v:?})",
+                q.display()
+            )),
         };
     }
     let qemu = find_qemu();
@@ -214,9 +252,8 @@ pub fn ensure(verbose: bool) -> Result<PathBuf, String> {
             for step in &steps {
                 eprintln!("xtask: + {}", step.shell());
                 match step {
-                    Step::WriteFile { path, contents } => {
-                        std::fs::write(path, contents).map_err(|e| format!("xtask: writing {path}: {e}"))?
-                    }
+                    Step::WriteFile { path, contents } => std::fs::write(path, contents)
+                        .map_err(|e| format!("xtask: writing {path}: {e}"))?,
                     Step::Run(a) => {
                         let st = Command::new(&a[0])
                             .args(&a[1..])
@@ -230,13 +267,17 @@ pub fn ensure(verbose: bool) -> Result<PathBuf, String> {
                     }
                 }
             }
-            let q = find_qemu().ok_or_else(|| format!("xtask: {QEMU} still not found after the install"))?;
+            let q = find_qemu()
+                .ok_or_else(|| format!("xtask: {QEMU} still not found after the install"))?;
             match qemu_version(&q) {
                 Some(v) if v.0 >= MIN_MAJOR => {
                     eprintln!("xtask: installed QEMU {v} at {}", q.display());
                     Ok(q)
                 }
-                v => Err(format!("xtask: after the install {} reports version {v:?}", q.display())),
+                v => Err(format!(
+                    "xtask: after the install {} reports version {v:?}",
+                    q.display()
+                )),
             }
         }
     }
@@ -246,10 +287,12 @@ pub fn ensure(verbose: bool) -> Result<PathBuf, String> {
 mod tests {
     use super::*;
 
-    const BOOKWORM: &str = "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nNAME=\"Debian GNU/Linux\"\n\
+    const BOOKWORM: &str =
+        "PRETTY_NAME=\"Debian GNU/Linux 12 (bookworm)\"\nNAME=\"Debian GNU/Linux\"\n\
 VERSION_ID=\"12\"\nVERSION=\"12 (bookworm)\"\nVERSION_CODENAME=bookworm\nID=debian\n";
     const TRIXIE: &str = "PRETTY_NAME=\"Debian GNU/Linux 13 (trixie)\"\nVERSION_ID=\"13\"\nVERSION_CODENAME=trixie\nID=debian\n";
-    const UBUNTU: &str = "PRETTY_NAME=\"Ubuntu 24.04 LTS\"\nID=ubuntu\nVERSION_ID=\"24.04\"\nID_LIKE=debian\n";
+    const UBUNTU: &str =
+        "PRETTY_NAME=\"Ubuntu 24.04 LTS\"\nID=ubuntu\nVERSION_ID=\"24.04\"\nID_LIKE=debian\n";
 
     const SOURCES: &str = "Types: deb\n\
 # http://snapshot.debian.org/archive/debian/20250520T000000Z\n\
@@ -267,12 +310,23 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n";
     #[test]
     fn versions() {
         assert_eq!(
-            parse_version("QEMU emulator version 10.0.2 (Debian 1:10.0.2+ds-2+deb13u1~bpo12+1)\nCopyright"),
+            parse_version(
+                "QEMU emulator version 10.0.2 (Debian 1:10.0.2+ds-2+deb13u1~bpo12+1)\nCopyright"
+            ),
             Some(Version(10, 0, 2))
         );
-        assert_eq!(parse_version("QEMU emulator version 7.2.15 (Debian 1:7.2+dfsg-7+deb12u13)"), Some(Version(7, 2, 15)));
-        assert_eq!(parse_version("QEMU emulator version 9.1.50"), Some(Version(9, 1, 50)));
-        assert_eq!(parse_version("QEMU emulator version 11.0"), Some(Version(11, 0, 0)));
+        assert_eq!(
+            parse_version("QEMU emulator version 7.2.15 (Debian 1:7.2+dfsg-7+deb12u13)"),
+            Some(Version(7, 2, 15))
+        );
+        assert_eq!(
+            parse_version("QEMU emulator version 9.1.50"),
+            Some(Version(9, 1, 50))
+        );
+        assert_eq!(
+            parse_version("QEMU emulator version 11.0"),
+            Some(Version(11, 0, 0))
+        );
         assert_eq!(parse_version("garbage"), None);
         assert!(Version(10, 0, 0) > Version(9, 2, 3));
     }
@@ -281,7 +335,10 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n";
     fn os_release() {
         assert_eq!(parse_os_release(BOOKWORM), Os::Bookworm);
         assert_eq!(parse_os_release(TRIXIE), Os::Trixie);
-        assert_eq!(parse_os_release(UBUNTU), Os::Other("Ubuntu 24.04 LTS".into()));
+        assert_eq!(
+            parse_os_release(UBUNTU),
+            Os::Other("Ubuntu 24.04 LTS".into())
+        );
         assert_eq!(parse_os_release(""), Os::Other(String::new()));
     }
 
@@ -298,21 +355,36 @@ Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg\n";
 Types: deb\nURIs: http://mirror.example/debian\nSuites: bookworm\nComponents: main\nSigned-By:\n -----BEGIN PGP PUBLIC KEY BLOCK-----\n .\n abc\n\n\
 Types: deb\nURIs: http://other/debian\nSuites: bookworm\n";
         let out = backports_source(src).unwrap();
-        assert!(out.contains("URIs: http://mirror.example/debian\n"), "{out}");
-        assert!(out.contains("Signed-By: \n -----BEGIN PGP PUBLIC KEY BLOCK-----\n .\n abc\n"), "{out}");
+        assert!(
+            out.contains("URIs: http://mirror.example/debian\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains("Signed-By: \n -----BEGIN PGP PUBLIC KEY BLOCK-----\n .\n abc\n"),
+            "{out}"
+        );
         assert!(backports_source("Types: deb\nURIs: x\nSuites: trixie\n").is_err());
     }
 
     #[test]
     fn ready_when_new_enough() {
-        assert_eq!(decide(Some(Version(10, 0, 2)), &Os::Other("x".into()), None, false), Plan::Ready(Version(10, 0, 2)));
-        assert_eq!(decide(Some(Version(11, 1, 0)), &Os::Bookworm, None, true), Plan::Ready(Version(11, 1, 0)));
+        assert_eq!(
+            decide(Some(Version(10, 0, 2)), &Os::Other("x".into()), None, false),
+            Plan::Ready(Version(10, 0, 2))
+        );
+        assert_eq!(
+            decide(Some(Version(11, 1, 0)), &Os::Bookworm, None, true),
+            Plan::Ready(Version(11, 1, 0))
+        );
     }
 
     #[test]
     fn bookworm_root_installs_from_backports() {
         for found in [None, Some(Version(7, 2, 15))] {
-            let Plan::Install { steps, .. } = decide(found, &Os::Bookworm, Some(SOURCES), true) else { panic!() };
+            let Plan::Install { steps, .. } = decide(found, &Os::Bookworm, Some(SOURCES), true)
+            else {
+                panic!()
+            };
             assert_eq!(steps.len(), 3);
             assert!(matches!(&steps[0], Step::WriteFile { path, contents }
                 if path == BACKPORTS_SOURCE && contents.contains("Suites: bookworm-backports\n")));
@@ -326,24 +398,36 @@ Types: deb\nURIs: http://other/debian\nSuites: bookworm\n";
 
     #[test]
     fn trixie_installs_plain_package() {
-        let Plan::Install { steps, .. } = decide(None, &Os::Trixie, None, true) else { panic!() };
-        assert_eq!(steps.iter().map(Step::shell).collect::<Vec<_>>(), vec![
-            "apt-get update",
-            "DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-system-x86",
-        ]);
+        let Plan::Install { steps, .. } = decide(None, &Os::Trixie, None, true) else {
+            panic!()
+        };
+        assert_eq!(
+            steps.iter().map(Step::shell).collect::<Vec<_>>(),
+            vec![
+                "apt-get update",
+                "DEBIAN_FRONTEND=noninteractive apt-get install -y qemu-system-x86",
+            ]
+        );
     }
 
     #[test]
     fn not_root_or_other_os_prints_commands() {
-        let Plan::Manual { why, commands } = decide(Some(Version(7, 2, 0)), &Os::Bookworm, Some(SOURCES), false) else {
+        let Plan::Manual { why, commands } =
+            decide(Some(Version(7, 2, 0)), &Os::Bookworm, Some(SOURCES), false)
+        else {
             panic!()
         };
         assert!(why.contains("7.2.0") && why.contains("not root"), "{why}");
         assert!(commands[0].starts_with(&format!("cat > {BACKPORTS_SOURCE} <<'EOF'\nTypes: deb\n")));
         assert!(commands[0].ends_with("debian-archive-keyring.gpg\nEOF"));
         assert_eq!(commands.len(), 3);
-        let Plan::Manual { why, .. } = decide(None, &Os::Other("Fedora".into()), None, true) else { panic!() };
+        let Plan::Manual { why, .. } = decide(None, &Os::Other("Fedora".into()), None, true) else {
+            panic!()
+        };
         assert!(why.contains("Fedora"));
-        assert!(matches!(decide(None, &Os::Bookworm, None, true), Plan::Manual { .. }));
+        assert!(matches!(
+            decide(None, &Os::Bookworm, None, true),
+            Plan::Manual { .. }
+        ));
     }
 }

@@ -18,7 +18,10 @@ use crate::qemu::QemuConfig;
 use crate::symbols::Symbols;
 
 #[derive(Parser)]
-#[command(name = "cargo xtask", about = "Build, boot and test the fairway kernel")]
+#[command(
+    name = "cargo xtask",
+    about = "Build, boot and test the fairway kernel"
+)]
 struct Cli {
     #[command(subcommand)]
     cmd: Cmd,
@@ -82,6 +85,9 @@ struct TestArgs {
     /// Scenarios run at once (the machine has 2 cores).
     #[arg(long, default_value_t = 2)]
     jobs: u32,
+    /// Print the serial log of passing scenarios too.
+    #[arg(long)]
+    logs: bool,
 }
 
 fn main() -> ExitCode {
@@ -91,7 +97,13 @@ fn main() -> ExitCode {
             println!("{}", elf.display());
         }),
         Cmd::Run(a) => run(a),
-        Cmd::Test(a) => test::test(&a.filter.unwrap_or_default(), !a.no_host, !a.no_qemu, a.jobs),
+        Cmd::Test(a) => test::test(
+            &a.filter.unwrap_or_default(),
+            !a.no_host,
+            !a.no_qemu,
+            a.jobs,
+            a.logs,
+        ),
         Cmd::QemuInstall => install::ensure(true).map(|_| ()),
         Cmd::List => {
             for s in fairway_scenarios::all() {
@@ -147,7 +159,10 @@ fn run(a: RunArgs) -> Result<(), String> {
     }
     let mut msg = String::new();
     if matches!(r.exit, QemuExit::Timeout) {
-        msg.push_str(&format!("xtask: timed out after {} s (--timeout)\n", a.timeout));
+        msg.push_str(&format!(
+            "xtask: timed out after {} s (--timeout)\n",
+            a.timeout
+        ));
     }
     if matches!(r.exit, QemuExit::QemuError | QemuExit::Unknown(_)) && !r.stderr.is_empty() {
         msg.push_str(&format!("xtask: QEMU's stderr:\n{}", r.stderr));
@@ -158,5 +173,8 @@ fn run(a: RunArgs) -> Result<(), String> {
 
 /// The workspace root (xtask lives one level below it).
 pub fn workspace_root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask has a parent").to_path_buf()
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask has a parent")
+        .to_path_buf()
 }

@@ -44,30 +44,67 @@ impl QemuConfig {
     pub fn args(&self) -> Result<Vec<String>, String> {
         let mut a: Vec<String> = Vec::new();
         let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
-        push(&["-accel", "tcg", "-cpu", &self.cpu, "-smp", &self.smp, "-m", &self.memory_mib.to_string()]);
-        push(&["-nodefaults", "-display", "none", "-no-reboot", "-serial", "stdio"]);
+        push(&[
+            "-accel",
+            "tcg",
+            "-cpu",
+            &self.cpu,
+            "-smp",
+            &self.smp,
+            "-m",
+            &self.memory_mib.to_string(),
+        ]);
+        push(&[
+            "-nodefaults",
+            "-display",
+            "none",
+            "-no-reboot",
+            "-serial",
+            "stdio",
+        ]);
         push(&["-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]);
         if self.no_acpi {
             push(&["-machine", "acpi=off"]);
         }
         if self.icount {
-            push(&["-icount", "shift=0,sleep=off", "-rtc", "base=2020-01-01,clock=vm"]);
+            push(&[
+                "-icount",
+                "shift=0,sleep=off",
+                "-rtc",
+                "base=2020-01-01,clock=vm",
+            ]);
         }
         if self.numa_nodes > 1 {
             let n = self.numa_nodes;
             let cpus = smp_cpus(&self.smp)?;
-            if cpus % n != 0 {
-                return Err(format!("{cpus} CPUs (-smp {}) do not split evenly into {n} NUMA nodes", self.smp));
+            if !cpus.is_multiple_of(n) {
+                return Err(format!(
+                    "{cpus} CPUs (-smp {}) do not split evenly into {n} NUMA nodes",
+                    self.smp
+                ));
             }
-            if self.memory_mib % n != 0 {
-                return Err(format!("{} MiB do not split evenly into {n} NUMA nodes", self.memory_mib));
+            if !self.memory_mib.is_multiple_of(n) {
+                return Err(format!(
+                    "{} MiB do not split evenly into {n} NUMA nodes",
+                    self.memory_mib
+                ));
             }
             let (per_cpu, per_mem) = (cpus / n, self.memory_mib / n);
             for i in 0..n {
                 let (lo, hi) = (i * per_cpu, (i + 1) * per_cpu - 1);
-                let range = if lo == hi { lo.to_string() } else { format!("{lo}-{hi}") };
-                push(&["-object", &format!("memory-backend-ram,id=m{i},size={per_mem}M")]);
-                push(&["-numa", &format!("node,nodeid={i},cpus={range},memdev=m{i}")]);
+                let range = if lo == hi {
+                    lo.to_string()
+                } else {
+                    format!("{lo}-{hi}")
+                };
+                push(&[
+                    "-object",
+                    &format!("memory-backend-ram,id=m{i},size={per_mem}M"),
+                ]);
+                push(&[
+                    "-numa",
+                    &format!("node,nodeid={i},cpus={range},memdev=m{i}"),
+                ]);
             }
         }
         push(&["-kernel", &self.kernel.to_string_lossy()]);
@@ -118,7 +155,10 @@ pub fn smp_cpus(spec: &str) -> Result<u32, String> {
 }
 
 pub fn shell_quote(s: &str) -> String {
-    if !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "-_=,./:+@%".contains(c)) {
+    if !s.is_empty()
+        && s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || "-_=,./:+@%".contains(c))
+    {
         s.to_string()
     } else {
         format!("'{}'", s.replace('\'', r"'\''"))
@@ -164,7 +204,9 @@ mod tests {
              -object memory-backend-ram,id=m1,size=512M -numa node,nodeid=1,cpus=4-7,memdev=m1 "
         ));
         // -append stays one argument, extra args come last.
-        assert!(a.windows(2).any(|w| w[0] == "-append" && w[1] == "log=debug hz=100"));
+        assert!(a
+            .windows(2)
+            .any(|w| w[0] == "-append" && w[1] == "log=debug hz=100"));
         assert_eq!(&a[a.len() - 2..], &["-d", "int"]);
         assert!(c.display().contains("-append 'log=debug hz=100'"));
     }

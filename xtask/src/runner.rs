@@ -59,6 +59,9 @@ pub struct RunResult {
     pub elapsed: Duration,
 }
 
+/// Sees each stderr line as it arrives (on the reader thread).
+pub type StderrSink = Box<dyn FnMut(&str) + Send>;
+
 enum Msg {
     Line(String, Duration),
     Eof,
@@ -70,9 +73,11 @@ pub fn run(
     mut cmd: Command,
     timeout: Duration,
     on_line: &mut dyn FnMut(&str),
-    on_stderr: Option<Box<dyn FnMut(&str) + Send>>,
+    on_stderr: Option<StderrSink>,
 ) -> RunResult {
-    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     // SAFETY: prctl and getppid are async-signal-safe; nothing else runs between fork and exec.
     unsafe {
         let parent = libc::getpid();
@@ -110,7 +115,9 @@ pub fn run(
             match r.read_until(b'\n', &mut buf) {
                 Ok(0) | Err(_) => break,
                 Ok(_) => {
-                    let line = String::from_utf8_lossy(&buf).trim_end_matches(['\n', '\r']).to_string();
+                    let line = String::from_utf8_lossy(&buf)
+                        .trim_end_matches(['\n', '\r'])
+                        .to_string();
                     if tx.send(Msg::Line(line, start.elapsed())).is_err() {
                         return;
                     }
@@ -183,8 +190,17 @@ pub fn run(
         log.push(&l, Some(at));
     }
     let stderr = erx.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
-    let exit = QemuExit::decode(status.and_then(|s| s.code()), status.and_then(|s| s.signal()), timed_out);
-    RunResult { exit, log, stderr, elapsed: start.elapsed() }
+    let exit = QemuExit::decode(
+        status.and_then(|s| s.code()),
+        status.and_then(|s| s.signal()),
+        timed_out,
+    );
+    RunResult {
+        exit,
+        log,
+        stderr,
+        elapsed: start.elapsed(),
+    }
 }
 
 #[cfg(test)]
@@ -207,16 +223,28 @@ mod tests {
         let t = Instant::now();
         let r = quiet(cmd, Duration::from_millis(500));
         assert_eq!(r.exit, QemuExit::Timeout);
-        assert!(t.elapsed() < Duration::from_secs(5), "took {:?}", t.elapsed());
+        assert!(
+            t.elapsed() < Duration::from_secs(5),
+            "took {:?}",
+            t.elapsed()
+        );
     }
 
     #[test]
     fn timeout_while_printing_keeps_the_lines() {
         let mut cmd = Command::new("sh");
         // exec: sh becomes the sleeping process, so the kill reaches it.
-        cmd.args(["-c", "echo '@fw stage name=entry'; echo '@fw stage name=console'; exec sleep 100"]);
+        cmd.args([
+            "-c",
+            "echo '@fw stage name=entry'; echo '@fw stage name=console'; exec sleep 100",
+        ]);
         let mut seen = Vec::new();
-        let r = run(cmd, Duration::from_millis(1500), &mut |l| seen.push(l.to_string()), None);
+        let r = run(
+            cmd,
+            Duration::from_millis(1500),
+            &mut |l| seen.push(l.to_string()),
+            None,
+        );
         assert_eq!(r.exit, QemuExit::Timeout);
         assert_eq!(seen.len(), 2);
         assert_eq!(r.log.last_stage(), Some("console"));
@@ -236,24 +264,39 @@ mod tests {
     #[test]
     fn exit_codes_are_decoded() {
         let mut cmd = Command::new("sh");
-        cmd.args(["-c", "printf 'a\\r\\nb\\nno newline'; echo err >&2; exit 33"]);
+        cmd.args([
+            "-c",
+            "printf 'a\\r\\nb\\nno newline'; echo err >&2; exit 33",
+        ]);
         let r = quiet(cmd, Duration::from_secs(10));
-        assert_eq!(r.exit, QemuExit::Kernel(fairway_scenarios::Outcome::Success));
+        assert_eq!(
+            r.exit,
+            QemuExit::Kernel(fairway_scenarios::Outcome::Success)
+        );
         let lines: Vec<_> = r.log.lines.iter().map(|l| l.text.as_str()).collect();
         assert_eq!(lines, vec!["a", "b", "no newline"]);
         assert_eq!(r.stderr, "err\n");
 
         let mut cmd = Command::new("sh");
         cmd.args(["-c", "exit 1"]);
-        assert_eq!(quiet(cmd, Duration::from_secs(10)).exit, QemuExit::QemuError);
+        assert_eq!(
+            quiet(cmd, Duration::from_secs(10)).exit,
+            QemuExit::QemuError
+        );
         let mut cmd = Command::new("sh");
         cmd.args(["-c", "kill -TERM $$"]);
-        assert_eq!(quiet(cmd, Duration::from_secs(10)).exit, QemuExit::Signal(15));
+        assert_eq!(
+            quiet(cmd, Duration::from_secs(10)).exit,
+            QemuExit::Signal(15)
+        );
     }
 
     #[test]
     fn missing_program() {
-        let r = quiet(Command::new("/nonexistent/qemu-system-x86_64"), Duration::from_secs(5));
+        let r = quiet(
+            Command::new("/nonexistent/qemu-system-x86_64"),
+            Duration::from_secs(5),
+        );
         assert!(matches!(r.exit, QemuExit::SpawnFailed(ref e) if e.contains("/nonexistent")));
     }
 }

@@ -41,7 +41,11 @@ impl Symbols {
     pub fn from_list(list: impl IntoIterator<Item = (u64, u64, String)>) -> Symbols {
         let mut syms: Vec<Sym> = list
             .into_iter()
-            .map(|(addr, size, name)| Sym { addr, size, name: format!("{:#}", rustc_demangle::demangle(&name)) })
+            .map(|(addr, size, name)| Sym {
+                addr,
+                size,
+                name: format!("{:#}", rustc_demangle::demangle(&name)),
+            })
             .collect();
         syms.sort_by(|a, b| a.addr.cmp(&b.addr).then(b.size.cmp(&a.size)));
         syms.dedup_by_key(|s| s.addr);
@@ -54,7 +58,10 @@ impl Symbols {
 
     /// The symbol containing `addr`, and the offset into it.
     pub fn lookup(&self, addr: u64) -> Option<(&str, u64)> {
-        let i = self.syms.partition_point(|s| s.addr <= addr).checked_sub(1)?;
+        let i = self
+            .syms
+            .partition_point(|s| s.addr <= addr)
+            .checked_sub(1)?;
         let s = &self.syms[i];
         if s.size != 0 && addr >= s.addr + s.size {
             return None;
@@ -84,9 +91,14 @@ impl Symbols {
         } else {
             return line.to_string();
         };
-        let Some(pos) = line.find(&format!(" {key}")) else { return line.to_string() };
+        let Some(pos) = line.find(&format!(" {key}")) else {
+            return line.to_string();
+        };
         let vstart = pos + 1 + key.len();
-        let vend = line[vstart..].find(' ').map(|i| vstart + i).unwrap_or(line.len());
+        let vend = line[vstart..]
+            .find(' ')
+            .map(|i| vstart + i)
+            .unwrap_or(line.len());
         let Some(addr) = fairway_scenarios::log::parse_num(&line[vstart..vend]) else {
             return line.to_string();
         };
@@ -103,7 +115,11 @@ mod tests {
 
     fn syms() -> Symbols {
         Symbols::from_list([
-            (0x1000, 0x100, "_ZN14fairway_kernel4main17h0123456789abcdefE".to_string()),
+            (
+                0x1000,
+                0x100,
+                "_ZN14fairway_kernel4main17h0123456789abcdefE".to_string(),
+            ),
             (0x1100, 0x80, "rust_begin_unwind".to_string()),
             (0x2000, 0, "_start".to_string()),
         ])
@@ -116,7 +132,10 @@ mod tests {
         assert_eq!(s.lookup(0x1180), None);
         assert_eq!(s.lookup(0x0fff), None);
         assert_eq!(s.lookup(0x2004), Some(("_start", 4)));
-        assert_eq!(s.describe(0x1100, true).unwrap(), "fairway_kernel::main+0x100");
+        assert_eq!(
+            s.describe(0x1100, true).unwrap(),
+            "fairway_kernel::main+0x100"
+        );
         assert_eq!(s.describe(0x1100, false).unwrap(), "rust_begin_unwind+0x0");
     }
 
@@ -131,7 +150,10 @@ mod tests {
             s.annotate("@fw fault cpu=1 vector=14 name=#PF error=0x2 rip=0x1104 cr2=0xdead0000"),
             "@fw fault cpu=1 vector=14 name=#PF error=0x2 rip=0x1104 <rust_begin_unwind+0x4> cr2=0xdead0000"
         );
-        assert_eq!(s.annotate("@fw bt cpu=0 frame=1 addr=0x9"), "@fw bt cpu=0 frame=1 addr=0x9");
+        assert_eq!(
+            s.annotate("@fw bt cpu=0 frame=1 addr=0x9"),
+            "@fw bt cpu=0 frame=1 addr=0x9"
+        );
         assert_eq!(s.annotate("@fw stage name=entry"), "@fw stage name=entry");
         assert_eq!(s.annotate("@fw bt cpu=0 addr=zz"), "@fw bt cpu=0 addr=zz");
     }
@@ -140,7 +162,10 @@ mod tests {
     fn loads_a_real_elf() {
         let s = Symbols::load(&std::env::current_exe().unwrap()).unwrap();
         assert!(!s.is_empty());
-        assert!(s.syms.iter().any(|x| x.name.contains("symbols::tests::loads_a_real_elf")));
+        assert!(s
+            .syms
+            .iter()
+            .any(|x| x.name.contains("symbols::tests::loads_a_real_elf")));
         assert!(Symbols::load(Path::new("/nonexistent")).is_err());
         assert!(Symbols::load(Path::new("/etc/os-release")).is_err());
     }

@@ -57,9 +57,29 @@ pub fn config(s: &Scenario, qemu: &Path, elf: &Path) -> QemuConfig {
 }
 
 /// Judges a finished run and writes its report.
-pub fn judge(s: &Scenario, cmdline: &str, exit: &QemuExit, log: &Log, stderr: &str, secs: f64, syms: &Symbols) -> Verdict {
+#[allow(clippy::too_many_arguments)]
+pub fn judge(
+    s: &Scenario,
+    cmdline: &str,
+    exit: &QemuExit,
+    log: &Log,
+    stderr: &str,
+    secs: f64,
+    syms: &Symbols,
+    show_log: bool,
+) -> Verdict {
     match s.evaluate(exit, log) {
-        Ok(()) => Verdict { name: s.name, passed: true, report: format!("PASS {} ({secs:.1} s)\n", s.name) },
+        Ok(()) => {
+            let mut report = format!("PASS {} ({secs:.1} s)\n", s.name);
+            if show_log {
+                report.push_str(&serial_log(s, log, syms));
+            }
+            Verdict {
+                name: s.name,
+                passed: true,
+                report,
+            }
+        }
         Err(reason) => {
             let short = match exit {
                 QemuExit::Kernel(o) if Some(*o) == Some(s.expect) => "check failed".to_string(),
@@ -82,44 +102,90 @@ pub fn judge(s: &Scenario, cmdline: &str, exit: &QemuExit, log: &Log, stderr: &s
                     r.push_str(&format!("    {l}\n"));
                 }
             }
-            r.push_str(&format!("    ---- serial log of {} ({} lines) ----\n", s.name, log.lines.len()));
-            for l in &log.lines {
-                r.push_str(&format!("    {}\n", syms.annotate(&l.text)));
+            r.push_str(&serial_log(s, log, syms));
+            Verdict {
+                name: s.name,
+                passed: false,
+                report: r,
             }
-            r.push_str(&format!("    ---- end of serial log of {} ----\n", s.name));
-            Verdict { name: s.name, passed: false, report: r }
         }
     }
 }
 
+/// The whole serial log, indented, with symbolized addresses.
+fn serial_log(s: &Scenario, log: &Log, syms: &Symbols) -> String {
+    let mut r = format!(
+        "    ---- serial log of {} ({} lines) ----\n",
+        s.name,
+        log.lines.len()
+    );
+    for l in &log.lines {
+        r.push_str(&format!("    {}\n", syms.annotate(&l.text)));
+    }
+    r.push_str(&format!("    ---- end of serial log of {} ----\n", s.name));
+    r
+}
+
 /// A failure that happened before any scenario could boot.
 fn not_run(s: &Scenario, why: &str) -> Verdict {
-    Verdict { name: s.name, passed: false, report: format!("FAIL {} (not run: {why})\n", s.name) }
+    Verdict {
+        name: s.name,
+        passed: false,
+        report: format!("FAIL {} (not run: {why})\n", s.name),
+    }
 }
 
 /// Runs the scenarios, at most `slots` slots at a time, printing each verdict as it comes.
-pub fn run_scenarios(scenarios: Vec<Scenario>, qemu: PathBuf, elf: PathBuf, syms: Arc<Symbols>, slots: u32) -> Vec<Verdict> {
+pub fn run_scenarios(
+    scenarios: Vec<Scenario>,
+    qemu: PathBuf,
+    elf: PathBuf,
+    syms: Arc<Symbols>,
+    slots: u32,
+    show_logs: bool,
+) -> Vec<Verdict> {
     let slots = slots.max(1);
     // The big ones first, so they do not end up alone at the end.
     let mut scenarios = scenarios;
     scenarios.sort_by_key(|s| std::cmp::Reverse(s.slots.min(slots)));
     let queue = Arc::new(Mutex::new(scenarios.into_iter().collect::<VecDeque<_>>()));
-    let sem = Arc::new(Slots { free: Mutex::new(slots), cv: Condvar::new() });
+    let sem = Arc::new(Slots {
+        free: Mutex::new(slots),
+        cv: Condvar::new(),
+    });
     let verdicts = Arc::new(Mutex::new(Vec::new()));
     let workers: Vec<_> = (0..slots)
         .map(|_| {
-            let (queue, sem, verdicts, qemu, elf, syms) =
-                (queue.clone(), sem.clone(), verdicts.clone(), qemu.clone(), elf.clone(), syms.clone());
+            let (queue, sem, verdicts, qemu, elf, syms) = (
+                queue.clone(),
+                sem.clone(),
+                verdicts.clone(),
+                qemu.clone(),
+                elf.clone(),
+                syms.clone(),
+            );
             thread::spawn(move || loop {
-                let Some(s) = queue.lock().unwrap().pop_front() else { return };
+                let Some(s) = queue.lock().unwrap().pop_front() else {
+                    return;
+                };
                 let need = s.slots.clamp(1, slots);
                 sem.acquire(need);
                 let cfg = config(&s, &qemu, &elf);
                 let v = match cfg.command() {
                     Err(e) => not_run(&s, &e),
                     Ok(cmd) => {
-                        let r = runner::run(cmd, Duration::from_secs(s.timeout_s), &mut |_| {}, None);
-                        judge(&s, &cfg.display(), &r.exit, &r.log, &r.stderr, r.elapsed.as_secs_f64(), &syms)
+                        let r =
+                            runner::run(cmd, Duration::from_secs(s.timeout_s), &mut |_| {}, None);
+                        judge(
+                            &s,
+                            &cfg.display(),
+                            &r.exit,
+                            &r.log,
+                            &r.stderr,
+                            r.elapsed.as_secs_f64(),
+                            &syms,
+                            show_logs,
+                        )
                     }
                 };
                 sem.release(need);
@@ -132,14 +198,25 @@ pub fn run_scenarios(scenarios: Vec<Scenario>, qemu: PathBuf, elf: PathBuf, syms
     for w in workers {
         let _ = w.join();
     }
-    Arc::try_unwrap(verdicts).map(|m| m.into_inner().unwrap()).unwrap_or_default()
+    Arc::try_unwrap(verdicts)
+        .map(|m| m.into_inner().unwrap())
+        .unwrap_or_default()
 }
 
-pub fn test(filter: &str, host: bool, qemu_scenarios: bool, jobs: u32) -> Result<(), String> {
+pub fn test(
+    filter: &str,
+    host: bool,
+    qemu_scenarios: bool,
+    jobs: u32,
+    show_logs: bool,
+) -> Result<(), String> {
     let start = Instant::now();
     // (1) Host unit tests.
     let host_t = if host {
-        println!("==> host unit tests: cargo test --workspace --exclude {}", cargo::KERNEL_PACKAGE);
+        println!(
+            "==> host unit tests: cargo test --workspace --exclude {}",
+            cargo::KERNEL_PACKAGE
+        );
         let h = cargo::host_tests();
         if h.cargo_failed {
             println!("xtask: cargo test failed without a failing test (build error?): counted as 1 failure");
@@ -152,7 +229,10 @@ pub fn test(filter: &str, host: bool, qemu_scenarios: bool, jobs: u32) -> Result
 
     // (2)-(3) One kernel build, then the scenarios.
     let selected: Vec<Scenario> = if qemu_scenarios {
-        fairway_scenarios::all().into_iter().filter(|s| s.name.contains(filter)).collect()
+        fairway_scenarios::all()
+            .into_iter()
+            .filter(|s| s.name.contains(filter))
+            .collect()
     } else {
         Vec::new()
     };
@@ -167,21 +247,31 @@ pub fn test(filter: &str, host: bool, qemu_scenarios: bool, jobs: u32) -> Result
         match prepared {
             Err(e) => {
                 println!("{e}");
-                let vs: Vec<Verdict> = selected.iter().map(|s| not_run(s, e.lines().next().unwrap_or(""))).collect();
+                let vs: Vec<Verdict> = selected
+                    .iter()
+                    .map(|s| not_run(s, e.lines().next().unwrap_or("")))
+                    .collect();
                 vs.iter().for_each(|v| print!("{}", v.report));
                 vs
             }
             Ok((elf, qemu)) => {
                 let syms = Arc::new(Symbols::load(&elf).unwrap_or_default());
                 let n = selected.len();
-                println!("==> {n} QEMU scenario(s), {jobs} slot(s) in parallel: {}", elf.display());
-                run_scenarios(selected, qemu, elf, syms, jobs)
+                println!(
+                    "==> {n} QEMU scenario(s), {jobs} slot(s) in parallel: {}",
+                    elf.display()
+                );
+                run_scenarios(selected, qemu, elf, syms, jobs, show_logs)
             }
         }
     };
     let sc_passed = verdicts.iter().filter(|v| v.passed).count() as u32;
     let sc_failed = verdicts.len() as u32 - sc_passed;
-    let failed_names: Vec<_> = verdicts.iter().filter(|v| !v.passed).map(|v| v.name).collect();
+    let failed_names: Vec<_> = verdicts
+        .iter()
+        .filter(|v| !v.passed)
+        .map(|v| v.name)
+        .collect();
     if !failed_names.is_empty() {
         println!("failed scenarios: {}", failed_names.join(" "));
     }
@@ -251,7 +341,14 @@ case "$A" in ok) exit 33;; panic) exit 37;; hang) exec sleep 100;; reset) exit 0
             mk("unexpected-panic", "panic", 1, Outcome::Success),
         ];
         let t = Instant::now();
-        let v = run_scenarios(scenarios, q, d.join("kernel"), Arc::new(Symbols::default()), 2);
+        let v = run_scenarios(
+            scenarios,
+            q,
+            d.join("kernel"),
+            Arc::new(Symbols::default()),
+            2,
+            false,
+        );
         assert!(t.elapsed() < Duration::from_secs(15));
         let get = |n: &str| v.iter().find(|x| x.name == n).unwrap();
         assert_eq!(v.len(), 6);
@@ -259,34 +356,67 @@ case "$A" in ok) exit 33;; panic) exit 37;; hang) exec sleep 100;; reset) exit 0
         assert!(get("ok").report.starts_with("PASS ok ("));
         let h = &get("hangs").report;
         assert!(h.starts_with("FAIL hangs (timeout after 2 s"), "{h}");
-        assert!(h.contains("last stage reached: console; never reached: cmdline"), "{h}");
-        assert!(h.contains("---- serial log of hangs (2 lines) ----\n    @fw stage name=entry\n"), "{h}");
+        assert!(
+            h.contains("last stage reached: console; never reached: cmdline"),
+            "{h}"
+        );
+        assert!(
+            h.contains("---- serial log of hangs (2 lines) ----\n    @fw stage name=entry\n"),
+            "{h}"
+        );
         assert!(get("resets").report.contains("triple fault"));
-        assert!(get("unexpected-panic").report.contains("kernel exit panic, expected success"));
+        assert!(get("unexpected-panic")
+            .report
+            .contains("kernel exit panic, expected success"));
         let _ = std::fs::remove_dir_all(d);
     }
 
     #[test]
     fn missing_qemu_fails_the_scenario() {
-        let s = vec![Scenario { name: "x", timeout_s: 2, ..BASE }];
-        let v = run_scenarios(s, "/nonexistent/qemu".into(), "/nonexistent/k".into(), Arc::new(Symbols::default()), 2);
+        let s = vec![Scenario {
+            name: "x",
+            timeout_s: 2,
+            ..BASE
+        }];
+        let v = run_scenarios(
+            s,
+            "/nonexistent/qemu".into(),
+            "/nonexistent/k".into(),
+            Arc::new(Symbols::default()),
+            2,
+            false,
+        );
         assert!(!v[0].passed);
-        assert!(v[0].report.contains("QEMU could not be started"), "{}", v[0].report);
+        assert!(
+            v[0].report.contains("QEMU could not be started"),
+            "{}",
+            v[0].report
+        );
     }
 
     /// A real QEMU, when installed: a file that is no kernel makes QEMU itself fail (status 1),
     /// and the report carries QEMU's stderr.
     #[test]
     fn real_qemu_rejects_a_bogus_kernel() {
-        let Some(q) = install::find_qemu() else { return };
+        let Some(q) = install::find_qemu() else {
+            return;
+        };
         let d = tmpdir("bogus");
         let k = d.join("not-a-kernel");
         std::fs::write(&k, b"not a kernel").unwrap();
-        let s = vec![Scenario { name: "bogus", timeout_s: 30, ..BASE }];
-        let v = run_scenarios(s, q, k, Arc::new(Symbols::default()), 1);
+        let s = vec![Scenario {
+            name: "bogus",
+            timeout_s: 30,
+            ..BASE
+        }];
+        let v = run_scenarios(s, q, k, Arc::new(Symbols::default()), 1, false);
         assert!(!v[0].passed);
         assert!(v[0].report.contains("QEMU failed"), "{}", v[0].report);
-        assert!(v[0].report.contains("---- QEMU stderr ----"), "{}", v[0].report);
+        assert!(
+            v[0].report.contains("---- QEMU stderr ----"),
+            "{}",
+            v[0].report
+        );
         let _ = std::fs::remove_dir_all(d);
     }
 }
