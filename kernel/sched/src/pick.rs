@@ -104,6 +104,9 @@ impl FairRq {
     /// buddy (PICK_BUDDY) if it is eligible.
     pub(crate) fn pick_eevdf(&mut self, protect: bool) -> Option<u32> {
         self.stats.picks += 1;
+        if self.nr_queued == 0 {
+            return None;
+        }
         let curr = self.curr.filter(|&c| self.se(c).on_rq);
         if self.nr_queued == 1 {
             return curr.or(self.tree.leftmost());
@@ -141,6 +144,14 @@ impl FairRq {
             };
         }
         best
+    }
+
+    /// Linux `pick_eevdf`: the EEVDF choice with slice protection, without
+    /// switching and without finishing delayed dequeues (so it may name a
+    /// delayed entity). `None` only when nothing is queued.
+    pub fn pick_eevdf_peek(&mut self) -> Option<EntityId> {
+        self.update_curr();
+        self.pick_eevdf(true).map(EntityId)
     }
 
     /// Choose the entity to run next (Linux `pick_next_entity`), the current

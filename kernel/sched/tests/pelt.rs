@@ -1,0 +1,91 @@
+//! PELT behaviour of entities driven by the simulator.
+
+use sched::pelt::{PeltInput, SchedAvg};
+use sched::sim::{Behavior, Event, Sim};
+use sched::time::NSEC_PER_MSEC;
+use sched::{Nice, Tunables};
+
+/// An always-running entity's util reaches 1024 within 1% after about
+/// 345 ms (1024·(1 - y^t) >= 1013.8 once t >= ~337 periods of 1.024 ms).
+#[test]
+fn always_running_util_reaches_1024() {
+    let mut s = Sim::new(Tunables::new(1));
+    let t = s.apply(Event::Fork(Nice::ZERO, Behavior::Hog)).unwrap().unwrap();
+    s.apply(Event::Run(100 * NSEC_PER_MSEC)).unwrap();
+    let early = s.entity(t).unwrap().avg.util_avg;
+    s.apply(Event::Run(245 * NSEC_PER_MSEC)).unwrap();
+    let util = s.entity(t).unwrap().avg.util_avg;
+    assert!(util as f64 >= 1024.0 * 0.99, "util {util} after 345 ms");
+    assert!(util <= 1024);
+    assert!(early < 1000, "it must ramp, not start full ({early} after 100 ms)");
+    // the run-queue sees the same signal
+    assert!(s.rq().pelt().util_avg as f64 >= 1024.0 * 0.99);
+}
+
+/// Util halves 32 periods (32.768 ms, "32 ms") after the entity stops
+/// running.
+#[test]
+fn util_halves_after_32_ms_idle() {
+    let mut sa = SchedAvg::default();
+    let on = PeltInput { load: 1, runnable: 1, running: true };
+    let mut now = 0;
+    while now < 1000 * NSEC_PER_MSEC {
+        now += NSEC_PER_MSEC;
+        sa.update(now, on, 1024);
+    }
+    let full = sa.util_avg;
+    let off = PeltInput::default();
+    // 32 periods of 1024 units of 1024 ns, in 1 ms steps plus the remainder
+    let end = now + 32 * 1024 * 1024;
+    while now < end {
+        now = (now + NSEC_PER_MSEC).min(end);
+        sa.update(now, off, 1024);
+    }
+    let half = full as f64 / 2.0;
+    assert!((sa.util_avg as f64 - half).abs() <= half * 0.02, "{} -> {} (expected ~{half})", full, sa.util_avg);
+}
+
+/// A 25% duty cycle (1 ms of every 4 ms) converges near 256: after
+/// warm-up the util stays in a narrow band around it and its time average
+/// is within 3%.
+#[test]
+fn quarter_duty_cycle_converges_near_256() {
+    let mut s = Sim::new(Tunables::new(1));
+    let t = s.apply(Event::Fork(Nice::ZERO, Behavior::DutyCycle { run: NSEC_PER_MSEC, sleep: 3 * NSEC_PER_MSEC })).unwrap().unwrap();
+    s.apply(Event::Run(1000 * NSEC_PER_MSEC)).unwrap();
+    let (mut sum, mut n, mut lo, mut hi) = (0u64, 0u64, u64::MAX, 0u64);
+    for _ in 0..1000 {
+        s.apply(Event::Run(NSEC_PER_MSEC / 4)).unwrap();
+        // entities update at their own events; the run-queue's signal is
+        // the one refreshed on every tick
+        let u = s.rq().pelt().util_avg;
+        sum += u;
+        n += 1;
+        lo = lo.min(u);
+        hi = hi.max(u);
+    }
+    let mean = sum as f64 / n as f64;
+    assert!((mean - 256.0).abs() <= 256.0 * 0.03, "mean util {mean}");
+    assert!(lo >= 200 && hi <= 310, "band [{lo}, {hi}]");
+    let se = s.entity(t).unwrap().avg.util_avg;
+    assert!((200..=310).contains(&se), "entity util {se}");
+}
+
+/// Frequency invariance: the same 25% duty cycle (in wall-clock time) on a
+/// CPU at half frequency does half the work, and its util settles near 128
+/// instead of 256.
+#[test]
+fn half_frequency_halves_duty_cycle_util() {
+    let mut s = Sim::new(Tunables::new(1));
+    s.rq_mut().set_freq_capacity(512);
+    s.apply(Event::Fork(Nice::ZERO, Behavior::DutyCycle { run: NSEC_PER_MSEC, sleep: 3 * NSEC_PER_MSEC })).unwrap();
+    s.apply(Event::Run(1000 * NSEC_PER_MSEC)).unwrap();
+    let (mut sum, mut n) = (0u64, 0u64);
+    for _ in 0..1000 {
+        s.apply(Event::Run(NSEC_PER_MSEC / 4)).unwrap();
+        sum += s.rq().pelt().util_avg;
+        n += 1;
+    }
+    let mean = sum as f64 / n as f64;
+    assert!((mean - 128.0).abs() <= 128.0 * 0.05, "mean util at half frequency {mean}");
+}
