@@ -210,6 +210,14 @@ pub fn all() -> Vec<Scenario> {
             check: check_panic,
             ..BASE
         },
+        Scenario {
+            name: "crash-oom",
+            smp: "2",
+            append: "test_crash=oom",
+            expect: Outcome::Oom,
+            check: check_oom,
+            ..BASE
+        },
     ];
     v.retain(|s| !s.name.is_empty());
     v
@@ -221,6 +229,11 @@ pub const MALFORMED_OPTIONS: [&str; 3] = ["bogus", "log", "hz"];
 
 // ---------------------------------------------------------------------------------------------
 // Building blocks, usable by any scenario.
+
+/// The unmapped address `test_crash=page_fault` reads: 0xdead0000 moved above
+/// the kernel's 4 GiB identity map (kernel/src/cmdline.rs `CRASH_ADDRESS`), so
+/// that reading it really faults.
+pub const CRASH_ADDRESS: u64 = 0x1_dead_0000;
 
 fn ensure(cond: bool, msg: impl FnOnce() -> String) -> CheckResult {
     if cond {
@@ -485,7 +498,7 @@ fn fault(log: &Log, vector: u64, name: &str) -> CheckResult {
 
 fn check_page_fault(log: &Log) -> CheckResult {
     fault(log, 14, "#PF")?;
-    num_is(log.one("fault")?, "cr2", 0xdead_0000)?;
+    num_is(log.one("fault")?, "cr2", CRASH_ADDRESS)?;
     let text = log.raw().to_ascii_lowercase();
     for reg in ["rax", "rbx", "rsp", "rbp"] {
         ensure(names_word(&text, reg), || {
@@ -507,6 +520,15 @@ fn check_panic(log: &Log) -> CheckResult {
         p.get("msg").is_some_and(|m| m.contains("deliberate panic")),
         || format!("`{p}`: expected msg= to contain `deliberate panic`"),
     )?;
+    backtrace(log, 2)
+}
+
+/// Heap exhaustion: the failed request is named and a backtrace follows.
+fn check_oom(log: &Log) -> CheckResult {
+    let o = log.one("oom")?;
+    ensure(o.num("size")? > 0, || format!("`{o}`: expected size= of the failed request"))?;
+    ensure(o.num("heap_size")? > 0, || format!("`{o}`: expected heap_size="))?;
+    ensure(log.raw().contains("OUT OF MEMORY"), || "no `OUT OF MEMORY` report line".to_string())?;
     backtrace(log, 2)
 }
 
@@ -561,7 +583,7 @@ mod tests {
         }
         match s.append {
             "test_crash=page_fault" => {
-                out += "@fw fault cpu=0 vector=14 name=#PF error=0x2 rip=0x101234 cr2=0xdead0000\n";
+                out += "@fw fault cpu=0 vector=14 name=#PF error=0x2 rip=0x101234 cr2=0x1dead0000\n";
                 out += "rax=0x0 rbx=0x1 rcx=0x2 rdx=0x3 rsp=0x2000 rbp=0x2010\n";
                 out += "@fw bt cpu=0 frame=0 addr=0x101234\n@fw bt cpu=0 frame=1 addr=0x105678\n";
                 out += "@fw exit status=0x13 code=exception\n";
@@ -575,6 +597,12 @@ mod tests {
                 out += "@fw panic cpu=0 msg=panicked at kernel/src/main.rs:1:1: deliberate panic (test_crash)\n";
                 out += "@fw bt cpu=0 frame=0 addr=0x101234\n@fw bt cpu=0 frame=1 addr=0x105678\n";
                 out += "@fw exit status=0x12 code=panic\n";
+            }
+            "test_crash=oom" => {
+                out += "OUT OF MEMORY: the kernel heap cannot give 16777216 bytes (alignment 1)\n";
+                out += "@fw oom size=16777216 align=1 heap_used=100 heap_size=200\n";
+                out += "@fw bt cpu=0 frame=0 addr=0x101234\n@fw bt cpu=0 frame=1 addr=0x105678\n";
+                out += "@fw exit status=0x14 code=oom\n";
             }
             _ => {
                 out += "@fw selfcheck name=rbtree result=ok\n@fw stage name=shutdown\n";
@@ -700,7 +728,7 @@ mod tests {
                 "cmdline: log=loud",
                 "cmdline: level=loud",
             ),
-            ("crash-page-fault", "cr2=0xdead0000", "cr2=0xdead0004"),
+            ("crash-page-fault", "cr2=0x1dead0000", "cr2=0x1dead0004"),
             (
                 "crash-page-fault",
                 "@fw bt cpu=0 frame=1 addr=0x105678\n",
@@ -719,6 +747,8 @@ mod tests {
             ),
             ("crash-panic", "deliberate panic", "other panic"),
             ("crash-panic", "@fw panic cpu=0", "@fw panic cpu=1"),
+            ("crash-oom", "size=16777216", "size=0"),
+            ("crash-oom", "OUT OF MEMORY", "out of luck"),
         ];
         for (name, from, to) in mutations {
             let s = by_name(name);
