@@ -60,7 +60,7 @@ use crate::features::{Feature, Features};
 use crate::pelt::{PeltClock, PeltInput, SchedAvg, SCHED_CAPACITY_SCALE};
 use crate::time::Nanos;
 use crate::tree::{Tree, NIL};
-use crate::tunables::Tunables;
+use crate::tunables::{clamp_custom_slice, Tunables, MAX_CUSTOM_SLICE_NS};
 use crate::weight::{calc_delta_fair_with, Nice};
 
 macro_rules! flag_set {
@@ -412,7 +412,30 @@ impl FairRq {
         se.avg.last_update_time = self.pelt_clock.now();
         self.pelt.attach(&se.avg, se.w());
         self.slots[i as usize] = Slot { se, live: true };
+        self.sanitize_incoming(i);
         Ok(EntityId(i))
+    }
+
+    /// Re-establish the entity invariants on state that came from outside
+    /// (another queue, or the kernel): slice in range, not delayed unless
+    /// migrated so, saved lag and relative deadline within their bounds.
+    fn sanitize_incoming(&mut self, i: u32) {
+        let base = self.tun.base_slice();
+        let se = self.se_mut(i);
+        se.slice = match (se.custom_slice, clamp_custom_slice(se.slice)) {
+            (true, Some(s)) => s,
+            _ => {
+                se.custom_slice = false;
+                base
+            }
+        };
+        let limit = self.lag_limit(i);
+        let dlimit = self.vdelta(2 * MAX_CUSTOM_SLICE_NS.max(base), i) as i64;
+        let se = self.se_mut(i);
+        se.vlag = se.vlag.clamp(-limit, limit);
+        if se.rel_deadline {
+            se.deadline = (se.deadline as i64).clamp(-dlimit, dlimit) as u64;
+        }
     }
 
     /// Create a new task's entity (not queued yet: enqueue it with

@@ -150,3 +150,25 @@ fn sleeping_while_ineligible_is_delayed_then_finished_by_pick() {
     assert!(!se.on_rq && se.vlag <= 0, "DELAY_ZERO: no positive lag after delay");
     let _ = ids;
 }
+
+#[test]
+fn saved_lag_is_clamped_to_the_bound() {
+    // a long-request entity runs 50 ms while a short-request one waits far
+    // longer than its own bound max(2·0.1 ms, tick) = 1 ms of service
+    let (mut rq, ids) = rq_with(2, 0);
+    rq.set_slice(ids[0], 100_000_000).unwrap();
+    rq.set_slice(ids[1], 100_000).unwrap();
+    let first = rq.schedule().unwrap();
+    let (long, short) = if first == ids[0] { (ids[0], ids[1]) } else { (ids[1], ids[0]) };
+    if first != long {
+        rq.dequeue(short, D::NONE).unwrap();
+        rq.schedule();
+        rq.enqueue(short, E::NONE).unwrap();
+    }
+    assert_eq!(rq.curr(), Some(long));
+    rq.update_curr_at(50_000_000);
+    let true_lag = vdiff(rq.avg_vruntime(), rq.entity(short).unwrap().vruntime);
+    assert!(true_lag > 10_000_000, "it is owed far more than the bound: {true_lag}");
+    rq.dequeue(short, D::SLEEP).unwrap();
+    assert_eq!(rq.entity(short).unwrap().vlag, 1_000_000, "clamped to calc_delta_fair(1 ms)");
+}
