@@ -1,5 +1,6 @@
 //! Cost of the run-queue's hot operations at 10 to 10,000 runnable
-//! entities: enqueue, dequeue, the EEVDF pick, and a full switch
+//! entities: enqueue, dequeue, the EEVDF pick (as it happens in a busy
+//! queue, and forced to descend the tree), and a full switch
 //! (tick + pick + put_prev + set_next).
 //!
 //! State: `n` entities of mixed nice levels (-10..=9, deterministic), run
@@ -43,6 +44,28 @@ fn busy_queue(n: usize) -> (FairRq, Vec<EntityId>, u64) {
     }
     rq.put_prev();
     (rq, ids, now)
+}
+
+/// A queue whose earliest-deadline entity is not eligible, so the pick
+/// cannot take the leftmost shortcut and must descend the tree: `n`
+/// entities placed at V, plus one with a 0.1 ms request (earliest
+/// deadline) that has just run 10 µs past V.
+fn descent_queue(n: usize) -> FairRq {
+    let mut rq = FairRq::new(Tunables::new(8));
+    let mut rng = Lcg(n as u64);
+    for _ in 0..n {
+        let id = rq.fork(Nice::clamped(rng.next() as i32 % 20 - 10), Policy::Normal).unwrap();
+        rq.enqueue(id, EnqueueFlags::INITIAL).unwrap();
+    }
+    let x = rq.fork(Nice::ZERO, Policy::Normal).unwrap();
+    rq.set_slice(x, 100_000).unwrap();
+    rq.enqueue(x, EnqueueFlags::INITIAL).unwrap();
+    rq.set_curr(x).unwrap();
+    rq.update_curr_at(10_000);
+    rq.put_prev();
+    assert!(!rq.entity_eligible(x));
+    assert_ne!(rq.pick_eevdf_peek(), Some(x));
+    rq
 }
 
 fn chunk(n: usize) -> usize {
@@ -129,6 +152,13 @@ fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("pick");
     for n in SIZES {
         let (mut rq, _ids, _) = busy_queue(n);
+        g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| b.iter(|| black_box(rq.pick_eevdf_peek())));
+    }
+    g.finish();
+
+    let mut g = c.benchmark_group("pick_descent");
+    for n in SIZES {
+        let mut rq = descent_queue(n);
         g.bench_with_input(BenchmarkId::from_parameter(n), &n, |b, _| b.iter(|| black_box(rq.pick_eevdf_peek())));
     }
     g.finish();

@@ -30,6 +30,7 @@ mod delay;
 pub mod entity;
 pub mod fair_rq;
 pub mod features;
+pub mod flags;
 pub mod pelt;
 mod pick;
 mod place;

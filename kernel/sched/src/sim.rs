@@ -299,7 +299,7 @@ impl Sim {
             let mut t_next = end.min(self.next_tick);
             if let Some(r) = self.running {
                 if let Behavior::DutyCycle { .. } = self.tasks[r].behavior {
-                    t_next = t_next.min(self.now + self.tasks[r].burst_left);
+                    t_next = t_next.min(self.now.saturating_add(self.tasks[r].burst_left));
                 }
             }
             for task in &self.tasks {
@@ -318,7 +318,7 @@ impl Sim {
             if let Some(r) = self.running {
                 if let Behavior::DutyCycle { sleep, .. } = self.tasks[r].behavior {
                     if self.tasks[r].burst_left == 0 {
-                        self.sleep(r, Some(self.now + sleep), observe)?;
+                        self.sleep(r, Some(self.now.saturating_add(sleep)), observe)?;
                     }
                 }
             }
