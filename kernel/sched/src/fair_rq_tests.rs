@@ -172,3 +172,27 @@ fn saved_lag_is_clamped_to_the_bound() {
     rq.dequeue(short, D::SLEEP).unwrap();
     assert_eq!(rq.entity(short).unwrap().vlag, 1_000_000, "clamped to calc_delta_fair(1 ms)");
 }
+
+#[test]
+fn run_to_parity_protects_the_whole_request() {
+    // two nice-0 entities with 2.8 ms requests (8 CPUs); the running one is
+    // asked to reschedule only at the end of its request with RUN_TO_PARITY,
+    // and after one normalized base slice (0.7 ms) without it
+    for (features, expect) in [("", 2_800_000u64), ("NO_RUN_TO_PARITY", 700_000)] {
+        let mut t = Tunables::new(8);
+        t.features = features.parse().unwrap();
+        let mut rq = FairRq::new(t);
+        for _ in 0..2 {
+            let id = rq.fork(Nice::ZERO, Policy::Normal).unwrap();
+            rq.enqueue(id, E::NONE).unwrap();
+        }
+        let a = rq.schedule().unwrap();
+        let mut now = 0;
+        while !rq.tick(now + 50_000) {
+            now += 50_000;
+            assert!(now < 10_000_000);
+        }
+        assert_eq!(now + 50_000, expect, "{features}");
+        assert_eq!(rq.curr(), Some(a));
+    }
+}

@@ -1,6 +1,10 @@
 //! The running entity and the EEVDF pick: `update_curr`, `update_deadline`,
 //! `avg_vruntime`, `entity_eligible`, `pick_eevdf`, switching (`set_curr`,
 //! `put_prev`, `schedule`), the tick and yield (sections 1.2-1.7, 1.10).
+//!
+//! Arithmetic: vruntime and deadlines advance with wrapping adds by design
+//! (compared only through `time`'s helpers); runtime sums saturate at
+//! `u64::MAX` (584 years); `calc_delta_fair` is bounded in `weight`.
 
 use crate::entity::EntityId;
 use crate::fair_rq::{DequeueFlags, FairRq, SchedError};
@@ -211,13 +215,14 @@ impl FairRq {
         se.prev_sum_exec_runtime = se.sum_exec_runtime;
     }
 
-    /// Switch to `id` (which must be queued): put the previous entity back
+    /// Switch to `id` (which must be queued and not delayed): put the
+    /// previous entity back
     /// and start `id`. Switching to the current entity only clears the
     /// reschedule request.
     pub fn set_curr(&mut self, id: EntityId) -> Result<(), SchedError> {
         let i = self.idx(id)?;
-        if !self.se(i).on_rq {
-            return Err(SchedError::NotQueued(id));
+        if !self.se(i).runnable() {
+            return Err(SchedError::NotQueued(id)); // not queued, or asleep (delayed)
         }
         if self.curr != Some(i) {
             self.put_prev();
