@@ -30,6 +30,7 @@
 //! with keys taken against the current `zero_vruntime`.
 
 use crate::time::{vadd, vdiff};
+use crate::weight::clamp_i64;
 
 /// Running sums for V; see the module docs for the invariant and bounds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -121,10 +122,6 @@ impl AvgVruntime {
         let (s, w) = self.totals(curr);
         s >= self.key(v) as i128 * w
     }
-}
-
-fn clamp_i64(v: i128) -> i64 {
-    v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
 }
 
 #[cfg(test)]

@@ -40,21 +40,10 @@ impl FairRq {
         if self.feat(Feature::DelayZero) {
             self.update_entity_lag(i);
             if self.se(i).vlag > 0 {
-                let is_curr = self.curr == Some(i);
-                if !is_curr {
-                    self.dequeue_tree(i);
-                }
-                self.nr_queued -= 1;
-                let se = self.se_mut(i);
-                se.on_rq = false; // out of V while it is re-placed
-                se.vlag = 0;
+                self.unlink_for_place(i);
+                self.se_mut(i).vlag = 0;
                 self.place_entity(i, EnqueueFlags::NONE);
-                self.se_mut(i).on_rq = true;
-                self.nr_queued += 1;
-                if !is_curr {
-                    self.enqueue_tree(i);
-                }
-                self.recenter();
+                self.relink_after_place(i);
             }
         }
         self.se_mut(i).sched_delayed = false;

@@ -12,11 +12,7 @@ use crate::fair_rq::{EnqueueFlags, FairRq, SchedError};
 use crate::features::Feature;
 use crate::time::{vadd, vdiff, Nanos};
 use crate::tunables::clamp_custom_slice;
-use crate::weight::{LoadWeight, Nice};
-
-fn clamp_i64(v: i128) -> i64 {
-    v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
-}
+use crate::weight::{clamp_i64, LoadWeight, Nice};
 
 impl FairRq {
     /// The bound of a stored lag for entity `i`, in its virtual ns:
@@ -69,42 +65,41 @@ impl FairRq {
         se.deadline = se.vruntime.wrapping_add(vslice);
     }
 
-    /// Take a queued entity out of every count (tree, sums, load,
-    /// `nr_queued`), with its lag saved and its deadline made relative, so
-    /// it can be changed and re-placed. Returns whether it was queued.
-    pub(crate) fn lift_for_replace(&mut self, i: u32) -> bool {
+    /// Take a queued entity out of V and `nr_queued` (and the tree unless it
+    /// is running) so it can be re-placed against the others only.
+    pub(crate) fn unlink_for_place(&mut self, i: u32) {
+        if self.curr != Some(i) {
+            self.dequeue_tree(i);
+        }
+        self.se_mut(i).on_rq = false; // also drops curr from V
+        self.nr_queued -= 1;
+    }
+
+    /// Undo [`FairRq::unlink_for_place`] after the entity was placed.
+    pub(crate) fn relink_after_place(&mut self, i: u32) {
+        self.se_mut(i).on_rq = true;
+        self.nr_queued += 1;
+        if self.curr != Some(i) {
+            self.enqueue_tree(i);
+        }
+        self.recenter();
+    }
+
+    /// Take a queued entity out of every count, with its lag saved and its
+    /// deadline made relative, so its weight can change before it is
+    /// re-placed. Returns whether it was queued.
+    fn lift_for_reweight(&mut self, i: u32) -> bool {
         if !self.se(i).on_rq {
             return false;
         }
         self.update_curr();
         self.update_entity_lag(i);
-        let is_curr = self.curr == Some(i);
-        if !is_curr {
-            self.dequeue_tree(i);
-        }
         let se = self.se_mut(i);
         se.deadline = se.deadline.wrapping_sub(se.vruntime);
         se.rel_deadline = true;
-        se.on_rq = false; // also drops curr from V while it is re-placed
-        let w = se.w();
-        self.nr_queued -= 1;
-        self.load_weight -= w;
+        self.load_weight -= se.w();
+        self.unlink_for_place(i);
         true
-    }
-
-    /// Undo [`FairRq::lift_for_replace`]: place from the saved lag and
-    /// relative deadline, and count the entity again.
-    pub(crate) fn drop_after_replace(&mut self, i: u32) {
-        self.place_entity(i, EnqueueFlags::NONE);
-        let se = self.se_mut(i);
-        se.on_rq = true;
-        let w = se.w();
-        self.nr_queued += 1;
-        self.load_weight += w;
-        if self.curr != Some(i) {
-            self.enqueue_tree(i);
-        }
-        self.recenter();
     }
 
     /// Change an entity's nice level (its policy weight for `SCHED_IDLE`
@@ -125,7 +120,7 @@ impl FairRq {
     pub fn set_weight(&mut self, id: EntityId, weight: LoadWeight) -> Result<(), SchedError> {
         let i = self.idx(id)?;
         self.update_entity_pelt(i);
-        let queued = self.lift_for_replace(i);
+        let queued = self.lift_for_reweight(i);
         let se = self.se_mut(i);
         let (old, new) = (se.w() as i128, weight.weight() as i128);
         se.vlag = clamp_i64(se.vlag as i128 * old / new);
@@ -135,7 +130,9 @@ impl FairRq {
         se.weight = weight;
         se.avg.refresh_load_avg(weight.weight());
         if queued {
-            self.drop_after_replace(i);
+            self.place_entity(i, EnqueueFlags::NONE);
+            self.load_weight += weight.weight();
+            self.relink_after_place(i);
         }
         Ok(())
     }

@@ -209,6 +209,13 @@ pub fn calc_delta_inv(delta: Nanos, weight: u64, lw: LoadWeight) -> u64 {
     saturate_u64((delta as u128 * fact as u128) >> shift)
 }
 
+/// `v` clamped into the `i64` range.
+#[inline]
+pub(crate) fn clamp_i64(v: i128) -> i64 {
+    v.clamp(i64::MIN as i128, i64::MAX as i128) as i64
+}
+
+/// `v` clamped into the `u64` range.
 #[inline]
 pub(crate) const fn saturate_u64(v: u128) -> u64 {
     if v > u64::MAX as u128 {
