@@ -6,6 +6,7 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
+use alloc::string::ToString;
 use core::fmt::Write;
 
 /// A deliberate failure for the harness's fault-report scenarios.
@@ -49,11 +50,50 @@ pub struct Options {
     /// `test_crash=page_fault|divide_error|invalid_opcode|panic|oom`: fail on
     /// purpose after boot (for the harness's fault-report scenarios).
     pub test_crash: Option<Crash>,
+    /// `sched_features=NAME,NO_NAME,...`: Linux's feature names, applied on
+    /// top of the defaults (commas stand for the spaces Linux's file uses).
+    pub sched_features: sched::Features,
+    /// `sched_debug=0|1`: check the scheduler's invariants at every switch.
+    pub sched_debug: bool,
+    /// `workload=NAME[,key=value...]`: what the kernel runs (default `demo`).
+    pub workload: Workload,
+}
+
+/// A workload and its parameters, e.g. `workload=pipe,rounds=1000,mode=cross`.
+#[derive(Clone, Debug)]
+pub struct Workload {
+    pub name: String,
+    pub params: Vec<(String, String)>,
+}
+
+impl Workload {
+    /// The numeric parameter `key`, or `default`.
+    pub fn num(&self, key: &str, default: u64) -> u64 {
+        self.params
+            .iter()
+            .rev()
+            .find(|(k, _)| k == key)
+            .and_then(|(_, v)| v.parse().ok())
+            .unwrap_or(default)
+    }
+
+    /// The text parameter `key`, or `default`.
+    pub fn text<'a>(&'a self, key: &str, default: &'a str) -> &'a str {
+        self.params.iter().rev().find(|(k, _)| k == key).map_or(default, |(_, v)| v.as_str())
+    }
 }
 
 impl Default for Options {
     fn default() -> Self {
-        Options { log: log::LevelFilter::Info, hz: 1000, selfcheck_ticks: 10, test_crash: None }
+        Options {
+            log: log::LevelFilter::Info,
+            hz: 1000,
+            selfcheck_ticks: 10,
+            test_crash: None,
+            sched_features: sched::Features::default(),
+            sched_debug: false,
+            workload: Workload { name: String::from("demo"), params: Vec::new() },
+        }
     }
 }
 
@@ -112,6 +152,36 @@ pub fn parse(line: &str) -> Parsed {
                     );
                 }
             },
+            "sched_features" => {
+                let mut f = options.sched_features;
+                match f.apply(&value.replace(',', " ")) {
+                    Ok(()) => options.sched_features = f,
+                    Err(e) => {
+                        let _ = write!(
+                            problem,
+                            "sched_features: unknown feature {:?}; keeping the features as they were",
+                            e.name()
+                        );
+                    }
+                }
+            }
+            "sched_debug" => match value {
+                "0" => options.sched_debug = false,
+                "1" => options.sched_debug = true,
+                _ => {
+                    let _ = write!(
+                        problem,
+                        "sched_debug={:?} is not 0 or 1; using sched_debug={}",
+                        value, options.sched_debug as u8
+                    );
+                }
+            },
+            "workload" => match parse_workload(value) {
+                Ok(w) => options.workload = w,
+                Err(e) => {
+                    let _ = write!(problem, "workload={:?}: {}; running workload={}", value, e, options.workload.name);
+                }
+            },
             _ => {
                 let _ = write!(problem, "unknown option {:?} ignored", word);
             }
@@ -121,6 +191,31 @@ pub fn parse(line: &str) -> Parsed {
         }
     }
     Parsed { options, problems }
+}
+
+/// Workloads the kernel knows (kernel/src/workloads/).
+pub const WORKLOADS: [&str; 8] = ["demo", "shares", "storm", "latency", "affinity", "pipe", "yield", "overflow"];
+
+fn parse_workload(value: &str) -> Result<Workload, String> {
+    let mut parts = value.split(',');
+    let name = parts.next().unwrap_or("");
+    if !WORKLOADS.contains(&name) {
+        let mut e = String::new();
+        let _ = write!(e, "unknown workload (known: {})", WORKLOADS.join(", "));
+        return Err(e);
+    }
+    let mut params = Vec::new();
+    for p in parts {
+        match p.split_once('=') {
+            Some((k, v)) if !k.is_empty() => params.push((String::from(k), String::from(v))),
+            _ => {
+                let mut e = String::new();
+                let _ = write!(e, "parameter {:?} is not key=value", p);
+                return Err(e);
+            }
+        }
+    }
+    Ok(Workload { name: String::from(name), params })
 }
 
 fn level_name(l: log::LevelFilter) -> &'static str {

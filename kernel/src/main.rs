@@ -23,8 +23,17 @@ mod console;
 #[allow(unsafe_code)]
 mod mem;
 mod panic;
+mod debug;
+mod rq;
+mod schedstat;
+mod schedule;
 mod selfcheck;
+mod sync;
+mod task;
+mod timer;
 mod topology;
+mod wakeup;
+mod workloads;
 
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
@@ -177,8 +186,104 @@ fn boot_main(magic: u32, info: u32) -> ! {
     if let Some(crash) = options.test_crash {
         selfcheck::crash(crash);
     }
+    if !ok {
+        stage("shutdown");
+        arch::exit_with(ExitCode::Failure);
+    }
+
+    stage("sched");
+    start_scheduler(&options, online)
+}
+
+/// The tunables every CPU's runqueue starts with.
+static TUNABLES: spin::Once<sched::Tunables> = spin::Once::new();
+
+/// Starts the scheduler on every CPU, runs the workload in the `init`
+/// thread, and turns this flow into CPU 0's idle task.
+fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
+    let mut tun = sched::Tunables::new(online as u32);
+    tun.features = options.sched_features;
+    tun.set_tick_nsec(1_000_000_000 / options.hz as u64);
+    TUNABLES.call_once(|| tun);
+    kprintln!("sched_features: {}", options.sched_features);
+    record!("sched_features", "msg={}", options.sched_features);
+    kprintln!(
+        "scheduler: EEVDF, base slice {} us, tick {} Hz, invariant checks {}",
+        tun.base_slice() / 1000,
+        options.hz,
+        if options.sched_debug { "on" } else { "off" }
+    );
+    debug::enable(options.sched_debug);
+    timer::set_hz(options.hz);
+    let slots = (online * 4 + 256).min(2048);
+    match mem::stack::init(slots) {
+        Ok(n) => kprintln!("thread stacks: {} of {} KiB, each below an unmapped guard page", n, mem::stack::STACK_SIZE / 1024),
+        Err(e) => panic!("cannot set up the thread stacks: {:?}", e),
+    }
+    arch::trap::install_hooks(arch::trap::Hooks {
+        timer: timer::on_timer,
+        resched_ipi: on_resched_ipi,
+        schedule: schedule::schedule_voluntary,
+        explain_page_fault,
+    });
+    start_this_cpu(0);
+    selfcheck::release_aps(online);
+    let deadline = arch::time::uptime_us() + 5_000_000;
+    while rq::online_mask().weight() < online as u32 && arch::time::uptime_us() < deadline {
+        core::hint::spin_loop();
+    }
+    kprintln!("{} of {} CPUs scheduling", rq::online_mask().weight(), online);
+    let workload = options.workload.clone();
+    if let Err(e) = task::spawn(task::Spawn::new("init"), move || run_init(workload)) {
+        panic!("cannot start the init thread: {:?}", e);
+    }
+    schedule::idle_loop()
+}
+
+/// Makes this CPU's current flow its idle task and starts its tick.
+fn start_this_cpu(cpu: usize) {
+    let tun = TUNABLES.get().cloned().unwrap_or_default();
+    rq::init_cpu(cpu, tun);
+    arch::trap::enable_hooks_here();
+    timer::start_this_cpu();
+}
+
+/// The init thread: the workload, the statistics, then QEMU's exit.
+fn run_init(workload: cmdline::Workload) {
+    stage("workload");
+    let ok = workloads::run(&workload);
+    if debug::enabled() {
+        debug::check_global();
+    }
+    schedstat::print_cpus();
     stage("shutdown");
     arch::exit_with(if ok { ExitCode::Success } else { ExitCode::Failure })
+}
+
+fn on_resched_ipi(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFrame {
+    arch::apic::eoi();
+    wakeup::process_wake_list();
+    if rq::need_resched(percpu::cpu_id()) {
+        schedule::preempt_irq(frame)
+    } else {
+        frame
+    }
+}
+
+/// Names the thread whose stack guard page a page fault hit.
+fn explain_page_fault(cr2: u64) -> bool {
+    let Some(slot) = mem::stack::guard_slot(cr2) else { return false };
+    match task::by_stack_slot(slot) {
+        Some(t) => {
+            kprintln!("STACK OVERFLOW in thread {} (id {}): it ran into its guard page at {:#x}", t.name, t.id, cr2);
+            record!("stack_overflow", "cpu={} task={} id={} addr={:#x}", percpu::cpu_id(), t.name, t.id, cr2);
+        }
+        None => {
+            kprintln!("STACK OVERFLOW: guard page of stack slot {} hit at {:#x}", slot, cr2);
+            record!("stack_overflow", "cpu={} task=unknown id=0 addr={:#x}", percpu::cpu_id(), cr2);
+        }
+    }
+    true
 }
 
 /// Sets up the frame allocator and the heap from the memory map.
@@ -275,5 +380,7 @@ fn ap_main(cpu: usize) -> ! {
     topology::record_this_cpu(cpu);
     mark_online(cpu);
     log::debug!("online (APIC id {})", percpu::this_cpu().apic_id.load(Ordering::Relaxed));
-    selfcheck::ap_idle()
+    selfcheck::ap_idle();
+    start_this_cpu(cpu);
+    schedule::idle_loop()
 }

@@ -101,11 +101,27 @@ fn arm_timer(ticks: u64, hz: u32) {
     apic::start_periodic(hz);
 }
 
-/// The idle loop of an AP: sleeps, and arms its timer when the self-check asks.
-pub fn ap_idle() -> ! {
+/// Set by the boot CPU when the APs should start their schedulers.
+static SCHED_START: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
+/// Tells every AP to leave `ap_idle` (they get a test IPI to wake up).
+pub fn release_aps(online: usize) {
+    SCHED_START.store(true, Ordering::Release);
+    for cpu in 1..online {
+        apic::send_ipi(trap::TEST_IPI_VECTOR, percpu::cpu(cpu).apic_id.load(Ordering::Relaxed));
+    }
+}
+
+/// The idle loop of an AP before the scheduler starts: sleeps, arms its
+/// timer when the self-check asks, returns when `release_aps` is called.
+pub fn ap_idle() {
     let mut seen = 0;
     loop {
         x86_64::instructions::interrupts::disable();
+        if SCHED_START.load(Ordering::Acquire) {
+            apic::stop_timer();
+            return;
+        }
         let request = TIMER_REQUEST.load(Ordering::Acquire);
         if request != seen {
             seen = request;

@@ -4,6 +4,7 @@
 pub mod acpi;
 pub mod apic;
 pub mod backtrace;
+pub mod context;
 pub mod cpuid;
 pub mod descriptors;
 pub mod exit;

@@ -42,6 +42,8 @@ pub struct PerCpu {
     pub timer_stop_after: AtomicU64,
     /// Test IPIs taken.
     pub test_ipis: AtomicU64,
+    /// Set once this CPU's scheduler runs (its interrupts go to the scheduler hooks).
+    pub sched_running: AtomicBool,
     /// Set while this CPU reports a fault; a second fault then only halts.
     pub in_fault: AtomicBool,
     pub(super) gdt: UnsafeCell<GlobalDescriptorTable>,
@@ -64,6 +66,7 @@ impl PerCpu {
             timer_ticks: AtomicU64::new(0),
             timer_stop_after: AtomicU64::new(0),
             test_ipis: AtomicU64::new(0),
+            sched_running: AtomicBool::new(false),
             in_fault: AtomicBool::new(false),
             gdt: UnsafeCell::new(GlobalDescriptorTable::new()),
             tss: UnsafeCell::new(TaskStateSegment::new()),

@@ -61,3 +61,13 @@ pub fn delay_us(us: u64) {
         core::hint::spin_loop();
     }
 }
+
+/// Nanoseconds since kernel entry (u128 intermediate: exact, no overflow).
+pub fn uptime_ns() -> u64 {
+    let hz = tsc_hz();
+    if hz == 0 {
+        return 0;
+    }
+    let delta = rdtsc().wrapping_sub(BOOT_TSC.load(Ordering::Relaxed));
+    (delta as u128 * 1_000_000_000 / hz as u128) as u64
+}

@@ -15,6 +15,10 @@ use super::{apic, backtrace, percpu};
 /// Vectors of the local APIC sources and IPIs.
 pub const TIMER_VECTOR: u8 = 0x20;
 pub const TEST_IPI_VECTOR: u8 = 0xF0;
+/// Remote wakeups and reschedule requests.
+pub const RESCHED_VECTOR: u8 = 0xF1;
+/// Software interrupt a task raises to give up its CPU (`schedule()`).
+pub const SCHEDULE_VECTOR: u8 = 0x81;
 pub const ERROR_VECTOR: u8 = 0xFE;
 pub const SPURIOUS_VECTOR: u8 = 0xFF;
 
@@ -51,9 +55,50 @@ pub struct TrapFrame {
 
 const _: () = assert!(core::mem::size_of::<TrapFrame>() == 512 + 22 * 8);
 
+/// What the scheduler does on the interrupt path. Each returns the frame to
+/// resume (another task's, after a switch).
+pub struct Hooks {
+    pub timer: fn(&mut TrapFrame) -> *mut TrapFrame,
+    pub resched_ipi: fn(&mut TrapFrame) -> *mut TrapFrame,
+    pub schedule: fn(&mut TrapFrame) -> *mut TrapFrame,
+    /// Explains a page fault at `cr2` (e.g. a thread's stack guard page);
+    /// prints its own report and returns true when it recognised it.
+    pub explain_page_fault: fn(u64) -> bool,
+}
+
+static HOOKS: spin::Once<Hooks> = spin::Once::new();
+
+/// Installs the scheduler's hooks; each CPU starts using them once it calls
+/// `enable_hooks_here`.
+pub fn install_hooks(h: Hooks) {
+    HOOKS.call_once(|| h);
+}
+
+/// From now on this CPU's timer, reschedule IPI and schedule interrupt go to
+/// the scheduler.
+pub fn enable_hooks_here() {
+    percpu::this_cpu().sched_running.store(true, Ordering::Release);
+}
+
+fn hooks_here() -> Option<&'static Hooks> {
+    if percpu::this_cpu().sched_running.load(Ordering::Acquire) {
+        HOOKS.get()
+    } else {
+        None
+    }
+}
+
 /// Called by `isr_common` with the saved frame; returns the frame to resume.
 #[no_mangle]
-extern "C" fn isr_dispatch(frame: &mut TrapFrame) -> &mut TrapFrame {
+extern "C" fn isr_dispatch(frame: &mut TrapFrame) -> *mut TrapFrame {
+    if let Some(h) = hooks_here() {
+        match frame.vector {
+            v if v == TIMER_VECTOR as u64 => return (h.timer)(frame),
+            v if v == RESCHED_VECTOR as u64 => return (h.resched_ipi)(frame),
+            v if v == SCHEDULE_VECTOR as u64 => return (h.schedule)(frame),
+            _ => {}
+        }
+    }
     match frame.vector {
         0..=31 => exception(frame),
         v if v == TIMER_VECTOR as u64 => {
@@ -70,6 +115,8 @@ extern "C" fn isr_dispatch(frame: &mut TrapFrame) -> &mut TrapFrame {
             apic::eoi();
         }
         v if v == SPURIOUS_VECTOR as u64 => {}
+        v if v == RESCHED_VECTOR as u64 => apic::eoi(),
+        v if v == SCHEDULE_VECTOR as u64 => {}
         v if v == ERROR_VECTOR as u64 => {
             log::warn!("local APIC error interrupt");
             apic::eoi();
@@ -79,7 +126,7 @@ extern "C" fn isr_dispatch(frame: &mut TrapFrame) -> &mut TrapFrame {
             apic::eoi();
         }
     }
-    frame
+    frame as *mut TrapFrame
 }
 
 fn exception_name(vector: u64) -> &'static str {
@@ -140,6 +187,11 @@ fn exception(frame: &TrapFrame) -> ! {
     }
     let cr2 = Cr2::read_raw();
     let id = cpu.id();
+    if frame.vector == 14 {
+        if let Some(h) = HOOKS.get() {
+            (h.explain_page_fault)(cr2);
+        }
+    }
     crate::kprintln!(
         "EXCEPTION on CPU {}: {} {} (vector {}), error code {:#x}",
         id,

@@ -4,7 +4,7 @@
 //! frames inside usable memory-map regions, above the kernel image, are ever
 //! marked free. All state sits behind one spin lock.
 
-use spin::Mutex;
+use crate::sync::irq_mutex::IrqMutex;
 
 use super::multiboot::Region;
 use super::{FRAME_SIZE, MAPPED_LIMIT};
@@ -16,7 +16,7 @@ struct Bitmap {
     free: usize,
 }
 
-static FREE: Mutex<Bitmap> = Mutex::new(Bitmap { words: [0; FRAMES / 64], free: 0 });
+static FREE: IrqMutex<Bitmap> = IrqMutex::new(Bitmap { words: [0; FRAMES / 64], free: 0 });
 
 /// Totals after `init`.
 #[derive(Clone, Copy, Debug)]

@@ -1,11 +1,16 @@
 //! The kernel heap: `linked_list_allocator` over a block of frames, behind a
 //! global allocator that turns an allocation failure into a clear report and
 //! the `oom` exit status instead of a hang or a bare panic.
+//!
+//! Interrupt handlers allocate too (wake lists, timer lists), so the heap's
+//! spin lock is only ever held with interrupts off: an interrupt can never
+//! arrive on a CPU that holds it.
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use linked_list_allocator::LockedHeap;
+use x86_64::instructions::interrupts::without_interrupts;
 
 struct KernelHeap {
     inner: LockedHeap,
@@ -20,7 +25,7 @@ static HEAP: KernelHeap = KernelHeap { inner: LockedHeap::empty(), size: AtomicU
 unsafe impl GlobalAlloc for KernelHeap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: forwarded with the caller's layout.
-        let p = unsafe { self.inner.alloc(layout) };
+        let p = without_interrupts(|| unsafe { self.inner.alloc(layout) });
         if p.is_null() {
             out_of_memory(layout);
         }
@@ -29,7 +34,7 @@ unsafe impl GlobalAlloc for KernelHeap {
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: forwarded; ptr came from `alloc` with this layout.
-        unsafe { self.inner.dealloc(ptr, layout) }
+        without_interrupts(|| unsafe { self.inner.dealloc(ptr, layout) })
     }
 }
 
@@ -57,8 +62,8 @@ pub fn init(start: u64, size: usize) {
 
 /// (bytes in use, heap size).
 pub fn usage() -> (usize, usize) {
-    match HEAP.inner.try_lock() {
+    without_interrupts(|| match HEAP.inner.try_lock() {
         Some(h) => (h.used(), h.size()),
         None => (0, HEAP.size.load(Ordering::Relaxed)),
-    }
+    })
 }

@@ -5,6 +5,7 @@ pub mod frame;
 pub mod heap;
 pub mod multiboot;
 pub mod paging;
+pub mod stack;
 
 /// Size of a physical frame.
 pub const FRAME_SIZE: u64 = 4096;
@@ -21,3 +22,4 @@ pub fn kernel_range() -> (u64, u64) {
     // SAFETY: only the addresses of the linker symbols are taken.
     unsafe { (&__kernel_start as *const u8 as u64, &__kernel_end as *const u8 as u64) }
 }
+

@@ -1,0 +1,170 @@
+//! Saved execution contexts and the switch between them.
+//!
+//! fairway switches tasks only inside the interrupt path: a preemption comes
+//! from the timer or the reschedule IPI, and a task that blocks or yields
+//! raises the software interrupt `SCHEDULE_VECTOR`. Either way the assembly
+//! stub has already saved every register and the FPU/SSE state (fxsave) of the
+//! interrupted task in a `TrapFrame` on the IST stack. A switch copies that
+//! frame into the outgoing task's `Context` and hands the stub the incoming
+//! task's saved frame, which it restores before `iretq`. The interrupted
+//! task's own stack is never written, so its red zone survives.
+//!
+//! Invariant (the `on_cpu` protocol, as Linux's `p->on_cpu`): a context's
+//! frame is written only by the CPU that is running it, while it switches it
+//! out, and read only by the CPU that has claimed it with the `on_cpu`
+//! compare-exchange. `on_cpu` is released (Release) only after the frame is
+//! completely saved, and claimed (Acquire) before the frame is read, so no two
+//! CPUs ever touch one frame at the same time, and a task never runs on two
+//! CPUs.
+
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+
+use super::trap::TrapFrame;
+
+/// One task's saved registers and FPU/SSE state.
+pub struct Context {
+    frame: UnsafeCell<TrapFrame>,
+    on_cpu: AtomicBool,
+    /// CPU running it (meaningful while `on_cpu`).
+    running_on: AtomicUsize,
+}
+
+// SAFETY: the frame is only accessed under the on_cpu protocol above.
+unsafe impl Sync for Context {}
+// SAFETY: as above; the frame holds plain data.
+unsafe impl Send for Context {}
+
+/// Kernel code and data selectors (boot GDT and every per-CPU GDT).
+const KERNEL_CS: u64 = 0x08;
+const KERNEL_SS: u64 = 0x10;
+/// Interrupts enabled, reserved bit 1 set.
+const RFLAGS_IF: u64 = 0x202;
+
+/// How long `switch_frames` waits for a context that another CPU is still
+/// saving before it declares that the task runs on two CPUs.
+const CLAIM_SPINS: u64 = 200_000_000;
+
+impl Context {
+    /// The context of code already running on this CPU (a CPU's boot flow,
+    /// which becomes its idle task): claimed, frame filled at the first switch.
+    pub fn running_here(cpu: usize) -> Context {
+        Context {
+            frame: UnsafeCell::new(zeroed_frame()),
+            on_cpu: AtomicBool::new(true),
+            running_on: AtomicUsize::new(cpu),
+        }
+    }
+
+    /// A new thread that will start at `entry(arg)` on the stack whose top
+    /// (exclusive, 16-byte aligned) is `stack_top`, interrupts on.
+    pub fn new_thread(entry: extern "C" fn(usize) -> !, arg: usize, stack_top: u64) -> Context {
+        let mut f = zeroed_frame();
+        // Default x87 control word and MXCSR (all exceptions masked).
+        f.fx[0..2].copy_from_slice(&0x037fu16.to_le_bytes());
+        f.fx[24..28].copy_from_slice(&0x1f80u32.to_le_bytes());
+        f.rip = entry as usize as u64;
+        f.rdi = arg as u64;
+        // A zero "return address" ends backtraces; rsp is then 8 mod 16, as
+        // at the entry of any function.
+        let rsp = stack_top - 8;
+        // SAFETY: the stack belongs to the new thread, which has not run yet;
+        // the slot is inside it (stack_top is exclusive).
+        unsafe { (rsp as *mut u64).write(0) };
+        f.rsp = rsp;
+        f.rbp = 0;
+        f.cs = KERNEL_CS;
+        f.ss = KERNEL_SS;
+        f.rflags = RFLAGS_IF;
+        Context { frame: UnsafeCell::new(f), on_cpu: AtomicBool::new(false), running_on: AtomicUsize::new(0) }
+    }
+
+    /// Whether some CPU is running (or still saving) this context.
+    pub fn on_cpu(&self) -> bool {
+        self.on_cpu.load(Ordering::Acquire)
+    }
+
+    /// Waits until no CPU runs this context (its frame is completely saved).
+    pub fn wait_off_cpu(&self) {
+        while self.on_cpu.load(Ordering::Acquire) {
+            core::hint::spin_loop();
+        }
+    }
+
+    /// The saved instruction pointer (for diagnostics).
+    pub fn saved_rip(&self) -> u64 {
+        if self.on_cpu() {
+            return 0;
+        }
+        // SAFETY: off CPU, the frame is not being written (protocol above);
+        // a racing claim only reads it.
+        unsafe { (*self.frame.get()).rip }
+    }
+}
+
+/// Why a switch could not happen.
+#[derive(Debug)]
+pub enum SwitchError {
+    /// `next` stayed claimed by another CPU: it would run on two CPUs.
+    RunningElsewhere { cpu: usize },
+}
+
+/// Saves the interrupted state `current` into `prev` (the context running on
+/// this CPU), claims `next`, and returns the frame the interrupt stub must
+/// restore. With `prev == next` it returns `current` unchanged.
+pub fn switch_frames(current: &mut TrapFrame, prev: &Context, next: &Context) -> Result<*mut TrapFrame, SwitchError> {
+    if core::ptr::eq(prev, next) {
+        return Ok(current as *mut TrapFrame);
+    }
+    let me = super::percpu::cpu_id();
+    let mut spins = 0u64;
+    while next.on_cpu.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
+        spins += 1;
+        if spins > CLAIM_SPINS {
+            return Err(SwitchError::RunningElsewhere { cpu: next.running_on.load(Ordering::Relaxed) });
+        }
+        core::hint::spin_loop();
+    }
+    next.running_on.store(me, Ordering::Relaxed);
+    // SAFETY: `prev` runs on this CPU (its on_cpu is ours), so no other CPU
+    // reads or writes its frame until we release on_cpu below; `current` is
+    // the stub's frame on this CPU's IST stack.
+    unsafe { core::ptr::copy_nonoverlapping(current as *const TrapFrame, prev.frame.get(), 1) };
+    prev.on_cpu.store(false, Ordering::Release);
+    Ok(next.frame.get())
+}
+
+fn zeroed_frame() -> TrapFrame {
+    TrapFrame {
+        fx: [0; 512],
+        r15: 0,
+        r14: 0,
+        r13: 0,
+        r12: 0,
+        r11: 0,
+        r10: 0,
+        r9: 0,
+        r8: 0,
+        rbp: 0,
+        rdi: 0,
+        rsi: 0,
+        rdx: 0,
+        rcx: 0,
+        rbx: 0,
+        rax: 0,
+        vector: 0,
+        error_code: 0,
+        rip: 0,
+        cs: KERNEL_CS,
+        rflags: 0x2,
+        rsp: 0,
+        ss: KERNEL_SS,
+    }
+}
+
+/// Gives up the CPU: raises the scheduling software interrupt.
+pub fn raise_schedule() {
+    // SAFETY: vector SCHEDULE_VECTOR has an interrupt gate whose handler
+    // saves and restores the full context.
+    unsafe { core::arch::asm!("int {v}", v = const super::trap::SCHEDULE_VECTOR) };
+}

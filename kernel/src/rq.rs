@@ -1,0 +1,167 @@
+//! Per-CPU runqueues: one lock each, the fair class (the policy crate's
+//! `FairRq`), then the idle task (the class order: fair, then idle).
+//!
+//! Lock order: a runqueue lock is taken after a task's `pi_lock` and before
+//! any wait-queue, timer or wake-list lock; two runqueue locks are taken in
+//! ascending CPU order (`lock_two`). Runqueue locks disable interrupts.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use sched::cpumask::CpuMask;
+use sched::tunables::Tunables;
+use sched::FairRq;
+
+use crate::arch::percpu::MAX_CPUS;
+use crate::schedstat::CpuStat;
+use crate::sync::irq_mutex::{IrqGuard, IrqMutex};
+use crate::task::Task;
+
+/// One CPU's runqueue.
+///
+/// Invariants (checked by `debug::check_rq`): `tasks[e]` is `Some` exactly
+/// for the live entities `e` of `fair`; `curr` is the task running on this CPU
+/// (the idle task when `fair` has no current entity); every task in `tasks`
+/// has `cpu == self.cpu` and `eid == e`.
+pub struct Rq {
+    pub cpu: usize,
+    pub fair: FairRq,
+    pub tasks: Vec<Option<Arc<Task>>>,
+    pub curr: Arc<Task>,
+    pub idle: Arc<Task>,
+    /// Task clock in ns (from the TSC), updated at each operation batch.
+    pub clock: u64,
+    pub stat: CpuStat,
+}
+
+impl Rq {
+    /// The task of entity `eid`.
+    pub fn task_of(&self, eid: u32) -> Option<&Arc<Task>> {
+        self.tasks.get(eid as usize).and_then(|t| t.as_ref())
+    }
+
+    /// Records `task` as the owner of entity `eid`.
+    pub fn attach(&mut self, eid: u32, task: Arc<Task>) {
+        let i = eid as usize;
+        if self.tasks.len() <= i {
+            self.tasks.resize(i + 1, None);
+        }
+        task.eid.store(eid, Ordering::Relaxed);
+        task.cpu.store(self.cpu, Ordering::Relaxed);
+        self.tasks[i] = Some(task);
+    }
+
+    /// Forgets the owner of entity `eid`.
+    pub fn detach(&mut self, eid: u32) -> Option<Arc<Task>> {
+        self.tasks.get_mut(eid as usize).and_then(|t| t.take())
+    }
+
+    /// Brings the clock and the fair class's clock to now.
+    pub fn update_clock(&mut self) {
+        let now = now_ns();
+        if now > self.clock {
+            self.clock = now;
+        }
+        self.fair.update_clock(self.clock);
+    }
+
+    /// Runnable tasks (queued, not delayed), the running one included.
+    pub fn nr_running(&self) -> u32 {
+        self.fair.h_nr_runnable()
+    }
+}
+
+static RQS: [IrqMutex<Option<Rq>>; MAX_CPUS] = [const { IrqMutex::new(None) }; MAX_CPUS];
+static NEED_RESCHED: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
+static ONLINE: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+
+/// A locked runqueue.
+pub struct RqGuard<'a>(IrqGuard<'a, Option<Rq>>);
+
+impl core::ops::Deref for RqGuard<'_> {
+    type Target = Rq;
+    fn deref(&self) -> &Rq {
+        self.0.as_ref().expect("runqueue initialised")
+    }
+}
+
+impl core::ops::DerefMut for RqGuard<'_> {
+    fn deref_mut(&mut self) -> &mut Rq {
+        self.0.as_mut().expect("runqueue initialised")
+    }
+}
+
+/// Locks `cpu`'s runqueue.
+pub fn lock(cpu: usize) -> RqGuard<'static> {
+    RqGuard(RQS[cpu].lock())
+}
+
+/// Locks `cpu`'s runqueue unless it is busy.
+pub fn try_lock(cpu: usize) -> Option<RqGuard<'static>> {
+    RQS[cpu].try_lock().map(RqGuard)
+}
+
+/// Locks two runqueues in ascending CPU order; returns them as (a, b).
+/// `a != b` is required.
+pub fn lock_two(a: usize, b: usize) -> (RqGuard<'static>, RqGuard<'static>) {
+    assert_ne!(a, b, "lock_two with one CPU");
+    if a < b {
+        let ga = lock(a);
+        let gb = lock(b);
+        (ga, gb)
+    } else {
+        let gb = lock(b);
+        let ga = lock(a);
+        (ga, gb)
+    }
+}
+
+/// Creates `cpu`'s runqueue; its current flow of execution becomes its idle task.
+pub fn init_cpu(cpu: usize, tunables: Tunables) {
+    let idle = crate::task::new_idle(cpu);
+    idle.note_ran_on(cpu);
+    crate::task::set_current(cpu, idle.clone());
+    *RQS[cpu].lock() = Some(Rq {
+        cpu,
+        fair: FairRq::new(tunables),
+        tasks: Vec::new(),
+        curr: idle.clone(),
+        idle,
+        clock: now_ns(),
+        stat: CpuStat::default(),
+    });
+    ONLINE[cpu / 64].fetch_or(1 << (cpu % 64), Ordering::Release);
+}
+
+/// CPUs whose runqueue is running.
+pub fn online_mask() -> CpuMask {
+    CpuMask::from_bits([
+        ONLINE[0].load(Ordering::Acquire),
+        ONLINE[1].load(Ordering::Acquire),
+        ONLINE[2].load(Ordering::Acquire),
+        ONLINE[3].load(Ordering::Acquire),
+    ])
+}
+
+pub fn is_online(cpu: usize) -> bool {
+    cpu < MAX_CPUS && ONLINE[cpu / 64].load(Ordering::Acquire) & (1 << (cpu % 64)) != 0
+}
+
+/// Asks `cpu` to reschedule at its next opportunity.
+pub fn set_need_resched(cpu: usize) {
+    NEED_RESCHED[cpu].store(true, Ordering::Release);
+}
+
+pub fn need_resched(cpu: usize) -> bool {
+    NEED_RESCHED[cpu].load(Ordering::Acquire)
+}
+
+pub fn clear_need_resched(cpu: usize) {
+    NEED_RESCHED[cpu].store(false, Ordering::Release);
+}
+
+/// Nanoseconds since kernel entry, from the TSC.
+pub fn now_ns() -> u64 {
+    crate::arch::time::uptime_ns()
+}

@@ -1,0 +1,76 @@
+//! Scheduler statistics in the layout of Linux's `/proc/schedstat` (the CPU
+//! fields that apply to fairway) and per-task counters.
+//!
+//! Per-CPU fields (Linux's meaning): `yld_count` yields; `sched_count` calls
+//! of schedule; `sched_goidle` switches to the idle task; `ttwu_count`
+//! wakeups this CPU performed; `ttwu_local` those of them that woke a task
+//! onto this same CPU; `rq_cpu_time` ns tasks ran here; `run_delay` ns tasks
+//! waited on this runqueue before running; `pcount` timeslices run here.
+
+use core::fmt::Write;
+use core::sync::atomic::Ordering;
+
+use alloc::string::String;
+
+use crate::task::Task;
+
+/// One CPU's counters (under its runqueue lock).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CpuStat {
+    pub yld_count: u64,
+    pub sched_count: u64,
+    pub sched_goidle: u64,
+    pub ttwu_count: u64,
+    pub ttwu_local: u64,
+    pub rq_cpu_time: u64,
+    pub run_delay: u64,
+    pub pcount: u64,
+    /// Timer ticks taken (not a schedstat field; for the tick checks).
+    pub ticks: u64,
+}
+
+/// Prints every online CPU's counters: a `@fw schedstat` record and the line
+/// as Linux's `/proc/schedstat` (version 17) lays it out.
+pub fn print_cpus() {
+    crate::kprintln!("version 17");
+    for cpu in crate::rq::online_mask().iter() {
+        let mut s = crate::rq::lock(cpu).stat;
+        (s.ttwu_count, s.ttwu_local) = crate::wakeup::ttwu_stats(cpu);
+        crate::record!(
+            "schedstat",
+            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={}",
+            cpu, s.yld_count, s.sched_count, s.sched_goidle, s.ttwu_count, s.ttwu_local, s.rq_cpu_time,
+            s.run_delay, s.pcount, s.ticks
+        );
+        // Linux: cpuN yld_count 0 sched_count sched_goidle ttwu_count ttwu_local rq_cpu_time run_delay pcount
+        crate::kprintln!(
+            "cpu{} {} 0 {} {} {} {} {} {} {}",
+            cpu, s.yld_count, s.sched_count, s.sched_goidle, s.ttwu_count, s.ttwu_local, s.rq_cpu_time,
+            s.run_delay, s.pcount
+        );
+    }
+}
+
+/// Prints one task's counters as a `@fw taskstat` record.
+pub fn print_task(t: &Task) {
+    let s = &t.stats;
+    let mut cpus = String::new();
+    let _ = write!(cpus, "{}", t.ran_on());
+    crate::record!(
+        "taskstat",
+        "id={} name={} nice={} sum_exec_runtime={} wait_sum={} wait_max={} nr_switches={} nr_migrations={} nr_wakeups={} nr_wakeups_local={} nr_wakeups_remote={} nr_wakeups_sync={} cpus={}",
+        t.id,
+        t.name,
+        t.nice_value(),
+        s.sum_exec_runtime.load(Ordering::Relaxed),
+        s.wait_sum.load(Ordering::Relaxed),
+        s.wait_max.load(Ordering::Relaxed),
+        s.nr_switches.load(Ordering::Relaxed),
+        s.nr_migrations.load(Ordering::Relaxed),
+        s.nr_wakeups.load(Ordering::Relaxed),
+        s.nr_wakeups_local.load(Ordering::Relaxed),
+        s.nr_wakeups_remote.load(Ordering::Relaxed),
+        s.nr_wakeups_sync.load(Ordering::Relaxed),
+        cpus
+    );
+}

@@ -1,0 +1,182 @@
+//! The switch: choosing the next task and handing its saved frame to the
+//! interrupt stub (`arch::context`).
+//!
+//! Every switch happens on the interrupt path with interrupts off: from the
+//! timer tick, from the reschedule IPI, or from the `SCHEDULE_VECTOR`
+//! software interrupt that `schedule()` raises when a task blocks, yields or
+//! exits.
+
+use alloc::sync::Arc;
+use core::sync::atomic::Ordering;
+
+use sched::{DequeueFlags, EntityId};
+
+use crate::arch::context::{self, SwitchError};
+use crate::arch::percpu::cpu_id;
+use crate::arch::trap::TrapFrame;
+use crate::rq;
+use crate::task::{self, Task, TaskState};
+
+/// Gives up the CPU. The caller has set its state (Sleeping to block, Dead to
+/// exit) or stays Running (it is then only preempted).
+pub fn schedule() {
+    context::raise_schedule();
+}
+
+/// Yields the rest of the running task's slice (Linux's `sched_yield`).
+pub fn yield_now() {
+    {
+        let mut rq = rq::lock(cpu_id());
+        rq.update_clock();
+        rq.fair.yield_curr();
+        rq.stat.yld_count += 1;
+    }
+    schedule();
+}
+
+/// Reschedules if a wakeup asked this CPU to (a preemption point for thread
+/// code that just woke someone).
+pub fn preempt_point() {
+    if x86_64::instructions::interrupts::are_enabled() && rq::need_resched(cpu_id()) {
+        schedule();
+    }
+}
+
+/// Asks `cpu` to reschedule: locally through the flag the interrupt exit
+/// checks, remotely with the reschedule IPI.
+pub fn resched_cpu(cpu: usize) {
+    rq::set_need_resched(cpu);
+    if cpu != cpu_id() {
+        crate::arch::apic::send_ipi(
+            crate::arch::trap::RESCHED_VECTOR,
+            crate::arch::percpu::cpu(cpu).apic_id.load(Ordering::Relaxed),
+        );
+    }
+}
+
+/// The `SCHEDULE_VECTOR` interrupt: the running task gives up its CPU (and
+/// blocks if it set itself Sleeping or Dead).
+pub(crate) fn schedule_voluntary(frame: &mut TrapFrame) -> *mut TrapFrame {
+    schedule_irq(frame, true)
+}
+
+/// A preemption (tick, reschedule IPI): the running task stays runnable even
+/// if it had set itself Sleeping, because it was interrupted before it could
+/// re-check its wait condition (Linux's preemption case in `__schedule`).
+pub(crate) fn preempt_irq(frame: &mut TrapFrame) -> *mut TrapFrame {
+    schedule_irq(frame, false)
+}
+
+/// The core of the switch, called on the interrupt path with the interrupted
+/// frame; returns the frame to resume.
+fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
+    let cpu = cpu_id();
+    rq::clear_need_resched(cpu);
+    let mut rq = rq::lock(cpu);
+    rq.update_clock();
+    let now = rq.clock;
+    rq.stat.sched_count += 1;
+    let prev = rq.curr.clone();
+    let mut migrate: Option<EntityId> = None;
+
+    if !prev.is_idle {
+        let eid = EntityId(prev.eid.load(Ordering::Relaxed));
+        let ran = now.saturating_sub(prev.stats.exec_start.load(Ordering::Relaxed));
+        prev.stats.sum_exec_runtime.fetch_add(ran, Ordering::Relaxed);
+        prev.stats.exec_start.store(now, Ordering::Relaxed);
+        rq.stat.rq_cpu_time += ran;
+        match prev.state() {
+            TaskState::Sleeping | TaskState::Dead if !voluntary => {}
+            TaskState::Sleeping => {
+                let _ = rq.fair.dequeue(eid, DequeueFlags::SLEEP);
+            }
+            TaskState::Dead => {
+                let _ = rq.fair.dequeue(eid, DequeueFlags::SLEEP | DequeueFlags::SPECIAL);
+            }
+            TaskState::Running => {
+                // Its affinity no longer allows this CPU: move it.
+                if !prev.allowed(cpu) {
+                    let _ = rq.fair.dequeue(eid, DequeueFlags::NONE);
+                    migrate = Some(eid);
+                }
+            }
+        }
+    }
+
+    let next = match rq.fair.schedule() {
+        Some(e) => match rq.task_of(e.0) {
+            Some(t) => t.clone(),
+            None => panic!("CPU {}: entity {} has no task", cpu, e.0),
+        },
+        None => rq.idle.clone(),
+    };
+
+    let finished = voluntary && !prev.is_idle && prev.state() == TaskState::Dead;
+    if !prev.is_idle {
+        let eid = prev.eid.load(Ordering::Relaxed);
+        if finished {
+            let _ = rq.fair.remove_entity(EntityId(eid));
+            rq.detach(eid);
+        } else if let Some(e) = migrate {
+            match rq.fair.remove_entity(e) {
+                Ok(se) => {
+                    rq.detach(e.0);
+                    let target = prev.affinity.lock().first().unwrap_or(cpu);
+                    crate::wakeup::queue_migration(prev.clone(), se, target);
+                }
+                Err(err) => panic!("CPU {}: cannot migrate {}: {}", cpu, prev.name, err),
+            }
+        } else if rq.fair.entity(EntityId(eid)).is_some_and(|se| se.on_rq && !se.sched_delayed)
+            && !Arc::ptr_eq(&prev, &next)
+        {
+            prev.stats.queued_at.store(now, Ordering::Relaxed);
+        }
+    }
+
+    if !Arc::ptr_eq(&prev, &next) {
+        rq.stat.pcount += 1;
+        prev.stats.nr_switches.fetch_add(1, Ordering::Relaxed);
+        if next.is_idle {
+            rq.stat.sched_goidle += 1;
+        } else {
+            let waited = now.saturating_sub(next.stats.queued_at.load(Ordering::Relaxed));
+            next.stats.wait_sum.fetch_add(waited, Ordering::Relaxed);
+            next.stats.wait_max.fetch_max(waited, Ordering::Relaxed);
+            rq.stat.run_delay += waited;
+            next.stats.exec_start.store(now, Ordering::Relaxed);
+        }
+        next.note_ran_on(cpu);
+        rq.curr = next.clone();
+        task::set_current(cpu, next.clone());
+    }
+    if crate::debug::enabled() {
+        crate::debug::check_rq(&rq);
+    }
+    drop(rq);
+    // An exiting task has made its last switch: joiners may now free its
+    // stack (they also wait until its frame is saved, below).
+    if finished {
+        prev.exited.complete_all();
+    }
+
+    match context::switch_frames(frame, &prev.ctx, &next.ctx) {
+        Ok(f) => f,
+        Err(SwitchError::RunningElsewhere { cpu: other }) => panic!(
+            "invariant: task {} ({}) picked on CPU {} is still running on CPU {}",
+            next.id, next.name, cpu, other
+        ),
+    }
+}
+
+/// The idle loop every CPU runs when it has nothing else (its idle task).
+pub fn idle_loop() -> ! {
+    loop {
+        x86_64::instructions::interrupts::disable();
+        if rq::need_resched(cpu_id()) {
+            x86_64::instructions::interrupts::enable();
+            schedule();
+        } else {
+            crate::arch::wait_for_interrupt();
+        }
+    }
+}

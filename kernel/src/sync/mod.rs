@@ -1,0 +1,201 @@
+//! Blocking primitives: wait queue, sleeping mutex, semaphore, completion
+//! and pipe. All are built on `WaitQueue`, whose sleep/wake handshake is the
+//! one `wakeup.rs` documents (set Sleeping, re-check, schedule).
+
+pub mod irq_mutex;
+mod pipe;
+
+use alloc::collections::VecDeque;
+use alloc::sync::Arc;
+use core::sync::atomic::{fence, AtomicBool, Ordering};
+
+use sched::WakeFlags;
+
+use crate::task::{self, Task, TaskState};
+use irq_mutex::IrqMutex;
+pub use pipe::Pipe;
+
+/// Tasks waiting for a condition.
+pub struct WaitQueue {
+    waiters: IrqMutex<VecDeque<Arc<Task>>>,
+}
+
+impl Default for WaitQueue {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl WaitQueue {
+    pub const fn new() -> WaitQueue {
+        WaitQueue { waiters: IrqMutex::new(VecDeque::new()) }
+    }
+
+    /// Blocks until `cond()` holds. `cond` is evaluated after the task is on
+    /// the queue and marked Sleeping, so a wakeup between the check and the
+    /// sleep is never lost.
+    #[track_caller]
+    pub fn wait_until(&self, mut cond: impl FnMut() -> bool) {
+        if cond() {
+            return;
+        }
+        let me = task::current();
+        *me.blocked_at.lock() = Some(core::panic::Location::caller());
+        loop {
+            {
+                let mut q = self.waiters.lock();
+                if !q.iter().any(|t| Arc::ptr_eq(t, &me)) {
+                    q.push_back(me.clone());
+                }
+                me.set_state(TaskState::Sleeping);
+            }
+            // Order the state store before the condition's loads (the waker
+            // stores the condition, then takes the queue lock).
+            fence(Ordering::SeqCst);
+            if cond() {
+                break;
+            }
+            crate::schedule::schedule();
+        }
+        me.set_state(TaskState::Running);
+        self.waiters.lock().retain(|t| !Arc::ptr_eq(t, &me));
+    }
+
+    /// Wakes the first waiter that was asleep; returns whether one was.
+    pub fn wake_one(&self) -> bool {
+        self.wake_one_with(WakeFlags::NONE)
+    }
+
+    /// As `wake_one`, hinting that the caller is about to sleep (WF_SYNC).
+    pub fn wake_one_sync(&self) -> bool {
+        self.wake_one_with(WakeFlags::SYNC)
+    }
+
+    fn wake_one_with(&self, flags: WakeFlags) -> bool {
+        let mut woke = false;
+        loop {
+            let Some(t) = self.waiters.lock().pop_front() else { break };
+            if crate::wakeup::try_to_wake_up(&t, flags) {
+                woke = true;
+                break;
+            }
+        }
+        crate::schedule::preempt_point();
+        woke
+    }
+
+    /// Wakes every waiter; returns how many were asleep.
+    pub fn wake_all(&self) -> usize {
+        let all: VecDeque<Arc<Task>> = core::mem::take(&mut *self.waiters.lock());
+        let n = all.iter().filter(|t| crate::wakeup::try_to_wake_up(t, WakeFlags::NONE)).count();
+        crate::schedule::preempt_point();
+        n
+    }
+}
+
+/// A one-shot event: `wait` blocks until `complete_all` has been called.
+pub struct Completion {
+    done: AtomicBool,
+    wq: WaitQueue,
+}
+
+impl Default for Completion {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Completion {
+    pub const fn new() -> Completion {
+        Completion { done: AtomicBool::new(false), wq: WaitQueue::new() }
+    }
+    #[track_caller]
+    pub fn wait(&self) {
+        self.wq.wait_until(|| self.done.load(Ordering::Acquire));
+    }
+    pub fn complete_all(&self) {
+        self.done.store(true, Ordering::Release);
+        self.wq.wake_all();
+    }
+    pub fn is_done(&self) -> bool {
+        self.done.load(Ordering::Acquire)
+    }
+}
+
+/// A counting semaphore.
+pub struct Semaphore {
+    count: IrqMutex<usize>,
+    wq: WaitQueue,
+}
+
+impl Semaphore {
+    pub const fn new(count: usize) -> Semaphore {
+        Semaphore { count: IrqMutex::new(count), wq: WaitQueue::new() }
+    }
+    fn try_down(&self) -> bool {
+        let mut c = self.count.lock();
+        if *c > 0 {
+            *c -= 1;
+            true
+        } else {
+            false
+        }
+    }
+    /// Takes one unit, sleeping until one is available.
+    #[track_caller]
+    pub fn down(&self) {
+        self.wq.wait_until(|| self.try_down());
+    }
+    /// Returns one unit and wakes a waiter.
+    pub fn up(&self) {
+        *self.count.lock() += 1;
+        self.wq.wake_one();
+    }
+}
+
+/// A sleeping mutex: contenders block instead of spinning.
+pub struct Mutex<T> {
+    inner: spin::Mutex<T>,
+    wq: WaitQueue,
+}
+
+/// Holds a `Mutex`; unlocking wakes one waiter.
+pub struct MutexGuard<'a, T> {
+    guard: Option<spin::MutexGuard<'a, T>>,
+    wq: &'a WaitQueue,
+}
+
+impl<T> Mutex<T> {
+    pub const fn new(value: T) -> Mutex<T> {
+        Mutex { inner: spin::Mutex::new(value), wq: WaitQueue::new() }
+    }
+    #[track_caller]
+    pub fn lock(&self) -> MutexGuard<'_, T> {
+        loop {
+            if let Some(g) = self.inner.try_lock() {
+                return MutexGuard { guard: Some(g), wq: &self.wq };
+            }
+            self.wq.wait_until(|| !self.inner.is_locked());
+        }
+    }
+}
+
+impl<T> core::ops::Deref for MutexGuard<'_, T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.guard.as_ref().expect("held until drop")
+    }
+}
+
+impl<T> core::ops::DerefMut for MutexGuard<'_, T> {
+    fn deref_mut(&mut self) -> &mut T {
+        self.guard.as_mut().expect("held until drop")
+    }
+}
+
+impl<T> Drop for MutexGuard<'_, T> {
+    fn drop(&mut self) {
+        drop(self.guard.take());
+        self.wq.wake_one();
+    }
+}

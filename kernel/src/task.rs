@@ -1,0 +1,296 @@
+//! Kernel threads: the task structure, spawning, exit, join and the registry.
+//!
+//! A `Task` is shared (`Arc`) between the registry, the runqueue that holds
+//! it, wait queues and joiners. Its scheduling state follows the protocol of
+//! `wakeup.rs`: `state` says whether it wants to run, its fair entity's
+//! `on_rq` (inside its CPU's runqueue) whether it is queued, and its
+//! context's `on_cpu` whether a CPU is running (or still saving) it.
+
+use alloc::boxed::Box;
+use alloc::collections::BTreeMap;
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+
+use sched::cpumask::CpuMask;
+
+use crate::arch::context::Context;
+use crate::arch::percpu::MAX_CPUS;
+use crate::mem::stack::{self, Stack};
+use crate::sync::irq_mutex::IrqMutex;
+use crate::sync::Completion;
+
+pub type TaskId = u32;
+
+/// What a task wants.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum TaskState {
+    /// Runnable or running.
+    Running = 0,
+    /// Blocked until a wakeup.
+    Sleeping = 1,
+    /// Finished; never runs again.
+    Dead = 2,
+}
+
+/// Per-task counters (Linux's `se.sum_exec_runtime`, `sched_info`, `se.statistics`).
+#[derive(Default)]
+pub struct TaskStats {
+    pub sum_exec_runtime: AtomicU64,
+    pub wait_sum: AtomicU64,
+    pub wait_max: AtomicU64,
+    pub nr_switches: AtomicU64,
+    pub nr_migrations: AtomicU64,
+    pub nr_wakeups: AtomicU64,
+    pub nr_wakeups_local: AtomicU64,
+    pub nr_wakeups_remote: AtomicU64,
+    pub nr_wakeups_sync: AtomicU64,
+    /// Clock (ns) when the task last became runnable and waited; under the rq lock.
+    pub(crate) queued_at: AtomicU64,
+    /// Clock (ns) when the task last started running; under the rq lock.
+    pub(crate) exec_start: AtomicU64,
+}
+
+/// A kernel thread.
+pub struct Task {
+    pub id: TaskId,
+    pub name: String,
+    state: AtomicU8,
+    pub ctx: Context,
+    /// The CPU whose runqueue holds (or last held) the task's fair entity.
+    pub cpu: AtomicUsize,
+    /// Handle of its fair entity in that runqueue (valid under that rq's lock).
+    pub eid: AtomicU32,
+    pub nice: AtomicI32,
+    /// Custom slice in ns (0: the default).
+    pub slice_ns: AtomicU64,
+    /// CPUs it may run on.
+    pub affinity: IrqMutex<CpuMask>,
+    /// Serialises wakeups of this task (Linux's `p->pi_lock`).
+    pub pi_lock: IrqMutex<()>,
+    /// CPUs it has ever run on (checked by the affinity scenario).
+    ran_on: [AtomicU64; 4],
+    pub stats: TaskStats,
+    /// True for the per-CPU idle tasks (never in a fair runqueue).
+    pub is_idle: bool,
+    stack: IrqMutex<Option<Stack>>,
+    entry: IrqMutex<Option<Box<dyn FnOnce() + Send>>>,
+    pub(crate) exited: Completion,
+    /// Where the task last blocked (file:line), for hang diagnostics.
+    pub(crate) blocked_at: IrqMutex<Option<&'static core::panic::Location<'static>>>,
+}
+
+impl Task {
+    pub fn state(&self) -> TaskState {
+        match self.state.load(Ordering::Acquire) {
+            0 => TaskState::Running,
+            1 => TaskState::Sleeping,
+            _ => TaskState::Dead,
+        }
+    }
+
+    pub(crate) fn set_state(&self, s: TaskState) {
+        self.state.store(s as u8, Ordering::Release);
+    }
+
+    /// Moves `from` to `to` if the state is still `from`.
+    pub(crate) fn transition(&self, from: TaskState, to: TaskState) -> bool {
+        self.state.compare_exchange(from as u8, to as u8, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    }
+
+    pub fn allowed(&self, cpu: usize) -> bool {
+        self.affinity.lock().contains(cpu)
+    }
+
+    pub(crate) fn note_ran_on(&self, cpu: usize) {
+        self.ran_on[cpu / 64].fetch_or(1 << (cpu % 64), Ordering::Relaxed);
+    }
+
+    /// CPUs the task has run on so far.
+    pub fn ran_on(&self) -> CpuMask {
+        CpuMask::from_bits([
+            self.ran_on[0].load(Ordering::Relaxed),
+            self.ran_on[1].load(Ordering::Relaxed),
+            self.ran_on[2].load(Ordering::Relaxed),
+            self.ran_on[3].load(Ordering::Relaxed),
+        ])
+    }
+
+    pub fn nice_value(&self) -> i32 {
+        self.nice.load(Ordering::Relaxed)
+    }
+
+    fn new(id: TaskId, name: String, ctx: Context, cpu: usize, nice: i32, affinity: CpuMask, is_idle: bool) -> Task {
+        Task {
+            id,
+            name,
+            state: AtomicU8::new(TaskState::Running as u8),
+            ctx,
+            cpu: AtomicUsize::new(cpu),
+            eid: AtomicU32::new(u32::MAX),
+            nice: AtomicI32::new(nice),
+            slice_ns: AtomicU64::new(0),
+            affinity: IrqMutex::new(affinity),
+            pi_lock: IrqMutex::new(()),
+            ran_on: [const { AtomicU64::new(0) }; 4],
+            stats: TaskStats::default(),
+            is_idle,
+            stack: IrqMutex::new(None),
+            entry: IrqMutex::new(None),
+            exited: Completion::new(),
+            blocked_at: IrqMutex::new(None),
+        }
+    }
+}
+
+static NEXT_ID: AtomicU32 = AtomicU32::new(1);
+static REGISTRY: IrqMutex<BTreeMap<TaskId, Arc<Task>>> = IrqMutex::new(BTreeMap::new());
+
+/// The running task of each CPU.
+static CURRENT: [IrqMutex<Option<Arc<Task>>>; MAX_CPUS] = [const { IrqMutex::new(None) }; MAX_CPUS];
+
+/// The task running on this CPU.
+pub fn current() -> Arc<Task> {
+    x86_64::instructions::interrupts::without_interrupts(|| {
+        CURRENT[crate::arch::percpu::cpu_id()].lock().clone().expect("scheduler started on this CPU")
+    })
+}
+
+/// Records the task now running on `cpu` (called by the scheduler under the rq lock).
+pub(crate) fn set_current(cpu: usize, task: Arc<Task>) {
+    *CURRENT[cpu].lock() = Some(task);
+}
+
+/// The idle task of `cpu`: its boot flow, which is running now.
+pub(crate) fn new_idle(cpu: usize) -> Arc<Task> {
+    let mut name = String::from("swapper/");
+    push_num(&mut name, cpu);
+    Arc::new(Task::new(0, name, Context::running_here(cpu), cpu, 0, CpuMask::single(cpu), true))
+}
+
+fn push_num(s: &mut String, n: usize) {
+    use core::fmt::Write;
+    let _ = write!(s, "{}", n);
+}
+
+/// How to create a thread.
+pub struct Spawn {
+    pub name: String,
+    pub nice: i32,
+    /// Custom slice in ns (None: the default).
+    pub slice_ns: Option<u64>,
+    /// Allowed CPUs (None: all online CPUs).
+    pub affinity: Option<CpuMask>,
+    /// CPU to start on (None: the spawning CPU, or the first allowed one).
+    pub cpu: Option<usize>,
+}
+
+impl Spawn {
+    pub fn new(name: &str) -> Spawn {
+        Spawn { name: String::from(name), nice: 0, slice_ns: None, affinity: None, cpu: None }
+    }
+    pub fn nice(mut self, nice: i32) -> Spawn {
+        self.nice = nice.clamp(-20, 19);
+        self
+    }
+    pub fn slice_ns(mut self, ns: u64) -> Spawn {
+        self.slice_ns = Some(ns);
+        self
+    }
+    pub fn pin(mut self, cpu: usize) -> Spawn {
+        self.affinity = Some(CpuMask::single(cpu));
+        self.cpu = Some(cpu);
+        self
+    }
+    pub fn affinity(mut self, mask: CpuMask) -> Spawn {
+        self.affinity = Some(mask);
+        self
+    }
+    pub fn on_cpu(mut self, cpu: usize) -> Spawn {
+        self.cpu = Some(cpu);
+        self
+    }
+}
+
+/// Why a thread could not be created.
+#[derive(Debug)]
+pub enum SpawnError {
+    /// Every stack of the arena is in use.
+    NoStack { in_use: usize, total: usize },
+    /// The affinity mask has no online CPU.
+    NoAllowedCpu,
+}
+
+/// Creates a thread running `f` and makes it runnable.
+pub fn spawn(opts: Spawn, f: impl FnOnce() + Send + 'static) -> Result<Arc<Task>, SpawnError> {
+    let online = crate::rq::online_mask();
+    let affinity = opts.affinity.map_or(online, |m| m.intersection(&online));
+    let here = crate::arch::percpu::cpu_id();
+    let cpu = match opts.cpu {
+        Some(c) if affinity.contains(c) => c,
+        _ if affinity.contains(here) => here,
+        _ => affinity.first().ok_or(SpawnError::NoAllowedCpu)?,
+    };
+    let Some(stack) = stack::alloc() else {
+        let (in_use, total) = stack::usage();
+        return Err(SpawnError::NoStack { in_use, total });
+    };
+    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
+    let ctx = Context::new_thread(thread_start, id as usize, stack.top);
+    let task = Arc::new(Task::new(id, opts.name, ctx, cpu, opts.nice, affinity, false));
+    task.slice_ns.store(opts.slice_ns.unwrap_or(0), Ordering::Relaxed);
+    *task.stack.lock() = Some(stack);
+    *task.entry.lock() = Some(Box::new(f));
+    REGISTRY.lock().insert(id, task.clone());
+    crate::wakeup::wake_up_new_task(&task);
+    Ok(task)
+}
+
+/// First code of every thread (on its own stack, interrupts on).
+extern "C" fn thread_start(id: usize) -> ! {
+    let me = current();
+    debug_assert_eq!(me.id as usize, id);
+    let entry = me.entry.lock().take();
+    drop(me);
+    if let Some(f) = entry {
+        f();
+    }
+    exit()
+}
+
+/// Ends the calling thread.
+pub fn exit() -> ! {
+    let me = current();
+    me.set_state(TaskState::Dead);
+    drop(me);
+    // The final switch (schedule_irq) completes `exited` for the joiners.
+    loop {
+        crate::schedule::schedule();
+    }
+}
+
+/// Waits for `task` to exit, then frees its stack and forgets it.
+pub fn join(task: &Arc<Task>) {
+    // Completed by the task's final switch, not by `exit` itself: a task that
+    // is preempted between `exit` and that switch still runs on its stack.
+    task.exited.wait();
+    // Its last switch may still be saving the frame on its CPU.
+    task.ctx.wait_off_cpu();
+    if let Some(s) = task.stack.lock().take() {
+        stack::free(s);
+    }
+    REGISTRY.lock().remove(&task.id);
+}
+
+/// All live (not yet joined) threads.
+pub fn all() -> Vec<Arc<Task>> {
+    REGISTRY.lock().values().cloned().collect()
+}
+
+/// The thread whose stack is in arena slot `slot` (for stack-overflow reports).
+pub fn by_stack_slot(slot: usize) -> Option<Arc<Task>> {
+    let reg = REGISTRY.try_lock()?;
+    reg.values().find(|t| t.stack.try_lock().is_some_and(|s| s.is_some_and(|s| s.slot == slot))).cloned()
+}

@@ -1,0 +1,159 @@
+//! Per-CPU time events: the scheduler tick and high-resolution sleep timers,
+//! both driven by the LAPIC timer in one-shot mode.
+//!
+//! Each CPU keeps the time of its next tick and a heap of sleep deadlines; the
+//! LAPIC timer is always programmed for the earlier of the two, so a sleep
+//! ends when it is due, not at the next tick.
+
+use alloc::collections::BinaryHeap;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::cmp::{Ordering as CmpOrdering, Reverse};
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use sched::WakeFlags;
+
+use crate::arch::percpu::{cpu_id, MAX_CPUS};
+use crate::arch::trap::TrapFrame;
+use crate::rq;
+use crate::sync::irq_mutex::IrqMutex;
+use crate::task::{self, Task, TaskState};
+
+struct Sleeper {
+    deadline: u64,
+    seq: u64,
+    task: Arc<Task>,
+}
+
+impl PartialEq for Sleeper {
+    fn eq(&self, o: &Self) -> bool {
+        (self.deadline, self.seq) == (o.deadline, o.seq)
+    }
+}
+impl Eq for Sleeper {}
+impl PartialOrd for Sleeper {
+    fn partial_cmp(&self, o: &Self) -> Option<CmpOrdering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Sleeper {
+    fn cmp(&self, o: &Self) -> CmpOrdering {
+        (self.deadline, self.seq).cmp(&(o.deadline, o.seq))
+    }
+}
+
+static SLEEPERS: [IrqMutex<BinaryHeap<Reverse<Sleeper>>>; MAX_CPUS] =
+    [const { IrqMutex::new(BinaryHeap::new()) }; MAX_CPUS];
+static NEXT_TICK: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+static TICK_NS: AtomicU64 = AtomicU64::new(1_000_000);
+static SEQ: AtomicU64 = AtomicU64::new(0);
+
+/// Sets the tick rate (from `hz=`).
+pub fn set_hz(hz: u32) {
+    TICK_NS.store(1_000_000_000 / hz.max(1) as u64, Ordering::Relaxed);
+}
+
+pub fn tick_ns() -> u64 {
+    TICK_NS.load(Ordering::Relaxed)
+}
+
+/// Starts this CPU's tick.
+pub fn start_this_cpu() {
+    let cpu = cpu_id();
+    NEXT_TICK[cpu].store(rq::now_ns() + tick_ns(), Ordering::Relaxed);
+    program(cpu, rq::now_ns());
+}
+
+/// Programs the LAPIC timer for the earlier of the next tick and the first
+/// sleep deadline.
+fn program(cpu: usize, now: u64) {
+    let mut next = NEXT_TICK[cpu].load(Ordering::Relaxed);
+    if let Some(Reverse(s)) = SLEEPERS[cpu].lock().peek() {
+        next = next.min(s.deadline);
+    }
+    let delta = next.saturating_sub(now).max(1_000);
+    let counts = (delta as u128 * crate::arch::apic::lapic_hz() as u128 / 1_000_000_000).clamp(1, u32::MAX as u128);
+    crate::arch::apic::start_oneshot(counts as u32);
+}
+
+/// Sleeps at least `ns` nanoseconds.
+#[track_caller]
+pub fn sleep_ns(ns: u64) {
+    let me = task::current();
+    *me.blocked_at.lock() = Some(core::panic::Location::caller());
+    let deadline = rq::now_ns().saturating_add(ns);
+    while rq::now_ns() < deadline {
+        x86_64::instructions::interrupts::without_interrupts(|| {
+            let cpu = cpu_id();
+            me.set_state(TaskState::Sleeping);
+            SLEEPERS[cpu].lock().push(Reverse(Sleeper {
+                deadline,
+                seq: SEQ.fetch_add(1, Ordering::Relaxed),
+                task: me.clone(),
+            }));
+            program(cpu, rq::now_ns());
+        });
+        crate::schedule::schedule();
+    }
+}
+
+/// The LAPIC timer interrupt of a CPU whose scheduler runs.
+pub(crate) fn on_timer(frame: &mut TrapFrame) -> *mut TrapFrame {
+    crate::arch::apic::eoi();
+    let cpu = cpu_id();
+    let now = rq::now_ns();
+    let due: Vec<Arc<Task>> = {
+        let mut heap = SLEEPERS[cpu].lock();
+        let mut due = Vec::new();
+        while heap.peek().is_some_and(|Reverse(s)| s.deadline <= now) {
+            if let Some(Reverse(s)) = heap.pop() {
+                due.push(s.task);
+            }
+        }
+        due
+    };
+    for t in &due {
+        crate::wakeup::try_to_wake_up(t, WakeFlags::NONE);
+    }
+    let next_tick = NEXT_TICK[cpu].load(Ordering::Relaxed);
+    if now >= next_tick {
+        scheduler_tick(cpu);
+        let period = tick_ns();
+        let mut next = next_tick + period;
+        if next <= now {
+            next = now + period;
+        }
+        NEXT_TICK[cpu].store(next, Ordering::Relaxed);
+    }
+    program(cpu, rq::now_ns());
+    if rq::need_resched(cpu) {
+        crate::schedule::preempt_irq(frame)
+    } else {
+        frame
+    }
+}
+
+/// One scheduler tick (Linux's `sched_tick`): charge the running task and ask
+/// for a switch when its slice is used up.
+fn scheduler_tick(cpu: usize) {
+    let mut rq = rq::lock(cpu);
+    rq.update_clock();
+    rq.stat.ticks += 1;
+    let resched = if rq.curr.is_idle {
+        rq.fair.nr_queued() > 0
+    } else {
+        let now = rq.clock;
+        rq.fair.tick(now)
+    };
+    if crate::debug::enabled() {
+        crate::debug::check_rq(&rq);
+    }
+    if resched {
+        rq::set_need_resched(cpu);
+    }
+    let ticks = rq.stat.ticks;
+    drop(rq);
+    if cpu == 0 && crate::debug::enabled() && ticks % 2000 == 0 {
+        crate::debug::dump_all();
+    }
+}

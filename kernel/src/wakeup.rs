@@ -1,0 +1,302 @@
+//! Waking tasks up: `try_to_wake_up`, the per-CPU wake lists and their IPI.
+//!
+//! # The protocol (after Linux's `p->on_rq` / `p->on_cpu`)
+//!
+//! A task's `state` is `Running` (wants to run) or `Sleeping`. To block, a
+//! task sets `Sleeping`, re-checks its condition, and calls `schedule()`,
+//! which dequeues it from its runqueue only if the state is still
+//! `Sleeping` (under the runqueue lock). A waker, under the task's `pi_lock`:
+//!
+//! 1. does nothing unless the state is `Sleeping` (so two wakers, or a
+//!    wakeup and an exit, never both act);
+//! 2. locks the task's runqueue; if its fair entity is still queued (the task
+//!    has not reached `schedule()` yet, or its dequeue was delayed), it only
+//!    sets `Running` (requeuing a delayed entity in place) — `ttwu_runnable`;
+//! 3. otherwise waits until the task's context is off every CPU (its frame is
+//!    saved), sets `Running`, picks the target CPU, moves the entity if the
+//!    CPU changes, and enqueues it: directly when the target is this CPU,
+//!    through the target's wake list and one IPI otherwise.
+//!
+//! Orderings: the state is stored with Release and read with Acquire; the
+//! runqueue lock orders step 2 against the dequeue in `schedule()`; `on_cpu`
+//! is released only after the frame is saved (`arch::context`). A wakeup that
+//! races with the sleep either finds the entity queued (step 2) or finds it
+//! dequeued and waits for the switch to finish (step 3): none is lost.
+//!
+//! A remote wake list is kicked by an IPI only when it goes from empty to
+//! non-empty; the target drains it whole.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use sched::{EnqueueFlags, EntityId, Policy, SchedEntity, WakeFlags};
+
+use crate::arch::percpu::{cpu_id, MAX_CPUS};
+use crate::rq::{self, Rq};
+use crate::schedule::resched_cpu;
+use crate::sync::irq_mutex::IrqMutex;
+use crate::task::{Task, TaskState};
+
+/// A task on its way to a remote runqueue.
+struct Pending {
+    task: Arc<Task>,
+    /// The entity, when it moves from another runqueue.
+    se: Option<SchedEntity>,
+    flags: WakeFlags,
+}
+
+static WAKE_LISTS: [IrqMutex<Vec<Pending>>; MAX_CPUS] = [const { IrqMutex::new(Vec::new()) }; MAX_CPUS];
+
+/// Wakeups performed by each CPU, and those that woke onto the same CPU.
+static TTWU_COUNT: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+static TTWU_LOCAL: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+
+/// (ttwu_count, ttwu_local) of `cpu`.
+pub fn ttwu_stats(cpu: usize) -> (u64, u64) {
+    (TTWU_COUNT[cpu].load(Ordering::Relaxed), TTWU_LOCAL[cpu].load(Ordering::Relaxed))
+}
+
+/// Wakes `p` if it sleeps; returns whether this call woke it.
+pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
+    let _pi = p.pi_lock.lock();
+    if p.state() != TaskState::Sleeping {
+        return false;
+    }
+    let this = cpu_id();
+
+    // Step 2: still queued?
+    {
+        let cpu = p.cpu.load(Ordering::Relaxed);
+        let mut rq = rq::lock(cpu);
+        let eid = EntityId(p.eid.load(Ordering::Relaxed));
+        if rq.fair.entity(eid).is_some_and(|se| se.on_rq) {
+            p.set_state(TaskState::Running);
+            rq.update_clock();
+            let mut preempt = false;
+            if rq.fair.is_delayed(eid) {
+                let _ = rq.fair.enqueue(eid, EnqueueFlags::WAKEUP);
+                p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
+                preempt = check_preempt(&mut rq, eid, flags);
+            }
+            drop(rq);
+            account(p, this, cpu, flags);
+            if preempt {
+                resched_cpu(cpu);
+            }
+            return true;
+        }
+    }
+
+    // Step 3: off the queue; wait for its switch-out to finish.
+    p.ctx.wait_off_cpu();
+    p.set_state(TaskState::Running);
+    let from = p.cpu.load(Ordering::Relaxed);
+    let target = select_task_rq(p, from);
+    let se = if target != from { take_entity(p, from) } else { None };
+    account(p, this, target, flags);
+    if target == this {
+        let mut rq = rq::lock(this);
+        if activate(&mut rq, p.clone(), se, flags) {
+            rq::set_need_resched(this);
+        }
+    } else {
+        push_remote(target, Pending { task: p.clone(), se, flags });
+    }
+    true
+}
+
+fn account(p: &Task, this: usize, target: usize, flags: WakeFlags) {
+    TTWU_COUNT[this].fetch_add(1, Ordering::Relaxed);
+    p.stats.nr_wakeups.fetch_add(1, Ordering::Relaxed);
+    if target == this {
+        TTWU_LOCAL[this].fetch_add(1, Ordering::Relaxed);
+        p.stats.nr_wakeups_local.fetch_add(1, Ordering::Relaxed);
+    } else {
+        p.stats.nr_wakeups_remote.fetch_add(1, Ordering::Relaxed);
+    }
+    if flags.contains(WakeFlags::SYNC) {
+        p.stats.nr_wakeups_sync.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// Where a waking task goes: its previous CPU if allowed, else its first
+/// allowed online CPU. (Wakeup placement across domains comes with the
+/// balancing issue.)
+fn select_task_rq(p: &Task, prev: usize) -> usize {
+    let allowed = *p.affinity.lock();
+    if allowed.contains(prev) && rq::is_online(prev) {
+        return prev;
+    }
+    allowed.intersection(&rq::online_mask()).first().unwrap_or(prev)
+}
+
+/// Removes `p`'s (dequeued, not running) entity from CPU `from`.
+fn take_entity(p: &Arc<Task>, from: usize) -> Option<SchedEntity> {
+    let mut rq = rq::lock(from);
+    let eid = p.eid.load(Ordering::Relaxed);
+    match rq.fair.remove_entity(EntityId(eid)) {
+        Ok(se) => {
+            rq.detach(eid);
+            Some(se)
+        }
+        Err(e) => panic!("invariant: cannot move task {} ({}) off CPU {}: {}", p.id, p.name, from, e),
+    }
+}
+
+/// Enqueues `p` on the locked `rq` (adding its entity if it moved here);
+/// returns whether the running task should be preempted.
+fn activate(rq: &mut Rq, p: Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags) -> bool {
+    rq.update_clock();
+    let (eid, eflags) = match se {
+        Some(se) => {
+            let eid = match rq.fair.add_entity(se) {
+                Ok(e) => e,
+                Err(e) => panic!("CPU {}: cannot take task {}: {}", rq.cpu, p.name, e),
+            };
+            rq.attach(eid.0, p.clone());
+            p.stats.nr_migrations.fetch_add(1, Ordering::Relaxed);
+            (eid, EnqueueFlags::WAKEUP | EnqueueFlags::MIGRATED)
+        }
+        None => (EntityId(p.eid.load(Ordering::Relaxed)), EnqueueFlags::WAKEUP),
+    };
+    if let Err(e) = rq.fair.enqueue(eid, eflags) {
+        panic!("CPU {}: enqueue of task {} ({}): {}", rq.cpu, p.id, p.name, e);
+    }
+    p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
+    check_preempt(rq, eid, flags)
+}
+
+fn check_preempt(rq: &mut Rq, eid: EntityId, flags: WakeFlags) -> bool {
+    if rq.curr.is_idle {
+        return true;
+    }
+    rq.fair.check_preempt_wakeup(eid, flags).unwrap_or(false)
+}
+
+fn push_remote(target: usize, item: Pending) {
+    let was_empty = {
+        let mut list = WAKE_LISTS[target].lock();
+        let was_empty = list.is_empty();
+        list.push(item);
+        was_empty
+    };
+    if was_empty {
+        crate::arch::apic::send_ipi(
+            crate::arch::trap::RESCHED_VECTOR,
+            crate::arch::percpu::cpu(target).apic_id.load(Ordering::Relaxed),
+        );
+    }
+}
+
+/// Drains this CPU's wake list (from the reschedule IPI).
+pub(crate) fn process_wake_list() {
+    let cpu = cpu_id();
+    let items = core::mem::take(&mut *WAKE_LISTS[cpu].lock());
+    if items.is_empty() {
+        return;
+    }
+    let mut rq = rq::lock(cpu);
+    let mut preempt = false;
+    for item in items {
+        preempt |= activate(&mut rq, item.task, item.se, item.flags);
+    }
+    if preempt {
+        rq::set_need_resched(cpu);
+    }
+}
+
+/// Sends a running task, taken off its old CPU by `schedule`, to `target`.
+/// `target` is never the calling CPU (the task may not run there any more).
+pub(crate) fn queue_migration(p: Arc<Task>, se: SchedEntity, target: usize) {
+    push_remote(target, Pending { task: p, se: Some(se), flags: WakeFlags::NONE });
+}
+
+/// Makes a new task runnable on its CPU (Linux's `wake_up_new_task`).
+pub(crate) fn wake_up_new_task(p: &Arc<Task>) {
+    let cpu = p.cpu.load(Ordering::Relaxed);
+    let preempt = {
+        let mut rq = rq::lock(cpu);
+        rq.update_clock();
+        let nice = sched::Nice::new(p.nice_value().clamp(-20, 19)).unwrap_or(sched::Nice::ZERO);
+        let eid = match rq.fair.fork(nice, Policy::Normal) {
+            Ok(e) => e,
+            Err(e) => panic!("CPU {}: cannot create the entity of {}: {}", cpu, p.name, e),
+        };
+        let slice = p.slice_ns.load(Ordering::Relaxed);
+        if slice != 0 {
+            let _ = rq.fair.set_slice(eid, slice);
+        }
+        rq.attach(eid.0, p.clone());
+        if let Err(e) = rq.fair.enqueue(eid, EnqueueFlags::INITIAL) {
+            panic!("CPU {}: enqueue of new task {}: {}", cpu, p.name, e);
+        }
+        p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
+        check_preempt(&mut rq, eid, WakeFlags::FORK)
+    };
+    if preempt {
+        resched_cpu(cpu);
+    }
+}
+
+/// Changes `p`'s allowed CPUs; a task on a CPU no longer allowed moves.
+pub fn set_affinity(p: &Arc<Task>, mask: sched::cpumask::CpuMask) -> Result<(), &'static str> {
+    let mask = mask.intersection(&rq::online_mask());
+    if mask.is_empty() {
+        return Err("the mask has no online CPU");
+    }
+    let _pi = p.pi_lock.lock();
+    *p.affinity.lock() = mask;
+    let cpu = p.cpu.load(Ordering::Relaxed);
+    if mask.contains(cpu) {
+        return Ok(());
+    }
+    // Queued but not running: move it now. Running: its CPU moves it at the
+    // next switch (schedule() sees the affinity), so ask for one. Sleeping:
+    // the wakeup picks an allowed CPU.
+    let target = mask.first().unwrap_or(cpu);
+    let moved = {
+        let mut src = rq::lock(cpu);
+        let eid = EntityId(p.eid.load(Ordering::Relaxed));
+        let queued = src.fair.entity(eid).is_some_and(|se| se.on_rq);
+        let running = src.fair.curr() == Some(eid);
+        if queued && !running && !src.fair.is_delayed(eid) {
+            src.update_clock();
+            let _ = src.fair.dequeue(eid, sched::DequeueFlags::NONE);
+            match src.fair.remove_entity(eid) {
+                Ok(se) => {
+                    src.detach(eid.0);
+                    Some(se)
+                }
+                Err(_) => None,
+            }
+        } else {
+            None
+        }
+    };
+    match moved {
+        Some(se) => push_remote_or_local(target, Pending { task: p.clone(), se: Some(se), flags: WakeFlags::NONE }),
+        None => {
+            if p.state() == TaskState::Running {
+                resched_cpu(cpu);
+            }
+        }
+    }
+    Ok(())
+}
+
+fn push_remote_or_local(target: usize, item: Pending) {
+    if target == cpu_id() {
+        let mut rq = rq::lock(target);
+        if activate(&mut rq, item.task, item.se, item.flags) {
+            rq::set_need_resched(target);
+        }
+    } else {
+        push_remote(target, item);
+    }
+}
+
+/// Whether `p` sits on some CPU's wake list (for the invariant checks).
+pub(crate) fn in_transit(p: &Arc<Task>) -> bool {
+    rq::online_mask().iter().any(|c| WAKE_LISTS[c].lock().iter().any(|w| Arc::ptr_eq(&w.task, p)))
+}

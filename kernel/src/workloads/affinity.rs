@@ -1,0 +1,61 @@
+//! `workload=affinity[,ms=1000]`: one thread pinned to each CPU (sleeping,
+//! yielding and spinning in turn), plus a hog whose affinity is changed
+//! while it runs. Prints each thread's allowed CPUs and the CPUs it ran on.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use sched::cpumask::CpuMask;
+
+use crate::cmdline::Workload;
+use crate::task::Spawn;
+
+pub fn run(w: &Workload) -> bool {
+    let ms = w.num("ms", 1000);
+    let cpus = super::cpus();
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut pinned = Vec::new();
+    for &cpu in &cpus {
+        let s = stop.clone();
+        let t = super::spawn(Spawn::new("pinned").pin(cpu), move || {
+            let mut i = 0u64;
+            while !s.load(Ordering::Relaxed) {
+                match i % 3 {
+                    0 => crate::timer::sleep_ns(100_000),
+                    1 => crate::schedule::yield_now(),
+                    _ => super::spin_ns(200_000),
+                }
+                i += 1;
+            }
+        });
+        pinned.extend(t);
+    }
+    // The mover starts on the first CPU and is moved to the last one.
+    let first = cpus[0];
+    let last = *cpus.last().unwrap_or(&first);
+    let s = stop.clone();
+    let mover = super::spawn(Spawn::new("mover").pin(first), move || super::hog(&s));
+    crate::timer::sleep_ns(ms * 1_000_000 / 2);
+    let mut moved_ok = true;
+    if let Some(m) = &mover {
+        if let Err(e) = crate::wakeup::set_affinity(m, CpuMask::single(last)) {
+            crate::kprintln!("affinity: {}", e);
+            moved_ok = false;
+        }
+    }
+    crate::timer::sleep_ns(ms * 1_000_000 / 2);
+    // After the change the mover must be running on `last` only.
+    let now_on = mover.as_ref().map(|m| m.cpu.load(Ordering::Relaxed));
+    stop.store(true, Ordering::Relaxed);
+    super::join_all(&pinned);
+    if let Some(m) = &mover {
+        crate::task::join(m);
+        crate::schedstat::print_task(m);
+    }
+    for t in pinned.iter().chain(mover.iter()) {
+        crate::record!("affinity", "task={} id={} allowed={} ran_on={}", t.name, t.id, *t.affinity.lock(), t.ran_on());
+    }
+    crate::record!("affinity_move", "from={} to={} now_on={}", first, last, now_on.unwrap_or(usize::MAX));
+    moved_ok && pinned.len() == cpus.len()
+}

@@ -1,0 +1,45 @@
+//! `workload=demo` (the default of `cargo xtask run`): on every CPU three CPU
+//! hogs at nice -5, 0 and 5 for a moment, then a pipe ping-pong pair; prints
+//! each CPU's runtime split, then the statistics.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use crate::cmdline::Workload;
+use crate::task::Spawn;
+
+pub fn run(w: &Workload) -> bool {
+    let ms = w.num("ms", 300);
+    let cpus = super::cpus();
+    crate::kprintln!("demo: three hogs at nice -5, 0 and 5 on each of {} CPUs for {} ms", cpus.len(), ms);
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for &cpu in &cpus {
+        for (name, nice) in [("hog-5", -5), ("hog0", 0), ("hog+5", 5)] {
+            let s = stop.clone();
+            tasks.extend(super::spawn(Spawn::new(name).nice(nice).pin(cpu), move || super::hog(&s)));
+        }
+    }
+    crate::timer::sleep_ns(ms * 1_000_000);
+    stop.store(true, Ordering::Relaxed);
+    for t in &tasks {
+        crate::task::join(t);
+    }
+    for &cpu in &cpus {
+        let mine: Vec<_> = tasks.iter().filter(|t| t.affinity.lock().contains(cpu)).collect();
+        let total: u64 = mine.iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum();
+        let mut line = alloc::string::String::new();
+        for t in &mine {
+            let r = t.stats.sum_exec_runtime.load(Ordering::Relaxed);
+            use core::fmt::Write;
+            let _ = write!(line, "  {} {:>3}.{}%", t.name, r * 100 / total.max(1), r * 1000 / total.max(1) % 10);
+        }
+        crate::kprintln!("CPU {}:{}   (weights 3121 : 1024 : 335 = 67.0% : 22.0% : 7.2%... of the three)", cpu, line);
+    }
+    let pipe = Workload {
+        name: alloc::string::String::from("pipe"),
+        params: alloc::vec![(alloc::string::String::from("rounds"), alloc::string::String::from("2000"))],
+    };
+    super::pipe::run(&pipe)
+}

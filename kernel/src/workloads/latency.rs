@@ -1,0 +1,59 @@
+//! `workload=latency[,cpu=N][,hogs=2][,period_us=3000][,samples=300]`: a
+//! periodic sleeper beside CPU hogs on the same CPU. Each wakeup's latency is
+//! the time from the sleep's deadline to the moment the sleeper runs again.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use crate::cmdline::Workload;
+use crate::rq;
+use crate::sync::irq_mutex::IrqMutex;
+use crate::task::Spawn;
+
+pub fn run(w: &Workload) -> bool {
+    let cpus = super::cpus();
+    let cpu = (w.num("cpu", 1) as usize).min(*cpus.last().unwrap_or(&0));
+    let hogs = w.num("hogs", 2) as usize;
+    let period = w.num("period_us", 3000) * 1000;
+    let samples = w.num("samples", 300) as usize;
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for _ in 0..hogs {
+        let s = stop.clone();
+        tasks.extend(super::spawn(Spawn::new("hog").pin(cpu), move || super::hog(&s)));
+    }
+    let lat = Arc::new(IrqMutex::new(Vec::with_capacity(samples)));
+    let l2 = lat.clone();
+    let sleeper = super::spawn(Spawn::new("sleeper").pin(cpu), move || {
+        for _ in 0..samples {
+            let deadline = rq::now_ns() + period;
+            crate::timer::sleep_ns(period);
+            let late = rq::now_ns().saturating_sub(deadline);
+            l2.lock().push(late);
+        }
+    });
+    if let Some(s) = &sleeper {
+        crate::task::join(s);
+        crate::schedstat::print_task(s);
+    }
+    stop.store(true, Ordering::Relaxed);
+    super::join_all(&tasks);
+    let mut v = core::mem::take(&mut *lat.lock());
+    v.sort_unstable();
+    let pct = |p: usize| v.get((v.len() * p / 100).min(v.len().saturating_sub(1))).copied().unwrap_or(0);
+    let slice = rq::lock(cpu).fair.tunables().base_slice();
+    crate::record!(
+        "latency",
+        "cpu={} hogs={} samples={} p50_ns={} p90_ns={} p99_ns={} max_ns={} slice_ns={}",
+        cpu,
+        hogs,
+        v.len(),
+        pct(50),
+        pct(90),
+        pct(99),
+        v.last().copied().unwrap_or(0),
+        slice
+    );
+    v.len() == samples
+}

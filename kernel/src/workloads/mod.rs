@@ -1,0 +1,102 @@
+//! Kernel-thread programs the kernel runs after boot (`workload=`), each
+//! printing machine-readable results that the QEMU scenarios and benchmarks
+//! read. `demo` is what `cargo xtask run` shows by default.
+
+mod affinity;
+mod demo;
+mod latency;
+mod overflow;
+mod pipe;
+mod shares;
+mod storm;
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use crate::cmdline::Workload;
+use crate::rq;
+use crate::task::{self, Spawn, Task};
+
+/// Runs `w`; returns whether its own checks passed.
+pub fn run(w: &Workload) -> bool {
+    crate::record!("workload", "name={} cpus={}", w.name, rq::online_mask().weight());
+    let ok = match w.name.as_str() {
+        "shares" => shares::run(w),
+        "storm" => storm::run(w),
+        "latency" => latency::run(w),
+        "affinity" => affinity::run(w),
+        "pipe" => pipe::run(w),
+        "yield" => pipe::run_yield(w),
+        "overflow" => overflow::run(w),
+        _ => demo::run(w),
+    };
+    crate::record!("workload_done", "name={} ok={}", w.name, ok as u8);
+    ok
+}
+
+/// Spawns a thread or reports why not and returns None.
+pub fn spawn(opts: Spawn, f: impl FnOnce() + Send + 'static) -> Option<Arc<Task>> {
+    let name = opts.name.clone();
+    match task::spawn(opts, f) {
+        Ok(t) => Some(t),
+        Err(e) => {
+            crate::kprintln!("workload: cannot start thread {}: {:?}", name, e);
+            None
+        }
+    }
+}
+
+/// Burns CPU until `stop` is set.
+pub fn hog(stop: &AtomicBool) {
+    let mut x: u64 = 1;
+    while !stop.load(Ordering::Relaxed) {
+        for _ in 0..1000 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        }
+        core::hint::black_box(x);
+    }
+}
+
+/// Burns CPU for `ns` nanoseconds of wall time.
+pub fn spin_ns(ns: u64) {
+    let end = rq::now_ns() + ns;
+    while rq::now_ns() < end {
+        core::hint::spin_loop();
+    }
+}
+
+/// Joins every task and prints its counters.
+pub fn join_all(tasks: &[Arc<Task>]) {
+    for t in tasks {
+        task::join(t);
+    }
+    for t in tasks {
+        crate::schedstat::print_task(t);
+    }
+}
+
+/// CPUs online, as a list.
+pub fn cpus() -> Vec<usize> {
+    rq::online_mask().iter().collect()
+}
+
+/// A small deterministic pseudo-random generator (xorshift64*), for workloads.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+    pub fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}

@@ -1,0 +1,76 @@
+//! `workload=pipe[,rounds=100000][,mode=same|cross]`: two threads ping-pong
+//! one byte over a pair of pipes, like `perf bench sched pipe`; on one CPU
+//! (`same`) or on two (`cross`). Prints `usecs/op` and `ops/sec` as perf does
+//! and a `@fw pipe` record with the total time (in `--icount` mode 1 ns of
+//! guest time is one guest instruction).
+//!
+//! `workload=yield[,rounds=100000]`: two threads on one CPU yield to each
+//! other; each round is two context switches.
+
+use alloc::sync::Arc;
+
+use crate::cmdline::Workload;
+use crate::rq;
+use crate::sync::Pipe;
+use crate::task::Spawn;
+
+pub fn run(w: &Workload) -> bool {
+    let rounds = w.num("rounds", 100_000);
+    let mode = w.text("mode", "same");
+    let cpus = super::cpus();
+    let a_cpu = cpus[0];
+    let b_cpu = if mode == "cross" { *cpus.get(1).unwrap_or(&a_cpu) } else { a_cpu };
+    let ping = Arc::new(Pipe::new(4096));
+    let pong = Arc::new(Pipe::new(4096));
+    let (p1, q1) = (ping.clone(), pong.clone());
+    let start = rq::now_ns();
+    let b = super::spawn(Spawn::new("pipe-b").pin(b_cpu), move || {
+        let mut x = [0u8; 1];
+        for _ in 0..rounds {
+            p1.read_exact(&mut x);
+            q1.write(&x, true);
+        }
+    });
+    let a = super::spawn(Spawn::new("pipe-a").pin(a_cpu), move || {
+        let mut x = [1u8; 1];
+        for _ in 0..rounds {
+            ping.write(&x, true);
+            pong.read_exact(&mut x);
+        }
+    });
+    let (Some(a), Some(b)) = (a, b) else { return false };
+    crate::task::join(&a);
+    crate::task::join(&b);
+    let ns = rq::now_ns() - start;
+    let per = ns / rounds.max(1);
+    crate::kprintln!("# Running 'sched/pipe' benchmark:");
+    crate::kprintln!("# Executed {} pipe operations between two threads ({}: CPU {} and CPU {})", rounds, mode, a_cpu, b_cpu);
+    crate::kprintln!("     Total time: {}.{:03} [sec]", ns / 1_000_000_000, ns / 1_000_000 % 1000);
+    crate::kprintln!("     {:>10}.{:03} usecs/op", per / 1000, per % 1000);
+    crate::kprintln!("     {:>10} ops/sec", rounds as u128 * 1_000_000_000 / ns.max(1) as u128);
+    crate::record!("pipe", "mode={} rounds={} a_cpu={} b_cpu={} total_ns={} ns_per_round_trip={}", mode, rounds, a_cpu, b_cpu, ns, per);
+    crate::schedstat::print_task(&a);
+    crate::schedstat::print_task(&b);
+    true
+}
+
+pub fn run_yield(w: &Workload) -> bool {
+    let rounds = w.num("rounds", 100_000);
+    let cpu = super::cpus()[0];
+    let start = rq::now_ns();
+    let mk = |name: &str| {
+        super::spawn(Spawn::new(name).pin(cpu), move || {
+            for _ in 0..rounds {
+                crate::schedule::yield_now();
+            }
+        })
+    };
+    let (Some(a), Some(b)) = (mk("yield-a"), mk("yield-b")) else { return false };
+    crate::task::join(&a);
+    crate::task::join(&b);
+    let ns = rq::now_ns() - start;
+    let switches = a.stats.nr_switches.load(core::sync::atomic::Ordering::Relaxed)
+        + b.stats.nr_switches.load(core::sync::atomic::Ordering::Relaxed);
+    crate::record!("yield", "rounds={} cpu={} total_ns={} switches={} ns_per_switch={}", rounds, cpu, ns, switches, ns / switches.max(1));
+    true
+}

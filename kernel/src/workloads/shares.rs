@@ -1,0 +1,46 @@
+//! `workload=shares[,cpu=N][,ms=M]`: three CPU hogs at nice 0, 5 and -5
+//! pinned to one CPU for M ms; prints each one's runtime and weight so the
+//! runtime shares can be compared with the weight shares.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use crate::cmdline::Workload;
+use crate::task::Spawn;
+
+pub fn run(w: &Workload) -> bool {
+    let cpus = super::cpus();
+    let cpu = (w.num("cpu", 1) as usize).min(*cpus.last().unwrap_or(&0));
+    let ms = w.num("ms", 2000);
+    let stop = Arc::new(AtomicBool::new(false));
+    let mut tasks = Vec::new();
+    for nice in [0, 5, -5] {
+        let s = stop.clone();
+        let mut name = alloc::string::String::from("hog");
+        name.push_str(if nice < 0 { "-5" } else if nice > 0 { "+5" } else { "0" });
+        if let Some(t) = super::spawn(Spawn::new(&name).nice(nice).pin(cpu), move || super::hog(&s)) {
+            tasks.push(t);
+        }
+    }
+    crate::timer::sleep_ns(ms * 1_000_000);
+    stop.store(true, Ordering::Relaxed);
+    super::join_all(&tasks);
+    let total: u64 = tasks.iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum();
+    for t in &tasks {
+        let nice = t.nice_value();
+        let weight = sched::Nice::new(nice).map_or(1024, |n| n.weight().weight());
+        let run = t.stats.sum_exec_runtime.load(Ordering::Relaxed);
+        crate::record!("share", "task={} cpu={} nice={} weight={} runtime_ns={} ran_on={}", t.name, cpu, nice, weight, run, t.ran_on());
+        crate::kprintln!(
+            "  {:>6} nice {:>3}: {:>5}.{:01}% of CPU {} ({} ms)",
+            t.name,
+            nice,
+            run * 100 / total.max(1),
+            run * 1000 / total.max(1) % 10,
+            cpu,
+            run / 1_000_000
+        );
+    }
+    tasks.len() == 3
+}
