@@ -57,6 +57,8 @@ pub struct Options {
     pub sched_debug: bool,
     /// `workload=NAME[,key=value...]`: what the kernel runs (default `demo`).
     pub workload: Workload,
+    /// `trace=0|1|N`: record scheduler events (1: 16384 per CPU; N: N per CPU).
+    pub trace: usize,
 }
 
 /// A workload and its parameters, e.g. `workload=pipe,rounds=1000,mode=cross`.
@@ -93,6 +95,7 @@ impl Default for Options {
             sched_features: sched::Features::default(),
             sched_debug: false,
             workload: Workload { name: String::from("demo"), params: Vec::new() },
+            trace: 0,
         }
     }
 }
@@ -165,6 +168,18 @@ pub fn parse(line: &str) -> Parsed {
                     }
                 }
             }
+            "trace" => match value.parse::<usize>() {
+                Ok(0) => options.trace = 0,
+                Ok(1) => options.trace = 16384,
+                Ok(n) if n <= 1 << 20 => options.trace = n,
+                _ => {
+                    let _ = write!(
+                        problem,
+                        "trace={:?} is not 0, 1 or an event count up to 1048576; using trace={}",
+                        value, options.trace
+                    );
+                }
+            },
             "sched_debug" => match value {
                 "0" => options.sched_debug = false,
                 "1" => options.sched_debug = true,

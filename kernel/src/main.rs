@@ -32,6 +32,7 @@ mod sync;
 mod task;
 mod timer;
 mod topology;
+mod trace;
 mod wakeup;
 mod workloads;
 
@@ -214,6 +215,10 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
         if options.sched_debug { "on" } else { "off" }
     );
     debug::enable(options.sched_debug);
+    if options.trace > 0 {
+        trace::enable(options.trace);
+        kprintln!("trace: recording up to {} scheduler events per CPU", options.trace);
+    }
     timer::set_hz(options.hz);
     let slots = (online * 4 + 256).min(2048);
     match mem::stack::init(slots) {
@@ -255,6 +260,7 @@ fn run_init(workload: cmdline::Workload) {
     if debug::enabled() {
         debug::check_global();
     }
+    trace::dump();
     schedstat::print_cpus();
     stage("shutdown");
     arch::exit_with(if ok { ExitCode::Success } else { ExitCode::Failure })

@@ -29,13 +29,44 @@ pub struct CpuStat {
     pub ticks: u64,
 }
 
+/// Every online CPU's counters now (ttwu counts included).
+pub fn snapshot() -> alloc::vec::Vec<(usize, CpuStat)> {
+    crate::rq::online_mask()
+        .iter()
+        .map(|cpu| {
+            let mut s = crate::rq::lock(cpu).stat;
+            (s.ttwu_count, s.ttwu_local) = crate::wakeup::ttwu_stats(cpu);
+            (cpu, s)
+        })
+        .collect()
+}
+
+/// Prints what each CPU's counters gained since `before` (`@fw schedstat_delta`).
+pub fn print_delta(before: &[(usize, CpuStat)]) {
+    for (cpu, now) in snapshot() {
+        let b = before.iter().find(|(c, _)| *c == cpu).map(|(_, s)| *s).unwrap_or_default();
+        crate::record!(
+            "schedstat_delta",
+            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={}",
+            cpu,
+            now.yld_count - b.yld_count,
+            now.sched_count - b.sched_count,
+            now.sched_goidle - b.sched_goidle,
+            now.ttwu_count - b.ttwu_count,
+            now.ttwu_local - b.ttwu_local,
+            now.rq_cpu_time - b.rq_cpu_time,
+            now.run_delay - b.run_delay,
+            now.pcount - b.pcount,
+            now.ticks - b.ticks
+        );
+    }
+}
+
 /// Prints every online CPU's counters: a `@fw schedstat` record and the line
 /// as Linux's `/proc/schedstat` (version 17) lays it out.
 pub fn print_cpus() {
     crate::kprintln!("version 17");
-    for cpu in crate::rq::online_mask().iter() {
-        let mut s = crate::rq::lock(cpu).stat;
-        (s.ttwu_count, s.ttwu_local) = crate::wakeup::ttwu_stats(cpu);
+    for (cpu, s) in snapshot() {
         crate::record!(
             "schedstat",
             "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={}",

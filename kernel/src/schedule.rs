@@ -146,6 +146,13 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
             next.stats.exec_start.store(now, Ordering::Relaxed);
         }
         next.note_ran_on(cpu);
+        let prev_state = match prev.state() {
+            TaskState::Running => b'R',
+            TaskState::Sleeping if voluntary => b'S',
+            TaskState::Dead if voluntary => b'D',
+            _ => b'R',
+        };
+        crate::trace::record(now, crate::trace::Event::Switch { prev: prev.id, prev_state, next: next.id });
         rq.curr = next.clone();
         task::set_current(cpu, next.clone());
     }

@@ -244,6 +244,7 @@ pub fn spawn(opts: Spawn, f: impl FnOnce() + Send + 'static) -> Result<Arc<Task>
     *task.stack.lock() = Some(stack);
     *task.entry.lock() = Some(Box::new(f));
     REGISTRY.lock().insert(id, task.clone());
+    crate::trace::name_task(id, &task.name);
     crate::wakeup::wake_up_new_task(&task);
     Ok(task)
 }

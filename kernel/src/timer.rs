@@ -139,6 +139,7 @@ fn scheduler_tick(cpu: usize) {
     let mut rq = rq::lock(cpu);
     rq.update_clock();
     rq.stat.ticks += 1;
+    crate::trace::record(rq.clock, crate::trace::Event::Tick);
     let resched = if rq.curr.is_idle {
         rq.fair.nr_queued() > 0
     } else {

@@ -107,6 +107,7 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
 }
 
 fn account(p: &Task, this: usize, target: usize, flags: WakeFlags) {
+    crate::trace::record(rq::now_ns(), crate::trace::Event::Wakeup { pid: p.id, target: target as u32 });
     TTWU_COUNT[this].fetch_add(1, Ordering::Relaxed);
     p.stats.nr_wakeups.fetch_add(1, Ordering::Relaxed);
     if target == this {
@@ -154,8 +155,10 @@ fn activate(rq: &mut Rq, p: Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags
                 Ok(e) => e,
                 Err(e) => panic!("CPU {}: cannot take task {}: {}", rq.cpu, p.name, e),
             };
+            let from = p.cpu.load(Ordering::Relaxed) as u32;
             rq.attach(eid.0, p.clone());
             p.stats.nr_migrations.fetch_add(1, Ordering::Relaxed);
+            crate::trace::record(rq.clock, crate::trace::Event::Migrate { pid: p.id, from, to: rq.cpu as u32 });
             (eid, EnqueueFlags::WAKEUP | EnqueueFlags::MIGRATED)
         }
         None => (EntityId(p.eid.load(Ordering::Relaxed)), EnqueueFlags::WAKEUP),

@@ -11,9 +11,9 @@ use std::time::Duration;
 pub const STAGES: &[&str] = &[
     "entry",
     "console",
-    "cmdline",
     "memory",
     "heap",
+    "cmdline",
     "interrupts",
     "acpi",
     "apic",
@@ -22,6 +22,8 @@ pub const STAGES: &[&str] = &[
     "topology",
     "domains",
     "selfcheck",
+    "sched",
+    "workload",
     "shutdown",
 ];
 

@@ -21,6 +21,7 @@ use crate::task::{self, Spawn, Task};
 /// Runs `w`; returns whether its own checks passed.
 pub fn run(w: &Workload) -> bool {
     crate::record!("workload", "name={} cpus={}", w.name, rq::online_mask().weight());
+    let before = crate::schedstat::snapshot();
     let ok = match w.name.as_str() {
         "shares" => shares::run(w),
         "storm" => storm::run(w),
@@ -31,8 +32,24 @@ pub fn run(w: &Workload) -> bool {
         "overflow" => overflow::run(w),
         _ => demo::run(w),
     };
+    crate::schedstat::print_delta(&before);
     crate::record!("workload_done", "name={} ok={}", w.name, ok as u8);
     ok
+}
+
+/// Prints one benchmark result: `@fw result workload=W metric=M value=V unit=U better=lower|higher`.
+/// `value` is printed with three decimals, from thousandths.
+pub fn result(workload: &str, metric: &str, value_milli: u64, unit: &str, higher_is_better: bool) {
+    crate::record!(
+        "result",
+        "workload={} metric={} value={}.{:03} unit={} better={}",
+        workload,
+        metric,
+        value_milli / 1000,
+        value_milli % 1000,
+        unit,
+        if higher_is_better { "higher" } else { "lower" }
+    );
 }
 
 /// Spawns a thread or reports why not and returns None.

@@ -49,6 +49,8 @@ pub fn run(w: &Workload) -> bool {
     crate::kprintln!("     {:>10}.{:03} usecs/op", per / 1000, per % 1000);
     crate::kprintln!("     {:>10} ops/sec", rounds as u128 * 1_000_000_000 / ns.max(1) as u128);
     crate::record!("pipe", "mode={} rounds={} a_cpu={} b_cpu={} total_ns={} ns_per_round_trip={}", mode, rounds, a_cpu, b_cpu, ns, per);
+    super::result("pipe", "usecs_per_op", ns / rounds.max(1), "us", false);
+    super::result("pipe", "ops_per_sec", (rounds as u128 * 1_000_000_000_000 / ns.max(1) as u128) as u64, "ops/s", true);
     crate::schedstat::print_task(&a);
     crate::schedstat::print_task(&b);
     true
