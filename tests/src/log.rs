@@ -364,10 +364,10 @@ cmdline: unknown option `bogus`, ignored\n\
     fn stages() {
         let log = Log::parse(SAMPLE);
         assert_eq!(log.last_stage(), Some("cmdline"));
-        assert_eq!(log.next_stage(), Some("memory"));
+        assert_eq!(log.next_stage(), Some("interrupts"));
         assert_eq!(
             log.stage_summary(),
-            "last stage reached: cmdline; never reached: memory"
+            "last stage reached: cmdline; never reached: interrupts"
         );
         let empty = Log::parse("garbage\n");
         assert_eq!(empty.last_stage(), None);
