@@ -6,7 +6,6 @@
 
 use alloc::string::String;
 use alloc::vec::Vec;
-use alloc::string::ToString;
 use core::fmt::Write;
 
 /// A deliberate failure for the harness's fault-report scenarios.
@@ -59,6 +58,8 @@ pub struct Options {
     pub workload: Workload,
     /// `trace=0|1|N`: record scheduler events (1: 16384 per CPU; N: N per CPU).
     pub trace: usize,
+    /// `stats_ms=N`: also print the schedstat lines every N ms (0: only at the end).
+    pub stats_ms: u64,
 }
 
 /// A workload and its parameters, e.g. `workload=pipe,rounds=1000,mode=cross`.
@@ -96,6 +97,7 @@ impl Default for Options {
             sched_debug: false,
             workload: Workload { name: String::from("demo"), params: Vec::new() },
             trace: 0,
+            stats_ms: 0,
         }
     }
 }
@@ -177,6 +179,16 @@ pub fn parse(line: &str) -> Parsed {
                         problem,
                         "trace={:?} is not 0, 1 or an event count up to 1048576; using trace={}",
                         value, options.trace
+                    );
+                }
+            },
+            "stats_ms" => match value.parse::<u64>() {
+                Ok(n) if n <= 3_600_000 => options.stats_ms = n,
+                _ => {
+                    let _ = write!(
+                        problem,
+                        "stats_ms={:?} is not a number of milliseconds up to 3600000; using stats_ms={}",
+                        value, options.stats_ms
                     );
                 }
             },

@@ -86,14 +86,14 @@ pub fn check_global() {
             .map(|g| g.cpu)
             .collect();
         let in_transit = crate::wakeup::in_transit(&t);
-        let ok = match (holders.len(), in_transit) {
-            (1, false) | (0, true) => true,
-            // A sleeping task keeps its entity on its last CPU.
-            _ => false,
-        };
+        // Exactly one home: a runqueue holding its entity (a sleeping task
+        // keeps it on its last CPU; a wakeup to that same CPU through the
+        // wake list leaves it there), or a wake list carrying the entity to a
+        // new CPU.
+        let ok = matches!((holders.len(), in_transit), (1, None) | (1, Some(false)) | (0, Some(true)));
         if !ok {
             let mut s = String::new();
-            let _ = write!(s, "task {} ({}) is held by CPUs {:?}, in transit: {}", t.id, t.name, holders, in_transit);
+            let _ = write!(s, "task {} ({}) is held by CPUs {:?}, in transit: {:?}", t.id, t.name, holders, in_transit);
             drop(_pi);
             drop(guards);
             panic!("sched invariant violated: {}", s);

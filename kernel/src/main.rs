@@ -220,6 +220,7 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
         kprintln!("trace: recording up to {} scheduler events per CPU", options.trace);
     }
     timer::set_hz(options.hz);
+    timer::print_stats_every(options.stats_ms);
     let slots = (online * 4 + 256).min(2048);
     match mem::stack::init(slots) {
         Ok(n) => kprintln!("thread stacks: {} of {} KiB, each below an unmapped guard page", n, mem::stack::STACK_SIZE / 1024),

@@ -48,6 +48,14 @@ static NEXT_TICK: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS
 static TICK_NS: AtomicU64 = AtomicU64::new(1_000_000);
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
+/// Print the schedstat lines every this many ticks of CPU 0 (0: never).
+static STATS_EVERY_TICKS: AtomicU64 = AtomicU64::new(0);
+
+/// Prints the statistics every `ms` milliseconds (`stats_ms=`).
+pub fn print_stats_every(ms: u64) {
+    STATS_EVERY_TICKS.store(ms * 1_000_000 / tick_ns().max(1), Ordering::Relaxed);
+}
+
 /// Sets the tick rate (from `hz=`).
 pub fn set_hz(hz: u32) {
     TICK_NS.store(1_000_000_000 / hz.max(1) as u64, Ordering::Relaxed);
@@ -154,7 +162,16 @@ fn scheduler_tick(cpu: usize) {
     }
     let ticks = rq.stat.ticks;
     drop(rq);
-    if cpu == 0 && crate::debug::enabled() && ticks % 2000 == 0 {
-        crate::debug::dump_all();
+    if cpu == 0 && crate::debug::enabled() {
+        if ticks % 100 == 0 {
+            crate::debug::check_global();
+        }
+        if ticks % 5000 == 0 {
+            crate::debug::dump_all();
+        }
+    }
+    let every = STATS_EVERY_TICKS.load(Ordering::Relaxed);
+    if cpu == 0 && every != 0 && ticks % every == 0 {
+        crate::schedstat::print_cpus();
     }
 }

@@ -299,7 +299,10 @@ fn push_remote_or_local(target: usize, item: Pending) {
     }
 }
 
-/// Whether `p` sits on some CPU's wake list (for the invariant checks).
-pub(crate) fn in_transit(p: &Arc<Task>) -> bool {
-    rq::online_mask().iter().any(|c| WAKE_LISTS[c].lock().iter().any(|w| Arc::ptr_eq(&w.task, p)))
+/// Whether `p` sits on some CPU's wake list, and if so whether it carries
+/// its entity with it (it changes CPU) — for the invariant checks.
+pub(crate) fn in_transit(p: &Arc<Task>) -> Option<bool> {
+    rq::online_mask()
+        .iter()
+        .find_map(|c| WAKE_LISTS[c].lock().iter().find(|w| Arc::ptr_eq(&w.task, p)).map(|w| w.se.is_some()))
 }
