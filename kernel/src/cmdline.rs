@@ -221,7 +221,10 @@ pub fn parse(line: &str) -> Parsed {
 }
 
 /// Workloads the kernel knows (kernel/src/workloads/).
-pub const WORKLOADS: [&str; 8] = ["demo", "shares", "storm", "latency", "affinity", "pipe", "yield", "overflow"];
+pub const WORKLOADS: [&str; 13] = [
+    "demo", "shares", "storm", "latency", "affinity", "pipe", "yield", "overflow", "hackbench", "schbench", "ebizzy", "tbench",
+    "fserver",
+];
 
 fn parse_workload(value: &str) -> Result<Workload, String> {
     let mut parts = value.split(',');

@@ -15,7 +15,7 @@ use crate::arch::context::{self, SwitchError};
 use crate::arch::percpu::cpu_id;
 use crate::arch::trap::TrapFrame;
 use crate::rq;
-use crate::task::{self, Task, TaskState};
+use crate::task::{self, TaskState};
 
 /// Gives up the CPU. The caller has set its state (Sleeping to block, Dead to
 /// exit) or stays Running (it is then only preempted).

@@ -12,9 +12,13 @@ use core::arch::asm;
 #[no_mangle]
 pub unsafe extern "C" fn memcpy(dst: *mut u8, src: *const u8, n: usize) -> *mut u8 {
     // SAFETY: the caller guarantees both ranges are valid; the direction flag is
-    // clear in all kernel code (the ABI requires it), so movsb copies forward.
+    // clear in all kernel code (the ABI requires it), so the string moves copy
+    // forward: 8-byte words first (a `rep` iteration is one instruction under
+    // QEMU's -icount, so this is 8 times cheaper there), then the tail bytes.
     unsafe {
-        asm!("rep movsb", inout("rcx") n => _, inout("rdi") dst => _, inout("rsi") src => _,
+        asm!("rep movsq", "mov rcx, {tail}", "rep movsb",
+             tail = in(reg) n % 8,
+             inout("rcx") n / 8 => _, inout("rdi") dst => _, inout("rsi") src => _,
              options(nostack, preserves_flags));
     }
     dst
@@ -45,9 +49,13 @@ pub unsafe extern "C" fn memmove(dst: *mut u8, src: *const u8, n: usize) -> *mut
 /// `dst` must be valid for `n` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn memset(dst: *mut u8, value: i32, n: usize) -> *mut u8 {
-    // SAFETY: the caller guarantees dst is valid for n bytes.
+    let byte = value as u8 as u64;
+    // SAFETY: the caller guarantees dst is valid for n bytes; words first, then
+    // the tail, as in memcpy.
     unsafe {
-        asm!("rep stosb", inout("rcx") n => _, inout("rdi") dst => _, in("al") value as u8,
+        asm!("rep stosq", "mov rcx, {tail}", "rep stosb",
+             tail = in(reg) n % 8,
+             inout("rcx") n / 8 => _, inout("rdi") dst => _, in("rax") byte * 0x0101_0101_0101_0101,
              options(nostack, preserves_flags));
     }
     dst

@@ -9,7 +9,7 @@ use x86_64::instructions::port::Port;
 /// The PIT input clock.
 pub const PIT_HZ: u64 = 1_193_182;
 
-/// Runs `during` around a busy wait of `ms` milliseconds (at most 54) measured
+/// Runs `before` and `after` around a busy wait of `ms` milliseconds (at most 54) measured
 /// by the PIT; `before` runs right before the countdown starts.
 pub fn measure<B: FnOnce(), A: FnOnce()>(ms: u64, before: B, after: A) {
     let count = (PIT_HZ * ms / 1000).min(0xffff) as u16;

@@ -4,11 +4,16 @@
 
 mod affinity;
 mod demo;
+mod ebizzy;
+mod fserver;
+mod hackbench;
 mod latency;
 mod overflow;
 mod pipe;
+mod schbench;
 mod shares;
 mod storm;
+mod tbench;
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -30,6 +35,11 @@ pub fn run(w: &Workload) -> bool {
         "pipe" => pipe::run(w),
         "yield" => pipe::run_yield(w),
         "overflow" => overflow::run(w),
+        "hackbench" => hackbench::run(w),
+        "schbench" => schbench::run(w),
+        "ebizzy" => ebizzy::run(w),
+        "tbench" => tbench::run(w),
+        "fserver" => fserver::run(w),
         _ => demo::run(w),
     };
     crate::schedstat::print_delta(&before);

@@ -1,0 +1,74 @@
+//! `workload=fserver[,threads=2*CPUs][,ms=1000][,burst_us=50][,sleep_us=100]`:
+//! an fserver-like mix of short CPU bursts and frequent short sleeps, the
+//! pattern where CPUs go idle often and newidle balancing decides whether
+//! a waiting thread runs soon. Each thread loops: sleep a random 0.5–1.5 ×
+//! `sleep_us`, then do a random 0.5–1.5 × `burst_us` of calibrated work.
+//! Burst latency: from the end of the sleep to the end of the burst
+//! (waiting for a CPU plus the work). Prints ops/s, jobs/min and latency
+//! percentiles; `@fw result` for ops/s and p99 burst latency.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+use crate::cmdline::Workload;
+use crate::rq;
+use crate::sync::irq_mutex::IrqMutex;
+use crate::task::Spawn;
+
+pub fn run(w: &Workload) -> bool {
+    let ncpu = super::cpus().len() as u64;
+    let threads = w.num("threads", 2 * ncpu).max(1) as usize;
+    let ms = w.num("ms", 1000).max(1);
+    let burst_us = w.num("burst_us", 50).max(1);
+    let sleep_us = w.num("sleep_us", 100).max(1);
+    let per_us = super::schbench::calibrate();
+    let stop = Arc::new(AtomicBool::new(false));
+    let lats = Arc::new(IrqMutex::new(Vec::new()));
+    let gate = super::hackbench::Gate::new();
+    let mut tasks = Vec::new();
+    for i in 0..threads {
+        let (stop, lats, gate) = (stop.clone(), lats.clone(), gate.clone());
+        tasks.extend(super::spawn(super::hackbench::place(Spawn::new(&super::hackbench::name("fs", i, None)), w, i), move || {
+            let mut rng = super::Rng::new(0xf5 + i as u64);
+            let mut v = Vec::new();
+            gate.arrive();
+            while !stop.load(Ordering::Relaxed) {
+                let s = sleep_us * 1000 / 2 + rng.below(sleep_us * 1000);
+                crate::timer::sleep_ns(s);
+                let woke = rq::now_ns();
+                let b = burst_us * per_us / 2 + rng.below(burst_us * per_us);
+                super::schbench::work(b);
+                v.push(rq::now_ns() - woke);
+            }
+            lats.lock().extend(v);
+        }));
+    }
+    if tasks.len() != threads {
+        stop.store(true, Ordering::Relaxed);
+        return false;
+    }
+    let start = gate.open(threads);
+    crate::timer::sleep_ns(ms * 1_000_000);
+    stop.store(true, Ordering::Relaxed);
+    let ns = rq::now_ns() - start;
+    for t in &tasks {
+        crate::task::join(t);
+    }
+    let mut v = core::mem::take(&mut *lats.lock());
+    v.sort_unstable();
+    let ops_milli = (v.len() as u128 * 1_000_000_000_000 / ns.max(1) as u128) as u64;
+    let p = |m| super::schbench::pct(&v, m);
+    crate::kprintln!("fserver: {} threads, burst {} us, sleep {} us, {} ops in {} ms", threads, burst_us, sleep_us, v.len(), ns / 1_000_000);
+    crate::kprintln!("Throughput {}.{:03} ops/s  ({} jobs/min)", ops_milli / 1000, ops_milli % 1000, ops_milli * 60 / 1000);
+    crate::kprintln!(
+        "Burst latency (usec): p50 {}  p90 {}  p99 {}  max {}",
+        p(500) / 1000,
+        p(900) / 1000,
+        p(990) / 1000,
+        v.last().copied().unwrap_or(0) / 1000
+    );
+    super::result("fserver", "ops_per_s", ops_milli, "ops/s", true);
+    super::result("fserver", "burst_p99", p(990), "us", false);
+    !v.is_empty()
+}

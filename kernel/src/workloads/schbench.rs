@@ -1,0 +1,192 @@
+//! `workload=schbench[,threads=2][,workers=4][,runtime_ms=2000][,work_us=200][,sleep_us=100]`:
+//! schbench's message/worker scheme. Each of `threads` message threads has
+//! `workers` workers. A worker handles a request (sleeps `sleep_us`, then
+//! does `work_us` of calibrated CPU work), queues itself on its message
+//! thread, wakes it and sleeps. The message thread takes every queued worker
+//! at once, stamps one "now" as their wake time and wakes them all.
+//! Wakeup latency: the wake stamp to the worker running again. Request
+//! latency: one request (sleep + work). Prints schbench's percentile report,
+//! the histogram as `@fw hist` buckets and `@fw result` lines.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use crate::cmdline::Workload;
+use crate::rq;
+use crate::sync::irq_mutex::IrqMutex;
+use crate::sync::WaitQueue;
+use crate::task::Spawn;
+
+/// Loop iterations of `work` per microsecond, measured once per run.
+pub(super) fn calibrate() -> u64 {
+    let mut iters = 1000u64;
+    loop {
+        let t = rq::now_ns();
+        work(iters);
+        let ns = rq::now_ns() - t;
+        if ns >= 2_000_000 || iters >= 1 << 32 {
+            return (iters * 1000 / ns.max(1)).max(1);
+        }
+        iters *= 2;
+    }
+}
+
+/// A fixed amount of CPU work (the same instructions whatever the clock says).
+pub(super) fn work(iters: u64) {
+    let mut x: u64 = 0x1234_5678;
+    for i in 0..iters {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(i | 1);
+        core::hint::black_box(x);
+    }
+}
+
+/// Percentile `p`/1000 of sorted `v` (the nearest rank).
+pub(super) fn pct(v: &[u64], p_milli: u64) -> u64 {
+    if v.is_empty() {
+        return 0;
+    }
+    let rank = (v.len() as u64 * p_milli).div_ceil(1000).max(1) as usize;
+    v[rank.min(v.len()) - 1]
+}
+
+/// Prints a log-linear histogram of sorted microsecond samples: below 16 µs
+/// one bucket per µs, above it 8 buckets per power of two.
+pub(super) fn print_hist(workload: &str, kind: &str, us: &[u64]) {
+    let bucket = |v: u64| -> (u64, u64) {
+        if v < 16 {
+            return (v, v + 1);
+        }
+        let shift = 63 - v.leading_zeros() - 3;
+        let lo = (v >> shift) << shift;
+        (lo, lo + (1 << shift))
+    };
+    let mut i = 0;
+    while i < us.len() {
+        let (lo, hi) = bucket(us[i]);
+        let mut j = i;
+        while j < us.len() && us[j] < hi {
+            j += 1;
+        }
+        crate::record!("hist", "workload={} kind={} lo_us={} hi_us={} count={}", workload, kind, lo, hi, j - i);
+        i = j;
+    }
+}
+
+/// schbench's percentile block for sorted microsecond samples.
+pub(super) fn print_percentiles(title: &str, runtime_s: u64, us: &[u64]) {
+    crate::kprintln!("{} percentiles (usec) runtime {} (s) ({} total samples)", title, runtime_s, us.len());
+    for (p, star) in [(500, ' '), (900, ' '), (990, '*'), (999, ' ')] {
+        let v = pct(us, p);
+        let n = us.iter().filter(|&&x| x <= v).count();
+        crate::kprintln!("\t{} {:>2}.{}th: {:<10} ({} samples)", star, p / 10, p % 10, v, n);
+    }
+    crate::kprintln!("\t  min={}, max={}", us.first().copied().unwrap_or(0), us.last().copied().unwrap_or(0));
+}
+
+struct Worker {
+    woken: AtomicBool,
+    wake_ts: AtomicU64,
+    wq: WaitQueue,
+}
+
+struct MsgThread {
+    queued: IrqMutex<Vec<usize>>,
+    wq: WaitQueue,
+    exited: AtomicUsize,
+}
+
+pub fn run(w: &Workload) -> bool {
+    let m = w.num("threads", 2).max(1) as usize;
+    let t = w.num("workers", 4).max(1) as usize;
+    let runtime_ms = w.num("runtime_ms", 2000).max(1);
+    let work_us = w.num("work_us", 200);
+    let sleep_us = w.num("sleep_us", 100);
+    let per_us = calibrate();
+    let iters = per_us * work_us;
+    let stop = Arc::new(AtomicBool::new(false));
+    let wake_lat = Arc::new(IrqMutex::new(Vec::new()));
+    let req_lat = Arc::new(IrqMutex::new(Vec::new()));
+    let mut tasks = Vec::new();
+    let mut msgs = Vec::new();
+    for mi in 0..m {
+        let workers: Arc<Vec<Worker>> = Arc::new(
+            (0..t).map(|_| Worker { woken: AtomicBool::new(false), wake_ts: AtomicU64::new(0), wq: WaitQueue::new() }).collect(),
+        );
+        let msg = Arc::new(MsgThread { queued: IrqMutex::new(Vec::new()), wq: WaitQueue::new(), exited: AtomicUsize::new(0) });
+        for wi in 0..t {
+            let (workers, msg, stop, wl, rl) = (workers.clone(), msg.clone(), stop.clone(), wake_lat.clone(), req_lat.clone());
+            let name = super::hackbench::name("sb-worker", mi, Some(wi));
+            tasks.extend(super::spawn(super::hackbench::place(Spawn::new(&name), w, tasks.len()), move || {
+                let me = &workers[wi];
+                let (mut wv, mut rv) = (Vec::new(), Vec::new());
+                while !stop.load(Ordering::Acquire) {
+                    let t0 = rq::now_ns();
+                    if sleep_us > 0 {
+                        crate::timer::sleep_ns(sleep_us * 1000);
+                    }
+                    work(iters);
+                    rv.push((rq::now_ns() - t0) / 1000);
+                    me.woken.store(false, Ordering::Relaxed);
+                    msg.queued.lock().push(wi);
+                    msg.wq.wake_one();
+                    me.wq.wait_until(|| me.woken.load(Ordering::Acquire));
+                    if !stop.load(Ordering::Acquire) {
+                        wv.push(rq::now_ns().saturating_sub(me.wake_ts.load(Ordering::Relaxed)) / 1000);
+                    }
+                }
+                wl.lock().extend(wv);
+                rl.lock().extend(rv);
+                msg.exited.fetch_add(1, Ordering::AcqRel);
+                msg.wq.wake_one();
+            }));
+        }
+        let (msg2, stop2) = (msg.clone(), stop.clone());
+        tasks.extend(super::spawn(super::hackbench::place(Spawn::new(&super::hackbench::name("sb-msg", mi, None)), w, tasks.len()), move || loop {
+            msg2.wq.wait_until(|| !msg2.queued.lock().is_empty() || msg2.exited.load(Ordering::Acquire) == t);
+            let batch = core::mem::take(&mut *msg2.queued.lock());
+            let now = rq::now_ns();
+            for wi in batch {
+                let wk = &workers[wi];
+                wk.wake_ts.store(now, Ordering::Relaxed);
+                wk.woken.store(true, Ordering::Release);
+                wk.wq.wake_one();
+            }
+            if msg2.exited.load(Ordering::Acquire) == t && stop2.load(Ordering::Acquire) {
+                break;
+            }
+        }));
+        msgs.push(msg);
+    }
+    if tasks.len() != m * (t + 1) {
+        stop.store(true, Ordering::Release);
+        crate::kprintln!("schbench: only {} of {} threads started", tasks.len(), m * (t + 1));
+        return false;
+    }
+    let start = rq::now_ns();
+    crate::timer::sleep_ns(runtime_ms * 1_000_000);
+    stop.store(true, Ordering::Release);
+    for msg in &msgs {
+        msg.wq.wake_one();
+    }
+    for tk in &tasks {
+        crate::task::join(tk);
+    }
+    let ns = rq::now_ns() - start;
+    let mut wv = core::mem::take(&mut *wake_lat.lock());
+    let mut rv = core::mem::take(&mut *req_lat.lock());
+    wv.sort_unstable();
+    rv.sort_unstable();
+    let secs = (ns / 1_000_000_000).max(1);
+    let rps_milli = (rv.len() as u128 * 1_000_000_000_000 / ns.max(1) as u128) as u64;
+    print_percentiles("Wakeup Latencies", secs, &wv);
+    print_percentiles("Request Latencies", secs, &rv);
+    crate::kprintln!("average rps: {}.{:02}", rps_milli / 1000, rps_milli % 1000 / 10);
+    print_hist("schbench", "wakeup", &wv);
+    print_hist("schbench", "request", &rv);
+    super::result("schbench", "wakeup_p99", pct(&wv, 990) * 1000, "us", false);
+    super::result("schbench", "request_p99", pct(&rv, 990) * 1000, "us", false);
+    super::result("schbench", "rps", rps_milli, "req/s", true);
+    crate::kprintln!("schbench: {} message threads, {} workers each, work {} us ({} loops/us), sleep {} us", m, t, work_us, per_us, sleep_us);
+    !rv.is_empty() && !wv.is_empty()
+}

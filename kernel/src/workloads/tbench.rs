@@ -1,0 +1,87 @@
+//! `workload=tbench[,clients=CPUs][,req=256][,reply=4096][,ms=1000][,server_us=5]`:
+//! tbench-like client/server pairs. Each client sends a request of `req`
+//! bytes over a pipe to its own server thread, which reads it, does
+//! `server_us` of CPU work and answers with `reply` bytes over a second
+//! pipe. Throughput counts the bytes moved both ways. Prints tbench's
+//! summary line and `@fw result metric=throughput unit=MB/s`.
+
+use alloc::sync::Arc;
+use alloc::vec;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::cmdline::Workload;
+use crate::rq;
+use crate::sync::Pipe;
+use crate::task::Spawn;
+
+pub fn run(w: &Workload) -> bool {
+    let ncpu = super::cpus().len() as u64;
+    let clients = w.num("clients", ncpu).max(1) as usize;
+    let req = w.num("req", 256).clamp(1, 1 << 20) as usize;
+    let reply = w.num("reply", 4096).clamp(1, 1 << 20) as usize;
+    let ms = w.num("ms", 1000).max(1);
+    let server_iters = super::schbench::calibrate() * w.num("server_us", 5);
+    let stop = Arc::new(AtomicBool::new(false));
+    let bytes = Arc::new(AtomicU64::new(0));
+    let max_lat = Arc::new(AtomicU64::new(0));
+    let gate = super::hackbench::Gate::new();
+    let mut tasks = Vec::new();
+    for c in 0..clients {
+        let to_server = Arc::new(Pipe::new(64 * 1024));
+        let to_client = Arc::new(Pipe::new(64 * 1024));
+        let (rx, tx) = (to_server.clone(), to_client.clone());
+        tasks.extend(super::spawn(super::hackbench::place(Spawn::new(&super::hackbench::name("tb-server", c, None)), w, 2 * c + 1), move || {
+            let mut inbuf = vec![0u8; req];
+            let out = vec![0x42u8; reply];
+            while rx.read_exact(&mut inbuf) == req {
+                super::schbench::work(server_iters);
+                tx.write(&out, true);
+            }
+        }));
+        let (stop, bytes, max_lat, gate) = (stop.clone(), bytes.clone(), max_lat.clone(), gate.clone());
+        tasks.extend(super::spawn(super::hackbench::place(Spawn::new(&super::hackbench::name("tb-client", c, None)), w, 2 * c), move || {
+            let out = vec![0x17u8; req];
+            let mut inbuf = vec![0u8; reply];
+            let (mut n, mut worst) = (0u64, 0u64);
+            gate.arrive();
+            while !stop.load(Ordering::Relaxed) {
+                let t = rq::now_ns();
+                to_server.write(&out, true);
+                to_client.read_exact(&mut inbuf);
+                worst = worst.max(rq::now_ns() - t);
+                n += (req + reply) as u64;
+            }
+            to_server.close();
+            bytes.fetch_add(n, Ordering::Relaxed);
+            max_lat.fetch_max(worst, Ordering::Relaxed);
+        }));
+    }
+    if tasks.len() != clients * 2 {
+        stop.store(true, Ordering::Relaxed);
+        return false;
+    }
+    let start = gate.open(clients);
+    crate::timer::sleep_ns(ms * 1_000_000);
+    stop.store(true, Ordering::Relaxed);
+    for t in &tasks {
+        crate::task::join(t);
+    }
+    let ns = rq::now_ns() - start;
+    let b = bytes.load(Ordering::Relaxed);
+    // MB = 10^6 bytes, as tbench prints it.
+    let mbs_milli = (b as u128 * 1_000_000 / ns.max(1) as u128) as u64;
+    let lat = max_lat.load(Ordering::Relaxed);
+    crate::kprintln!(
+        "Throughput {}.{:03} MB/sec  {} clients  {} procs  max_latency={}.{:03} ms",
+        mbs_milli / 1000,
+        mbs_milli % 1000,
+        clients,
+        clients * 2,
+        lat / 1_000_000,
+        lat / 1000 % 1000
+    );
+    super::result("tbench", "throughput", mbs_milli, "MB/s", true);
+    super::result("tbench", "max_latency", lat / 1000, "ms", false);
+    b > 0
+}
