@@ -22,7 +22,7 @@ pub fn run(w: &Workload) -> bool {
     let ms = w.num("ms", 1000).max(1);
     let burst_us = w.num("burst_us", 50).max(1);
     let sleep_us = w.num("sleep_us", 100).max(1);
-    let per_us = super::schbench::calibrate();
+    let per_us = super::schbench::calibrate(w);
     let stop = Arc::new(AtomicBool::new(false));
     let lats = Arc::new(IrqMutex::new(Vec::new()));
     let gate = super::hackbench::Gate::new();

@@ -6,7 +6,8 @@
 //! at once, stamps one "now" as their wake time and wakes them all.
 //! Wakeup latency: the wake stamp to the worker running again. Request
 //! latency: one request (sleep + work). Prints schbench's percentile report,
-//! the histogram as `@fw hist` buckets and `@fw result` lines.
+//! the histogram as `@fw hist` buckets and `@fw result` lines. Work is
+//! calibrated at the start; `loops_per_us=N` fixes it instead.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -18,8 +19,13 @@ use crate::sync::irq_mutex::IrqMutex;
 use crate::sync::WaitQueue;
 use crate::task::Spawn;
 
-/// Loop iterations of `work` per microsecond, measured once per run.
-pub(super) fn calibrate() -> u64 {
+/// Loop iterations of `work` per microsecond: the `loops_per_us=` parameter,
+/// or measured once per run (2 ms of work on the starting thread).
+pub(super) fn calibrate(w: &Workload) -> u64 {
+    let fixed = w.num("loops_per_us", 0);
+    if fixed > 0 {
+        return fixed;
+    }
     let mut iters = 1000u64;
     loop {
         let t = rq::now_ns();
@@ -102,7 +108,7 @@ pub fn run(w: &Workload) -> bool {
     let runtime_ms = w.num("runtime_ms", 2000).max(1);
     let work_us = w.num("work_us", 200);
     let sleep_us = w.num("sleep_us", 100);
-    let per_us = calibrate();
+    let per_us = calibrate(w);
     let iters = per_us * work_us;
     let stop = Arc::new(AtomicBool::new(false));
     let wake_lat = Arc::new(IrqMutex::new(Vec::new()));

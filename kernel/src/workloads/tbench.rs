@@ -21,7 +21,7 @@ pub fn run(w: &Workload) -> bool {
     let req = w.num("req", 256).clamp(1, 1 << 20) as usize;
     let reply = w.num("reply", 4096).clamp(1, 1 << 20) as usize;
     let ms = w.num("ms", 1000).max(1);
-    let server_iters = super::schbench::calibrate() * w.num("server_us", 5);
+    let server_iters = super::schbench::calibrate(w) * w.num("server_us", 5);
     let stop = Arc::new(AtomicBool::new(false));
     let bytes = Arc::new(AtomicU64::new(0));
     let max_lat = Arc::new(AtomicU64::new(0));
