@@ -26,16 +26,27 @@ pub fn run(w: &Workload) -> bool {
     for t in &tasks {
         crate::task::join(t);
     }
+    let weight = |nice: i32| sched::Nice::new(nice).map_or(1024, |n| n.weight().weight());
     for &cpu in &cpus {
         let mine: Vec<_> = tasks.iter().filter(|t| t.affinity.lock().contains(cpu)).collect();
         let total: u64 = mine.iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum();
+        let wsum: u64 = mine.iter().map(|t| weight(t.nice_value())).sum();
         let mut line = alloc::string::String::new();
         for t in &mine {
             let r = t.stats.sum_exec_runtime.load(Ordering::Relaxed);
+            let w = weight(t.nice_value());
             use core::fmt::Write;
-            let _ = write!(line, "  {} {:>3}.{}%", t.name, r * 100 / total.max(1), r * 1000 / total.max(1) % 10);
+            let _ = write!(
+                line,
+                "  {} {:>3}.{}% (expected {}.{}%)",
+                t.name,
+                r * 100 / total.max(1),
+                r * 1000 / total.max(1) % 10,
+                w * 100 / wsum.max(1),
+                w * 1000 / wsum.max(1) % 10
+            );
         }
-        crate::kprintln!("CPU {}:{}   (weights 3121 : 1024 : 335 = 67.0% : 22.0% : 7.2%... of the three)", cpu, line);
+        crate::kprintln!("CPU {}:{}", cpu, line);
     }
     let pipe = Workload {
         name: alloc::string::String::from("pipe"),
