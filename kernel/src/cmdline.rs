@@ -60,6 +60,8 @@ pub struct Options {
     pub trace: usize,
     /// `stats_ms=N`: also print the schedstat lines every N ms (0: only at the end).
     pub stats_ms: u64,
+    /// `nohz=on|off`: idle CPUs stop their tick (default on).
+    pub nohz: bool,
 }
 
 /// A workload and its parameters, e.g. `workload=pipe,rounds=1000,mode=cross`.
@@ -98,6 +100,7 @@ impl Default for Options {
             workload: Workload { name: String::from("demo"), params: Vec::new() },
             trace: 0,
             stats_ms: 0,
+            nohz: true,
         }
     }
 }
@@ -180,6 +183,13 @@ pub fn parse(line: &str) -> Parsed {
                         "trace={:?} is not 0, 1 or an event count up to 1048576; using trace={}",
                         value, options.trace
                     );
+                }
+            },
+            "nohz" => match value {
+                "on" => options.nohz = true,
+                "off" => options.nohz = false,
+                _ => {
+                    let _ = write!(problem, "nohz={:?} is not on or off; using nohz={}", value, if options.nohz { "on" } else { "off" });
                 }
             },
             "stats_ms" => match value.parse::<u64>() {

@@ -209,9 +209,10 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
     kprintln!("sched_features: {}", options.sched_features);
     record!("sched_features", "msg={}", options.sched_features);
     kprintln!(
-        "scheduler: EEVDF, base slice {} us, tick {} Hz, invariant checks {}",
+        "scheduler: EEVDF, base slice {} us, tick {} Hz ({}), invariant checks {}",
         tun.base_slice() / 1000,
         options.hz,
+        if options.nohz { "stopped on idle CPUs" } else { "always on" },
         if options.sched_debug { "on" } else { "off" }
     );
     debug::enable(options.sched_debug);
@@ -221,6 +222,7 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
     }
     timer::set_hz(options.hz);
     timer::print_stats_every(options.stats_ms);
+    timer::set_nohz(options.nohz);
     let slots = (online * 4 + 256).min(2048);
     match mem::stack::init(slots) {
         Ok(n) => kprintln!("thread stacks: {} of {} KiB, each below an unmapped guard page", n, mem::stack::STACK_SIZE / 1024),

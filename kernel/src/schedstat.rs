@@ -25,8 +25,11 @@ pub struct CpuStat {
     pub rq_cpu_time: u64,
     pub run_delay: u64,
     pub pcount: u64,
-    /// Timer ticks taken (not a schedstat field; for the tick checks).
+    /// Scheduler ticks taken (not a schedstat field; for the tick checks).
     pub ticks: u64,
+    /// LAPIC timer interrupts taken (ticks and sleep deadlines; not a
+    /// schedstat field: shows tickless idle at work).
+    pub timer_irqs: u64,
 }
 
 /// Every online CPU's counters now (ttwu counts included).
@@ -36,6 +39,7 @@ pub fn snapshot() -> alloc::vec::Vec<(usize, CpuStat)> {
         .map(|cpu| {
             let mut s = crate::rq::lock(cpu).stat;
             (s.ttwu_count, s.ttwu_local) = crate::wakeup::ttwu_stats(cpu);
+            s.timer_irqs = crate::timer::timer_irqs(cpu);
             (cpu, s)
         })
         .collect()
@@ -47,7 +51,7 @@ pub fn print_delta(before: &[(usize, CpuStat)]) {
         let b = before.iter().find(|(c, _)| *c == cpu).map(|(_, s)| *s).unwrap_or_default();
         crate::record!(
             "schedstat_delta",
-            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={}",
+            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={} timer_irqs={}",
             cpu,
             now.yld_count - b.yld_count,
             now.sched_count - b.sched_count,
@@ -57,7 +61,8 @@ pub fn print_delta(before: &[(usize, CpuStat)]) {
             now.rq_cpu_time - b.rq_cpu_time,
             now.run_delay - b.run_delay,
             now.pcount - b.pcount,
-            now.ticks - b.ticks
+            now.ticks - b.ticks,
+            now.timer_irqs - b.timer_irqs
         );
     }
 }
@@ -69,9 +74,9 @@ pub fn print_cpus() {
     for (cpu, s) in snapshot() {
         crate::record!(
             "schedstat",
-            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={}",
+            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={} timer_irqs={}",
             cpu, s.yld_count, s.sched_count, s.sched_goidle, s.ttwu_count, s.ttwu_local, s.rq_cpu_time,
-            s.run_delay, s.pcount, s.ticks
+            s.run_delay, s.pcount, s.ticks, s.timer_irqs
         );
         // Linux: cpuN yld_count 0 sched_count sched_goidle ttwu_count ttwu_local rq_cpu_time run_delay pcount
         crate::kprintln!(

@@ -160,6 +160,11 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
         crate::debug::check_rq(&rq);
     }
     drop(rq);
+    if next.is_idle && !prev.is_idle {
+        crate::timer::idle_enter(cpu);
+    } else if prev.is_idle && !next.is_idle {
+        crate::timer::idle_exit(cpu);
+    }
     // An exiting task has made its last switch: joiners may now free its
     // stack (they also wait until its frame is saved, below).
     if finished {

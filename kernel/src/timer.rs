@@ -9,7 +9,7 @@ use alloc::collections::BinaryHeap;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::cmp::{Ordering as CmpOrdering, Reverse};
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use sched::WakeFlags;
 
@@ -48,6 +48,45 @@ static NEXT_TICK: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS
 static TICK_NS: AtomicU64 = AtomicU64::new(1_000_000);
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
+/// Tickless idle (`nohz=on`, the default): an idle CPU stops its tick and its
+/// LAPIC timer only fires for sleep deadlines.
+static NOHZ: AtomicBool = AtomicBool::new(true);
+static TICK_STOPPED: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
+/// LAPIC timer interrupts taken per CPU (ticks and sleep deadlines).
+static TIMER_IRQS: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+
+pub fn set_nohz(on: bool) {
+    NOHZ.store(on, Ordering::Relaxed);
+}
+
+/// Timer interrupts `cpu` has taken.
+pub fn timer_irqs(cpu: usize) -> u64 {
+    TIMER_IRQS[cpu].load(Ordering::Relaxed)
+}
+
+/// Whether `cpu`'s tick is stopped (it idles tickless).
+pub fn tick_stopped(cpu: usize) -> bool {
+    TICK_STOPPED[cpu].load(Ordering::Relaxed)
+}
+
+/// This CPU switches to its idle task: stop the tick (Linux's
+/// `tick_nohz_idle_stop_tick`).
+pub(crate) fn idle_enter(cpu: usize) {
+    if NOHZ.load(Ordering::Relaxed) {
+        TICK_STOPPED[cpu].store(true, Ordering::Relaxed);
+        program(cpu, rq::now_ns());
+    }
+}
+
+/// This CPU leaves its idle task: restart the tick one period from now.
+pub(crate) fn idle_exit(cpu: usize) {
+    if TICK_STOPPED[cpu].swap(false, Ordering::Relaxed) {
+        let now = rq::now_ns();
+        NEXT_TICK[cpu].store(now + tick_ns(), Ordering::Relaxed);
+        program(cpu, now);
+    }
+}
+
 /// Print the schedstat lines every this many ticks of CPU 0 (0: never).
 static STATS_EVERY_TICKS: AtomicU64 = AtomicU64::new(0);
 
@@ -65,19 +104,25 @@ pub fn tick_ns() -> u64 {
     TICK_NS.load(Ordering::Relaxed)
 }
 
-/// Starts this CPU's tick.
+/// Starts this CPU's timer. The CPU starts in its idle task, so with
+/// tickless idle its tick starts stopped.
 pub fn start_this_cpu() {
     let cpu = cpu_id();
     NEXT_TICK[cpu].store(rq::now_ns() + tick_ns(), Ordering::Relaxed);
+    TICK_STOPPED[cpu].store(NOHZ.load(Ordering::Relaxed), Ordering::Relaxed);
     program(cpu, rq::now_ns());
 }
 
 /// Programs the LAPIC timer for the earlier of the next tick and the first
 /// sleep deadline.
 fn program(cpu: usize, now: u64) {
-    let mut next = NEXT_TICK[cpu].load(Ordering::Relaxed);
+    let mut next = if TICK_STOPPED[cpu].load(Ordering::Relaxed) { u64::MAX } else { NEXT_TICK[cpu].load(Ordering::Relaxed) };
     if let Some(Reverse(s)) = SLEEPERS[cpu].lock().peek() {
         next = next.min(s.deadline);
+    }
+    if next == u64::MAX {
+        crate::arch::apic::stop_timer();
+        return;
     }
     let delta = next.saturating_sub(now).max(1_000);
     let counts = (delta as u128 * crate::arch::apic::lapic_hz() as u128 / 1_000_000_000).clamp(1, u32::MAX as u128);
@@ -109,6 +154,7 @@ pub fn sleep_ns(ns: u64) {
 pub(crate) fn on_timer(frame: &mut TrapFrame) -> *mut TrapFrame {
     crate::arch::apic::eoi();
     let cpu = cpu_id();
+    TIMER_IRQS[cpu].fetch_add(1, Ordering::Relaxed);
     let now = rq::now_ns();
     let due: Vec<Arc<Task>> = {
         let mut heap = SLEEPERS[cpu].lock();
@@ -124,11 +170,14 @@ pub(crate) fn on_timer(frame: &mut TrapFrame) -> *mut TrapFrame {
         crate::wakeup::try_to_wake_up(t, WakeFlags::NONE);
     }
     let next_tick = NEXT_TICK[cpu].load(Ordering::Relaxed);
-    if now >= next_tick {
+    // The LAPIC timer's calibration is only as good as a few percent: a
+    // tick due within 1/16 of a period counts as due now, rather than costing
+    // a second interrupt a few microseconds later.
+    if now + tick_ns() / 16 >= next_tick && !TICK_STOPPED[cpu].load(Ordering::Relaxed) {
         scheduler_tick(cpu);
         let period = tick_ns();
         let mut next = next_tick + period;
-        if next <= now {
+        if next <= now + period / 16 {
             next = now + period;
         }
         NEXT_TICK[cpu].store(next, Ordering::Relaxed);
