@@ -26,6 +26,7 @@ pub mod cpumask;
 pub mod topology;
 
 pub mod avg_vruntime;
+pub mod balance;
 mod delay;
 pub mod entity;
 pub mod fair_rq;

@@ -1,0 +1,167 @@
+//! `rq->avg_idle`: the average length of a CPU's idle periods (reference
+//! §3.1), with the clamp rule and ceiling selectable for experiments.
+//!
+//! # Contract
+//!
+//! One [`AvgIdle`] per run-queue, mutated under that run-queue's lock:
+//! - [`AvgIdle::enter_newidle`] when the CPU starts a newidle balance (the
+//!   idle period starts there, so balancing time counts as idle);
+//! - [`AvgIdle::pulled`] when that balance pulled work (no idle period);
+//! - [`AvgIdle::end_idle`] when a task is activated on the CPU (today's
+//!   Linux: at wakeup activation; tip-2026: whenever the idle task is put);
+//!   it folds the idle period into the average and returns the sample.
+//!
+//! The average is `avg += (sample - avg) / 8` (signed, truncating toward
+//! zero, as Linux's `update_avg` with a real division). The ceiling is
+//! `ceiling_pct/100 × max_idle_balance_cost`; how it applies is
+//! [`AvgIdleClamp`]. Arithmetic: samples and averages are `u64` ns, the
+//! difference is taken in `i128`, so no overflow for any input; the ceiling
+//! product saturates.
+
+use crate::time::Nanos;
+
+/// `sysctl_sched_migration_cost`: 0.5 ms.
+pub const SYSCTL_SCHED_MIGRATION_COST: Nanos = 500_000;
+
+/// How the ceiling applies to `avg_idle`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum AvgIdleClamp {
+    /// 2.6.35 – 3.12: a sample above the ceiling sets the average to the
+    /// ceiling; other samples are averaged.
+    Snap,
+    /// 3.13 – today: average every sample, then clamp the average.
+    #[default]
+    Avg,
+    /// The 2013 proposal: clamp the sample to the ceiling, then average.
+    Delta,
+}
+
+impl AvgIdleClamp {
+    /// The name used on the command line.
+    pub const fn name(self) -> &'static str {
+        match self {
+            AvgIdleClamp::Snap => "snap",
+            AvgIdleClamp::Avg => "avg",
+            AvgIdleClamp::Delta => "delta",
+        }
+    }
+}
+
+/// Linux's `update_avg`: `avg + (sample - avg) / 8`, truncating toward 0.
+pub fn update_avg(avg: u64, sample: u64) -> u64 {
+    let diff = sample as i128 - avg as i128;
+    // |diff| < 2^64, the result lies between avg and sample: fits u64.
+    (avg as i128 + diff / 8) as u64
+}
+
+/// Per-run-queue idle-time average and idle-balance cost.
+///
+/// Invariants: after any update through [`AvgIdle::fold`] with clamp
+/// `Avg` or `Delta`, `avg_idle <= ceiling` (with `Snap` too, unless a short
+/// sample raises an average that was above a lowered ceiling: impossible
+/// since the average never exceeds the largest ceiling seen);
+/// `max_idle_balance_cost >= 1` is not required (0 gives a 0 ceiling).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AvgIdle {
+    /// Average idle period (ns).
+    pub avg_idle: Nanos,
+    /// `rq->max_idle_balance_cost` (ns): the costliest recent newidle pass.
+    pub max_idle_balance_cost: Nanos,
+    /// Start of the current idle period (`idle_stamp`); 0 = none.
+    pub idle_stamp: Nanos,
+}
+
+impl Default for AvgIdle {
+    fn default() -> Self {
+        AvgIdle::new()
+    }
+}
+
+impl AvgIdle {
+    /// Boot values: `avg_idle` = 2 × migration cost (1 ms),
+    /// `max_idle_balance_cost` = migration cost (0.5 ms).
+    pub const fn new() -> AvgIdle {
+        AvgIdle {
+            avg_idle: 2 * SYSCTL_SCHED_MIGRATION_COST,
+            max_idle_balance_cost: SYSCTL_SCHED_MIGRATION_COST,
+            idle_stamp: 0,
+        }
+    }
+
+    /// The ceiling: `ceiling_pct`% of `max_idle_balance_cost` (saturating).
+    pub fn ceiling(&self, ceiling_pct: u32) -> Nanos {
+        (self.max_idle_balance_cost as u128 * ceiling_pct as u128 / 100).min(u64::MAX as u128)
+            as u64
+    }
+
+    /// Fold one idle period of `sample` ns into the average.
+    pub fn fold(&mut self, sample: Nanos, clamp: AvgIdleClamp, ceiling_pct: u32) {
+        let max = self.ceiling(ceiling_pct);
+        self.avg_idle = match clamp {
+            AvgIdleClamp::Snap if sample > max => max,
+            AvgIdleClamp::Snap => update_avg(self.avg_idle, sample),
+            AvgIdleClamp::Avg => update_avg(self.avg_idle, sample).min(max),
+            AvgIdleClamp::Delta => update_avg(self.avg_idle, sample.min(max)).min(max),
+        };
+    }
+
+    /// The CPU starts a newidle balance at `now` (its idle period starts).
+    /// A `now` of 0 is stored as 1 so that the stamp is never "none".
+    pub fn enter_newidle(&mut self, now: Nanos) {
+        self.idle_stamp = now.max(1);
+    }
+
+    /// The newidle balance pulled a task: no idle period after all.
+    pub fn pulled(&mut self) {
+        self.idle_stamp = 0;
+    }
+
+    /// A task is activated at `now`: if an idle period was open, fold its
+    /// length into the average, close it and return the sample.
+    pub fn end_idle(&mut self, now: Nanos, clamp: AvgIdleClamp, ceiling_pct: u32) -> Option<Nanos> {
+        if self.idle_stamp == 0 {
+            return None;
+        }
+        let sample = now.saturating_sub(self.idle_stamp);
+        self.fold(sample, clamp, ceiling_pct);
+        self.idle_stamp = 0;
+        Some(sample)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn update_avg_truncates_toward_zero() {
+        assert_eq!(update_avg(0, 800), 100);
+        assert_eq!(update_avg(800, 0), 700);
+        assert_eq!(update_avg(10, 3), 10); // (3-10)/8 = 0, not -1
+        assert_eq!(update_avg(u64::MAX, 0), u64::MAX - u64::MAX / 8);
+        assert_eq!(update_avg(0, u64::MAX), u64::MAX / 8);
+    }
+
+    #[test]
+    fn boot_values_and_ceiling() {
+        let a = AvgIdle::new();
+        assert_eq!(a.avg_idle, 1_000_000);
+        assert_eq!(a.ceiling(200), 1_000_000);
+        assert_eq!(a.ceiling(150), 750_000);
+        let mut b = a;
+        b.max_idle_balance_cost = u64::MAX;
+        assert_eq!(b.ceiling(200), u64::MAX);
+    }
+
+    #[test]
+    fn stamp_opens_and_closes_idle_periods() {
+        let mut a = AvgIdle::new();
+        assert_eq!(a.end_idle(5, AvgIdleClamp::Avg, 200), None);
+        a.enter_newidle(1000);
+        a.pulled();
+        assert_eq!(a.end_idle(5000, AvgIdleClamp::Avg, 200), None);
+        a.enter_newidle(1000);
+        assert_eq!(a.end_idle(9000, AvgIdleClamp::Avg, 200), Some(8000));
+        assert_eq!(a.idle_stamp, 0);
+    }
+}

@@ -1,0 +1,146 @@
+//! Group classification (reference §5.5): `group_classify` and the
+//! busiest-group choice `update_sd_pick_busiest`.
+//!
+//! Pure functions of `SgLbStats`; see `group_stats` for how the stats are
+//! built. Products are `u128` of `u64` sums and percentages: no overflow.
+
+use super::capacity::capacity_greater;
+use super::group_stats::SgLbStats;
+use crate::topology::SD_SHARE_CPUCAPACITY;
+
+/// A group's state, in increasing order of how urgently it should be
+/// relieved (the derived order is the comparison Linux uses).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum GroupType {
+    /// Some capacity is unused.
+    #[default]
+    HasSpare,
+    /// Busy, but no task is waiting for CPU time it would get elsewhere.
+    FullyBusy,
+    /// A task needs a CPU with more capacity.
+    MisfitTask,
+    /// An SMT group runs ≥ 2 fair tasks while an idle CPU could take one.
+    SmtBalance,
+    /// ASYM_PACKING prefers the destination (never produced on x86 here).
+    AsymPacking,
+    /// A child-level balance could not move pinned tasks (`sgc->imbalance`).
+    Imbalanced,
+    /// More tasks than CPUs and short of capacity.
+    Overloaded,
+}
+
+impl GroupType {
+    /// Linux's name.
+    pub const fn name(self) -> &'static str {
+        match self {
+            GroupType::HasSpare => "has_spare",
+            GroupType::FullyBusy => "fully_busy",
+            GroupType::MisfitTask => "misfit_task",
+            GroupType::SmtBalance => "smt_balance",
+            GroupType::AsymPacking => "asym_packing",
+            GroupType::Imbalanced => "imbalanced",
+            GroupType::Overloaded => "overloaded",
+        }
+    }
+}
+
+/// `group_has_capacity`: fewer tasks than CPUs, or runnable and util both
+/// comfortably below the capacity (by `imbalance_pct`).
+pub fn group_has_capacity(pct: u32, s: &SgLbStats) -> bool {
+    if s.sum_nr_running < s.group_weight {
+        return true;
+    }
+    let (cap, p) = (s.group_capacity as u128, pct as u128);
+    cap * p >= s.group_runnable as u128 * 100 && cap * 100 > s.group_util as u128 * p
+}
+
+/// `group_is_overloaded`: more tasks than CPUs, and util or runnable
+/// beyond the capacity (by `imbalance_pct`).
+pub fn group_is_overloaded(pct: u32, s: &SgLbStats) -> bool {
+    if s.sum_nr_running <= s.group_weight {
+        return false;
+    }
+    let (cap, p) = (s.group_capacity as u128, pct as u128);
+    cap * 100 < s.group_util as u128 * p || cap * p < s.group_runnable as u128 * 100
+}
+
+/// `group_classify`: the first matching row of §5.5's table.
+pub fn group_classify(pct: u32, s: &SgLbStats) -> GroupType {
+    if group_is_overloaded(pct, s) {
+        GroupType::Overloaded
+    } else if s.sgc_imbalance {
+        GroupType::Imbalanced
+    } else if s.asym_packing {
+        GroupType::AsymPacking
+    } else if s.smt_balance {
+        GroupType::SmtBalance
+    } else if s.misfit_task_load > 0 {
+        GroupType::MisfitTask
+    } else if !group_has_capacity(pct, s) {
+        GroupType::FullyBusy
+    } else {
+        GroupType::HasSpare
+    }
+}
+
+fn is_smt(s: &SgLbStats) -> bool {
+    s.flags & SD_SHARE_CPUCAPACITY != 0
+}
+
+/// `update_sd_pick_busiest`: whether candidate `sg` should replace
+/// `busiest` (None = no busiest yet). `asym` is the domain's asymmetric-
+/// capacity state, `dst_capacity` the pulling CPU's capacity, `local` the
+/// local group's stats.
+pub fn update_sd_pick_busiest(
+    sg: &SgLbStats,
+    busiest: Option<&SgLbStats>,
+    local: &SgLbStats,
+    asym: bool,
+    dst_capacity: u64,
+) -> bool {
+    if sg.sum_h_nr_running == 0 {
+        return false;
+    }
+    // A misfit task we cannot help: dst not clearly bigger, or no room here.
+    if asym
+        && sg.group_type == GroupType::MisfitTask
+        && (!capacity_greater(dst_capacity, sg.max_capacity)
+            || local.group_type != GroupType::HasSpare)
+    {
+        return false;
+    }
+    let Some(b) = busiest else {
+        return !(asym
+            && sg.group_type <= GroupType::FullyBusy
+            && capacity_greater(sg.min_capacity, dst_capacity));
+    };
+    if sg.group_type != b.group_type {
+        return sg.group_type > b.group_type;
+    }
+    let has_spare = |sg: &SgLbStats, b: &SgLbStats| {
+        !(sg.idle_cpus > b.idle_cpus
+            || (sg.idle_cpus == b.idle_cpus && sg.sum_nr_running <= b.sum_nr_running))
+    };
+    let wins = match sg.group_type {
+        GroupType::Overloaded => sg.avg_load > b.avg_load,
+        GroupType::Imbalanced => false,
+        // Lower ASYM_PACKING priority wins; without priorities keep the first.
+        GroupType::AsymPacking => false,
+        GroupType::MisfitTask => sg.misfit_task_load >= b.misfit_task_load,
+        GroupType::SmtBalance if sg.idle_cpus != 0 || b.idle_cpus != 0 => has_spare(sg, b),
+        GroupType::SmtBalance | GroupType::FullyBusy => {
+            sg.avg_load > b.avg_load || (sg.avg_load == b.avg_load && !is_smt(b))
+        }
+        GroupType::HasSpare => {
+            if is_smt(sg) != is_smt(b) {
+                // Do not empty an SMT core that runs a single task.
+                !(is_smt(sg) && sg.sum_h_nr_running <= 1)
+            } else {
+                has_spare(sg, b)
+            }
+        }
+    };
+    wins && !(asym
+        && sg.group_type <= GroupType::FullyBusy
+        && capacity_greater(sg.min_capacity, dst_capacity))
+}

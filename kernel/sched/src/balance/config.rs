@@ -1,0 +1,226 @@
+//! `BalanceConfig`: every balancing variant the project's experiments
+//! compare, parsed from the kernel command line and printed at boot.
+//!
+//! # Keys (command-line `key=value` tokens; other tokens are ignored)
+//!
+//! | key | values (default first) | meaning |
+//! |---|---|---|
+//! | `avg_idle_clamp` | `avg`, `snap`, `delta` | [`AvgIdleClamp`] |
+//! | `avg_idle_ceiling` | `200`, `150` | ceiling in percent of `max_idle_balance_cost` (2× is Linux's; 1.5× is the project's variant) |
+//! | `sis_prop` | `off`, `legacy`, `per_cpu_cost`, `success_weighted`, `aged` | [`SisProp`] |
+//! | `sis_util` | `on`, `off` | the SIS_UTIL feature |
+//! | `wake_balance` | `linux`, `idle_only`, `off` | [`WakeBalance`] |
+//! | `wake_affine` | `on`, `off` | try pulling wakees toward the waker |
+//! | `ni_random` | `on`, `off` | the NI_RANDOM feature |
+//! | `newidle` | `on`, `off` | newidle balancing at all |
+//!
+//! `Display` prints every key in this order, space-separated, in a form
+//! `apply_cmdline` accepts back.
+
+use alloc::string::String;
+use core::fmt;
+use core::str::FromStr;
+
+use crate::features::{Feature, Features};
+
+pub use super::avg_idle::AvgIdleClamp;
+
+/// SIS_PROP scan-depth accounting (reference §4.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum SisProp {
+    /// Not used (v6.7+, and the default since 6.0).
+    #[default]
+    Off,
+    /// v4.x–5.13: `avg_idle/512`, span scaling, min 4; whole-scan cost
+    /// averaged only for scans that were not cut short.
+    Legacy,
+    /// Peter Zijlstra's Dec 2020 RFC: cost per CPU scanned, truncated scans
+    /// accounted too.
+    PerCpuCost,
+    /// Mel Gorman's counter-proposal: no span scaling (`avg_idle/avg_cost`,
+    /// min 4) and successful scans weighted ×4 in the cost.
+    SuccessWeighted,
+    /// 5.14 (94aafc3ee31d "Age the average idle time"): `wake_avg_idle`
+    /// halved per jiffy since the wakeup and consumed by scans.
+    Aged,
+}
+
+/// Wakeup migration policy (reference §4.1, §4.7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum WakeBalance {
+    /// Today's Linux: wake_affine, then select_idle_sibling.
+    #[default]
+    Linux,
+    /// The 2005 rule (Ingo Molnar, patch #3): consider moving the wakee only
+    /// when the waking CPU or one of its SMT siblings is idle; otherwise
+    /// wake on the previous CPU.
+    IdleOnly,
+    /// No wake balancing: always the previous CPU (if still allowed).
+    Off,
+}
+
+/// All switches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BalanceConfig {
+    /// avg_idle clamp rule.
+    pub avg_idle_clamp: AvgIdleClamp,
+    /// avg_idle ceiling, percent of max_idle_balance_cost (150 or 200).
+    pub avg_idle_ceiling_pct: u32,
+    /// SIS_PROP variant.
+    pub sis_prop: SisProp,
+    /// Wake balancing mode.
+    pub wake_balance: WakeBalance,
+    /// wake_affine on/off.
+    pub wake_affine: bool,
+    /// Newidle balancing on/off.
+    pub newidle: bool,
+    /// Feature bits read here: WA_IDLE, WA_WEIGHT, WA_BIAS, SIS_UTIL,
+    /// NI_RANDOM, LB_MIN, PLACE_LAG.
+    pub features: Features,
+    /// `sysctl_sched_migration_cost` (ns).
+    pub migration_cost: u64,
+    /// `sysctl_sched_nr_migrate`.
+    pub nr_migrate: u32,
+}
+
+impl Default for BalanceConfig {
+    fn default() -> Self {
+        BalanceConfig {
+            avg_idle_clamp: AvgIdleClamp::Avg,
+            avg_idle_ceiling_pct: 200,
+            sis_prop: SisProp::Off,
+            wake_balance: WakeBalance::Linux,
+            wake_affine: true,
+            newidle: true,
+            features: Features::default(),
+            migration_cost: super::avg_idle::SYSCTL_SCHED_MIGRATION_COST,
+            nr_migrate: super::migrate::SCHED_NR_MIGRATE_BREAK,
+        }
+    }
+}
+
+/// A bad `key=value`: names the key, the value and the accepted values.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigError {
+    /// The key.
+    pub key: &'static str,
+    /// The rejected value.
+    pub value: String,
+    /// What would have been accepted.
+    pub accepted: &'static str,
+}
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "balance config: bad value `{}` for `{}` (accepted: {})", self.value, self.key, self.accepted)
+    }
+}
+
+fn pick<T: Copy>(key: &'static str, value: &str, table: &[(&str, T)], accepted: &'static str) -> Result<T, ConfigError> {
+    table
+        .iter()
+        .find(|(n, _)| *n == value)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| ConfigError { key, value: String::from(value), accepted })
+}
+
+const ON_OFF: &[(&str, bool)] = &[("on", true), ("off", false), ("1", true), ("0", false)];
+const CLAMPS: &[(&str, AvgIdleClamp)] = &[("snap", AvgIdleClamp::Snap), ("avg", AvgIdleClamp::Avg), ("delta", AvgIdleClamp::Delta)];
+const CEILINGS: &[(&str, u32)] = &[("200", 200), ("150", 150)];
+const SIS: &[(&str, SisProp)] = &[
+    ("off", SisProp::Off),
+    ("legacy", SisProp::Legacy),
+    ("per_cpu_cost", SisProp::PerCpuCost),
+    ("success_weighted", SisProp::SuccessWeighted),
+    ("aged", SisProp::Aged),
+];
+const WAKE: &[(&str, WakeBalance)] = &[("linux", WakeBalance::Linux), ("idle_only", WakeBalance::IdleOnly), ("off", WakeBalance::Off)];
+
+fn name_of<T: PartialEq + Copy>(table: &[(&'static str, T)], v: T) -> &'static str {
+    table.iter().find(|(_, x)| *x == v).map_or("?", |(n, _)| n)
+}
+
+impl BalanceConfig {
+    /// Applies one `key=value`. `Ok(false)` if the key is not ours.
+    pub fn apply(&mut self, key: &str, value: &str) -> Result<bool, ConfigError> {
+        match key {
+            "avg_idle_clamp" => self.avg_idle_clamp = pick("avg_idle_clamp", value, CLAMPS, "snap|avg|delta")?,
+            "avg_idle_ceiling" => self.avg_idle_ceiling_pct = pick("avg_idle_ceiling", value, CEILINGS, "200|150")?,
+            "sis_prop" => self.sis_prop = pick("sis_prop", value, SIS, "off|legacy|per_cpu_cost|success_weighted|aged")?,
+            "sis_util" => self.features.set(Feature::SisUtil, pick("sis_util", value, ON_OFF, "on|off")?),
+            "wake_balance" => self.wake_balance = pick("wake_balance", value, WAKE, "linux|idle_only|off")?,
+            "wake_affine" => self.wake_affine = pick("wake_affine", value, ON_OFF, "on|off")?,
+            "ni_random" => self.features.set(Feature::NiRandom, pick("ni_random", value, ON_OFF, "on|off")?),
+            "newidle" => self.newidle = pick("newidle", value, ON_OFF, "on|off")?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// Applies every `key=value` token of a command line that names one of
+    /// our keys; stops at the first bad value (earlier tokens stay applied).
+    pub fn apply_cmdline(&mut self, cmdline: &str) -> Result<(), ConfigError> {
+        for tok in cmdline.split_whitespace() {
+            if let Some((k, v)) = tok.split_once('=') {
+                self.apply(k, v)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for BalanceConfig {
+    type Err = ConfigError;
+    /// The defaults with [`BalanceConfig::apply_cmdline`] applied.
+    fn from_str(s: &str) -> Result<Self, ConfigError> {
+        let mut c = BalanceConfig::default();
+        c.apply_cmdline(s)?;
+        Ok(c)
+    }
+}
+
+impl fmt::Display for BalanceConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let on = |b: bool| if b { "on" } else { "off" };
+        write!(
+            f,
+            "avg_idle_clamp={} avg_idle_ceiling={} sis_prop={} sis_util={} wake_balance={} wake_affine={} ni_random={} newidle={}",
+            self.avg_idle_clamp.name(),
+            self.avg_idle_ceiling_pct,
+            name_of(SIS, self.sis_prop),
+            on(self.features.has(Feature::SisUtil)),
+            name_of(WAKE, self.wake_balance),
+            on(self.wake_affine),
+            on(self.features.has(Feature::NiRandom)),
+            on(self.newidle),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use alloc::string::ToString;
+
+    #[test]
+    fn parse_display_round_trip_and_errors() {
+        let c: BalanceConfig = "console=ttyS0 avg_idle_clamp=delta avg_idle_ceiling=150 sis_prop=aged wake_balance=idle_only wake_affine=off sis_util=off".parse().unwrap();
+        assert_eq!(c.avg_idle_clamp, AvgIdleClamp::Delta);
+        assert_eq!(c.avg_idle_ceiling_pct, 150);
+        assert_eq!(c.sis_prop, SisProp::Aged);
+        assert_eq!(c.wake_balance, WakeBalance::IdleOnly);
+        assert!(!c.wake_affine);
+        assert!(!c.features.has(Feature::SisUtil));
+        let s = c.to_string();
+        assert_eq!(s.parse::<BalanceConfig>().unwrap(), c);
+        assert_eq!(
+            BalanceConfig::default().to_string(),
+            "avg_idle_clamp=avg avg_idle_ceiling=200 sis_prop=off sis_util=on wake_balance=linux wake_affine=on ni_random=on newidle=on"
+        );
+        let e = "avg_idle_clamp=clamp".parse::<BalanceConfig>().unwrap_err();
+        assert_eq!(e.to_string(), "balance config: bad value `clamp` for `avg_idle_clamp` (accepted: snap|avg|delta)");
+        let e = "wake_balance=2005".parse::<BalanceConfig>().unwrap_err();
+        assert_eq!(e.key, "wake_balance");
+        assert!("avg_idle_ceiling=175".parse::<BalanceConfig>().is_err());
+    }
+}

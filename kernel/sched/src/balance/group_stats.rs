@@ -1,0 +1,202 @@
+//! Group and domain statistics (reference §5.5): `update_sg_lb_stats` over
+//! the snapshots of a group's CPUs and `update_sd_lb_stats` over a domain's
+//! groups, which also picks the local and the busiest group.
+//!
+//! # Contract
+//!
+//! Inputs: an [`LbEnv`] and the CPU snapshots (see `snapshot`). Output: an
+//! [`SdLbStats`] value; nothing is mutated. Group capacity is the sum of the
+//! snapshots' `capacity` (Linux's `sgc->capacity`, refreshed from
+//! `scale_rt_capacity` by the pass itself). Sums are `u64` of per-CPU values
+//! (each ≤ 2^40 for any real load: 2^8 CPUs × 88761 × a few hundred tasks),
+//! saturating if not; `avg_load` products are `u128`.
+//!
+//! The kernel also reads two side results: `overloaded` (some CPU has ≥ 2
+//! tasks or a misfit task, Linux's `rd->overloaded`, the newidle gate) and
+//! `sum_util`/`span_weight` (when the domain is the LLC, to refresh SIS_UTIL's
+//! `nr_idle_scan`, see `sis::update_idle_cpu_scan`).
+
+use crate::cpumask::CpuMask;
+use crate::topology::{SchedGroup, SD_SHARE_CPUCAPACITY};
+
+use super::capacity::{check_cpu_capacity, fits_capacity, SCHED_CAPACITY_SCALE};
+use super::classify::{group_classify, update_sd_pick_busiest, GroupType};
+use super::env::{nr_cores, sd_asym_cpucapacity, LbEnv};
+use super::snapshot::{cpu_snap, CpuSnapshot, IdleType};
+
+/// `struct sg_lb_stats` for one group.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SgLbStats {
+    /// The group's CPUs.
+    pub span: CpuMask,
+    /// Flags of the child domain (`sg->flags`).
+    pub flags: u32,
+    /// Σ `cpu_load`.
+    pub group_load: u64,
+    /// Σ `cpu_util_cfs`.
+    pub group_util: u64,
+    /// Σ `cpu_runnable`.
+    pub group_runnable: u64,
+    /// Σ `nr_running` (all classes).
+    pub sum_nr_running: u32,
+    /// Σ fair runnable tasks.
+    pub sum_h_nr_running: u32,
+    /// CPUs with nothing to run.
+    pub idle_cpus: u32,
+    /// Σ `capacity_of` (at least 1).
+    pub group_capacity: u64,
+    /// Number of CPUs.
+    pub group_weight: u32,
+    /// Number of cores.
+    pub cores: u32,
+    /// Smallest / largest per-CPU capacity.
+    pub min_capacity: u64,
+    /// See `min_capacity`.
+    pub max_capacity: u64,
+    /// Largest misfit load (see §5.5).
+    pub misfit_task_load: u64,
+    /// `group_load · 1024 / group_capacity`; computed for overloaded groups
+    /// here and by `calculate_imbalance` where Linux computes it.
+    pub avg_load: u64,
+    /// `sgc->imbalance`.
+    pub sgc_imbalance: bool,
+    /// ASYM_PACKING preference (never set on this x86 model).
+    pub asym_packing: bool,
+    /// SMT group with ≥ 2 fair tasks while dst is idle.
+    pub smt_balance: bool,
+    /// Classification.
+    pub group_type: GroupType,
+}
+
+/// `avg_load` of a group: `load · 1024 / capacity`.
+pub fn avg_load(load: u64, capacity: u64) -> u64 {
+    (load as u128 * SCHED_CAPACITY_SCALE as u128 / capacity.max(1) as u128).min(u64::MAX as u128)
+        as u64
+}
+
+/// `update_sg_lb_stats`. Also reports whether a CPU of the group is
+/// overloaded (≥ 2 tasks or misfit) and whether one is overutilised.
+pub fn update_sg_lb_stats(
+    env: &LbEnv<'_>,
+    group: &SchedGroup,
+    cpus: &[CpuSnapshot],
+    local: bool,
+) -> (SgLbStats, bool, bool) {
+    let (pct, asym) = match env.sd() {
+        Some(sd) => (sd.imbalance_pct, sd_asym_cpucapacity(sd, cpus)),
+        None => (117, false),
+    };
+    let mut s = SgLbStats {
+        span: group.span,
+        flags: group.flags,
+        group_weight: group.span.weight(),
+        cores: nr_cores(env.sds, &group.span),
+        sgc_imbalance: group.span.first().is_some_and(|f| env.imbalanced_groups.contains(f)),
+        min_capacity: u64::MAX,
+        ..SgLbStats::default()
+    };
+    let (mut overloaded, mut overutilized) = (false, false);
+    for snap in group.span.iter().filter_map(|c| cpu_snap(cpus, c)) {
+        s.group_capacity = s.group_capacity.saturating_add(snap.cap());
+        s.min_capacity = s.min_capacity.min(snap.cap());
+        s.max_capacity = s.max_capacity.max(snap.cap());
+        if !env.cpus.contains(snap.cpu) {
+            continue;
+        }
+        s.group_load = s.group_load.saturating_add(snap.load_avg);
+        s.group_util = s.group_util.saturating_add(snap.util_cfs());
+        s.group_runnable = s.group_runnable.saturating_add(snap.runnable_avg);
+        s.sum_h_nr_running = s.sum_h_nr_running.saturating_add(snap.h_nr_runnable);
+        s.sum_nr_running = s.sum_nr_running.saturating_add(snap.nr_running);
+        overloaded |= snap.nr_running > 1;
+        overutilized |= !fits_capacity(snap.util_cfs(), snap.cap());
+        if snap.nr_running == 0 && snap.available_idle() {
+            s.idle_cpus += 1;
+            continue;
+        }
+        if local {
+            continue;
+        }
+        if asym {
+            if snap.misfit_task_load > 0 {
+                s.misfit_task_load = s.misfit_task_load.max(snap.misfit_task_load);
+                overloaded = true;
+            }
+        } else if env.idle.is_idle()
+            && snap.h_nr_runnable == 1
+            && check_cpu_capacity(snap.capacity, snap.capacity_orig, pct)
+        {
+            // One task on a CPU eaten by pressure: worth moving while dst idles.
+            s.misfit_task_load = s.misfit_task_load.max(snap.load_avg);
+        }
+    }
+    s.group_capacity = s.group_capacity.max(1);
+    if s.min_capacity == u64::MAX {
+        s.min_capacity = 0;
+    }
+    s.smt_balance = !local
+        && env.idle != IdleType::NotIdle
+        && s.flags & SD_SHARE_CPUCAPACITY != 0
+        && s.sum_h_nr_running > 1;
+    s.group_type = group_classify(pct, &s);
+    if s.group_type == GroupType::Overloaded {
+        s.avg_load = avg_load(s.group_load, s.group_capacity);
+    }
+    (s, overloaded, overutilized)
+}
+
+/// `struct sd_lb_stats`: the domain's totals, local and busiest groups.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SdLbStats {
+    /// The group containing dst.
+    pub local: SgLbStats,
+    /// The group to pull from, if any.
+    pub busiest: Option<SgLbStats>,
+    /// Σ group_load.
+    pub total_load: u64,
+    /// Σ group_capacity.
+    pub total_capacity: u64,
+    /// `total_load · 1024 / total_capacity` (filled when needed).
+    pub avg_load: u64,
+    /// Σ group_util (for SIS_UTIL when the domain is the LLC).
+    pub sum_util: u64,
+    /// The child domain has SD_PREFER_SIBLING.
+    pub prefer_sibling: bool,
+    /// Some CPU has ≥ 2 tasks or a misfit task (`rd->overloaded`).
+    pub overloaded: bool,
+    /// Some CPU's util does not fit its capacity (`rd->overutilized`).
+    pub overutilized: bool,
+    /// The domain balances across capacities.
+    pub asym: bool,
+}
+
+/// `update_sd_lb_stats`: every group of the domain, local first.
+pub fn update_sd_lb_stats(env: &LbEnv<'_>, cpus: &[CpuSnapshot]) -> SdLbStats {
+    let mut sds = SdLbStats::default();
+    let Some(sd) = env.sd() else { return sds };
+    sds.asym = sd_asym_cpucapacity(sd, cpus);
+    sds.prefer_sibling = sd
+        .groups
+        .first()
+        .is_some_and(|g| g.flags & crate::topology::SD_PREFER_SIBLING != 0);
+    let dst_cap = cpu_snap(cpus, env.dst_cpu).map_or(1, |s| s.cap());
+    let mut have_local = false;
+    for g in &sd.groups {
+        let local = g.span.contains(env.dst_cpu);
+        let (s, ov, ou) = update_sg_lb_stats(env, g, cpus, local);
+        sds.overloaded |= ov;
+        sds.overutilized |= ou;
+        sds.total_load = sds.total_load.saturating_add(s.group_load);
+        sds.total_capacity = sds.total_capacity.saturating_add(s.group_capacity);
+        sds.sum_util = sds.sum_util.saturating_add(s.group_util);
+        if local && !have_local {
+            sds.local = s;
+            have_local = true;
+            continue;
+        }
+        if update_sd_pick_busiest(&s, sds.busiest.as_ref(), &sds.local, sds.asym, dst_cap) {
+            sds.busiest = Some(s);
+        }
+    }
+    sds
+}

@@ -1,0 +1,268 @@
+//! Newidle balancing (reference §3.2–3.4): whether a CPU that is about to
+//! idle tries to pull work at all, how far up the domains it goes, the
+//! per-domain cost with its decay, and NI_RANDOM.
+//!
+//! # Contract (the order the kernel follows, under its own rq lock except
+//! where noted)
+//!
+//! ```text
+//! avg.enter_newidle(now)                                   // idle period starts
+//! match newidle_gate(&avg, lowest sd state, rd_overloaded, ttwu_pending, active)
+//!   Err(skip) => go idle (nohz::nohz_newidle_balance may ask for a refresh)
+//!   Ok(()) => {
+//!     drop the rq lock
+//!     let mut walk = NewidleWalk::new(avg.avg_idle);
+//!     for (sd, state) in domains bottom-up {
+//!         match walk.step(sd, &mut state.newidle, ni_random, dice) {
+//!             Stop => break,
+//!             Skip => continue,
+//!             Balance { weight } => {
+//!                 pulled = sched_balance_rq(.., IdleType::NewlyIdle)
+//!                 if !walk.record(&mut state.newidle, cost_ns, pulled, weight, now, continue_balancing, &mut cpu_counters) { break }
+//!             }
+//!         }
+//!     }
+//!     retake the rq lock; walk.finish(&mut avg)
+//!     if pulled > 0 { avg.pulled() }
+//!   }
+//! ```
+//!
+//! Periodic passes call [`decay_newidle_costs`] over all of the CPU's
+//! domain states. Costs are ns; sums saturate.
+
+use crate::time::{Nanos, NSEC_PER_SEC};
+use crate::topology::{SchedDomain, SD_BALANCE_NEWIDLE};
+
+use super::avg_idle::{AvgIdle, SYSCTL_SCHED_MIGRATION_COST};
+
+/// Newidle counters (per CPU, and per domain inside
+/// [`NewidleDomainState`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct NewidleCounters {
+    /// Balance attempts run (`sched_balance_rq` calls).
+    pub attempts: u64,
+    /// Attempts that pulled at least one task.
+    pub successes: u64,
+    /// Tasks pulled.
+    pub tasks_pulled: u64,
+    /// Time spent balancing (ns).
+    pub time_ns: u64,
+    /// Domains skipped by NI_RANDOM.
+    pub random_skips: u64,
+    /// Walks stopped by the cost rule.
+    pub cost_stops: u64,
+    /// Newidle entries refused by the gate.
+    pub gate_skips: u64,
+}
+
+/// Per-domain newidle state (Linux's `sd->max_newidle_lb_cost`,
+/// `last_decay_max_lb_cost`, `newidle_call/success/ratio`).
+///
+/// Invariants: `newidle_call < 1024` after each update;
+/// `newidle_success <= newidle_call` when every credited success is ≤ 1
+/// per call (weights above 1 may exceed it, as in Linux); ratio ≤ ~1024
+/// times the largest weight.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NewidleDomainState {
+    /// Costliest recent newidle balance of this domain (ns).
+    pub max_newidle_lb_cost: Nanos,
+    /// When it last rose or decayed (ns).
+    pub last_decay_max_lb_cost: Nanos,
+    /// NI_RANDOM window: calls.
+    pub newidle_call: u32,
+    /// NI_RANDOM window: weighted successes.
+    pub newidle_success: u32,
+    /// NI_RANDOM estimate of 1024 × success rate.
+    pub newidle_ratio: u32,
+    /// Counters for this domain.
+    pub counters: NewidleCounters,
+}
+
+impl Default for NewidleDomainState {
+    fn default() -> Self {
+        NewidleDomainState {
+            max_newidle_lb_cost: 0,
+            last_decay_max_lb_cost: 0,
+            newidle_call: 512,
+            newidle_success: 256,
+            newidle_ratio: 512,
+            counters: NewidleCounters::default(),
+        }
+    }
+}
+
+impl NewidleDomainState {
+    /// `update_newidle_stats`: one call with `success` weighted successes;
+    /// every 1024 calls the ratio is refreshed and the window halved.
+    pub fn update_newidle_stats(&mut self, success: u32) {
+        self.newidle_call = self.newidle_call.saturating_add(1);
+        self.newidle_success = self.newidle_success.saturating_add(success);
+        if self.newidle_call >= 1024 {
+            self.newidle_ratio = self.newidle_success;
+            self.newidle_call /= 2;
+            self.newidle_success /= 2;
+        }
+    }
+
+    /// `update_newidle_cost`: raise the maximum to `cost`, or decay it by
+    /// 253/256 if a full second passed without a new maximum. Returns
+    /// whether it decayed.
+    pub fn update_newidle_cost(&mut self, cost: Nanos, success: u32, now: Nanos) -> bool {
+        if cost > 0 {
+            self.update_newidle_stats(success);
+        }
+        if cost > self.max_newidle_lb_cost {
+            self.max_newidle_lb_cost = cost;
+            self.last_decay_max_lb_cost = now;
+            false
+        } else if now > self.last_decay_max_lb_cost.saturating_add(NSEC_PER_SEC) {
+            self.max_newidle_lb_cost =
+                (self.max_newidle_lb_cost as u128 * 253 / 256) as u64;
+            self.last_decay_max_lb_cost = now;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// The periodic decay (in `sched_balance_domains`): decay each domain and,
+/// if any decayed, reset `max_idle_balance_cost` to
+/// `max(migration_cost, Σ max_newidle_lb_cost)`.
+pub fn decay_newidle_costs<'a>(states: impl IntoIterator<Item = &'a mut NewidleDomainState>, avg: &mut AvgIdle, now: Nanos) {
+    let mut decayed = false;
+    let mut sum: Nanos = 0;
+    for st in states {
+        decayed |= st.update_newidle_cost(0, 0, now);
+        sum = sum.saturating_add(st.max_newidle_lb_cost);
+    }
+    if decayed {
+        avg.max_idle_balance_cost = sum.max(SYSCTL_SCHED_MIGRATION_COST);
+    }
+}
+
+/// Why a newidle balance is not tried.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NewidleSkip {
+    /// A wakeup is about to arrive.
+    TtwuPending,
+    /// The CPU is not active.
+    Inactive,
+    /// No domain.
+    NoDomain,
+    /// No CPU has ≥ 2 tasks or a misfit task (`!rd->overloaded`).
+    NotOverloaded,
+    /// `avg_idle` below the lowest domain's `max_newidle_lb_cost`.
+    AvgIdleTooShort,
+}
+
+/// Whether to try newidle balancing at all (v6.19 rule).
+pub fn newidle_gate(
+    avg: &AvgIdle,
+    lowest: Option<&NewidleDomainState>,
+    rd_overloaded: bool,
+    ttwu_pending: bool,
+    active: bool,
+) -> Result<(), NewidleSkip> {
+    if ttwu_pending {
+        return Err(NewidleSkip::TtwuPending);
+    }
+    if !active {
+        return Err(NewidleSkip::Inactive);
+    }
+    let Some(sd) = lowest else { return Err(NewidleSkip::NoDomain) };
+    if !rd_overloaded {
+        return Err(NewidleSkip::NotOverloaded);
+    }
+    if avg.avg_idle < sd.max_newidle_lb_cost {
+        return Err(NewidleSkip::AvgIdleTooShort);
+    }
+    Ok(())
+}
+
+/// What to do at the next domain of the walk.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NewidleStep {
+    /// Stop the walk (cost rule).
+    Stop,
+    /// Skip this domain (no SD_BALANCE_NEWIDLE, or NI_RANDOM said no).
+    Skip,
+    /// Balance here; credit a success with `weight`.
+    Balance {
+        /// Inverse-probability weight of a success.
+        weight: u32,
+    },
+}
+
+/// The bottom-up newidle walk.
+///
+/// Invariant: `curr_cost` is the sum of the recorded costs (saturating).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct NewidleWalk {
+    /// `avg_idle` at entry.
+    pub avg_idle: Nanos,
+    /// Time spent so far.
+    pub curr_cost: Nanos,
+    /// Tasks pulled so far.
+    pub pulled: u32,
+}
+
+impl NewidleWalk {
+    /// Starts a walk with the CPU's `avg_idle`.
+    pub fn new(avg_idle: Nanos) -> Self {
+        NewidleWalk { avg_idle, curr_cost: 0, pulled: 0 }
+    }
+
+    /// Decide about domain `sd` (state `st`). `dice` is a random number
+    /// (only `dice % 1024` is used) for NI_RANDOM.
+    pub fn step(&mut self, sd: &SchedDomain, st: &mut NewidleDomainState, ni_random: bool, dice: u32) -> NewidleStep {
+        if self.avg_idle < self.curr_cost.saturating_add(st.max_newidle_lb_cost) {
+            st.counters.cost_stops += 1;
+            return NewidleStep::Stop;
+        }
+        if sd.flags & SD_BALANCE_NEWIDLE == 0 {
+            return NewidleStep::Skip;
+        }
+        if !ni_random {
+            return NewidleStep::Balance { weight: 1 };
+        }
+        let w = 1 + st.newidle_ratio;
+        if dice % 1024 > w {
+            st.update_newidle_stats(0);
+            st.counters.random_skips += 1;
+            return NewidleStep::Skip;
+        }
+        NewidleStep::Balance { weight: (1024 + w / 2) / w }
+    }
+
+    /// Record one balance at a domain: `cost` ns, `pulled` tasks. Updates the
+    /// domain's cost and counters and the CPU's counters. Returns whether to
+    /// go on to the next domain (nothing pulled and `continue_balancing`).
+    #[allow(clippy::too_many_arguments)]
+    pub fn record(
+        &mut self,
+        st: &mut NewidleDomainState,
+        cost: Nanos,
+        pulled: u32,
+        weight: u32,
+        now: Nanos,
+        continue_balancing: bool,
+        cpu: &mut NewidleCounters,
+    ) -> bool {
+        self.curr_cost = self.curr_cost.saturating_add(cost);
+        self.pulled = self.pulled.saturating_add(pulled);
+        st.update_newidle_cost(cost, if pulled > 0 { weight } else { 0 }, now);
+        for c in [&mut st.counters, cpu] {
+            c.attempts += 1;
+            c.successes += (pulled > 0) as u64;
+            c.tasks_pulled += pulled as u64;
+            c.time_ns = c.time_ns.saturating_add(cost);
+        }
+        pulled == 0 && continue_balancing
+    }
+
+    /// End of the walk: raise `max_idle_balance_cost` to this walk's cost.
+    pub fn finish(&self, avg: &mut AvgIdle) {
+        avg.max_idle_balance_cost = avg.max_idle_balance_cost.max(self.curr_cost);
+    }
+}
