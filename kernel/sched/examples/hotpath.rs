@@ -1,0 +1,227 @@
+//! Instruction counts of the run-queue's hot paths, as the kernel drives
+//! them, for callgrind:
+//!
+//! ```sh
+//! cargo build --release -p fairway-sched --example hotpath
+//! B=target/x86_64-unknown-linux-gnu/release/examples/hotpath
+//! for s in pipe pipe3 yield tick; do
+//!     valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.$s $B $s
+//!     callgrind_annotate --inclusive=yes /tmp/cg.$s | grep 'hotpath::op_'
+//! done
+//! ```
+//!
+//! Every operation is called through an `#[inline(never)]` wrapper `op_*`,
+//! so callgrind's inclusive count of a wrapper divided by `ITERS` (its call
+//! count) is the exact instruction count of one operation, plus the
+//! wrapper's own few instructions (call, return, `black_box`, unwrap:
+//! about 5-10). Run one scenario per process (the argument), since the
+//! wrappers are shared. `op_schedule` in `tick` is called only when the
+//! tick asks for a reschedule (the count is printed); divide by that.
+//!
+//! Scenarios (one CPU's tunables, nice 0, default features):
+//! - `pipe`: two entities ping-pong as through a pipe: the running one
+//!   wakes the other (`update_clock`, `enqueue(WAKEUP)`,
+//!   `check_preempt_wakeup(SYNC)`), then blocks (`dequeue(SLEEP)`,
+//!   `schedule()`), 2 µs of running per half round trip. Depending on
+//!   eligibility the sleep could be delayed (DELAY_DEQUEUE) and the wakeup
+//!   then requeue in place, exactly as in the kernel (the count is printed).
+//! - `pipe3`: the same beside a third, always-runnable entity, which the
+//!   pick chooses when the waker blocks (its sleep is then delayed); it
+//!   runs 2 µs and the partner is switched in with `set_curr`.
+//! - `yield`: two always-runnable entities yield to each other
+//!   (`update_clock`, `yield_curr`, `schedule`).
+//! - `tick`: three always-runnable entities under a 1 ms tick
+//!   (`tick(now)`, and `schedule()` when it asks for a reschedule).
+//!
+//! It also prints a digest of the final states (entities, V sums, PELT,
+//! counters), so two builds can be compared for identical behaviour.
+
+use std::hint::black_box;
+
+use sched::{DequeueFlags, EnqueueFlags, EntityId, FairRq, Nice, Policy, Tunables, WakeFlags};
+
+const ITERS: u64 = 20_000;
+
+#[inline(never)]
+fn op_update_clock(rq: &mut FairRq, now: u64) {
+    rq.update_clock(black_box(now));
+}
+#[inline(never)]
+fn op_enqueue_wakeup(rq: &mut FairRq, id: EntityId) {
+    black_box(rq.enqueue(black_box(id), EnqueueFlags::WAKEUP)).unwrap();
+}
+#[inline(never)]
+fn op_check_preempt(rq: &mut FairRq, id: EntityId) -> bool {
+    black_box(rq.check_preempt_wakeup(black_box(id), WakeFlags::SYNC)).unwrap()
+}
+#[inline(never)]
+fn op_dequeue_sleep(rq: &mut FairRq, id: EntityId) {
+    black_box(rq.dequeue(black_box(id), DequeueFlags::SLEEP)).unwrap();
+}
+#[inline(never)]
+fn op_schedule(rq: &mut FairRq) -> Option<EntityId> {
+    black_box(rq.schedule())
+}
+
+#[inline(never)]
+fn op_yield_curr(rq: &mut FairRq) {
+    rq.yield_curr();
+}
+
+#[inline(never)]
+fn op_tick(rq: &mut FairRq, now: u64) -> bool {
+    black_box(rq.tick(black_box(now)))
+}
+
+fn new_rq() -> FairRq {
+    FairRq::new(Tunables::new(1))
+}
+
+fn spawn(rq: &mut FairRq) -> EntityId {
+    let id = rq.fork(Nice::ZERO, Policy::Normal).unwrap();
+    rq.enqueue(id, EnqueueFlags::INITIAL).unwrap();
+    id
+}
+
+/// FNV-1a over the debug form of the queue and its entities.
+fn digest(rq: &FairRq, ids: &[EntityId], h: &mut u64) {
+    let mut s = format!("{:?}", rq.pelt());
+    for &id in ids {
+        s += &format!("{:?}", rq.entity(id));
+    }
+    s += &format!(
+        "{:?}{:?}{:?}{:?}{}{}{}{}",
+        rq.avg_sums(),
+        rq.stats(),
+        rq.curr(),
+        rq.pelt_clock(),
+        rq.nr_queued(),
+        rq.h_nr_runnable(),
+        rq.load_weight(),
+        rq.need_resched()
+    );
+    for b in s.bytes() {
+        *h = (*h ^ b as u64).wrapping_mul(0x100000001b3);
+    }
+}
+
+fn pipe(h: &mut u64) -> (u64, u64) {
+    let mut rq = new_rq();
+    let a = spawn(&mut rq);
+    let b = spawn(&mut rq);
+    let mut now = 1_000;
+    rq.update_clock(now);
+    let mut run = rq.schedule().unwrap();
+    let mut sleeper = if run == a { b } else { a };
+    rq.dequeue(sleeper, DequeueFlags::SLEEP).unwrap();
+    let (mut preempts, mut delayed) = (0, 0);
+    for _ in 0..ITERS {
+        now += 2_000;
+        op_update_clock(&mut rq, now);
+        op_enqueue_wakeup(&mut rq, sleeper);
+        preempts += op_check_preempt(&mut rq, sleeper) as u64;
+        op_dequeue_sleep(&mut rq, run);
+        delayed += rq.is_delayed(run) as u64;
+        let next = op_schedule(&mut rq).unwrap();
+        assert_eq!(next, sleeper);
+        sleeper = run;
+        run = next;
+    }
+    digest(&rq, &[a, b], h);
+    (preempts, delayed)
+}
+
+fn pipe3(h: &mut u64) -> (u64, u64) {
+    let mut rq = new_rq();
+    let hog = spawn(&mut rq);
+    let a = spawn(&mut rq);
+    let b = spawn(&mut rq);
+    let mut now = 1_000;
+    rq.update_clock(now);
+    rq.set_curr(a).unwrap();
+    rq.dequeue(b, DequeueFlags::SLEEP).unwrap();
+    let (mut run, mut sleeper) = (a, b);
+    let (mut preempts, mut hog_runs) = (0, 0);
+    for _ in 0..ITERS {
+        now += 2_000;
+        op_update_clock(&mut rq, now);
+        op_enqueue_wakeup(&mut rq, sleeper);
+        preempts += op_check_preempt(&mut rq, sleeper) as u64;
+        op_dequeue_sleep(&mut rq, run);
+        let next = op_schedule(&mut rq).unwrap();
+        if next == hog {
+            // the hog runs 2 µs, then the pipe partner gets the CPU back
+            hog_runs += 1;
+            now += 2_000;
+            rq.update_clock(now);
+            rq.set_curr(sleeper).unwrap();
+        }
+        let cur = rq.curr().unwrap();
+        let other = if cur == a { b } else { a };
+        run = cur;
+        sleeper = other;
+    }
+    digest(&rq, &[hog, a, b], h);
+    (preempts, hog_runs)
+}
+
+fn yields(h: &mut u64) -> u64 {
+    let mut rq = new_rq();
+    let a = spawn(&mut rq);
+    let b = spawn(&mut rq);
+    let mut now = 1_000;
+    rq.update_clock(now);
+    rq.schedule();
+    let mut switches = 0;
+    let mut prev = rq.curr();
+    for _ in 0..ITERS {
+        now += 1_000;
+        op_update_clock(&mut rq, now);
+        op_yield_curr(&mut rq);
+        let next = op_schedule(&mut rq);
+        switches += (next != prev) as u64;
+        prev = next;
+    }
+    digest(&rq, &[a, b], h);
+    switches
+}
+
+fn ticks(h: &mut u64) -> u64 {
+    let mut rq = new_rq();
+    let ids = [spawn(&mut rq), spawn(&mut rq), spawn(&mut rq)];
+    let mut now = 1_000;
+    rq.update_clock(now);
+    rq.schedule();
+    let mut switches = 0;
+    for _ in 0..ITERS {
+        now += 1_000_000;
+        if op_tick(&mut rq, now) {
+            op_schedule(&mut rq);
+            switches += 1;
+        }
+    }
+    digest(&rq, &ids, h);
+    switches
+}
+
+fn main() {
+    let which = std::env::args().nth(1).unwrap_or_else(|| "all".into());
+    let all = which == "all";
+    let mut h = 0xcbf29ce484222325u64;
+    println!("iterations per scenario: {ITERS}");
+    if all || which == "pipe" {
+        let p = pipe(&mut h);
+        println!("pipe:  {} preempting wakeups, {} delayed sleeps", p.0, p.1);
+    }
+    if all || which == "pipe3" {
+        let p3 = pipe3(&mut h);
+        println!("pipe3: {} preempting wakeups, {} hog runs", p3.0, p3.1);
+    }
+    if all || which == "yield" {
+        println!("yield: {} switches", yields(&mut h));
+    }
+    if all || which == "tick" {
+        println!("tick:  {} switches", ticks(&mut h));
+    }
+    println!("state digest: {h:016x}");
+}
