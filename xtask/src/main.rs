@@ -1,11 +1,17 @@
-//! fairway's harness: `cargo xtask build | run | test | qemu-install | list`.
+//! fairway's harness: `cargo xtask build | run | test | qemu-install | list | bench | compare | trace`.
 
+mod bench;
 mod cargo;
+mod compare;
 mod install;
+mod plot;
 mod qemu;
+mod results;
 mod runner;
+mod stats;
 mod symbols;
 mod test;
+mod trace;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -39,6 +45,12 @@ enum Cmd {
     QemuInstall,
     /// List the QEMU scenarios.
     List,
+    /// Boot a workload N times; summary table, CSV and JSON under target/bench/.
+    Bench(bench::BenchArgs),
+    /// Compare two kernel command-line settings on a workload (mmtests-style table).
+    Compare(compare::CompareArgs),
+    /// Boot a workload with trace=1 (or read --from LOG): Perfetto JSON and SVG timeline.
+    Trace(trace::TraceArgs),
 }
 
 #[derive(clap::Args)]
@@ -104,6 +116,9 @@ fn main() -> ExitCode {
             a.jobs,
             a.logs,
         ),
+        Cmd::Bench(a) => bench::bench(a),
+        Cmd::Compare(a) => compare::compare(a),
+        Cmd::Trace(a) => trace::trace(a),
         Cmd::QemuInstall => install::ensure(true).map(|_| ()),
         Cmd::List => {
             for s in fairway_scenarios::all() {

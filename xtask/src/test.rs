@@ -357,7 +357,7 @@ case "$A" in ok) exit 33;; panic) exit 37;; hang) exec sleep 100;; reset) exit 0
         let h = &get("hangs").report;
         assert!(h.starts_with("FAIL hangs (timeout after 2 s"), "{h}");
         assert!(
-            h.contains("last stage reached: console; never reached: cmdline"),
+            h.contains("last stage reached: console; never reached: memory"),
             "{h}"
         );
         assert!(

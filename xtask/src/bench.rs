@@ -1,0 +1,373 @@
+//! `cargo xtask bench WORKLOAD`: N fresh boots of one workload, a summary
+//! table, and CSV + JSON (+ the serial logs, + a latency SVG when the
+//! workload prints `@fw hist`) under `target/bench/<timestamp>-<workload>/`.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use fairway_scenarios::Log;
+use indicatif::{ProgressBar, ProgressStyle};
+use serde::Serialize;
+
+use crate::qemu::QemuConfig;
+use crate::results::{self, RunRecord};
+use crate::stats;
+
+#[derive(clap::Args, Clone)]
+pub struct BenchArgs {
+    /// Workload name (kernel/src/workloads/), e.g. hackbench.
+    pub workload: String,
+    /// Workload parameters, `k=v,k=v` (appended to `workload=NAME,`).
+    #[arg(long, default_value = "")]
+    pub params: String,
+    /// QEMU -smp value.
+    #[arg(long, default_value = "2")]
+    pub smp: String,
+    /// Extra kernel command line (e.g. `sched_features=NO_DELAY_DEQUEUE`).
+    #[arg(long, default_value = "")]
+    pub append: String,
+    /// Fresh boots.
+    #[arg(long, default_value_t = 5)]
+    pub runs: usize,
+    /// Deterministic instruction-counted time; warns when runs differ.
+    #[arg(long)]
+    pub icount: bool,
+    /// Hard timeout per boot, in seconds.
+    #[arg(long, default_value_t = 120)]
+    pub timeout: u64,
+}
+
+/// How to boot one benchmark run.
+#[derive(Clone)]
+pub struct Boot {
+    pub qemu: PathBuf,
+    pub elf: PathBuf,
+    pub smp: String,
+    pub icount: bool,
+    pub timeout: Duration,
+}
+
+/// The kernel command line of a run: `workload=W[,params] [extra]`.
+pub fn cmdline(workload: &str, params: &str, extra: &str) -> String {
+    let mut s = format!("workload={workload}");
+    if !params.is_empty() {
+        s.push(',');
+        s.push_str(params.trim_start_matches(','));
+    }
+    if !extra.trim().is_empty() {
+        s.push(' ');
+        s.push_str(extra.trim());
+    }
+    s
+}
+
+impl Boot {
+    /// Builds the kernel and finds QEMU.
+    pub fn prepare(smp: &str, icount: bool, timeout: u64) -> Result<Boot, String> {
+        let elf = crate::cargo::build_kernel()?;
+        let qemu = crate::install::ensure(false)?;
+        Ok(Boot { qemu, elf, smp: smp.into(), icount, timeout: Duration::from_secs(timeout) })
+    }
+
+    pub fn config(&self, append: &str) -> QemuConfig {
+        let mut cfg = QemuConfig::new(self.qemu.clone(), self.elf.clone());
+        cfg.smp = self.smp.clone();
+        cfg.icount = self.icount;
+        cfg.append = append.into();
+        cfg
+    }
+
+    /// One fresh boot; returns what it reported and its serial log.
+    pub fn run(&self, run: usize, append: &str) -> Result<(RunRecord, Log), String> {
+        let cmd = self.config(append).command()?;
+        let r = crate::runner::run(cmd, self.timeout, &mut |_| {}, None);
+        let ok = r.exit.is_success();
+        let rec = RunRecord {
+            run,
+            exit: r.exit.to_string(),
+            ok,
+            wall_s: r.elapsed.as_secs_f64(),
+            results: results::figures(&r.log),
+            schedstat_delta: results::schedstat_deltas(&r.log),
+            hist: results::hist(&r.log),
+        };
+        Ok((rec, r.log))
+    }
+}
+
+/// A progress bar on stderr.
+pub fn progress(n: u64) -> ProgressBar {
+    let pb = ProgressBar::new(n);
+    pb.set_style(
+        ProgressStyle::with_template("{spinner} [{bar:30}] {pos}/{len} boots {elapsed} {msg}")
+            .expect("valid template")
+            .progress_chars("=> "),
+    );
+    pb
+}
+
+/// One metric summarized over runs.
+#[derive(Debug, Serialize)]
+pub struct Summary {
+    pub metric: String,
+    pub mean: f64,
+    pub stddev: f64,
+    pub min: f64,
+    pub max: f64,
+    pub unit: String,
+    pub higher_is_better: bool,
+    pub n: usize,
+}
+
+pub fn summarize(runs: &[RunRecord]) -> Vec<Summary> {
+    results::by_metric(runs)
+        .into_iter()
+        .map(|(f, v)| Summary {
+            metric: f.metric,
+            mean: stats::amean(&v),
+            stddev: stats::stddev(&v),
+            min: stats::min(&v),
+            max: stats::max(&v),
+            unit: f.unit,
+            higher_is_better: f.higher_is_better,
+            n: v.len(),
+        })
+        .collect()
+}
+
+pub fn summary_table(rows: &[Summary]) -> String {
+    let mut s = format!(
+        "{:<16} {:>12} {:>12} {:>12} {:>12}  {:<10} {}\n",
+        "metric", "mean", "stddev", "min", "max", "unit", "n"
+    );
+    for r in rows {
+        let _ = writeln!(
+            s,
+            "{:<16} {:>12.3} {:>12.3} {:>12.3} {:>12.3}  {:<10} {}",
+            r.metric,
+            r.mean,
+            r.stddev,
+            r.min,
+            r.max,
+            format!("{} ({})", r.unit, if r.higher_is_better { "higher" } else { "lower" }),
+            r.n
+        );
+    }
+    s
+}
+
+/// Runs whose figures differ from the first run's (deterministic mode expects none).
+pub fn differing_runs(runs: &[RunRecord]) -> Vec<String> {
+    let key = |r: &RunRecord| r.results.iter().map(|f| (f.metric.clone(), f.value.to_bits())).collect::<Vec<_>>();
+    let Some(first) = runs.first() else { return vec![] };
+    let k0 = key(first);
+    runs.iter()
+        .skip(1)
+        .filter(|r| key(r) != k0)
+        .map(|r| {
+            let a: Vec<String> = first.results.iter().map(|f| format!("{}={}", f.metric, f.value)).collect();
+            let b: Vec<String> = r.results.iter().map(|f| format!("{}={}", f.metric, f.value)).collect();
+            format!("run {} [{}] differs from run 0 [{}]", r.run, b.join(" "), a.join(" "))
+        })
+        .collect()
+}
+
+/// `YYYYmmdd-HHMMSS` in UTC.
+pub fn timestamp() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let (days, rem) = ((secs / 86400) as i64, secs % 86400);
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + (m <= 2) as i64;
+    format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rem / 3600, rem / 60 % 60, rem % 60)
+}
+
+/// A fresh directory `target/bench/<timestamp>-<name>`.
+pub fn out_dir(name: &str) -> Result<PathBuf, String> {
+    let dir = crate::workspace_root().join("target/bench").join(format!("{}-{}", timestamp(), name));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+fn write(path: &Path, data: &[u8]) -> Result<(), String> {
+    std::fs::write(path, data).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// runs.csv (one row per run and metric) and schedstat.csv (one per run and CPU).
+pub fn write_csv(dir: &Path, runs: &[RunRecord], label: Option<&str>) -> Result<(), String> {
+    let err = |e: csv::Error| e.to_string();
+    let mut w = csv::Writer::from_writer(Vec::new());
+    w.write_record(["label", "run", "ok", "metric", "value", "unit", "better"]).map_err(err)?;
+    for r in runs {
+        for f in &r.results {
+            let better = if f.higher_is_better { "higher" } else { "lower" };
+            w.write_record([label.unwrap_or(""), &r.run.to_string(), &r.ok.to_string(), &f.metric, &f.value.to_string(), &f.unit, better])
+                .map_err(err)?;
+        }
+    }
+    write(&dir.join("runs.csv"), &w.into_inner().map_err(|e| e.to_string())?)?;
+    let keys: Vec<String> = runs
+        .iter()
+        .flat_map(|r| r.schedstat_delta.iter().flat_map(|m| m.keys().cloned()))
+        .filter(|k| k != "cpu")
+        .fold(Vec::new(), |mut v, k| {
+            if !v.contains(&k) {
+                v.push(k);
+            }
+            v
+        });
+    let mut w = csv::Writer::from_writer(Vec::new());
+    let mut head = vec!["label".to_string(), "run".into(), "cpu".into()];
+    head.extend(keys.iter().cloned());
+    w.write_record(&head).map_err(err)?;
+    for r in runs {
+        for m in &r.schedstat_delta {
+            let mut row = vec![label.unwrap_or("").to_string(), r.run.to_string(), m.get("cpu").map_or(String::new(), |c| c.to_string())];
+            row.extend(keys.iter().map(|k| m.get(k).map_or(String::new(), |v| v.to_string())));
+            w.write_record(&row).map_err(err)?;
+        }
+    }
+    write(&dir.join("schedstat.csv"), &w.into_inner().map_err(|e| e.to_string())?)
+}
+
+#[derive(Serialize)]
+struct BenchJson<'a> {
+    workload: &'a str,
+    cmdline: &'a str,
+    smp: &'a str,
+    icount: bool,
+    qemu: String,
+    runs: &'a [RunRecord],
+    summary: &'a [Summary],
+    deterministic: Option<bool>,
+}
+
+pub fn bench(a: BenchArgs) -> Result<(), String> {
+    let boot = Boot::prepare(&a.smp, a.icount, a.timeout)?;
+    let append = cmdline(&a.workload, &a.params, &a.append);
+    let dir = out_dir(&a.workload)?;
+    eprintln!("xtask: {}", boot.config(&append).display());
+    let pb = progress(a.runs as u64);
+    let mut runs = Vec::new();
+    for i in 0..a.runs {
+        let (rec, log) = boot.run(i, &append)?;
+        write(&dir.join(format!("run-{i}.log")), log.raw().as_bytes())?;
+        let msg = rec.results.iter().map(|f| format!("{}={}", f.metric, f.value)).collect::<Vec<_>>().join(" ");
+        if !rec.ok {
+            pb.println(format!("run {i}: {}", rec.exit));
+        }
+        pb.set_message(msg);
+        pb.inc(1);
+        runs.push(rec);
+    }
+    pb.finish_and_clear();
+    let summary = summarize(&runs);
+    let failed = runs.iter().filter(|r| !r.ok).count();
+    println!(
+        "{} -smp {}{}: {} runs ({} failed)\n",
+        append,
+        a.smp,
+        if a.icount { " --icount" } else { "" },
+        runs.len(),
+        failed
+    );
+    print!("{}", summary_table(&summary));
+    let mut deterministic = None;
+    if a.icount && runs.len() >= 2 {
+        let diff = differing_runs(&runs);
+        deterministic = Some(diff.is_empty());
+        if diff.is_empty() {
+            println!("\ndeterminism: all {} runs printed identical results", runs.len());
+        } else {
+            for d in &diff {
+                eprintln!("warning: --icount runs differ: {d}");
+            }
+        }
+    }
+    write_csv(&dir, &runs, None)?;
+    let json = BenchJson {
+        workload: &a.workload,
+        cmdline: &append,
+        smp: &a.smp,
+        icount: a.icount,
+        qemu: boot.config(&append).display(),
+        runs: &runs,
+        summary: &summary,
+        deterministic,
+    };
+    write(&dir.join("bench.json"), serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?.as_bytes())?;
+    let buckets: Vec<_> = runs.iter().filter(|r| r.ok).flat_map(|r| r.hist.iter().cloned()).collect();
+    if !buckets.is_empty() {
+        crate::plot::latency_svg(&dir.join("latency.svg"), &a.workload, &buckets)?;
+    }
+    println!("\nwrote {}", dir.display());
+    if failed > 0 {
+        return Err(format!("xtask: {failed} of {} runs failed", runs.len()));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::results::Figure;
+
+    fn run(i: usize, v: f64) -> RunRecord {
+        RunRecord {
+            run: i,
+            exit: "ok".into(),
+            ok: true,
+            wall_s: 1.0,
+            results: vec![Figure { workload: "w".into(), metric: "time".into(), value: v, unit: "s".into(), higher_is_better: false }],
+            schedstat_delta: vec![[("cpu".to_string(), 0u64), ("ttwu_count".to_string(), 5)].into_iter().collect()],
+            hist: vec![],
+        }
+    }
+
+    #[test]
+    fn cmdline_joins_params_and_extra() {
+        assert_eq!(cmdline("hackbench", "", ""), "workload=hackbench");
+        assert_eq!(cmdline("hackbench", "loops=5,groups=1", " trace=1 "), "workload=hackbench,loops=5,groups=1 trace=1");
+    }
+
+    #[test]
+    fn summary_and_determinism() {
+        let runs = [run(0, 1.0), run(1, 3.0)];
+        let s = summarize(&runs);
+        assert_eq!((s[0].mean, s[0].min, s[0].max, s[0].n), (2.0, 1.0, 3.0, 2));
+        assert!(summary_table(&s).contains("time"));
+        assert_eq!(differing_runs(&runs).len(), 1);
+        assert!(differing_runs(&[run(0, 1.0), run(1, 1.0)]).is_empty());
+    }
+
+    #[test]
+    fn csv_has_a_row_per_run_metric_and_cpu() {
+        let dir = std::env::temp_dir().join(format!("xtask-bench-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        write_csv(&dir, &[run(0, 1.0), run(1, 2.0)], Some("base")).unwrap();
+        let runs = std::fs::read_to_string(dir.join("runs.csv")).unwrap();
+        assert_eq!(runs.lines().count(), 3);
+        assert!(runs.contains("base,1,true,time,2,s,lower"));
+        let ss = std::fs::read_to_string(dir.join("schedstat.csv")).unwrap();
+        assert_eq!(ss.lines().next(), Some("label,run,cpu,ttwu_count"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn timestamp_is_sortable() {
+        let t = timestamp();
+        assert_eq!(t.len(), 15);
+        assert!(t.starts_with("20"));
+    }
+}

@@ -1,0 +1,137 @@
+//! What one benchmark boot reports: the `@fw result`, `@fw schedstat_delta`
+//! and `@fw hist` records of a serial log, as serializable data.
+
+use std::collections::BTreeMap;
+
+use fairway_scenarios::Log;
+use serde::Serialize;
+
+/// One `@fw result` record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Figure {
+    pub workload: String,
+    pub metric: String,
+    pub value: f64,
+    pub unit: String,
+    pub higher_is_better: bool,
+}
+
+/// One `@fw hist` bucket.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Bucket {
+    pub kind: String,
+    pub lo_us: u64,
+    pub hi_us: u64,
+    pub count: u64,
+}
+
+/// Everything a boot reported that the benchmark commands keep.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunRecord {
+    pub run: usize,
+    /// QEMU's decoded exit (`kernel success ...`).
+    pub exit: String,
+    pub ok: bool,
+    pub wall_s: f64,
+    pub results: Vec<Figure>,
+    /// One map per CPU: `cpu` and every counter of `@fw schedstat_delta`.
+    pub schedstat_delta: Vec<BTreeMap<String, u64>>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hist: Vec<Bucket>,
+}
+
+/// The figures of a log, in the order printed.
+pub fn figures(log: &Log) -> Vec<Figure> {
+    log.records("result")
+        .filter_map(|r| {
+            Some(Figure {
+                workload: r.get("workload")?.to_string(),
+                metric: r.get("metric")?.to_string(),
+                value: r.get("value")?.parse().ok()?,
+                unit: r.get("unit").unwrap_or("").to_string(),
+                higher_is_better: r.get("better") == Some("higher"),
+            })
+        })
+        .collect()
+}
+
+/// The `@fw schedstat_delta` lines, one map of counters per CPU.
+pub fn schedstat_deltas(log: &Log) -> Vec<BTreeMap<String, u64>> {
+    log.records("schedstat_delta")
+        .map(|r| {
+            r.fields
+                .iter()
+                .filter_map(|(k, v)| Some((k.clone(), v.parse().ok()?)))
+                .collect()
+        })
+        .collect()
+}
+
+/// The `@fw hist` buckets.
+pub fn hist(log: &Log) -> Vec<Bucket> {
+    log.records("hist")
+        .filter_map(|r| {
+            Some(Bucket {
+                kind: r.get("kind")?.to_string(),
+                lo_us: r.num("lo_us").ok()?,
+                hi_us: r.num("hi_us").ok()?,
+                count: r.num("count").ok()?,
+            })
+        })
+        .collect()
+}
+
+/// Samples per metric over several runs, in the order metrics first appear.
+pub fn by_metric(runs: &[RunRecord]) -> Vec<(Figure, Vec<f64>)> {
+    let mut out: Vec<(Figure, Vec<f64>)> = Vec::new();
+    for r in runs.iter().filter(|r| r.ok) {
+        for f in &r.results {
+            match out.iter_mut().find(|(g, _)| g.metric == f.metric) {
+                Some((_, v)) => v.push(f.value),
+                None => out.push((f.clone(), vec![f.value])),
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LOG: &str = "\
+@fw workload name=hackbench cpus=2
+Time: 0.303
+@fw result workload=hackbench metric=time value=0.303 unit=s better=lower
+@fw result workload=hackbench metric=rate value=12.500 unit=ops/s better=higher
+@fw hist workload=schbench kind=wakeup lo_us=16 hi_us=18 count=7
+@fw schedstat_delta cpu=0 yld_count=0 sched_count=5976 ttwu_count=3525
+@fw schedstat_delta cpu=1 yld_count=0 sched_count=3 ttwu_count=1
+";
+
+    #[test]
+    fn parses_results_schedstat_and_hist() {
+        let log = Log::parse(LOG);
+        let f = figures(&log);
+        assert_eq!(f.len(), 2);
+        assert_eq!((f[0].metric.as_str(), f[0].value, f[0].higher_is_better), ("time", 0.303, false));
+        assert!(f[1].higher_is_better);
+        let s = schedstat_deltas(&log);
+        assert_eq!(s.len(), 2);
+        assert_eq!(s[1]["cpu"], 1);
+        assert_eq!(s[0]["sched_count"], 5976);
+        assert_eq!(hist(&log), vec![Bucket { kind: "wakeup".into(), lo_us: 16, hi_us: 18, count: 7 }]);
+        let run = |ok| RunRecord {
+            run: 0,
+            exit: String::new(),
+            ok,
+            wall_s: 1.0,
+            results: f.clone(),
+            schedstat_delta: s.clone(),
+            hist: vec![],
+        };
+        let m = by_metric(&[run(true), run(false), run(true)]);
+        assert_eq!(m.len(), 2);
+        assert_eq!(m[0].1, vec![0.303, 0.303]);
+    }
+}

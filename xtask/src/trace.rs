@@ -1,0 +1,304 @@
+//! `cargo xtask trace`: turns the `@fw trace*` lines of a `trace=1` boot into
+//! a Chrome/Perfetto trace-event JSON (one thread per CPU, a slice per task
+//! run interval, instants for wakeups, migrations and newidle balancing) and
+//! an SVG per-CPU timeline; `@fw hist` lines also give a latency SVG.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use fairway_scenarios::Log;
+use serde_json::{json, Value};
+
+use crate::bench::{cmdline, Boot};
+
+#[derive(clap::Args)]
+pub struct TraceArgs {
+    /// Workload to boot with `trace=1` (not needed with --from).
+    pub workload: Option<String>,
+    /// Convert an existing serial log instead of booting.
+    #[arg(long)]
+    pub from: Option<PathBuf>,
+    /// Workload parameters, `k=v,k=v`.
+    #[arg(long, default_value = "")]
+    pub params: String,
+    #[arg(long, default_value = "2")]
+    pub smp: String,
+    /// Extra kernel command line.
+    #[arg(long, default_value = "")]
+    pub append: String,
+    #[arg(long)]
+    pub icount: bool,
+    #[arg(long, default_value_t = 120)]
+    pub timeout: u64,
+    /// Output directory (default target/trace/<timestamp>-<workload>).
+    #[arg(short = 'o', long)]
+    pub out: Option<PathBuf>,
+}
+
+/// One scheduler event.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Kind {
+    Switch { prev: u64, prev_state: String, next: u64 },
+    Wakeup { pid: u64, target: u64 },
+    Migrate { pid: u64, from: u64, to: u64 },
+    Tick,
+    NewidleStart,
+    NewidleEnd { pulled: u64 },
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Event {
+    pub cpu: u64,
+    pub ts: u64,
+    pub kind: Kind,
+}
+
+/// Everything a trace dump contains.
+#[derive(Debug, Default)]
+pub struct Trace {
+    pub tasks: BTreeMap<u64, String>,
+    /// cpu → (events, lost).
+    pub cpus: BTreeMap<u64, (u64, u64)>,
+    pub events: Vec<Event>,
+}
+
+impl Trace {
+    pub fn parse(log: &Log) -> Result<Trace, String> {
+        let mut t = Trace::default();
+        for r in log.records("trace_task") {
+            t.tasks.insert(r.num("pid")?, r.field("name")?.to_string());
+        }
+        for r in log.records("trace_cpu") {
+            t.cpus.insert(r.num("cpu")?, (r.num("events")?, r.num("lost")?));
+        }
+        for r in log.records("trace") {
+            let kind = match r.field("ev")? {
+                "switch" => Kind::Switch {
+                    prev: r.num("prev")?,
+                    prev_state: r.field("prev_state")?.to_string(),
+                    next: r.num("next")?,
+                },
+                "wakeup" => Kind::Wakeup { pid: r.num("pid")?, target: r.num("target")? },
+                "migrate" => Kind::Migrate { pid: r.num("pid")?, from: r.num("from")?, to: r.num("to")? },
+                "tick" => Kind::Tick,
+                "newidle_start" => Kind::NewidleStart,
+                "newidle_end" => Kind::NewidleEnd { pulled: r.num("pulled")? },
+                other => return Err(format!("`{r}`: unknown trace event {other:?}")),
+            };
+            t.events.push(Event { cpu: r.num("cpu")?, ts: r.num("ts")?, kind });
+        }
+        t.events.sort_by_key(|e| (e.ts, e.cpu));
+        Ok(t)
+    }
+
+    pub fn name(&self, pid: u64) -> String {
+        match (pid, self.tasks.get(&pid)) {
+            (0, _) => "idle".into(),
+            (_, Some(n)) => n.clone(),
+            (_, None) => format!("pid{pid}"),
+        }
+    }
+
+    /// First and last timestamp.
+    pub fn span(&self) -> (u64, u64) {
+        (self.events.first().map_or(0, |e| e.ts), self.events.last().map_or(0, |e| e.ts))
+    }
+}
+
+/// A task running on a CPU from `start` to `end` (ns).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Slice {
+    pub cpu: u64,
+    pub pid: u64,
+    pub start: u64,
+    pub end: u64,
+}
+
+/// The run intervals of every non-idle task: from a switch to it until the
+/// next switch on that CPU. A CPU's first interval starts at its first
+/// event (the ring may have lost what came before); the last ends at the
+/// trace's last event.
+pub fn slices(t: &Trace) -> Vec<Slice> {
+    let end = t.span().1;
+    let mut cur: BTreeMap<u64, (u64, u64)> = BTreeMap::new(); // cpu → (pid, since)
+    let mut out = Vec::new();
+    for e in &t.events {
+        let first = !cur.contains_key(&e.cpu);
+        if let Kind::Switch { prev, next, .. } = &e.kind {
+            let (pid, since) = if first { (*prev, e.ts) } else { cur[&e.cpu] };
+            if pid != 0 && e.ts > since {
+                out.push(Slice { cpu: e.cpu, pid, start: since, end: e.ts });
+            }
+            cur.insert(e.cpu, (*next, e.ts));
+        } else if first {
+            cur.insert(e.cpu, (u64::MAX, e.ts)); // running something unknown
+        }
+    }
+    for (cpu, (pid, since)) in cur {
+        if pid != 0 && pid != u64::MAX && end > since {
+            out.push(Slice { cpu, pid, start: since, end });
+        }
+    }
+    // Intervals that began before a CPU's first switch ran an unknown task.
+    out.retain(|s| s.pid != u64::MAX);
+    out.sort_by_key(|s| (s.cpu, s.start));
+    out
+}
+
+fn us(ns: u64) -> f64 {
+    ns as f64 / 1000.0
+}
+
+/// The Chrome trace-event JSON that ui.perfetto.dev and chrome://tracing open.
+pub fn chrome_json(t: &Trace) -> Value {
+    let mut ev = vec![json!({"ph": "M", "pid": 0, "name": "process_name", "args": {"name": "fairway"}})];
+    for (&cpu, &(n, lost)) in &t.cpus {
+        ev.push(json!({"ph": "M", "pid": 0, "tid": cpu, "name": "thread_name", "args": {"name": format!("CPU {cpu}")}}));
+        ev.push(json!({"ph": "M", "pid": 0, "tid": cpu, "name": "thread_sort_index", "args": {"sort_index": cpu}}));
+        ev.push(json!({"ph": "i", "s": "t", "pid": 0, "tid": cpu, "ts": us(t.span().0), "name": "trace ring",
+                       "args": {"events": n, "lost": lost}}));
+    }
+    for s in slices(t) {
+        ev.push(json!({"ph": "X", "pid": 0, "tid": s.cpu, "ts": us(s.start), "dur": us(s.end - s.start),
+                       "name": t.name(s.pid), "cat": "run", "args": {"pid": s.pid}}));
+    }
+    for e in &t.events {
+        let (name, args) = match &e.kind {
+            Kind::Wakeup { pid, target } => (format!("wakeup {}", t.name(*pid)), json!({"pid": pid, "target_cpu": target})),
+            Kind::Migrate { pid, from, to } => (format!("migrate {}", t.name(*pid)), json!({"pid": pid, "from": from, "to": to})),
+            Kind::NewidleStart => ("newidle_start".to_string(), json!({})),
+            Kind::NewidleEnd { pulled } => ("newidle_end".to_string(), json!({"pulled": pulled})),
+            Kind::Switch { .. } | Kind::Tick => continue,
+        };
+        ev.push(json!({"ph": "i", "s": "t", "pid": 0, "tid": e.cpu, "ts": us(e.ts), "name": name, "cat": "sched", "args": args}));
+    }
+    json!({"traceEvents": ev, "displayTimeUnit": "ns"})
+}
+
+pub fn trace(a: TraceArgs) -> Result<(), String> {
+    let (log, name) = match (&a.from, &a.workload) {
+        (Some(p), _) => {
+            let text = std::fs::read_to_string(p).map_err(|e| format!("{}: {e}", p.display()))?;
+            (Log::parse(&text), p.file_stem().map_or("log".into(), |s| s.to_string_lossy().into_owned()))
+        }
+        (None, Some(w)) => {
+            let boot = Boot::prepare(&a.smp, a.icount, a.timeout)?;
+            let line = cmdline(w, &a.params, &format!("trace=1 {}", a.append));
+            eprintln!("xtask: {}", boot.config(&line).display());
+            let (rec, log) = boot.run(0, &line)?;
+            eprintln!("xtask: {}", rec.exit);
+            if !rec.ok {
+                return Err(format!("xtask: the traced run failed: {}\n{}", rec.exit, log.stage_summary()));
+            }
+            (log, w.clone())
+        }
+        (None, None) => return Err("xtask trace: give a WORKLOAD or --from LOGFILE".into()),
+    };
+    let t = Trace::parse(&log)?;
+    if t.events.is_empty() {
+        return Err("xtask trace: the log has no `@fw trace` lines (was trace=1 given?)".into());
+    }
+    let dir = match a.out {
+        Some(d) => d,
+        None => crate::workspace_root().join("target/trace").join(format!("{}-{name}", crate::bench::timestamp())),
+    };
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if a.from.is_none() {
+        std::fs::write(dir.join("serial.log"), log.raw()).map_err(|e| e.to_string())?;
+    }
+    let json = chrome_json(&t);
+    std::fs::write(dir.join("trace.json"), serde_json::to_string(&json).map_err(|e| e.to_string())?)
+        .map_err(|e| e.to_string())?;
+    crate::plot::timeline_svg(&dir.join("timeline.svg"), &t, &slices(&t))?;
+    let hist = crate::results::hist(&log);
+    if !hist.is_empty() {
+        crate::plot::latency_svg(&dir.join("latency.svg"), &name, &hist)?;
+    }
+    for (cpu, (n, lost)) in &t.cpus {
+        println!("CPU {cpu}: {n} events, {lost} lost");
+    }
+    let (a0, b0) = t.span();
+    println!("{} events over {:.3} ms, {} tasks", t.events.len(), (b0 - a0) as f64 / 1e6, t.tasks.len());
+    println!("wrote {}/trace.json (open in https://ui.perfetto.dev), timeline.svg{}", dir.display(),
+        if hist.is_empty() { "" } else { ", latency.svg" });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    pub const LOG: &str = "\
+@fw trace_task pid=0 name=idle
+@fw trace_task pid=5 name=pipe-a
+@fw trace_task pid=6 name=pipe-b
+@fw trace_cpu cpu=0 events=5 lost=0
+@fw trace cpu=0 ts=1000 ev=switch prev=0 prev_state=R next=5
+@fw trace cpu=0 ts=1500 ev=wakeup pid=6 target=1
+@fw trace cpu=0 ts=2000 ev=switch prev=5 prev_state=S next=0
+@fw trace cpu=0 ts=2100 ev=newidle_start
+@fw trace cpu=0 ts=2200 ev=newidle_end pulled=0
+@fw trace_cpu cpu=1 events=3 lost=2
+@fw trace cpu=1 ts=1200 ev=tick
+@fw trace cpu=1 ts=1600 ev=switch prev=0 prev_state=R next=6
+@fw trace cpu=1 ts=1700 ev=migrate pid=5 from=0 to=1
+";
+
+    #[test]
+    fn parses_every_event_kind() {
+        let t = Trace::parse(&Log::parse(LOG)).unwrap();
+        assert_eq!(t.events.len(), 8);
+        assert_eq!(t.cpus[&1], (3, 2));
+        assert_eq!(t.name(6), "pipe-b");
+        assert_eq!(t.name(9), "pid9");
+        assert_eq!(t.events[0].kind, Kind::Switch { prev: 0, prev_state: "R".into(), next: 5 });
+        assert!(t.events.iter().any(|e| e.kind == Kind::Migrate { pid: 5, from: 0, to: 1 }));
+        assert_eq!(t.span(), (1000, 2200));
+        assert!(Trace::parse(&Log::parse("@fw trace cpu=0 ts=1 ev=bogus")).is_err());
+    }
+
+    #[test]
+    fn slices_follow_switches_and_end_at_the_trace_end() {
+        let t = Trace::parse(&Log::parse(LOG)).unwrap();
+        assert_eq!(
+            slices(&t),
+            vec![Slice { cpu: 0, pid: 5, start: 1000, end: 2000 }, Slice { cpu: 1, pid: 6, start: 1600, end: 2200 }]
+        );
+    }
+
+    #[test]
+    fn chrome_json_has_threads_slices_and_instants() {
+        let t = Trace::parse(&Log::parse(LOG)).unwrap();
+        let j = chrome_json(&t);
+        let ev = j["traceEvents"].as_array().unwrap();
+        let of = |ph: &str| ev.iter().filter(|e| e["ph"] == ph).collect::<Vec<_>>();
+        let names: Vec<_> = of("M").iter().filter(|e| e["name"] == "thread_name").map(|e| e["args"]["name"].clone()).collect();
+        assert_eq!(names, vec![json!("CPU 0"), json!("CPU 1")]);
+        let x = of("X");
+        assert_eq!(x.len(), 2);
+        assert_eq!((x[0]["name"].as_str(), x[0]["ts"].as_f64(), x[0]["dur"].as_f64()), (Some("pipe-a"), Some(1.0), Some(1.0)));
+        let inst: Vec<_> = of("i").iter().map(|e| e["name"].as_str().unwrap().to_string()).collect();
+        for want in ["wakeup pipe-b", "migrate pipe-a", "newidle_start", "newidle_end"] {
+            assert!(inst.iter().any(|n| n == want), "{want} missing from {inst:?}");
+        }
+        assert!(!inst.iter().any(|n| n.contains("tick")));
+    }
+
+    #[test]
+    fn svgs_render() {
+        let t = Trace::parse(&Log::parse(LOG)).unwrap();
+        let dir = std::env::temp_dir().join(format!("xtask-trace-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        crate::plot::timeline_svg(&dir.join("t.svg"), &t, &slices(&t)).unwrap();
+        let svg = std::fs::read_to_string(dir.join("t.svg")).unwrap();
+        assert!(svg.contains("<svg") && svg.contains("pipe-a") && svg.contains("CPU 1"));
+        let log = Log::parse(
+            "@fw hist workload=schbench kind=wakeup lo_us=3 hi_us=4 count=10\n\
+             @fw hist workload=schbench kind=request lo_us=128 hi_us=144 count=4\n",
+        );
+        crate::plot::latency_svg(&dir.join("l.svg"), "schbench", &crate::results::hist(&log)).unwrap();
+        let svg = std::fs::read_to_string(dir.join("l.svg")).unwrap();
+        assert!(svg.contains("<svg") && svg.contains("wakeup") && svg.contains("request"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
