@@ -1,0 +1,275 @@
+//! `select_idle_sibling` and `select_idle_cpu` (reference §4.4–4.6): find an
+//! idle CPU sharing the cache with the wakeup target, with the scan depth
+//! limited by SIS_UTIL (today) or by one of the SIS_PROP variants (history).
+//!
+//! # Contract
+//!
+//! Called from `wake::select_task_rq_fair` (under the task's `pi_lock`, no
+//! run-queue lock) with CPU snapshots and, per LLC, the shared state
+//! [`LlcShared`] the kernel keeps (indexed by `sd_llc_id`). The result says
+//! which CPU, how many CPUs were scanned and whether the scan was cut short,
+//! so the kernel can time the call and feed [`sis_prop_account`].
+//! `nr_idle_scan` is refreshed by [`update_idle_cpu_scan`] during periodic
+//! balancing of the domain that equals the LLC (`SdLbStats::sum_util`).
+//!
+//! Arithmetic: SIS_UTIL's `x²·pct²` is at most `1024²·2^32` in `u128`;
+//! SIS_PROP products are `u128`, depths clamp to `u32`.
+
+use crate::cpumask::CpuMask;
+use crate::time::Nanos;
+use crate::topology::SchedDomains;
+
+use super::avg_idle::update_avg;
+use super::capacity::task_fits_cpu;
+use super::config::SisProp;
+use super::env::smt_mask;
+use super::snapshot::{cpu_snap, CpuSnapshot, TaskSnapshot};
+
+/// Per-LLC shared state (`sd_llc_shared` plus SIS_PROP's `avg_scan_cost`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LlcShared {
+    /// SIS_UTIL: CPUs to scan; 0 = the LLC is considered overloaded.
+    pub nr_idle_scan: u32,
+    /// SIS_PROP: average scan cost (ns; whole scan or per CPU by variant).
+    pub avg_scan_cost: Nanos,
+}
+
+impl LlcShared {
+    /// Initial state for an LLC of `weight` CPUs: scan everything.
+    pub const fn new(weight: u32) -> Self {
+        LlcShared { nr_idle_scan: weight, avg_scan_cost: 0 }
+    }
+}
+
+/// SIS_UTIL's `update_idle_cpu_scan`: how many CPUs a wakeup may scan,
+/// from the LLC's summed util. 0 from about 85% average util (pct 117).
+pub fn update_idle_cpu_scan(sum_util: u64, llc_weight: u32, imbalance_pct: u32) -> u32 {
+    let w = llc_weight.max(1) as u128;
+    let x = (sum_util as u128 / w).min(1024);
+    let p = imbalance_pct as u128;
+    let y = 1024 - (x * x * p * p / (10_000 * 1024)).min(1024);
+    (y * w / 1024) as u32
+}
+
+/// Per-run-queue SIS_PROP state of the `Aged` variant (5.14).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WakeAvgIdle {
+    /// Remaining predicted idle time (ns).
+    pub wake_avg_idle: Nanos,
+    /// Jiffies of the last refresh.
+    pub wake_stamp: u64,
+}
+
+impl WakeAvgIdle {
+    /// At the wakeup of this idle CPU (with `avg_idle` just updated).
+    pub fn on_idle_wakeup(&mut self, avg_idle: Nanos, now_jiffies: u64) {
+        self.wake_stamp = now_jiffies;
+        self.wake_avg_idle = avg_idle / 2;
+    }
+}
+
+/// SIS_PROP scan depth (`nr`, counted as Linux does: at most `nr - 1`
+/// CPUs are examined) for `variant`, from the waking CPU's `avg_idle`, the
+/// LLC size and `avg_scan_cost`. The `Aged` variant first halves
+/// `wake_avg_idle` once per jiffy elapsed. `None` for `Off`.
+pub fn sis_prop_depth(variant: SisProp, avg_idle: Nanos, aged: &mut WakeAvgIdle, now_jiffies: u64, span_weight: u32, avg_scan_cost: Nanos) -> Option<u32> {
+    let cost = avg_scan_cost as u128 + 1;
+    let span = span_weight as u128;
+    let prop = |idle: u128| {
+        let span_avg = span * idle;
+        if span_avg > 4 * cost { (span_avg / cost).min(u32::MAX as u128) as u32 } else { 4 }
+    };
+    match variant {
+        SisProp::Off => None,
+        SisProp::Legacy | SisProp::PerCpuCost => Some(prop(avg_idle as u128 / 512)),
+        SisProp::SuccessWeighted => Some(((avg_idle as u128 / cost).min(u32::MAX as u128) as u32).max(4)),
+        SisProp::Aged => {
+            while aged.wake_stamp < now_jiffies && aged.wake_avg_idle > 0 {
+                aged.wake_stamp += 1;
+                aged.wake_avg_idle >>= 1;
+            }
+            Some(prop(aged.wake_avg_idle as u128))
+        }
+    }
+}
+
+/// Folds one scan into SIS_PROP's cost average. `scan_time` is the time the
+/// kernel measured around the scan, `scanned` the CPUs examined, `found`
+/// whether it found an idle CPU, `truncated` whether the depth ran out.
+///
+/// - `Legacy`, `Aged`: whole-scan cost, only for scans not cut short
+///   (`Aged` also consumes `wake_avg_idle` by the scan time).
+/// - `PerCpuCost`: cost per CPU scanned, every scan.
+/// - `SuccessWeighted`: whole-scan cost of every scan, a successful scan's
+///   cost counted at a quarter (our reading of "weight successful scans
+///   ×4": a success buys an uncontended CPU, so it is cheaper).
+pub fn sis_prop_account(variant: SisProp, llc: &mut LlcShared, aged: &mut WakeAvgIdle, scan_time: Nanos, scanned: u32, found: bool, truncated: bool) {
+    match variant {
+        SisProp::Off => {}
+        SisProp::Legacy if !truncated => llc.avg_scan_cost = update_avg(llc.avg_scan_cost, scan_time),
+        SisProp::Legacy => {}
+        SisProp::PerCpuCost => llc.avg_scan_cost = update_avg(llc.avg_scan_cost, scan_time / scanned.max(1) as u64),
+        SisProp::SuccessWeighted => {
+            let t = if found { scan_time / 4 } else { scan_time };
+            llc.avg_scan_cost = update_avg(llc.avg_scan_cost, t);
+        }
+        SisProp::Aged if !truncated => {
+            aged.wake_avg_idle -= aged.wake_avg_idle.min(scan_time);
+            llc.avg_scan_cost = update_avg(llc.avg_scan_cost, scan_time);
+        }
+        SisProp::Aged => {}
+    }
+}
+
+/// The result of a scan.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ScanResult {
+    /// The idle CPU found.
+    pub cpu: Option<usize>,
+    /// CPUs examined.
+    pub scanned: u32,
+    /// The depth limit ended the scan.
+    pub truncated: bool,
+    /// The scan looked for idle cores and found none (clear `has_idle_cores`).
+    pub no_idle_core: bool,
+}
+
+fn idle(cpus: &[CpuSnapshot], c: usize) -> bool {
+    cpu_snap(cpus, c).is_some_and(|s| s.idle_for_wakeup())
+}
+
+/// Whether some core of `span` has all its CPUs idle (the kernel's
+/// `has_idle_cores` hint, computed here from the snapshots).
+pub fn has_idle_cores(sds: &SchedDomains, cpus: &[CpuSnapshot], span: &CpuMask) -> bool {
+    span.iter().any(|c| smt_mask(sds, c).iter().all(|s| idle(cpus, s)))
+}
+
+/// `select_idle_cpu`: scan `span ∩ allowed` from `target + 1`, wrapping.
+/// `nr` is the depth (`None` = unlimited); with `has_idle_core` whole idle
+/// cores are looked for first and the depth is not charged.
+pub fn select_idle_cpu(sds: &SchedDomains, cpus: &[CpuSnapshot], span: &CpuMask, allowed: &CpuMask, target: usize, has_idle_core: bool, nr: Option<u32>) -> ScanResult {
+    let mut left = span.intersection(allowed);
+    let mut r = ScanResult::default();
+    let mut idle_cpu = None;
+    let mut nr = nr.unwrap_or(u32::MAX);
+    let order: alloc::vec::Vec<usize> = left.iter_wrap(target.saturating_add(1)).collect();
+    for cpu in order {
+        if !left.contains(cpu) {
+            continue;
+        }
+        if has_idle_core {
+            let core = smt_mask(sds, cpu);
+            r.scanned += 1;
+            if core.iter().all(|s| idle(cpus, s)) {
+                r.cpu = Some(cpu);
+                return r;
+            }
+            if idle_cpu.is_none() {
+                idle_cpu = core.intersection(&left).iter().find(|&s| idle(cpus, s));
+            }
+            left = left.difference(&core);
+        } else {
+            nr = nr.saturating_sub(1);
+            if nr == 0 {
+                r.truncated = true;
+                return r;
+            }
+            r.scanned += 1;
+            if idle(cpus, cpu) {
+                idle_cpu = Some(cpu);
+                break;
+            }
+        }
+    }
+    r.no_idle_core = has_idle_core;
+    r.cpu = idle_cpu;
+    r
+}
+
+/// Inputs of [`select_idle_sibling`].
+#[derive(Clone, Copy, Debug)]
+pub struct SisInput<'a> {
+    /// Domains.
+    pub sds: &'a SchedDomains,
+    /// CPU snapshots.
+    pub cpus: &'a [CpuSnapshot],
+    /// The wakee.
+    pub task: &'a TaskSnapshot,
+    /// Its previous CPU.
+    pub prev: usize,
+    /// The target chosen so far (prev or the waker's CPU).
+    pub target: usize,
+    /// The waker is a per-CPU kthread running on `prev` (I/O completion).
+    pub waker_pcpu_kthread_on_prev: bool,
+    /// Scan depth for the target's LLC (`None` = unlimited); see
+    /// `wake::scan_depth`.
+    pub nr: Option<u32>,
+    /// SIS_UTIL made the LLC "overloaded" (`nr_idle_scan == 0`): no scan.
+    pub no_scan: bool,
+    /// Capacities differ across the machine (select_idle_capacity).
+    pub asym: bool,
+}
+
+/// Where the wakee goes and why.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SisResult {
+    /// The CPU.
+    pub cpu: usize,
+    /// The scan, if one ran.
+    pub scan: Option<ScanResult>,
+    /// The task's new `recent_used_cpu` (prev), when step 4 updated it.
+    pub recent_used_cpu: Option<usize>,
+}
+
+/// `select_idle_sibling` (§4.4).
+pub fn select_idle_sibling(i: &SisInput<'_>) -> SisResult {
+    let (sds, cpus, p) = (i.sds, i.cpus, i.task);
+    let done = |cpu, recent| SisResult { cpu, scan: None, recent_used_cpu: recent };
+    let fits = |c: usize| !i.asym || cpu_snap(cpus, c).is_some_and(|s| task_fits_cpu(p.util, s.cap()));
+    if idle(cpus, i.target) && fits(i.target) {
+        return done(i.target, None);
+    }
+    if i.prev != i.target && sds.cpus_share_cache(i.prev, i.target) && idle(cpus, i.prev) && fits(i.prev) {
+        return done(i.prev, None);
+    }
+    if i.waker_pcpu_kthread_on_prev && cpu_snap(cpus, i.prev).is_some_and(|s| s.nr_running <= 1) {
+        return done(i.prev, None);
+    }
+    let recent = p.recent_used_cpu;
+    let new_recent = Some(i.prev);
+    if let Some(r) = recent {
+        if r != i.prev && r != i.target && sds.cpus_share_cache(r, i.target) && idle(cpus, r) && p.allows(r) && fits(r) {
+            return done(r, new_recent);
+        }
+    }
+    if i.asym {
+        let span = sds.per_cpu(i.target).last().map_or(CpuMask::single(i.target), |d| d.span);
+        let mut best: Option<(u64, usize)> = None;
+        for c in span.intersection(&p.allowed).iter_wrap(i.target) {
+            if let Some(s) = cpu_snap(cpus, c).filter(|s| s.idle_for_wakeup()) {
+                if task_fits_cpu(p.util, s.cap()) {
+                    return done(c, new_recent);
+                }
+                if best.is_none_or(|(cap, _)| s.cap() > cap) {
+                    best = Some((s.cap(), c));
+                }
+            }
+        }
+        return done(best.map_or(i.target, |b| b.1), new_recent);
+    }
+    let Some(llc) = sds.sd_llc(i.target) else { return done(i.target, new_recent) };
+    let smt = sds.per_cpu(i.target).first().is_some_and(|d| d.level == crate::topology::Level::Smt);
+    let has_idle_core = smt && has_idle_cores(sds, cpus, &llc.span);
+    if smt && !has_idle_core && sds.cpus_share_cache(i.prev, i.target) {
+        let sib = smt_mask(sds, i.prev).intersection(&llc.span).intersection(&p.allowed);
+        if let Some(c) = sib.iter().find(|&c| c != i.prev && idle(cpus, c)) {
+            return done(c, new_recent);
+        }
+    }
+    if i.no_scan {
+        return done(i.target, new_recent);
+    }
+    let nr = if has_idle_core { None } else { i.nr };
+    let scan = select_idle_cpu(sds, cpus, &llc.span, &p.allowed, i.target, has_idle_core, nr);
+    SisResult { cpu: scan.cpu.unwrap_or(i.target), scan: Some(scan), recent_used_cpu: new_recent }
+}

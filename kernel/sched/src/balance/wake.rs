@@ -1,0 +1,262 @@
+//! Wakeup placement (reference §4.1–4.3, §4.7): `record_wakee`,
+//! `wake_wide`, `wake_affine` (WA_IDLE, WA_WEIGHT, WA_BIAS) and
+//! `select_task_rq_fair` for wakeups, with the wake-balance modes of
+//! `config::WakeBalance`.
+//!
+//! # Contract
+//!
+//! At `try_to_wake_up`, holding the wakee's `pi_lock` but no run-queue lock,
+//! the kernel calls `waker.record_wakee(..)` on the current task's
+//! [`WakeeState`], then [`select_task_rq_fair`] with snapshots, and enqueues
+//! the wakee on `WakeDecision::cpu` (locking that run-queue). It stores
+//! `recent_used_cpu` back into the task, adds `ttwu_*` schedstat counts from
+//! the decision ([`count_wakeup`]), and, with SIS_PROP, times the call and
+//! feeds `sis::sis_prop_account`. The chosen CPU is always allowed for the
+//! task when any allowed CPU is known; otherwise `prev` is returned.
+//!
+//! Fork and exec use `fork::sched_balance_find_dst_cpu`.
+
+use crate::cpumask::CpuMask;
+use crate::features::Feature;
+use crate::topology::{SchedDomain, SchedDomains, SD_WAKE_AFFINE};
+
+use super::config::{BalanceConfig, SisProp, WakeBalance};
+use super::domain_stats::DomainStats;
+use super::env::smt_mask;
+use super::sis::{select_idle_sibling, sis_prop_depth, LlcShared, SisInput, SisResult, WakeAvgIdle};
+use super::snapshot::{cpu_snap, CpuSnapshot, TaskSnapshot};
+
+/// A task's waker-side wakeup history (`wakee_flips`, `last_wakee`).
+///
+/// Invariant: `wakee_flips` only grows by 1 per wakeup and halves at most
+/// once per second.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WakeeState {
+    /// Recent switches of wakee, decayed.
+    pub wakee_flips: u32,
+    /// Jiffies of the last decay.
+    pub wakee_flip_decay_ts: u64,
+    /// The last task woken.
+    pub last_wakee: Option<u64>,
+}
+
+impl WakeeState {
+    /// `record_wakee`, run by the waker: halve the flips once a second has
+    /// passed, and count a flip when the wakee differs from the last one.
+    pub fn record_wakee(&mut self, wakee: u64, now_jiffies: u64, hz: u32) {
+        if now_jiffies > self.wakee_flip_decay_ts.saturating_add(hz as u64) {
+            self.wakee_flips >>= 1;
+            self.wakee_flip_decay_ts = now_jiffies;
+        }
+        if self.last_wakee != Some(wakee) {
+            self.last_wakee = Some(wakee);
+            self.wakee_flips = self.wakee_flips.saturating_add(1);
+        }
+    }
+}
+
+/// `wake_wide`: a 1:N waker/wakee pattern wider than the LLC.
+pub fn wake_wide(waker_flips: u32, wakee_flips: u32, llc_size: u32) -> bool {
+    let (master, slave) = (waker_flips.max(wakee_flips), waker_flips.min(wakee_flips));
+    let f = llc_size as u64;
+    slave as u64 >= f && master as u64 >= slave as u64 * f
+}
+
+/// `wake_affine_idle`: `Some(this)`/`Some(prev)` from idleness, or `None`.
+pub fn wake_affine_idle(sds: &SchedDomains, this: &CpuSnapshot, prev: &CpuSnapshot, sync: bool) -> Option<usize> {
+    if this.available_idle() && sds.cpus_share_cache(this.cpu, prev.cpu) {
+        return Some(if prev.available_idle() { prev.cpu } else { this.cpu });
+    }
+    if sync && this.nr_running.saturating_sub(this.nr_delayed) == 1 {
+        return Some(this.cpu);
+    }
+    if prev.available_idle() {
+        return Some(prev.cpu);
+    }
+    None
+}
+
+/// `wake_affine_weight`: `Some(this)` if this CPU's load with the wakee is
+/// below prev's without it (with the WA_BIAS margin). `curr_load` is the
+/// waker's `task_h_load` (used for sync wakeups).
+pub fn wake_affine_weight(sd: &SchedDomain, p: &TaskSnapshot, this: &CpuSnapshot, prev: &CpuSnapshot, curr_load: u64, sync: bool, bias: bool) -> Option<usize> {
+    let mut this_eff = this.load_avg as i128;
+    if sync {
+        if curr_load as i128 > this_eff {
+            return Some(this.cpu);
+        }
+        this_eff -= curr_load as i128;
+    }
+    let tl = p.load_avg as i128;
+    let (bt, bp) = if bias { (100i128, 100 + (sd.imbalance_pct as i128 - 100) / 2) } else { (1, 1) };
+    let this_eff = (this_eff + tl) * bt * prev.cap() as i128;
+    let mut prev_eff = (prev.load_avg as i128 - tl) * bp * this.cap() as i128;
+    if sync {
+        prev_eff += 1;
+    }
+    (this_eff < prev_eff).then_some(this.cpu)
+}
+
+/// `wake_affine`: `this` or `prev`.
+#[allow(clippy::too_many_arguments)]
+pub fn wake_affine(sds: &SchedDomains, sd: &SchedDomain, p: &TaskSnapshot, this: &CpuSnapshot, prev: &CpuSnapshot, curr_load: u64, sync: bool, cfg: &BalanceConfig) -> usize {
+    let f = cfg.features;
+    let mut t = if f.has(Feature::WaIdle) { wake_affine_idle(sds, this, prev, sync) } else { None };
+    if t.is_none() && f.has(Feature::WaWeight) {
+        t = wake_affine_weight(sd, p, this, prev, curr_load, sync, f.has(Feature::WaBias));
+    }
+    if t == Some(this.cpu) { this.cpu } else { prev.cpu }
+}
+
+/// How the CPU was chosen.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WakePath {
+    /// select_idle_sibling after wake_affine / on prev.
+    Fast,
+    /// WakeBalance::Off, or IdleOnly with no idle CPU near the waker.
+    Prev,
+    /// No allowed CPU known: prev unchanged.
+    Fallback,
+}
+
+/// A wakeup placement.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WakeDecision {
+    /// Where to enqueue the wakee.
+    pub cpu: usize,
+    /// How.
+    pub path: WakePath,
+    /// wake_affine chose the waker's CPU over prev.
+    pub affine: bool,
+    /// The idle-sibling search details.
+    pub sis: Option<SisResult>,
+}
+
+/// The inputs of a wakeup.
+#[derive(Clone, Copy, Debug)]
+pub struct WakeCtx<'a> {
+    /// Domains.
+    pub sds: &'a SchedDomains,
+    /// Snapshots.
+    pub cpus: &'a [CpuSnapshot],
+    /// The wakee (its `prev_cpu`, affinity, `wakee_flips`, recent CPU).
+    pub task: &'a TaskSnapshot,
+    /// The waking CPU.
+    pub this_cpu: usize,
+    /// The waker's `wakee_flips` (after `record_wakee`).
+    pub waker_flips: u32,
+    /// The waker's `task_h_load`.
+    pub waker_load: u64,
+    /// WF_SYNC and the waker is not exiting.
+    pub sync: bool,
+    /// The waker is a per-CPU kthread running on `prev`.
+    pub waker_pcpu_kthread: bool,
+    /// Per-LLC shared state, indexed by `sd_llc_id`.
+    pub llc: &'a [LlcShared],
+    /// Jiffies now (SIS_PROP aging).
+    pub now_jiffies: u64,
+    /// Configuration.
+    pub cfg: &'a BalanceConfig,
+}
+
+/// The scan depth for `target`'s LLC: SIS_UTIL's `nr_idle_scan + 1`
+/// (overriding SIS_PROP, as in 6.0–6.6 when both were on), else SIS_PROP's
+/// depth from the waking CPU, else unlimited. Returns `(nr, no_scan)`.
+pub fn scan_depth(ctx: &WakeCtx<'_>, target: usize, aged: &mut WakeAvgIdle) -> (Option<u32>, bool) {
+    let sds = ctx.sds;
+    let shared = ctx.llc.get(sds.sd_llc_id(target)).copied().unwrap_or(LlcShared::new(sds.sd_llc_size(target)));
+    if ctx.cfg.features.has(Feature::SisUtil) {
+        let nr = shared.nr_idle_scan.saturating_add(1);
+        return (Some(nr), nr == 1);
+    }
+    if ctx.cfg.sis_prop == SisProp::Off {
+        return (None, false);
+    }
+    let this_shared = ctx.llc.get(sds.sd_llc_id(ctx.this_cpu)).copied().unwrap_or(shared);
+    let avg_idle = cpu_snap(ctx.cpus, ctx.this_cpu).map_or(0, |s| s.avg_idle);
+    let nr = sis_prop_depth(ctx.cfg.sis_prop, avg_idle, aged, ctx.now_jiffies, sds.sd_llc_size(target), this_shared.avg_scan_cost);
+    (nr, false)
+}
+
+/// `select_task_rq_fair` for a wakeup. `aged` is the waking CPU's
+/// SIS_PROP `Aged` state.
+pub fn select_task_rq_fair(ctx: &WakeCtx<'_>, aged: &mut WakeAvgIdle) -> WakeDecision {
+    let (sds, p) = (ctx.sds, ctx.task);
+    let prev = p.prev_cpu;
+    let this = ctx.this_cpu;
+    let fallback = |cpu| WakeDecision { cpu, path: WakePath::Fallback, affine: false, sis: None };
+    let known = |c: usize| cpu_snap(ctx.cpus, c).is_some();
+    if !p.allows(prev) || !known(prev) {
+        // select_fallback_rq: the first allowed CPU we know of.
+        let c = ctx.cpus.iter().map(|s| s.cpu).find(|&c| p.allows(c)).unwrap_or(prev);
+        return fallback(c);
+    }
+    let at_prev = WakeDecision { cpu: prev, path: WakePath::Prev, affine: false, sis: None };
+    match ctx.cfg.wake_balance {
+        WakeBalance::Off => return at_prev,
+        WakeBalance::IdleOnly => {
+            let near_idle = smt_mask(sds, this).iter().any(|c| cpu_snap(ctx.cpus, c).is_some_and(|s| s.available_idle()));
+            if !near_idle {
+                return at_prev;
+            }
+        }
+        WakeBalance::Linux => {}
+    }
+    let want_affine = ctx.cfg.wake_affine
+        && p.allows(this)
+        && known(this)
+        && !wake_wide(ctx.waker_flips, p.wakee_flips, sds.sd_llc_size(this));
+    let mut target = prev;
+    let mut affine = false;
+    if want_affine {
+        if let Some(sd) = sds.per_cpu(this).iter().find(|sd| sd.flags & SD_WAKE_AFFINE != 0 && sd.span.contains(prev)) {
+            if this != prev {
+                if let (Some(t), Some(pv)) = (cpu_snap(ctx.cpus, this), cpu_snap(ctx.cpus, prev)) {
+                    target = wake_affine(sds, sd, p, t, pv, ctx.waker_load, ctx.sync, ctx.cfg);
+                    affine = target == this;
+                }
+            }
+        }
+    }
+    let (nr, no_scan) = scan_depth(ctx, target, aged);
+    let asym = {
+        let mut caps = ctx.cpus.iter().map(|s| s.capacity_orig);
+        let first = caps.next();
+        caps.any(|c| Some(c) != first)
+    };
+    let sis = select_idle_sibling(&SisInput {
+        sds,
+        cpus: ctx.cpus,
+        task: p,
+        prev,
+        target,
+        waker_pcpu_kthread_on_prev: ctx.waker_pcpu_kthread && this == prev,
+        nr,
+        no_scan,
+        asym,
+    });
+    let cpu = if p.allows(sis.cpu) { sis.cpu } else { target };
+    WakeDecision { cpu, path: WakePath::Fast, affine, sis: Some(sis) }
+}
+
+/// Adds a wakeup to the waking CPU's schedstat counters: `ttwu_wake_remote`
+/// in the lowest domain of `this_cpu` spanning `prev` when they differ, and
+/// `ttwu_move_affine` there when wake_affine moved the task.
+/// `stats[i]` belongs to `sds.per_cpu(this_cpu)[i]`.
+pub fn count_wakeup(sds: &SchedDomains, this_cpu: usize, prev: usize, d: &WakeDecision, stats: &mut [DomainStats]) {
+    if this_cpu == prev {
+        return;
+    }
+    let idx = sds.per_cpu(this_cpu).iter().position(|sd| sd.span.contains(prev));
+    if let Some(s) = idx.and_then(|i| stats.get_mut(i)) {
+        s.ttwu_wake_remote += 1;
+        if d.affine {
+            s.ttwu_move_affine += 1;
+        }
+    }
+}
+
+/// CPUs that share the LLC with `cpu` (its `sd_llc` span, or `{cpu}`).
+pub fn llc_span(sds: &SchedDomains, cpu: usize) -> CpuMask {
+    sds.sd_llc(cpu).map_or(CpuMask::single(cpu), |d| d.span)
+}

@@ -1,0 +1,283 @@
+//! Wakeup and fork placement, SIS scan depth, NOHZ kicks.
+
+use sched::balance::config::{BalanceConfig, SisProp, WakeBalance};
+use sched::balance::fork::select_task_rq_fork;
+use sched::balance::nohz::*;
+use sched::balance::sis::*;
+use sched::balance::wake::*;
+use sched::balance::{CpuSnapshot, TaskSnapshot};
+use sched::features::Feature;
+use sched::topology::{CpuTopology, SchedDomains, SD_BALANCE_FORK};
+
+/// `llcs` LLCs of `cores` cores × `threads` threads, one package/node.
+fn topo(llcs: u32, cores: u32, threads: u32) -> SchedDomains {
+    let n = llcs * cores * threads;
+    let cpus: Vec<CpuTopology> = (0..n)
+        .map(|i| CpuTopology { cpu: i as usize, apic_id: i, smt_id: i % threads, core_id: i / threads, pkg_id: 0, llc_id: i / (cores * threads), node: 0 })
+        .collect();
+    SchedDomains::build(&cpus, None).unwrap()
+}
+
+fn ctx<'a>(sds: &'a SchedDomains, cpus: &'a [CpuSnapshot], task: &'a TaskSnapshot, this: usize, llc: &'a [LlcShared], cfg: &'a BalanceConfig) -> WakeCtx<'a> {
+    WakeCtx { sds, cpus, task, this_cpu: this, waker_flips: 1, waker_load: 1024, sync: true, waker_pcpu_kthread: false, llc, now_jiffies: 100, cfg }
+}
+
+fn llc_full(n: usize) -> Vec<LlcShared> {
+    vec![LlcShared::new(n as u32); n]
+}
+
+#[test]
+fn pipe_partner_wakes_affine_into_the_wakers_llc() {
+    // Two LLCs of 4 CPUs. The waker runs alone on CPU 0 (LLC 0); the wakee
+    // last ran on CPU 5 (LLC 1), which is now busy with a hog. CPU 1 is idle.
+    let sds = topo(2, 4, 1);
+    let mut cpus: Vec<CpuSnapshot> = (0..8).map(|c| CpuSnapshot::hogs(c, 1)).collect();
+    cpus[1] = CpuSnapshot::idle(1);
+    cpus[5].set_hogs(2);
+    let p = TaskSnapshot { load_avg: 300, util: 300, ..TaskSnapshot::hog(7, 5) };
+    let cfg = BalanceConfig::default();
+    let llc = llc_full(8);
+    let d = select_task_rq_fair(&ctx(&sds, &cpus, &p, 0, &llc, &cfg), &mut WakeAvgIdle::default());
+    assert!(d.affine, "sync wakeup with one task on the waker's CPU is affine");
+    assert_eq!(d.cpu, 1, "then the idle sibling in the waker's LLC");
+    // Without wake_affine the wakee stays in its own LLC.
+    let off = BalanceConfig { wake_affine: false, ..cfg };
+    let d = select_task_rq_fair(&ctx(&sds, &cpus, &p, 0, &llc, &off), &mut WakeAvgIdle::default());
+    assert!(!d.affine);
+    assert!((4..8).contains(&d.cpu), "{d:?}");
+    // A wide 1:N waker (flips ≥ LLC size, and ≥ size × the wakee's) is not affine.
+    let wp = TaskSnapshot { wakee_flips: 8, ..p };
+    let wide = WakeCtx { waker_flips: 64, ..ctx(&sds, &cpus, &wp, 0, &llc, &cfg) };
+    assert!(!select_task_rq_fair(&wide, &mut WakeAvgIdle::default()).affine);
+}
+
+#[test]
+fn wake_affine_weight_and_bias() {
+    let sds = topo(1, 4, 1);
+    let sd = &sds.per_cpu(0)[0];
+    let p = TaskSnapshot { load_avg: 100, ..TaskSnapshot::hog(1, 1) };
+    let this = CpuSnapshot { load_avg: 1000, ..CpuSnapshot::hogs(0, 1) };
+    let prev = CpuSnapshot { load_avg: 1300, ..CpuSnapshot::hogs(1, 1) };
+    // this+p = 1100 vs prev-p = 1200: affine with or without the bias.
+    assert_eq!(wake_affine_weight(sd, &p, &this, &prev, 0, false, false), Some(0));
+    // this+p = 1100 vs prev-p = 1050: only WA_BIAS (prev ×108 at MC) admits
+    // it (the reference's formula; its prose says the opposite direction).
+    let prev = CpuSnapshot { load_avg: 1150, ..prev };
+    assert_eq!(wake_affine_weight(sd, &p, &this, &prev, 0, false, false), None);
+    assert_eq!(wake_affine_weight(sd, &p, &this, &prev, 0, false, true), Some(0));
+    // 1100·100 vs 1000·108: not even with the bias.
+    let prev = CpuSnapshot { load_avg: 1100, ..prev };
+    assert_eq!(wake_affine_weight(sd, &p, &this, &prev, 0, false, true), None);
+    // Sync: the waker's own load is discounted; a waker heavier than its CPU's load → this.
+    assert_eq!(wake_affine_weight(sd, &p, &this, &prev, 2000, true, true), Some(0));
+}
+
+#[test]
+fn select_idle_sibling_finds_an_idle_cpu_and_prefers_idle_cores() {
+    let sds = topo(1, 4, 2); // 8 CPUs, SMT pairs (0,1) (2,3) (4,5) (6,7)
+    let mut cpus: Vec<CpuSnapshot> = (0..8).map(|c| CpuSnapshot::hogs(c, 1)).collect();
+    cpus[3] = CpuSnapshot::idle(3); // idle thread on a busy core
+    cpus[6] = CpuSnapshot::idle(6);
+    cpus[7] = CpuSnapshot::idle(7); // a fully idle core
+    let p = TaskSnapshot::hog(1, 0);
+    let input = SisInput { sds: &sds, cpus: &cpus, task: &p, prev: 0, target: 0, waker_pcpu_kthread_on_prev: false, nr: None, no_scan: false, asym: false };
+    let r = select_idle_sibling(&input);
+    assert!(r.cpu == 6 || r.cpu == 7, "whole idle core first: {r:?}");
+    // No idle core: an idle SMT sibling of prev, then any idle CPU.
+    let mut cpus = cpus.clone();
+    cpus[6].set_hogs(1);
+    let r = select_idle_sibling(&SisInput { cpus: &cpus, prev: 2, ..input });
+    assert_eq!(r.cpu, 3, "prev's idle sibling");
+    let r = select_idle_sibling(&SisInput { cpus: &cpus, ..input });
+    assert!(r.cpu == 3 || r.cpu == 7, "{r:?}");
+    // recent_used_cpu: idle, in the LLC, allowed → taken; prev becomes recent.
+    let q = TaskSnapshot { recent_used_cpu: Some(7), ..p };
+    let r = select_idle_sibling(&SisInput { task: &q, ..input });
+    assert_eq!((r.cpu, r.recent_used_cpu), (7, Some(0)));
+    // Affinity is respected.
+    let pinned = TaskSnapshot { allowed: [0usize, 1, 2].into_iter().collect(), ..p };
+    assert_eq!(select_idle_sibling(&SisInput { cpus: &cpus, task: &pinned, ..input }).cpu, 0);
+}
+
+#[test]
+fn sis_util_scan_depth_shrinks_as_llc_util_grows() {
+    let depths: Vec<u32> = [0u64, 256, 512, 700, 875, 1024].iter().map(|&u| update_idle_cpu_scan(u * 16, 16, 117)).collect();
+    assert_eq!(depths[0], 16);
+    assert!(depths.windows(2).all(|w| w[0] >= w[1]), "{depths:?}");
+    assert_eq!(depths[2], 10, "about 2/3 of the LLC at 50%");
+    assert_eq!(depths[4], 0, "no scan from ~85%");
+    // The wake path honours depth 0: no scan, target kept.
+    let sds = topo(1, 8, 1);
+    let mut cpus: Vec<CpuSnapshot> = (0..8).map(|c| CpuSnapshot::hogs(c, 1)).collect();
+    cpus[5] = CpuSnapshot::idle(5);
+    let p = TaskSnapshot::hog(1, 0);
+    let cfg = BalanceConfig::default();
+    let mut llc = llc_full(8);
+    llc[0].nr_idle_scan = 0;
+    let d = select_task_rq_fair(&ctx(&sds, &cpus, &p, 0, &llc, &cfg), &mut WakeAvgIdle::default());
+    assert_eq!(d.cpu, 0);
+    llc[0].nr_idle_scan = 8;
+    let d = select_task_rq_fair(&ctx(&sds, &cpus, &p, 0, &llc, &cfg), &mut WakeAvgIdle::default());
+    assert_eq!(d.cpu, 5);
+    // Depth 2 scans CPUs 1 and 2 only (nr = 3: "!--nr" stops at the third).
+    llc[0].nr_idle_scan = 2;
+    let d = select_task_rq_fair(&ctx(&sds, &cpus, &p, 0, &llc, &cfg), &mut WakeAvgIdle::default());
+    assert_eq!(d.cpu, 0);
+    let s = d.sis.unwrap().scan.unwrap();
+    assert_eq!((s.scanned, s.truncated), (2, true));
+}
+
+#[test]
+fn sis_prop_depth_per_variant() {
+    let mut aged = WakeAvgIdle::default();
+    // Legacy: span 16 × (1 ms / 512) / (cost 1000+1) → 31.
+    assert_eq!(sis_prop_depth(SisProp::Legacy, 1_000_000, &mut aged, 0, 16, 1000), Some(31));
+    assert_eq!(sis_prop_depth(SisProp::Legacy, 100_000, &mut aged, 0, 16, 1000), Some(4), "min 4");
+    // SuccessWeighted: no span scaling, 1 ms / 1001 ns.
+    assert_eq!(sis_prop_depth(SisProp::SuccessWeighted, 1_000_000, &mut aged, 0, 16, 1000), Some(999));
+    assert_eq!(sis_prop_depth(SisProp::Off, 1_000_000, &mut aged, 0, 16, 1000), None);
+    // Aged: half of avg_idle at wakeup, halved per jiffy since.
+    aged.on_idle_wakeup(1_000_000, 10);
+    assert_eq!(sis_prop_depth(SisProp::Aged, 0, &mut aged, 10, 16, 1000), Some(7992));
+    assert_eq!(sis_prop_depth(SisProp::Aged, 0, &mut aged, 12, 16, 1000), Some(1998));
+    assert_eq!(aged.wake_avg_idle, 125_000);
+    // Accounting differences on the same scan (8 µs, 8 CPUs, found, not truncated).
+    let mut l = LlcShared::new(16);
+    sis_prop_account(SisProp::Legacy, &mut l, &mut aged, 8000, 8, true, false);
+    assert_eq!(l.avg_scan_cost, 1000);
+    let mut l = LlcShared::new(16);
+    sis_prop_account(SisProp::PerCpuCost, &mut l, &mut aged, 8000, 8, true, false);
+    assert_eq!(l.avg_scan_cost, 125);
+    let mut l = LlcShared::new(16);
+    sis_prop_account(SisProp::SuccessWeighted, &mut l, &mut aged, 8000, 8, true, false);
+    assert_eq!(l.avg_scan_cost, 250);
+    let mut l = LlcShared::new(16);
+    sis_prop_account(SisProp::Legacy, &mut l, &mut aged, 8000, 3, false, true);
+    assert_eq!(l.avg_scan_cost, 0, "legacy ignores truncated scans");
+    sis_prop_account(SisProp::PerCpuCost, &mut l, &mut aged, 8000, 4, false, true);
+    assert_eq!(l.avg_scan_cost, 250, "per-CPU cost counts them");
+    // The wake path uses SIS_PROP when SIS_UTIL is off.
+    let sds = topo(1, 8, 1);
+    let cpus: Vec<CpuSnapshot> = (0..8).map(|c| CpuSnapshot { avg_idle: 100_000, ..CpuSnapshot::hogs(c, 1) }).collect();
+    let mut cfg = BalanceConfig { sis_prop: SisProp::Legacy, ..BalanceConfig::default() };
+    cfg.features.set(Feature::SisUtil, false);
+    let p = TaskSnapshot::hog(1, 0);
+    let mut llc = llc_full(8);
+    llc[0].avg_scan_cost = 1000;
+    let d = select_task_rq_fair(&ctx(&sds, &cpus, &p, 0, &llc, &cfg), &mut WakeAvgIdle::default());
+    assert_eq!(d.sis.unwrap().scan.unwrap().scanned, 3, "nr = 4 examines 3");
+}
+
+#[test]
+fn wake_balance_modes() {
+    let sds = topo(1, 4, 2);
+    let mut cpus: Vec<CpuSnapshot> = (0..8).map(|c| CpuSnapshot::hogs(c, 1)).collect();
+    cpus[6] = CpuSnapshot::idle(6);
+    cpus[7] = CpuSnapshot::idle(7);
+    let p = TaskSnapshot::hog(1, 2);
+    let llc = llc_full(8);
+    let linux = BalanceConfig::default();
+    let d = select_task_rq_fair(&ctx(&sds, &cpus, &p, 0, &llc, &linux), &mut WakeAvgIdle::default());
+    assert!(d.cpu == 6 || d.cpu == 7, "Linux moves the wakee to the idle core: {d:?}");
+    let idle_only = BalanceConfig { wake_balance: WakeBalance::IdleOnly, ..linux };
+    let d = select_task_rq_fair(&ctx(&sds, &cpus, &p, 0, &llc, &idle_only), &mut WakeAvgIdle::default());
+    assert_eq!((d.cpu, d.path), (2, WakePath::Prev), "waker's core busy: stay on prev");
+    let d = select_task_rq_fair(&ctx(&sds, &cpus, &p, 6, &llc, &idle_only), &mut WakeAvgIdle::default());
+    assert!(d.cpu == 6 || d.cpu == 7, "waker's sibling idle: balance as Linux: {d:?}");
+    let off = BalanceConfig { wake_balance: WakeBalance::Off, ..linux };
+    let d = select_task_rq_fair(&ctx(&sds, &cpus, &p, 6, &llc, &off), &mut WakeAvgIdle::default());
+    assert_eq!(d.cpu, 2, "off: always prev");
+    // prev no longer allowed: the first allowed CPU.
+    let moved = TaskSnapshot { allowed: [4usize, 5].into_iter().collect(), ..p };
+    assert_eq!(select_task_rq_fair(&ctx(&sds, &cpus, &moved, 0, &llc, &off), &mut WakeAvgIdle::default()).cpu, 4);
+}
+
+#[test]
+fn record_wakee_counts_flips_and_decays() {
+    let mut w = WakeeState::default();
+    for i in 0..10 {
+        w.record_wakee(i % 2, 5, 250);
+    }
+    assert_eq!(w.wakee_flips, 10);
+    w.record_wakee(1, 5, 250);
+    assert_eq!(w.wakee_flips, 10, "same wakee again: no flip");
+    w.record_wakee(0, 300, 250);
+    assert_eq!(w.wakee_flips, 6, "halved after a second, then one flip");
+    assert!(wake_wide(16, 2, 2));
+    assert!(!wake_wide(16, 1, 2));
+    assert!(!wake_wide(3, 2, 2));
+}
+
+#[test]
+fn forks_spread_over_idle_cpus_and_cores() {
+    for (sds, want_cores) in [(topo(1, 8, 1), 8usize), (topo(1, 4, 2), 4)] {
+        let n = sds.online().weight() as usize;
+        let mut cpus: Vec<CpuSnapshot> = (0..n).map(CpuSnapshot::idle).collect();
+        cpus[0].set_hogs(1); // the parent
+        let threads = n / want_cores;
+        let mut placed = Vec::new();
+        for id in 0..(want_cores as u64 - 1) {
+            let p = TaskSnapshot::hog(id + 10, 0);
+            let c = select_task_rq_fork(&sds, &p, 0, SD_BALANCE_FORK, &cpus);
+            let k = cpus[c].nr_running + 1;
+            cpus[c].set_hogs(k);
+            placed.push(c);
+        }
+        let mut cores: Vec<usize> = placed.iter().map(|c| c / threads).collect();
+        cores.push(0);
+        cores.sort();
+        cores.dedup();
+        assert_eq!(cores.len(), want_cores, "children {placed:?} on distinct cores");
+    }
+}
+
+#[test]
+fn nohz_kicks() {
+    let sds = topo(1, 4, 1);
+    let hz = 250;
+    let mut n = NohzState::default();
+    let mut cpus: Vec<CpuSnapshot> = (0..4).map(CpuSnapshot::idle).collect();
+    cpus[0].set_hogs(2);
+    // Nobody idle with a stopped tick: no kick.
+    assert_eq!(nohz_balancer_kick(&n, &sds, &cpus, &cpus[0], 10), 0);
+    for c in 1..4 {
+        n.enter_idle(c, 10, hz);
+    }
+    n.needs_update = false;
+    // Two tasks on a busy CPU, balance due: BALANCE|STATS to the first idle CPU.
+    let f = nohz_balancer_kick(&n, &sds, &cpus, &cpus[0], 10);
+    assert_eq!(f, NOHZ_BALANCE_KICK | NOHZ_STATS_KICK);
+    let all = sched::cpumask::CpuMask::first_n(4);
+    assert_eq!(n.find_new_ilb(0, &all, &cpus), Some(1));
+    assert_eq!(n.find_new_ilb(1, &all, &cpus), Some(2), "never itself");
+    assert_eq!(n.ilb_order(2).collect::<Vec<_>>(), vec![3, 1, 2]);
+    // One task, symmetric LLC with only this CPU busy: no balance kick.
+    cpus[0].set_hogs(1);
+    assert_eq!(nohz_balancer_kick(&n, &sds, &cpus, &cpus[0], 10), 0);
+    // A second busy CPU in the LLC (tick running): kick.
+    n.exit_idle(3);
+    cpus[3].set_hogs(1);
+    assert_eq!(nohz_balancer_kick(&n, &sds, &cpus, &cpus[0], 10), NOHZ_BALANCE_KICK | NOHZ_STATS_KICK);
+    // Not yet due: only the blocked-load refresh once it is stale.
+    n.next_balance = 1000;
+    assert_eq!(nohz_balancer_kick(&n, &sds, &cpus, &cpus[0], 10), 0);
+    assert_eq!(nohz_balancer_kick(&n, &sds, &cpus, &cpus[0], 30), NOHZ_STATS_KICK);
+    // Reduced capacity with a fair task: kick.
+    n.next_balance = 0;
+    n.exit_idle(3);
+    n.enter_idle(3, 10, hz);
+    n.needs_update = false;
+    cpus[3] = CpuSnapshot::idle(3);
+    cpus[0].capacity = 600;
+    assert_eq!(nohz_balancer_kick(&n, &sds, &cpus, &cpus[0], 10), NOHZ_BALANCE_KICK | NOHZ_STATS_KICK);
+    // An idle CPU never kicks; needs_update adds NEXT.
+    assert_eq!(nohz_balancer_kick(&n, &sds, &cpus, &cpus[1], 10), 0);
+    n.needs_update = true;
+    cpus[0].capacity = 1024;
+    assert_eq!(nohz_balancer_kick(&n, &sds, &cpus, &cpus[0], 10), NOHZ_NEXT_KICK);
+    // Newidle refresh: long avg_idle and stale blocked load.
+    assert_eq!(nohz_newidle_balance(&n, 1_000_000, 100), NOHZ_NEWILB_KICK);
+    assert_eq!(nohz_newidle_balance(&n, 100_000, 100), 0);
+    n.after_idle_balance(100, hz, true, 200);
+    assert_eq!(nohz_newidle_balance(&n, 1_000_000, 101), 0);
+}
