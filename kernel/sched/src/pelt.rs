@@ -120,6 +120,11 @@ impl SchedAvg {
     /// by `load_factor`) when a period boundary was crossed. Returns whether
     /// the averages were refreshed. A clock that went backwards only resets
     /// the update time.
+    ///
+    /// The common no-op (less than 1024 ns since the last update, e.g. the
+    /// second update of the same object at the same clock) is inlined into
+    /// the caller; the accumulation itself is out of line.
+    #[inline]
     pub fn update(&mut self, now: Nanos, input: PeltInput, load_factor: u64) -> bool {
         if now < self.last_update_time {
             self.last_update_time = now;
@@ -129,6 +134,12 @@ impl SchedAvg {
         if units == 0 {
             return false;
         }
+        self.accumulate(units, input, load_factor)
+    }
+
+    /// The body of [`SchedAvg::update`] for `units >= 1` elapsed units.
+    #[inline(never)]
+    fn accumulate(&mut self, units: u64, input: PeltInput, load_factor: u64) -> bool {
         self.last_update_time += units << 10;
         let (runnable, running) = if input.load == 0 { (0, false) } else { (input.runnable, input.running) };
 
@@ -155,7 +166,13 @@ impl SchedAvg {
 
     /// Recompute the load average from its sum (e.g. after a weight change).
     pub fn refresh_load_avg(&mut self, load_factor: u64) {
-        self.load_avg = saturate_u64(load_factor as u128 * self.load_sum as u128 / self.divider() as u128);
+        // The same quotient as in u128 whenever the product fits in u64
+        // (always for an entity: load_sum <= LOAD_AVG_MAX < 2^16, factor
+        // <= 2^20), without the 128-bit division routine.
+        self.load_avg = match load_factor.checked_mul(self.load_sum) {
+            Some(p) => p / self.divider(),
+            None => saturate_u64(load_factor as u128 * self.load_sum as u128 / self.divider() as u128),
+        };
     }
 
     /// Recompute the averages from the sums.
@@ -295,6 +312,7 @@ impl PeltClock {
     }
 
     /// The PELT time to feed [`SchedAvg::update`].
+    #[inline]
     pub fn now(&self) -> Nanos {
         self.clock_pelt - self.lost_idle_time.min(self.clock_pelt)
     }

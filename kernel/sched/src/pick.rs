@@ -61,13 +61,24 @@ impl FairRq {
     /// (Linux `update_curr`): runtime, vruntime, deadline; request a
     /// reschedule when its request is used up or its protection ran out and
     /// someone else is queued.
+    ///
+    /// The common no-op (nothing running, or already charged at this clock:
+    /// every operation after the first in a batch) is inlined into the
+    /// caller; the charge itself is out of line.
+    #[inline]
     pub fn update_curr(&mut self) {
         let Some(c) = self.curr else { return };
-        let now = self.clock;
-        let se = self.se(c);
-        if now <= se.exec_start {
+        if self.clock <= self.se(c).exec_start {
             return;
         }
+        self.charge_curr(c);
+    }
+
+    /// The body of [`FairRq::update_curr`]: `clock > exec_start` of `c`.
+    #[inline(never)]
+    fn charge_curr(&mut self, c: u32) {
+        let now = self.clock;
+        let se = self.se(c);
         let delta = now - se.exec_start;
         let dv = self.vdelta(delta, c);
         let se = self.se_mut(c);
@@ -182,6 +193,9 @@ impl FairRq {
     /// and, if it is still queued, put it back in the tree.
     pub fn put_prev(&mut self) {
         let Some(c) = self.curr else { return };
+        // update_entity_pelt also brings the queue's PELT to now, so the
+        // queue needs no second update after curr is cleared (it would
+        // accrue nothing at the same clock).
         if self.se(c).on_rq {
             self.update_curr();
             self.update_entity_pelt(c);
@@ -191,7 +205,6 @@ impl FairRq {
             self.update_entity_pelt(c);
             self.curr = None;
         }
-        self.update_rq_pelt();
     }
 
     /// Make a queued entity the running one (Linux `set_next_entity`): take
@@ -237,9 +250,14 @@ impl FairRq {
     pub fn schedule(&mut self) -> Option<EntityId> {
         let next = self.pick_next();
         match next {
-            Some(id) => {
-                // cannot fail: pick_next returns a queued entity
-                let _ = self.set_curr(id);
+            Some(EntityId(i)) => {
+                // set_curr without its checks: pick_next returns a live,
+                // queued, not delayed entity
+                if self.curr != Some(i) {
+                    self.put_prev();
+                    self.set_next(i);
+                }
+                self.need_resched = false;
             }
             None => {
                 self.put_prev();
