@@ -391,3 +391,32 @@ fn pinned_tasks_never_leave_their_cpu() {
     let pinned_backoff = sim.st[1][mc_index(&sim.sds, 1)].balance_interval_ms;
     assert!(pinned_backoff > sim.sds.per_cpu(1)[0].min_interval_ms, "all-pinned backs off");
 }
+
+#[test]
+fn overloaded_by_runnable_alone() {
+    // Two waiting-heavy tasks on one CPU: util 500 (low) but runnable 2048.
+    let sds = topo(2, 1);
+    let mut cpus = hogs(&[0, 0]);
+    cpus[0] = CpuSnapshot { nr_running: 2, h_nr_runnable: 2, idle: false, load_avg: 2048, runnable_avg: 2048, util_avg: 500, ..CpuSnapshot::idle(0) };
+    let s = update_sd_lb_stats(&LbEnv::new(&sds, 1, 0, IdleType::Idle), &cpus);
+    assert_eq!(s.busiest.unwrap().group_type, GroupType::Overloaded);
+}
+
+#[test]
+fn should_we_balance_picks_one_cpu_per_group() {
+    use sched::balance::interval::should_we_balance;
+    let sds = topo(4, 2);
+    let mc = mc_index(&sds, 0);
+    let who = |cpus: &[CpuSnapshot]| -> Vec<usize> {
+        (0..2).filter(|&c| should_we_balance(&LbEnv::new(&sds, c, mc, IdleType::Idle), cpus)).collect()
+    };
+    // Core 0 = CPUs 0, 1. Both busy: the group's balance CPU (0).
+    assert_eq!(who(&hogs(&[1, 1, 0, 0, 0, 0, 0, 0])), vec![0]);
+    // CPU 1 idle on a busy core: the first idle SMT CPU balances.
+    assert_eq!(who(&hogs(&[1, 0, 0, 0, 0, 0, 0, 0])), vec![1]);
+    // Whole core idle: its first CPU.
+    assert_eq!(who(&hogs(&[0, 0, 1, 0, 0, 0, 0, 0])), vec![0]);
+    // Newidle: any CPU with nothing queued.
+    let cpus = hogs(&[0, 0, 1, 0, 0, 0, 0, 0]);
+    assert!(should_we_balance(&LbEnv::new(&sds, 1, mc, IdleType::NewlyIdle), &cpus));
+}

@@ -5,6 +5,7 @@ use sched::balance::fork::select_task_rq_fork;
 use sched::balance::nohz::*;
 use sched::balance::sis::*;
 use sched::balance::wake::*;
+
 use sched::balance::{CpuSnapshot, TaskSnapshot};
 use sched::features::Feature;
 use sched::topology::{CpuTopology, SchedDomains, SD_BALANCE_FORK};
@@ -49,6 +50,20 @@ fn pipe_partner_wakes_affine_into_the_wakers_llc() {
     let wp = TaskSnapshot { wakee_flips: 8, ..p };
     let wide = WakeCtx { waker_flips: 64, ..ctx(&sds, &cpus, &wp, 0, &llc, &cfg) };
     assert!(!select_task_rq_fair(&wide, &mut WakeAvgIdle::default()).affine);
+}
+
+#[test]
+fn wake_affine_idle_rules() {
+    let sds = topo(2, 2, 1);
+    let busy = |c| CpuSnapshot::hogs(c, 1);
+    // Sync wakeup from a CPU running only the waker: this.
+    assert_eq!(wake_affine_idle(&sds, &busy(0), &busy(2), true), Some(0));
+    assert_eq!(wake_affine_idle(&sds, &busy(0), &busy(2), false), None);
+    // Idle prev: prev; idle this sharing the cache with a busy prev: this.
+    assert_eq!(wake_affine_idle(&sds, &busy(0), &CpuSnapshot::idle(2), false), Some(2));
+    assert_eq!(wake_affine_idle(&sds, &CpuSnapshot::idle(0), &busy(1), false), Some(0));
+    // Idle this in another LLC than a busy prev: no opinion.
+    assert_eq!(wake_affine_idle(&sds, &CpuSnapshot::idle(0), &busy(2), false), None);
 }
 
 #[test]

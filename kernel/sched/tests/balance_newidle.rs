@@ -1,0 +1,152 @@
+//! avg_idle clamp variants and the newidle decision flow.
+
+use sched::balance::avg_idle::{AvgIdle, AvgIdleClamp};
+use sched::balance::newidle::*;
+use sched::topology::{CpuTopology, SchedDomains};
+
+/// Folds `samples` and returns the average after each.
+fn run(clamp: AvgIdleClamp, ceiling: u32, samples: &[u64]) -> Vec<u64> {
+    let mut a = AvgIdle::new();
+    a.avg_idle = 200_000;
+    samples
+        .iter()
+        .map(|&s| {
+            a.fold(s, clamp, ceiling);
+            a.avg_idle
+        })
+        .collect()
+}
+
+#[test]
+fn three_clamps_differ_on_the_same_idle_periods() {
+    // 200 µs average, then one 3 ms idle period, then a 50 µs one.
+    let s = [3_000_000, 50_000];
+    assert_eq!(run(AvgIdleClamp::Snap, 200, &s), vec![1_000_000, 881_250], "snap: to the ceiling");
+    assert_eq!(run(AvgIdleClamp::Avg, 200, &s), vec![550_000, 487_500], "avg: (3000-200)/8 added");
+    assert_eq!(run(AvgIdleClamp::Delta, 200, &s), vec![300_000, 268_750], "delta: sample clamped to 1 ms first");
+    // A huge sample: avg and snap both end at the ceiling, delta moves 1/8.
+    let big = [100_000_000];
+    assert_eq!(run(AvgIdleClamp::Avg, 200, &big), vec![1_000_000]);
+    assert_eq!(run(AvgIdleClamp::Snap, 200, &big), vec![1_000_000]);
+    assert_eq!(run(AvgIdleClamp::Delta, 200, &big), vec![300_000]);
+    // The 1.5× ceiling.
+    assert_eq!(run(AvgIdleClamp::Avg, 150, &big), vec![750_000]);
+    assert_eq!(run(AvgIdleClamp::Delta, 150, &big), vec![268_750]);
+}
+
+/// Producer/consumer-like idle: nine 50 µs idle periods then one 5 ms one,
+/// repeated; newidle tried when the gate passes (lowest domain's
+/// max_newidle_lb_cost = 300 µs, overloaded root domain).
+fn attempts(clamp: AvgIdleClamp, ceiling: u32) -> u32 {
+    let mut a = AvgIdle::new();
+    let sd = NewidleDomainState { max_newidle_lb_cost: 300_000, ..Default::default() };
+    let mut n = 0;
+    let mut now = 1_000_000u64;
+    for i in 0..1000 {
+        a.enter_newidle(now);
+        if newidle_gate(&a, Some(&sd), true, false, true).is_ok() {
+            n += 1;
+        }
+        now += if i % 10 == 9 { 5_000_000 } else { 50_000 };
+        a.end_idle(now, clamp, ceiling);
+    }
+    n
+}
+
+#[test]
+fn delta_tries_newidle_less_often_than_snap() {
+    let (snap, avg, delta) = (attempts(AvgIdleClamp::Snap, 200), attempts(AvgIdleClamp::Avg, 200), attempts(AvgIdleClamp::Delta, 200));
+    assert!(delta < snap / 4, "delta {delta} vs snap {snap}");
+    assert!(delta <= avg && avg <= snap, "snap {snap} ≥ avg {avg} ≥ delta {delta}");
+    assert!(attempts(AvgIdleClamp::Snap, 150) < snap, "a lower ceiling tries less");
+}
+
+#[test]
+fn gate_reasons() {
+    let a = AvgIdle::new();
+    let sd = NewidleDomainState { max_newidle_lb_cost: 2_000_000, ..Default::default() };
+    assert_eq!(newidle_gate(&a, Some(&sd), true, false, true), Err(NewidleSkip::AvgIdleTooShort));
+    assert_eq!(newidle_gate(&a, Some(&Default::default()), false, false, true), Err(NewidleSkip::NotOverloaded));
+    assert_eq!(newidle_gate(&a, None, true, false, true), Err(NewidleSkip::NoDomain));
+    assert_eq!(newidle_gate(&a, Some(&sd), true, true, true), Err(NewidleSkip::TtwuPending));
+    assert_eq!(newidle_gate(&a, Some(&Default::default()), true, false, true), Ok(()));
+}
+
+fn two_level() -> SchedDomains {
+    let cpus: Vec<CpuTopology> = (0..8u32)
+        .map(|i| CpuTopology { cpu: i as usize, apic_id: i, smt_id: i % 2, core_id: i / 2, pkg_id: 0, llc_id: 0, node: 0 })
+        .collect();
+    SchedDomains::build(&cpus, None).unwrap()
+}
+
+#[test]
+fn walk_stops_when_the_next_domain_costs_more_than_the_idle_time_left() {
+    let sds = two_level();
+    let chain = sds.per_cpu(0);
+    assert_eq!(chain.len(), 2);
+    let mut st = [NewidleDomainState { max_newidle_lb_cost: 100_000, ..Default::default() }, NewidleDomainState { max_newidle_lb_cost: 300_000, ..Default::default() }];
+    let mut cpu = NewidleCounters::default();
+    let mut w = NewidleWalk::new(350_000);
+    assert_eq!(w.step(&chain[0], &mut st[0], false, 0), NewidleStep::Balance { weight: 1 });
+    assert!(w.record(&mut st[0], 80_000, 0, 1, 10, true, &mut cpu), "nothing pulled: go on");
+    // 80 µs spent + 300 µs > 350 µs: stop.
+    assert_eq!(w.step(&chain[1], &mut st[1], false, 0), NewidleStep::Stop);
+    assert_eq!((cpu.attempts, cpu.successes, cpu.time_ns), (1, 0, 80_000));
+    // A pull ends the walk and raises max_idle_balance_cost.
+    let mut w = NewidleWalk::new(10_000_000);
+    w.step(&chain[0], &mut st[0], false, 0);
+    assert!(!w.record(&mut st[0], 900_000, 1, 1, 20, true, &mut cpu));
+    assert_eq!(st[0].max_newidle_lb_cost, 900_000);
+    let mut a = AvgIdle::new();
+    w.finish(&mut a);
+    assert_eq!(a.max_idle_balance_cost, 900_000);
+    assert_eq!(cpu.tasks_pulled, 1);
+}
+
+#[test]
+fn max_newidle_lb_cost_decays_after_a_quiet_second() {
+    let mut st = NewidleDomainState { max_newidle_lb_cost: 256_000, last_decay_max_lb_cost: 0, ..Default::default() };
+    assert!(!st.update_newidle_cost(0, 0, 1_000_000_000), "not before a full second");
+    assert!(st.update_newidle_cost(0, 0, 1_000_000_001));
+    assert_eq!(st.max_newidle_lb_cost, 253_000);
+    assert!(!st.update_newidle_cost(0, 0, 1_500_000_000), "at most once a second");
+    // ~59 s half-life.
+    let mut t = 1_000_000_001u64;
+    for _ in 0..58 {
+        t += 1_000_000_001;
+        st.update_newidle_cost(0, 0, t);
+    }
+    assert!((120_000..135_000).contains(&st.max_newidle_lb_cost), "{}", st.max_newidle_lb_cost);
+    // Periodic decay recomputes max_idle_balance_cost, floored at 0.5 ms.
+    let mut a = AvgIdle::new();
+    a.max_idle_balance_cost = 5_000_000;
+    let mut sts = [st];
+    decay_newidle_costs(sts.iter_mut(), &mut a, t + 2_000_000_000);
+    assert_eq!(a.max_idle_balance_cost, 500_000);
+}
+
+#[test]
+fn ni_random_runs_in_proportion_to_success() {
+    let sds = two_level();
+    let sd = &sds.per_cpu(0)[0];
+    let mut st = NewidleDomainState::default();
+    assert_eq!(st.newidle_ratio, 512);
+    let mut w = NewidleWalk::new(u64::MAX);
+    // Ratio 512: dice ≤ 513 runs, with success weight round(1024/513) = 2.
+    assert_eq!(w.step(sd, &mut st, true, 513), NewidleStep::Balance { weight: 2 });
+    assert_eq!(w.step(sd, &mut st, true, 514), NewidleStep::Skip);
+    // Always failing: the ratio falls toward 0 and almost every call skips.
+    let mut st = NewidleDomainState::default();
+    let mut cpu = NewidleCounters::default();
+    let mut runs = 0;
+    for i in 0..20_000u32 {
+        let dice = i.wrapping_mul(2_654_435_761) >> 22;
+        if let NewidleStep::Balance { weight } = w.step(sd, &mut st, true, dice) {
+            runs += 1;
+            w.record(&mut st, 1000, 0, weight, 0, true, &mut cpu);
+        }
+    }
+    assert!(st.newidle_ratio < 8, "ratio {}", st.newidle_ratio);
+    assert!(runs < 5_000, "{runs} of 20000");
+    assert!(st.counters.random_skips > 15_000);
+}
