@@ -65,7 +65,10 @@ fn task(v: &[u64; 9], allowed: u64, prev: usize) -> TaskSnapshot {
     }
 }
 
-fn arb_case() -> impl Strategy<Value = (u32, u32, u32, Vec<[u64; 9]>, [u64; 9], u64, usize, u64)> {
+/// (llcs, cores, threads, per-CPU values, task values, affinity bits, dst, misc).
+type Case = (u32, u32, u32, Vec<[u64; 9]>, [u64; 9], u64, usize, u64);
+
+fn arb_case() -> impl Strategy<Value = Case> {
     (1u32..=2, 1u32..=4, 1u32..=2).prop_flat_map(|(l, c, t)| {
         let n = (l * c * t) as usize;
         (Just(l), Just(c), Just(t), proptest::collection::vec(any::<[u64; 9]>(), n), any::<[u64; 9]>(), any::<u64>(), 0..n, any::<u64>())
