@@ -4,7 +4,7 @@
 //! ```sh
 //! cargo build --release -p fairway-sched --example hotpath
 //! B=target/x86_64-unknown-linux-gnu/release/examples/hotpath
-//! for s in pipe pipe3 yield tick; do
+//! for s in pipe pipe-nice5 pipe3 yield tick; do
 //!     valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.$s $B $s
 //!     callgrind_annotate --inclusive=yes /tmp/cg.$s | grep 'hotpath::op_'
 //! done
@@ -25,6 +25,8 @@
 //!   `schedule()`), 2 µs of running per half round trip. Depending on
 //!   eligibility the sleep could be delayed (DELAY_DEQUEUE) and the wakeup
 //!   then requeue in place, exactly as in the kernel (the count is printed).
+//! - `pipe-nice5`: the same at nice 5 (weight 335: `calc_delta_fair`
+//!   divides instead of taking the nice-0 shortcut).
 //! - `pipe3`: the same beside a third, always-runnable entity, which the
 //!   pick chooses when the waker blocks (its sleep is then delayed); it
 //!   runs 2 µs and the partner is switched in with `set_curr`.
@@ -78,7 +80,11 @@ fn new_rq() -> FairRq {
 }
 
 fn spawn(rq: &mut FairRq) -> EntityId {
-    let id = rq.fork(Nice::ZERO, Policy::Normal).unwrap();
+    spawn_nice(rq, 0)
+}
+
+fn spawn_nice(rq: &mut FairRq, nice: i32) -> EntityId {
+    let id = rq.fork(Nice::clamped(nice), Policy::Normal).unwrap();
     rq.enqueue(id, EnqueueFlags::INITIAL).unwrap();
     id
 }
@@ -105,10 +111,10 @@ fn digest(rq: &FairRq, ids: &[EntityId], h: &mut u64) {
     }
 }
 
-fn pipe(h: &mut u64) -> (u64, u64) {
+fn pipe(h: &mut u64, nice: i32) -> (u64, u64) {
     let mut rq = new_rq();
-    let a = spawn(&mut rq);
-    let b = spawn(&mut rq);
+    let a = spawn_nice(&mut rq, nice);
+    let b = spawn_nice(&mut rq, nice);
     let mut now = 1_000;
     rq.update_clock(now);
     let mut run = rq.schedule().unwrap();
@@ -210,8 +216,12 @@ fn main() {
     let mut h = 0xcbf29ce484222325u64;
     println!("iterations per scenario: {ITERS}");
     if all || which == "pipe" {
-        let p = pipe(&mut h);
+        let p = pipe(&mut h, 0);
         println!("pipe:  {} preempting wakeups, {} delayed sleeps", p.0, p.1);
+    }
+    if all || which == "pipe-nice5" {
+        let p = pipe(&mut h, 5);
+        println!("pipe-nice5: {} preempting wakeups, {} delayed sleeps", p.0, p.1);
     }
     if all || which == "pipe3" {
         let p3 = pipe3(&mut h);

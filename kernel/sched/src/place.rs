@@ -17,6 +17,7 @@ use crate::weight::{clamp_i64, LoadWeight, Nice};
 impl FairRq {
     /// The bound of a stored lag for entity `i`, in its virtual ns:
     /// `calc_delta_fair(max(2·slice, TICK_NSEC))`.
+    #[inline]
     pub(crate) fn lag_limit(&self, i: u32) -> i64 {
         let span = self.se(i).slice.saturating_mul(2).max(self.tun.tick_nsec());
         clamp_i64(self.vdelta(span, i) as i128)
