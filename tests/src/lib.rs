@@ -26,6 +26,7 @@ pub mod exit;
 pub mod log;
 pub mod scenarios;
 pub mod topology;
+pub mod workloads;
 
 pub use exit::{Outcome, QemuExit};
 pub use log::{

@@ -1,0 +1,678 @@
+//! Checks of the scheduler workloads (`workload=NAME,...`, kernel/src/workloads/) that the
+//! scenarios in [`crate::scenarios::all`] boot. Every expected value is computed from the
+//! scenario's inputs (its `-smp`, its `workload=` parameters, Linux's weight table, the base-slice
+//! formula), never taken from the kernel's own output.
+
+use std::collections::BTreeSet;
+
+use crate::log::{format_cpulist, Log, Record};
+use crate::scenarios::CheckResult;
+
+fn ensure(cond: bool, msg: impl FnOnce() -> String) -> CheckResult {
+    if cond {
+        Ok(())
+    } else {
+        Err(msg())
+    }
+}
+
+/// Linux's `sched_prio_to_weight[]` (kernel/sched/core.c), index `nice + 20`.
+pub const PRIO_TO_WEIGHT: [u64; 40] = [
+    /* -20 */ 88761, 71755, 56483, 46273, 36291, //
+    /* -15 */ 29154, 23254, 18705, 14949, 11916, //
+    /* -10 */ 9548, 7620, 6100, 4904, 3906, //
+    /*  -5 */ 3121, 2501, 1991, 1586, 1277, //
+    /*   0 */ 1024, 820, 655, 526, 423, //
+    /*   5 */ 335, 272, 215, 172, 137, //
+    /*  10 */ 110, 87, 70, 56, 45, //
+    /*  15 */ 36, 29, 23, 18, 15,
+];
+
+/// The load weight of a nice value (Linux's table), `None` outside -20..=19.
+pub fn nice_weight(nice: i64) -> Option<u64> {
+    if (-20..=19).contains(&nice) {
+        Some(PRIO_TO_WEIGHT[(nice + 20) as usize])
+    } else {
+        None
+    }
+}
+
+/// Linux's default `sysctl_sched_base_slice` (0.70 ms in v6.19) scaled like
+/// `update_sysctl()` with `SCHED_TUNABLESCALING_LOG`: `1 + ilog2(min(ncpus, 8))`.
+pub fn base_slice_ns(cpus: u32) -> u64 {
+    let n = cpus.clamp(1, 8);
+    700_000 * (1 + n.ilog2() as u64)
+}
+
+/// A signed decimal field (`nice=-5`).
+fn int(r: &Record, key: &str) -> Result<i64, String> {
+    let v = r.field(key)?;
+    v.parse()
+        .map_err(|_| format!("`{r}`: field `{key}={v}` is not an integer"))
+}
+
+fn num_is(r: &Record, key: &str, want: u64) -> CheckResult {
+    let v = r.num(key)?;
+    ensure(v == want, || format!("`{r}`: expected {key}={want}"))
+}
+
+fn cpus_are(r: &Record, key: &str, want: &[u32]) -> CheckResult {
+    let got = r.cpus(key)?;
+    ensure(got == want, || {
+        format!("`{r}`: expected {key}={}", format_cpulist(want))
+    })
+}
+
+/// The `@fw taskstat` records of the threads called `name`.
+pub fn taskstats<'a>(log: &'a Log, name: &str) -> Vec<&'a Record> {
+    log.records("taskstat")
+        .filter(|r| r.get("name") == Some(name))
+        .collect()
+}
+
+/// The one `@fw taskstat` of the thread called `name`.
+fn one_taskstat<'a>(log: &'a Log, name: &str) -> Result<&'a Record, String> {
+    match taskstats(log, name).as_slice() {
+        [r] => Ok(r),
+        v => Err(format!(
+            "expected one `@fw taskstat ... name={name}`, found {}",
+            v.len()
+        )),
+    }
+}
+
+/// What every workload scenario shares: the scheduler ran with its invariant checks on
+/// (`sched_debug=1`), on `cpus` CPUs, the workload `name` started on all of them, and (when
+/// `finished`) it reported `ok=1` and printed one `@fw schedstat` per CPU.
+pub fn workload_ran(log: &Log, name: &str, cpus: u32, finished: bool) -> CheckResult {
+    let line = log
+        .lines_starting_with("scheduler: ")
+        .next()
+        .ok_or("no `scheduler: ` line")?;
+    ensure(line.contains("invariant checks on"), || {
+        format!("`{line}`: expected the invariant checks on (sched_debug=1)")
+    })?;
+    let w = log.one("workload")?;
+    ensure(w.get("name") == Some(name), || {
+        format!("`{w}`: expected name={name}")
+    })?;
+    num_is(w, "cpus", cpus as u64)?;
+    if !finished {
+        return Ok(());
+    }
+    let d = log.one("workload_done")?;
+    ensure(
+        d.get("name") == Some(name) && d.get("ok") == Some("1"),
+        || format!("`{d}`: expected name={name} ok=1"),
+    )?;
+    let seen: Vec<u64> = log
+        .records("schedstat")
+        .map(|r| r.num("cpu"))
+        .collect::<Result<_, _>>()?;
+    let want: Vec<u64> = (0..cpus as u64).collect();
+    ensure(seen == want, || {
+        format!("expected one `@fw schedstat` for each of CPUs 0..{cpus} in order, got {seen:?}")
+    })
+}
+
+/// The `@fw schedstat` of one CPU.
+fn schedstat(log: &Log, cpu: u32) -> Result<&Record, String> {
+    log.records("schedstat")
+        .find(|r| r.num("cpu").ok() == Some(cpu as u64))
+        .ok_or_else(|| format!("no `@fw schedstat cpu={cpu}`"))
+}
+
+// ---------------------------------------------------------------------------------------------
+// shares
+
+/// The nice values `workload=shares` gives its three hogs, and their names.
+pub const SHARES_NICE: [(i64, &str); 3] = [(0, "hog0"), (5, "hog+5"), (-5, "hog-5")];
+
+/// Largest distance, in percentage points, between a hog's runtime share and its weight share.
+pub const SHARE_TOLERANCE_PP: f64 = 2.0;
+
+/// `workload=shares,cpu=CPU` on `SMP` CPUs: three `@fw share` lines, one per nice value, each
+/// with Linux's weight for its nice, `cpu=` and `ran_on=` the pinned CPU, and a runtime share
+/// within [`SHARE_TOLERANCE_PP`] of the weight share; the pinned CPU's `rq_cpu_time` covers
+/// their runtime.
+pub fn check_shares<const SMP: u32, const CPU: u32>(log: &Log) -> CheckResult {
+    workload_ran(log, "shares", SMP, true)?;
+    shares(log, CPU)
+}
+
+fn shares(log: &Log, cpu: u32) -> CheckResult {
+    let recs: Vec<&Record> = log.records("share").collect();
+    ensure(recs.len() == SHARES_NICE.len(), || {
+        format!(
+            "expected {} `@fw share` lines, got {}",
+            SHARES_NICE.len(),
+            recs.len()
+        )
+    })?;
+    let mut nices = BTreeSet::new();
+    let mut rows = Vec::new();
+    for r in &recs {
+        let nice = int(r, "nice")?;
+        let (_, name) = SHARES_NICE
+            .iter()
+            .find(|(n, _)| *n == nice)
+            .ok_or_else(|| format!("`{r}`: nice={nice} is not one the workload uses"))?;
+        ensure(nices.insert(nice), || format!("`{r}`: nice={nice} twice"))?;
+        ensure(r.get("task") == Some(name), || {
+            format!("`{r}`: expected task={name}")
+        })?;
+        let weight = nice_weight(nice).expect("the workload's nice values are in range");
+        num_is(r, "weight", weight)?;
+        num_is(r, "cpu", cpu as u64)?;
+        cpus_are(r, "ran_on", &[cpu])?;
+        rows.push((*r, weight, r.num("runtime_ns")?));
+    }
+    let total_w: u64 = rows.iter().map(|x| x.1).sum();
+    let total_rt: u64 = rows.iter().map(|x| x.2).sum();
+    ensure(total_rt > 0, || "the three hogs ran for 0 ns".into())?;
+    for (r, w, rt) in &rows {
+        let want = 100.0 * *w as f64 / total_w as f64;
+        let got = 100.0 * *rt as f64 / total_rt as f64;
+        ensure((got - want).abs() <= SHARE_TOLERANCE_PP, || {
+            format!(
+                "`{r}`: runtime share {got:.2}% is more than {SHARE_TOLERANCE_PP} points from \
+                 the weight share {want:.2}% ({w} of {total_w})"
+            )
+        })?;
+    }
+    let s = schedstat(log, cpu)?;
+    ensure(s.num("rq_cpu_time")? >= total_rt, || {
+        format!("`{s}`: rq_cpu_time is less than the hogs' runtime {total_rt} on that CPU")
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// storm
+
+/// `workload=storm,threads=THREADS` on `SMP` CPUs: every thread spawned and finished, no
+/// semaphore hand-off or pipe byte lost, both sides slept once per round, and every thread was
+/// woken at least once.
+pub fn check_storm<const SMP: u32, const THREADS: u64>(log: &Log) -> CheckResult {
+    workload_ran(log, "storm", SMP, true)?;
+    let r = log.one("storm")?;
+    num_is(r, "threads", THREADS)?;
+    num_is(r, "spawned", THREADS)?;
+    num_is(r, "finished", THREADS)?;
+    let rounds = r.num("rounds")?;
+    ensure(rounds > 0, || format!("`{r}`: no round completed"))?;
+    // Each round both sides sleep once and up the other's semaphore once.
+    num_is(r, "sleeps", 2 * rounds)?;
+    num_is(r, "sem_ups", 2 * rounds)?;
+    num_is(r, "sem_downs", 2 * rounds)?;
+    // Each round side a sends 8 bytes ("go") and side b 8 (the reply); then each pair's last
+    // message is side a's 8-byte "stop".
+    let bytes = 16 * rounds + 8 * (THREADS / 2);
+    num_is(r, "pipe_sent", bytes)?;
+    num_is(r, "pipe_received", bytes)?;
+    for name in ["storma", "stormb"] {
+        let ts = taskstats(log, name);
+        ensure(ts.len() as u64 == THREADS / 2, || {
+            format!(
+                "expected {} `@fw taskstat ... name={name}`, found {}",
+                THREADS / 2,
+                ts.len()
+            )
+        })?;
+        for t in ts {
+            ensure(t.num("nr_wakeups")? > 0, || {
+                format!("`{t}`: a storm thread that was never woken")
+            })?;
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// latency
+
+/// `workload=latency,cpu=CPU,hogs=2,samples=300` on `SMP` CPUs: all 300 samples, percentiles in
+/// order, p99 below two base slices (the slice computed from `SMP`), and the sleeper, pinned to
+/// `CPU`, woken at least once per sample.
+pub fn check_latency<const SMP: u32, const CPU: u32>(log: &Log) -> CheckResult {
+    const HOGS: u64 = 2;
+    const SAMPLES: u64 = 300;
+    workload_ran(log, "latency", SMP, true)?;
+    let r = log.one("latency")?;
+    num_is(r, "cpu", CPU as u64)?;
+    num_is(r, "hogs", HOGS)?;
+    num_is(r, "samples", SAMPLES)?;
+    let slice = base_slice_ns(SMP);
+    num_is(r, "slice_ns", slice)?;
+    let p = ["p50_ns", "p90_ns", "p99_ns", "max_ns"]
+        .iter()
+        .map(|k| r.num(k))
+        .collect::<Result<Vec<_>, _>>()?;
+    ensure(p.windows(2).all(|w| w[0] <= w[1]), || {
+        format!("`{r}`: percentiles out of order")
+    })?;
+    ensure(p[2] < 2 * slice, || {
+        format!(
+            "`{r}`: p99 wakeup latency {} ns is not below two base slices ({} ns)",
+            p[2],
+            2 * slice
+        )
+    })?;
+    let s = one_taskstat(log, "sleeper")?;
+    cpus_are(s, "cpus", &[CPU])?;
+    ensure(s.num("nr_wakeups")? >= SAMPLES, || {
+        format!("`{s}`: expected nr_wakeups >= {SAMPLES} (one per sleep)")
+    })?;
+    ensure(taskstats(log, "hog").len() as u64 == HOGS, || {
+        format!("expected {HOGS} `@fw taskstat ... name=hog`")
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// affinity
+
+/// `workload=affinity` on `SMP` CPUs: one pinned thread per CPU that ran only there; the mover,
+/// pinned to CPU 0 and then moved to the last CPU, ended allowed only there, ran on CPU 0 and
+/// the last CPU only (on the last one for sure), and was on the last CPU after the move.
+pub fn check_affinity<const SMP: u32>(log: &Log) -> CheckResult {
+    workload_ran(log, "affinity", SMP, true)?;
+    let last = SMP - 1;
+    let mut pinned_cpus = Vec::new();
+    let mut movers = 0;
+    for r in log.records("affinity") {
+        match r.field("task")? {
+            "pinned" => {
+                let allowed = r.cpus("allowed")?;
+                ensure(allowed.len() == 1, || {
+                    format!("`{r}`: a pinned thread must allow a single CPU")
+                })?;
+                cpus_are(r, "ran_on", &allowed)?;
+                pinned_cpus.push(allowed[0]);
+            }
+            "mover" => {
+                movers += 1;
+                cpus_are(r, "allowed", &[last])?;
+                let ran = r.cpus("ran_on")?;
+                ensure(
+                    ran.contains(&last) && ran.iter().all(|&c| c == 0 || c == last),
+                    || format!("`{r}`: expected ran_on= within {{0, {last}}} and holding {last}"),
+                )?;
+            }
+            other => return Err(format!("`{r}`: unknown task={other}")),
+        }
+    }
+    pinned_cpus.sort_unstable();
+    let want: Vec<u32> = (0..SMP).collect();
+    ensure(pinned_cpus == want, || {
+        format!("expected one pinned thread on each of CPUs 0..{SMP}, got {pinned_cpus:?}")
+    })?;
+    ensure(movers == 1, || format!("expected one mover, got {movers}"))?;
+    let m = log.one("affinity_move")?;
+    num_is(m, "from", 0)?;
+    num_is(m, "to", last as u64)?;
+    num_is(m, "now_on", last as u64)
+}
+
+// ---------------------------------------------------------------------------------------------
+// pipe
+
+/// Round trips of the pipe scenarios (`workload=pipe,rounds=...`).
+pub const PIPE_ROUNDS: u64 = 100_000;
+
+/// Lower bound on each pipe thread's wakeups, as a fraction of the round trips. A read blocks
+/// (and costs one wakeup) unless the answer is already there when the reader looks: on one CPU
+/// that needs the reader preempted between its write and its read (a tick at most once a
+/// millisecond, or the partner it just woke preempting it); across CPUs, the partner answering
+/// before the reader reaches its read. The scenarios run in instruction time (`icount`), where
+/// this is rare: at least 99 797 of 100 000 per thread at -smp 1/2/8, same and cross. (In wall
+/// time under TCG the host decides: 55-99 % with a busy host, as a stalled vCPU thread lets the
+/// partner answer first; hence `icount`.)
+pub const PIPE_MIN_WAKEUPS_PERCENT: u64 = 99;
+
+/// `workload=pipe,rounds=100000,mode=same|cross` on `SMP` CPUs (`CROSS`: `mode=cross`): the
+/// threads on CPU 0 (and CPU 1 for cross), each having run only there; each thread woken at most
+/// once per round trip (only the partner's one write per round can wake it; writes never block)
+/// and in most of them ([`PIPE_MIN_WAKEUPS_PERCENT`]); every wakeup WF_SYNC (the pipe writes say
+/// so), local for `same` and remote for `cross`. On one CPU every round trip needs a switch away
+/// from each thread, so each thread switched at least `rounds - 1` times.
+pub fn check_pipe<const SMP: u32, const CROSS: bool>(log: &Log) -> CheckResult {
+    workload_ran(log, "pipe", SMP, true)?;
+    let r = log.one("pipe")?;
+    let (mode, b_cpu) = if CROSS { ("cross", 1) } else { ("same", 0) };
+    ensure(r.get("mode") == Some(mode), || {
+        format!("`{r}`: expected mode={mode}")
+    })?;
+    num_is(r, "rounds", PIPE_ROUNDS)?;
+    num_is(r, "a_cpu", 0)?;
+    num_is(r, "b_cpu", b_cpu)?;
+    ensure(r.num("a_cpu")? != r.num("b_cpu")? || !CROSS, || {
+        format!("`{r}`: cross mode on one CPU")
+    })?;
+    ensure(r.num("total_ns")? > 0, || format!("`{r}`: total_ns=0"))?;
+    num_is(r, "ns_per_round_trip", r.num("total_ns")? / PIPE_ROUNDS)?;
+    for (name, cpu) in [("pipe-a", 0u32), ("pipe-b", b_cpu as u32)] {
+        let t = one_taskstat(log, name)?;
+        cpus_are(t, "cpus", &[cpu])?;
+        num_is(t, "nr_migrations", 0)?;
+        let w = t.num("nr_wakeups")?;
+        let min = PIPE_ROUNDS * PIPE_MIN_WAKEUPS_PERCENT / 100;
+        ensure((min..=PIPE_ROUNDS).contains(&w), || {
+            format!("`{t}`: expected nr_wakeups from {min} to {PIPE_ROUNDS}")
+        })?;
+        num_is(t, "nr_wakeups_sync", w)?;
+        let (local, remote) = if CROSS { (0, w) } else { (w, 0) };
+        num_is(t, "nr_wakeups_local", local)?;
+        num_is(t, "nr_wakeups_remote", remote)?;
+        if !CROSS {
+            ensure(t.num("nr_switches")? >= PIPE_ROUNDS - 1, || {
+                format!(
+                    "`{t}`: on one CPU each round trip switches away from each thread: expected \
+                     nr_switches >= {}",
+                    PIPE_ROUNDS - 1
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// stack overflow
+
+/// `workload=overflow` on `SMP` CPUs: the guard page names the thread (`@fw stack_overflow` and
+/// the `STACK OVERFLOW in thread deep-recursion` line), and the fault is a #PF at that address.
+pub fn check_overflow<const SMP: u32>(log: &Log) -> CheckResult {
+    workload_ran(log, "overflow", SMP, false)?;
+    let s = log.one("stack_overflow")?;
+    ensure(s.get("task") == Some("deep-recursion"), || {
+        format!("`{s}`: expected task=deep-recursion")
+    })?;
+    ensure(s.num("cpu")? < SMP as u64, || format!("`{s}`: no such CPU"))?;
+    s.num("id")?;
+    let addr = s.num("addr")?;
+    ensure(addr != 0, || format!("`{s}`: addr=0"))?;
+    ensure(
+        log.lines_starting_with("STACK OVERFLOW in thread deep-recursion ")
+            .count()
+            == 1,
+        || "expected one `STACK OVERFLOW in thread deep-recursion ` line".into(),
+    )?;
+    let f = log.one("fault")?;
+    num_is(f, "vector", 14)?;
+    ensure(f.get("name") == Some("#PF"), || {
+        format!("`{f}`: expected name=#PF")
+    })?;
+    num_is(f, "cr2", addr)?;
+    num_is(f, "cpu", s.num("cpu")?)
+}
+
+// ---------------------------------------------------------------------------------------------
+// sched_features
+
+/// The `sched_features=` of the `sched-features` scenario and what it must turn off.
+pub const FEATURES_SET: &str = "NO_DELAY_DEQUEUE,NO_RUN_TO_PARITY";
+/// The malformed `sched_features=` of the `sched-features-bogus` scenario.
+pub const FEATURES_BOGUS: &str = "BOGUS";
+
+fn feature_tokens(log: &Log) -> Result<(String, Vec<String>), String> {
+    let r = log.one("sched_features")?;
+    let msg = r.field("msg")?.to_string();
+    let toks = msg.split_whitespace().map(str::to_string).collect();
+    Ok((format!("{r}"), toks))
+}
+
+fn has_token(toks: &[String], t: &str) -> bool {
+    toks.iter().any(|x| x == t)
+}
+
+/// `sched_features=NO_DELAY_DEQUEUE,NO_RUN_TO_PARITY`: both are printed off, PLACE_LAG still on,
+/// no `cmdline: ` complaint, and the workload ran.
+pub fn check_features(log: &Log) -> CheckResult {
+    workload_ran(log, "shares", 2, true)?;
+    let (line, toks) = feature_tokens(log)?;
+    for t in FEATURES_SET.split(',') {
+        ensure(has_token(&toks, t), || format!("`{line}`: expected {t}"))?;
+        let on = t.trim_start_matches("NO_");
+        ensure(!has_token(&toks, on), || {
+            format!("`{line}`: {on} is still on")
+        })?;
+    }
+    ensure(has_token(&toks, "PLACE_LAG"), || {
+        format!("`{line}`: expected PLACE_LAG (a default) still on")
+    })?;
+    let complaints: Vec<&str> = log.lines_starting_with("cmdline: ").collect();
+    ensure(complaints.is_empty(), || {
+        format!("expected no `cmdline: ` line, got {complaints:#?}")
+    })
+}
+
+/// `sched_features=BOGUS`: one `cmdline: ` line naming BOGUS, the default features (DELAY_DEQUEUE
+/// on), and the boot and workload carry on.
+pub fn check_features_bogus(log: &Log) -> CheckResult {
+    workload_ran(log, "shares", 2, true)?;
+    let complaints: Vec<&str> = log.lines_starting_with("cmdline: ").collect();
+    ensure(
+        complaints.len() == 1 && crate::scenarios::names_word(complaints[0], FEATURES_BOGUS),
+        || format!("expected one `cmdline: ` line naming {FEATURES_BOGUS}, got {complaints:#?}"),
+    )?;
+    let (line, toks) = feature_tokens(log)?;
+    for t in ["DELAY_DEQUEUE", "RUN_TO_PARITY", "PLACE_LAG"] {
+        ensure(has_token(&toks, t), || {
+            format!("`{line}`: expected the default {t} on")
+        })?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// What a correct kernel prints, for the unit tests.
+
+#[cfg(test)]
+pub(crate) mod synthetic {
+    use super::*;
+
+    /// The `workload=` parameters of an `-append` string.
+    fn params(append: &str) -> (String, Vec<(String, String)>) {
+        let w = append
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("workload="))
+            .expect("a workload scenario");
+        let mut it = w.split(',');
+        let name = it.next().unwrap().to_string();
+        let kv = it
+            .map(|p| {
+                let (k, v) = p.split_once('=').unwrap();
+                (k.to_string(), v.to_string())
+            })
+            .collect();
+        (name, kv)
+    }
+
+    fn get<'a>(kv: &'a [(String, String)], k: &str, default: &'a str) -> &'a str {
+        kv.iter()
+            .find(|(x, _)| x == k)
+            .map_or(default, |(_, v)| v.as_str())
+    }
+
+    fn taskstat(id: u32, name: &str, nice: i64, wakeups: u64, switches: u64, cpus: &str) -> String {
+        format!(
+            "@fw taskstat id={id} name={name} nice={nice} sum_exec_runtime=1000 wait_sum=10 \
+             wait_max=5 nr_switches={switches} nr_migrations=0 nr_wakeups={wakeups} \
+             nr_wakeups_local={wakeups} nr_wakeups_remote=0 nr_wakeups_sync=0 cpus={cpus}\n"
+        )
+    }
+
+    /// The scheduler and workload part of a correct log, from the `sched` stage to the exit line.
+    pub(crate) fn workload(append: &str, cpus: u32) -> String {
+        let (name, kv) = params(append);
+        let mut feats = vec![
+            "PLACE_LAG",
+            "RUN_TO_PARITY",
+            "NO_NEXT_BUDDY",
+            "DELAY_DEQUEUE",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>();
+        let mut out = String::from("@fw stage name=sched\n");
+        if let Some(f) = append
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix("sched_features="))
+        {
+            for t in f.split(',') {
+                let base = t.trim_start_matches("NO_");
+                match feats
+                    .iter_mut()
+                    .find(|x| x.trim_start_matches("NO_") == base)
+                {
+                    Some(x) => *x = t.to_string(),
+                    None => {
+                        out += &format!(
+                            "cmdline: sched_features: unknown feature \"{t}\"; keeping the \
+                             features as they were\n"
+                        )
+                    }
+                }
+            }
+        }
+        out += &format!("@fw sched_features msg={}\n", feats.join(" "));
+        let slice = base_slice_ns(cpus);
+        out += &format!(
+            "scheduler: EEVDF, base slice {} us, tick 1000 Hz, invariant checks on\n",
+            slice / 1000
+        );
+        out += "@fw stage name=workload\n";
+        out += &format!("@fw workload name={name} cpus={cpus}\n");
+        match name.as_str() {
+            "shares" => {
+                let cpu: u32 = get(&kv, "cpu", "1").parse().unwrap();
+                for (id, (nice, task)) in (2..).zip(SHARES_NICE) {
+                    let w = nice_weight(nice).unwrap();
+                    out += &taskstat(id, task, nice, 0, 100, &cpu.to_string());
+                    out += &format!(
+                        "@fw share task={task} cpu={cpu} nice={nice} weight={w} \
+                         runtime_ns={} ran_on={cpu}\n",
+                        w * 100_000
+                    );
+                }
+            }
+            "storm" => {
+                let threads: u64 = get(&kv, "threads", "64").parse().unwrap();
+                let rounds = 1000;
+                for i in 0..threads {
+                    let side = if i % 2 == 0 { "storma" } else { "stormb" };
+                    let cpu = (i % cpus as u64).to_string();
+                    out += &taskstat(i as u32 + 2, side, 0, 10 + i, 20 + i, &cpu);
+                }
+                let bytes = 16 * rounds + 8 * (threads / 2);
+                out += &format!(
+                    "@fw storm threads={threads} spawned={threads} finished={threads} \
+                     rounds={rounds} sleeps={} sem_downs={} sem_ups={} pipe_sent={bytes} \
+                     pipe_received={bytes}\n",
+                    2 * rounds,
+                    2 * rounds,
+                    2 * rounds
+                );
+            }
+            "latency" => {
+                let cpu: u32 = get(&kv, "cpu", "1").parse().unwrap();
+                let samples: u64 = get(&kv, "samples", "300").parse().unwrap();
+                out += &taskstat(4, "sleeper", 0, samples, samples + 1, &cpu.to_string());
+                out += &taskstat(2, "hog", 0, 0, 300, &cpu.to_string());
+                out += &taskstat(3, "hog", 0, 0, 300, &cpu.to_string());
+                out += &format!(
+                    "@fw latency cpu={cpu} hogs=2 samples={samples} p50_ns=100000 \
+                     p90_ns=200000 p99_ns={} max_ns={} slice_ns={slice}\n",
+                    slice,
+                    2 * slice
+                );
+            }
+            "affinity" => {
+                let last = cpus - 1;
+                for c in 0..cpus {
+                    out += &format!(
+                        "@fw affinity task=pinned id={} allowed={c} ran_on={c}\n",
+                        c + 2
+                    );
+                }
+                out += &format!(
+                    "@fw affinity task=mover id={} allowed={last} ran_on={}\n",
+                    cpus + 2,
+                    format_cpulist(&[0, last])
+                );
+                out += &format!("@fw affinity_move from=0 to={last} now_on={last}\n");
+            }
+            "pipe" => {
+                let rounds: u64 = get(&kv, "rounds", "100000").parse().unwrap();
+                let mode = get(&kv, "mode", "same");
+                let b = if mode == "cross" { 1 } else { 0 };
+                let total = rounds * 17_000;
+                out += &format!(
+                    "@fw pipe mode={mode} rounds={rounds} a_cpu=0 b_cpu={b} total_ns={total} \
+                     ns_per_round_trip={}\n",
+                    total / rounds
+                );
+                for (id, name, cpu, w) in [
+                    (3, "pipe-a", 0, rounds - 500),
+                    (2, "pipe-b", b, rounds - 700),
+                ] {
+                    let (l, r) = if mode == "cross" { (0, w) } else { (w, 0) };
+                    out += &format!(
+                        "@fw taskstat id={id} name={name} nice=0 sum_exec_runtime=1000 \
+                         wait_sum=10 wait_max=5 nr_switches={} nr_migrations=0 nr_wakeups={w} \
+                         nr_wakeups_local={l} nr_wakeups_remote={r} nr_wakeups_sync={w} \
+                         cpus={cpu}\n",
+                        rounds + 2
+                    );
+                }
+            }
+            "overflow" => {
+                out += "STACK OVERFLOW in thread deep-recursion (id 2): it ran into its guard \
+                        page at 0x8230ec8\n";
+                out += "@fw stack_overflow cpu=1 task=deep-recursion id=2 addr=0x8230ec8\n";
+                out += "@fw fault cpu=1 vector=14 name=#PF error=0x2 rip=0x112e77 cr2=0x8230ec8\n";
+                out += "@fw bt cpu=1 frame=0 addr=0x112e77\n";
+                return out + "@fw exit status=39 code=exception\n";
+            }
+            other => panic!("no synthetic output for workload {other}"),
+        }
+        out += &format!("@fw workload_done name={name} ok=1\n");
+        for c in 0..cpus {
+            out += &format!(
+                "@fw schedstat cpu={c} yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1 \
+                 ttwu_local=1 rq_cpu_time={} run_delay=5 pcount=3 ticks=2000\n",
+                100_000_000_000u64 + c as u64
+            );
+        }
+        out + "@fw stage name=shutdown\n@fw exit status=33 code=success\n"
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weights_are_linuxs() {
+        assert_eq!(nice_weight(-5), Some(3121));
+        assert_eq!(nice_weight(0), Some(1024));
+        assert_eq!(nice_weight(5), Some(335));
+        assert_eq!(nice_weight(-20), Some(88761));
+        assert_eq!(nice_weight(19), Some(15));
+        assert_eq!(nice_weight(20), None);
+        // Each nice step is ~1.25x.
+        for w in PRIO_TO_WEIGHT.windows(2) {
+            let r = w[0] as f64 / w[1] as f64;
+            assert!((1.2..1.3).contains(&r), "{w:?}");
+        }
+    }
+
+    #[test]
+    fn base_slice_scales_with_log_cpus() {
+        let want = [(1, 700_000), (2, 1_400_000), (3, 1_400_000), (4, 2_100_000)];
+        for (n, s) in want {
+            assert_eq!(base_slice_ns(n), s, "{n}");
+        }
+        assert_eq!(base_slice_ns(8), 2_800_000);
+        assert_eq!(base_slice_ns(64), 2_800_000);
+    }
+}
