@@ -62,6 +62,12 @@ pub struct Options {
     pub stats_ms: u64,
     /// `nohz=on|off`: idle CPUs stop their tick (default on).
     pub nohz: bool,
+    /// The balancing experiment switches (`avg_idle_clamp=`, `avg_idle_ceiling=`,
+    /// `sis_prop=`, `sis_util=`, `wake_balance=`, `wake_affine=`, `ni_random=`,
+    /// `newidle=`), parsed by the policy crate.
+    pub balance: sched::balance::BalanceConfig,
+    /// `cpu_capacity=CPU:CAP,...`: emulated CPU capacities (1..1024).
+    pub cpu_capacity: Vec<(usize, u64)>,
 }
 
 /// A workload and its parameters, e.g. `workload=pipe,rounds=1000,mode=cross`.
@@ -101,6 +107,8 @@ impl Default for Options {
             trace: 0,
             stats_ms: 0,
             nohz: true,
+            balance: sched::balance::BalanceConfig::default(),
+            cpu_capacity: Vec::new(),
         }
     }
 }
@@ -219,9 +227,25 @@ pub fn parse(line: &str) -> Parsed {
                     let _ = write!(problem, "workload={:?}: {}; running workload={}", value, e, options.workload.name);
                 }
             },
-            _ => {
-                let _ = write!(problem, "unknown option {:?} ignored", word);
-            }
+            "cpu_capacity" => match parse_capacities(value) {
+                Some(list) => options.cpu_capacity = list,
+                None => {
+                    let _ = write!(
+                        problem,
+                        "cpu_capacity={:?} is not a list of CPU:CAPACITY pairs (e.g. 1:512,3:768, capacity 1..1024); all CPUs keep 1024",
+                        value
+                    );
+                }
+            },
+            _ => match options.balance.apply(key, value) {
+                Ok(true) => {}
+                Ok(false) => {
+                    let _ = write!(problem, "unknown option {:?} ignored", word);
+                }
+                Err(e) => {
+                    let _ = write!(problem, "{}; keeping {}={}", e, key, balance_value(&options.balance, key));
+                }
+            },
         }
         if !problem.is_empty() {
             problems.push(problem);
@@ -231,9 +255,9 @@ pub fn parse(line: &str) -> Parsed {
 }
 
 /// Workloads the kernel knows (kernel/src/workloads/).
-pub const WORKLOADS: [&str; 13] = [
+pub const WORKLOADS: [&str; 16] = [
     "demo", "shares", "storm", "latency", "affinity", "pipe", "yield", "overflow", "hackbench", "schbench", "ebizzy", "tbench",
-    "fserver",
+    "fserver", "spread", "prodcons", "pipes",
 ];
 
 fn parse_workload(value: &str) -> Result<Workload, String> {
@@ -256,6 +280,27 @@ fn parse_workload(value: &str) -> Result<Workload, String> {
         }
     }
     Ok(Workload { name: String::from(name), params })
+}
+
+fn parse_capacities(value: &str) -> Option<Vec<(usize, u64)>> {
+    value
+        .split(',')
+        .map(|pair| {
+            let (cpu, cap) = pair.split_once(':')?;
+            let cap: u64 = cap.parse().ok()?;
+            ((1..=1024).contains(&cap)).then_some(())?;
+            Some((cpu.parse().ok()?, cap))
+        })
+        .collect()
+}
+
+/// The current value of a balancing switch, for the "keeping" message.
+fn balance_value(cfg: &sched::balance::BalanceConfig, key: &str) -> String {
+    let mut all = String::new();
+    let _ = write!(all, "{}", cfg);
+    all.split_whitespace()
+        .find_map(|kv| kv.strip_prefix(key).and_then(|r| r.strip_prefix('=')).map(String::from))
+        .unwrap_or_else(|| String::from("its default"))
 }
 
 fn level_name(l: log::LevelFilter) -> &'static str {

@@ -18,6 +18,7 @@ extern crate alloc;
 
 #[allow(unsafe_code)]
 mod arch;
+mod balance;
 mod cmdline;
 mod console;
 #[allow(unsafe_code)]
@@ -180,6 +181,17 @@ fn boot_main(magic: u32, info: u32) -> ! {
     let distances = platform.as_ref().and_then(|p| p.distances.clone());
     let domains = topology::build_domains(&cpus, distances.as_deref());
     topology::print_domains(&domains);
+    let mut caps = sched::balance::CapacityTable::new(online);
+    for &(cpu, cap) in &options.cpu_capacity {
+        if cpu >= online || !caps.set(cpu, cap) {
+            kprintln!("cmdline: cpu_capacity: CPU {} capacity {} is not an online CPU with a capacity of 1..1024; ignored", cpu, cap);
+        }
+    }
+    let mut balance_cfg = options.balance;
+    balance_cfg.features = options.sched_features;
+    kprintln!("balancing: {}", balance_cfg);
+    record!("balance_config", "msg={}", balance_cfg);
+    balance::init(domains, balance_cfg, caps, options.hz);
 
     stage("selfcheck");
     let ok = selfcheck::run(&options, online);
@@ -252,6 +264,12 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
 fn start_this_cpu(cpu: usize) {
     let tun = TUNABLES.get().cloned().unwrap_or_default();
     rq::init_cpu(cpu, tun);
+    if let Some(g) = balance::global() {
+        let mut rq = rq::lock(cpu);
+        rq.capacity_orig = g.caps.orig(cpu);
+        rq.capacity = rq.capacity_orig;
+        balance::snapshot::publish(&rq);
+    }
     arch::trap::enable_hooks_here();
     timer::start_this_cpu();
 }
@@ -265,6 +283,7 @@ fn run_init(workload: cmdline::Workload) {
     }
     trace::dump();
     schedstat::print_cpus();
+    balance::stats::print_all();
     stage("shutdown");
     arch::exit_with(if ok { ExitCode::Success } else { ExitCode::Failure })
 }
@@ -272,6 +291,7 @@ fn run_init(workload: cmdline::Workload) {
 fn on_resched_ipi(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFrame {
     arch::apic::eoi();
     wakeup::process_wake_list();
+    balance::nohz::run_kicked(percpu::cpu_id());
     if rq::need_resched(percpu::cpu_id()) {
         schedule::preempt_irq(frame)
     } else {

@@ -33,6 +33,12 @@ pub struct Rq {
     /// Task clock in ns (from the TSC), updated at each operation batch.
     pub clock: u64,
     pub stat: CpuStat,
+    /// Capacity before pressure (`cpu_capacity=`, default 1024).
+    pub capacity_orig: u64,
+    /// Capacity left for fair tasks after the pressure source.
+    pub capacity: u64,
+    /// Load of a running task that does not fit this CPU (0: none).
+    pub misfit_task_load: u64,
 }
 
 impl Rq {
@@ -48,7 +54,7 @@ impl Rq {
             self.tasks.resize(i + 1, None);
         }
         task.eid.store(eid, Ordering::Relaxed);
-        task.cpu.store(self.cpu, Ordering::Relaxed);
+        task.cpu.store(self.cpu, Ordering::Release);
         self.tasks[i] = Some(task);
     }
 
@@ -97,6 +103,19 @@ pub fn lock(cpu: usize) -> RqGuard<'static> {
     RqGuard(RQS[cpu].lock())
 }
 
+/// Locks the runqueue that holds `p`'s entity (Linux's `task_rq_lock`): a
+/// balancer may move the entity between reading `p.cpu` and taking the lock,
+/// so the CPU is read again under the lock until it agrees.
+pub fn lock_task_rq(p: &Task) -> RqGuard<'static> {
+    loop {
+        let cpu = p.cpu.load(Ordering::Acquire);
+        let g = lock(cpu);
+        if p.cpu.load(Ordering::Acquire) == cpu {
+            return g;
+        }
+    }
+}
+
 /// Locks `cpu`'s runqueue unless it is busy.
 pub fn try_lock(cpu: usize) -> Option<RqGuard<'static>> {
     RQS[cpu].try_lock().map(RqGuard)
@@ -130,6 +149,9 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
         idle,
         clock: now_ns(),
         stat: CpuStat::default(),
+        capacity_orig: 1024,
+        capacity: 1024,
+        misfit_task_load: 0,
     });
     ONLINE[cpu / 64].fetch_or(1 << (cpu % 64), Ordering::Release);
 }

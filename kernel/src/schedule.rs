@@ -77,7 +77,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
     let now = rq.clock;
     rq.stat.sched_count += 1;
     let prev = rq.curr.clone();
-    let mut migrate: Option<EntityId> = None;
+    let mut migrate: Option<(EntityId, Option<usize>)> = None;
 
     if !prev.is_idle {
         let eid = EntityId(prev.eid.load(Ordering::Relaxed));
@@ -94,16 +94,30 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
                 let _ = rq.fair.dequeue(eid, DequeueFlags::SLEEP | DequeueFlags::SPECIAL);
             }
             TaskState::Running => {
-                // Its affinity no longer allows this CPU: move it.
-                if !prev.allowed(cpu) {
+                // Its affinity no longer allows this CPU, or an active
+                // balance asked for it elsewhere: move it.
+                let push = crate::balance::periodic::take_active_push(cpu)
+                    .filter(|&d| d != cpu && prev.allowed(d) && rq::is_online(d));
+                if !prev.allowed(cpu) || push.is_some() {
                     let _ = rq.fair.dequeue(eid, DequeueFlags::NONE);
-                    migrate = Some(eid);
+                    migrate = Some((eid, push));
                 }
             }
         }
     }
 
-    let next = match rq.fair.schedule() {
+    let mut picked = rq.fair.schedule();
+    if picked.is_none() && !prev.is_idle {
+        // About to idle: newidle balancing, without our lock (it takes two).
+        drop(rq);
+        crate::balance::newidle::sched_balance_newidle(cpu);
+        rq = rq::lock(cpu);
+        rq.update_clock();
+        if rq.fair.nr_queued() > 0 {
+            picked = rq.fair.schedule();
+        }
+    }
+    let next = match picked {
         Some(e) => match rq.task_of(e.0) {
             Some(t) => t.clone(),
             None => panic!("CPU {}: entity {} has no task", cpu, e.0),
@@ -117,11 +131,11 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
         if finished {
             let _ = rq.fair.remove_entity(EntityId(eid));
             rq.detach(eid);
-        } else if let Some(e) = migrate {
+        } else if let Some((e, push)) = migrate {
             match rq.fair.remove_entity(e) {
                 Ok(se) => {
                     rq.detach(e.0);
-                    let target = prev.affinity.lock().first().unwrap_or(cpu);
+                    let target = push.unwrap_or_else(|| prev.affinity.lock().first().unwrap_or(cpu));
                     crate::wakeup::queue_migration(prev.clone(), se, target);
                 }
                 Err(err) => panic!("CPU {}: cannot migrate {}: {}", cpu, prev.name, err),
@@ -159,6 +173,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
     if crate::debug::enabled() {
         crate::debug::check_rq(&rq);
     }
+    crate::balance::snapshot::publish(&rq);
     drop(rq);
     if next.is_idle && !prev.is_idle {
         crate::timer::idle_enter(cpu);

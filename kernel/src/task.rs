@@ -78,6 +78,8 @@ pub struct Task {
     stack: IrqMutex<Option<Stack>>,
     entry: IrqMutex<Option<Box<dyn FnOnce() + Send>>>,
     pub(crate) exited: Completion,
+    /// wake_wide's memory of whom this task woke (Linux's wakee_flips).
+    pub wakee: IrqMutex<sched::balance::WakeeState>,
     /// Where the task last blocked (file:line), for hang diagnostics.
     pub(crate) blocked_at: IrqMutex<Option<&'static core::panic::Location<'static>>>,
 }
@@ -141,6 +143,7 @@ impl Task {
             entry: IrqMutex::new(None),
             exited: Completion::new(),
             blocked_at: IrqMutex::new(None),
+            wakee: IrqMutex::new(sched::balance::WakeeState::default()),
         }
     }
 }
@@ -156,6 +159,15 @@ pub fn current() -> Arc<Task> {
     x86_64::instructions::interrupts::without_interrupts(|| {
         CURRENT[crate::arch::percpu::cpu_id()].lock().clone().expect("scheduler started on this CPU")
     })
+}
+
+/// The task running on `cpu` (its idle task before its scheduler starts is
+/// not recorded: `None` then).
+pub fn current_or_idle(cpu: usize) -> Arc<Task> {
+    match CURRENT[cpu].lock().clone() {
+        Some(t) => t,
+        None => new_idle(cpu),
+    }
 }
 
 /// Records the task now running on `cpu` (called by the scheduler under the rq lock).
@@ -230,8 +242,12 @@ pub fn spawn(opts: Spawn, f: impl FnOnce() + Send + 'static) -> Result<Arc<Task>
     let here = crate::arch::percpu::cpu_id();
     let cpu = match opts.cpu {
         Some(c) if affinity.contains(c) => c,
-        _ if affinity.contains(here) => here,
-        _ => affinity.first().ok_or(SpawnError::NoAllowedCpu)?,
+        // Fork balancing: the idlest CPU the domains lead to.
+        _ => match crate::balance::wake::select_fork_cpu(affinity, opts.nice, here) {
+            Some(c) => c,
+            None if affinity.contains(here) => here,
+            None => affinity.first().ok_or(SpawnError::NoAllowedCpu)?,
+        },
     };
     let Some(stack) = stack::alloc() else {
         let (in_use, total) = stack::usage();

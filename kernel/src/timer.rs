@@ -74,6 +74,7 @@ pub fn tick_stopped(cpu: usize) -> bool {
 pub(crate) fn idle_enter(cpu: usize) {
     if NOHZ.load(Ordering::Relaxed) {
         TICK_STOPPED[cpu].store(true, Ordering::Relaxed);
+        crate::balance::nohz::enter_idle(cpu);
         program(cpu, rq::now_ns());
     }
 }
@@ -81,6 +82,7 @@ pub(crate) fn idle_enter(cpu: usize) {
 /// This CPU leaves its idle task: restart the tick one period from now.
 pub(crate) fn idle_exit(cpu: usize) {
     if TICK_STOPPED[cpu].swap(false, Ordering::Relaxed) {
+        crate::balance::nohz::exit_idle(cpu);
         let now = rq::now_ns();
         NEXT_TICK[cpu].store(now + tick_ns(), Ordering::Relaxed);
         program(cpu, now);
@@ -109,7 +111,11 @@ pub fn tick_ns() -> u64 {
 pub fn start_this_cpu() {
     let cpu = cpu_id();
     NEXT_TICK[cpu].store(rq::now_ns() + tick_ns(), Ordering::Relaxed);
-    TICK_STOPPED[cpu].store(NOHZ.load(Ordering::Relaxed), Ordering::Relaxed);
+    let nohz = NOHZ.load(Ordering::Relaxed);
+    TICK_STOPPED[cpu].store(nohz, Ordering::Relaxed);
+    if nohz {
+        crate::balance::nohz::enter_idle(cpu);
+    }
     program(cpu, rq::now_ns());
 }
 
@@ -193,8 +199,13 @@ pub(crate) fn on_timer(frame: &mut TrapFrame) -> *mut TrapFrame {
 /// One scheduler tick (Linux's `sched_tick`): charge the running task and ask
 /// for a switch when its slice is used up.
 fn scheduler_tick(cpu: usize) {
+    let capacity_orig = rq::lock(cpu).capacity_orig;
+    if capacity_orig < 1024 {
+        crate::balance::capacity::run_pressure(cpu, capacity_orig, tick_ns());
+    }
     let mut rq = rq::lock(cpu);
     rq.update_clock();
+    crate::balance::capacity::update(&mut rq);
     rq.stat.ticks += 1;
     crate::trace::record(rq.clock, crate::trace::Event::Tick);
     let resched = if rq.curr.is_idle {
@@ -210,7 +221,15 @@ fn scheduler_tick(cpu: usize) {
         rq::set_need_resched(cpu);
     }
     let ticks = rq.stat.ticks;
+    let idle = rq.curr.is_idle;
+    crate::balance::snapshot::publish(&rq);
     drop(rq);
+    // Periodic balancing (Linux's sched_balance_trigger), and a kick of a
+    // tickless idle CPU to balance for the others.
+    crate::balance::periodic::sched_balance_domains(cpu, idle);
+    if !idle {
+        crate::balance::nohz::balancer_kick(cpu);
+    }
     if cpu == 0 && crate::debug::enabled() {
         if ticks % 100 == 0 {
             crate::debug::check_global();

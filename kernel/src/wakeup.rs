@@ -67,8 +67,8 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
 
     // Step 2: still queued?
     {
-        let cpu = p.cpu.load(Ordering::Relaxed);
-        let mut rq = rq::lock(cpu);
+        let mut rq = rq::lock_task_rq(p);
+        let cpu = rq.cpu;
         let eid = EntityId(p.eid.load(Ordering::Relaxed));
         if rq.fair.entity(eid).is_some_and(|se| se.on_rq) {
             p.set_state(TaskState::Running);
@@ -92,7 +92,7 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
     p.ctx.wait_off_cpu();
     p.set_state(TaskState::Running);
     let from = p.cpu.load(Ordering::Relaxed);
-    let target = select_task_rq(p, from);
+    let target = select_task_rq(p, from, this, flags);
     let se = if target != from { take_entity(p, from) } else { None };
     account(p, this, target, flags);
     if target == this {
@@ -121,10 +121,16 @@ fn account(p: &Task, this: usize, target: usize, flags: WakeFlags) {
     }
 }
 
-/// Where a waking task goes: its previous CPU if allowed, else its first
-/// allowed online CPU. (Wakeup placement across domains comes with the
-/// balancing issue.)
-fn select_task_rq(p: &Task, prev: usize) -> usize {
+/// Where a waking task goes: the fair class's placement
+/// (`balance::wake::select_wake_cpu`: wake_affine, select_idle_sibling, ...)
+/// when it is set up and picks an allowed online CPU; otherwise its previous
+/// CPU if allowed, else its first allowed online CPU.
+fn select_task_rq(p: &Arc<Task>, prev: usize, this: usize, flags: WakeFlags) -> usize {
+    if let Some(cpu) = crate::balance::wake::select_wake_cpu(p, prev, this, flags) {
+        if p.allowed(cpu) && rq::is_online(cpu) {
+            return cpu;
+        }
+    }
     let allowed = *p.affinity.lock();
     if allowed.contains(prev) && rq::is_online(prev) {
         return prev;
@@ -149,6 +155,9 @@ fn take_entity(p: &Arc<Task>, from: usize) -> Option<SchedEntity> {
 /// returns whether the running task should be preempted.
 fn activate(rq: &mut Rq, p: Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags) -> bool {
     rq.update_clock();
+    if rq.curr.is_idle {
+        crate::balance::newidle::note_activate(rq.cpu, rq.clock);
+    }
     let (eid, eflags) = match se {
         Some(se) => {
             let eid = match rq.fair.add_entity(se) {
@@ -167,7 +176,9 @@ fn activate(rq: &mut Rq, p: Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags
         panic!("CPU {}: enqueue of task {} ({}): {}", rq.cpu, p.id, p.name, e);
     }
     p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
-    check_preempt(rq, eid, flags)
+    let preempt = check_preempt(rq, eid, flags);
+    crate::balance::snapshot::publish(rq);
+    preempt
 }
 
 fn check_preempt(rq: &mut Rq, eid: EntityId, flags: WakeFlags) -> bool {
@@ -235,7 +246,12 @@ pub(crate) fn wake_up_new_task(p: &Arc<Task>) {
             panic!("CPU {}: enqueue of new task {}: {}", cpu, p.name, e);
         }
         p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
-        check_preempt(&mut rq, eid, WakeFlags::FORK)
+        if rq.curr.is_idle {
+            crate::balance::newidle::note_activate(rq.cpu, rq.clock);
+        }
+        let preempt = check_preempt(&mut rq, eid, WakeFlags::FORK);
+        crate::balance::snapshot::publish(&rq);
+        preempt
     };
     if preempt {
         resched_cpu(cpu);
@@ -250,16 +266,16 @@ pub fn set_affinity(p: &Arc<Task>, mask: sched::cpumask::CpuMask) -> Result<(), 
     }
     let _pi = p.pi_lock.lock();
     *p.affinity.lock() = mask;
-    let cpu = p.cpu.load(Ordering::Relaxed);
-    if mask.contains(cpu) {
+    if mask.contains(p.cpu.load(Ordering::Acquire)) {
         return Ok(());
     }
     // Queued but not running: move it now. Running: its CPU moves it at the
     // next switch (schedule() sees the affinity), so ask for one. Sleeping:
     // the wakeup picks an allowed CPU.
+    let mut src = rq::lock_task_rq(p);
+    let cpu = src.cpu;
     let target = mask.first().unwrap_or(cpu);
     let moved = {
-        let mut src = rq::lock(cpu);
         let eid = EntityId(p.eid.load(Ordering::Relaxed));
         let queued = src.fair.entity(eid).is_some_and(|se| se.on_rq);
         let running = src.fair.curr() == Some(eid);
@@ -277,6 +293,7 @@ pub fn set_affinity(p: &Arc<Task>, mask: sched::cpumask::CpuMask) -> Result<(), 
             None
         }
     };
+    drop(src);
     match moved {
         Some(se) => push_remote_or_local(target, Pending { task: p.clone(), se: Some(se), flags: WakeFlags::NONE }),
         None => {
@@ -297,6 +314,11 @@ fn push_remote_or_local(target: usize, item: Pending) {
     } else {
         push_remote(target, item);
     }
+}
+
+/// Whether wakeups wait on `cpu`'s wake list (Linux's `ttwu_pending`).
+pub fn wake_list_pending(cpu: usize) -> bool {
+    WAKE_LISTS[cpu].try_lock().is_none_or(|l| !l.is_empty())
 }
 
 /// Whether `p` sits on some CPU's wake list, and if so whether it carries

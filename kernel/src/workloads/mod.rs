@@ -10,8 +10,11 @@ mod hackbench;
 mod latency;
 mod overflow;
 mod pipe;
+mod pipes;
+mod prodcons;
 mod schbench;
 mod shares;
+mod spread;
 mod storm;
 mod tbench;
 
@@ -40,6 +43,9 @@ pub fn run(w: &Workload) -> bool {
         "ebizzy" => ebizzy::run(w),
         "tbench" => tbench::run(w),
         "fserver" => fserver::run(w),
+        "spread" => spread::run(w),
+        "prodcons" => prodcons::run(w),
+        "pipes" => pipes::run(w),
         _ => demo::run(w),
     };
     crate::schedstat::print_delta(&before);

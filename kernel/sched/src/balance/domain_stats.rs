@@ -77,6 +77,13 @@ pub struct DomainStats {
     pub ttwu_move_balance: u64,
 }
 
+/// Lets the counting helpers take per-domain state that embeds the counters.
+impl AsMut<DomainStats> for DomainStats {
+    fn as_mut(&mut self) -> &mut DomainStats {
+        self
+    }
+}
+
 impl DomainStats {
     /// The counters of one idle type.
     pub fn lb_mut(&mut self, idle: IdleType) -> &mut LbCounters {

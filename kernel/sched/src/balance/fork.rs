@@ -190,9 +190,9 @@ pub fn select_task_rq_fork(sds: &SchedDomains, p: &TaskSnapshot, this: usize, sd
 
 /// Counts a fork (`exec = false`) or exec placement in the top balancing
 /// domain of `this` (`stats[i]` belongs to `sds.per_cpu(this)[i]`).
-pub fn count_fork(sds: &SchedDomains, this: usize, sd_flag: u32, exec: bool, chosen: usize, stats: &mut [DomainStats]) {
+pub fn count_fork<S: AsMut<DomainStats>>(sds: &SchedDomains, this: usize, sd_flag: u32, exec: bool, chosen: usize, stats: &mut [S]) {
     let top = sds.per_cpu(this).iter().take_while(|d| d.flags & sd_flag != 0).count();
-    if let Some(s) = top.checked_sub(1).and_then(|i| stats.get_mut(i)) {
+    if let Some(s) = top.checked_sub(1).and_then(|i| stats.get_mut(i)).map(AsMut::as_mut) {
         let (count, bal, pushed) = if exec {
             (&mut s.sbe_count, &mut s.sbe_balanced, &mut s.sbe_pushed)
         } else {

@@ -39,6 +39,12 @@ pub struct SdState {
     pub stats: DomainStats,
 }
 
+impl AsMut<DomainStats> for SdState {
+    fn as_mut(&mut self) -> &mut DomainStats {
+        &mut self.stats
+    }
+}
+
 impl SdState {
     /// Initial state for `sd`.
     pub fn new(sd: &SchedDomain) -> Self {

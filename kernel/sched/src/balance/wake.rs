@@ -243,12 +243,12 @@ pub fn select_task_rq_fair(ctx: &WakeCtx<'_>, aged: &mut WakeAvgIdle) -> WakeDec
 /// in the lowest domain of `this_cpu` spanning `prev` when they differ, and
 /// `ttwu_move_affine` there when wake_affine moved the task.
 /// `stats[i]` belongs to `sds.per_cpu(this_cpu)[i]`.
-pub fn count_wakeup(sds: &SchedDomains, this_cpu: usize, prev: usize, d: &WakeDecision, stats: &mut [DomainStats]) {
+pub fn count_wakeup<S: AsMut<DomainStats>>(sds: &SchedDomains, this_cpu: usize, prev: usize, d: &WakeDecision, stats: &mut [S]) {
     if this_cpu == prev {
         return;
     }
     let idx = sds.per_cpu(this_cpu).iter().position(|sd| sd.span.contains(prev));
-    if let Some(s) = idx.and_then(|i| stats.get_mut(i)) {
+    if let Some(s) = idx.and_then(|i| stats.get_mut(i)).map(AsMut::as_mut) {
         s.ttwu_wake_remote += 1;
         if d.affine {
             s.ttwu_move_affine += 1;

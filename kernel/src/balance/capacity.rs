@@ -1,0 +1,59 @@
+//! `cpu_capacity=CPU:CAP,...`: emulated asymmetric CPUs. A CPU given a
+//! capacity below 1024 is made really slower: at every tick a pressure
+//! source takes `(1024 - CAP) / 1024` of the tick's time on it (inside the
+//! timer interrupt, like IRQ or RT time). The time taken is averaged like
+//! PELT (a 32-tick half-life-ish moving average) and, accounted as RT
+//! pressure, lowers `cpu_capacity` (`scale_rt_capacity`); the fair class's
+//! PELT clock runs at the capacity (`FairRq::set_cpu_capacity`), so a task's
+//! util on a slow CPU stays below its capacity and it becomes misfit.
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use sched::balance::capacity::{scale_rt_capacity, update_misfit_status, CurrTask, Pressure};
+use sched::EntityId;
+
+use crate::arch::percpu::MAX_CPUS;
+use crate::rq::Rq;
+
+/// The pressure average of each CPU, out of 1024.
+static PRESSURE_AVG: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+
+/// Runs the pressure source for one tick on `cpu` (interrupts off); returns
+/// the ns it took.
+pub fn run_pressure(cpu: usize, capacity_orig: u64, tick_ns: u64) -> u64 {
+    let take = tick_ns * 1024u64.saturating_sub(capacity_orig.min(1024)) / 1024;
+    if take > 0 {
+        let end = crate::rq::now_ns() + take;
+        while crate::rq::now_ns() < end {
+            core::hint::spin_loop();
+        }
+    }
+    // avg += (sample - avg) / 32, in 1024ths of a tick.
+    let sample = if tick_ns == 0 { 0 } else { take * 1024 / tick_ns };
+    let avg = PRESSURE_AVG[cpu].load(Ordering::Relaxed);
+    let next = (avg * 31 + sample) / 32;
+    PRESSURE_AVG[cpu].store(next, Ordering::Relaxed);
+    take
+}
+
+/// Updates `rq`'s capacity from its pressure and its misfit status from its
+/// running task (at each tick, under the runqueue lock).
+pub fn update(rq: &mut Rq) {
+    let pressure = Pressure { rt_dl: PRESSURE_AVG[rq.cpu].load(Ordering::Relaxed), ..Default::default() };
+    rq.capacity = scale_rt_capacity(1024, pressure).min(rq.capacity_orig).max(1);
+    rq.fair.set_cpu_capacity(rq.capacity_orig);
+    let Some(g) = super::global() else { return };
+    let curr = rq.fair.curr().and_then(|e: EntityId| {
+        let t = rq.task_of(e.0)?;
+        let se = rq.fair.entity(e)?;
+        let allowed = *t.affinity.lock();
+        Some(CurrTask {
+            util: se.avg.util_avg,
+            load: se.avg.load_avg,
+            pinned: allowed.weight() == 1,
+            max_allowed_capacity: g.caps.max_in(&allowed),
+        })
+    });
+    let asym = g.caps.asymmetric(&g.sds.online());
+    rq.misfit_task_load = update_misfit_status(curr, asym, rq.capacity, rq.capacity_orig);
+}

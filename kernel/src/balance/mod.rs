@@ -1,0 +1,97 @@
+//! SMP load balancing and wakeup placement: the kernel side.
+//!
+//! The decisions come from the policy crate (`sched::balance`); this module
+//! takes the snapshots they read, keeps the per-CPU and per-domain state they
+//! update, and applies what they decide: moving tasks between runqueues under
+//! both runqueue locks.
+//!
+//! | file | what |
+//! |---|---|
+//! | `snapshot.rs` | per-CPU values published under each runqueue lock, read lock-free |
+//! | `pull.rs` | moving tasks from a busiest CPU (detach/attach with `can_migrate_task`) |
+//! | `periodic.rs` | `sched_balance_domains` from the tick, with intervals and active balance |
+//! | `newidle.rs` | `sched_balance_newidle`, throttled by `avg_idle` |
+//! | `wake.rs` | `select_task_rq_fair` for wakeups and forks |
+//! | `nohz.rs` | NOHZ idle balancing: busy CPUs kick an idle one |
+//! | `capacity.rs` | `cpu_capacity=`: a pressure source that really slows a CPU, misfit status |
+//! | `stats.rs` | per-domain `/proc/schedstat` lines and newidle counters |
+//!
+//! Lock order (see docs/DESIGN.md): a CPU's balance state (`STATE[cpu]`) is
+//! taken before any runqueue lock; `AVG_IDLE[cpu]` and the LLC table are leaf
+//! locks.
+
+pub mod capacity;
+pub mod newidle;
+pub mod nohz;
+pub mod periodic;
+pub mod pull;
+pub mod snapshot;
+pub mod stats;
+pub mod wake;
+
+use alloc::vec::Vec;
+
+use sched::balance::{AvgIdle, BalanceConfig, CapacityTable, NewidleCounters, SdState};
+use sched::balance::sis::{LlcShared, WakeAvgIdle};
+use sched::topology::SchedDomains;
+
+use crate::arch::percpu::MAX_CPUS;
+use crate::sync::irq_mutex::IrqMutex;
+
+/// What every CPU shares: the domains, the configuration, the capacities.
+pub struct Global {
+    pub sds: SchedDomains,
+    pub cfg: BalanceConfig,
+    pub caps: CapacityTable,
+    pub hz: u32,
+}
+
+static GLOBAL: spin::Once<Global> = spin::Once::new();
+
+/// One CPU's balancing state: one `SdState` per domain (bottom-up, as
+/// `sds.per_cpu(cpu)`), its newidle counters and its SIS_PROP aging.
+pub struct CpuState {
+    pub sd: Vec<SdState>,
+    pub newidle: NewidleCounters,
+    pub wake_aged: WakeAvgIdle,
+}
+
+pub static STATE: [IrqMutex<Option<CpuState>>; MAX_CPUS] = [const { IrqMutex::new(None) }; MAX_CPUS];
+/// `rq->avg_idle` and `max_idle_balance_cost` of each CPU (a leaf lock).
+pub static AVG_IDLE: [IrqMutex<AvgIdle>; MAX_CPUS] = [const { IrqMutex::new(AvgIdle::new()) }; MAX_CPUS];
+/// Per-LLC shared state (SIS_UTIL scan depth, SIS_PROP scan cost), by `sd_llc_id`.
+pub static LLC: IrqMutex<Vec<LlcShared>> = IrqMutex::new(Vec::new());
+
+/// Sets up balancing for the machine (once, on the boot CPU).
+pub fn init(sds: SchedDomains, cfg: BalanceConfig, caps: CapacityTable, hz: u32) {
+    let online: Vec<usize> = sds.online().iter().collect();
+    {
+        let mut llc = LLC.lock();
+        for &cpu in &online {
+            let id = sds.sd_llc_id(cpu);
+            if llc.len() <= id {
+                llc.resize(id + 1, LlcShared::new(1));
+            }
+            llc[id] = LlcShared::new(sds.sd_llc_size(cpu));
+        }
+    }
+    for &cpu in &online {
+        let sd = sds.per_cpu(cpu).iter().map(SdState::new).collect();
+        *STATE[cpu].lock() = Some(CpuState {
+            sd,
+            newidle: NewidleCounters::default(),
+            wake_aged: WakeAvgIdle::default(),
+        });
+    }
+    GLOBAL.call_once(|| Global { sds, cfg, caps, hz });
+}
+
+/// The shared balancing state, once `init` ran.
+pub fn global() -> Option<&'static Global> {
+    GLOBAL.get()
+}
+
+/// Jiffies: ticks of `hz` since boot (the unit of balance intervals).
+pub fn jiffies() -> u64 {
+    crate::rq::now_ns() / crate::timer::tick_ns().max(1)
+}

@@ -1,0 +1,86 @@
+//! Newidle balancing (Linux's `sched_balance_newidle`): a CPU about to run
+//! its idle task first tries to pull work, unless its `avg_idle` says the
+//! idle period will be shorter than what balancing costs. Every idle period
+//! opened here is measured when the next task arrives (`note_activate`) and
+//! folded into `avg_idle` by the selected clamp rule (`avg_idle_clamp=`).
+
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use sched::balance::newidle::{newidle_gate, NewidleStep, NewidleWalk};
+use sched::balance::IdleType;
+use sched::Feature;
+
+use super::periodic::balance_rq;
+use super::snapshot::snapshots;
+use super::{AVG_IDLE, STATE};
+
+static DICE: AtomicU64 = AtomicU64::new(0x2545_F491_4F6C_DD1D);
+
+/// A cheap shared random number for NI_RANDOM (xorshift; races only mix it).
+fn dice() -> u32 {
+    let mut x = DICE.load(Ordering::Relaxed);
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    DICE.store(x, Ordering::Relaxed);
+    (x >> 32) as u32
+}
+
+/// Called by the switch, with no lock held, when `cpu` is about to go idle.
+/// Returns how many tasks it pulled.
+pub fn sched_balance_newidle(cpu: usize) -> u32 {
+    let Some(g) = super::global() else { return 0 };
+    let chain = g.sds.per_cpu(cpu);
+    let now = crate::rq::now_ns();
+    let avg = {
+        let mut a = AVG_IDLE[cpu].lock();
+        a.enter_newidle(now);
+        *a
+    };
+    if !g.cfg.newidle || chain.is_empty() {
+        return 0;
+    }
+    let mut guard = STATE[cpu].lock();
+    let Some(state) = guard.as_mut() else { return 0 };
+    let all = snapshots(&g.sds.online());
+    let overloaded = all.iter().any(|s| s.nr_running >= 2 || s.misfit_task_load > 0);
+    if newidle_gate(&avg, state.sd.first().map(|s| &s.newidle), overloaded, crate::wakeup::wake_list_pending(cpu), true)
+        .is_err()
+    {
+        state.newidle.gate_skips += 1;
+        return 0;
+    }
+    crate::trace::record(now, crate::trace::Event::NewidleStart);
+    let ni_random = g.cfg.features.has(Feature::NiRandom);
+    let mut walk = NewidleWalk::new(avg.avg_idle);
+    for idx in 0..chain.len() {
+        let step = walk.step(&chain[idx], &mut state.sd[idx].newidle, ni_random, dice());
+        let weight = match step {
+            NewidleStep::Stop => break,
+            NewidleStep::Skip => continue,
+            NewidleStep::Balance { weight } => weight,
+        };
+        let t0 = crate::rq::now_ns();
+        let (go_on, pulled) = balance_rq(g, cpu, idx, IdleType::NewlyIdle, &mut state.sd[idx]);
+        let t1 = crate::rq::now_ns();
+        if !walk.record(&mut state.sd[idx].newidle, t1 - t0, pulled, weight, t1, go_on, &mut state.newidle) {
+            break;
+        }
+    }
+    {
+        let mut a = AVG_IDLE[cpu].lock();
+        walk.finish(&mut a);
+        if walk.pulled > 0 {
+            a.pulled();
+        }
+    }
+    crate::trace::record(crate::rq::now_ns(), crate::trace::Event::NewidleEnd { pulled: walk.pulled });
+    walk.pulled
+}
+
+/// A task is activated on `cpu` at `now` (under its runqueue lock): close an
+/// open idle period and fold it into `avg_idle`.
+pub fn note_activate(cpu: usize, now: u64) {
+    let Some(g) = super::global() else { return };
+    AVG_IDLE[cpu].lock().end_idle(now, g.cfg.avg_idle_clamp, g.cfg.avg_idle_ceiling_pct);
+}

@@ -1,0 +1,82 @@
+//! NOHZ idle balancing: tickless idle CPUs do not balance themselves, so a
+//! busy CPU's tick may kick one of them (`nohz_balancer_kick`) to run the
+//! periodic balance on behalf of every tickless CPU (`find_new_ilb`, then
+//! each idle CPU's domains in `ilb_order`).
+
+use core::sync::atomic::{AtomicU32, Ordering};
+
+use sched::balance::nohz::{nohz_balancer_kick, NohzState, NOHZ_BALANCE_KICK, NOHZ_STATS_KICK};
+use sched::balance::interval::max_load_balance_interval;
+
+use super::snapshot::{cpu_snapshot, snapshots};
+use crate::arch::percpu::MAX_CPUS;
+use crate::sync::irq_mutex::IrqMutex;
+
+static NOHZ: IrqMutex<NohzState> = IrqMutex::new(NohzState {
+    idle_cpus: sched::cpumask::CpuMask::new(),
+    has_blocked: false,
+    next_balance: 0,
+    next_blocked: 0,
+    needs_update: false,
+});
+/// Kick flags waiting for each CPU (handled in its reschedule IPI).
+static KICK: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(0) }; MAX_CPUS];
+
+/// `cpu` stopped its tick.
+pub fn enter_idle(cpu: usize) {
+    if let Some(g) = super::global() {
+        NOHZ.lock().enter_idle(cpu, super::jiffies(), g.hz);
+    }
+}
+
+/// `cpu` restarted its tick.
+pub fn exit_idle(cpu: usize) {
+    NOHZ.lock().exit_idle(cpu);
+}
+
+/// From a busy CPU's tick: kick an idle CPU to balance for the tickless ones.
+pub fn balancer_kick(cpu: usize) {
+    let Some(g) = super::global() else { return };
+    let now = super::jiffies();
+    let n = *NOHZ.lock();
+    if n.idle_cpus.is_empty() {
+        return;
+    }
+    let this = cpu_snapshot(cpu);
+    let idle_snaps = snapshots(&n.idle_cpus);
+    let flags = nohz_balancer_kick(&n, &g.sds, &idle_snaps, &this, now);
+    if flags & (NOHZ_BALANCE_KICK | NOHZ_STATS_KICK) == 0 {
+        return;
+    }
+    let Some(ilb) = n.find_new_ilb(cpu, &crate::rq::online_mask(), &idle_snaps) else { return };
+    if KICK[ilb].fetch_or(flags, Ordering::AcqRel) == 0 {
+        // Until the kicked CPU has balanced, do not kick again.
+        NOHZ.lock().next_balance = now + max_load_balance_interval(g.hz, g.sds.online().weight());
+        // The reschedule IPI without a reschedule request: the kicked CPU
+        // balances in the IPI handler and switches only if it pulled work.
+        crate::arch::apic::send_ipi(
+            crate::arch::trap::RESCHED_VECTOR,
+            crate::arch::percpu::cpu(ilb).apic_id.load(Ordering::Relaxed),
+        );
+    }
+}
+
+/// In `cpu`'s reschedule IPI: run a kicked NOHZ balance, if any.
+pub fn run_kicked(cpu: usize) {
+    let flags = KICK[cpu].swap(0, Ordering::AcqRel);
+    if flags & NOHZ_BALANCE_KICK == 0 {
+        return;
+    }
+    let Some(g) = super::global() else { return };
+    let order: alloc::vec::Vec<usize> = NOHZ.lock().ilb_order(cpu).collect();
+    for c in order {
+        // Each tickless CPU balances as itself; stop if work arrived here.
+        if crate::rq::need_resched(cpu) {
+            break;
+        }
+        super::periodic::sched_balance_domains(c, true);
+    }
+    let now = super::jiffies();
+    let next = now + 1;
+    NOHZ.lock().after_idle_balance(now, g.hz, true, next);
+}

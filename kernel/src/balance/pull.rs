@@ -1,0 +1,109 @@
+//! Moving tasks from a busiest CPU to the balancing CPU (Linux's
+//! `detach_tasks` + `attach_tasks`), under both runqueue locks taken in
+//! CPU order. Only queued, not running, not delayed entities move (the
+//! policy crate's `can_migrate_task` says which); a moved task keeps its
+//! `Task` and gets a new entity handle on the destination.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::Ordering;
+
+use sched::balance::migrate::{Detach, DetachCursor, DetachOutcome, DetachParams};
+use sched::balance::{Migration, TaskSnapshot};
+use sched::{DequeueFlags, EnqueueFlags, EntityId, WakeFlags};
+
+use crate::rq::{self, Rq};
+use crate::task::Task;
+
+/// The balancer's view of a queued task of `rq`.
+pub fn task_snapshot(rq: &Rq, eid: u32, t: &Task) -> Option<TaskSnapshot> {
+    let e = EntityId(eid);
+    let se = rq.fair.entity(e)?;
+    if !se.on_rq {
+        return None;
+    }
+    Some(TaskSnapshot {
+        id: t.id as u64,
+        weight: se.w(),
+        load_avg: se.avg.load_avg,
+        util: se.avg.util_avg,
+        allowed: *t.affinity.lock(),
+        running: rq.fair.curr() == Some(e),
+        delayed: se.sched_delayed,
+        per_cpu_kthread: false,
+        idle_policy: false,
+        ineligible: !rq.fair.entity_eligible(e),
+        exec_start: se.exec_start,
+        prev_cpu: rq.cpu,
+        recent_used_cpu: None,
+        wakee_flips: t.wakee.lock().wakee_flips,
+    })
+}
+
+/// Pulls tasks from `src` to `dst` as `migration` asks; returns what moved.
+pub fn pull_tasks(dst: usize, src: usize, params: &DetachParams, migration: Migration) -> DetachOutcome {
+    let (mut d, mut s) = rq::lock_two(dst, src);
+    s.update_clock();
+    d.update_clock();
+    let mut params = *params;
+    params.src_clock_task = s.fair.clock();
+    params.src_nr_running = s.fair.nr_queued();
+    let mut cursor = DetachCursor::new(&params, migration);
+    // Tail first: the most recently added entities.
+    let candidates: Vec<(u32, Arc<Task>)> =
+        s.tasks.iter().enumerate().rev().filter_map(|(i, t)| t.clone().map(|t| (i as u32, t))).collect();
+    for (eid, t) in candidates {
+        let Some(snap) = task_snapshot(&s, eid, &t) else { continue };
+        match cursor.consider(&snap) {
+            Detach::Take => {
+                move_task(&mut s, &mut d, eid, &t);
+                if cursor.stop_after_take().is_some() {
+                    break;
+                }
+            }
+            Detach::Skip(_) => {}
+            Detach::Stop(_) => break,
+        }
+    }
+    let out = cursor.outcome();
+    if out.moved > 0 {
+        super::snapshot::publish(&s);
+        super::snapshot::publish(&d);
+        let preempt = if d.curr.is_idle {
+            true
+        } else {
+            let last = d.tasks.iter().rposition(|t| t.is_some()).unwrap_or(0) as u32;
+            d.fair.check_preempt_wakeup(EntityId(last), WakeFlags::NONE).unwrap_or(false)
+        };
+        drop(s);
+        drop(d);
+        if preempt {
+            crate::schedule::resched_cpu(dst);
+        }
+    }
+    out
+}
+
+/// Moves queued entity `eid` (task `t`) from `s` to `d`.
+fn move_task(s: &mut Rq, d: &mut Rq, eid: u32, t: &Arc<Task>) {
+    let e = EntityId(eid);
+    if s.fair.dequeue(e, DequeueFlags::NONE).is_err() {
+        return;
+    }
+    let se = match s.fair.remove_entity(e) {
+        Ok(se) => se,
+        Err(err) => panic!("balance: cannot detach {} from CPU {}: {}", t.name, s.cpu, err),
+    };
+    s.detach(eid);
+    let ne = match d.fair.add_entity(se) {
+        Ok(ne) => ne,
+        Err(err) => panic!("balance: cannot attach {} to CPU {}: {}", t.name, d.cpu, err),
+    };
+    d.attach(ne.0, t.clone());
+    if let Err(err) = d.fair.enqueue(ne, EnqueueFlags::MIGRATED) {
+        panic!("balance: enqueue of {} on CPU {}: {}", t.name, d.cpu, err);
+    }
+    t.stats.nr_migrations.fetch_add(1, Ordering::Relaxed);
+    t.stats.queued_at.store(d.clock, Ordering::Relaxed);
+    crate::trace::record(d.clock, crate::trace::Event::Migrate { pid: t.id, from: s.cpu as u32, to: d.cpu as u32 });
+}

@@ -1,0 +1,88 @@
+//! Per-CPU values the balancer reads, published under each runqueue's lock
+//! and read without it (Linux reads these fields of remote runqueues without
+//! their locks, too). A reader sees each value as of some recent update; the
+//! decisions only need that.
+
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use sched::balance::CpuSnapshot;
+use sched::cpumask::CpuMask;
+
+use crate::arch::percpu::MAX_CPUS;
+use crate::rq::Rq;
+
+struct Published {
+    nr_running: AtomicU64,
+    h_nr_runnable: AtomicU64,
+    idle: AtomicBool,
+    load_avg: AtomicU64,
+    runnable_avg: AtomicU64,
+    util_avg: AtomicU64,
+    capacity_orig: AtomicU64,
+    capacity: AtomicU64,
+    misfit_task_load: AtomicU64,
+}
+
+impl Published {
+    const fn new() -> Self {
+        Published {
+            nr_running: AtomicU64::new(0),
+            h_nr_runnable: AtomicU64::new(0),
+            idle: AtomicBool::new(true),
+            load_avg: AtomicU64::new(0),
+            runnable_avg: AtomicU64::new(0),
+            util_avg: AtomicU64::new(0),
+            capacity_orig: AtomicU64::new(1024),
+            capacity: AtomicU64::new(1024),
+            misfit_task_load: AtomicU64::new(0),
+        }
+    }
+}
+
+static PUBLISHED: [Published; MAX_CPUS] = [const { Published::new() }; MAX_CPUS];
+
+/// Publishes `rq`'s values (call with its lock held, after a change).
+pub fn publish(rq: &Rq) {
+    let p = &PUBLISHED[rq.cpu];
+    let pelt = rq.fair.pelt();
+    p.nr_running.store(rq.fair.nr_queued() as u64, Ordering::Relaxed);
+    p.h_nr_runnable.store(rq.fair.h_nr_runnable() as u64, Ordering::Relaxed);
+    p.idle.store(rq.curr.is_idle, Ordering::Relaxed);
+    p.load_avg.store(pelt.load_avg, Ordering::Relaxed);
+    p.runnable_avg.store(pelt.runnable_avg, Ordering::Relaxed);
+    p.util_avg.store(pelt.util_avg, Ordering::Relaxed);
+    p.capacity_orig.store(rq.capacity_orig, Ordering::Relaxed);
+    p.capacity.store(rq.capacity, Ordering::Relaxed);
+    p.misfit_task_load.store(rq.misfit_task_load, Ordering::Relaxed);
+}
+
+/// The balancer's view of `cpu`.
+pub fn cpu_snapshot(cpu: usize) -> CpuSnapshot {
+    let p = &PUBLISHED[cpu];
+    let nr_running = p.nr_running.load(Ordering::Relaxed) as u32;
+    let h_nr_runnable = (p.h_nr_runnable.load(Ordering::Relaxed) as u32).min(nr_running);
+    let capacity_orig = p.capacity_orig.load(Ordering::Relaxed).max(1);
+    CpuSnapshot {
+        cpu,
+        nr_running,
+        h_nr_runnable,
+        nr_delayed: nr_running - h_nr_runnable,
+        idle: p.idle.load(Ordering::Relaxed),
+        ttwu_pending: crate::wakeup::wake_list_pending(cpu),
+        sched_idle_only: false,
+        load_avg: p.load_avg.load(Ordering::Relaxed),
+        runnable_avg: p.runnable_avg.load(Ordering::Relaxed),
+        util_avg: p.util_avg.load(Ordering::Relaxed),
+        util_est: 0,
+        capacity_orig,
+        capacity: p.capacity.load(Ordering::Relaxed).clamp(1, capacity_orig),
+        avg_idle: super::AVG_IDLE[cpu].lock().avg_idle,
+        misfit_task_load: p.misfit_task_load.load(Ordering::Relaxed),
+    }
+}
+
+/// Snapshots of the CPUs of `mask`, ascending.
+pub fn snapshots(mask: &CpuMask) -> Vec<CpuSnapshot> {
+    mask.iter().map(cpu_snapshot).collect()
+}

@@ -1,0 +1,33 @@
+//! Printing the balancing statistics: each CPU's domain lines in the layout
+//! of Linux's `/proc/schedstat` (after its `cpuN` line), a `@fw domstat`
+//! record per CPU and level, and a `@fw newidle` record per CPU.
+
+use alloc::string::String;
+
+use sched::balance::domain_stats::{write_domstat_line, DomainLine};
+
+use super::{AVG_IDLE, STATE};
+
+/// Prints every CPU's domain statistics.
+pub fn print_all() {
+    let Some(g) = super::global() else { return };
+    let nr = g.sds.online().iter().last().map_or(1, |c| c + 1);
+    for cpu in g.sds.online().iter() {
+        let guard = STATE[cpu].lock();
+        let Some(state) = guard.as_ref() else { continue };
+        for (i, (sd, st)) in g.sds.per_cpu(cpu).iter().zip(state.sd.iter()).enumerate() {
+            crate::kprintln!("{}", DomainLine { index: i, span: sd.span, nr_cpu_ids: nr, stats: &st.stats });
+            let mut line = String::new();
+            let _ = write_domstat_line(&mut line, cpu, sd.level, &st.stats);
+            crate::kprintln!("{}", line);
+        }
+        let n = state.newidle;
+        let avg = *AVG_IDLE[cpu].lock();
+        crate::record!(
+            "newidle",
+            "cpu={} attempts={} successes={} pulled={} time_ns={} gate_skips={} cost_stops={} random_skips={} avg_idle={} max_idle_balance_cost={}",
+            cpu, n.attempts, n.successes, n.tasks_pulled, n.time_ns, n.gate_skips, n.cost_stops, n.random_skips,
+            avg.avg_idle, avg.max_idle_balance_cost
+        );
+    }
+}

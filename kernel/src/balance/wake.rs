@@ -1,0 +1,102 @@
+//! Wakeup and fork placement (Linux's `select_task_rq_fair`): wake_wide,
+//! wake_affine (WA_IDLE, WA_WEIGHT, WA_BIAS), select_idle_sibling with the
+//! scan depth of SIS_UTIL or SIS_PROP, the 2005 rule or no wake balancing
+//! (`wake_balance=`), and the idlest-group descent for new tasks.
+
+use alloc::sync::Arc;
+use core::sync::atomic::Ordering;
+
+use sched::balance::fork::select_task_rq_fork;
+use sched::balance::wake::{count_wakeup, llc_span, select_task_rq_fair, WakeCtx};
+use sched::balance::TaskSnapshot;
+use sched::cpumask::CpuMask;
+use sched::topology::SD_BALANCE_FORK;
+use sched::{EntityId, WakeFlags};
+
+use super::snapshot::snapshots;
+use super::{jiffies, LLC, STATE};
+use crate::task::Task;
+
+/// The placement view of a sleeping task.
+fn wakee_snapshot(p: &Task, prev: usize) -> TaskSnapshot {
+    let (weight, load, util) = {
+        let rq = crate::rq::lock_task_rq(p);
+        match rq.fair.entity(EntityId(p.eid.load(Ordering::Relaxed))) {
+            Some(se) => (se.w(), se.avg.load_avg, se.avg.util_avg),
+            None => (1024, 0, 0),
+        }
+    };
+    TaskSnapshot {
+        id: p.id as u64,
+        weight,
+        load_avg: load,
+        util,
+        allowed: *p.affinity.lock(),
+        running: false,
+        delayed: false,
+        per_cpu_kthread: false,
+        idle_policy: false,
+        ineligible: false,
+        exec_start: 0,
+        prev_cpu: prev,
+        recent_used_cpu: None,
+        wakee_flips: p.wakee.lock().wakee_flips,
+    }
+}
+
+/// The CPU a waking task goes to. `this` is the waking CPU.
+pub fn select_wake_cpu(p: &Arc<Task>, prev: usize, this: usize, flags: WakeFlags) -> Option<usize> {
+    let g = super::global()?;
+    let task = wakee_snapshot(p, prev);
+    // The waker (the task this CPU runs) records the wakee: wake_wide's flips.
+    let waker = crate::task::current_or_idle(this);
+    let (waker_flips, waker_load) = if waker.is_idle {
+        (0, 0)
+    } else {
+        let mut w = waker.wakee.lock();
+        w.record_wakee(p.id as u64, jiffies(), g.hz);
+        (w.wakee_flips, sched::Nice::new(waker.nice_value()).map_or(1024, |n| n.weight().weight()))
+    };
+    let mut span = llc_span(&g.sds, this).union(&llc_span(&g.sds, prev));
+    span.set(this);
+    span.set(prev);
+    let span = span.intersection(&crate::rq::online_mask());
+    let cpus = snapshots(&span);
+    let mut guard = STATE[this].lock();
+    let state = guard.as_mut()?;
+    let llc = LLC.lock();
+    let ctx = WakeCtx {
+        sds: &g.sds,
+        cpus: &cpus,
+        task: &task,
+        this_cpu: this,
+        waker_flips,
+        waker_load,
+        sync: flags.contains(WakeFlags::SYNC),
+        waker_pcpu_kthread: false,
+        llc: &llc,
+        now_jiffies: jiffies(),
+        cfg: &g.cfg,
+    };
+    let d = select_task_rq_fair(&ctx, &mut state.wake_aged);
+    drop(llc);
+    count_wakeup(&g.sds, this, prev, &d, state.sd.as_mut_slice());
+    Some(d.cpu)
+}
+
+/// The CPU a new task starts on (fork balancing), given its allowed CPUs.
+pub fn select_fork_cpu(allowed: CpuMask, nice: i32, this: usize) -> Option<usize> {
+    let g = super::global()?;
+    let weight = sched::Nice::new(nice).map_or(1024, |n| n.weight().weight());
+    let mut task = TaskSnapshot::hog(0, this);
+    task.weight = weight;
+    task.load_avg = weight;
+    task.util = 512;
+    task.allowed = allowed;
+    let cpus = snapshots(&crate::rq::online_mask());
+    let cpu = select_task_rq_fork(&g.sds, &task, this, SD_BALANCE_FORK, &cpus);
+    if let Some(state) = STATE[this].lock().as_mut() {
+        sched::balance::fork::count_fork(&g.sds, this, SD_BALANCE_FORK, false, cpu, state.sd.as_mut_slice());
+    }
+    allowed.contains(cpu).then_some(cpu)
+}

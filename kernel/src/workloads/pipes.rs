@@ -1,0 +1,69 @@
+//! `workload=pipes[,pairs=4][,rounds=2000]`: pipe ping-pong pairs free to run
+//! anywhere (placed by fork balancing, moved by wakeup placement and the
+//! balancer). At every round trip the initiator notes whether its partner's
+//! task is on its CPU and whether they share a last-level cache:
+//! `@fw pipes pair=.. rounds=.. same_cpu=.. same_llc=..` and a total line,
+//! to compare wake_affine on and off.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+use crate::cmdline::Workload;
+use crate::sync::Pipe;
+use crate::task::{Spawn, Task};
+
+struct Tally {
+    same_cpu: AtomicU64,
+    same_llc: AtomicU64,
+}
+
+pub fn run(w: &Workload) -> bool {
+    let pairs = w.num("pairs", 4) as usize;
+    let rounds = w.num("rounds", 2000);
+    let mut joins: Vec<Arc<Task>> = Vec::new();
+    let mut tallies = Vec::new();
+    for _ in 0..pairs {
+        let (ping, pong) = (Arc::new(Pipe::new(64)), Arc::new(Pipe::new(64)));
+        let (p1, q1) = (ping.clone(), pong.clone());
+        let Some(b) = super::spawn(Spawn::new("pipes-b"), move || {
+            let mut x = [0u8; 1];
+            for _ in 0..rounds {
+                p1.read_exact(&mut x);
+                q1.write(&x, true);
+            }
+        }) else {
+            return false;
+        };
+        let tally = Arc::new(Tally { same_cpu: AtomicU64::new(0), same_llc: AtomicU64::new(0) });
+        let (t2, partner) = (tally.clone(), b.clone());
+        let a = super::spawn(Spawn::new("pipes-a"), move || {
+            let mut x = [1u8; 1];
+            for _ in 0..rounds {
+                ping.write(&x, true);
+                pong.read_exact(&mut x);
+                let me = crate::arch::percpu::cpu_id();
+                let other = partner.cpu.load(Ordering::Relaxed);
+                if me == other {
+                    t2.same_cpu.fetch_add(1, Ordering::Relaxed);
+                }
+                if crate::balance::global().is_some_and(|g| g.sds.cpus_share_cache(me, other)) {
+                    t2.same_llc.fetch_add(1, Ordering::Relaxed);
+                }
+            }
+        });
+        joins.push(b);
+        joins.extend(a);
+        tallies.push(tally);
+    }
+    super::join_all(&joins);
+    let (mut cpu, mut llc) = (0, 0);
+    for (i, t) in tallies.iter().enumerate() {
+        let (c, l) = (t.same_cpu.load(Ordering::Relaxed), t.same_llc.load(Ordering::Relaxed));
+        cpu += c;
+        llc += l;
+        crate::record!("pipes", "pair={} rounds={} same_cpu={} same_llc={}", i, rounds, c, l);
+    }
+    crate::record!("pipes_total", "pairs={} rounds={} same_cpu={} same_llc={}", pairs, rounds * pairs as u64, cpu, llc);
+    joins.len() == 2 * pairs
+}

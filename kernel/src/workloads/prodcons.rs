@@ -1,0 +1,56 @@
+//! `workload=prodcons[,pairs=N][,ms=2000][,work_us=50][,short_us=100][,long_us=5000][,long_every=10]`:
+//! producer/consumer pairs over pipes with short idle periods and an
+//! occasional long one: each producer does `work_us` of work per item, then
+//! sleeps `short_us` (every `long_every`-th item `long_us`); each consumer
+//! does `work_us` per item it reads. CPUs go idle often and briefly: the
+//! pattern where `avg_idle` decides whether newidle balancing is worth it.
+//! The kernel's `@fw newidle` lines afterwards count the attempts.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use crate::cmdline::Workload;
+use crate::sync::Pipe;
+use crate::task::Spawn;
+
+pub fn run(w: &Workload) -> bool {
+    let cpus = super::cpus();
+    let pairs = w.num("pairs", cpus.len() as u64).max(1) as usize;
+    let ms = w.num("ms", 2000);
+    let work = w.num("work_us", 50) * 1000;
+    let short = w.num("short_us", 100) * 1000;
+    let long = w.num("long_us", 5000) * 1000;
+    let every = w.num("long_every", 10).max(1);
+    let stop = Arc::new(AtomicBool::new(false));
+    let items = Arc::new(AtomicU64::new(0));
+    let mut tasks = Vec::new();
+    for i in 0..pairs {
+        let pipe = Arc::new(Pipe::new(64));
+        let (p2, s1, s2, it) = (pipe.clone(), stop.clone(), stop.clone(), items.clone());
+        let cpu = cpus[i % cpus.len()];
+        tasks.extend(super::spawn(Spawn::new("producer").on_cpu(cpu), move || {
+            let mut n = 0u64;
+            while !s1.load(Ordering::Relaxed) {
+                super::spin_ns(work);
+                p2.write(&[1], false);
+                n += 1;
+                crate::timer::sleep_ns(if n % every == 0 { long } else { short });
+            }
+            p2.close();
+        }));
+        tasks.extend(super::spawn(Spawn::new("consumer").on_cpu(cpus[(i + 1) % cpus.len()]), move || {
+            let mut b = [0u8; 1];
+            while pipe.read(&mut b) > 0 {
+                super::spin_ns(work);
+                it.fetch_add(1, Ordering::Relaxed);
+            }
+            let _ = &s2;
+        }));
+    }
+    crate::timer::sleep_ns(ms * 1_000_000);
+    stop.store(true, Ordering::Relaxed);
+    super::join_all(&tasks);
+    crate::record!("prodcons", "pairs={} ms={} items={}", pairs, ms, items.load(Ordering::Relaxed));
+    tasks.len() == 2 * pairs
+}
