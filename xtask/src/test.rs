@@ -53,6 +53,7 @@ pub fn config(s: &Scenario, qemu: &Path, elf: &Path) -> QemuConfig {
     c.numa_nodes = s.numa_nodes;
     c.no_acpi = s.no_acpi;
     c.memory_mib = s.memory_mib;
+    c.icount = s.icount;
     c
 }
 
