@@ -105,7 +105,7 @@ pub fn rows(point: &str, base: &[RunRecord], new: &[RunRecord]) -> Vec<Row> {
 
 /// The table, mmtests style: `(x.xx%)` normally, `* x.xx%*` when significant.
 pub fn table(rows: &[Row]) -> String {
-    let mut s = format!("{:<6} {:<14} {:<14} {:>22} {:>22}  {:<8} {}\n", "", "metric", "point", "base", "new", "unit", "p");
+    let mut s = format!("{:<6} {:<14} {:<14} {:>23} {:>23}  {:<8} {}\n", "", "metric", "point", "base", "new", "unit", "p");
     for r in rows {
         let new = if r.significant {
             format!("{:>12.3} *{:>7.2}%*", r.new, r.pdiff)
@@ -115,7 +115,7 @@ pub fn table(rows: &[Row]) -> String {
         let p = r.p_value.map_or("-".to_string(), |p| format!("{p:.4}"));
         let _ = writeln!(
             s,
-            "{:<6} {:<14} {:<14} {:>12.3} ({:>7.2}%) {:>22}  {:<8} {}",
+            "{:<6} {:<14} {:<14} {:>12.3} ({:>7.2}%) {:>23}  {:<8} {}",
             r.mean_kind,
             r.metric,
             if r.point.is_empty() { "-" } else { &r.point },
