@@ -54,12 +54,13 @@ pub(super) fn name(prefix: &str, a: usize, b: Option<usize>) -> alloc::string::S
     s
 }
 
-/// Where thread `i` starts: with `spread=1` (the default) round-robin over
-/// the online CPUs, not pinned, as fork balancing would place it (the kernel
-/// does no fork balancing yet); with `spread=0` wherever the kernel puts it.
+/// Where thread `i` starts: with `spread=0` (the default) wherever the
+/// kernel's fork balancing puts it; with `spread=1` round-robin over the
+/// online CPUs, not pinned (how the figures in docs/BENCHMARKS.md were taken,
+/// before the kernel balanced forks).
 pub(super) fn place(opts: Spawn, w: &Workload, i: usize) -> Spawn {
     let cpus = super::cpus();
-    if w.num("spread", 1) == 0 || cpus.is_empty() {
+    if w.num("spread", 0) == 0 || cpus.is_empty() {
         return opts;
     }
     opts.on_cpu(cpus[i % cpus.len()])
