@@ -89,6 +89,9 @@ pub(crate) fn idle_exit(cpu: usize) {
     }
 }
 
+/// When the last hang-diagnostics dump was printed (`sched_debug=1`).
+static LAST_DUMP: AtomicU64 = AtomicU64::new(0);
+
 /// Print the schedstat lines every this many ticks of CPU 0 (0: never).
 static STATS_EVERY_TICKS: AtomicU64 = AtomicU64::new(0);
 
@@ -234,8 +237,19 @@ fn scheduler_tick(cpu: usize) {
         if ticks % 100 == 0 {
             crate::debug::check_global();
         }
-        if ticks % 5000 == 0 {
+    }
+    // Every 3 s of uptime, from whichever CPU ticks: what a hang looks like.
+    if crate::debug::enabled() {
+        let now = rq::now_ns();
+        let last = LAST_DUMP.load(Ordering::Relaxed);
+        if now > last + 3_000_000_000
+            && LAST_DUMP.compare_exchange(last, now, Ordering::Relaxed, Ordering::Relaxed).is_ok()
+            && last != 0
+        {
             crate::debug::dump_all();
+        }
+        if last == 0 {
+            let _ = LAST_DUMP.compare_exchange(0, now, Ordering::Relaxed, Ordering::Relaxed);
         }
     }
     let every = STATS_EVERY_TICKS.load(Ordering::Relaxed);

@@ -206,11 +206,13 @@ fn push_remote(target: usize, item: Pending) {
 /// Drains this CPU's wake list (from the reschedule IPI).
 pub(crate) fn process_wake_list() {
     let cpu = cpu_id();
-    let items = core::mem::take(&mut *WAKE_LISTS[cpu].lock());
-    if items.is_empty() {
+    if WAKE_LISTS[cpu].lock().is_empty() {
         return;
     }
+    // Runqueue first, then the list (the order every path uses), so a task
+    // is on the list or on the runqueue at every moment a checker can see.
     let mut rq = rq::lock(cpu);
+    let items = core::mem::take(&mut *WAKE_LISTS[cpu].lock());
     let mut preempt = false;
     for item in items {
         preempt |= activate(&mut rq, item.task, item.se, item.flags);

@@ -8,7 +8,9 @@ use core::sync::atomic::{AtomicUsize, Ordering};
 
 use sched::balance::interval::{balance_due, failed_count_after, finish_balance, get_sd_balance_interval, max_load_balance_interval};
 use sched::balance::migrate::{need_active_balance, ActiveBalanceInput, DetachParams};
+use sched::balance::newidle::decay_newidle_costs;
 use sched::balance::rq::record_pull;
+use sched::balance::sis::update_idle_cpu_scan;
 use sched::balance::{plan_balance, IdleType, LbEnv, Plan, RqOutcome, SdState};
 use sched::Feature;
 
@@ -40,6 +42,8 @@ pub fn sched_balance_domains(cpu: usize, idle: bool) {
     let max = max_load_balance_interval(g.hz, g.sds.online().weight());
     let mut guard = STATE[cpu].lock();
     let Some(state) = guard.as_mut() else { return };
+    // Age each domain's max_newidle_lb_cost (and max_idle_balance_cost).
+    decay_newidle_costs(state.sd.iter_mut().map(|s| &mut s.newidle), &mut super::AVG_IDLE[cpu].lock(), crate::rq::now_ns());
     let kind = if idle { IdleType::Idle } else { IdleType::NotIdle };
     for idx in 0..chain.len() {
         let st = &mut state.sd[idx];
@@ -64,7 +68,16 @@ pub fn balance_rq(g: &Global, dst: usize, idx: usize, idle: IdleType, st: &mut S
     env.nr_balance_failed = st.nr_balance_failed;
     for _ in 0..4 {
         let snaps = snapshots(&sd.span);
-        let (plan, _) = plan_balance(&env, &snaps, &mut st.stats);
+        let (plan, lb_stats) = plan_balance(&env, &snaps, &mut st.stats);
+        // SIS_UTIL: the LLC domain's balance refreshes how deep wakeups scan.
+        if let Some(lbs) = lb_stats {
+            if g.sds.sd_llc(dst).is_some_and(|llc| llc.span == sd.span) {
+                let nr = update_idle_cpu_scan(lbs.sum_util, sd.span_weight, sd.imbalance_pct);
+                if let Some(l) = super::LLC.lock().get_mut(g.sds.sd_llc_id(dst)) {
+                    l.nr_idle_scan = nr;
+                }
+            }
+        }
         match plan {
             Plan::NotBalancer => {
                 finish_balance(st, sd, idle, None, RqOutcome::Balanced);

@@ -7,6 +7,7 @@ use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
 
 use sched::balance::fork::select_task_rq_fork;
+use sched::balance::sis::sis_prop_account;
 use sched::balance::wake::{count_wakeup, llc_span, select_task_rq_fair, WakeCtx};
 use sched::balance::TaskSnapshot;
 use sched::cpumask::CpuMask;
@@ -78,8 +79,18 @@ pub fn select_wake_cpu(p: &Arc<Task>, prev: usize, this: usize, flags: WakeFlags
         now_jiffies: jiffies(),
         cfg: &g.cfg,
     };
+    let t0 = crate::rq::now_ns();
     let d = select_task_rq_fair(&ctx, &mut state.wake_aged);
+    let scan_time = crate::rq::now_ns() - t0;
     drop(llc);
+    // SIS_PROP learns what a scan costs in this LLC (with SIS_UTIL off).
+    if !g.cfg.features.has(sched::Feature::SisUtil) {
+        if let Some(scan) = d.sis.and_then(|s| s.scan) {
+            if let Some(l) = LLC.lock().get_mut(g.sds.sd_llc_id(d.cpu)) {
+                sis_prop_account(g.cfg.sis_prop, l, &mut state.wake_aged, scan_time, scan.scanned, scan.cpu.is_some(), scan.truncated);
+            }
+        }
+    }
     count_wakeup(&g.sds, this, prev, &d, state.sd.as_mut_slice());
     Some(d.cpu)
 }

@@ -4,8 +4,40 @@
 //! queues, timers) must be locked this way: an interrupt handler spinning on
 //! a lock its own CPU holds would never get it back. Holding one also means
 //! the holder cannot be preempted.
+//!
+//! Guards may be dropped in any order (a `Vec` of guards drops front to
+//! back): each CPU counts the guards it holds and turns interrupts back on
+//! only when the last one goes, and only if they were on before the first.
+//! Interrupts stay off while any guard is held, so a guard is always dropped
+//! on the CPU that took it.
 
 use core::ops::{Deref, DerefMut};
+use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use crate::arch::percpu::{cpu_id, MAX_CPUS};
+
+/// Guards held per CPU, and whether interrupts were on before the first.
+static NESTING: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(0) }; MAX_CPUS];
+static WERE_ENABLED: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
+
+/// Interrupts off; counts one more guard on this CPU.
+fn irq_off_enter() {
+    let were = interrupts::are_enabled();
+    interrupts::disable();
+    let cpu = cpu_id();
+    if NESTING[cpu].fetch_add(1, Ordering::Relaxed) == 0 {
+        WERE_ENABLED[cpu].store(were, Ordering::Relaxed);
+    }
+}
+
+/// One guard fewer on this CPU; interrupts back on after the last one if
+/// they were on before the first.
+fn irq_off_exit() {
+    let cpu = cpu_id();
+    if NESTING[cpu].fetch_sub(1, Ordering::Relaxed) == 1 && WERE_ENABLED[cpu].load(Ordering::Relaxed) {
+        interrupts::enable();
+    }
+}
 
 use spin::{Mutex, MutexGuard};
 use x86_64::instructions::interrupts;
@@ -15,10 +47,9 @@ pub struct IrqMutex<T> {
     inner: Mutex<T>,
 }
 
-/// Holds the lock; restores the interrupt flag when dropped.
+/// Holds the lock; see the module docs for when interrupts come back on.
 pub struct IrqGuard<'a, T> {
     guard: Option<MutexGuard<'a, T>>,
-    were_enabled: bool,
 }
 
 impl<T> IrqMutex<T> {
@@ -27,20 +58,16 @@ impl<T> IrqMutex<T> {
     }
 
     pub fn lock(&self) -> IrqGuard<'_, T> {
-        let were_enabled = interrupts::are_enabled();
-        interrupts::disable();
-        IrqGuard { guard: Some(self.inner.lock()), were_enabled }
+        irq_off_enter();
+        IrqGuard { guard: Some(self.inner.lock()) }
     }
 
     pub fn try_lock(&self) -> Option<IrqGuard<'_, T>> {
-        let were_enabled = interrupts::are_enabled();
-        interrupts::disable();
+        irq_off_enter();
         match self.inner.try_lock() {
-            Some(g) => Some(IrqGuard { guard: Some(g), were_enabled }),
+            Some(g) => Some(IrqGuard { guard: Some(g) }),
             None => {
-                if were_enabled {
-                    interrupts::enable();
-                }
+                irq_off_exit();
                 None
             }
         }
@@ -63,8 +90,6 @@ impl<T> DerefMut for IrqGuard<'_, T> {
 impl<T> Drop for IrqGuard<'_, T> {
     fn drop(&mut self) {
         drop(self.guard.take());
-        if self.were_enabled {
-            interrupts::enable();
-        }
+        irq_off_exit();
     }
 }
