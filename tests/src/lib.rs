@@ -32,5 +32,5 @@ pub use exit::{Outcome, QemuExit};
 pub use log::{
     format_cpulist, format_groups, parse_cpulist, parse_groups, Line, Log, Record, STAGES,
 };
-pub use scenarios::{all, CheckResult, Scenario, BASE};
+pub use scenarios::{all, CheckResult, Scenario, Versus, BASE};
 pub use topology::{Level, Topology};

@@ -7,8 +7,10 @@ use crate::exit::{Outcome, QemuExit};
 use crate::log::{format_cpulist, format_groups, parse_groups, Log};
 use crate::topology::Topology;
 use crate::workloads::{
-    check_affinity, check_features, check_features_bogus, check_latency, check_overflow,
-    check_pipe, check_shares, check_storm,
+    check_affinity, check_capacity, check_features, check_features_bogus, check_latency,
+    check_overflow, check_pipe, check_pipes, check_prodcons, check_shares, check_spread,
+    check_spread_smt, check_storm, check_three_on_two, check_tickless, compare_snap_delta,
+    compare_wake_affine,
 };
 
 /// What a check returns: `Err` carries the reason for people.
@@ -41,8 +43,23 @@ pub struct Scenario {
     pub slots: u32,
     /// The kernel outcome QEMU's exit status must report.
     pub expect: Outcome,
-    /// The scenario's own assertions on the serial log.
+    /// The scenario's own assertions on the serial log (of each boot, when there are two).
     pub check: fn(&Log) -> CheckResult,
+    /// A second boot to compare this one with (`None`: one boot).
+    pub versus: Option<Versus>,
+}
+
+/// A second boot of a scenario, with another kernel command line, and a check comparing the two
+/// logs: what one boot cannot show, e.g. that a setting changes a count (`avg_idle_clamp=snap`
+/// vs `delta`). Both boots use the scenario's `-smp`, `-cpu`, memory, `icount`, timeout (each)
+/// and expected outcome, and both logs must pass its `check`; then `compare` judges the pair.
+/// The harness runs the two boots one after the other in the scenario's slot(s).
+#[derive(Debug, Clone, Copy)]
+pub struct Versus {
+    /// The second boot's `-append`.
+    pub append: &'static str,
+    /// Asserts on (the first boot's log, the second boot's log).
+    pub compare: fn(&Log, &Log) -> CheckResult,
 }
 
 /// The defaults every scenario starts from.
@@ -59,6 +76,7 @@ pub const BASE: Scenario = Scenario {
     slots: 1,
     expect: Outcome::Success,
     check: |_| Ok(()),
+    versus: None,
 };
 
 impl Scenario {
@@ -79,6 +97,43 @@ impl Scenario {
         }
         if let Err(e) = (self.check)(log) {
             problems.push(e);
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("\n"))
+        }
+    }
+
+    /// The second boot of a [`Versus`] scenario, as a scenario of its own (its `append` is the
+    /// second command line); `None` for a one-boot scenario.
+    pub fn second_boot(&self) -> Option<Scenario> {
+        self.versus.map(|v| Scenario {
+            append: v.append,
+            versus: None,
+            ..self.clone()
+        })
+    }
+
+    /// Judges the two finished boots of a [`Versus`] scenario: each as [`Scenario::evaluate`]
+    /// does (its reasons prefixed with the boot's command line), then the comparison. All
+    /// failures are reported together. A one-boot scenario is judged on `first` alone.
+    pub fn evaluate_versus(
+        &self,
+        first: (&QemuExit, &Log),
+        second: (&QemuExit, &Log),
+    ) -> CheckResult {
+        let (Some(v), Some(other)) = (self.versus, self.second_boot()) else {
+            return self.evaluate(first.0, first.1);
+        };
+        let mut problems = Vec::new();
+        for (s, (exit, log)) in [(self, first), (&other, second)] {
+            if let Err(e) = s.evaluate(exit, log) {
+                problems.push(format!("boot `{}`: {e}", s.append));
+            }
+        }
+        if let Err(e) = (v.compare)(first.1, second.1) {
+            problems.push(format!("`{}` vs `{}`: {e}", self.append, v.append));
         }
         if problems.is_empty() {
             Ok(())
@@ -362,9 +417,124 @@ pub fn all() -> Vec<Scenario> {
             check: check_features_bogus,
             ..BASE
         },
+        // Load balancing and wakeup placement (kernel/src/balance/). All in instruction time
+        // (`icount`): placement follows the ticks, and a descheduled vCPU thread under a loaded
+        // host would otherwise look like a CPU that did nothing for milliseconds. Under -icount
+        // QEMU runs the vCPUs in turn and guest time advances with the instructions of all of
+        // them, so a guest millisecond at -smp 8 is ~1/8 of the instructions per CPU it is at
+        // -smp 1; the balancer is driven by ticks of guest time and spreads within it.
+        Scenario {
+            name: "balance-spread-smp8",
+            icount: true,
+            smp: "8",
+            append: "sched_debug=1 workload=spread,ms=300",
+            slots: 2,
+            check: check_spread::<8, 300>,
+            ..BASE
+        },
+        Scenario {
+            name: "balance-smt-1s4c2t",
+            icount: true,
+            smp: SMT_SMP,
+            append: "sched_debug=1 workload=spread,hogs=4,ms=500",
+            slots: 2,
+            check: check_smt,
+            ..BASE
+        },
+        Scenario {
+            name: "balance-3-hogs-on-2",
+            icount: true,
+            smp: "2",
+            append: "sched_debug=1 workload=spread,hogs=3,ms=6000",
+            check: check_three_on_two::<6000>,
+            ..BASE
+        },
+        Scenario {
+            name: "balance-newidle-snap-vs-delta",
+            icount: true,
+            smp: "4",
+            // 1 us producer sleeps give many idle periods below the newidle cost, and every
+            // 100th sleep, 20 ms, an idle period far above the 1 ms avg_idle ceiling (long
+            // enough that the producers whose consumers share a CPU sleep at once and the CPU
+            // really idles). Measured: 800 vs 319 attempts in 2 s (snap/delta, 3 ms sleeps
+            // gave 2172 vs 2117, too close). The command lines differ only in avg_idle_clamp.
+            append: "sched_debug=1 avg_idle_clamp=snap workload=prodcons,pairs=4,ms=1000,work_us=20,short_us=1,long_us=20000,long_every=100",
+            check: check_prodcons::<4, PRODCONS_PAIRS, PRODCONS_MS>,
+            versus: Some(Versus {
+                append: "sched_debug=1 avg_idle_clamp=delta workload=prodcons,pairs=4,ms=1000,work_us=20,short_us=1,long_us=20000,long_every=100",
+                compare: compare_snap_delta,
+            }),
+            ..BASE
+        },
+        Scenario {
+            name: "balance-wake-affine-on-vs-off",
+            icount: true,
+            smp: "4",
+            append: "sched_debug=1 wake_affine=on workload=pipes,pairs=4,rounds=2000",
+            check: check_pipes::<4, 4, 2000>,
+            versus: Some(Versus {
+                append: "sched_debug=1 wake_affine=off workload=pipes,pairs=4,rounds=2000",
+                compare: compare_wake_affine::<4, 2000>,
+            }),
+            ..BASE
+        },
+        Scenario {
+            name: "balance-capacity-smp2",
+            icount: true,
+            smp: "2",
+            append: "sched_debug=1 cpu_capacity=1:512 workload=spread,hogs=1,start_cpu=1,ms=1000",
+            check: check_capacity_smp2,
+            ..BASE
+        },
+        Scenario {
+            name: "balance-capacity-smp4",
+            icount: true,
+            smp: "4",
+            append: "sched_debug=1 cpu_capacity=0:512,1:512 workload=spread,hogs=2,ms=1000",
+            check: check_capacity_smp4,
+            ..BASE
+        },
+        Scenario {
+            name: "nohz-idle-cpus",
+            icount: true,
+            smp: "4",
+            append: "sched_debug=1 workload=shares,cpu=1,ms=1000",
+            check: check_tickless::<4, 1, 1000, true>,
+            ..BASE
+        },
+        Scenario {
+            name: "nohz-off",
+            icount: true,
+            smp: "4",
+            append: "sched_debug=1 nohz=off workload=shares,cpu=1,ms=1000",
+            check: check_tickless::<4, 1, 1000, false>,
+            ..BASE
+        },
     ];
     v.retain(|s| !s.name.is_empty());
     v
+}
+
+/// The `-smp` of `balance-smt-1s4c2t`: one socket, 4 cores of 2 threads.
+pub const SMT_SMP: &str = "8,sockets=1,cores=4,threads=2";
+
+/// `pairs=` and `ms=` of `balance-newidle-snap-vs-delta`'s prodcons (both boots).
+pub const PRODCONS_PAIRS: u64 = 4;
+pub const PRODCONS_MS: u64 = 1000;
+
+fn check_smt(log: &Log) -> CheckResult {
+    check_spread_smt::<4>(log, SMT_SMP)
+}
+
+/// `cpu_capacity=1:512`, one hog started on CPU 1 (alone there, it runs there first, becomes a
+/// misfit): it must end on CPU 0 and have run on both.
+fn check_capacity_smp2(log: &Log) -> CheckResult {
+    check_capacity::<2, 1, 1, true>(log, &[1])
+}
+
+/// `cpu_capacity=0:512,1:512`, two hogs started on CPU 0: they must end on CPUs 2 and 3.
+fn check_capacity_smp4(log: &Log) -> CheckResult {
+    check_capacity::<4, 2, 0, false>(log, &[0, 1])
 }
 
 /// The malformed options of `cmdline-malformed`: (whole command line, option names).
@@ -794,7 +964,119 @@ mod tests {
         for s in all() {
             let text = synthetic(&s);
             run(&s, &text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", s.name));
+            if let Some(second) = s.second_boot() {
+                run_versus(&s, &text, &synthetic(&second))
+                    .unwrap_or_else(|e| panic!("{} (both boots): {e}", s.name));
+            }
         }
+    }
+
+    fn run_versus(s: &Scenario, first: &str, second: &str) -> CheckResult {
+        let ok = QemuExit::Kernel(s.expect);
+        s.evaluate_versus((&ok, &Log::parse(first)), (&ok, &Log::parse(second)))
+    }
+
+    /// A two-boot scenario fails when either boot fails, when the boots are swapped (the
+    /// comparison has a direction), and when a compared figure of one boot is wrong.
+    #[test]
+    fn versus_scenarios_fail_when_a_boot_or_the_comparison_is_wrong() {
+        // (scenario, which boot is mutated: 0 or 1, from, to): every occurrence is replaced.
+        let mutations: &[(&str, usize, &str, &str)] = &[
+            // delta as often as snap; delta's run not ok; the snap boot without newidle lines.
+            (
+                "balance-newidle-snap-vs-delta",
+                1,
+                "attempts=600",
+                "attempts=1000",
+            ),
+            (
+                "balance-newidle-snap-vs-delta",
+                1,
+                "name=prodcons ok=1",
+                "name=prodcons ok=0",
+            ),
+            (
+                "balance-newidle-snap-vs-delta",
+                0,
+                "@fw newidle",
+                "@fw newidlex",
+            ),
+            (
+                "balance-newidle-snap-vs-delta",
+                0,
+                "pairs=4 ms=1000",
+                "pairs=4 ms=2000",
+            ),
+            // affine wakeups with wake_affine=off; none with on; a pair line not adding up to
+            // the total; the partners on one CPU as often with off.
+            (
+                "balance-wake-affine-on-vs-off",
+                1,
+                "ttwu_move_affine=0",
+                "ttwu_move_affine=1",
+            ),
+            (
+                "balance-wake-affine-on-vs-off",
+                0,
+                "ttwu_move_affine=100",
+                "ttwu_move_affine=0",
+            ),
+            (
+                "balance-wake-affine-on-vs-off",
+                0,
+                "pair=3 rounds=2000 same_cpu=1750",
+                "pair=3 rounds=2000 same_cpu=1749",
+            ),
+            (
+                "balance-wake-affine-on-vs-off",
+                1,
+                "same_cpu=0 ",
+                "same_cpu=1750 ",
+            ),
+            (
+                "balance-wake-affine-on-vs-off",
+                0,
+                "same_llc=2000\n",
+                "same_llc=1999\n",
+            ),
+        ];
+        for &(name, which, from, to) in mutations {
+            let s = by_name(name);
+            let mut logs = [synthetic(&s), synthetic(&s.second_boot().unwrap())];
+            assert!(
+                logs[which].contains(from),
+                "{name}: `{from}` not in boot {which}:\n{}",
+                logs[which]
+            );
+            logs[which] = logs[which].replace(from, to);
+            run_versus(&s, &logs[0], &logs[1]).expect_err(&format!(
+                "{name}: passed with `{from}` -> `{to}` in boot {which}"
+            ));
+        }
+        for s in all().into_iter().filter(|s| s.versus.is_some()) {
+            let (a, b) = (synthetic(&s), synthetic(&s.second_boot().unwrap()));
+            run_versus(&s, &b, &a)
+                .expect_err(&format!("{}: passed with the boots swapped", s.name));
+            let wrong = QemuExit::Kernel(Outcome::Panic);
+            let (la, lb) = (Log::parse(&a), Log::parse(&b));
+            assert!(s
+                .evaluate_versus((&wrong, &la), (&QemuExit::Kernel(s.expect), &lb))
+                .is_err());
+            assert!(s
+                .evaluate_versus(
+                    (&QemuExit::Kernel(s.expect), &la),
+                    (&QemuExit::Timeout, &lb)
+                )
+                .is_err());
+        }
+        // The second boot differs from the first in its command line only.
+        let s = by_name("balance-newidle-snap-vs-delta");
+        let b = s.second_boot().unwrap();
+        assert_eq!(
+            (b.smp, b.icount, b.versus.is_none()),
+            (s.smp, s.icount, true)
+        );
+        assert_eq!(b.append.replace("delta", "snap"), s.append);
     }
 
     #[test]
@@ -975,6 +1257,36 @@ mod tests {
             ("sched-features-bogus", "unknown feature \"BOGUS\"", "unknown feature \"BOGU\""),
             ("sched-features-bogus", "@fw stage name=workload\n", "cmdline: another\n@fw stage name=workload\n"),
             ("sched-features-bogus", " DELAY_DEQUEUE", " NO_DELAY_DEQUEUE"),
+            // spread: two hogs on a CPU at t_ms=100 or at the end, a sample missing, two hogs
+            // ending on one CPU, a hog missing.
+            ("balance-spread-smp8", "t_ms=100 per_cpu=1,1,1,1,1,1,1,1", "t_ms=100 per_cpu=2,0,1,1,1,1,1,1"),
+            ("balance-spread-smp8", "t_ms=300 per_cpu=1,1,1,1,1,1,1,1", "t_ms=300 per_cpu=1,1,1,1,1,1,0,2"),
+            ("balance-spread-smp8", "@fw spread t_ms=200 per_cpu=1,1,1,1,1,1,1,1\n", ""),
+            ("balance-spread-smp8", "t_ms=10 per_cpu=8,0,0,0,0,0,0,0", "t_ms=10 per_cpu=7,0,0,0,0,0,0,0"),
+            ("balance-spread-smp8", "@fw hog id=3 cpu=1 runtime_ns=300000000 migrations=1 ran_on=0-1", "@fw hog id=3 cpu=0 runtime_ns=300000000 migrations=1 ran_on=0-1"),
+            ("balance-spread-smp8", "@fw hog id=9 cpu=7 runtime_ns=300000000 migrations=1 ran_on=0,7\n", ""),
+            // SMT: two hogs on the threads of core 1; a core ID not QEMU's.
+            ("balance-smt-1s4c2t", "@fw hog id=2 cpu=0 runtime_ns=500000000 migrations=1 ran_on=0", "@fw hog id=2 cpu=3 runtime_ns=500000000 migrations=1 ran_on=0,3"),
+            ("balance-smt-1s4c2t", "@fw cpu id=6 apic=6 pkg=0 core=3", "@fw cpu id=6 apic=6 pkg=0 core=0"),
+            // 3 hogs on 2 CPUs: one hog at 50% (another then at 83%), one at 77.7%.
+            ("balance-3-hogs-on-2", "@fw hog id=2 cpu=0 runtime_ns=4000000000", "@fw hog id=2 cpu=0 runtime_ns=3000000000"),
+            ("balance-3-hogs-on-2", "@fw hog id=3 cpu=1 runtime_ns=4000000000", "@fw hog id=3 cpu=1 runtime_ns=4660000000"),
+            ("balance-3-hogs-on-2", "@fw hog id=4 cpu=0 runtime_ns=4000000000 migrations=1 ran_on=0\n", ""),
+            // capacity: the hog stayed on the half-capacity CPU; a capacity refused.
+            ("balance-capacity-smp2", "cpu=0 runtime_ns=1000000000 migrations=1 ran_on=0-1", "cpu=1 runtime_ns=1000000000 migrations=1 ran_on=0-1"),
+            ("balance-capacity-smp2", "ran_on=0-1", "ran_on=0"),
+            ("balance-capacity-smp4", "cpu=3 runtime_ns=1000000000 migrations=1 ran_on=0,3", "cpu=0 runtime_ns=1000000000 migrations=1 ran_on=0,3"),
+            ("balance-capacity-smp4", "@fw stage name=workload\n", "cmdline: cpu_capacity=0:512,1:512 is bad\n@fw stage name=workload\n"),
+            // tickless: an idle CPU ticking (6 > 5 per second), the busy CPU not ticking, an idle
+            // CPU not ticking with nohz=off, a CPU's line missing.
+            ("nohz-idle-cpus", "cpu=3 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1 ttwu_local=1 rq_cpu_time=5 run_delay=5 pcount=3 ticks=0 timer_irqs=0", "cpu=3 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1 ttwu_local=1 rq_cpu_time=5 run_delay=5 pcount=3 ticks=0 timer_irqs=6"),
+            ("nohz-idle-cpus", "ticks=1000 timer_irqs=1000", "ticks=1000 timer_irqs=499"),
+            ("nohz-off", "cpu=2 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1 ttwu_local=1 rq_cpu_time=5 run_delay=5 pcount=3 ticks=1000 timer_irqs=1000", "cpu=2 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1 ttwu_local=1 rq_cpu_time=5 run_delay=5 pcount=3 ticks=1000 timer_irqs=499"),
+            ("nohz-off", "@fw schedstat_delta cpu=3 ", "@fw schedstat_deltx cpu=3 "),
+            // each boot of the pair scenarios on its own.
+            ("balance-newidle-snap-vs-delta", "@fw newidle cpu=3 ", "@fw newidle cpu=4 "),
+            ("balance-newidle-snap-vs-delta", "items=5000", "items=0"),
+            ("balance-wake-affine-on-vs-off", "same_llc=8000", "same_llc=7999"),
         ];
         for (name, from, to) in mutations {
             let s = by_name(name);

@@ -464,6 +464,389 @@ pub fn check_features_bogus(log: &Log) -> CheckResult {
 }
 
 // ---------------------------------------------------------------------------------------------
+// spread: load balancing moves hogs started on one CPU
+
+/// The `per_cpu=` field of an `@fw spread` line: how many hogs each CPU holds, CPU 0 first.
+fn per_cpu(r: &Record) -> Result<Vec<u64>, String> {
+    r.field("per_cpu")?
+        .split(',')
+        .map(|n| {
+            n.parse()
+                .map_err(|_| format!("`{r}`: per_cpu= is not a list of counts"))
+        })
+        .collect()
+}
+
+/// The `@fw spread` samples of `workload=spread,...,ms=MS` with `hogs` hogs on `cpus` CPUs: one
+/// every 10 ms from `t_ms=10` to `t_ms=MS` in order, each counting every hog on one of the CPUs.
+fn spread_samples(
+    log: &Log,
+    cpus: u32,
+    hogs: u64,
+    ms: u64,
+) -> Result<Vec<(u64, Vec<u64>)>, String> {
+    let mut v = Vec::new();
+    for r in log.records("spread") {
+        let counts = per_cpu(r)?;
+        ensure(counts.len() == cpus as usize, || {
+            format!("`{r}`: expected {cpus} per_cpu= counts")
+        })?;
+        ensure(counts.iter().sum::<u64>() == hogs, || {
+            format!("`{r}`: the counts do not add up to the {hogs} hogs")
+        })?;
+        v.push((r.num("t_ms")?, counts));
+    }
+    let want: Vec<u64> = (1..=ms / 10).map(|i| 10 * i).collect();
+    let got: Vec<u64> = v.iter().map(|x| x.0).collect();
+    ensure(got == want, || {
+        format!("expected `@fw spread` samples at t_ms=10,20,..,{ms}, got t_ms={got:?}")
+    })?;
+    Ok(v)
+}
+
+/// The `@fw hog` lines of `workload=spread`: exactly `hogs` of them, distinct ids, each with
+/// `ran_on=` holding its final `cpu=` and runtime > 0. Returns (final CPU, runtime_ns, ran_on).
+fn spread_hogs(log: &Log, hogs: u64, cpus: u32) -> Result<Vec<(u32, u64, Vec<u32>)>, String> {
+    let mut ids = BTreeSet::new();
+    let mut v = Vec::new();
+    for r in log.records("hog") {
+        ensure(ids.insert(r.num("id")?), || format!("`{r}`: id twice"))?;
+        let cpu = r.num("cpu")?;
+        ensure(cpu < cpus as u64, || format!("`{r}`: no CPU {cpu}"))?;
+        let ran = r.cpus("ran_on")?;
+        ensure(
+            ran.contains(&(cpu as u32)) && ran.iter().all(|&c| c < cpus),
+            || format!("`{r}`: ran_on= must hold cpu={cpu} and only CPUs below {cpus}"),
+        )?;
+        let rt = r.num("runtime_ns")?;
+        ensure(rt > 0, || format!("`{r}`: runtime_ns=0"))?;
+        v.push((cpu as u32, rt, ran));
+    }
+    ensure(v.len() as u64 == hogs, || {
+        format!("expected {hogs} `@fw hog` lines, got {}", v.len())
+    })?;
+    Ok(v)
+}
+
+/// By this time (guest ms) of `workload=spread` with one hog per CPU, the balancer must have
+/// given every CPU exactly one hog.
+pub const SPREAD_WITHIN_MS: u64 = 100;
+
+/// `workload=spread,ms=MS` (one hog per CPU, all started on CPU 0) on `SMP` CPUs: from
+/// `t_ms=`[`SPREAD_WITHIN_MS`] to the end, every sample shows exactly one hog on every CPU, and
+/// the `@fw hog` lines end on `SMP` distinct CPUs.
+pub fn check_spread<const SMP: u32, const MS: u64>(log: &Log) -> CheckResult {
+    workload_ran(log, "spread", SMP, true)?;
+    let hogs = SMP as u64;
+    for (t, counts) in spread_samples(log, SMP, hogs, MS)? {
+        ensure(
+            t < SPREAD_WITHIN_MS || counts.iter().all(|&n| n == 1),
+            || {
+                format!(
+                    "at t_ms={t} (from {SPREAD_WITHIN_MS} on every CPU must hold one hog): \
+                 per_cpu={counts:?}"
+                )
+            },
+        )?;
+    }
+    let mut ends: Vec<u32> = spread_hogs(log, hogs, SMP)?.iter().map(|h| h.0).collect();
+    ends.sort_unstable();
+    ensure(ends == (0..SMP).collect::<Vec<_>>(), || {
+        format!("expected the {hogs} hogs to end one per CPU, they ended on CPUs {ends:?}")
+    })
+}
+
+/// The physical core (package, core) of every CPU, from the `@fw cpu` lines.
+fn cores(log: &Log) -> Result<std::collections::BTreeMap<u32, (u64, u64)>, String> {
+    log.records("cpu")
+        .map(|r| Ok((r.num("id")? as u32, (r.num("pkg")?, r.num("core")?))))
+        .collect()
+}
+
+/// `workload=spread,hogs=HOGS,ms=..` on `-smp SMT_SMP` with two threads per core (`SMT_SMP` is
+/// the `-smp` value): the hogs end on `HOGS` different cores (package and core IDs from the `@fw
+/// cpu` lines, themselves checked against QEMU's numbering), so no two share a core while whole
+/// cores are idle (SMT balancing prefers idle cores).
+pub fn check_spread_smt<const HOGS: u64>(log: &Log, smp: &str) -> CheckResult {
+    let topo = crate::topology::Topology::from_smp(smp, 0)?;
+    workload_ran(log, "spread", topo.cpus(), true)?;
+    crate::scenarios::cpu_placement(log, &topo)?;
+    let core_of = cores(log)?;
+    let hogs = spread_hogs(log, HOGS, topo.cpus())?;
+    let mut used = BTreeSet::new();
+    for (cpu, _, _) in &hogs {
+        let core = core_of
+            .get(cpu)
+            .ok_or_else(|| format!("no `@fw cpu id={cpu}` line"))?;
+        ensure(used.insert(*core), || {
+            let all: Vec<_> = hogs.iter().map(|h| (h.0, core_of.get(&h.0))).collect();
+            format!(
+                "two hogs end on core {core:?} (pkg, core) while cores are idle: (cpu, core) = \
+                 {all:?}"
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// Each hog's share of one CPU with 3 hogs on 2 CPUs: 2/3, within this many points.
+pub const THREE_ON_TWO_TOLERANCE_PP: f64 = 10.0;
+
+/// `workload=spread,hogs=3,ms=MS` on 2 CPUs: every hog's `runtime_ns` is 2/3 of the run (66.7%
+/// of `MS`) within [`THREE_ON_TWO_TOLERANCE_PP`] points. The balancer keeps the counts 2+1 and
+/// must rotate which hog is alone; a hog kept alone would get 100%, the other two 50%.
+pub fn check_three_on_two<const MS: u64>(log: &Log) -> CheckResult {
+    workload_ran(log, "spread", 2, true)?;
+    let run_ns = MS as f64 * 1e6;
+    let want = 100.0 * 2.0 / 3.0;
+    let hogs = spread_hogs(log, 3, 2)?;
+    let shares: Vec<f64> = hogs.iter().map(|h| 100.0 * h.1 as f64 / run_ns).collect();
+    for (h, got) in hogs.iter().zip(&shares) {
+        ensure((got - want).abs() <= THREE_ON_TWO_TOLERANCE_PP, || {
+            format!(
+                "a hog (ended on CPU {}, ran on {}) got {got:.1}% of the {MS} ms run, more than \
+                 {THREE_ON_TWO_TOLERANCE_PP} points from {want:.1}% (shares: {shares:.1?})",
+                h.0,
+                format_cpulist(&h.2)
+            )
+        })?;
+    }
+    Ok(())
+}
+
+/// `cpu_capacity=..` with the `small` CPUs at half capacity and `workload=spread,hogs=HOGS`
+/// started on CPU `START` (a half-capacity one), on `SMP` CPUs: every hog ends on a
+/// full-capacity CPU, on distinct CPUs. With `RAN_THERE`, each hog also ran on `START` first
+/// (it became misfit there and was moved); without, it may have been pulled before it ever ran
+/// (an idle full-capacity CPU balancing takes the queued task at once).
+pub fn check_capacity<const SMP: u32, const HOGS: u64, const START: u32, const RAN_THERE: bool>(
+    log: &Log,
+    small: &[u32],
+) -> CheckResult {
+    workload_ran(log, "spread", SMP, true)?;
+    let complaints: Vec<&str> = log.lines_starting_with("cmdline: ").collect();
+    ensure(complaints.is_empty(), || {
+        format!("expected no `cmdline: ` line, got {complaints:#?}")
+    })?;
+    let hogs = spread_hogs(log, HOGS, SMP)?;
+    let mut ends = BTreeSet::new();
+    for (cpu, _, ran) in &hogs {
+        ensure(!small.contains(cpu), || {
+            format!(
+                "a hog ended on CPU {cpu}, one of the half-capacity CPUs {small:?} (ran on {}), \
+                 while full-capacity CPUs were free",
+                format_cpulist(ran)
+            )
+        })?;
+        ensure(ends.insert(*cpu), || format!("two hogs end on CPU {cpu}"))?;
+        if RAN_THERE {
+            ensure(ran.contains(&START), || {
+                format!(
+                    "a hog started on CPU {START} has ran_on={}",
+                    format_cpulist(ran)
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// tickless idle: timer interrupts per CPU
+
+/// Timer interrupts per second a CPU with nothing to run may take with `nohz=on`.
+pub const NOHZ_IDLE_MAX_PER_S: u64 = 5;
+/// Timer interrupts per second a CPU with a tick must take (at `hz=1000`).
+pub const TICKING_MIN_PER_S: u64 = 500;
+
+/// `timer_irqs=` of each CPU's `@fw schedstat_delta` (what the workload's run gained).
+fn timer_irqs(log: &Log, cpus: u32) -> Result<Vec<u64>, String> {
+    let mut v = vec![None; cpus as usize];
+    for r in log.records("schedstat_delta") {
+        let c = r.num("cpu")? as usize;
+        ensure(c < v.len() && v[c].is_none(), || {
+            format!("`{r}`: unexpected or repeated CPU")
+        })?;
+        v[c] = Some(r.num("timer_irqs")?);
+    }
+    v.into_iter()
+        .enumerate()
+        .map(|(c, x)| x.ok_or_else(|| format!("no `@fw schedstat_delta cpu={c}`")))
+        .collect()
+}
+
+/// `workload=shares,cpu=BUSY,ms=MS` (hogs pinned to CPU `BUSY`) on `SMP` CPUs, with the tick
+/// stopped on idle CPUs (`NOHZ`) or not: the busy CPU takes at least [`TICKING_MIN_PER_S`] timer
+/// interrupts per second of the run; every CPU above `BUSY` (nothing runs there) takes at most
+/// [`NOHZ_IDLE_MAX_PER_S`] per second with `NOHZ`, at least [`TICKING_MIN_PER_S`] without.
+/// (CPU 0 runs the workload's main thread, so it is not counted as idle.)
+pub fn check_tickless<const SMP: u32, const BUSY: u32, const MS: u64, const NOHZ: bool>(
+    log: &Log,
+) -> CheckResult {
+    workload_ran(log, "shares", SMP, true)?;
+    let irqs = timer_irqs(log, SMP)?;
+    let per_s = |n: u64| n * 1000 / MS;
+    let min = TICKING_MIN_PER_S * MS / 1000;
+    ensure(irqs[BUSY as usize] >= min, || {
+        format!(
+            "busy CPU {BUSY} took {} timer interrupts in {MS} ms ({}/s), expected >= \
+             {TICKING_MIN_PER_S}/s",
+            irqs[BUSY as usize],
+            per_s(irqs[BUSY as usize])
+        )
+    })?;
+    for c in BUSY + 1..SMP {
+        let n = irqs[c as usize];
+        if NOHZ {
+            ensure(n <= NOHZ_IDLE_MAX_PER_S * MS / 1000, || {
+                format!(
+                    "idle CPU {c} took {n} timer interrupts in {MS} ms with nohz=on, expected \
+                     <= {NOHZ_IDLE_MAX_PER_S}/s (all CPUs: {irqs:?})"
+                )
+            })?;
+        } else {
+            ensure(n >= min, || {
+                format!(
+                    "idle CPU {c} took {n} timer interrupts in {MS} ms with nohz=off, expected \
+                     >= {TICKING_MIN_PER_S}/s (all CPUs: {irqs:?})"
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// newidle throttling: avg_idle_clamp=snap vs delta (two boots)
+
+/// Newidle balance attempts per second of the run: the sum of `@fw newidle ... attempts=` over
+/// the CPUs, divided by the `@fw prodcons ms=` duration.
+pub fn newidle_attempts_per_s(log: &Log) -> Result<f64, String> {
+    let p = log.one("prodcons")?;
+    let ms = p.num("ms")?;
+    ensure(ms > 0, || format!("`{p}`: ms=0"))?;
+    let mut sum = 0;
+    let mut n = 0;
+    for r in log.records("newidle") {
+        sum += r.num("attempts")?;
+        n += 1;
+    }
+    ensure(n > 0, || "no `@fw newidle` line".into())?;
+    Ok(sum as f64 * 1000.0 / ms as f64)
+}
+
+/// One boot of the newidle pair: `workload=prodcons,pairs=PAIRS,ms=MS` on `SMP` CPUs ran, moved
+/// items, and printed one `@fw newidle` per CPU.
+pub fn check_prodcons<const SMP: u32, const PAIRS: u64, const MS: u64>(log: &Log) -> CheckResult {
+    workload_ran(log, "prodcons", SMP, true)?;
+    let p = log.one("prodcons")?;
+    num_is(p, "pairs", PAIRS)?;
+    num_is(p, "ms", MS)?;
+    ensure(p.num("items")? > 0, || format!("`{p}`: no item consumed"))?;
+    let cpus: Vec<u64> = log
+        .records("newidle")
+        .map(|r| r.num("cpu"))
+        .collect::<Result<_, _>>()?;
+    ensure(cpus == (0..SMP as u64).collect::<Vec<_>>(), || {
+        format!("expected one `@fw newidle` for each of CPUs 0..{SMP}, got {cpus:?}")
+    })
+}
+
+/// (`avg_idle_clamp=snap` boot, `avg_idle_clamp=delta` boot): delta tries newidle balancing less
+/// often. With a 1 ms ceiling, a long idle period sets snap's `avg_idle` to the ceiling but
+/// raises delta's by at most 1/8 of it, so after each long period snap needs ~16 more short
+/// idle periods than delta before `avg_idle` falls below the newidle cost and the gate closes.
+pub fn compare_snap_delta(snap: &Log, delta: &Log) -> CheckResult {
+    let (s, d) = (
+        newidle_attempts_per_s(snap)?,
+        newidle_attempts_per_s(delta)?,
+    );
+    ensure(d < s, || {
+        format!("newidle attempts/s: delta {d:.1} is not below snap {s:.1}")
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// wake affinity: wake_affine=on vs off (two boots)
+
+/// `(same_cpu, same_llc, rounds)` of `@fw pipes_total`, checked against the per-pair lines.
+pub fn pipes_total(log: &Log, pairs: u64, rounds: u64) -> Result<(u64, u64), String> {
+    let t = log.one("pipes_total")?;
+    num_is(t, "pairs", pairs)?;
+    num_is(t, "rounds", pairs * rounds)?;
+    let (mut cpu, mut llc, mut n) = (0, 0, 0);
+    for r in log.records("pipes") {
+        num_is(r, "rounds", rounds)?;
+        let (c, l) = (r.num("same_cpu")?, r.num("same_llc")?);
+        ensure(c <= l && l <= rounds, || {
+            format!("`{r}`: expected same_cpu <= same_llc <= rounds")
+        })?;
+        cpu += c;
+        llc += l;
+        n += 1;
+    }
+    ensure(n == pairs, || {
+        format!("expected {pairs} `@fw pipes` lines, got {n}")
+    })?;
+    num_is(t, "same_cpu", cpu)?;
+    num_is(t, "same_llc", llc)?;
+    Ok((cpu, llc))
+}
+
+/// The sum of a `@fw domstat` field over every CPU and level.
+pub fn domstat_sum(log: &Log, key: &str) -> Result<u64, String> {
+    let mut sum = 0;
+    let mut n = 0;
+    for r in log.records("domstat") {
+        sum += r.num(key)?;
+        n += 1;
+    }
+    ensure(n > 0, || "no `@fw domstat` line".into())?;
+    Ok(sum)
+}
+
+/// One boot of the wake-affinity pair: `workload=pipes,pairs=PAIRS,rounds=ROUNDS` on `SMP` CPUs
+/// with one LLC (QEMU's default topology): every round trip saw the partners share the LLC.
+pub fn check_pipes<const SMP: u32, const PAIRS: u64, const ROUNDS: u64>(log: &Log) -> CheckResult {
+    workload_ran(log, "pipes", SMP, true)?;
+    let (_, llc) = pipes_total(log, PAIRS, ROUNDS)?;
+    ensure(llc == PAIRS * ROUNDS, || {
+        format!("same_llc={llc}: with one LLC the partners always share it")
+    })
+}
+
+/// (`wake_affine=on` boot, `wake_affine=off` boot) of `workload=pipes,pairs=PAIRS,rounds=ROUNDS`
+/// at `-smp 4` (one LLC, so `same_llc` is always 100% and `same_cpu` is what differs): with
+/// wake_affine on, the partners are on one CPU at more round trips than with it off, by at least
+/// a quarter of the round trips; the domains counted affine wakeups (`ttwu_move_affine`) with it
+/// on and none with it off.
+pub fn compare_wake_affine<const PAIRS: u64, const ROUNDS: u64>(
+    on: &Log,
+    off: &Log,
+) -> CheckResult {
+    let (c_on, _) = pipes_total(on, PAIRS, ROUNDS)?;
+    let (c_off, _) = pipes_total(off, PAIRS, ROUNDS)?;
+    let total = PAIRS * ROUNDS;
+    ensure(c_on >= c_off + total / 4, || {
+        format!(
+            "same_cpu: {c_on} of {total} round trips with wake_affine=on, {c_off} with off: \
+             expected on >= off + {}",
+            total / 4
+        )
+    })?;
+    let (a_on, a_off) = (
+        domstat_sum(on, "ttwu_move_affine")?,
+        domstat_sum(off, "ttwu_move_affine")?,
+    );
+    ensure(a_on > 0 && a_off == 0, || {
+        format!(
+            "ttwu_move_affine summed over CPUs and levels: {a_on} with wake_affine=on, {a_off} \
+             with off: expected > 0 and 0"
+        )
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
 // What a correct kernel prints, for the unit tests.
 
 #[cfg(test)]
@@ -633,9 +1016,89 @@ pub(crate) mod synthetic {
                 out += "@fw bt cpu=1 frame=0 addr=0x112e77\n";
                 return out + "@fw exit status=39 code=exception\n";
             }
+            "spread" => {
+                let hogs: u32 = get(&kv, "hogs", &cpus.to_string()).parse().unwrap();
+                let start: u32 = get(&kv, "start_cpu", "0").parse().unwrap();
+                let ms: u64 = get(&kv, "ms", "1000").parse().unwrap();
+                // Where a correct balancer puts them: full-capacity CPUs, evenly strided (one
+                // per core with 2 threads per core), round-robin when there are more hogs.
+                let big: Vec<u32> = (0..cpus)
+                    .filter(|c| !option(append, "cpu_capacity").contains(&format!("{c}:512")))
+                    .collect();
+                let step = (big.len() as u32 / hogs).max(1) as usize;
+                let ends: Vec<u32> = (0..hogs as usize)
+                    .map(|i| big[(i * step) % big.len()])
+                    .collect();
+                let count = |on: &[u32]| {
+                    (0..cpus)
+                        .map(|c| on.iter().filter(|&&x| x == c).count().to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                };
+                let at_start = vec![start; hogs as usize];
+                for t in (10..=ms).step_by(10) {
+                    let on = if t < SPREAD_WITHIN_MS {
+                        &at_start
+                    } else {
+                        &ends
+                    };
+                    out += &format!("@fw spread t_ms={t} per_cpu={}\n", count(on));
+                }
+                // Each hog's share of the run: all of it, or cpus/hogs of it.
+                let runtime = ms * 1_000_000 * (big.len() as u64).min(hogs as u64) / hogs as u64;
+                for (i, c) in ends.iter().enumerate() {
+                    out += &format!(
+                        "@fw hog id={} cpu={c} runtime_ns={runtime} migrations=1 ran_on={}\n",
+                        i + 2,
+                        format_cpulist(&[start.min(*c), start.max(*c)])
+                    );
+                }
+            }
+            "prodcons" => {
+                let pairs = get(&kv, "pairs", &cpus.to_string()).to_string();
+                let ms = get(&kv, "ms", "2000");
+                out += &format!("@fw prodcons pairs={pairs} ms={ms} items=5000\n");
+            }
+            "pipes" => {
+                let pairs: u64 = get(&kv, "pairs", "4").parse().unwrap();
+                let rounds: u64 = get(&kv, "rounds", "2000").parse().unwrap();
+                let same = if option(append, "wake_affine") == "off" {
+                    0
+                } else {
+                    rounds * 7 / 8
+                };
+                for i in 0..pairs {
+                    out += &format!(
+                        "@fw pipes pair={i} rounds={rounds} same_cpu={same} same_llc={rounds}\n"
+                    );
+                }
+                out += &format!(
+                    "@fw pipes_total pairs={pairs} rounds={} same_cpu={} same_llc={}\n",
+                    pairs * rounds,
+                    pairs * same,
+                    pairs * rounds
+                );
+            }
             other => panic!("no synthetic output for workload {other}"),
         }
         out += &format!("@fw workload_done name={name} ok=1\n");
+        // The run's timer interrupts: a tick per ms on the shares CPU, and with nohz=off on all.
+        let ms: u64 = get(&kv, "ms", "1000").parse().unwrap();
+        let busy = get(&kv, "cpu", "1").to_string();
+        for c in 0..cpus {
+            let irqs = if option(append, "nohz") == "off" || c.to_string() == busy {
+                ms
+            } else if c == 0 {
+                2
+            } else {
+                0
+            };
+            out += &format!(
+                "@fw schedstat_delta cpu={c} yld_count=0 sched_count=10 sched_goidle=1 \
+                 ttwu_count=1 ttwu_local=1 rq_cpu_time=5 run_delay=5 pcount=3 ticks={irqs} \
+                 timer_irqs={irqs}\n"
+            );
+        }
         for c in 0..cpus {
             out += &format!(
                 "@fw schedstat cpu={c} yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1 \
@@ -643,7 +1106,38 @@ pub(crate) mod synthetic {
                 100_000_000_000u64 + c as u64
             );
         }
+        // The balancer's statistics: affine wakeups unless wake_affine=off; newidle attempts,
+        // fewer with avg_idle_clamp=delta than snap.
+        let affine = if option(append, "wake_affine") == "off" {
+            0
+        } else {
+            100
+        };
+        let attempts = match option(append, "avg_idle_clamp") {
+            "snap" => 1000,
+            "delta" => 600,
+            _ => 800,
+        };
+        for c in 0..cpus {
+            out += &format!(
+                "@fw domstat cpu={c} level=MC lb_count_idle=3 ttwu_wake_remote=7 \
+                 ttwu_move_affine={affine} ttwu_move_balance=0\n"
+            );
+            out += &format!(
+                "@fw newidle cpu={c} attempts={attempts} successes=1 pulled=1 time_ns=9 \
+                 gate_skips=2 cost_stops=0 random_skips=0 avg_idle=1000 \
+                 max_idle_balance_cost=500000\n"
+            );
+        }
         out + "@fw stage name=shutdown\n@fw exit status=33 code=success\n"
+    }
+
+    /// The value of a `key=value` option of an `-append` string ("" when absent).
+    fn option<'a>(append: &'a str, key: &str) -> &'a str {
+        append
+            .split_whitespace()
+            .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+            .unwrap_or("")
     }
 }
 

@@ -73,7 +73,7 @@ pub fn judge(
         Ok(()) => {
             let mut report = format!("PASS {} ({secs:.1} s)\n", s.name);
             if show_log {
-                report.push_str(&serial_log(s, log, syms));
+                report.push_str(&serial_log(s.name, log, syms));
             }
             Verdict {
                 name: s.name,
@@ -82,28 +82,12 @@ pub fn judge(
             }
         }
         Err(reason) => {
-            let short = match exit {
-                QemuExit::Kernel(o) if Some(*o) == Some(s.expect) => "check failed".to_string(),
-                QemuExit::Kernel(o) => format!("kernel exit {o}, expected {}", s.expect),
-                QemuExit::Timeout => format!("timeout after {} s", s.timeout_s),
-                QemuExit::GuestReset => "guest reset (triple fault?)".into(),
-                QemuExit::QemuError => "QEMU failed".into(),
-                other => other.to_string(),
-            };
+            let short = short_reason(s, exit);
             let mut r = format!("FAIL {} ({short}, {secs:.1} s)\n", s.name);
             for l in reason.lines() {
                 r.push_str(&format!("    {l}\n"));
             }
-            r.push_str(&format!("    QEMU: {exit}\n"));
-            r.push_str(&format!("    {}\n", log.stage_summary()));
-            r.push_str(&format!("    command: {cmdline}\n"));
-            if !stderr.trim().is_empty() {
-                r.push_str("    ---- QEMU stderr ----\n");
-                for l in stderr.lines() {
-                    r.push_str(&format!("    {l}\n"));
-                }
-            }
-            r.push_str(&serial_log(s, log, syms));
+            r.push_str(&boot_details(s.name, cmdline, exit, log, stderr, syms));
             Verdict {
                 name: s.name,
                 passed: false,
@@ -113,17 +97,114 @@ pub fn judge(
     }
 }
 
+/// How a failed run ended, in a few words.
+fn short_reason(s: &Scenario, exit: &QemuExit) -> String {
+    match exit {
+        QemuExit::Kernel(o) if *o == s.expect => "check failed".to_string(),
+        QemuExit::Kernel(o) => format!("kernel exit {o}, expected {}", s.expect),
+        QemuExit::Timeout => format!("timeout after {} s", s.timeout_s),
+        QemuExit::GuestReset => "guest reset (triple fault?)".into(),
+        QemuExit::QemuError => "QEMU failed".into(),
+        other => other.to_string(),
+    }
+}
+
+/// What a failure report shows of one boot: QEMU's exit, the stages, the command line, QEMU's
+/// stderr and the serial log.
+fn boot_details(
+    label: &str,
+    cmdline: &str,
+    exit: &QemuExit,
+    log: &Log,
+    stderr: &str,
+    syms: &Symbols,
+) -> String {
+    let mut r = format!("    QEMU: {exit}\n");
+    r.push_str(&format!("    {}\n", log.stage_summary()));
+    r.push_str(&format!("    command: {cmdline}\n"));
+    if !stderr.trim().is_empty() {
+        r.push_str("    ---- QEMU stderr ----\n");
+        for l in stderr.lines() {
+            r.push_str(&format!("    {l}\n"));
+        }
+    }
+    r.push_str(&serial_log(label, log, syms));
+    r
+}
+
+/// One boot of a scenario: its QEMU command line and how it ended, or why it could not start.
+fn boot(s: &Scenario, qemu: &Path, elf: &Path) -> Result<(String, runner::RunResult), String> {
+    let cfg = config(s, qemu, elf);
+    let cmd = cfg.command()?;
+    let r = runner::run(cmd, Duration::from_secs(s.timeout_s), &mut |_| {}, None);
+    Ok((cfg.display(), r))
+}
+
+/// Judges the two boots of a [`fairway_scenarios::Versus`] scenario (`Scenario::evaluate_versus`);
+/// a failure report shows both boots.
+pub fn judge_versus(
+    s: &Scenario,
+    boots: [(String, runner::RunResult); 2],
+    syms: &Symbols,
+    show_log: bool,
+) -> Verdict {
+    let [(_, a), (_, b)] = &boots;
+    let secs = a.elapsed.as_secs_f64() + b.elapsed.as_secs_f64();
+    let labels = [
+        format!("{} (1 of 2)", s.name),
+        format!("{} (2 of 2)", s.name),
+    ];
+    let verdict = s.evaluate_versus((&a.exit, &a.log), (&b.exit, &b.log));
+    let (passed, mut report) = match &verdict {
+        Ok(()) => (true, format!("PASS {} ({secs:.1} s, 2 boots)\n", s.name)),
+        Err(reason) => {
+            let short = [&a.exit, &b.exit]
+                .iter()
+                .zip(["first boot", "second boot"])
+                .find(|(e, _)| e.outcome() != Some(s.expect))
+                .map_or("check failed".to_string(), |(e, which)| {
+                    format!("{which}: {}", short_reason(s, e))
+                });
+            let mut r = format!("FAIL {} ({short}, {secs:.1} s, 2 boots)\n", s.name);
+            for l in reason.lines() {
+                r.push_str(&format!("    {l}\n"));
+            }
+            (false, r)
+        }
+    };
+    if !passed || show_log {
+        for ((cmd, run), label) in boots.iter().zip(&labels) {
+            if passed {
+                report.push_str(&serial_log(label, &run.log, syms));
+            } else {
+                report.push_str(&boot_details(
+                    label,
+                    cmd,
+                    &run.exit,
+                    &run.log,
+                    &run.stderr,
+                    syms,
+                ));
+            }
+        }
+    }
+    Verdict {
+        name: s.name,
+        passed,
+        report,
+    }
+}
+
 /// The whole serial log, indented, with symbolized addresses.
-fn serial_log(s: &Scenario, log: &Log, syms: &Symbols) -> String {
+fn serial_log(label: &str, log: &Log, syms: &Symbols) -> String {
     let mut r = format!(
-        "    ---- serial log of {} ({} lines) ----\n",
-        s.name,
+        "    ---- serial log of {label} ({} lines) ----\n",
         log.lines.len()
     );
     for l in &log.lines {
         r.push_str(&format!("    {}\n", syms.annotate(&l.text)));
     }
-    r.push_str(&format!("    ---- end of serial log of {} ----\n", s.name));
+    r.push_str(&format!("    ---- end of serial log of {label} ----\n"));
     r
 }
 
@@ -171,23 +252,22 @@ pub fn run_scenarios(
                 };
                 let need = s.slots.clamp(1, slots);
                 sem.acquire(need);
-                let cfg = config(&s, &qemu, &elf);
-                let v = match cfg.command() {
-                    Err(e) => not_run(&s, &e),
-                    Ok(cmd) => {
-                        let r =
-                            runner::run(cmd, Duration::from_secs(s.timeout_s), &mut |_| {}, None);
-                        judge(
-                            &s,
-                            &cfg.display(),
-                            &r.exit,
-                            &r.log,
-                            &r.stderr,
-                            r.elapsed.as_secs_f64(),
-                            &syms,
-                            show_logs,
-                        )
-                    }
+                let v = match s.second_boot() {
+                    None => boot(&s, &qemu, &elf).map_or_else(
+                        |e| not_run(&s, &e),
+                        |(cmdline, r)| {
+                            let secs = r.elapsed.as_secs_f64();
+                            judge(
+                                &s, &cmdline, &r.exit, &r.log, &r.stderr, secs, &syms, show_logs,
+                            )
+                        },
+                    ),
+                    Some(second) => boot(&s, &qemu, &elf)
+                        .and_then(|a| Ok((a, boot(&second, &qemu, &elf)?)))
+                        .map_or_else(
+                            |e| not_run(&s, &e),
+                            |(a, b)| judge_versus(&s, [a, b], &syms, show_logs),
+                        ),
                 };
                 sem.release(need);
                 let mut all = verdicts.lock().unwrap();
@@ -369,6 +449,69 @@ case "$A" in ok) exit 33;; panic) exit 37;; hang) exec sleep 100;; reset) exit 0
         assert!(get("unexpected-panic")
             .report
             .contains("kernel exit panic, expected success"));
+        let _ = std::fs::remove_dir_all(d);
+    }
+
+    /// A `versus` scenario boots twice (the second with its own `-append`), and its report
+    /// names the failing boot and shows both serial logs.
+    #[test]
+    fn versus_scenarios_boot_twice_and_compare() {
+        let d = tmpdir("versus");
+        let q = fake_qemu(
+            &d,
+            r#"while [ $# -gt 0 ]; do [ "$1" = -append ] && A="$2"; shift; done
+echo "@fw stage name=entry"; echo "@fw result value=$A"
+case "$A" in panic) exit 37;; *) exit 33;; esac"#,
+        );
+        fn differ(a: &Log, b: &Log) -> fairway_scenarios::CheckResult {
+            let v = |l: &Log| l.one("result").map(|r| r.get("value").map(String::from));
+            if v(a)? != v(b)? {
+                Ok(())
+            } else {
+                Err("the two boots printed the same value".into())
+            }
+        }
+        let mk = |name, second| Scenario {
+            name,
+            append: "one",
+            timeout_s: 5,
+            check: check_entry,
+            versus: Some(fairway_scenarios::Versus {
+                append: second,
+                compare: differ,
+            }),
+            ..BASE
+        };
+        let v = run_scenarios(
+            vec![
+                mk("differ", "two"),
+                mk("same", "one"),
+                mk("second-panics", "panic"),
+            ],
+            q,
+            d.join("kernel"),
+            Arc::new(Symbols::default()),
+            2,
+            false,
+        );
+        let get = |n: &str| v.iter().find(|x| x.name == n).unwrap();
+        assert!(get("differ").passed, "{}", get("differ").report);
+        assert!(get("differ").report.contains("2 boots"));
+        let same = &get("same").report;
+        assert!(
+            !get("same").passed && same.contains("the two boots printed the same value"),
+            "{same}"
+        );
+        assert!(
+            same.contains("serial log of same (1 of 2)")
+                && same.contains("serial log of same (2 of 2)"),
+            "{same}"
+        );
+        let p = &get("second-panics").report;
+        assert!(
+            p.starts_with("FAIL second-panics (second boot: kernel exit panic"),
+            "{p}"
+        );
         let _ = std::fs::remove_dir_all(d);
     }
 
