@@ -126,6 +126,14 @@ fn account(p: &Task, this: usize, target: usize, flags: WakeFlags) {
 /// when it is set up and picks an allowed online CPU; otherwise its previous
 /// CPU if allowed, else its first allowed online CPU.
 fn select_task_rq(p: &Arc<Task>, prev: usize, this: usize, flags: WakeFlags) -> usize {
+    // A task allowed on one CPU has nowhere else to go (Linux skips
+    // select_task_rq when nr_cpus_allowed == 1).
+    let allowed = *p.affinity.lock();
+    if allowed.weight() == 1 {
+        if let Some(only) = allowed.first() {
+            return only;
+        }
+    }
     if let Some(cpu) = crate::balance::wake::select_wake_cpu(p, prev, this, flags) {
         if p.allowed(cpu) && rq::is_online(cpu) {
             return cpu;

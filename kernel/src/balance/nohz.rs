@@ -43,12 +43,14 @@ pub fn balancer_kick(cpu: usize) {
         return;
     }
     let this = cpu_snapshot(cpu);
-    let idle_snaps = snapshots(&n.idle_cpus);
-    let flags = nohz_balancer_kick(&n, &g.sds, &idle_snaps, &this, now);
+    // Every online CPU: the kick rules look at capacities across the machine.
+    let online = crate::rq::online_mask();
+    let all = snapshots(&online);
+    let flags = nohz_balancer_kick(&n, &g.sds, &all, &this, now);
     if flags & (NOHZ_BALANCE_KICK | NOHZ_STATS_KICK) == 0 {
         return;
     }
-    let Some(ilb) = n.find_new_ilb(cpu, &crate::rq::online_mask(), &idle_snaps) else { return };
+    let Some(ilb) = n.find_new_ilb(cpu, &online, &all) else { return };
     if KICK[ilb].fetch_or(flags, Ordering::AcqRel) == 0 {
         // Until the kicked CPU has balanced, do not kick again.
         NOHZ.lock().next_balance = now + max_load_balance_interval(g.hz, g.sds.online().weight());
