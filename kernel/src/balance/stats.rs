@@ -1,6 +1,7 @@
 //! Printing the balancing statistics: each CPU's domain lines in the layout
 //! of Linux's `/proc/schedstat` (after its `cpuN` line), a `@fw domstat`
-//! record per CPU and level, and a `@fw newidle` record per CPU.
+//! record per CPU and level, a `@fw newidle_sd` record per CPU and level (the
+//! newidle counters of that domain) and a `@fw newidle` record per CPU.
 
 use alloc::string::String;
 
@@ -20,6 +21,13 @@ pub fn print_all() {
             let mut line = String::new();
             let _ = write_domstat_line(&mut line, cpu, sd.level, &st.stats);
             crate::kprintln!("{}", line);
+            let n = st.newidle.counters;
+            crate::record!(
+                "newidle_sd",
+                "cpu={} level={} attempts={} successes={} pulled={} time_ns={} cost_stops={} random_skips={} max_newidle_lb_cost={}",
+                cpu, sd.level, n.attempts, n.successes, n.tasks_pulled, n.time_ns, n.cost_stops, n.random_skips,
+                st.newidle.max_newidle_lb_cost
+            );
         }
         let n = state.newidle;
         let avg = *AVG_IDLE[cpu].lock();
