@@ -11,10 +11,10 @@ use core::arch::asm;
 /// `dst` and `src` must be valid for `n` bytes and must not overlap.
 #[no_mangle]
 pub unsafe extern "C" fn memcpy(dst: *mut u8, src: *const u8, n: usize) -> *mut u8 {
-    // SAFETY: the caller guarantees both ranges are valid; the direction flag is
-    // clear in all kernel code (the ABI requires it), so the string moves copy
-    // forward: 8-byte words first (a `rep` iteration is one instruction under
-    // QEMU's -icount, so this is 8 times cheaper there), then the tail bytes.
+    // 8-byte words first (a `rep` iteration is one instruction under QEMU's
+    // -icount, so this is 8 times cheaper there), then the tail bytes.
+    // SAFETY: the caller guarantees both ranges are valid; the direction flag
+    // is clear in all kernel code (the ABI requires it), so the copy is forward.
     unsafe {
         asm!("rep movsq", "mov rcx, {tail}", "rep movsb",
              tail = in(reg) n % 8,
