@@ -2,9 +2,10 @@
 //!
 //! The trampoline (boot/trampoline.S) is copied to physical 0x8000 and takes
 //! its page tables, stack, entry point and argument from slots at its end. The
-//! boot CPU starts one AP at a time: it fills the slots, sends INIT, then
-//! STARTUP (and a second STARTUP only if the AP has not answered), and waits
-//! until the AP has read its slots and called `ap_entry`. Each AP then finishes
+//! boot CPU sends INIT to every AP and waits 10 ms once; then it starts one AP
+//! at a time: it fills the slots, sends STARTUP (and a second STARTUP only if
+//! the AP has not answered), and waits until the AP has read its slots and
+//! called `ap_entry`. Each AP then finishes
 //! its own setup (tables, APIC) in parallel with the next one's start.
 
 use alloc::vec::Vec;
@@ -63,6 +64,13 @@ pub fn start_aps(apic_ids: &[u32], ap_main: ApMain) -> Vec<StartFailure> {
         slot(&ap_tramp_entry).write_volatile(ap_entry as usize as u64);
     }
     let mut failures = Vec::new();
+    // INIT every AP, then one 10 ms wait for all of them (the protocol's
+    // INIT-to-SIPI delay), then start them one by one with STARTUP: the APs
+    // sit in wait-for-SIPI meanwhile.
+    for &apic_id in apic_ids.iter().skip(1) {
+        super::apic::send_init(apic_id);
+    }
+    time::delay_us(10_000);
     for (cpu, &apic_id) in apic_ids.iter().enumerate().skip(1) {
         let stack = alloc::vec![0u8; AP_STACK_SIZE].leak();
         let top = (stack.as_ptr() as u64 + AP_STACK_SIZE as u64) & !0xf;
@@ -73,8 +81,6 @@ pub fn start_aps(apic_ids: &[u32], ap_main: ApMain) -> Vec<StartFailure> {
             slot(&ap_tramp_stack).write_volatile(top);
             slot(&ap_tramp_arg).write_volatile(cpu as u64);
         }
-        super::apic::send_init(apic_id);
-        time::delay_us(10_000);
         super::apic::send_sipi((AP_TRAMPOLINE >> 12) as u8, apic_id);
         if !wait_arrival(cpu, 1_000) {
             super::apic::send_sipi((AP_TRAMPOLINE >> 12) as u8, apic_id);

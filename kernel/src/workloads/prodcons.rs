@@ -1,9 +1,11 @@
-//! `workload=prodcons[,pairs=N][,ms=2000][,work_us=50][,short_us=100][,long_us=5000][,long_every=10]`:
+//! `workload=prodcons[,pairs=N][,ms=2000][,work_us=50][,short_us=100][,long_us=5000][,long_every=10][,hogs=0]`:
 //! producer/consumer pairs over pipes with short idle periods and an
 //! occasional long one: each producer does `work_us` of work per item, then
 //! sleeps `short_us` (every `long_every`-th item `long_us`); each consumer
 //! does `work_us` per item it reads. CPUs go idle often and briefly: the
 //! pattern where `avg_idle` decides whether newidle balancing is worth it.
+//! `hogs=N` adds N CPU hogs pinned to the last CPU, so that some runqueue is
+//! always overloaded and the newidle gate is decided by `avg_idle` alone.
 //! The kernel's `@fw newidle` lines afterwards count the attempts.
 
 use alloc::sync::Arc;
@@ -25,6 +27,11 @@ pub fn run(w: &Workload) -> bool {
     let stop = Arc::new(AtomicBool::new(false));
     let items = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::new();
+    let last = *cpus.last().unwrap_or(&0);
+    for _ in 0..w.num("hogs", 0) {
+        let s = stop.clone();
+        tasks.extend(super::spawn(Spawn::new("hog").pin(last), move || super::hog(&s)));
+    }
     for i in 0..pairs {
         let pipe = Arc::new(Pipe::new(64));
         let (p2, s1, s2, it) = (pipe.clone(), stop.clone(), stop.clone(), items.clone());
@@ -52,5 +59,5 @@ pub fn run(w: &Workload) -> bool {
     stop.store(true, Ordering::Relaxed);
     super::join_all(&tasks);
     crate::record!("prodcons", "pairs={} ms={} items={}", pairs, ms, items.load(Ordering::Relaxed));
-    tasks.len() == 2 * pairs
+    tasks.len() == 2 * pairs + w.num("hogs", 0) as usize
 }
