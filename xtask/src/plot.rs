@@ -96,7 +96,7 @@ fn legend(area: &DrawingArea<SVGBackend<'_>, Shift>, t: &Trace, order: &[(u64, u
     for (i, &(pid, ns)) in order.iter().take(LEGEND_MAX).enumerate() {
         let y = 40 + 18 * i as i32;
         area.draw(&Rectangle::new([(5, y), (17, y + 12)], pick(pid).filled())).map_err(err)?;
-        let label = format!("{} ({:.2} ms)", t.name(pid), ns as f64 / 1e6);
+        let label = format!("{} [{}] ({:.2} ms)", t.name(pid), pid, ns as f64 / 1e6);
         area.draw(&Text::new(label, (22, y), font.clone())).map_err(err)?;
     }
     if order.len() > LEGEND_MAX {
