@@ -80,7 +80,8 @@ pub struct Task {
     pub(crate) exited: Completion,
     /// wake_wide's memory of whom this task woke (Linux's wakee_flips).
     pub wakee: IrqMutex<sched::balance::WakeeState>,
-    /// Where the task last blocked (file:line), for hang diagnostics.
+    /// Where the task last blocked (file:line), for hang diagnostics
+    /// (recorded with `sched_debug=1` only: it costs a lock per wait).
     pub(crate) blocked_at: IrqMutex<Option<&'static core::panic::Location<'static>>>,
 }
 

@@ -142,7 +142,9 @@ fn program(cpu: usize, now: u64) {
 #[track_caller]
 pub fn sleep_ns(ns: u64) {
     let me = task::current();
-    *me.blocked_at.lock() = Some(core::panic::Location::caller());
+    if crate::debug::enabled() {
+        *me.blocked_at.lock() = Some(core::panic::Location::caller());
+    }
     let deadline = rq::now_ns().saturating_add(ns);
     while rq::now_ns() < deadline {
         x86_64::instructions::interrupts::without_interrupts(|| {

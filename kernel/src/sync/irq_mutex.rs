@@ -14,33 +14,47 @@
 use core::ops::{Deref, DerefMut};
 use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 
+use spin::{Mutex, MutexGuard};
+use x86_64::instructions::interrupts;
+
 use crate::arch::percpu::{cpu_id, MAX_CPUS};
 
 /// Guards held per CPU, and whether interrupts were on before the first.
 static NESTING: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(0) }; MAX_CPUS];
 static WERE_ENABLED: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
 
-/// Interrupts off; counts one more guard on this CPU.
-fn irq_off_enter() {
+/// Interrupts off; counts one more guard on this CPU, unless interrupts were
+/// already off with no counted guard held (interrupt handlers, the switch):
+/// nothing will turn them on when such a guard goes, so it needs no count.
+/// Returns whether the guard was counted.
+fn irq_off_enter() -> bool {
     let were = interrupts::are_enabled();
     interrupts::disable();
     let cpu = cpu_id();
-    if NESTING[cpu].fetch_add(1, Ordering::Relaxed) == 0 {
+    let held = NESTING[cpu].load(Ordering::Relaxed);
+    if !were && held == 0 {
+        return false;
+    }
+    if held == 0 {
         WERE_ENABLED[cpu].store(were, Ordering::Relaxed);
     }
+    NESTING[cpu].store(held + 1, Ordering::Relaxed);
+    true
 }
 
-/// One guard fewer on this CPU; interrupts back on after the last one if
-/// they were on before the first.
-fn irq_off_exit() {
+/// One counted guard fewer on this CPU; interrupts back on after the last
+/// one if they were on before the first.
+fn irq_off_exit(counted: bool) {
+    if !counted {
+        return;
+    }
     let cpu = cpu_id();
-    if NESTING[cpu].fetch_sub(1, Ordering::Relaxed) == 1 && WERE_ENABLED[cpu].load(Ordering::Relaxed) {
+    let held = NESTING[cpu].load(Ordering::Relaxed) - 1;
+    NESTING[cpu].store(held, Ordering::Relaxed);
+    if held == 0 && WERE_ENABLED[cpu].load(Ordering::Relaxed) {
         interrupts::enable();
     }
 }
-
-use spin::{Mutex, MutexGuard};
-use x86_64::instructions::interrupts;
 
 /// A spin lock taken with interrupts disabled on the local CPU.
 pub struct IrqMutex<T> {
@@ -50,6 +64,7 @@ pub struct IrqMutex<T> {
 /// Holds the lock; see the module docs for when interrupts come back on.
 pub struct IrqGuard<'a, T> {
     guard: Option<MutexGuard<'a, T>>,
+    counted: bool,
 }
 
 impl<T> IrqMutex<T> {
@@ -58,16 +73,16 @@ impl<T> IrqMutex<T> {
     }
 
     pub fn lock(&self) -> IrqGuard<'_, T> {
-        irq_off_enter();
-        IrqGuard { guard: Some(self.inner.lock()) }
+        let counted = irq_off_enter();
+        IrqGuard { guard: Some(self.inner.lock()), counted }
     }
 
     pub fn try_lock(&self) -> Option<IrqGuard<'_, T>> {
-        irq_off_enter();
+        let counted = irq_off_enter();
         match self.inner.try_lock() {
-            Some(g) => Some(IrqGuard { guard: Some(g) }),
+            Some(g) => Some(IrqGuard { guard: Some(g), counted }),
             None => {
-                irq_off_exit();
+                irq_off_exit(counted);
                 None
             }
         }
@@ -90,6 +105,6 @@ impl<T> DerefMut for IrqGuard<'_, T> {
 impl<T> Drop for IrqGuard<'_, T> {
     fn drop(&mut self) {
         drop(self.guard.take());
-        irq_off_exit();
+        irq_off_exit(self.counted);
     }
 }

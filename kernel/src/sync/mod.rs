@@ -40,7 +40,9 @@ impl WaitQueue {
             return;
         }
         let me = task::current();
-        *me.blocked_at.lock() = Some(core::panic::Location::caller());
+        if crate::debug::enabled() {
+            *me.blocked_at.lock() = Some(core::panic::Location::caller());
+        }
         loop {
             {
                 let mut q = self.waiters.lock();
