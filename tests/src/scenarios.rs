@@ -453,18 +453,19 @@ pub fn all() -> Vec<Scenario> {
             name: "balance-newidle-snap-vs-delta",
             icount: true,
             smp: "4",
-            // 1 us producer sleeps give many idle periods below the newidle cost, and every
-            // 100th sleep, 20 ms, an idle period far above the 1 ms avg_idle ceiling. Two hogs
-            // pinned to the last CPU keep that runqueue overloaded, so the newidle gate is
-            // decided by avg_idle alone (without them it mostly closes for "not overloaded",
-            // and the two clamps then differ by noise: 428 vs 446 attempts/s in one CI run).
-            // Measured with the hogs: 652 vs 160 attempts in 1 s (snap/delta); other periods
-            // (5 ms every 20th, 10 ms every 50th) gave 1150 vs 531 and 815 vs 566. The command
-            // lines differ only in avg_idle_clamp.
-            append: "sched_debug=1 avg_idle_clamp=snap workload=prodcons,pairs=3,ms=1000,work_us=20,short_us=1,long_us=20000,long_every=100,hogs=2",
+            // The avg_idle clamp was argued about in 2013, when the newidle gate compared
+            // avg_idle with the fixed migration cost (0.5 ms): `newidle_gate=migration_cost`
+            // selects that gate. With the default prodcons pattern (idle periods of tens of
+            // microseconds, a 5 ms one every 10th item) a long period lifts snap's avg_idle to
+            // the 1 ms ceiling, so several short periods still pass the gate, while delta's
+            // rises by at most 1/8 of it and stays below 0.5 ms. Measured: 1318 vs 10 attempts
+            // in 1 s (snap/delta); with `hogs=2`: 971 vs 11. (With today's gate, against the
+            // measured cost of a few microseconds, the two clamps differ only by noise.) The
+            // command lines differ only in avg_idle_clamp.
+            append: "sched_debug=1 newidle_gate=migration_cost avg_idle_clamp=snap workload=prodcons,pairs=4,ms=1000",
             check: check_prodcons::<4, PRODCONS_PAIRS, PRODCONS_MS>,
             versus: Some(Versus {
-                append: "sched_debug=1 avg_idle_clamp=delta workload=prodcons,pairs=3,ms=1000,work_us=20,short_us=1,long_us=20000,long_every=100,hogs=2",
+                append: "sched_debug=1 newidle_gate=migration_cost avg_idle_clamp=delta workload=prodcons,pairs=4,ms=1000",
                 compare: compare_snap_delta,
             }),
             ..BASE
@@ -522,7 +523,7 @@ pub fn all() -> Vec<Scenario> {
 pub const SMT_SMP: &str = "8,sockets=1,cores=4,threads=2";
 
 /// `pairs=` and `ms=` of `balance-newidle-snap-vs-delta`'s prodcons (both boots).
-pub const PRODCONS_PAIRS: u64 = 3;
+pub const PRODCONS_PAIRS: u64 = 4;
 pub const PRODCONS_MS: u64 = 1000;
 
 fn check_smt(log: &Log) -> CheckResult {
@@ -1007,8 +1008,8 @@ mod tests {
             (
                 "balance-newidle-snap-vs-delta",
                 0,
-                "pairs=3 ms=1000",
-                "pairs=3 ms=2000",
+                "pairs=4 ms=1000",
+                "pairs=4 ms=2000",
             ),
             // affine wakeups with wake_affine=off; none with on; a pair line not adding up to
             // the total; the partners on one CPU as often with off.

@@ -6,7 +6,7 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use sched::balance::newidle::{newidle_gate, NewidleStep, NewidleWalk};
+use sched::balance::newidle::{newidle_gate_with, NewidleStep, NewidleWalk};
 use sched::balance::IdleType;
 use sched::Feature;
 
@@ -44,9 +44,9 @@ pub fn sched_balance_newidle(cpu: usize) -> u32 {
     let Some(state) = guard.as_mut() else { return 0 };
     let all = snapshots(&g.sds.online());
     let overloaded = all.iter().any(|s| s.nr_running >= 2 || s.misfit_task_load > 0);
-    if newidle_gate(&avg, state.sd.first().map(|s| &s.newidle), overloaded, crate::wakeup::wake_list_pending(cpu), true)
-        .is_err()
-    {
+    let lowest = state.sd.first().map(|s| &s.newidle);
+    let pending = crate::wakeup::wake_list_pending(cpu);
+    if newidle_gate_with(g.cfg.newidle_gate, g.cfg.migration_cost, &avg, lowest, overloaded, pending, true).is_err() {
         state.newidle.gate_skips += 1;
         return 0;
     }

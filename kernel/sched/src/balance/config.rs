@@ -13,6 +13,7 @@
 //! | `wake_affine` | `on`, `off` | try pulling wakees toward the waker |
 //! | `ni_random` | `on`, `off` | the NI_RANDOM feature |
 //! | `newidle` | `on`, `off` | newidle balancing at all |
+//! | `newidle_gate` | `cost`, `migration_cost` | what `avg_idle` must reach for a newidle balance: the lowest domain's measured `max_newidle_lb_cost` (since 3.13, default) or the fixed `sysctl_sched_migration_cost` (before 3.13, the setting of the 2013 avg_idle thread) |
 //!
 //! `Display` prints every key in this order, space-separated, in a form
 //! `apply_cmdline` accepts back.
@@ -59,6 +60,15 @@ pub enum WakeBalance {
     Off,
 }
 
+/// What closes the newidle gate (see the module table).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NewidleGate {
+    /// `avg_idle < max_newidle_lb_cost` of the lowest domain (3.13 on).
+    Cost,
+    /// `avg_idle < sysctl_sched_migration_cost` (before 3.13).
+    MigrationCost,
+}
+
 /// All switches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct BalanceConfig {
@@ -74,6 +84,8 @@ pub struct BalanceConfig {
     pub wake_affine: bool,
     /// Newidle balancing on/off.
     pub newidle: bool,
+    /// The newidle gate's threshold.
+    pub newidle_gate: NewidleGate,
     /// Feature bits read here: WA_IDLE, WA_WEIGHT, WA_BIAS, SIS_UTIL,
     /// NI_RANDOM, LB_MIN, PLACE_LAG.
     pub features: Features,
@@ -92,6 +104,7 @@ impl Default for BalanceConfig {
             wake_balance: WakeBalance::Linux,
             wake_affine: true,
             newidle: true,
+            newidle_gate: NewidleGate::Cost,
             features: Features::default(),
             migration_cost: super::avg_idle::SYSCTL_SCHED_MIGRATION_COST,
             nr_migrate: super::migrate::SCHED_NR_MIGRATE_BREAK,
@@ -127,6 +140,7 @@ fn pick<T: Copy>(key: &'static str, value: &str, table: &[(&str, T)], accepted: 
 const ON_OFF: &[(&str, bool)] = &[("on", true), ("off", false), ("1", true), ("0", false)];
 const CLAMPS: &[(&str, AvgIdleClamp)] = &[("snap", AvgIdleClamp::Snap), ("avg", AvgIdleClamp::Avg), ("delta", AvgIdleClamp::Delta)];
 const CEILINGS: &[(&str, u32)] = &[("200", 200), ("150", 150)];
+const GATES: &[(&str, NewidleGate)] = &[("cost", NewidleGate::Cost), ("migration_cost", NewidleGate::MigrationCost)];
 const SIS: &[(&str, SisProp)] = &[
     ("off", SisProp::Off),
     ("legacy", SisProp::Legacy),
@@ -152,6 +166,7 @@ impl BalanceConfig {
             "wake_affine" => self.wake_affine = pick("wake_affine", value, ON_OFF, "on|off")?,
             "ni_random" => self.features.set(Feature::NiRandom, pick("ni_random", value, ON_OFF, "on|off")?),
             "newidle" => self.newidle = pick("newidle", value, ON_OFF, "on|off")?,
+            "newidle_gate" => self.newidle_gate = pick("newidle_gate", value, GATES, "cost|migration_cost")?,
             _ => return Ok(false),
         }
         Ok(true)
@@ -184,7 +199,7 @@ impl fmt::Display for BalanceConfig {
         let on = |b: bool| if b { "on" } else { "off" };
         write!(
             f,
-            "avg_idle_clamp={} avg_idle_ceiling={} sis_prop={} sis_util={} wake_balance={} wake_affine={} ni_random={} newidle={}",
+            "avg_idle_clamp={} avg_idle_ceiling={} sis_prop={} sis_util={} wake_balance={} wake_affine={} ni_random={} newidle={} newidle_gate={}",
             self.avg_idle_clamp.name(),
             self.avg_idle_ceiling_pct,
             name_of(SIS, self.sis_prop),
@@ -193,6 +208,7 @@ impl fmt::Display for BalanceConfig {
             on(self.wake_affine),
             on(self.features.has(Feature::NiRandom)),
             on(self.newidle),
+            name_of(GATES, self.newidle_gate),
         )
     }
 }
@@ -215,7 +231,7 @@ mod tests {
         assert_eq!(s.parse::<BalanceConfig>().unwrap(), c);
         assert_eq!(
             BalanceConfig::default().to_string(),
-            "avg_idle_clamp=avg avg_idle_ceiling=200 sis_prop=off sis_util=on wake_balance=linux wake_affine=on ni_random=on newidle=on"
+            "avg_idle_clamp=avg avg_idle_ceiling=200 sis_prop=off sis_util=on wake_balance=linux wake_affine=on ni_random=on newidle=on newidle_gate=cost"
         );
         let e = "avg_idle_clamp=clamp".parse::<BalanceConfig>().unwrap_err();
         assert_eq!(e.to_string(), "balance config: bad value `clamp` for `avg_idle_clamp` (accepted: snap|avg|delta)");

@@ -156,6 +156,24 @@ pub enum NewidleSkip {
     AvgIdleTooShort,
 }
 
+/// The gate with a selectable threshold: `MigrationCost` is the rule before
+/// 3.13 (`avg_idle` against the fixed migration cost, checked first, as
+/// then), `Cost` the v6.19 rule of [`newidle_gate`].
+pub fn newidle_gate_with(
+    gate: super::config::NewidleGate,
+    migration_cost: Nanos,
+    avg: &AvgIdle,
+    lowest: Option<&NewidleDomainState>,
+    rd_overloaded: bool,
+    ttwu_pending: bool,
+    active: bool,
+) -> Result<(), NewidleSkip> {
+    if gate == super::config::NewidleGate::MigrationCost && avg.avg_idle < migration_cost {
+        return Err(NewidleSkip::AvgIdleTooShort);
+    }
+    newidle_gate(avg, lowest, rd_overloaded, ttwu_pending, active)
+}
+
 /// Whether to try newidle balancing at all (v6.19 rule).
 pub fn newidle_gate(
     avg: &AvgIdle,
@@ -264,5 +282,50 @@ impl NewidleWalk {
     /// End of the walk: raise `max_idle_balance_cost` to this walk's cost.
     pub fn finish(&self, avg: &mut AvgIdle) {
         avg.max_idle_balance_cost = avg.max_idle_balance_cost.max(self.curr_cost);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::balance::avg_idle::AvgIdleClamp;
+    use crate::balance::config::NewidleGate;
+
+    /// With the pre-3.13 gate (avg_idle against the 0.5 ms migration cost),
+    /// a long idle period lifts `snap`'s average to the 1 ms ceiling, so the
+    /// next few short periods still pass the gate; `delta` lifts it by at most
+    /// 1/8 of the ceiling and stays below the cost: it passes far less often.
+    #[test]
+    fn migration_cost_gate_passes_less_often_with_delta() {
+        let lowest = NewidleDomainState::default();
+        let passes = |clamp: AvgIdleClamp| {
+            let mut avg = AvgIdle::new();
+            let mut n = 0;
+            for i in 0..1000u64 {
+                let sample = if i % 10 == 9 { 5_000_000 } else { 20_000 };
+                let gate = newidle_gate_with(
+                    NewidleGate::MigrationCost,
+                    SYSCTL_SCHED_MIGRATION_COST,
+                    &avg,
+                    Some(&lowest),
+                    true,
+                    false,
+                    true,
+                );
+                n += gate.is_ok() as u32;
+                avg.fold(sample, clamp, 200);
+            }
+            n
+        };
+        let (snap, delta) = (passes(AvgIdleClamp::Snap), passes(AvgIdleClamp::Delta));
+        assert!(snap >= 400, "snap passed {snap} times");
+        assert!(delta * 4 < snap, "delta {delta} vs snap {snap}");
+        // The v6.19 gate compares with the measured cost instead.
+        let mut avg = AvgIdle::new();
+        avg.avg_idle = 100_000;
+        let cost = newidle_gate_with(NewidleGate::Cost, SYSCTL_SCHED_MIGRATION_COST, &avg, Some(&lowest), true, false, true);
+        let old = newidle_gate_with(NewidleGate::MigrationCost, SYSCTL_SCHED_MIGRATION_COST, &avg, Some(&lowest), true, false, true);
+        assert!(cost.is_ok());
+        assert!(old.is_err());
     }
 }
