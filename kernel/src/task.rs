@@ -78,6 +78,9 @@ pub struct Task {
     stack: IrqMutex<Option<Stack>>,
     entry: IrqMutex<Option<Box<dyn FnOnce() + Send>>>,
     pub(crate) exited: Completion,
+    /// The CPU select_idle_sibling remembered for this task (Linux's
+    /// `recent_used_cpu`; `usize::MAX`: none).
+    pub recent_used_cpu: AtomicUsize,
     /// wake_wide's memory of whom this task woke (Linux's wakee_flips).
     pub wakee: IrqMutex<sched::balance::WakeeState>,
     /// Where the task last blocked (file:line), for hang diagnostics
@@ -145,6 +148,7 @@ impl Task {
             exited: Completion::new(),
             blocked_at: IrqMutex::new(None),
             wakee: IrqMutex::new(sched::balance::WakeeState::default()),
+            recent_used_cpu: AtomicUsize::new(usize::MAX),
         }
     }
 }

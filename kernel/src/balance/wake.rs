@@ -40,7 +40,10 @@ fn wakee_snapshot(p: &Task, prev: usize) -> TaskSnapshot {
         ineligible: false,
         exec_start: 0,
         prev_cpu: prev,
-        recent_used_cpu: None,
+        recent_used_cpu: match p.recent_used_cpu.load(Ordering::Relaxed) {
+            usize::MAX => None,
+            c => Some(c),
+        },
         wakee_flips: p.wakee.lock().wakee_flips,
     }
 }
@@ -83,6 +86,9 @@ pub fn select_wake_cpu(p: &Arc<Task>, prev: usize, this: usize, flags: WakeFlags
     let d = select_task_rq_fair(&ctx, &mut state.wake_aged);
     let scan_time = crate::rq::now_ns() - t0;
     drop(llc);
+    if let Some(r) = d.sis.and_then(|s| s.recent_used_cpu) {
+        p.recent_used_cpu.store(r, Ordering::Relaxed);
+    }
     // SIS_PROP learns what a scan costs in this LLC (with SIS_UTIL off).
     if !g.cfg.features.has(sched::Feature::SisUtil) {
         if let Some(scan) = d.sis.and_then(|s| s.scan) {
