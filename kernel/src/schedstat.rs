@@ -84,6 +84,7 @@ pub fn print_cpus() {
             cpu, s.yld_count, s.sched_count, s.sched_goidle, s.ttwu_count, s.ttwu_local, s.rq_cpu_time,
             s.run_delay, s.pcount
         );
+        crate::balance::stats::print_domain_lines(cpu);
     }
 }
 

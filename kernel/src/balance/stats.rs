@@ -1,5 +1,6 @@
 //! Printing the balancing statistics: each CPU's domain lines in the layout
-//! of Linux's `/proc/schedstat` (after its `cpuN` line), a `@fw domstat`
+//! of Linux's `/proc/schedstat` (`print_domain_lines`, called right after
+//! that CPU's `cpuN` line), then (`print_all`) a `@fw domstat`
 //! record per CPU and level, a `@fw newidle_sd` record per CPU and level (the
 //! newidle counters of that domain) and a `@fw newidle` record per CPU.
 
@@ -9,15 +10,24 @@ use sched::balance::domain_stats::{write_domstat_line, DomainLine};
 
 use super::{AVG_IDLE, STATE};
 
-/// Prints every CPU's domain statistics.
-pub fn print_all() {
+/// Prints `cpu`'s `domainN <mask> ...` lines (Linux's layout).
+pub fn print_domain_lines(cpu: usize) {
     let Some(g) = super::global() else { return };
     let nr = g.sds.online().iter().last().map_or(1, |c| c + 1);
+    let guard = STATE[cpu].lock();
+    let Some(state) = guard.as_ref() else { return };
+    for (i, (sd, st)) in g.sds.per_cpu(cpu).iter().zip(state.sd.iter()).enumerate() {
+        crate::kprintln!("{}", DomainLine { index: i, span: sd.span, nr_cpu_ids: nr, stats: &st.stats });
+    }
+}
+
+/// Prints every CPU's domain statistics as machine-readable records.
+pub fn print_all() {
+    let Some(g) = super::global() else { return };
     for cpu in g.sds.online().iter() {
         let guard = STATE[cpu].lock();
         let Some(state) = guard.as_ref() else { continue };
-        for (i, (sd, st)) in g.sds.per_cpu(cpu).iter().zip(state.sd.iter()).enumerate() {
-            crate::kprintln!("{}", DomainLine { index: i, span: sd.span, nr_cpu_ids: nr, stats: &st.stats });
+        for (sd, st) in g.sds.per_cpu(cpu).iter().zip(state.sd.iter()) {
             let mut line = String::new();
             let _ = write_domstat_line(&mut line, cpu, sd.level, &st.stats);
             crate::kprintln!("{}", line);
