@@ -71,11 +71,6 @@ impl Rq {
         }
         self.fair.update_clock(self.clock);
     }
-
-    /// Runnable tasks (queued, not delayed), the running one included.
-    pub fn nr_running(&self) -> u32 {
-        self.fair.h_nr_runnable()
-    }
 }
 
 static RQS: [IrqMutex<Option<Rq>>; MAX_CPUS] = [const { IrqMutex::new(None) }; MAX_CPUS];

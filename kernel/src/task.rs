@@ -100,12 +100,6 @@ impl Task {
     pub(crate) fn set_state(&self, s: TaskState) {
         self.state.store(s as u8, Ordering::Release);
     }
-
-    /// Moves `from` to `to` if the state is still `from`.
-    pub(crate) fn transition(&self, from: TaskState, to: TaskState) -> bool {
-        self.state.compare_exchange(from as u8, to as u8, Ordering::AcqRel, Ordering::Acquire).is_ok()
-    }
-
     pub fn allowed(&self, cpu: usize) -> bool {
         self.affinity.lock().contains(cpu)
     }

@@ -63,12 +63,6 @@ pub fn set_nohz(on: bool) {
 pub fn timer_irqs(cpu: usize) -> u64 {
     TIMER_IRQS[cpu].load(Ordering::Relaxed)
 }
-
-/// Whether `cpu`'s tick is stopped (it idles tickless).
-pub fn tick_stopped(cpu: usize) -> bool {
-    TICK_STOPPED[cpu].load(Ordering::Relaxed)
-}
-
 /// This CPU switches to its idle task: stop the tick (Linux's
 /// `tick_nohz_idle_stop_tick`).
 pub(crate) fn idle_enter(cpu: usize) {

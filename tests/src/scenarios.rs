@@ -1211,6 +1211,7 @@ mod tests {
             ("storm-smp1", "sem_ups=2000", "sem_ups=1999"),
             ("storm-smp1", "pipe_received=16064", "pipe_received=16056"),
             ("storm-smp8", "sleeps=2000", "sleeps=1999"),
+            ("storm-smp8", "mutex_count=2000", "mutex_count=1999"),
             ("storm-smp8", "rounds=1000 sleeps=2000 sem_downs=2000 sem_ups=2000 pipe_sent=16256 pipe_received=16256", "rounds=0 sleeps=0 sem_downs=0 sem_ups=0 pipe_sent=256 pipe_received=256"),
             ("storm-smp1", "name=stormb nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=21 nr_migrations=0 nr_wakeups=11 ", "name=stormb nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=21 nr_migrations=0 nr_wakeups=0 "),
             ("storm-smp1", "name=storma", "name=stormc"),

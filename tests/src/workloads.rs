@@ -204,6 +204,9 @@ pub fn check_storm<const SMP: u32, const THREADS: u64>(log: &Log) -> CheckResult
     num_is(r, "sleeps", 2 * rounds)?;
     num_is(r, "sem_ups", 2 * rounds)?;
     num_is(r, "sem_downs", 2 * rounds)?;
+    // Each sleep is followed by one increment under the shared sleeping mutex
+    // (a read, a sleep, a write: a lost update would show as a smaller count).
+    num_is(r, "mutex_count", 2 * rounds)?;
     // Each round side a sends 8 bytes ("go") and side b 8 (the reply); then each pair's last
     // message is side a's 8-byte "stop".
     let bytes = 16 * rounds + 8 * (THREADS / 2);
@@ -950,7 +953,8 @@ pub(crate) mod synthetic {
                 out += &format!(
                     "@fw storm threads={threads} spawned={threads} finished={threads} \
                      rounds={rounds} sleeps={} sem_downs={} sem_ups={} pipe_sent={bytes} \
-                     pipe_received={bytes}\n",
+                     pipe_received={bytes} mutex_count={}\n",
+                    2 * rounds,
                     2 * rounds,
                     2 * rounds,
                     2 * rounds

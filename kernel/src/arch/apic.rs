@@ -137,13 +137,6 @@ pub fn start_oneshot(initial: u32) {
         a.set_timer_initial(initial);
     });
 }
-
-/// Current count of the timer.
-pub fn timer_current() -> u32 {
-    // SAFETY: reading the current-count register.
-    with_apic(|a| unsafe { a.timer_current() }).unwrap_or(0)
-}
-
 /// Starts the periodic tick at `hz` (needs calibration).
 pub fn start_periodic(hz: u32) {
     let per_tick = (LAPIC_HZ.load(Ordering::Relaxed) / hz.max(1) as u64).clamp(1, u32::MAX as u64) as u32;

@@ -90,16 +90,6 @@ impl Context {
             core::hint::spin_loop();
         }
     }
-
-    /// The saved instruction pointer (for diagnostics).
-    pub fn saved_rip(&self) -> u64 {
-        if self.on_cpu() {
-            return 0;
-        }
-        // SAFETY: off CPU, the frame is not being written (protocol above);
-        // a racing claim only reads it.
-        unsafe { (*self.frame.get()).rip }
-    }
 }
 
 /// Why a switch could not happen.

@@ -21,17 +21,6 @@ pub fn cpuid(leaf: u32, subleaf: u32) -> Regs {
 pub fn max_leaf() -> u32 {
     cpuid(0, 0).eax
 }
-
-/// The 12-byte vendor string.
-pub fn vendor() -> [u8; 12] {
-    let r = cpuid(0, 0);
-    let mut v = [0u8; 12];
-    v[0..4].copy_from_slice(&r.ebx.to_le_bytes());
-    v[4..8].copy_from_slice(&r.edx.to_le_bytes());
-    v[8..12].copy_from_slice(&r.ecx.to_le_bytes());
-    v
-}
-
 /// Whether the CPU offers x2APIC mode (CPUID.1:ECX bit 21).
 pub fn has_x2apic() -> bool {
     cpuid(1, 0).ecx & (1 << 21) != 0

@@ -61,7 +61,7 @@ pub fn start_aps(apic_ids: &[u32], ap_main: ApMain) -> Vec<StartFailure> {
         let len = &ap_trampoline_end as *const u8 as usize - start as usize;
         core::ptr::copy_nonoverlapping(start, AP_TRAMPOLINE as *mut u8, len);
         slot(&ap_tramp_cr3).write_volatile(&boot_pml4 as *const u8 as u64);
-        slot(&ap_tramp_entry).write_volatile(ap_entry as usize as u64);
+        slot(&ap_tramp_entry).write_volatile(ap_entry as *const () as usize as u64);
     }
     let mut failures = Vec::new();
     // INIT every AP, then one 10 ms wait for all of them (the protocol's

@@ -69,20 +69,3 @@ pub fn alloc_contiguous(count: usize) -> Option<u64> {
     }
     None
 }
-
-/// Returns frames to the allocator.
-pub fn free_contiguous(addr: u64, count: usize) {
-    let mut map = FREE.lock();
-    let first = (addr / FRAME_SIZE) as usize;
-    for f in first..first + count {
-        if map.words[f / 64] & (1 << (f % 64)) == 0 {
-            map.words[f / 64] |= 1 << (f % 64);
-            map.free += 1;
-        }
-    }
-}
-
-/// Frames currently free.
-pub fn free_frames() -> usize {
-    FREE.lock().free
-}

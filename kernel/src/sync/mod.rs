@@ -119,9 +119,6 @@ impl Completion {
         self.done.store(true, Ordering::Release);
         self.wq.wake_all();
     }
-    pub fn is_done(&self) -> bool {
-        self.done.load(Ordering::Acquire)
-    }
 }
 
 /// A counting semaphore.

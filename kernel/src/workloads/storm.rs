@@ -1,6 +1,7 @@
 //! `workload=storm[,threads=64][,ms=5000]`: threads spread over every CPU
-//! doing short sleeps, semaphore hand-offs and pipe ping-pong with a partner,
-//! for a fixed time. Counts every wait and every wakeup that ends one, so the
+//! doing short sleeps, semaphore hand-offs, pipe ping-pong with a partner and
+//! increments of one counter behind a sleeping mutex shared by all, for a
+//! fixed time. Counts every wait and every wakeup that ends one, so the
 //! scenario can check that none was lost and every thread finished.
 
 use alloc::sync::Arc;
@@ -8,7 +9,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use crate::cmdline::Workload;
-use crate::sync::{Pipe, Semaphore};
+use crate::sync::{Mutex, Pipe, Semaphore};
 use crate::task::Spawn;
 
 struct Pair {
@@ -18,7 +19,6 @@ struct Pair {
     pipe: [Pipe; 2],
 }
 
-#[derive(Default)]
 struct Counts {
     sleeps: AtomicU64,
     sem_downs: AtomicU64,
@@ -27,6 +27,8 @@ struct Counts {
     pipe_received: AtomicU64,
     rounds: AtomicU64,
     finished: AtomicU64,
+    /// Incremented once per sleep, under the shared sleeping mutex.
+    locked: Mutex<u64>,
 }
 
 pub fn run(w: &Workload) -> bool {
@@ -34,7 +36,16 @@ pub fn run(w: &Workload) -> bool {
     let ms = w.num("ms", 5000);
     let cpus = super::cpus();
     let stop = Arc::new(AtomicBool::new(false));
-    let counts = Arc::new(Counts::default());
+    let counts = Arc::new(Counts {
+        sleeps: AtomicU64::new(0),
+        sem_downs: AtomicU64::new(0),
+        sem_ups: AtomicU64::new(0),
+        pipe_sent: AtomicU64::new(0),
+        pipe_received: AtomicU64::new(0),
+        rounds: AtomicU64::new(0),
+        finished: AtomicU64::new(0),
+        locked: Mutex::new(0),
+    });
     let mut tasks = Vec::new();
     for p in 0..threads / 2 {
         let pair = Arc::new(Pair {
@@ -58,7 +69,7 @@ pub fn run(w: &Workload) -> bool {
     let c = |a: &AtomicU64| a.load(Ordering::Relaxed);
     crate::record!(
         "storm",
-        "threads={} spawned={} finished={} rounds={} sleeps={} sem_downs={} sem_ups={} pipe_sent={} pipe_received={}",
+        "threads={} spawned={} finished={} rounds={} sleeps={} sem_downs={} sem_ups={} pipe_sent={} pipe_received={} mutex_count={}",
         threads,
         tasks.len(),
         c(&counts.finished),
@@ -67,7 +78,8 @@ pub fn run(w: &Workload) -> bool {
         c(&counts.sem_downs),
         c(&counts.sem_ups),
         c(&counts.pipe_sent),
-        c(&counts.pipe_received)
+        c(&counts.pipe_received),
+        *counts.locked.lock()
     );
     if crate::debug::enabled() {
         crate::debug::check_global();
@@ -100,6 +112,13 @@ fn worker(pair: &Pair, side: usize, stop: &AtomicBool, counts: &Counts, seed: u6
         // A short sleep, then a semaphore hand-off in both directions.
         crate::timer::sleep_ns(20_000 + rng.below(200_000));
         counts.sleeps.fetch_add(1, Ordering::Relaxed);
+        {
+            let mut n = counts.locked.lock();
+            let v = *n;
+            // Widen the critical section so that contenders really sleep on it.
+            crate::timer::sleep_ns(1_000);
+            *n = v + 1;
+        }
         pair.sem[other].up();
         counts.sem_ups.fetch_add(1, Ordering::Relaxed);
         pair.sem[side].down();
