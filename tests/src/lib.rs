@@ -22,6 +22,7 @@
 //!    shows the check catches a wrong log.
 //! 4. `cargo test -p fairway-scenarios`, then `cargo xtask test my-case`.
 
+pub mod boot_checks;
 pub mod exit;
 pub mod log;
 pub mod scenarios;

@@ -1,0 +1,324 @@
+//! The checks of the boot scenarios (CPUs online, topology IDs, sched domains, self-checks,
+//! APIC modes, ACPI, command line, deliberate faults) and the helpers every check uses.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use crate::log::{format_cpulist, format_groups, parse_groups, Log};
+use crate::scenarios::CheckResult;
+use crate::topology::Topology;
+
+/// The malformed options of `cmdline-malformed`: (whole command line, option names).
+pub const MALFORMED: &str = "bogus=1 log=loud hz=abc";
+pub const MALFORMED_OPTIONS: [&str; 3] = ["bogus", "log", "hz"];
+
+// ---------------------------------------------------------------------------------------------
+// Building blocks, usable by any scenario.
+
+/// The unmapped address `test_crash=page_fault` reads: 0xdead0000 moved above
+/// the kernel's 4 GiB identity map (kernel/src/cmdline.rs `CRASH_ADDRESS`), so
+/// that reading it really faults.
+pub const CRASH_ADDRESS: u64 = 0x1_dead_0000;
+
+pub(crate) fn ensure(cond: bool, msg: impl FnOnce() -> String) -> CheckResult {
+    if cond {
+        Ok(())
+    } else {
+        Err(msg())
+    }
+}
+
+/// `@fw cpus online=N expected=N`.
+pub fn cpus_online(log: &Log, n: u64) -> CheckResult {
+    let r = log.one("cpus")?;
+    let (online, expected) = (r.num("online")?, r.num("expected")?);
+    ensure(online == n && expected == n, || {
+        format!("`{r}`: expected online={n} expected={n}")
+    })
+}
+
+/// Exactly one `@fw cpu` line for each of CPUs 0..n, and no others.
+pub fn cpu_lines(log: &Log, n: u32) -> CheckResult {
+    let mut seen = BTreeMap::new();
+    for r in log.records("cpu") {
+        *seen.entry(r.num("id")?).or_insert(0u32) += 1;
+    }
+    for id in 0..n as u64 {
+        match seen.get(&id) {
+            Some(1) => {}
+            Some(k) => return Err(format!("CPU {id} has {k} `@fw cpu` lines")),
+            None => return Err(format!("CPU {id} has no `@fw cpu` line")),
+        }
+    }
+    let extra: Vec<_> = seen.keys().filter(|&&id| id >= n as u64).collect();
+    ensure(extra.is_empty(), || {
+        format!("`@fw cpu` lines for CPUs that should not exist: {extra:?}")
+    })
+}
+
+/// At least one `@fw selfcheck`, all `result=ok`.
+pub fn selfchecks_ok(log: &Log) -> CheckResult {
+    let mut n = 0;
+    for r in log.records("selfcheck") {
+        n += 1;
+        ensure(r.get("result") == Some("ok"), || {
+            format!("self-check failed: `{r}`")
+        })?;
+    }
+    ensure(n > 0, || "no `@fw selfcheck` line".into())
+}
+
+/// Every CPU's `@fw sd` lines are exactly the levels, spans and groups computed from the
+/// topology, bottom-up; CPUs with no domains print none.
+pub fn domains(log: &Log, topo: &Topology) -> CheckResult {
+    let mut got: BTreeMap<u64, Vec<String>> = BTreeMap::new();
+    for r in log.records("sd") {
+        let cpu = r.num("cpu")?;
+        // Canonicalize spans and groups so `0,1,2,3` and `0-3` compare equal.
+        let span = format_cpulist(&r.cpus("span")?);
+        let groups =
+            format_groups(&parse_groups(r.field("groups")?).map_err(|e| format!("`{r}`: {e}"))?);
+        got.entry(cpu).or_default().push(format!(
+            "level={} span={span} groups={groups}",
+            r.field("level")?
+        ));
+    }
+    for cpu in 0..topo.cpus() {
+        let want: Vec<String> = topo
+            .expected_levels(cpu)
+            .iter()
+            .map(|l| l.describe())
+            .collect();
+        let have = got.remove(&(cpu as u64)).unwrap_or_default();
+        if want != have {
+            return Err(format!(
+                "CPU {cpu}: sched domains differ\n  expected: {}\n  got:      {}",
+                if want.is_empty() {
+                    "(none)".into()
+                } else {
+                    want.join(" | ")
+                },
+                if have.is_empty() {
+                    "(none)".into()
+                } else {
+                    have.join(" | ")
+                },
+            ));
+        }
+    }
+    ensure(got.is_empty(), || {
+        format!(
+            "`@fw sd` lines for CPUs that do not exist: {:?}",
+            got.keys()
+        )
+    })
+}
+
+/// Each `@fw cpu` line's topology IDs agree with the topology: `apic=` (QEMU's APIC ID layout),
+/// `pkg=`, `core=` (within the package), `smt=` (within the core), `llc=` (the LLC is shared by
+/// the package) and `node=`.
+pub fn cpu_placement(log: &Log, topo: &Topology) -> CheckResult {
+    for r in log.records("cpu") {
+        let id = r.num("id")? as u32;
+        let want = [
+            ("apic", topo.apic_id(id)),
+            ("pkg", topo.socket_of(id)),
+            ("core", topo.core_of(id)),
+            ("smt", topo.thread_of(id)),
+            ("llc", topo.socket_of(id)),
+            ("node", topo.node_of(id)),
+        ];
+        for (key, v) in want {
+            num_is(r, key, v as u64).map_err(|_| {
+                let all: Vec<String> = want.iter().map(|(k, v)| format!("{k}={v}")).collect();
+                format!("`{r}`: expected {}", all.join(" "))
+            })?;
+        }
+    }
+    Ok(())
+}
+
+/// The whole check of a healthy boot with the given `-smp` and NUMA nodes.
+pub fn healthy_boot(log: &Log, smp: &str, nodes: u32) -> CheckResult {
+    let topo = Topology::from_smp(smp, nodes)?;
+    cpus_online(log, topo.cpus() as u64)?;
+    cpu_lines(log, topo.cpus())?;
+    cpu_placement(log, &topo)?;
+    domains(log, &topo)?;
+    selfchecks_ok(log)
+}
+
+/// Whether `line` names `word` as a whole word (not inside a longer identifier).
+pub fn names_word(line: &str, word: &str) -> bool {
+    let is_ident = |c: char| c.is_ascii_alphanumeric() || c == '_';
+    line.match_indices(word).any(|(i, _)| {
+        let before = line[..i].chars().next_back();
+        let after = line[i + word.len()..].chars().next();
+        !before.is_some_and(is_ident) && !after.is_some_and(is_ident)
+    })
+}
+
+/// Parses a hexadecimal or decimal field and compares it with `want`.
+pub(crate) fn num_is(r: &crate::log::Record, key: &str, want: u64) -> CheckResult {
+    let v = r.num(key)?;
+    ensure(v == want, || {
+        format!("`{r}`: expected {key}={want:#x} ({want})")
+    })
+}
+
+pub(crate) fn backtrace(log: &Log, min_frames: usize) -> CheckResult {
+    let frames: Vec<_> = log.records("bt").collect();
+    ensure(frames.len() >= min_frames, || {
+        format!(
+            "expected at least {min_frames} `@fw bt` frames, got {}",
+            frames.len()
+        )
+    })?;
+    for f in frames {
+        f.num("addr")?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// The scenarios' checks.
+
+pub(crate) fn check_boot<const N: u32>(log: &Log) -> CheckResult {
+    healthy_boot(log, &N.to_string(), 0)
+}
+
+/// Wall time within which 64 CPUs must be online.
+pub const SMP64_ONLINE_WITHIN: Duration = Duration::from_secs(60);
+
+pub(crate) fn check_smp64(log: &Log) -> CheckResult {
+    healthy_boot(log, "64", 0)?;
+    match log.time_of("cpus") {
+        Some(t) => ensure(t <= SMP64_ONLINE_WITHIN, || {
+            format!(
+                "64 CPUs came online after {:.1} s of wall time (limit {} s)",
+                t.as_secs_f64(),
+                SMP64_ONLINE_WITHIN.as_secs()
+            )
+        }),
+        None => Ok(()), // a log without timing (parsed from text): nothing to measure
+    }
+}
+
+pub(crate) fn check_topo_2s2c2t(log: &Log) -> CheckResult {
+    healthy_boot(log, "8,sockets=2,cores=2,threads=2", 0)
+}
+
+pub(crate) fn check_topo_1s4c2t(log: &Log) -> CheckResult {
+    healthy_boot(log, "8,sockets=1,cores=4,threads=2", 0)
+}
+
+pub(crate) fn check_topo_4s1c1t(log: &Log) -> CheckResult {
+    healthy_boot(log, "4,sockets=4,cores=1,threads=1", 0)
+}
+
+pub(crate) fn check_topo_numa2(log: &Log) -> CheckResult {
+    healthy_boot(log, "8,sockets=2,cores=4", 2)?;
+    let acpi = log.one("acpi")?;
+    num_is(acpi, "numa_nodes", 2)
+}
+
+pub(crate) fn apic_mode(log: &Log, mode: &str) -> CheckResult {
+    let r = log.one("apic")?;
+    ensure(r.get("mode") == Some(mode), || {
+        format!("`{r}`: expected mode={mode}")
+    })?;
+    cpus_online(log, 8)?;
+    cpu_lines(log, 8)
+}
+
+pub(crate) fn check_xapic(log: &Log) -> CheckResult {
+    apic_mode(log, "xapic")
+}
+
+pub(crate) fn check_x2apic(log: &Log) -> CheckResult {
+    apic_mode(log, "x2apic")
+}
+
+pub(crate) fn check_no_acpi(log: &Log) -> CheckResult {
+    let r = log.one("acpi")?;
+    ensure(r.get("none") == Some("1"), || {
+        format!("`{r}`: expected none=1")
+    })?;
+    cpus_online(log, 1)?;
+    cpu_lines(log, 1)
+}
+
+pub(crate) fn check_malformed_cmdline(log: &Log) -> CheckResult {
+    let lines: Vec<&str> = log.lines_starting_with("cmdline: ").collect();
+    for opt in MALFORMED_OPTIONS {
+        let n = lines.iter().filter(|l| names_word(l, opt)).count();
+        ensure(n == 1, || {
+            format!("expected one `cmdline: ` line naming `{opt}`, found {n}: {lines:#?}")
+        })?;
+    }
+    ensure(lines.len() == MALFORMED_OPTIONS.len(), || {
+        format!(
+            "expected {} `cmdline: ` lines (one per bad option), found {}: {lines:#?}",
+            MALFORMED_OPTIONS.len(),
+            lines.len()
+        )
+    })?;
+    let c = log.one("cmdline")?;
+    ensure(c.get("msg").is_some_and(|m| m.contains(MALFORMED)), || {
+        format!("`{c}`: expected msg= to hold the command line `{MALFORMED}`")
+    })?;
+    cpus_online(log, 4)?;
+    selfchecks_ok(log)
+}
+
+pub(crate) fn fault(log: &Log, vector: u64, name: &str) -> CheckResult {
+    let f = log.one("fault")?;
+    num_is(f, "vector", vector)?;
+    ensure(f.get("name") == Some(name), || {
+        format!("`{f}`: expected name={name}")
+    })?;
+    ensure(f.num("rip")? != 0, || format!("`{f}`: rip=0"))?;
+    Ok(())
+}
+
+pub(crate) fn check_page_fault(log: &Log) -> CheckResult {
+    fault(log, 14, "#PF")?;
+    num_is(log.one("fault")?, "cr2", CRASH_ADDRESS)?;
+    let text = log.raw().to_ascii_lowercase();
+    for reg in ["rax", "rbx", "rsp", "rbp"] {
+        ensure(names_word(&text, reg), || {
+            format!("register `{reg}` is not printed")
+        })?;
+    }
+    backtrace(log, 2)
+}
+
+pub(crate) fn check_divide_error(log: &Log) -> CheckResult {
+    fault(log, 0, "#DE")?;
+    backtrace(log, 1)
+}
+
+pub(crate) fn check_panic(log: &Log) -> CheckResult {
+    let p = log.one("panic")?;
+    num_is(p, "cpu", 0)?;
+    ensure(
+        p.get("msg").is_some_and(|m| m.contains("deliberate panic")),
+        || format!("`{p}`: expected msg= to contain `deliberate panic`"),
+    )?;
+    backtrace(log, 2)
+}
+
+/// Heap exhaustion: the failed request is named and a backtrace follows.
+pub(crate) fn check_oom(log: &Log) -> CheckResult {
+    let o = log.one("oom")?;
+    ensure(o.num("size")? > 0, || {
+        format!("`{o}`: expected size= of the failed request")
+    })?;
+    ensure(o.num("heap_size")? > 0, || {
+        format!("`{o}`: expected heap_size=")
+    })?;
+    ensure(log.raw().contains("OUT OF MEMORY"), || {
+        "no `OUT OF MEMORY` report line".to_string()
+    })?;
+    backtrace(log, 2)
+}

@@ -1,0 +1,488 @@
+use super::*;
+use crate::log::{format_cpulist, STAGES};
+use std::time::Duration;
+
+/// A log such as a correct kernel prints for `s` (used to show each check can pass and, once
+/// mutated, fail).
+pub(crate) fn synthetic(s: &Scenario) -> String {
+    let topo = s.topology().unwrap();
+    let n = if s.no_acpi { 1 } else { topo.cpus() };
+    let mut out = String::from("fairway\n");
+    for st in &STAGES[..3] {
+        out += &format!("@fw stage name={st}\n");
+    }
+    out += &format!("@fw cmdline raw=1 msg={}\n", s.append);
+    if s.append == MALFORMED {
+        out += "cmdline: unknown option `bogus`, ignored\n";
+        out += "cmdline: log=loud is not a level, using info\n";
+        out += "cmdline: hz=abc is not a number, using 250\n";
+    }
+    if s.no_acpi {
+        out += "@fw acpi none=1\n";
+    } else {
+        out += &format!(
+            "@fw acpi rsdp=0xf5000 cpus={n} ioapics=1 numa_nodes={}\n",
+            topo.nodes.max(1)
+        );
+    }
+    let mode = if s.cpu == "qemu64" { "xapic" } else { "x2apic" };
+    out += &format!("@fw apic mode={mode}\n");
+    for c in 0..n {
+        out += &format!(
+            "@fw cpu id={c} apic={} pkg={} core={} smt={} llc={} node={}\n",
+            topo.apic_id(c),
+            topo.socket_of(c),
+            topo.core_of(c),
+            topo.thread_of(c),
+            topo.socket_of(c),
+            topo.node_of(c)
+        );
+    }
+    out += &format!("@fw cpus online={n} expected={n} boot_us=1234\n");
+    if !s.no_acpi {
+        for c in 0..n {
+            for l in topo.expected_levels(c) {
+                out += &format!("@fw sd cpu={c} {} flags=0x0\n", l.describe());
+            }
+        }
+    }
+    match s.append {
+        "test_crash=page_fault" => {
+            out += "@fw fault cpu=0 vector=14 name=#PF error=0x2 rip=0x101234 cr2=0x1dead0000\n";
+            out += "rax=0x0 rbx=0x1 rcx=0x2 rdx=0x3 rsp=0x2000 rbp=0x2010\n";
+            out += "@fw bt cpu=0 frame=0 addr=0x101234\n@fw bt cpu=0 frame=1 addr=0x105678\n";
+            out += "@fw exit status=0x13 code=exception\n";
+        }
+        "test_crash=divide_error" => {
+            out += "@fw fault cpu=0 vector=0 name=#DE error=0x0 rip=0x101234 cr2=0x0\n";
+            out += "@fw bt cpu=0 frame=0 addr=0x101234\n";
+            out += "@fw exit status=0x13 code=exception\n";
+        }
+        "test_crash=panic" => {
+            out += "@fw panic cpu=0 msg=panicked at kernel/src/main.rs:1:1: deliberate panic (test_crash)\n";
+            out += "@fw bt cpu=0 frame=0 addr=0x101234\n@fw bt cpu=0 frame=1 addr=0x105678\n";
+            out += "@fw exit status=0x12 code=panic\n";
+        }
+        "test_crash=oom" => {
+            out += "OUT OF MEMORY: the kernel heap cannot give 16777216 bytes (alignment 1)\n";
+            out += "@fw oom size=16777216 align=1 heap_used=100 heap_size=200\n";
+            out += "@fw bt cpu=0 frame=0 addr=0x101234\n@fw bt cpu=0 frame=1 addr=0x105678\n";
+            out += "@fw exit status=0x14 code=oom\n";
+        }
+        a if a.contains("workload=") => {
+            out += "@fw selfcheck name=timer result=ok\n";
+            out += &crate::workloads::synthetic::workload(a, n);
+        }
+        _ => {
+            out += "@fw selfcheck name=rbtree result=ok\n@fw stage name=shutdown\n";
+            out += "@fw exit status=0x10 code=success\n";
+        }
+    }
+    out
+}
+
+fn run(s: &Scenario, text: &str) -> CheckResult {
+    s.evaluate(&QemuExit::Kernel(s.expect), &Log::parse(text))
+}
+
+fn by_name(name: &str) -> Scenario {
+    all().into_iter().find(|s| s.name == name).unwrap()
+}
+
+#[test]
+fn names_are_unique_and_topologies_parse() {
+    let all = all();
+    let mut names: Vec<_> = all.iter().map(|s| s.name).collect();
+    names.sort();
+    names.dedup();
+    assert_eq!(names.len(), all.len());
+    for s in &all {
+        s.topology().unwrap();
+        assert!(s.slots == 1 || s.slots == 2, "{}", s.name);
+        assert!((30..=120).contains(&s.timeout_s), "{}", s.name);
+    }
+}
+
+#[test]
+fn every_scenario_passes_on_a_correct_log() {
+    for s in all() {
+        let text = synthetic(&s);
+        run(&s, &text).unwrap_or_else(|e| panic!("{}: {e}\n{text}", s.name));
+        if let Some(second) = s.second_boot() {
+            run_versus(&s, &text, &synthetic(&second))
+                .unwrap_or_else(|e| panic!("{} (both boots): {e}", s.name));
+        }
+    }
+}
+
+fn run_versus(s: &Scenario, first: &str, second: &str) -> CheckResult {
+    let ok = QemuExit::Kernel(s.expect);
+    s.evaluate_versus((&ok, &Log::parse(first)), (&ok, &Log::parse(second)))
+}
+
+/// A two-boot scenario fails when either boot fails, when the boots are swapped (the
+/// comparison has a direction), and when a compared figure of one boot is wrong.
+#[test]
+fn versus_scenarios_fail_when_a_boot_or_the_comparison_is_wrong() {
+    // (scenario, which boot is mutated: 0 or 1, from, to): every occurrence is replaced.
+    let mutations: &[(&str, usize, &str, &str)] = &[
+        // delta as often as snap; delta's run not ok; the snap boot without newidle lines.
+        (
+            "balance-newidle-snap-vs-delta",
+            1,
+            "attempts=600",
+            "attempts=1000",
+        ),
+        (
+            "balance-newidle-snap-vs-delta",
+            1,
+            "name=prodcons ok=1",
+            "name=prodcons ok=0",
+        ),
+        (
+            "balance-newidle-snap-vs-delta",
+            0,
+            "@fw newidle",
+            "@fw newidlex",
+        ),
+        (
+            "balance-newidle-snap-vs-delta",
+            0,
+            "pairs=4 ms=1000",
+            "pairs=4 ms=2000",
+        ),
+        // affine wakeups with wake_affine=off; none with on; a pair line not adding up to
+        // the total; the partners on one CPU as often with off.
+        (
+            "balance-wake-affine-on-vs-off",
+            1,
+            "ttwu_move_affine=0",
+            "ttwu_move_affine=1",
+        ),
+        (
+            "balance-wake-affine-on-vs-off",
+            0,
+            "ttwu_move_affine=100",
+            "ttwu_move_affine=0",
+        ),
+        (
+            "balance-wake-affine-on-vs-off",
+            0,
+            "pair=3 rounds=2000 same_cpu=1750",
+            "pair=3 rounds=2000 same_cpu=1749",
+        ),
+        (
+            "balance-wake-affine-on-vs-off",
+            1,
+            "same_cpu=0 ",
+            "same_cpu=1750 ",
+        ),
+        (
+            "balance-wake-affine-on-vs-off",
+            0,
+            "same_llc=2000\n",
+            "same_llc=1999\n",
+        ),
+    ];
+    for &(name, which, from, to) in mutations {
+        let s = by_name(name);
+        let mut logs = [synthetic(&s), synthetic(&s.second_boot().unwrap())];
+        assert!(
+            logs[which].contains(from),
+            "{name}: `{from}` not in boot {which}:\n{}",
+            logs[which]
+        );
+        logs[which] = logs[which].replace(from, to);
+        run_versus(&s, &logs[0], &logs[1]).expect_err(&format!(
+            "{name}: passed with `{from}` -> `{to}` in boot {which}"
+        ));
+    }
+    for s in all().into_iter().filter(|s| s.versus.is_some()) {
+        let (a, b) = (synthetic(&s), synthetic(&s.second_boot().unwrap()));
+        run_versus(&s, &b, &a).expect_err(&format!("{}: passed with the boots swapped", s.name));
+        let wrong = QemuExit::Kernel(Outcome::Panic);
+        let (la, lb) = (Log::parse(&a), Log::parse(&b));
+        assert!(s
+            .evaluate_versus((&wrong, &la), (&QemuExit::Kernel(s.expect), &lb))
+            .is_err());
+        assert!(s
+            .evaluate_versus(
+                (&QemuExit::Kernel(s.expect), &la),
+                (&QemuExit::Timeout, &lb)
+            )
+            .is_err());
+    }
+    // The second boot differs from the first in its command line only.
+    let s = by_name("balance-newidle-snap-vs-delta");
+    let b = s.second_boot().unwrap();
+    assert_eq!(
+        (b.smp, b.icount, b.versus.is_none()),
+        (s.smp, s.icount, true)
+    );
+    assert_eq!(b.append.replace("delta", "snap"), s.append);
+}
+
+#[test]
+fn every_scenario_fails_on_a_wrong_exit() {
+    for s in all() {
+        let log = Log::parse(&synthetic(&s));
+        let wrong = if s.expect == Outcome::Success {
+            Outcome::Failure
+        } else {
+            Outcome::Success
+        };
+        let e = s.evaluate(&QemuExit::Kernel(wrong), &log).unwrap_err();
+        assert!(e.contains("expected exit"), "{}: {e}", s.name);
+        assert!(s.evaluate(&QemuExit::Timeout, &log).is_err());
+        assert!(s.evaluate(&QemuExit::GuestReset, &log).is_err());
+    }
+}
+
+#[test]
+fn every_scenario_fails_on_an_empty_log() {
+    for s in all() {
+        assert!(run(&s, "").is_err(), "{}", s.name);
+    }
+}
+
+/// Each scenario fails when one of the things it asserts is removed or changed.
+#[test]
+fn every_scenario_fails_when_its_key_line_is_wrong() {
+    let mutations: &[(&str, &str, &str)] = &[
+        ("smp-1", "online=1 expected=1", "online=0 expected=1"),
+        ("smp-2", "@fw cpu id=1 ", "@fw cpu id=7 "),
+        ("smp-4", "result=ok", "result=fail"),
+        (
+            "smp-8",
+            "@fw sd cpu=3 level=MC span=0-7 groups=3/4/5/6/7/0/1/2",
+            "@fw sd cpu=3 level=MC span=0-7 groups=0/1/2/3/4/5/6/7",
+        ),
+        (
+            "smp-16",
+            "@fw sd cpu=15 level=MC",
+            "@fw sd cpu=15 level=PKG",
+        ),
+        ("smp-32", "online=32 expected=32", "online=31 expected=32"),
+        ("smp-64", "@fw cpu id=63 ", "@fw cpu id=62 "),
+        (
+            "topo-2s2c2t",
+            "@fw sd cpu=5 level=PKG span=0-7 groups=4-7/0-3",
+            "@fw sd cpu=5 level=PKG span=0-7 groups=0-3/4-7",
+        ),
+        (
+            "topo-2s2c2t",
+            "@fw cpu id=5 apic=5 pkg=1 core=0 smt=1",
+            "@fw cpu id=5 apic=5 pkg=1 core=1 smt=1",
+        ),
+        (
+            "topo-numa2",
+            "@fw cpu id=6 apic=6 pkg=1 core=2 smt=0 llc=1 node=1",
+            "@fw cpu id=6 apic=6 pkg=1 core=2 smt=0 llc=1 node=0",
+        ),
+        (
+            "topo-1s4c2t",
+            "@fw sd cpu=2 level=SMT span=2-3 groups=2/3 flags=0x0\n",
+            "",
+        ),
+        (
+            "topo-4s1c1t",
+            "@fw cpu id=2 apic=2 pkg=2",
+            "@fw cpu id=2 apic=2 pkg=0",
+        ),
+        (
+            "topo-numa2",
+            "@fw sd cpu=6 level=NUMA span=0-7 groups=4-7/0-3",
+            "@fw sd cpu=6 level=PKG span=0-7 groups=4-7/0-3",
+        ),
+        ("topo-numa2", "numa_nodes=2", "numa_nodes=1"),
+        ("apic-xapic", "mode=xapic", "mode=x2apic"),
+        ("apic-x2apic", "mode=x2apic", "mode=xapic"),
+        ("no-acpi", "none=1", "rsdp=0xf5000 cpus=1"),
+        (
+            "cmdline-malformed",
+            "cmdline: hz=abc is not a number, using 250\n",
+            "",
+        ),
+        (
+            "cmdline-malformed",
+            "cmdline: log=loud",
+            "cmdline: level=loud",
+        ),
+        ("crash-page-fault", "cr2=0x1dead0000", "cr2=0x1dead0004"),
+        (
+            "crash-page-fault",
+            "@fw bt cpu=0 frame=1 addr=0x105678\n",
+            "",
+        ),
+        (
+            "crash-page-fault",
+            "rax=0x0 rbx=0x1 rcx=0x2 rdx=0x3 rsp=0x2000 rbp=0x2010\n",
+            "",
+        ),
+        ("crash-page-fault", "vector=14", "vector=13"),
+        (
+            "crash-divide-error",
+            "vector=0 name=#DE",
+            "vector=6 name=#UD",
+        ),
+        ("crash-panic", "deliberate panic", "other panic"),
+        ("crash-panic", "@fw panic cpu=0", "@fw panic cpu=1"),
+        ("crash-oom", "size=16777216", "size=0"),
+        ("crash-oom", "OUT OF MEMORY", "out of luck"),
+        // Every workload scenario: the invariant checks must have been on, the workload must
+        // have finished ok, and one schedstat per CPU.
+        ("shares-smp2", "invariant checks on", "invariant checks off"),
+        ("storm-smp8", "@fw workload_done name=storm ok=1", "@fw workload_done name=storm ok=0"),
+        ("affinity-smp4", "@fw schedstat cpu=3 ", "@fw schedstat cpu=4 "),
+        ("latency-smp1", "@fw workload name=latency cpus=1", "@fw workload name=latency cpus=2"),
+        // shares: runtime share off by > 2 points, a weight not Linux's, wrong CPU, a task
+        // missing, the CPU's time below the hogs'.
+        ("shares-smp2", "runtime_ns=102400000 ", "runtime_ns=142400000 "),
+        ("shares-smp8", "weight=3121", "weight=3120"),
+        ("shares-smp1", "weight=335 runtime_ns=33500000 ran_on=0", "weight=335 runtime_ns=33500000 ran_on=0-1"),
+        ("shares-smp2", "@fw share task=hog+5 cpu=1", "@fw share task=hog+5 cpu=0"),
+        ("shares-smp2", "@fw share task=hog0", "@fw shared task=hog0"),
+        ("shares-smp2", "nice=-5 weight=3121", "nice=-4 weight=3121"),
+        ("shares-smp1", "rq_cpu_time=100000000000 ", "rq_cpu_time=447999999 "),
+        // storm: a thread not finished, a lost semaphore up, a lost byte, a missing sleep,
+        // a thread never woken, a missing taskstat.
+        ("storm-smp8", "finished=64", "finished=63"),
+        ("storm-smp1", "sem_ups=2000", "sem_ups=1999"),
+        ("storm-smp1", "pipe_received=16064", "pipe_received=16056"),
+        ("storm-smp8", "sleeps=2000", "sleeps=1999"),
+        ("storm-smp8", "mutex_count=2000", "mutex_count=1999"),
+        ("storm-smp8", "rounds=1000 sleeps=2000 sem_downs=2000 sem_ups=2000 pipe_sent=16256 pipe_received=16256", "rounds=0 sleeps=0 sem_downs=0 sem_ups=0 pipe_sent=256 pipe_received=256"),
+        ("storm-smp1", "name=stormb nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=21 nr_migrations=0 nr_wakeups=11 ", "name=stormb nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=21 nr_migrations=0 nr_wakeups=0 "),
+        ("storm-smp1", "name=storma", "name=stormc"),
+        // latency: p99 at two slices, a sample missing, a sleeper woken too rarely, a slice
+        // not the one the CPU count gives, the sleeper on another CPU.
+        ("latency-smp2", "p99_ns=1400000", "p99_ns=2800000"),
+        ("latency-smp1", "p99_ns=700000", "p99_ns=1400000"),
+        ("latency-smp2", "hogs=2 samples=300 p50", "hogs=2 samples=299 p50"),
+        ("latency-smp2", "name=sleeper nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=301 nr_migrations=0 nr_wakeups=300 ", "name=sleeper nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=301 nr_migrations=0 nr_wakeups=299 "),
+        ("latency-smp2", "slice_ns=1400000", "slice_ns=2800000"),
+        ("latency-smp2", "nr_wakeups_sync=0 cpus=1\n@fw taskstat id=2", "nr_wakeups_sync=0 cpus=0\n@fw taskstat id=2"),
+        ("latency-smp1", "p50_ns=100000 p90_ns=200000", "p50_ns=300000 p90_ns=200000"),
+        // affinity: a pinned thread strayed, a CPU without its pinned thread, the mover
+        // elsewhere, or not moved.
+        ("affinity-smp4", "allowed=2 ran_on=2", "allowed=2 ran_on=2-3"),
+        ("affinity-smp8", "@fw affinity task=pinned id=7 allowed=5 ran_on=5\n", ""),
+        ("affinity-smp8", "allowed=7 ran_on=0,7", "allowed=7 ran_on=0,6-7"),
+        ("affinity-smp4", "allowed=3 ran_on=0,3", "allowed=3 ran_on=0"),
+        ("affinity-smp4", "task=mover id=6 allowed=3", "task=mover id=6 allowed=0,3"),
+        ("affinity-smp8", "now_on=7", "now_on=0"),
+        ("affinity-smp8", "allowed=1 ran_on=1", "allowed=1-2 ran_on=1"),
+        // pipe: both threads on one CPU in cross mode, a thread that ran elsewhere, too few
+        // or too many wakeups, a wakeup not WF_SYNC, a local wakeup across CPUs, too few
+        // switches on one CPU.
+        ("pipe-cross-smp2", "a_cpu=0 b_cpu=1", "a_cpu=0 b_cpu=0"),
+        ("pipe-same-smp2", "a_cpu=0 b_cpu=0", "a_cpu=0 b_cpu=1"),
+        ("pipe-same-smp2", "nr_wakeups_sync=99500 cpus=0", "nr_wakeups_sync=99500 cpus=0-1"),
+        ("pipe-cross-smp8", "name=pipe-a nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=100002 nr_migrations=0 nr_wakeups=99500 nr_wakeups_local=0 nr_wakeups_remote=99500 nr_wakeups_sync=99500", "name=pipe-a nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=100002 nr_migrations=0 nr_wakeups=98999 nr_wakeups_local=0 nr_wakeups_remote=98999 nr_wakeups_sync=98999"),
+        ("pipe-same-smp1", "nr_wakeups=99300 nr_wakeups_local=99300 nr_wakeups_remote=0 nr_wakeups_sync=99300", "nr_wakeups=100001 nr_wakeups_local=100001 nr_wakeups_remote=0 nr_wakeups_sync=100001"),
+        ("pipe-same-smp2", "nr_wakeups_sync=99300", "nr_wakeups_sync=99299"),
+        ("pipe-cross-smp2", "nr_wakeups_local=0 nr_wakeups_remote=99500", "nr_wakeups_local=99500 nr_wakeups_remote=0"),
+        ("pipe-same-smp1", "nr_switches=100002 nr_migrations=0 nr_wakeups=99500", "nr_switches=99998 nr_migrations=0 nr_wakeups=99500"),
+        ("pipe-cross-smp2", "rounds=100000 a_cpu", "rounds=99999 a_cpu"),
+        ("pipe-same-smp2", "@fw pipe mode=same", "@fw pipe mode=cross"),
+        ("pipe-same-smp2", "name=pipe-b", "name=pipe-c"),
+        // stack overflow: another thread named, the report line missing, not a #PF, the
+        // fault elsewhere than the guard page.
+        ("crash-stack-overflow", "task=deep-recursion", "task=init"),
+        ("crash-stack-overflow", "STACK OVERFLOW in thread", "stack overflow in thread"),
+        ("crash-stack-overflow", "vector=14 name=#PF", "vector=13 name=#GP"),
+        ("crash-stack-overflow", "cr2=0x8230ec8", "cr2=0x8230ec0"),
+        // sched_features: a feature not applied, a default lost, a complaint; the bogus one
+        // not reported, or applied anyway.
+        ("sched-features", " NO_DELAY_DEQUEUE", " DELAY_DEQUEUE"),
+        ("sched-features", " NO_RUN_TO_PARITY", " RUN_TO_PARITY"),
+        ("sched-features", "msg=PLACE_LAG", "msg=NO_PLACE_LAG"),
+        ("sched-features", "@fw stage name=workload\n", "cmdline: sched_features: odd\n@fw stage name=workload\n"),
+        ("sched-features-bogus", "unknown feature \"BOGUS\"", "unknown feature \"BOGU\""),
+        ("sched-features-bogus", "@fw stage name=workload\n", "cmdline: another\n@fw stage name=workload\n"),
+        ("sched-features-bogus", " DELAY_DEQUEUE", " NO_DELAY_DEQUEUE"),
+        // spread: two hogs on a CPU at t_ms=100 or at the end, a sample missing, two hogs
+        // ending on one CPU, a hog missing.
+        ("balance-spread-smp8", "t_ms=100 per_cpu=1,1,1,1,1,1,1,1", "t_ms=100 per_cpu=2,0,1,1,1,1,1,1"),
+        ("balance-spread-smp8", "t_ms=300 per_cpu=1,1,1,1,1,1,1,1", "t_ms=300 per_cpu=1,1,1,1,1,1,0,2"),
+        ("balance-spread-smp8", "@fw spread t_ms=200 per_cpu=1,1,1,1,1,1,1,1\n", ""),
+        ("balance-spread-smp8", "t_ms=10 per_cpu=8,0,0,0,0,0,0,0", "t_ms=10 per_cpu=7,0,0,0,0,0,0,0"),
+        ("balance-spread-smp8", "@fw hog id=3 cpu=1 runtime_ns=300000000 migrations=1 ran_on=0-1", "@fw hog id=3 cpu=0 runtime_ns=300000000 migrations=1 ran_on=0-1"),
+        ("balance-spread-smp8", "@fw hog id=9 cpu=7 runtime_ns=300000000 migrations=1 ran_on=0,7\n", ""),
+        // SMT: two hogs on the threads of core 1; a core ID not QEMU's.
+        ("balance-smt-1s4c2t", "@fw hog id=2 cpu=0 runtime_ns=500000000 migrations=1 ran_on=0", "@fw hog id=2 cpu=3 runtime_ns=500000000 migrations=1 ran_on=0,3"),
+        ("balance-smt-1s4c2t", "@fw cpu id=6 apic=6 pkg=0 core=3", "@fw cpu id=6 apic=6 pkg=0 core=0"),
+        // 3 hogs on 2 CPUs: one hog at 50% (another then at 83%), one at 77.7%.
+        ("balance-3-hogs-on-2", "@fw hog id=2 cpu=0 runtime_ns=4000000000", "@fw hog id=2 cpu=0 runtime_ns=3000000000"),
+        ("balance-3-hogs-on-2", "@fw hog id=3 cpu=1 runtime_ns=4000000000", "@fw hog id=3 cpu=1 runtime_ns=4660000000"),
+        ("balance-3-hogs-on-2", "@fw hog id=4 cpu=0 runtime_ns=4000000000 migrations=1 ran_on=0\n", ""),
+        // capacity: the hog stayed on the half-capacity CPU; a capacity refused.
+        ("balance-capacity-smp2", "cpu=0 runtime_ns=1000000000 migrations=1 ran_on=0-1", "cpu=1 runtime_ns=1000000000 migrations=1 ran_on=0-1"),
+        ("balance-capacity-smp2", "ran_on=0-1", "ran_on=0"),
+        ("balance-capacity-smp4", "cpu=3 runtime_ns=1000000000 migrations=1 ran_on=0,3", "cpu=0 runtime_ns=1000000000 migrations=1 ran_on=0,3"),
+        ("balance-capacity-smp4", "@fw stage name=workload\n", "cmdline: cpu_capacity=0:512,1:512 is bad\n@fw stage name=workload\n"),
+        // tickless: an idle CPU ticking (6 > 5 per second), the busy CPU not ticking, an idle
+        // CPU not ticking with nohz=off, a CPU's line missing.
+        ("nohz-idle-cpus", "cpu=3 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1 ttwu_local=1 rq_cpu_time=5 run_delay=5 pcount=3 ticks=0 timer_irqs=0", "cpu=3 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1 ttwu_local=1 rq_cpu_time=5 run_delay=5 pcount=3 ticks=0 timer_irqs=6"),
+        ("nohz-idle-cpus", "ticks=1000 timer_irqs=1000", "ticks=1000 timer_irqs=499"),
+        ("nohz-off", "cpu=2 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1 ttwu_local=1 rq_cpu_time=5 run_delay=5 pcount=3 ticks=1000 timer_irqs=1000", "cpu=2 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1 ttwu_local=1 rq_cpu_time=5 run_delay=5 pcount=3 ticks=1000 timer_irqs=499"),
+        ("nohz-off", "@fw schedstat_delta cpu=3 ", "@fw schedstat_deltx cpu=3 "),
+        // each boot of the pair scenarios on its own.
+        ("balance-newidle-snap-vs-delta", "@fw newidle cpu=3 ", "@fw newidle cpu=4 "),
+        ("balance-newidle-snap-vs-delta", "items=5000", "items=0"),
+        ("balance-wake-affine-on-vs-off", "same_llc=8000", "same_llc=7999"),
+    ];
+    for (name, from, to) in mutations {
+        let s = by_name(name);
+        let good = synthetic(&s);
+        assert!(
+            good.contains(from),
+            "{name}: `{from}` not in synthetic log:\n{good}"
+        );
+        let bad = good.replacen(from, to, 1);
+        let e = run(&s, &bad).expect_err(&format!("{name}: passed with `{from}` -> `{to}`"));
+        assert!(!e.is_empty());
+    }
+}
+
+#[test]
+fn exit_line_must_agree_with_status() {
+    let s = by_name("smp-2");
+    let text = synthetic(&s).replace("code=success", "code=failure");
+    assert!(run(&s, &text).unwrap_err().contains("disagrees"));
+}
+
+#[test]
+fn smp64_wall_time_limit() {
+    let s = by_name("smp-64");
+    let mut slow = Log::default();
+    for line in synthetic(&s).lines() {
+        slow.push(line, Some(Duration::from_secs(61)));
+    }
+    let e = s
+        .evaluate(&QemuExit::Kernel(Outcome::Success), &slow)
+        .unwrap_err();
+    assert!(e.contains("wall time"), "{e}");
+    let mut fast = Log::default();
+    for line in synthetic(&s).lines() {
+        fast.push(line, Some(Duration::from_secs(20)));
+    }
+    s.evaluate(&QemuExit::Kernel(Outcome::Success), &fast)
+        .unwrap();
+}
+
+#[test]
+fn domain_lists_are_compared_canonically() {
+    let s = by_name("smp-2");
+    let text = synthetic(&s).replace("span=0-1", "span=0,1");
+    run(&s, &text).unwrap();
+    assert_eq!(format_cpulist(&[0, 1]), "0-1");
+}
+
+#[test]
+fn whole_words() {
+    assert!(names_word("cmdline: `log`: bad", "log"));
+    assert!(names_word("log=loud", "log"));
+    assert!(!names_word("cmdline: logging", "log"));
+    assert!(!names_word("cmdline: syslog", "log"));
+}

@@ -1,0 +1,289 @@
+use super::*;
+
+/// The `workload=` parameters of an `-append` string.
+fn params(append: &str) -> (String, Vec<(String, String)>) {
+    let w = append
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("workload="))
+        .expect("a workload scenario");
+    let mut it = w.split(',');
+    let name = it.next().unwrap().to_string();
+    let kv = it
+        .map(|p| {
+            let (k, v) = p.split_once('=').unwrap();
+            (k.to_string(), v.to_string())
+        })
+        .collect();
+    (name, kv)
+}
+
+fn get<'a>(kv: &'a [(String, String)], k: &str, default: &'a str) -> &'a str {
+    kv.iter()
+        .find(|(x, _)| x == k)
+        .map_or(default, |(_, v)| v.as_str())
+}
+
+fn taskstat(id: u32, name: &str, nice: i64, wakeups: u64, switches: u64, cpus: &str) -> String {
+    format!(
+        "@fw taskstat id={id} name={name} nice={nice} sum_exec_runtime=1000 wait_sum=10 \
+         wait_max=5 nr_switches={switches} nr_migrations=0 nr_wakeups={wakeups} \
+         nr_wakeups_local={wakeups} nr_wakeups_remote=0 nr_wakeups_sync=0 cpus={cpus}\n"
+    )
+}
+
+/// The scheduler and workload part of a correct log, from the `sched` stage to the exit line.
+pub(crate) fn workload(append: &str, cpus: u32) -> String {
+    let (name, kv) = params(append);
+    let mut feats = vec![
+        "PLACE_LAG",
+        "RUN_TO_PARITY",
+        "NO_NEXT_BUDDY",
+        "DELAY_DEQUEUE",
+    ]
+    .into_iter()
+    .map(String::from)
+    .collect::<Vec<_>>();
+    let mut out = String::from("@fw stage name=sched\n");
+    if let Some(f) = append
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("sched_features="))
+    {
+        for t in f.split(',') {
+            let base = t.trim_start_matches("NO_");
+            match feats
+                .iter_mut()
+                .find(|x| x.trim_start_matches("NO_") == base)
+            {
+                Some(x) => *x = t.to_string(),
+                None => {
+                    out += &format!(
+                        "cmdline: sched_features: unknown feature \"{t}\"; keeping the \
+                         features as they were\n"
+                    )
+                }
+            }
+        }
+    }
+    out += &format!("@fw sched_features msg={}\n", feats.join(" "));
+    let slice = base_slice_ns(cpus);
+    out += &format!(
+        "scheduler: EEVDF, base slice {} us, tick 1000 Hz, invariant checks on\n",
+        slice / 1000
+    );
+    out += "@fw stage name=workload\n";
+    out += &format!("@fw workload name={name} cpus={cpus}\n");
+    match name.as_str() {
+        "shares" => {
+            let cpu: u32 = get(&kv, "cpu", "1").parse().unwrap();
+            for (id, (nice, task)) in (2..).zip(SHARES_NICE) {
+                let w = nice_weight(nice).unwrap();
+                out += &taskstat(id, task, nice, 0, 100, &cpu.to_string());
+                out += &format!(
+                    "@fw share task={task} cpu={cpu} nice={nice} weight={w} \
+                     runtime_ns={} ran_on={cpu}\n",
+                    w * 100_000
+                );
+            }
+        }
+        "storm" => {
+            let threads: u64 = get(&kv, "threads", "64").parse().unwrap();
+            let rounds = 1000;
+            for i in 0..threads {
+                let side = if i % 2 == 0 { "storma" } else { "stormb" };
+                let cpu = (i % cpus as u64).to_string();
+                out += &taskstat(i as u32 + 2, side, 0, 10 + i, 20 + i, &cpu);
+            }
+            let bytes = 16 * rounds + 8 * (threads / 2);
+            out += &format!(
+                "@fw storm threads={threads} spawned={threads} finished={threads} \
+                 rounds={rounds} sleeps={} sem_downs={} sem_ups={} pipe_sent={bytes} \
+                 pipe_received={bytes} mutex_count={}\n",
+                2 * rounds,
+                2 * rounds,
+                2 * rounds,
+                2 * rounds
+            );
+        }
+        "latency" => {
+            let cpu: u32 = get(&kv, "cpu", "1").parse().unwrap();
+            let samples: u64 = get(&kv, "samples", "300").parse().unwrap();
+            out += &taskstat(4, "sleeper", 0, samples, samples + 1, &cpu.to_string());
+            out += &taskstat(2, "hog", 0, 0, 300, &cpu.to_string());
+            out += &taskstat(3, "hog", 0, 0, 300, &cpu.to_string());
+            out += &format!(
+                "@fw latency cpu={cpu} hogs=2 samples={samples} p50_ns=100000 \
+                 p90_ns=200000 p99_ns={} max_ns={} slice_ns={slice}\n",
+                slice,
+                2 * slice
+            );
+        }
+        "affinity" => {
+            let last = cpus - 1;
+            for c in 0..cpus {
+                out += &format!(
+                    "@fw affinity task=pinned id={} allowed={c} ran_on={c}\n",
+                    c + 2
+                );
+            }
+            out += &format!(
+                "@fw affinity task=mover id={} allowed={last} ran_on={}\n",
+                cpus + 2,
+                format_cpulist(&[0, last])
+            );
+            out += &format!("@fw affinity_move from=0 to={last} now_on={last}\n");
+        }
+        "pipe" => {
+            let rounds: u64 = get(&kv, "rounds", "100000").parse().unwrap();
+            let mode = get(&kv, "mode", "same");
+            let b = if mode == "cross" { 1 } else { 0 };
+            let total = rounds * 17_000;
+            out += &format!(
+                "@fw pipe mode={mode} rounds={rounds} a_cpu=0 b_cpu={b} total_ns={total} \
+                 ns_per_round_trip={}\n",
+                total / rounds
+            );
+            for (id, name, cpu, w) in [
+                (3, "pipe-a", 0, rounds - 500),
+                (2, "pipe-b", b, rounds - 700),
+            ] {
+                let (l, r) = if mode == "cross" { (0, w) } else { (w, 0) };
+                out += &format!(
+                    "@fw taskstat id={id} name={name} nice=0 sum_exec_runtime=1000 \
+                     wait_sum=10 wait_max=5 nr_switches={} nr_migrations=0 nr_wakeups={w} \
+                     nr_wakeups_local={l} nr_wakeups_remote={r} nr_wakeups_sync={w} \
+                     cpus={cpu}\n",
+                    rounds + 2
+                );
+            }
+        }
+        "overflow" => {
+            out += "STACK OVERFLOW in thread deep-recursion (id 2): it ran into its guard \
+                    page at 0x8230ec8\n";
+            out += "@fw stack_overflow cpu=1 task=deep-recursion id=2 addr=0x8230ec8\n";
+            out += "@fw fault cpu=1 vector=14 name=#PF error=0x2 rip=0x112e77 cr2=0x8230ec8\n";
+            out += "@fw bt cpu=1 frame=0 addr=0x112e77\n";
+            return out + "@fw exit status=39 code=exception\n";
+        }
+        "spread" => {
+            let hogs: u32 = get(&kv, "hogs", &cpus.to_string()).parse().unwrap();
+            let start: u32 = get(&kv, "start_cpu", "0").parse().unwrap();
+            let ms: u64 = get(&kv, "ms", "1000").parse().unwrap();
+            // Where a correct balancer puts them: full-capacity CPUs, evenly strided (one
+            // per core with 2 threads per core), round-robin when there are more hogs.
+            let big: Vec<u32> = (0..cpus)
+                .filter(|c| !option(append, "cpu_capacity").contains(&format!("{c}:512")))
+                .collect();
+            let step = (big.len() as u32 / hogs).max(1) as usize;
+            let ends: Vec<u32> = (0..hogs as usize)
+                .map(|i| big[(i * step) % big.len()])
+                .collect();
+            let count = |on: &[u32]| {
+                (0..cpus)
+                    .map(|c| on.iter().filter(|&&x| x == c).count().to_string())
+                    .collect::<Vec<_>>()
+                    .join(",")
+            };
+            let at_start = vec![start; hogs as usize];
+            for t in (10..=ms).step_by(10) {
+                let on = if t < SPREAD_WITHIN_MS {
+                    &at_start
+                } else {
+                    &ends
+                };
+                out += &format!("@fw spread t_ms={t} per_cpu={}\n", count(on));
+            }
+            // Each hog's share of the run: all of it, or cpus/hogs of it.
+            let runtime = ms * 1_000_000 * (big.len() as u64).min(hogs as u64) / hogs as u64;
+            for (i, c) in ends.iter().enumerate() {
+                out += &format!(
+                    "@fw hog id={} cpu={c} runtime_ns={runtime} migrations=1 ran_on={}\n",
+                    i + 2,
+                    format_cpulist(&[start.min(*c), start.max(*c)])
+                );
+            }
+        }
+        "prodcons" => {
+            let pairs = get(&kv, "pairs", &cpus.to_string()).to_string();
+            let ms = get(&kv, "ms", "2000");
+            out += &format!("@fw prodcons pairs={pairs} ms={ms} items=5000\n");
+        }
+        "pipes" => {
+            let pairs: u64 = get(&kv, "pairs", "4").parse().unwrap();
+            let rounds: u64 = get(&kv, "rounds", "2000").parse().unwrap();
+            let same = if option(append, "wake_affine") == "off" {
+                0
+            } else {
+                rounds * 7 / 8
+            };
+            for i in 0..pairs {
+                out += &format!(
+                    "@fw pipes pair={i} rounds={rounds} same_cpu={same} same_llc={rounds}\n"
+                );
+            }
+            out += &format!(
+                "@fw pipes_total pairs={pairs} rounds={} same_cpu={} same_llc={}\n",
+                pairs * rounds,
+                pairs * same,
+                pairs * rounds
+            );
+        }
+        other => panic!("no synthetic output for workload {other}"),
+    }
+    out += &format!("@fw workload_done name={name} ok=1\n");
+    // The run's timer interrupts: a tick per ms on the shares CPU, and with nohz=off on all.
+    let ms: u64 = get(&kv, "ms", "1000").parse().unwrap();
+    let busy = get(&kv, "cpu", "1").to_string();
+    for c in 0..cpus {
+        let irqs = if option(append, "nohz") == "off" || c.to_string() == busy {
+            ms
+        } else if c == 0 {
+            2
+        } else {
+            0
+        };
+        out += &format!(
+            "@fw schedstat_delta cpu={c} yld_count=0 sched_count=10 sched_goidle=1 \
+             ttwu_count=1 ttwu_local=1 rq_cpu_time=5 run_delay=5 pcount=3 ticks={irqs} \
+             timer_irqs={irqs}\n"
+        );
+    }
+    for c in 0..cpus {
+        out += &format!(
+            "@fw schedstat cpu={c} yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1 \
+             ttwu_local=1 rq_cpu_time={} run_delay=5 pcount=3 ticks=2000\n",
+            100_000_000_000u64 + c as u64
+        );
+    }
+    // The balancer's statistics: affine wakeups unless wake_affine=off; newidle attempts,
+    // fewer with avg_idle_clamp=delta than snap.
+    let affine = if option(append, "wake_affine") == "off" {
+        0
+    } else {
+        100
+    };
+    let attempts = match option(append, "avg_idle_clamp") {
+        "snap" => 1000,
+        "delta" => 600,
+        _ => 800,
+    };
+    for c in 0..cpus {
+        out += &format!(
+            "@fw domstat cpu={c} level=MC lb_count_idle=3 ttwu_wake_remote=7 \
+             ttwu_move_affine={affine} ttwu_move_balance=0\n"
+        );
+        out += &format!(
+            "@fw newidle cpu={c} attempts={attempts} successes=1 pulled=1 time_ns=9 \
+             gate_skips=2 cost_stops=0 random_skips=0 avg_idle=1000 \
+             max_idle_balance_cost=500000\n"
+        );
+    }
+    out + "@fw stage name=shutdown\n@fw exit status=33 code=success\n"
+}
+
+/// The value of a `key=value` option of an `-append` string ("" when absent).
+fn option<'a>(append: &'a str, key: &str) -> &'a str {
+    append
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
+        .unwrap_or("")
+}
