@@ -47,11 +47,18 @@ pub fn preempt_point() {
 pub fn resched_cpu(cpu: usize) {
     rq::set_need_resched(cpu);
     if cpu != cpu_id() {
-        crate::arch::apic::send_ipi(
-            crate::arch::trap::RESCHED_VECTOR,
-            crate::arch::percpu::cpu(cpu).apic_id.load(Ordering::Relaxed),
-        );
+        send_resched_ipi(cpu);
     }
+}
+
+/// Sends `cpu` the reschedule IPI. By itself it asks for no switch: the
+/// handler drains the wake list, runs a kicked NOHZ balance, and switches
+/// only if one of them (or `resched_cpu`) set need-resched.
+pub fn send_resched_ipi(cpu: usize) {
+    crate::arch::apic::send_ipi(
+        crate::arch::trap::RESCHED_VECTOR,
+        crate::arch::percpu::cpu(cpu).apic_id.load(Ordering::Relaxed),
+    );
 }
 
 /// The `SCHEDULE_VECTOR` interrupt: the running task gives up its CPU (and

@@ -23,6 +23,11 @@ use crate::sync::Completion;
 
 pub type TaskId = u32;
 
+/// The load weight of a nice level (Linux's table; nice 0 = 1024).
+pub fn nice_weight(nice: i32) -> u64 {
+    sched::Nice::new(nice.clamp(-20, 19)).map_or(1024, |n| n.weight().weight())
+}
+
 /// What a task wants.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(u8)]

@@ -95,14 +95,7 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
     let target = select_task_rq(p, from, this, flags);
     let se = if target != from { take_entity(p, from) } else { None };
     account(p, this, target, flags);
-    if target == this {
-        let mut rq = rq::lock(this);
-        if activate(&mut rq, p.clone(), se, flags) {
-            rq::set_need_resched(this);
-        }
-    } else {
-        push_remote(target, Pending { task: p.clone(), se, flags });
-    }
+    push_remote_or_local(target, Pending { task: p.clone(), se, flags });
     true
 }
 
@@ -204,10 +197,7 @@ fn push_remote(target: usize, item: Pending) {
         was_empty
     };
     if was_empty {
-        crate::arch::apic::send_ipi(
-            crate::arch::trap::RESCHED_VECTOR,
-            crate::arch::percpu::cpu(target).apic_id.load(Ordering::Relaxed),
-        );
+        crate::schedule::send_resched_ipi(target);
     }
 }
 
@@ -315,6 +305,8 @@ pub fn set_affinity(p: &Arc<Task>, mask: sched::cpumask::CpuMask) -> Result<(), 
     Ok(())
 }
 
+/// Enqueues `item` on `target`: directly when it is this CPU (asking this
+/// CPU to reschedule if the wakee should preempt), else through the wake list.
 fn push_remote_or_local(target: usize, item: Pending) {
     if target == cpu_id() {
         let mut rq = rq::lock(target);

@@ -56,10 +56,7 @@ pub fn balancer_kick(cpu: usize) {
         NOHZ.lock().next_balance = now + max_load_balance_interval(g.hz, g.sds.online().weight());
         // The reschedule IPI without a reschedule request: the kicked CPU
         // balances in the IPI handler and switches only if it pulled work.
-        crate::arch::apic::send_ipi(
-            crate::arch::trap::RESCHED_VECTOR,
-            crate::arch::percpu::cpu(ilb).apic_id.load(Ordering::Relaxed),
-        );
+        crate::schedule::send_resched_ipi(ilb);
     }
 }
 

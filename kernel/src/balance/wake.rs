@@ -59,7 +59,7 @@ pub fn select_wake_cpu(p: &Arc<Task>, prev: usize, this: usize, flags: WakeFlags
     } else {
         let mut w = waker.wakee.lock();
         w.record_wakee(p.id as u64, jiffies(), g.hz);
-        (w.wakee_flips, sched::Nice::new(waker.nice_value()).map_or(1024, |n| n.weight().weight()))
+        (w.wakee_flips, crate::task::nice_weight(waker.nice_value()))
     };
     let mut span = llc_span(&g.sds, this).union(&llc_span(&g.sds, prev));
     span.set(this);
@@ -104,7 +104,7 @@ pub fn select_wake_cpu(p: &Arc<Task>, prev: usize, this: usize, flags: WakeFlags
 /// The CPU a new task starts on (fork balancing), given its allowed CPUs.
 pub fn select_fork_cpu(allowed: CpuMask, nice: i32, this: usize) -> Option<usize> {
     let g = super::global()?;
-    let weight = sched::Nice::new(nice).map_or(1024, |n| n.weight().weight());
+    let weight = crate::task::nice_weight(nice);
     let mut task = TaskSnapshot::hog(0, this);
     task.weight = weight;
     task.load_avg = weight;

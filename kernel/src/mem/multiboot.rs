@@ -1,7 +1,6 @@
 //! Reading the Multiboot 1 information structure QEMU passes in EBX.
 
 use alloc::string::String;
-use alloc::vec::Vec;
 
 /// The value EAX holds when a Multiboot 1 loader enters the kernel.
 pub const BOOTLOADER_MAGIC: u32 = 0x2BAD_B002;
@@ -22,7 +21,6 @@ pub struct Region {
 /// original (which lives in free low memory) may be overwritten later.
 pub struct BootInfo {
     pub cmdline: String,
-    pub regions: Vec<Region>,
     /// The command line was longer than `CMDLINE_MAX` and was cut.
     pub cmdline_cut: bool,
 }
@@ -117,6 +115,6 @@ impl EarlyInfo {
             }
             cmdline.push_str(w);
         }
-        BootInfo { cmdline, regions: self.regions().to_vec(), cmdline_cut: self.cmdline_cut }
+        BootInfo { cmdline, cmdline_cut: self.cmdline_cut }
     }
 }

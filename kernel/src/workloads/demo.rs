@@ -26,15 +26,14 @@ pub fn run(w: &Workload) -> bool {
     for t in &tasks {
         crate::task::join(t);
     }
-    let weight = |nice: i32| sched::Nice::new(nice).map_or(1024, |n| n.weight().weight());
     for &cpu in &cpus {
         let mine: Vec<_> = tasks.iter().filter(|t| t.affinity.lock().contains(cpu)).collect();
         let total: u64 = mine.iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum();
-        let wsum: u64 = mine.iter().map(|t| weight(t.nice_value())).sum();
+        let wsum: u64 = mine.iter().map(|t| crate::task::nice_weight(t.nice_value())).sum();
         let mut line = alloc::string::String::new();
         for t in &mine {
             let r = t.stats.sum_exec_runtime.load(Ordering::Relaxed);
-            let w = weight(t.nice_value());
+            let w = crate::task::nice_weight(t.nice_value());
             use core::fmt::Write;
             let _ = write!(
                 line,

@@ -29,7 +29,7 @@ pub fn run(w: &Workload) -> bool {
     let total: u64 = tasks.iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum();
     for t in &tasks {
         let nice = t.nice_value();
-        let weight = sched::Nice::new(nice).map_or(1024, |n| n.weight().weight());
+        let weight = crate::task::nice_weight(nice);
         let run = t.stats.sum_exec_runtime.load(Ordering::Relaxed);
         crate::record!("share", "task={} cpu={} nice={} weight={} runtime_ns={} ran_on={}", t.name, cpu, nice, weight, run, t.ran_on());
         crate::kprintln!(
