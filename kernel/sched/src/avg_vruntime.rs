@@ -93,6 +93,7 @@ impl AvgVruntime {
         self.zero_vruntime = v0;
     }
 
+    #[inline]
     fn totals(&self, curr: Option<(u64, u64)>) -> (i128, i128) {
         match curr {
             Some((v, w)) => (self.sum_w_vruntime + self.key(v) as i128 * w as i128, (self.sum_weight + w) as i128),
@@ -102,6 +103,7 @@ impl AvgVruntime {
 
     /// V: the weighted mean vruntime of the tree plus `curr` (vruntime,
     /// weight) if given, rounded down; v0 when the total weight is 0.
+    #[inline]
     pub fn mean(&self, curr: Option<(u64, u64)>) -> u64 {
         let (s, w) = self.totals(curr);
         if w == 0 {

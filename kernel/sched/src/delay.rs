@@ -19,6 +19,7 @@ use crate::features::Feature;
 
 impl FairRq {
     /// Whether an entity's dequeue is currently delayed.
+    #[inline]
     pub fn is_delayed(&self, id: EntityId) -> bool {
         self.entity(id).is_some_and(|se| se.sched_delayed)
     }

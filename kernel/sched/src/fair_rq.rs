@@ -155,31 +155,37 @@ impl FairRq {
     }
 
     /// The state of a live entity.
+    #[inline]
     pub fn entity(&self, id: EntityId) -> Option<&SchedEntity> {
         self.slots.get(id.0 as usize).filter(|s| s.live).map(|s| &s.se)
     }
 
     /// The running entity, if any.
+    #[inline]
     pub fn curr(&self) -> Option<EntityId> {
         self.curr.map(EntityId)
     }
 
     /// Entities on the queue (running, waiting, or delayed).
+    #[inline]
     pub fn nr_queued(&self) -> u32 {
         self.nr_queued
     }
 
     /// Queued entities that are not delayed.
+    #[inline]
     pub fn h_nr_runnable(&self) -> u32 {
         self.h_nr_runnable
     }
 
     /// Summed weight of the queued entities (delayed ones included).
+    #[inline]
     pub fn load_weight(&self) -> u64 {
         self.load_weight
     }
 
     /// The task clock as last updated.
+    #[inline]
     pub fn clock(&self) -> Nanos {
         self.clock
     }
@@ -205,6 +211,7 @@ impl FairRq {
     }
 
     /// Whether a reschedule has been requested since the last switch.
+    #[inline]
     pub fn need_resched(&self) -> bool {
         self.need_resched
     }
@@ -238,6 +245,7 @@ impl FairRq {
 
     // ---- internal helpers ----
 
+    #[inline(always)]
     pub(crate) fn idx(&self, id: EntityId) -> Result<u32, SchedError> {
         match self.slots.get(id.0 as usize) {
             Some(s) if s.live => Ok(id.0),
@@ -270,6 +278,7 @@ impl FairRq {
     }
 
     /// Link entity `i` into the tree and the V sums.
+    #[inline(always)]
     pub(crate) fn enqueue_tree(&mut self, i: u32) {
         let se = self.slots[i as usize].se;
         if self.tree.insert(i, se.deadline, se.vruntime, se.slice) {
@@ -278,6 +287,7 @@ impl FairRq {
     }
 
     /// Unlink entity `i` from the tree and the V sums.
+    #[inline(always)]
     pub(crate) fn dequeue_tree(&mut self, i: u32) {
         let se = self.slots[i as usize].se;
         if self.tree.remove(i) {
@@ -286,6 +296,7 @@ impl FairRq {
     }
 
     /// Move v0 onto V.
+    #[inline(always)]
     pub(crate) fn recenter(&mut self) {
         let v = self.avg_vruntime();
         self.avg.shift_to(v);
@@ -370,6 +381,7 @@ impl FairRq {
     // ---- clock and PELT ----
 
     /// Advance the task clock (ignored if `now` is not later).
+    #[inline]
     pub fn update_clock(&mut self, now: Nanos) {
         if now > self.clock {
             self.pelt_clock.update(now, self.curr.is_some());
@@ -377,25 +389,46 @@ impl FairRq {
         }
     }
 
+    #[inline]
     pub(crate) fn update_rq_pelt(&mut self) {
+        self.update_rq_pelt_at(self.pelt_clock.now());
+    }
+
+    #[inline]
+    fn update_rq_pelt_at(&mut self, now: Nanos) {
         let input = PeltInput {
             load: self.load_weight,
             runnable: self.h_nr_runnable as u64,
             running: self.curr.is_some(),
         };
-        self.pelt.update(self.pelt_clock.now(), input, 1);
+        self.pelt.update(now, input, 1);
     }
 
     /// Bring entity `i`'s PELT sums (and the queue's) up to now, with the
     /// state it had since the last update.
+    ///
+    /// Within one operation batch most calls find both already updated at
+    /// this PELT clock (less than one 1024 ns unit ago): that check is
+    /// inlined, the update itself is not.
+    #[inline(always)]
     pub(crate) fn update_entity_pelt(&mut self, i: u32) {
         let now = self.pelt_clock.now();
+        // wrapping: a clock behind the last update gives a huge difference,
+        // so it takes the slow path, which resets the update time
+        let fresh = |last: Nanos| now.wrapping_sub(last) < 1024;
+        if fresh(self.slots[i as usize].se.avg.last_update_time) && fresh(self.pelt.last_update_time) {
+            return;
+        }
+        self.update_entity_pelt_at(i, now);
+    }
+
+    #[inline(always)]
+    fn update_entity_pelt_at(&mut self, i: u32, now: Nanos) {
         let running = self.curr == Some(i);
-        let se = self.se_mut(i);
-        let input = PeltInput { load: se.on_rq as u64, runnable: se.runnable() as u64, running };
+        let se = &mut self.slots[i as usize].se;
         let w = se.w();
-        se.avg.update(now, input, w);
-        self.update_rq_pelt();
+        se.avg.update_entity(now, se.on_rq, !se.sched_delayed, running, w);
+        self.update_rq_pelt_at(now);
     }
 
     // ---- enqueue / dequeue ----

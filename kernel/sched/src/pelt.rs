@@ -121,20 +121,74 @@ impl SchedAvg {
     /// the averages were refreshed. A clock that went backwards only resets
     /// the update time.
     ///
-    /// The common no-op (less than 1024 ns since the last update, e.g. the
-    /// second update of the same object at the same clock) is inlined into
-    /// the caller; the accumulation itself is out of line.
+    /// Inlined into the caller are the two common cases: the no-op (less
+    /// than 1024 ns since the last update, e.g. the second update of the
+    /// same object at the same clock) and an interval that stays inside the
+    /// current 1024-unit period (a few microseconds between the updates of
+    /// a pipe round trip), which is three additions: no decay, and the
+    /// averages are not refreshed (they only change at a boundary). An
+    /// interval that crosses a boundary is out of line.
     #[inline]
     pub fn update(&mut self, now: Nanos, input: PeltInput, load_factor: u64) -> bool {
-        if now < self.last_update_time {
-            self.last_update_time = now;
-            return false;
-        }
-        let units = (now - self.last_update_time) >> 10;
-        if units == 0 {
+        let Some(units) = self.elapsed_units(now) else { return false };
+        if units + (self.period_contrib as u64) < 1024 {
+            let (runnable, running) = if input.load == 0 { (0, false) } else { (input.runnable, input.running) };
+            self.accrue_in_period(units, input.load, runnable, running);
             return false;
         }
         self.accumulate(units, input, load_factor)
+    }
+
+    /// [`SchedAvg::update`] for an entity, whose inputs are flags: load 1
+    /// when `on_rq`, runnable 1 when also `runnable`, and the weight as the
+    /// load factor. The same arithmetic with the multiplications by 0/1
+    /// turned into selections.
+    #[inline]
+    pub fn update_entity(&mut self, now: Nanos, on_rq: bool, runnable: bool, running: bool, weight: u64) -> bool {
+        let Some(units) = self.elapsed_units(now) else { return false };
+        if units + (self.period_contrib as u64) < 1024 {
+            self.last_update_time += units << 10;
+            self.period_contrib += units as u32; // < 1024: checked above
+            if on_rq {
+                self.load_sum = self.load_sum.saturating_add(units);
+                if runnable {
+                    self.runnable_sum = self.runnable_sum.saturating_add(units << 10);
+                }
+                if running {
+                    self.util_sum += units << 10;
+                }
+            }
+            return false;
+        }
+        let input = PeltInput { load: on_rq as u64, runnable: runnable as u64, running };
+        self.accumulate(units, input, weight)
+    }
+
+    /// Whole 1024 ns units from the last update to `now` (`None` when
+    /// there are none; a clock that went backwards resets the update time).
+    /// `units < 2^54`, so adding `period_contrib` cannot overflow.
+    #[inline]
+    fn elapsed_units(&mut self, now: Nanos) -> Option<u64> {
+        if now < self.last_update_time {
+            self.last_update_time = now;
+            return None;
+        }
+        let units = (now - self.last_update_time) >> 10;
+        (units != 0).then_some(units)
+    }
+
+    /// The accumulation of `units` that end inside the current period
+    /// (`units + period_contrib < 1024`): the contribution is `units` itself,
+    /// undecayed. `runnable`/`running` are already 0 for a zero load.
+    #[inline]
+    fn accrue_in_period(&mut self, units: u64, load: u64, runnable: u64, running: bool) {
+        self.last_update_time += units << 10;
+        self.period_contrib += units as u32;
+        self.load_sum = self.load_sum.saturating_add(load.saturating_mul(units));
+        self.runnable_sum = self.runnable_sum.saturating_add(runnable.saturating_mul(units << 10));
+        if running {
+            self.util_sum += units << 10;
+        }
     }
 
     /// The body of [`SchedAvg::update`] for `units >= 1` elapsed units.
@@ -283,6 +337,7 @@ impl PeltClock {
     /// Advance task time to `now`. While `busy`, the elapsed time counts
     /// scaled by capacity and frequency; while idle the clock catches up
     /// with task time. Ignores a clock that goes backwards.
+    #[inline]
     pub fn update(&mut self, now: Nanos, busy: bool) {
         if now <= self.clock_task {
             return;

@@ -14,6 +14,7 @@ use crate::time::{vbefore, Nanos};
 impl FairRq {
     /// V, the zero-lag virtual time: the weighted mean vruntime of the queued
     /// entities (running one included), rounded down.
+    #[inline(always)]
     pub fn avg_vruntime(&self) -> u64 {
         self.avg.mean(self.curr_term())
     }
@@ -30,7 +31,7 @@ impl FairRq {
         self.idx(id).is_ok_and(|i| self.entity_eligible_idx(i))
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn entity_eligible_idx(&self, i: u32) -> bool {
         self.vruntime_eligible(self.se(i).vruntime)
     }
@@ -44,6 +45,7 @@ impl FairRq {
     }
 
     /// The smallest slice among the queued entities (u64::MAX if none).
+    #[inline(always)]
     pub fn cfs_rq_min_slice(&self) -> Nanos {
         let c = self.curr.filter(|&c| self.se(c).on_rq).map_or(u64::MAX, |c| self.se(c).slice);
         c.min(self.tree.min_slice().unwrap_or(u64::MAX))
@@ -65,7 +67,7 @@ impl FairRq {
     /// The common no-op (nothing running, or already charged at this clock:
     /// every operation after the first in a batch) is inlined into the
     /// caller; the charge itself is out of line.
-    #[inline]
+    #[inline(always)]
     pub fn update_curr(&mut self) {
         let Some(c) = self.curr else { return };
         if self.clock <= self.se(c).exec_start {
@@ -100,6 +102,7 @@ impl FairRq {
     /// When entity `i` reached its deadline, give it a new request from its
     /// current vruntime (`d = v + r/w`, reloading the default slice unless it
     /// is custom) and return true.
+    #[inline(always)]
     pub(crate) fn update_deadline(&mut self, i: u32) -> bool {
         let se = self.se(i);
         if vbefore(se.vruntime, se.deadline) {
@@ -117,6 +120,7 @@ impl FairRq {
     /// considering the running entity in place. With `protect`, a running
     /// entity inside its protected slice keeps the CPU. Honours the next
     /// buddy (PICK_BUDDY) if it is eligible.
+    #[inline(always)]
     pub(crate) fn pick_eevdf(&mut self, protect: bool) -> Option<u32> {
         self.stats.picks += 1;
         if self.nr_queued == 0 {
@@ -172,6 +176,7 @@ impl FairRq {
     /// Choose the entity to run next (Linux `pick_next_entity`), the current
     /// one included. A delayed entity that comes up is dequeued for good and
     /// the pick repeats. Does not switch: see [`FairRq::set_curr`].
+    #[inline(always)]
     pub fn pick_next(&mut self) -> Option<EntityId> {
         self.update_curr();
         loop {
@@ -191,6 +196,7 @@ impl FairRq {
 
     /// Stop running the current entity (Linux `put_prev_entity`): charge it
     /// and, if it is still queued, put it back in the tree.
+    #[inline(always)]
     pub fn put_prev(&mut self) {
         let Some(c) = self.curr else { return };
         // update_entity_pelt also brings the queue's PELT to now, so the
@@ -209,6 +215,7 @@ impl FairRq {
 
     /// Make a queued entity the running one (Linux `set_next_entity`): take
     /// it out of the tree, start its protected slice and its exec clock.
+    #[inline(always)]
     fn set_next(&mut self, i: u32) {
         if self.next == Some(i) {
             self.next = None;

@@ -17,7 +17,7 @@ use crate::weight::{clamp_i64, LoadWeight, Nice};
 impl FairRq {
     /// The bound of a stored lag for entity `i`, in its virtual ns:
     /// `calc_delta_fair(max(2·slice, TICK_NSEC))`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn lag_limit(&self, i: u32) -> i64 {
         let span = self.se(i).slice.saturating_mul(2).max(self.tun.tick_nsec());
         clamp_i64(self.vdelta(span, i) as i128)
@@ -25,6 +25,7 @@ impl FairRq {
 
     /// Save a queued entity's virtual lag `V - v`, clamped to
     /// `±lag_limit` (Linux `update_entity_lag`).
+    #[inline(always)]
     pub(crate) fn update_entity_lag(&mut self, i: u32) {
         let vl = vdiff(self.avg_vruntime(), self.se(i).vruntime);
         let limit = self.lag_limit(i);
@@ -36,6 +37,7 @@ impl FairRq {
     /// by `(W + w)/W` so that the lag it keeps after joining equals the saved
     /// one; deadline one request later (half a request for a new task with
     /// PLACE_DEADLINE_INITIAL), or the saved relative deadline.
+    #[inline(always)]
     pub(crate) fn place_entity(&mut self, i: u32, flags: EnqueueFlags) {
         let v_mean = self.avg_vruntime();
         if !self.se(i).custom_slice {

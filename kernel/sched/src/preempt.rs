@@ -29,12 +29,14 @@ enum Action {
 
 impl FairRq {
     /// Whether entity `i` is inside its protected slice.
+    #[inline(always)]
     pub(crate) fn protect_slice(&self, i: u32) -> bool {
         let se = self.se(i);
         vbefore(se.vruntime, se.vprot)
     }
 
     /// Start the protection of a just-picked entity.
+    #[inline(always)]
     pub(crate) fn set_protect_slice(&mut self, i: u32) {
         let q = if self.feat(Feature::RunToParity) {
             self.cfs_rq_min_slice()
@@ -52,6 +54,7 @@ impl FairRq {
     }
 
     /// Shrink the protection to the smallest queued slice from now.
+    #[inline(always)]
     fn update_protect_slice(&mut self, i: u32) {
         let q = self.cfs_rq_min_slice();
         let end = self.se(i).vruntime.wrapping_add(self.vdelta(q, i));
@@ -60,6 +63,7 @@ impl FairRq {
     }
 
     /// End the protection now.
+    #[inline(always)]
     fn cancel_protect_slice(&mut self, i: u32) {
         if self.protect_slice(i) {
             let se = self.se_mut(i);

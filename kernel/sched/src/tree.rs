@@ -90,31 +90,37 @@ impl Tree {
     }
 
     /// Number of linked nodes.
+    #[inline]
     pub fn len(&self) -> u32 {
         self.len
     }
 
     /// Whether no node is linked.
+    #[inline]
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Whether `idx` is linked.
+    #[inline]
     pub fn contains(&self, idx: u32) -> bool {
         self.nodes.get(idx as usize).is_some_and(|n| n.linked)
     }
 
     /// The node with the earliest deadline.
+    #[inline]
     pub fn leftmost(&self) -> Option<u32> {
         (self.leftmost != NIL).then_some(self.leftmost)
     }
 
     /// Minimum vruntime over the whole tree.
+    #[inline]
     pub fn min_vruntime(&self) -> Option<u64> {
         (self.root != NIL).then(|| self.nodes[self.root as usize].min_vruntime)
     }
 
     /// Minimum slice over the whole tree.
+    #[inline]
     pub fn min_slice(&self) -> Option<u64> {
         (self.root != NIL).then(|| self.nodes[self.root as usize].min_slice)
     }
@@ -284,6 +290,7 @@ impl Tree {
         })
     }
 
+    #[inline]
     fn height(&self, n: u32) -> u8 {
         if n == NIL {
             0
