@@ -9,28 +9,19 @@
  *
  * The frame built here is `TrapFrame` in kernel/src/arch/trap.rs:
  *   [fxsave 512][r15 .. rax][vector][error][rip cs rflags rsp ss]
- * isr_dispatch(frame) returns the frame to resume, which lets a later context
+ * isr_dispatch(frame) returns the frame to resume, which lets a context
  * switch return into another task's saved frame.
+ *
+ * Exceptions (vectors 0..31) build the frame on their own IST stack and run
+ * the handler below it (isr_common). Interrupts (32..255, including the
+ * schedule interrupt) arrive on IST1, which points at the end of the running
+ * task's saved-frame area (arch/context.rs): the CPU and irq_common write the
+ * frame straight into the task, then switch to the CPU's handler stack (its
+ * top at gs:16) before calling isr_dispatch. A switch therefore copies
+ * nothing: the next task's frame is restored from where it was saved.
  */
-    .section .text
-    .balign 16
-    .global isr_stubs
-isr_stubs:
-    .set vec, 0
-    .rept 256
-    .balign 16
-    .if (vec == 8) || ((vec >= 10) && (vec <= 14)) || (vec == 17) || (vec == 21) || (vec == 29) || (vec == 30)
-    pushq $vec
-    .else
-    pushq $0
-    pushq $vec
-    .endif
-    jmp isr_common
-    .set vec, vec + 1
-    .endr
-
-    .balign 16
-isr_common:
+/* Pushes the general registers and the FPU/SSE state below the vector. */
+.macro save_frame
     pushq %rax
     pushq %rbx
     pushq %rcx
@@ -48,10 +39,38 @@ isr_common:
     pushq %r15
     subq $512, %rsp
     fxsave64 (%rsp)
+.endm
+
+    .section .text
+    .balign 16
+    .global isr_stubs
+isr_stubs:
+    .set vec, 0
+    .rept 256
+    .balign 16
+    .if (vec == 8) || ((vec >= 10) && (vec <= 14)) || (vec == 17) || (vec == 21) || (vec == 29) || (vec == 30)
+    pushq $vec
+    .else
+    pushq $0
+    pushq $vec
+    .endif
+    .if vec < 32
+    jmp isr_common
+    .else
+    jmp irq_common
+    .endif
+    .set vec, vec + 1
+    .endr
+
+    .balign 16
+isr_common:
+    save_frame
     movq %rsp, %rdi
     cld
     call isr_dispatch
     movq %rax, %rsp
+    /* Restores the frame at rsp and returns into it (both paths). */
+restore_frame:
     fxrstor64 (%rsp)
     addq $512, %rsp
     popq %r15
@@ -71,3 +90,13 @@ isr_common:
     popq %rax
     addq $16, %rsp
     iretq
+
+    .balign 16
+irq_common:
+    save_frame
+    movq %rsp, %rdi
+    movq %gs:16, %rsp
+    cld
+    call isr_dispatch
+    movq %rax, %rsp
+    jmp restore_frame

@@ -135,6 +135,9 @@ pub fn lock_two(a: usize, b: usize) -> (RqGuard<'static>, RqGuard<'static>) {
 pub fn init_cpu(cpu: usize, tunables: Tunables) {
     let idle = crate::task::new_idle(cpu);
     idle.note_ran_on(cpu);
+    // From now on this CPU's interrupts save the boot flow's state into its
+    // idle task's context (the first switch away from it needs it there).
+    x86_64::instructions::interrupts::without_interrupts(|| crate::arch::context::adopt_here(&idle.ctx));
     crate::task::set_current(cpu, idle.clone());
     *RQS[cpu].lock() = Some(Rq {
         cpu,

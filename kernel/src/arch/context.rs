@@ -2,18 +2,22 @@
 //!
 //! fairway switches tasks only inside the interrupt path: a preemption comes
 //! from the timer or the reschedule IPI, and a task that blocks or yields
-//! raises the software interrupt `SCHEDULE_VECTOR`. Either way the assembly
-//! stub has already saved every register and the FPU/SSE state (fxsave) of the
-//! interrupted task in a `TrapFrame` on the IST stack. A switch copies that
-//! frame into the outgoing task's `Context` and hands the stub the incoming
-//! task's saved frame, which it restores before `iretq`. The interrupted
-//! task's own stack is never written, so its red zone survives.
+//! raises the software interrupt `SCHEDULE_VECTOR`. Every such interrupt
+//! arrives on IST1, which points at the end of the running task's `Context`
+//! frame, so the CPU and the stub (`irq_common`, boot/isr.S) save every
+//! register and the FPU/SSE state straight into the task, then run the handler
+//! on the CPU's own handler stack. A switch copies nothing: it points IST1 at
+//! the incoming task's frame and hands that frame to the stub, which restores
+//! it before `iretq`. The interrupted task's own stack is never written, so
+//! its red zone survives.
 //!
 //! Invariant (the `on_cpu` protocol, as Linux's `p->on_cpu`): a context's
-//! frame is written only by the CPU that is running it, while it switches it
-//! out, and read only by the CPU that has claimed it with the `on_cpu`
-//! compare-exchange. `on_cpu` is released (Release) only after the frame is
-//! completely saved, and claimed (Acquire) before the frame is read, so no two
+//! frame is written only by the CPU that is running it (by interrupt entry,
+//! while IST1 points at it), and read only by the CPU that has claimed it
+//! with the `on_cpu` compare-exchange. The CPU that switches a task out moves
+//! IST1 away from its frame before it releases `on_cpu` (Release), and the
+//! stub has finished writing the frame before the handler runs; the claimer
+//! (Acquire) points IST1 at the frame before it leaves the handler. So no two
 //! CPUs ever touch one frame at the same time, and a task never runs on two
 //! CPUs.
 
@@ -23,6 +27,9 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use super::trap::TrapFrame;
 
 /// One task's saved registers and FPU/SSE state.
+///
+/// The frame's address is stable (a `Context` lives in its `Task`, behind an
+/// `Arc`, for as long as any CPU can run it) because IST1 points into it.
 pub struct Context {
     frame: UnsafeCell<TrapFrame>,
     on_cpu: AtomicBool,
@@ -99,13 +106,23 @@ pub enum SwitchError {
     RunningElsewhere { cpu: usize },
 }
 
-/// Saves the interrupted state `current` into `prev` (the context running on
-/// this CPU), claims `next`, and returns the frame the interrupt stub must
-/// restore. With `prev == next` it returns `current` unchanged.
+/// Makes `ctx` (created by `running_here` on this CPU) the context that this
+/// CPU's interrupts save into: from now on the code running here is `ctx`'s.
+/// Interrupts must be off.
+pub fn adopt_here(ctx: &Context) {
+    super::descriptors::set_irq_frame(ctx.frame.get());
+}
+
+/// Switches this CPU from `prev` (the context running here, whose frame the
+/// interrupt stub has just saved: `current`) to `next`: claims `next`, makes
+/// interrupts save into it, releases `prev`, and returns the frame the stub
+/// must restore. With `prev == next` it returns `current` unchanged.
+/// Interrupts must be off (it runs on the interrupt path).
 pub fn switch_frames(current: &mut TrapFrame, prev: &Context, next: &Context) -> Result<*mut TrapFrame, SwitchError> {
     if core::ptr::eq(prev, next) {
         return Ok(current as *mut TrapFrame);
     }
+    debug_assert!(core::ptr::eq(current, prev.frame.get()), "the interrupt did not save into the running context");
     let me = super::percpu::cpu_id();
     let mut spins = 0u64;
     while next.on_cpu.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
@@ -116,15 +133,14 @@ pub fn switch_frames(current: &mut TrapFrame, prev: &Context, next: &Context) ->
         core::hint::spin_loop();
     }
     next.running_on.store(me, Ordering::Relaxed);
-    // SAFETY: `prev` runs on this CPU (its on_cpu is ours), so no other CPU
-    // reads or writes its frame until we release on_cpu below; `current` is
-    // the stub's frame on this CPU's IST stack.
-    unsafe { core::ptr::copy_nonoverlapping(current as *const TrapFrame, prev.frame.get(), 1) };
+    // From here on, interrupts on this CPU save into `next`; `prev`'s frame
+    // was completely written by the stub before this handler ran.
+    super::descriptors::set_irq_frame(next.frame.get());
     prev.on_cpu.store(false, Ordering::Release);
     Ok(next.frame.get())
 }
 
-fn zeroed_frame() -> TrapFrame {
+pub(super) fn zeroed_frame() -> TrapFrame {
     TrapFrame {
         fx: [0; 512],
         r15: 0,

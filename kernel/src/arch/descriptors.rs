@@ -6,7 +6,7 @@
 //!
 //! | IST | vectors |
 //! |---|---|
-//! | 1 | external interrupts and IPIs (32..=255; interrupt gates keep them from nesting) |
+//! | 1 | external interrupts, IPIs and the schedule interrupt (32..=255; interrupt gates keep them from nesting): points at the end of the running task's saved-frame area, so the CPU and `irq_common` save the interrupted context in place (`arch::context`); the handlers then run on the CPU's handler stack (`gs:16`) |
 //! | 2 | NMI |
 //! | 3 | double fault |
 //! | 4 | machine check |
@@ -20,6 +20,7 @@ use x86_64::structures::DescriptorTablePointer;
 use x86_64::{PrivilegeLevel, VirtAddr};
 
 use super::percpu::this_cpu;
+use super::trap::TrapFrame;
 
 /// Bytes per IST stack.
 pub const IST_STACK_SIZE: usize = 16 * 1024;
@@ -82,6 +83,32 @@ fn ist_for_vector(vector: usize) -> u16 {
     }
 }
 
+/// A new, never freed IST/handler stack; returns its (16-byte aligned) top.
+fn leak_stack() -> u64 {
+    let stack: &'static mut [u8] = Box::leak(alloc::vec![0u8; IST_STACK_SIZE].into_boxed_slice());
+    (stack.as_ptr() as u64 + IST_STACK_SIZE as u64) & !0xf
+}
+
+/// The IST1 value that makes an interrupt save its frame exactly into `f`:
+/// the CPU pushes ss..rip below this address and `irq_common` the rest.
+pub(super) fn frame_top(f: *const TrapFrame) -> u64 {
+    f as u64 + core::mem::size_of::<TrapFrame>() as u64
+}
+
+/// Points this CPU's IST1 at the end of `f`: the next interrupt taken on
+/// this CPU saves the interrupted context into `f`.
+///
+/// Must be called with interrupts off, on the CPU whose TSS it changes, with
+/// `f` a frame that only this CPU may write until the next call (the running
+/// task's, see `arch::context`).
+pub(super) fn set_irq_frame(f: *const TrapFrame) {
+    let cpu = this_cpu();
+    // SAFETY: this CPU's TSS is written only by this CPU (the `PerCpu`
+    // invariant), here with interrupts off, so no interrupt entry reads it
+    // half-written; the CPU reads IST1 only at the next interrupt entry.
+    unsafe { (*cpu.tss.get()).interrupt_stack_table[0] = VirtAddr::new(frame_top(f)) };
+}
+
 /// Builds and loads this CPU's GDT (code, data, TSS), its IST stacks and IDT.
 /// Needs the heap (for the stacks) and an installed per-CPU area.
 pub fn init_this_cpu() {
@@ -90,10 +117,13 @@ pub fn init_this_cpu() {
     // (the `PerCpu` invariant); the stacks are leaked so they live forever.
     let (gdt, tss, idt) = unsafe { (&mut *cpu.gdt.get(), &mut *cpu.tss.get(), &mut *cpu.idt.get()) };
     for i in 0..IST_COUNT {
-        let stack: &'static mut [u8] = Box::leak(alloc::vec![0u8; IST_STACK_SIZE].into_boxed_slice());
-        let top = (stack.as_ptr() as u64 + IST_STACK_SIZE as u64) & !0xf;
-        tss.interrupt_stack_table[i] = VirtAddr::new(top);
+        tss.interrupt_stack_table[i] = VirtAddr::new(leak_stack());
     }
+    // IST1 is a frame area, not a stack: until this CPU's idle task adopts
+    // its context (`context::adopt_here`), interrupts save into this one.
+    let boot_frame: &'static mut TrapFrame = Box::leak(Box::new(super::context::zeroed_frame()));
+    tss.interrupt_stack_table[0] = VirtAddr::new(frame_top(boot_frame));
+    cpu.irq_stack_top.store(leak_stack(), core::sync::atomic::Ordering::Relaxed);
     let code = gdt.append(Descriptor::kernel_code_segment());
     let data = gdt.append(Descriptor::kernel_data_segment());
     // SAFETY: the TSS lives in the static per-CPU array, so it outlives the GDT entry.

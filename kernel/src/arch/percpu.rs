@@ -22,14 +22,20 @@ pub const MAX_CPUS: usize = 256;
 /// One CPU's private state.
 ///
 /// The `UnsafeCell` fields (descriptor tables) are written only by their own
-/// CPU during its bring-up, before they are loaded, and never again: that is
-/// what makes sharing the array between CPUs sound.
+/// CPU: during its bring-up, before they are loaded, and afterwards only the
+/// TSS's IST1 entry, with interrupts off, at each context switch
+/// (`descriptors::set_irq_frame_top`). That is what makes sharing the array
+/// between CPUs sound.
 #[repr(C, align(64))]
 pub struct PerCpu {
     /// Address of this structure (read through `gs:0`).
     self_addr: AtomicUsize,
     /// Logical CPU id (read through `gs:8`).
     id: AtomicUsize,
+    /// Top of the stack the interrupt handlers run on (read through `gs:16`
+    /// by `irq_common`, which switches to it after saving the interrupted
+    /// task's frame in place; see `arch::context`).
+    pub(super) irq_stack_top: AtomicU64,
     /// Local APIC id, from CPUID.
     pub apic_id: AtomicU32,
     /// Set once the CPU runs kernel code with its own tables.
@@ -60,6 +66,7 @@ impl PerCpu {
         PerCpu {
             self_addr: AtomicUsize::new(0),
             id: AtomicUsize::new(0),
+            irq_stack_top: AtomicU64::new(0),
             apic_id: AtomicU32::new(0),
             online: AtomicBool::new(false),
             online_tsc: AtomicU64::new(0),
@@ -78,6 +85,11 @@ impl PerCpu {
         self.id.load(Ordering::Relaxed)
     }
 }
+
+// boot/isr.S reads these offsets.
+const _: () = assert!(core::mem::offset_of!(PerCpu, self_addr) == 0);
+const _: () = assert!(core::mem::offset_of!(PerCpu, id) == 8);
+const _: () = assert!(core::mem::offset_of!(PerCpu, irq_stack_top) == 16);
 
 static CPUS: [PerCpu; MAX_CPUS] = [const { PerCpu::new() }; MAX_CPUS];
 
