@@ -93,8 +93,9 @@ impl AvgVruntime {
         self.zero_vruntime = v0;
     }
 
-    #[inline]
-    fn totals(&self, curr: Option<(u64, u64)>) -> (i128, i128) {
+    /// `(S', W')`: the sums with `curr` (vruntime, weight) added, if given.
+    #[inline(always)]
+    pub fn totals(&self, curr: Option<(u64, u64)>) -> (i128, i128) {
         match curr {
             Some((v, w)) => (self.sum_w_vruntime + self.key(v) as i128 * w as i128, (self.sum_weight + w) as i128),
             None => (self.sum_w_vruntime, self.sum_weight as i128),
@@ -106,6 +107,12 @@ impl AvgVruntime {
     #[inline]
     pub fn mean(&self, curr: Option<(u64, u64)>) -> u64 {
         let (s, w) = self.totals(curr);
+        self.mean_in(s, w)
+    }
+
+    /// [`AvgVruntime::mean`] from [`AvgVruntime::totals`].
+    #[inline(always)]
+    pub fn mean_in(&self, s: i128, w: i128) -> u64 {
         if w == 0 {
             return self.zero_vruntime;
         }
@@ -122,6 +129,12 @@ impl AvgVruntime {
     #[inline]
     pub fn eligible(&self, v: u64, curr: Option<(u64, u64)>) -> bool {
         let (s, w) = self.totals(curr);
+        self.eligible_in(v, s, w)
+    }
+
+    /// [`AvgVruntime::eligible`] from [`AvgVruntime::totals`].
+    #[inline(always)]
+    pub fn eligible_in(&self, v: u64, s: i128, w: i128) -> bool {
         s >= self.key(v) as i128 * w
     }
 }

@@ -98,6 +98,9 @@ pub struct FairRq {
     pub(crate) h_nr_runnable: u32,
     pub(crate) load_weight: u64,
     pub(crate) tun: Tunables,
+    /// `tun.base_slice()`, cached: it is read on every placement, deadline
+    /// refresh and switch, and `set_tunables` is the only way `tun` changes.
+    pub(crate) base_slice: Nanos,
     pub(crate) clock: Nanos,
     pub(crate) pelt_clock: PeltClock,
     pub(crate) pelt: SchedAvg,
@@ -123,6 +126,7 @@ impl FairRq {
             h_nr_runnable: 0,
             load_weight: 0,
             tun,
+            base_slice: tun.base_slice(),
             clock: 0,
             pelt_clock: PeltClock::new(0),
             pelt: SchedAvg::default(),
@@ -142,6 +146,7 @@ impl FairRq {
     /// effect at each entity's next slice refresh or placement.
     pub fn set_tunables(&mut self, tun: Tunables) {
         self.tun = tun;
+        self.base_slice = tun.base_slice();
     }
 
     /// The feature switches.
@@ -270,7 +275,7 @@ impl FairRq {
     }
 
     /// The running entity's (vruntime, weight) if it counts towards V.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn curr_term(&self) -> Option<(u64, u64)> {
         let c = self.curr?;
         let se = self.se(c);
@@ -334,7 +339,7 @@ impl FairRq {
     /// (another queue, or the kernel): slice in range, not delayed unless
     /// migrated so, saved lag and relative deadline within their bounds.
     fn sanitize_incoming(&mut self, i: u32) {
-        let base = self.tun.base_slice();
+        let base = self.base_slice;
         let se = self.se_mut(i);
         se.slice = match (se.custom_slice, clamp_custom_slice(se.slice)) {
             (true, Some(s)) => s,
@@ -356,7 +361,7 @@ impl FairRq {
     /// `EnqueueFlags::INITIAL`), with the PELT start values of a new task.
     pub fn fork(&mut self, nice: Nice, policy: Policy) -> Result<EntityId, SchedError> {
         let mut se = SchedEntity::new(nice, policy);
-        se.slice = self.tun.base_slice();
+        se.slice = self.base_slice;
         let cap = self.pelt_clock.cpu_capacity().min(SCHED_CAPACITY_SCALE);
         se.avg = SchedAvg::new_task(se.w(), &self.pelt, cap);
         self.add_entity(se)
@@ -483,30 +488,29 @@ impl FairRq {
         let sleep = flags.contains(DequeueFlags::SLEEP);
         let is_curr = self.curr == Some(i);
         self.update_curr();
+        let mut v_mean = None;
         if self.se(i).sched_delayed {
             if sleep && !flags.contains(DequeueFlags::DELAYED) {
                 return Ok(DequeueOutcome::Delayed); // already asleep and delayed
             }
-        } else if sleep
-            && !flags.contains(DequeueFlags::SPECIAL)
-            && self.feat(Feature::DelayDequeue)
-            && !self.entity_eligible_idx(i)
-        {
-            self.update_entity_pelt(i);
-            self.se_mut(i).sched_delayed = true;
-            self.h_nr_runnable -= 1;
-            self.stats.delayed += 1;
-            if self.next == Some(i) {
-                self.next = None;
+        } else if sleep && !flags.contains(DequeueFlags::SPECIAL) && self.feat(Feature::DelayDequeue) {
+            // the eligibility test and the lag saved below share V's sums
+            let (s, w) = self.avg.totals(self.curr_term());
+            if self.avg.eligible_in(self.se(i).vruntime, s, w) {
+                v_mean = Some(self.avg.mean_in(s, w));
+            } else {
+                self.delay_dequeue(i, is_curr);
+                return Ok(DequeueOutcome::Delayed);
             }
-            if is_curr {
-                self.need_resched = true;
-            }
-            return Ok(DequeueOutcome::Delayed);
         }
 
         self.update_entity_pelt(i);
-        self.update_entity_lag(i);
+        let v_mean = match v_mean {
+            Some(v) => v,
+            None => self.avg_vruntime(),
+        };
+        self.update_entity_lag_at(i, v_mean);
+
         if !sleep && self.feat(Feature::PlaceRelDeadline) {
             let se = self.se_mut(i);
             se.deadline = se.deadline.wrapping_sub(se.vruntime);
@@ -532,6 +536,22 @@ impl FairRq {
         }
         self.recenter();
         Ok(DequeueOutcome::Dequeued)
+    }
+
+    /// A sleep of a queued, not eligible entity turned into a delayed
+    /// dequeue (see `delay`).
+    #[inline(never)]
+    fn delay_dequeue(&mut self, i: u32, is_curr: bool) {
+        self.update_entity_pelt(i);
+        self.se_mut(i).sched_delayed = true;
+        self.h_nr_runnable -= 1;
+        self.stats.delayed += 1;
+        if self.next == Some(i) {
+            self.next = None;
+        }
+        if is_curr {
+            self.need_resched = true;
+        }
     }
 }
 

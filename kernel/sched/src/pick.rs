@@ -47,7 +47,10 @@ impl FairRq {
     /// The smallest slice among the queued entities (u64::MAX if none).
     #[inline(always)]
     pub fn cfs_rq_min_slice(&self) -> Nanos {
-        let c = self.curr.filter(|&c| self.se(c).on_rq).map_or(u64::MAX, |c| self.se(c).slice);
+        let c = match self.curr {
+            Some(c) if self.se(c).on_rq => self.se(c).slice,
+            _ => u64::MAX,
+        };
         c.min(self.tree.min_slice().unwrap_or(u64::MAX))
     }
 
@@ -108,7 +111,7 @@ impl FairRq {
         if vbefore(se.vruntime, se.deadline) {
             return false;
         }
-        let slice = if se.custom_slice { se.slice } else { self.tun.base_slice() };
+        let slice = if se.custom_slice { se.slice } else { self.base_slice };
         let vslice = crate::weight::calc_delta_fair_with(self.tun.delta_math, slice, se.weight);
         let se = self.se_mut(i);
         se.slice = slice;
@@ -126,24 +129,30 @@ impl FairRq {
         if self.nr_queued == 0 {
             return None;
         }
-        let curr = self.curr.filter(|&c| self.se(c).on_rq);
+        // the running entity counts (in V and as a candidate) only while queued
+        let (curr, ct) = match self.curr {
+            Some(c) if self.se(c).on_rq => (Some(c), Some((self.se(c).vruntime, self.se(c).w()))),
+            _ => (None, None),
+        };
         if self.nr_queued == 1 {
             return curr.or(self.tree.leftmost());
         }
         if self.feat(Feature::PickBuddy) {
             if let Some(n) = self.next {
-                if self.se(n).on_rq && self.entity_eligible_idx(n) {
+                if self.se(n).on_rq && self.avg.eligible(self.se(n).vruntime, ct) {
                     return Some(n);
                 }
             }
         }
-        let c = curr.filter(|&c| self.entity_eligible_idx(c));
+        let c = match curr {
+            Some(c) if self.avg.eligible(self.se(c).vruntime, ct) => Some(c),
+            _ => None,
+        };
         if let Some(c) = c {
             if protect && self.protect_slice(c) {
                 return Some(c);
             }
         }
-        let ct = self.curr_term();
         let avg = &self.avg;
         let mut best = self.tree.pick(|v| avg.eligible(v, ct));
         if let Some(c) = c {

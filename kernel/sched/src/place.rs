@@ -27,7 +27,13 @@ impl FairRq {
     /// `±lag_limit` (Linux `update_entity_lag`).
     #[inline(always)]
     pub(crate) fn update_entity_lag(&mut self, i: u32) {
-        let vl = vdiff(self.avg_vruntime(), self.se(i).vruntime);
+        self.update_entity_lag_at(i, self.avg_vruntime());
+    }
+
+    /// [`FairRq::update_entity_lag`] with V already computed.
+    #[inline(always)]
+    pub(crate) fn update_entity_lag_at(&mut self, i: u32, v_mean: u64) {
+        let vl = vdiff(v_mean, self.se(i).vruntime);
         let limit = self.lag_limit(i);
         self.se_mut(i).vlag = vl.clamp(-limit, limit);
     }
@@ -41,7 +47,7 @@ impl FairRq {
     pub(crate) fn place_entity(&mut self, i: u32, flags: EnqueueFlags) {
         let v_mean = self.avg_vruntime();
         if !self.se(i).custom_slice {
-            self.se_mut(i).slice = self.tun.base_slice();
+            self.se_mut(i).slice = self.base_slice;
         }
         let mut vslice = self.vdelta(self.se(i).slice, i);
         let se = self.se(i);
@@ -148,7 +154,7 @@ impl FairRq {
         let i = self.idx(id)?;
         let (slice, custom) = match clamp_custom_slice(ns) {
             Some(s) => (s, true),
-            None => (self.tun.base_slice(), false),
+            None => (self.base_slice, false),
         };
         let se = self.se_mut(i);
         se.slice = slice;

@@ -179,6 +179,14 @@ impl Tree {
         if !self.contains(idx) {
             return false;
         }
+        if self.len == 1 {
+            // the only node is the root: nothing to relink or rebalance
+            self.nodes[idx as usize] = EMPTY;
+            self.root = NIL;
+            self.leftmost = NIL;
+            self.len = 0;
+            return true;
+        }
         if self.leftmost == idx {
             self.leftmost = self.successor(idx);
         }
