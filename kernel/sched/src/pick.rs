@@ -80,7 +80,7 @@ impl FairRq {
     }
 
     /// The body of [`FairRq::update_curr`]: `clock > exec_start` of `c`.
-    #[inline(never)]
+    #[inline(always)]
     fn charge_curr(&mut self, c: u32) {
         let now = self.clock;
         let se = self.se(c);

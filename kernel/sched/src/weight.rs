@@ -168,7 +168,7 @@ pub enum DeltaMath {
 ///
 /// Never overflows: the product is formed in `u128` and the result
 /// saturates at `u64::MAX`.
-#[inline]
+#[inline(always)]
 pub fn calc_delta_fair(delta: Nanos, lw: LoadWeight) -> u64 {
     if lw.weight == NICE_0_LOAD {
         return delta;
@@ -189,7 +189,7 @@ fn calc_delta_fair_wide(delta: Nanos, lw: LoadWeight) -> u64 {
 }
 
 /// [`calc_delta_fair`] with the chosen division method.
-#[inline]
+#[inline(always)]
 pub fn calc_delta_fair_with(math: DeltaMath, delta: Nanos, lw: LoadWeight) -> u64 {
     match math {
         DeltaMath::Divide => calc_delta_fair(delta, lw),
