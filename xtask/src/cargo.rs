@@ -15,17 +15,21 @@ fn cargo() -> Command {
     c
 }
 
-/// Where the release kernel ELF lands.
-pub fn kernel_elf() -> PathBuf {
+/// The workspace's target directory (`$CARGO_TARGET_DIR` or `target/`), absolute.
+pub fn target_dir() -> PathBuf {
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace_root().join("target"));
-    let target_dir = if target_dir.is_absolute() {
+    if target_dir.is_absolute() {
         target_dir
     } else {
         workspace_root().join(target_dir)
-    };
-    target_dir.join(TARGET).join("release").join(KERNEL_PACKAGE)
+    }
+}
+
+/// Where the release kernel ELF lands.
+pub fn kernel_elf() -> PathBuf {
+    target_dir().join(TARGET).join("release").join(KERNEL_PACKAGE)
 }
 
 /// `cargo build --release -p fairway-kernel`; returns the ELF's path.

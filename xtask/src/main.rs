@@ -1,10 +1,12 @@
-//! fairway's harness: `cargo xtask build | run | test | qemu-install | list | bench | compare | trace`.
+//! fairway's harness: `cargo xtask build | run | test | qemu-install | list | bench | compare | trace |
+//! profile`.
 
 mod bench;
 mod cargo;
 mod compare;
 mod install;
 mod plot;
+mod profile;
 mod qemu;
 mod results;
 mod runner;
@@ -51,6 +53,9 @@ enum Cmd {
     Compare(compare::CompareArgs),
     /// Boot a workload with trace=1 (or read --from LOG): Perfetto JSON and SVG timeline.
     Trace(trace::TraceArgs),
+    /// Guest instructions per kernel function and per unit of a workload parameter (two -icount
+    /// boots with a TCG plugin, subtracted).
+    Profile(profile::ProfileArgs),
 }
 
 #[derive(clap::Args)]
@@ -119,6 +124,7 @@ fn main() -> ExitCode {
         Cmd::Bench(a) => bench::bench(a),
         Cmd::Compare(a) => compare::compare(a),
         Cmd::Trace(a) => trace::trace(a),
+        Cmd::Profile(a) => profile::profile(a),
         Cmd::QemuInstall => install::ensure(true).map(|_| ()),
         Cmd::List => {
             for s in fairway_scenarios::all() {

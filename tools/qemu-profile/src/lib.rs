@@ -1,23 +1,28 @@
-//! A QEMU TCG plugin that counts how many times each guest instruction executed, per vCPU, for
+//! A QEMU TCG plugin that counts how many times each guest instruction executed, for
 //! `cargo xtask profile`.
 //!
 //! QEMU plugin API v4 (QEMU 10.0). Argument: `out=PATH`. When QEMU exits (including through the
 //! `isa-debug-exit` device the kernel uses), it writes to PATH:
 //!
 //! ```text
-//! fairway-qemu-profile v1 vcpus=2
-//! 14a351 0 2000          one line per executed instruction and vCPU: vaddr (hex), vCPU, count
+//! fairway-qemu-profile v1
+//! 14a351 2000            one line per executed instruction: vaddr (hex), executions (all vCPUs)
 //! ...
-//! end insns=123456789 dropped=0
+//! end insns=123456789
 //! ```
 //!
-//! The `end` line proves the file is complete; `insns` is the sum of all counts and `dropped`
-//! the block executions on a vCPU index beyond the `max_vcpus` QEMU announced (never expected).
+//! The `end` line proves the file is complete; `insns` is the sum of all counts.
+//!
+//! Counts are not split by vCPU: QEMU 10.0 passes an execution callback the index of the vCPU
+//! that *translated* the block, not of the one running it, whenever TCG runs all vCPUs on one
+//! thread, which `-icount` always does (`gen_cpu_index` folds it to a constant unless
+//! `CF_PARALLEL`). Checked against `-d exec,nochain`: a function entered 405 times on vCPU 0 and
+//! 401 times on vCPU 1 was reported 806 times on vCPU 0. The number of calls is right.
 //!
 //! # What is counted, and when it is exact
 //!
 //! Counting is per translated block (TB): one callback per block execution adds 1 to the
-//! block's counter for that vCPU; at exit each count is credited to every instruction of the
+//! block's counter; at exit each count is credited to every instruction of the
 //! block. That equals the instructions executed whenever each entered block runs to its end.
 //! In QEMU 10.0 (`accel/tcg/translator.c`, `cpu-exec.c`, `translate-all.c`):
 //!
@@ -65,35 +70,30 @@ use qemu_plugin_sys::{
 #[no_mangle]
 pub static qemu_plugin_version: c_int = QEMU_PLUGIN_VERSION as c_int;
 
-/// One distinct translation: its instructions and how often it ran on each vCPU. Blocks are
-/// leaked (their address is the callback's user data) and deduplicated by instruction list, so
-/// retranslating the same code reuses the counter.
+/// One distinct translation: its instructions and how often it ran. Blocks are leaked (their
+/// address is the callback's user data) and deduplicated by instruction list, so retranslating
+/// the same code reuses the counter.
 struct Block {
     insns: Box<[u64]>,
-    counts: Box<[AtomicU64]>,
+    count: AtomicU64,
 }
 
 struct State {
     out: PathBuf,
-    vcpus: usize,
     blocks: HashMap<Box<[u64]>, &'static Block>,
 }
 
 static STATE: Mutex<Option<State>> = Mutex::new(None);
-static DROPPED: AtomicU64 = AtomicU64::new(0);
 
 fn state() -> MutexGuard<'static, Option<State>> {
     STATE.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-unsafe extern "C" fn on_exec(vcpu: c_uint, udata: *mut c_void) {
+unsafe extern "C" fn on_exec(_vcpu: c_uint, udata: *mut c_void) {
     // SAFETY: `udata` is the `&'static Block` registered in `on_translate`; blocks are leaked,
-    // never freed or mutated except through their atomics.
+    // never freed or mutated except through their atomic.
     let block = unsafe { &*(udata as *const Block) };
-    match block.counts.get(vcpu as usize) {
-        Some(c) => c.fetch_add(1, Ordering::Relaxed),
-        None => DROPPED.fetch_add(1, Ordering::Relaxed),
-    };
+    block.count.fetch_add(1, Ordering::Relaxed);
 }
 
 unsafe extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb) {
@@ -106,12 +106,8 @@ unsafe extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb
     let block: &'static Block = {
         let mut guard = state();
         let Some(st) = guard.as_mut() else { return };
-        let vcpus = st.vcpus;
         st.blocks.entry(insns).or_insert_with_key(|k| {
-            Box::leak(Box::new(Block {
-                insns: k.clone(),
-                counts: (0..vcpus).map(|_| AtomicU64::new(0)).collect(),
-            }))
+            Box::leak(Box::new(Block { insns: k.clone(), count: AtomicU64::new(0) }))
         })
     };
     // SAFETY: `tb` is valid during this callback; the user data is a leaked `Block` that
@@ -126,18 +122,16 @@ unsafe extern "C" fn on_translate(_id: qemu_plugin_id_t, tb: *mut qemu_plugin_tb
     }
 }
 
-/// Sums the block counts per (instruction address, vCPU), sorted.
-fn per_insn(blocks: &HashMap<Box<[u64]>, &'static Block>) -> Vec<((u64, usize), u64)> {
-    let mut m: HashMap<(u64, usize), u64> = HashMap::new();
+/// Sums the block counts per instruction address, sorted by address.
+fn per_insn(blocks: &HashMap<Box<[u64]>, &'static Block>) -> Vec<(u64, u64)> {
+    let mut m: HashMap<u64, u64> = HashMap::new();
     for b in blocks.values() {
-        for (vcpu, c) in b.counts.iter().enumerate() {
-            let c = c.load(Ordering::Relaxed);
-            if c == 0 {
-                continue;
-            }
-            for &pc in b.insns.iter() {
-                *m.entry((pc, vcpu)).or_default() += c;
-            }
+        let c = b.count.load(Ordering::Relaxed);
+        if c == 0 {
+            continue;
+        }
+        for &pc in b.insns.iter() {
+            *m.entry(pc).or_default() += c;
         }
     }
     let mut v: Vec<_> = m.into_iter().collect();
@@ -145,18 +139,17 @@ fn per_insn(blocks: &HashMap<Box<[u64]>, &'static Block>) -> Vec<((u64, usize), 
     v
 }
 
-fn write_profile(path: &Path, vcpus: usize, rows: &[((u64, usize), u64)]) -> std::io::Result<()> {
+fn write_profile(path: &Path, rows: &[(u64, u64)]) -> std::io::Result<()> {
     // Written next to PATH and renamed, so PATH never holds a partial profile.
     let tmp = path.with_extension("partial");
     let mut f = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-    writeln!(f, "fairway-qemu-profile v1 vcpus={vcpus}")?;
+    writeln!(f, "fairway-qemu-profile v1")?;
     let mut total = 0u64;
-    for &((pc, vcpu), c) in rows {
-        writeln!(f, "{pc:x} {vcpu} {c}")?;
+    for &(pc, c) in rows {
+        writeln!(f, "{pc:x} {c}")?;
         total += c;
     }
-    let dropped = DROPPED.load(Ordering::Relaxed);
-    writeln!(f, "end insns={total} dropped={dropped}")?;
+    writeln!(f, "end insns={total}")?;
     f.into_inner().map_err(|e| e.into_error())?.sync_all()?;
     std::fs::rename(&tmp, path)
 }
@@ -165,7 +158,7 @@ unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _udata: *mut c_void) {
     let guard = state();
     let Some(st) = guard.as_ref() else { return };
     let rows = per_insn(&st.blocks);
-    if let Err(e) = write_profile(&st.out, st.vcpus, &rows) {
+    if let Err(e) = write_profile(&st.out, &rows) {
         eprintln!("qemu-profile: cannot write {}: {e}", st.out.display());
     }
 }
@@ -173,11 +166,11 @@ unsafe extern "C" fn on_exit(_id: qemu_plugin_id_t, _udata: *mut c_void) {
 /// QEMU's entry point: `-plugin libqemu_profile.so,out=PATH`.
 ///
 /// # Safety
-/// Called by QEMU with a valid `info` and `argc` valid C strings in `argv`.
+/// Called by QEMU with `argc` valid C strings in `argv`.
 #[no_mangle]
 pub unsafe extern "C" fn qemu_plugin_install(
     id: qemu_plugin_id_t,
-    info: *const qemu_info_t,
+    _info: *const qemu_info_t,
     argc: c_int,
     argv: *mut *mut c_char,
 ) -> c_int {
@@ -197,20 +190,7 @@ pub unsafe extern "C" fn qemu_plugin_install(
         eprintln!("qemu-profile: missing the out=PATH argument");
         return -1;
     };
-    // SAFETY: `info` is valid during installation; `system` is the union's only member and is
-    // filled in for system emulation.
-    let vcpus = unsafe {
-        if (*info).system_emulation {
-            (*info).__bindgen_anon_1.system.max_vcpus
-        } else {
-            1
-        }
-    };
-    *state() = Some(State {
-        out,
-        vcpus: usize::try_from(vcpus).unwrap_or(1).max(1),
-        blocks: HashMap::new(),
-    });
+    *state() = Some(State { out, blocks: HashMap::new() });
     // SAFETY: `id` is ours; the callbacks are `extern "C"` functions with the expected types.
     unsafe {
         qemu_plugin_register_vcpu_tb_trans_cb(id, Some(on_translate));

@@ -1,0 +1,772 @@
+//! `cargo xtask profile WORKLOAD`: where the guest instructions of a workload go, per kernel
+//! function, in the unit the performance goals use (instructions under `-icount`).
+//!
+//! It builds the TCG plugin in `tools/qemu-profile/` (its own workspace and target directory),
+//! boots the kernel twice under `-icount` with the plugin, once with the varied parameter at
+//! its base value and once at twice that, and subtracts the per-instruction counts: boot, set-up
+//! and shutdown cancel, what remains is the steady-state cost of `base` more units. Each
+//! instruction's count goes to the ELF symbol containing it; functions are then grouped by layer.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use fairway_scenarios::{Log, QemuExit};
+use serde::Serialize;
+
+use crate::bench::{cmdline, Boot};
+use crate::results::{self, Figure};
+use crate::symbols::Symbols;
+
+#[derive(clap::Args)]
+pub struct ProfileArgs {
+    /// Workload name (kernel/src/workloads/), e.g. pipe.
+    pub workload: String,
+    /// Workload parameters, `k=v,k=v`; the --vary parameter's value here is the first run's.
+    #[arg(long, default_value = "")]
+    pub params: String,
+    /// QEMU -smp value.
+    #[arg(long, default_value = "2")]
+    pub smp: String,
+    /// Extra kernel command line.
+    #[arg(long, default_value = "")]
+    pub append: String,
+    /// The workload parameter doubled in the second boot; figures are per unit of it.
+    #[arg(long, default_value = "rounds")]
+    pub vary: String,
+    /// Functions shown in the table.
+    #[arg(long, default_value_t = 40)]
+    pub top: usize,
+    /// Also write the whole profile (every function) as JSON here.
+    #[arg(long)]
+    pub json: Option<PathBuf>,
+    /// Hard timeout per boot, in seconds.
+    #[arg(long, default_value_t = 120)]
+    pub timeout: u64,
+}
+
+/// First line of a profile written by the plugin.
+const HEADER: &str = "fairway-qemu-profile v1";
+/// Name shown for addresses no symbol covers.
+pub const NO_SYMBOL: &str = "[no symbol]";
+
+// ---------------------------------------------------------------------------------------------
+// Parameters
+
+/// The base value of a parameter when `--params` does not give one.
+pub fn default_base(param: &str) -> Option<u64> {
+    match param {
+        "rounds" => Some(2000),
+        "loops" => Some(20),
+        "ms" => Some(200),
+        "samples" => Some(100),
+        _ => None,
+    }
+}
+
+/// The value of `key` in `k=v,k=v` (None when absent).
+pub fn param_value(params: &str, key: &str) -> Result<Option<u64>, String> {
+    for kv in params.split(',').filter(|s| !s.is_empty()) {
+        if let Some((k, v)) = kv.split_once('=') {
+            if k.trim() == key {
+                return v.trim().parse().map(Some).map_err(|_| {
+                    format!("xtask profile: --params {key}={v}: not a whole number")
+                });
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// `params` with `key=value`, replacing an existing value or appending it.
+pub fn with_param(params: &str, key: &str, value: u64) -> String {
+    let mut out: Vec<String> = Vec::new();
+    let mut found = false;
+    for kv in params.split(',').filter(|s| !s.is_empty()) {
+        match kv.split_once('=') {
+            Some((k, _)) if k.trim() == key => {
+                out.push(format!("{key}={value}"));
+                found = true;
+            }
+            _ => out.push(kv.to_string()),
+        }
+    }
+    if !found {
+        out.push(format!("{key}={value}"));
+    }
+    out.join(",")
+}
+
+// ---------------------------------------------------------------------------------------------
+// The plugin's output
+
+/// Executions per instruction address of one boot (all vCPUs together: see the plugin's doc on
+/// why QEMU 10.0 cannot tell them apart under `-icount`).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Profile {
+    pub counts: HashMap<u64, u64>,
+    pub total: u64,
+}
+
+/// Parses what the plugin writes (see tools/qemu-profile/src/lib.rs); rejects another format, a
+/// truncated file and counts that do not add up to the `end` line.
+pub fn parse_profile(text: &str) -> Result<Profile, String> {
+    let mut lines = text.lines().enumerate();
+    let head = lines.next().map_or("", |(_, l)| l);
+    if head.trim_end() != HEADER {
+        return Err(format!("not a profile of tools/qemu-profile (first line {head:?}, expected {HEADER:?})"));
+    }
+    let mut p = Profile::default();
+    for (i, line) in lines {
+        let bad = || format!("line {}: bad profile line {line:?}", i + 1);
+        if let Some(rest) = line.strip_prefix("end ") {
+            let insns: u64 = rest.trim().strip_prefix("insns=").and_then(|v| v.parse().ok()).ok_or_else(bad)?;
+            if insns != p.total {
+                return Err(format!("the counts add up to {}, the end line says {insns}", p.total));
+            }
+            return Ok(p);
+        }
+        let mut f = line.split_whitespace();
+        let (Some(pc), Some(n), None) = (f.next(), f.next(), f.next()) else {
+            return Err(bad());
+        };
+        let pc = u64::from_str_radix(pc, 16).map_err(|_| bad())?;
+        let n: u64 = n.parse().map_err(|_| bad())?;
+        *p.counts.entry(pc).or_default() += n;
+        p.total += n;
+    }
+    Err("truncated profile (no `end` line): did QEMU exit normally?".into())
+}
+
+/// `b − a` per address, zeros left out, sorted by address.
+pub fn subtract(a: &Profile, b: &Profile) -> Vec<(u64, i64)> {
+    let mut keys: Vec<u64> = a.counts.keys().chain(b.counts.keys()).copied().collect();
+    keys.sort_unstable();
+    keys.dedup();
+    keys.into_iter()
+        .filter_map(|k| {
+            let d = *b.counts.get(&k).unwrap_or(&0) as i64 - *a.counts.get(&k).unwrap_or(&0) as i64;
+            (d != 0).then_some((k, d))
+        })
+        .collect()
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attribution
+
+/// Where a function belongs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    /// The policy crate (`kernel/sched`, lib `sched`).
+    Policy,
+    /// The kernel binary (`fairway_kernel`).
+    Kernel,
+    /// Other Rust crates: core, alloc, spin, x86_64, x2apic, ...
+    Library,
+    /// Unmangled symbols: assembly stubs (`isr_common`, ...), `memcpy`, compiler builtins.
+    Other,
+    /// No symbol covers the address.
+    NoSymbol,
+}
+
+impl Layer {
+    pub fn label(self) -> &'static str {
+        match self {
+            Layer::Policy => "policy crate (sched::)",
+            Layer::Kernel => "kernel (fairway_kernel::)",
+            Layer::Library => "Rust libraries (core, alloc, spin, ...)",
+            Layer::Other => "assembly stubs and other unmangled symbols",
+            Layer::NoSymbol => "no symbol",
+        }
+    }
+}
+
+/// The crate a demangled name starts with: `sched` for `sched::eevdf::pick`, `fairway_kernel`
+/// for `<fairway_kernel::rq::Rq as core::fmt::Debug>::fmt`, None for `memcpy`.
+pub fn crate_of(name: &str) -> Option<&str> {
+    let mut s = name;
+    loop {
+        let t = s
+            .trim_start_matches(['<', '&', '[', '(', '*'])
+            .trim_start_matches("mut ")
+            .trim_start_matches("const ")
+            .trim_start_matches("dyn ");
+        if t.len() == s.len() {
+            break;
+        }
+        s = t;
+    }
+    let end = s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))?;
+    (end > 0 && s[end..].starts_with("::")).then(|| &s[..end])
+}
+
+pub fn layer_of(name: &str) -> Layer {
+    if name == NO_SYMBOL {
+        return Layer::NoSymbol;
+    }
+    match crate_of(name) {
+        Some("sched") => Layer::Policy,
+        Some("fairway_kernel") => Layer::Kernel,
+        Some(_) => Layer::Library,
+        None => Layer::Other,
+    }
+}
+
+/// One function's share of the difference.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FnCount {
+    pub name: String,
+    pub layer: Layer,
+    /// Instructions added by the second run.
+    pub insns: i64,
+}
+
+/// Sums the differences per symbol (`NO_SYMBOL` where none covers the address), largest first.
+pub fn attribute(delta: &[(u64, i64)], syms: &Symbols) -> Vec<FnCount> {
+    let mut by: HashMap<&str, FnCount> = HashMap::new();
+    for &(pc, d) in delta {
+        let name = syms.lookup(pc).map_or(NO_SYMBOL, |(n, _)| n);
+        by.entry(name)
+            .or_insert_with(|| FnCount { name: name.to_string(), layer: layer_of(name), insns: 0 })
+            .insns += d;
+    }
+    let mut v: Vec<FnCount> = by.into_values().collect();
+    v.sort_by(|a, b| b.insns.cmp(&a.insns).then_with(|| a.name.cmp(&b.name)));
+    v
+}
+
+/// Totals per layer (largest first), and per library crate within `Library`.
+pub fn group(fns: &[FnCount]) -> (Totals<Layer>, Totals<String>) {
+    let mut layers: BTreeMap<Layer, i64> = BTreeMap::new();
+    let mut crates: BTreeMap<String, i64> = BTreeMap::new();
+    for f in fns {
+        *layers.entry(f.layer).or_default() += f.insns;
+        if f.layer == Layer::Library {
+            *crates.entry(crate_of(&f.name).unwrap_or("?").to_string()).or_default() += f.insns;
+        }
+    }
+    (by_size(layers), by_size(crates))
+}
+
+/// Instructions per key, largest first.
+pub type Totals<K> = Vec<(K, i64)>;
+
+/// The entries of a map, largest value first (ties in key order: the sort is stable).
+fn by_size<K>(m: BTreeMap<K, i64>) -> Totals<K> {
+    let mut v: Totals<K> = m.into_iter().collect();
+    v.sort_by_key(|e| std::cmp::Reverse(e.1));
+    v
+}
+
+// ---------------------------------------------------------------------------------------------
+// The report
+
+#[derive(Debug, Serialize)]
+pub struct Report {
+    pub workload: String,
+    pub smp: String,
+    pub vary: String,
+    pub base: u64,
+    /// The kernel command lines of the two boots.
+    pub cmdlines: [String; 2],
+    /// Instructions the second boot executed beyond the first (all vCPUs).
+    pub total: i64,
+    pub per_unit: f64,
+    pub layers: Vec<(Layer, f64)>,
+    pub library_crates: Vec<(String, f64)>,
+    pub functions: Vec<FnCount>,
+    /// The `@fw result` figures the kernel printed in each boot.
+    pub kernel_figures: [Vec<Figure>; 2],
+    /// The workload's own `total_ns` in each boot (`@fw pipe`, `@fw yield`), when it prints one.
+    pub kernel_total_ns: Option<[u64; 2]>,
+}
+
+impl Report {
+    pub fn new(
+        a: &ProfileArgs,
+        base: u64,
+        cmdlines: [String; 2],
+        fns: Vec<FnCount>,
+        kernel_figures: [Vec<Figure>; 2],
+        kernel_total_ns: Option<[u64; 2]>,
+    ) -> Report {
+        let unit = base as f64;
+        let total: i64 = fns.iter().map(|f| f.insns).sum();
+        let (layers, crates) = group(&fns);
+        Report {
+            workload: a.workload.clone(),
+            smp: a.smp.clone(),
+            vary: a.vary.clone(),
+            base,
+            cmdlines,
+            total,
+            per_unit: total as f64 / unit,
+            layers: layers.into_iter().map(|(l, n)| (l, n as f64 / unit)).collect(),
+            library_crates: crates.into_iter().map(|(c, n)| (c, n as f64 / unit)).collect(),
+            functions: fns,
+            kernel_figures,
+            kernel_total_ns,
+        }
+    }
+
+    /// The text `cargo xtask profile` prints.
+    pub fn render(&self, top: usize) -> String {
+        let unit = self.base as f64;
+        let pct = |n: f64| if self.per_unit != 0.0 { 100.0 * n / self.per_unit } else { 0.0 };
+        let v = &self.vary;
+        let u = unit_name(v);
+        let mut s = String::new();
+        let _ = writeln!(
+            s,
+            "{}: {v}={} vs {v}={}, -smp {}, -icount: {} more guest instructions",
+            self.workload,
+            self.base,
+            2 * self.base,
+            self.smp,
+            self.total
+        );
+        let _ = writeln!(s, "total: {:.1} instructions per {u}", self.per_unit);
+        for (i, figs) in self.kernel_figures.iter().enumerate() {
+            if !figs.is_empty() {
+                let f: Vec<String> = figs.iter().map(|f| format!("{}={} {}", f.metric, f.value, f.unit)).collect();
+                let _ = writeln!(s, "kernel's figures at {v}={}: {}", self.base * (i as u64 + 1), f.join(", "));
+            }
+        }
+        if let Some([a, b]) = self.kernel_total_ns {
+            let _ = writeln!(
+                s,
+                "kernel's clock: total_ns {a} and {b}, {:.1} ns per {u} more (1 ns = 1 instruction \
+                 under -icount shift=0, but the clock skips ahead while every vCPU is idle)",
+                (b as f64 - a as f64) / unit
+            );
+        }
+        let _ = writeln!(s);
+        let _ = writeln!(s, "{:>12} {:>6}  function", format!("insns/{u}"), "%");
+        for f in self.functions.iter().take(top) {
+            let n = f.insns as f64 / unit;
+            let _ = writeln!(s, "{n:>12.1} {:>5.1}%  {}", pct(n), shorten(&f.name, 110));
+        }
+        let rest = &self.functions[self.functions.len().min(top)..];
+        if !rest.is_empty() {
+            let n = rest.iter().map(|f| f.insns).sum::<i64>() as f64 / unit;
+            let _ = writeln!(s, "{n:>12.1} {:>5.1}%  ({} more functions)", pct(n), rest.len());
+        }
+        let _ = writeln!(s, "\nby layer:");
+        for (layer, n) in &self.layers {
+            let _ = write!(s, "{n:>12.1} {:>5.1}%  {}", pct(*n), layer.label());
+            if *layer == Layer::Library {
+                let c: Vec<String> =
+                    self.library_crates.iter().take(5).map(|(c, n)| format!("{c} {n:.1}")).collect();
+                let _ = write!(s, ": {}", c.join(", "));
+            }
+            let _ = writeln!(s);
+        }
+        s
+    }
+}
+
+/// The unit of a parameter: `round` for `rounds`, `ms` for `ms`.
+pub fn unit_name(param: &str) -> &str {
+    match param.strip_suffix('s') {
+        Some(one) if one.len() > 1 => one,
+        _ => param,
+    }
+}
+
+/// The `total_ns` of the workload's own record (`@fw pipe ... total_ns=`), if it prints one.
+pub fn kernel_total_ns(log: &Log, workload: &str) -> Option<u64> {
+    log.records(workload).find_map(|r| r.num("total_ns").ok())
+}
+
+/// At most `max` characters, with `…` in place of the rest.
+fn shorten(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        s.to_string()
+    } else {
+        let mut t: String = s.chars().take(max - 1).collect();
+        t.push('…');
+        t
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Building and booting
+
+/// Builds tools/qemu-profile (release, no RUSTFLAGS: the workspace's `relocation-model=static`
+/// cannot link a shared object) into target/qemu-profile; returns the shared object.
+pub fn build_plugin() -> Result<PathBuf, String> {
+    let dir = crate::workspace_root().join("tools/qemu-profile");
+    let target_dir = crate::cargo::target_dir().join("qemu-profile");
+    let st = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .current_dir(&dir)
+        .args(["build", "--release", "--manifest-path"])
+        .arg(dir.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(&target_dir)
+        .args(["--target", crate::cargo::TARGET])
+        .env("RUSTFLAGS", "")
+        .env("CARGO_ENCODED_RUSTFLAGS", "")
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| format!("xtask: cannot run cargo: {e}"))?;
+    if !st.success() {
+        return Err(format!(
+            "xtask: building the profiling plugin in {} failed ({st}); it needs the crates.io \
+             crate qemu-plugin-sys (cargo's errors are above)",
+            dir.display()
+        ));
+    }
+    let so = target_dir.join(crate::cargo::TARGET).join("release/libqemu_profile.so");
+    if !so.is_file() {
+        return Err(format!("xtask: the plugin build succeeded but {} does not exist", so.display()));
+    }
+    Ok(so)
+}
+
+/// Fails unless `qemu -plugin help` works (QEMU built without `--enable-plugins` rejects it).
+pub fn check_plugin_support(qemu: &Path) -> Result<(), String> {
+    let out = Command::new(qemu)
+        .args(["-plugin", "help"])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("xtask: cannot run {}: {e}", qemu.display()))?;
+    if out.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "xtask: {} has no TCG plugin support (`-plugin help` failed: {}{}); `cargo xtask profile` \
+         needs a QEMU built with plugins (Debian's qemu-system-x86 is)",
+        qemu.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .next()
+            .map_or(String::new(), |l| format!(", {l}"))
+    ))
+}
+
+/// What is said about a boot that did not end in the kernel's success: which run, how it ended,
+/// QEMU's stderr, the boot stages and the tail of the serial log.
+pub fn failure_report(
+    which: &str,
+    exit: &QemuExit,
+    timeout_s: u64,
+    stderr: &str,
+    log: &Log,
+    log_path: &Path,
+) -> String {
+    let mut r = format!("xtask: {which} failed: {exit}");
+    if matches!(exit, QemuExit::Timeout) {
+        let _ = write!(r, " (timed out after {timeout_s} s; raise --timeout)");
+    }
+    r.push('\n');
+    if !stderr.trim().is_empty() {
+        let _ = writeln!(r, "xtask: QEMU's stderr:");
+        for l in stderr.lines() {
+            let _ = writeln!(r, "    {l}");
+        }
+    }
+    let _ = writeln!(r, "xtask: {}", log.stage_summary());
+    const TAIL: usize = 20;
+    let skip = log.lines.len().saturating_sub(TAIL);
+    let _ = writeln!(
+        r,
+        "xtask: the last {} of {} serial lines (all in {}):",
+        log.lines.len() - skip,
+        log.lines.len(),
+        log_path.display()
+    );
+    for l in &log.lines[skip..] {
+        let _ = writeln!(r, "    {}", l.text);
+    }
+    r
+}
+
+/// One boot with the plugin writing to `out`; returns the parsed profile and the serial log.
+fn boot_once(boot: &Boot, plugin: &Path, append: &str, which: &str, out: &Path) -> Result<(Profile, Log), String> {
+    let arg = format!("{},out={}", plugin.display(), out.display());
+    if out.to_string_lossy().contains(',') || plugin.to_string_lossy().contains(',') {
+        return Err(format!("xtask: QEMU splits plugin arguments at commas: `{arg}` cannot be passed"));
+    }
+    let _ = std::fs::remove_file(out);
+    let mut cfg = boot.config(append);
+    cfg.extra = vec!["-plugin".into(), arg];
+    let r = crate::runner::run(cfg.command()?, boot.timeout, &mut |_| {}, None);
+    let log_path = out.with_extension("log");
+    std::fs::write(&log_path, r.log.raw()).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    if !r.exit.is_success() {
+        return Err(failure_report(which, &r.exit, boot.timeout.as_secs(), &r.stderr, &r.log, &log_path));
+    }
+    let text = std::fs::read_to_string(out).map_err(|e| {
+        format!("xtask: {which}: the kernel succeeded but the plugin left no profile at {}: {e}", out.display())
+    })?;
+    let p = parse_profile(&text).map_err(|e| format!("xtask: {which}: {}: {e}", out.display()))?;
+    Ok((p, r.log))
+}
+
+pub fn profile(a: ProfileArgs) -> Result<(), String> {
+    let base = match param_value(&a.params, &a.vary)? {
+        Some(0) => return Err(format!("xtask profile: --params {}=0: the base value must be positive", a.vary)),
+        Some(v) => v,
+        None => default_base(&a.vary).ok_or_else(|| {
+            format!("xtask profile: give the base value of `{}` in --params ({}=N)", a.vary, a.vary)
+        })?,
+    };
+    let plugin = build_plugin()?;
+    let boot = Boot::prepare(&a.smp, true, a.timeout)?;
+    check_plugin_support(&boot.qemu)?;
+    let syms = Symbols::load(&boot.elf)?;
+    if syms.is_empty() {
+        return Err(format!("xtask: {} has no function symbols to attribute to", boot.elf.display()));
+    }
+    let dir = crate::workspace_root()
+        .join("target/profile")
+        .join(format!("{}-{}", crate::bench::timestamp(), a.workload));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let values = [base, 2 * base];
+    let cmdlines = values.map(|v| cmdline(&a.workload, &with_param(&a.params, &a.vary, v), &a.append));
+    eprintln!("xtask: {}", boot.config(&cmdlines[0]).display());
+    eprintln!("xtask: booting {v}={} and {v}={} under -icount with the plugin, side by side", values[0], values[1], v = a.vary);
+    // -icount runs every vCPU on one host thread, so the two boots fit the machine's 2 cores.
+    let results: Vec<Result<(Profile, Log), String>> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..2)
+            .map(|i| {
+                let (boot, plugin, line) = (&boot, &plugin, &cmdlines[i]);
+                let which = format!("run {} of 2 ({}={})", i + 1, a.vary, values[i]);
+                let out = dir.join(format!("{}-{}.profile", a.vary, values[i]));
+                s.spawn(move || boot_once(boot, plugin, line, &which, &out))
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("xtask: a boot thread panicked".into()))).collect()
+    });
+    let mut runs = Vec::new();
+    let mut errors = Vec::new();
+    for r in results {
+        match r {
+            Ok(x) => runs.push(x),
+            Err(e) => errors.push(e),
+        }
+    }
+    if !errors.is_empty() {
+        return Err(errors.join("\n"));
+    }
+    let (pa, la) = &runs[0];
+    let (pb, lb) = &runs[1];
+    let delta = subtract(pa, pb);
+    let fns = attribute(&delta, &syms);
+    let report = Report::new(
+        &a,
+        base,
+        cmdlines.clone(),
+        fns,
+        [results::figures(la), results::figures(lb)],
+        kernel_total_ns(la, &a.workload).zip(kernel_total_ns(lb, &a.workload)).map(|(x, y)| [x, y]),
+    );
+    if report.total <= 0 {
+        return Err(format!(
+            "xtask profile: {v}={} executed {} instructions fewer than {v}={}: does `{}` use `{v}`?",
+            values[1],
+            -report.total,
+            values[0],
+            a.workload,
+            v = a.vary
+        ));
+    }
+    print!("{}", report.render(a.top));
+    let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
+    std::fs::write(dir.join("profile.json"), &json).map_err(|e| format!("{}: {e}", dir.display()))?;
+    if let Some(p) = &a.json {
+        std::fs::write(p, &json).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    println!("\nwrote {} (profiles, serial logs, profile.json)", dir.display());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn prof(rows: &[(u64, u64)]) -> String {
+        let mut s = format!("{HEADER}\n");
+        let mut total = 0;
+        for (pc, n) in rows {
+            s.push_str(&format!("{pc:x} {n}\n"));
+            total += n;
+        }
+        s.push_str(&format!("end insns={total}\n"));
+        s
+    }
+
+    fn syms() -> Symbols {
+        Symbols::from_list([
+            (0x1000, 0x100, "_ZN5sched5eevdf4pick17h0123456789abcdefE".to_string()),
+            (0x1100, 0x100, "_ZN14fairway_kernel8schedule10__schedule17h0123456789abcdefE".to_string()),
+            (0x1200, 0x40, "_ZN4spin5mutex4lock17h0123456789abcdefE".to_string()),
+            (0x2000, 0, "isr_common".to_string()),
+        ])
+    }
+
+    #[test]
+    fn params_base_and_doubling() {
+        assert_eq!(param_value("rounds=2000,mode=same", "rounds").unwrap(), Some(2000));
+        assert_eq!(param_value("mode=same", "rounds").unwrap(), None);
+        assert_eq!(param_value("", "rounds").unwrap(), None);
+        assert!(param_value("rounds=lots", "rounds").is_err());
+        assert_eq!(with_param("rounds=2000,mode=same", "rounds", 4000), "rounds=4000,mode=same");
+        assert_eq!(with_param("mode=cross", "rounds", 4000), "mode=cross,rounds=4000");
+        assert_eq!(with_param("", "loops", 40), "loops=40");
+        assert_eq!(default_base("rounds"), Some(2000));
+        assert_eq!(default_base("groups"), None);
+    }
+
+    #[test]
+    fn parses_the_plugin_output() {
+        let p = parse_profile(&prof(&[(0x1010, 5), (0x1014, 7), (0x2000, 1)])).unwrap();
+        assert_eq!(p.total, 13);
+        assert_eq!(p.counts[&0x1014], 7);
+        assert_eq!(p.counts.len(), 3);
+        // The prototype's block format and the empty file are not profiles.
+        assert!(parse_profile("14a351 10 2000\n").unwrap_err().contains("not a profile"));
+        assert!(parse_profile("").is_err());
+    }
+
+    #[test]
+    fn rejects_bad_profiles() {
+        let good = prof(&[(0x1010, 5)]);
+        // Truncated: the end line is missing.
+        let cut = good.lines().take(2).collect::<Vec<_>>().join("\n");
+        assert!(parse_profile(&cut).unwrap_err().contains("truncated"));
+        // The counts do not add up to the end line.
+        assert!(parse_profile(&good.replace("insns=5", "insns=6")).unwrap_err().contains("add up"));
+        assert!(parse_profile(&good.replace("insns=5", "insns=")).is_err());
+        assert!(parse_profile(&good.replace("1010 5", "xyz 5")).is_err());
+        assert!(parse_profile(&good.replace("1010 5", "1010")).is_err());
+        assert!(parse_profile(&good.replace("1010 5", "1010 5 9")).is_err());
+        assert!(parse_profile(&good.replace("1010 5", "1010 -5")).is_err());
+    }
+
+    #[test]
+    fn subtraction_keeps_signed_nonzero_differences() {
+        let a = parse_profile(&prof(&[(0x1000, 10), (0x1004, 3), (0x1100, 4)])).unwrap();
+        let b = parse_profile(&prof(&[(0x1000, 30), (0x1004, 3), (0x1100, 1), (0x1200, 6)])).unwrap();
+        assert_eq!(subtract(&a, &b), vec![(0x1000, 20), (0x1100, -3), (0x1200, 6)]);
+        assert!(subtract(&a, &a).is_empty());
+    }
+
+    #[test]
+    fn attribution_to_symbols() {
+        let s = syms();
+        let delta = vec![
+            (0x0800, 2),  // before the first symbol
+            (0x1000, 10), // sched::eevdf::pick
+            (0x10fc, 5),  // its last bytes
+            (0x1100, 7),  // fairway_kernel::schedule::__schedule
+            (0x1240, 1),  // past spin's sized symbol, before isr_common
+            (0x2400, 4),  // isr_common has no size: up to the end
+            (0x1200, -1), // a function that ran less in the second boot
+        ];
+        let f = attribute(&delta, &s);
+        let get = |n: &str| f.iter().find(|x| x.name == n).unwrap_or_else(|| panic!("{n} missing: {f:?}"));
+        assert_eq!(get("sched::eevdf::pick").insns, 15);
+        assert_eq!(get("sched::eevdf::pick").layer, Layer::Policy);
+        assert_eq!(get("fairway_kernel::schedule::__schedule").layer, Layer::Kernel);
+        assert_eq!(get(NO_SYMBOL).insns, 3);
+        assert_eq!(get(NO_SYMBOL).layer, Layer::NoSymbol);
+        assert_eq!(get("isr_common").insns, 4);
+        assert_eq!(get("isr_common").layer, Layer::Other);
+        assert_eq!(get("spin::mutex::lock").insns, -1);
+        // Largest first, the negative last.
+        assert_eq!(f[0].name, "sched::eevdf::pick");
+        assert_eq!(f.last().unwrap().name, "spin::mutex::lock");
+        assert_eq!(f.len(), 5);
+        assert_eq!(f.iter().map(|x| x.insns).sum::<i64>(), 28);
+    }
+
+    #[test]
+    fn layers_and_crates() {
+        assert_eq!(crate_of("sched::eevdf::pick"), Some("sched"));
+        assert_eq!(crate_of("<fairway_kernel::rq::Rq as core::fmt::Debug>::fmt"), Some("fairway_kernel"));
+        assert_eq!(crate_of("<&mut spin::Mutex<u8> as core::ops::Drop>::drop"), Some("spin"));
+        assert_eq!(crate_of("core::ptr::drop_in_place<fairway_kernel::task::Task>"), Some("core"));
+        assert_eq!(crate_of("<[u8] as core::fmt::Debug>::fmt"), None);
+        assert_eq!(crate_of("memcpy"), None);
+        assert_eq!(crate_of("isr_common"), None);
+        assert_eq!(layer_of("sched::pelt::update"), Layer::Policy);
+        assert_eq!(layer_of("fairway_kernel::wakeup::try_to_wake_up"), Layer::Kernel);
+        assert_eq!(layer_of("alloc::vec::Vec<T>::push"), Layer::Library);
+        assert_eq!(layer_of("memcpy"), Layer::Other);
+        assert_eq!(layer_of(NO_SYMBOL), Layer::NoSymbol);
+        // A crate merely starting with "sched" is not the policy crate.
+        assert_eq!(layer_of("scheduler::x"), Layer::Library);
+
+        let f = |name: &str, insns| FnCount { name: name.into(), layer: layer_of(name), insns };
+        let (layers, crates) = group(&[
+            f("sched::a", 5),
+            f("fairway_kernel::b", 20),
+            f("fairway_kernel::c", 1),
+            f("core::d", 2),
+            f("spin::e", 3),
+            f("memcpy", 4),
+        ]);
+        assert_eq!(layers, vec![(Layer::Kernel, 21), (Layer::Policy, 5), (Layer::Library, 5), (Layer::Other, 4)]);
+        assert_eq!(crates, vec![("spin".to_string(), 3), ("core".to_string(), 2)]);
+    }
+
+    #[test]
+    fn report_per_unit_and_rendering() {
+        let a = ProfileArgs {
+            workload: "pipe".into(),
+            params: "rounds=10".into(),
+            smp: "2".into(),
+            append: String::new(),
+            vary: "rounds".into(),
+            top: 1,
+            json: None,
+            timeout: 1,
+        };
+        let fns = attribute(&[(0x1000, 300), (0x1100, 100), (0x2000, 100)], &syms());
+        let r = Report::new(&a, 10, ["x".into(), "y".into()], fns, [vec![], vec![]], Some([1000, 1520]));
+        assert_eq!(r.total, 500);
+        assert_eq!(r.per_unit, 50.0);
+        assert_eq!(r.layers[0], (Layer::Policy, 30.0));
+        let text = r.render(1);
+        assert!(text.contains("total: 50.0 instructions per round\n"), "{text}");
+        assert!(text.contains("total_ns 1000 and 1520, 52.0 ns per round more"), "{text}");
+        assert!(text.contains("insns/round"), "{text}");
+        assert!(text.contains("        30.0  60.0%  sched::eevdf::pick\n"), "{text}");
+        assert!(text.contains("        20.0  40.0%  (2 more functions)"), "{text}");
+        assert!(text.contains("policy crate (sched::)"), "{text}");
+        let j = serde_json::to_value(&r).unwrap();
+        assert_eq!(j["functions"][0]["layer"], "policy");
+    }
+
+    #[test]
+    fn failure_report_names_the_run_and_shows_the_tail() {
+        let text: String = (0..30).map(|i| format!("line {i}\n")).collect::<String>() + "@fw stage name=entry\n";
+        let log = Log::parse(&text);
+        let r = failure_report("run 2 of 2 (rounds=4000)", &QemuExit::Timeout, 120, "qemu: oops\n", &log, Path::new("/t/x.log"));
+        assert!(r.starts_with("xtask: run 2 of 2 (rounds=4000) failed: "), "{r}");
+        assert!(r.contains("timed out after 120 s"), "{r}");
+        assert!(r.contains("    qemu: oops"), "{r}");
+        assert!(r.contains("the last 20 of 31 serial lines (all in /t/x.log)"), "{r}");
+        assert!(r.contains("    line 29\n") && !r.contains("    line 10\n"), "{r}");
+    }
+
+    #[test]
+    fn units_and_the_kernels_clock() {
+        assert_eq!(unit_name("rounds"), "round");
+        assert_eq!(unit_name("loops"), "loop");
+        assert_eq!(unit_name("ms"), "ms");
+        let log = Log::parse("@fw pipe mode=same rounds=2000 total_ns=17175631 ns_per_round_trip=8587\n");
+        assert_eq!(kernel_total_ns(&log, "pipe"), Some(17175631));
+        assert_eq!(kernel_total_ns(&log, "yield"), None);
+    }
+
+    #[test]
+    fn shortens_long_names() {
+        assert_eq!(shorten("abc", 5), "abc");
+        assert_eq!(shorten("abcdefgh", 5), "abcd…");
+    }
+}
