@@ -380,6 +380,19 @@ pub fn kernel_total_ns(log: &Log, workload: &str) -> Option<u64> {
     log.records(workload).find_map(|r| r.num("total_ns").ok())
 }
 
+/// The kernel's `cmdline: ` complaints (an unknown workload, a bad option), once each.
+pub fn rejected_options(logs: &[&Log]) -> Vec<String> {
+    let mut v: Vec<String> = Vec::new();
+    for log in logs {
+        for l in log.lines_starting_with("cmdline: ") {
+            if !v.iter().any(|x| x == l) {
+                v.push(l.to_string());
+            }
+        }
+    }
+    v
+}
+
 /// At most `max` characters, with `…` in place of the rest.
 fn shorten(s: &str, max: usize) -> String {
     if s.chars().count() <= max {
@@ -554,6 +567,14 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
     }
     let (pa, la) = &runs[0];
     let (pb, lb) = &runs[1];
+    let rejected = rejected_options(&[la, lb]);
+    if !rejected.is_empty() {
+        return Err(format!(
+            "xtask profile: the kernel did not run what was asked (logs in {}):\n{}",
+            dir.display(),
+            rejected.join("\n")
+        ));
+    }
     let delta = subtract(pa, pb);
     let fns = attribute(&delta, &syms);
     let report = Report::new(
@@ -566,9 +587,10 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
     );
     if report.total <= 0 {
         return Err(format!(
-            "xtask profile: {v}={} executed {} instructions fewer than {v}={}: does `{}` use `{v}`?",
+            "xtask profile: {v}={} executed {} instructions more than {v}={}, nothing to attribute: \
+             does `{}` take `{v}`?",
             values[1],
-            -report.total,
+            report.total,
             values[0],
             a.workload,
             v = a.vary
@@ -762,6 +784,9 @@ mod tests {
         let log = Log::parse("@fw pipe mode=same rounds=2000 total_ns=17175631 ns_per_round_trip=8587\n");
         assert_eq!(kernel_total_ns(&log, "pipe"), Some(17175631));
         assert_eq!(kernel_total_ns(&log, "yield"), None);
+        let bad = Log::parse("@fw stage name=cmdline\ncmdline: workload=\"groups\": unknown workload; running workload=demo\n");
+        assert_eq!(rejected_options(&[&bad, &bad]).len(), 1);
+        assert!(rejected_options(&[&log]).is_empty());
     }
 
     #[test]
