@@ -7,7 +7,10 @@
 
 use core::arch::asm;
 use core::cell::UnsafeCell;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use alloc::sync::Arc;
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+
+use x86_64::instructions::interrupts::without_interrupts;
 
 use x86_64::registers::model_specific::GsBase;
 use x86_64::structures::gdt::GlobalDescriptorTable;
@@ -52,6 +55,11 @@ pub struct PerCpu {
     pub sched_running: AtomicBool,
     /// Set while this CPU reports a fault; a second fault then only halts.
     pub in_fault: AtomicBool,
+    /// Interrupt-off lock guards this CPU holds (`sync::irq_mutex`), and
+    /// whether interrupts were on before the first of them. Only this CPU
+    /// touches them, with interrupts off.
+    pub irq_guards: AtomicU32,
+    pub irq_were_enabled: AtomicBool,
     pub(super) gdt: UnsafeCell<GlobalDescriptorTable>,
     pub(super) tss: UnsafeCell<TaskStateSegment>,
     pub(super) idt: UnsafeCell<Idt>,
@@ -75,6 +83,8 @@ impl PerCpu {
             test_ipis: AtomicU64::new(0),
             sched_running: AtomicBool::new(false),
             in_fault: AtomicBool::new(false),
+            irq_guards: AtomicU32::new(0),
+            irq_were_enabled: AtomicBool::new(false),
             gdt: UnsafeCell::new(GlobalDescriptorTable::new()),
             tss: UnsafeCell::new(TaskStateSegment::new()),
             idt: UnsafeCell::new(Idt::new()),
@@ -120,11 +130,66 @@ pub fn cpu_id() -> usize {
 }
 
 /// The running CPU's area.
+#[inline]
 pub fn this_cpu() -> &'static PerCpu {
-    &CPUS[cpu_id()]
+    if !GS_READY.load(Ordering::Acquire) {
+        return &CPUS[0];
+    }
+    let area: usize;
+    // SAFETY: as in `cpu_id`; gs:0 is the `self_addr` field, the address of
+    // this CPU's element of the static `CPUS` array.
+    unsafe { asm!("mov {}, gs:[0]", out(reg) area, options(nostack, readonly, preserves_flags)) };
+    // SAFETY: `area` points at a `PerCpu` in a static array, so it is valid
+    // for 'static and only ever shared (`PerCpu` is Sync).
+    unsafe { &*(area as *const PerCpu) }
 }
 
 /// Any CPU's area.
 pub fn cpu(id: usize) -> &'static PerCpu {
     &CPUS[id]
+}
+
+/// One `Arc<T>` per CPU that only its own CPU replaces and reads (the task
+/// running there): reading it takes no lock.
+///
+/// Invariant: each non-null slot owns one strong count of the `Arc` it
+/// points to. A slot is swapped and read only by its own CPU with interrupts
+/// off, so a reader's load and count increment never interleave with the
+/// replacement that drops the old value.
+pub struct PerCpuArc<T> {
+    slots: [AtomicPtr<T>; MAX_CPUS],
+}
+
+impl<T: Send + Sync> PerCpuArc<T> {
+    pub const fn new() -> Self {
+        PerCpuArc { slots: [const { AtomicPtr::new(core::ptr::null_mut()) }; MAX_CPUS] }
+    }
+
+    /// Makes `v` this CPU's value (dropping the previous one).
+    pub fn set_here(&self, v: Arc<T>) {
+        let old = without_interrupts(|| self.slots[cpu_id()].swap(Arc::into_raw(v).cast_mut(), Ordering::AcqRel));
+        if !old.is_null() {
+            // SAFETY: `old` came from `Arc::into_raw` and carried the slot's
+            // strong count, which the slot no longer holds (invariant).
+            drop(unsafe { Arc::from_raw(old) });
+        }
+    }
+
+    /// This CPU's value, if set.
+    #[inline]
+    pub fn get_here(&self) -> Option<Arc<T>> {
+        without_interrupts(|| {
+            let p = self.slots[cpu_id()].load(Ordering::Acquire);
+            if p.is_null() {
+                return None;
+            }
+            // SAFETY: the slot owns a strong count of `p` (invariant) and
+            // cannot be replaced before we return (same CPU, interrupts
+            // off), so `p` is alive; we add the count the new Arc owns.
+            unsafe {
+                Arc::increment_strong_count(p);
+                Some(Arc::from_raw(p))
+            }
+        })
+    }
 }

@@ -12,46 +12,44 @@
 //! on the CPU that took it.
 
 use core::ops::{Deref, DerefMut};
-use core::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use core::sync::atomic::Ordering;
 
 use spin::{Mutex, MutexGuard};
 use x86_64::instructions::interrupts;
 
-use crate::arch::percpu::{cpu_id, MAX_CPUS};
-
-/// Guards held per CPU, and whether interrupts were on before the first.
-static NESTING: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(0) }; MAX_CPUS];
-static WERE_ENABLED: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
+use crate::arch::percpu::this_cpu;
 
 /// Interrupts off; counts one more guard on this CPU, unless interrupts were
 /// already off with no counted guard held (interrupt handlers, the switch):
 /// nothing will turn them on when such a guard goes, so it needs no count.
 /// Returns whether the guard was counted.
+#[inline]
 fn irq_off_enter() -> bool {
     let were = interrupts::are_enabled();
     interrupts::disable();
-    let cpu = cpu_id();
-    let held = NESTING[cpu].load(Ordering::Relaxed);
+    let cpu = this_cpu();
+    let held = cpu.irq_guards.load(Ordering::Relaxed);
     if !were && held == 0 {
         return false;
     }
     if held == 0 {
-        WERE_ENABLED[cpu].store(were, Ordering::Relaxed);
+        cpu.irq_were_enabled.store(were, Ordering::Relaxed);
     }
-    NESTING[cpu].store(held + 1, Ordering::Relaxed);
+    cpu.irq_guards.store(held + 1, Ordering::Relaxed);
     true
 }
 
 /// One counted guard fewer on this CPU; interrupts back on after the last
 /// one if they were on before the first.
+#[inline]
 fn irq_off_exit(counted: bool) {
     if !counted {
         return;
     }
-    let cpu = cpu_id();
-    let held = NESTING[cpu].load(Ordering::Relaxed) - 1;
-    NESTING[cpu].store(held, Ordering::Relaxed);
-    if held == 0 && WERE_ENABLED[cpu].load(Ordering::Relaxed) {
+    let cpu = this_cpu();
+    let held = cpu.irq_guards.load(Ordering::Relaxed) - 1;
+    cpu.irq_guards.store(held, Ordering::Relaxed);
+    if held == 0 && cpu.irq_were_enabled.load(Ordering::Relaxed) {
         interrupts::enable();
     }
 }
@@ -72,6 +70,7 @@ impl<T> IrqMutex<T> {
         IrqMutex { inner: Mutex::new(value) }
     }
 
+    #[inline]
     pub fn lock(&self) -> IrqGuard<'_, T> {
         let counted = irq_off_enter();
         IrqGuard { guard: Some(self.inner.lock()), counted }
@@ -103,6 +102,7 @@ impl<T> DerefMut for IrqGuard<'_, T> {
 }
 
 impl<T> Drop for IrqGuard<'_, T> {
+    #[inline]
     fn drop(&mut self) {
         drop(self.guard.take());
         irq_off_exit(self.counted);
