@@ -7,7 +7,7 @@ mod pipe;
 
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
-use core::sync::atomic::{fence, AtomicBool, Ordering};
+use core::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 
 use sched::WakeFlags;
 
@@ -16,8 +16,17 @@ use irq_mutex::IrqMutex;
 pub use pipe::Pipe;
 
 /// Tasks waiting for a condition.
+///
+/// Invariant: `queued` is the length of `waiters` (changed only under its
+/// lock), and a task's `on_wait_queue` is true exactly while it is in some
+/// queue's `waiters` (a task waits on one queue at a time). Wakers pop the
+/// waiter they wake, so a woken task usually finds itself already removed.
 pub struct WaitQueue {
     waiters: IrqMutex<VecDeque<Arc<Task>>>,
+    /// How many tasks wait, readable without the lock: a waker that sees 0
+    /// after ordering its condition store (Linux's `wq_has_sleeper`) skips
+    /// the lock entirely.
+    queued: AtomicUsize,
 }
 
 impl Default for WaitQueue {
@@ -28,12 +37,13 @@ impl Default for WaitQueue {
 
 impl WaitQueue {
     pub const fn new() -> WaitQueue {
-        WaitQueue { waiters: IrqMutex::new(VecDeque::new()) }
+        WaitQueue { waiters: IrqMutex::new(VecDeque::new()), queued: AtomicUsize::new(0) }
     }
 
     /// Blocks until `cond()` holds. `cond` is evaluated after the task is on
     /// the queue and marked Sleeping, so a wakeup between the check and the
-    /// sleep is never lost.
+    /// sleep is never lost. `cond` may act when it returns true (take the
+    /// data it waited for): it is not called again after that.
     #[track_caller]
     pub fn wait_until(&self, mut cond: impl FnMut() -> bool) {
         if cond() {
@@ -46,21 +56,35 @@ impl WaitQueue {
         loop {
             {
                 let mut q = self.waiters.lock();
-                if !q.iter().any(|t| Arc::ptr_eq(t, &me)) {
+                if !me.on_wait_queue.load(Ordering::Relaxed) {
                     q.push_back(me.clone());
+                    me.on_wait_queue.store(true, Ordering::Relaxed);
+                    self.queued.store(q.len(), Ordering::Relaxed);
                 }
                 me.set_state(TaskState::Sleeping);
             }
-            // Order the state store before the condition's loads (the waker
-            // stores the condition, then takes the queue lock).
+            // Order the queue and state stores before the condition's loads
+            // (the waker stores the condition, fences, then reads `queued`).
             fence(Ordering::SeqCst);
             if cond() {
                 break;
             }
             crate::schedule::schedule();
+            // Woken: the waker popped us and set us Running.
+            if cond() {
+                break;
+            }
         }
         me.set_state(TaskState::Running);
-        self.waiters.lock().retain(|t| !Arc::ptr_eq(t, &me));
+        // The condition held before a waker removed us: leave the queue.
+        if me.on_wait_queue.load(Ordering::Relaxed) {
+            let mut q = self.waiters.lock();
+            if me.on_wait_queue.load(Ordering::Relaxed) {
+                q.retain(|t| !Arc::ptr_eq(t, &me));
+                me.on_wait_queue.store(false, Ordering::Relaxed);
+                self.queued.store(q.len(), Ordering::Relaxed);
+            }
+        }
     }
 
     /// Wakes the first waiter that was asleep; returns whether one was.
@@ -73,10 +97,27 @@ impl WaitQueue {
         self.wake_one_with(WakeFlags::SYNC)
     }
 
+    /// Whether some task may wait here, after ordering the caller's
+    /// condition stores before the check (pairs with `wait_until`'s fence).
+    fn has_sleeper(&self) -> bool {
+        fence(Ordering::SeqCst);
+        self.queued.load(Ordering::Relaxed) != 0
+    }
+
+    fn pop(&self) -> Option<Arc<Task>> {
+        let mut q = self.waiters.lock();
+        let t = q.pop_front()?;
+        t.on_wait_queue.store(false, Ordering::Relaxed);
+        self.queued.store(q.len(), Ordering::Relaxed);
+        Some(t)
+    }
+
     fn wake_one_with(&self, flags: WakeFlags) -> bool {
+        if !self.has_sleeper() {
+            return false;
+        }
         let mut woke = false;
-        loop {
-            let Some(t) = self.waiters.lock().pop_front() else { break };
+        while let Some(t) = self.pop() {
             if crate::wakeup::try_to_wake_up(&t, flags) {
                 woke = true;
                 break;
@@ -88,7 +129,17 @@ impl WaitQueue {
 
     /// Wakes every waiter; returns how many were asleep.
     pub fn wake_all(&self) -> usize {
-        let all: VecDeque<Arc<Task>> = core::mem::take(&mut *self.waiters.lock());
+        if !self.has_sleeper() {
+            return 0;
+        }
+        let all: VecDeque<Arc<Task>> = {
+            let mut q = self.waiters.lock();
+            for t in q.iter() {
+                t.on_wait_queue.store(false, Ordering::Relaxed);
+            }
+            self.queued.store(0, Ordering::Relaxed);
+            core::mem::take(&mut *q)
+        };
         let n = all.iter().filter(|t| crate::wakeup::try_to_wake_up(t, WakeFlags::NONE)).count();
         crate::schedule::preempt_point();
         n

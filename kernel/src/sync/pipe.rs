@@ -1,20 +1,87 @@
 //! A pipe: a bounded byte ring with blocking read and write.
 
-use alloc::collections::VecDeque;
+use alloc::boxed::Box;
+use alloc::vec;
+use core::sync::atomic::{AtomicUsize, Ordering};
 
 use super::irq_mutex::IrqMutex;
 use super::WaitQueue;
 
-/// Bytes and a flag saying whether the writing side is closed.
+/// The bytes in flight and whether the writing side is closed.
+///
+/// Invariant: `len <= buf.len()`, `head < buf.len()`; the bytes are
+/// `buf[head..]` then `buf[..]` wrapping around, `len` of them.
 struct Ring {
-    bytes: VecDeque<u8>,
-    capacity: usize,
+    buf: Box<[u8]>,
+    head: usize,
+    len: usize,
     closed: bool,
 }
 
+/// Below this many bytes a byte loop beats two `memcpy` calls.
+const SMALL_COPY: usize = 16;
+
+impl Ring {
+    /// Index `i` positions after `from`, wrapped (`from < cap`, `i <= cap`).
+    fn wrap(&self, from: usize, i: usize) -> usize {
+        let j = from + i;
+        if j >= self.buf.len() {
+            j - self.buf.len()
+        } else {
+            j
+        }
+    }
+
+    /// Moves up to `out.len()` bytes out; returns how many.
+    fn take(&mut self, out: &mut [u8]) -> usize {
+        let n = out.len().min(self.len);
+        if n < SMALL_COPY {
+            let mut at = self.head;
+            for b in &mut out[..n] {
+                *b = self.buf[at];
+                at = self.wrap(at, 1);
+            }
+        } else {
+            let first = n.min(self.buf.len() - self.head);
+            out[..first].copy_from_slice(&self.buf[self.head..self.head + first]);
+            out[first..n].copy_from_slice(&self.buf[..n - first]);
+        }
+        self.head = self.wrap(self.head, n);
+        self.len -= n;
+        n
+    }
+
+    /// Moves as many bytes of `data` in as fit; returns how many.
+    fn put(&mut self, data: &[u8]) -> usize {
+        let cap = self.buf.len();
+        let n = data.len().min(cap - self.len);
+        let tail = self.wrap(self.head, self.len);
+        if n < SMALL_COPY {
+            let mut at = tail;
+            for &b in &data[..n] {
+                self.buf[at] = b;
+                at = self.wrap(at, 1);
+            }
+        } else {
+            let first = n.min(cap - tail);
+            self.buf[tail..tail + first].copy_from_slice(&data[..first]);
+            self.buf[..n - first].copy_from_slice(&data[first..n]);
+        }
+        self.len += n;
+        n
+    }
+}
+
 /// A unidirectional byte pipe shared by its reader and writer.
+///
+/// Invariant: `readable` equals the ring's `len`, or is nonzero once the
+/// pipe is closed (it is updated under the ring lock); `room` equals its
+/// free space. Both let a waiter re-check its condition without the lock:
+/// the wait queue's fences order them against the waker's update.
 pub struct Pipe {
     ring: IrqMutex<Ring>,
+    readable: AtomicUsize,
+    room: AtomicUsize,
     readers: WaitQueue,
     writers: WaitQueue,
 }
@@ -24,7 +91,9 @@ impl Pipe {
     pub fn new(capacity: usize) -> Pipe {
         let capacity = capacity.max(1);
         Pipe {
-            ring: IrqMutex::new(Ring { bytes: VecDeque::with_capacity(capacity), capacity, closed: false }),
+            ring: IrqMutex::new(Ring { buf: vec![0; capacity].into_boxed_slice(), head: 0, len: 0, closed: false }),
+            readable: AtomicUsize::new(0),
+            room: AtomicUsize::new(capacity),
             readers: WaitQueue::new(),
             writers: WaitQueue::new(),
         }
@@ -37,17 +106,15 @@ impl Pipe {
     pub fn write(&self, data: &[u8], sync: bool) {
         let mut done = 0;
         while done < data.len() {
+            // Copies in as soon as there is room (one lock when there is).
             self.writers.wait_until(|| {
-                let r = self.ring.lock();
-                r.bytes.len() < r.capacity
-            });
-            {
-                let mut r = self.ring.lock();
-                let room = r.capacity - r.bytes.len();
-                let n = room.min(data.len() - done);
-                r.bytes.extend(&data[done..done + n]);
+                if self.room.load(Ordering::Acquire) == 0 {
+                    return false;
+                }
+                let n = self.locked(|r| r.put(&data[done..]));
                 done += n;
-            }
+                n > 0
+            });
             if sync {
                 self.readers.wake_one_sync();
             } else {
@@ -63,18 +130,16 @@ impl Pipe {
         if buf.is_empty() {
             return 0;
         }
+        let mut n = 0;
+        // Takes the bytes as soon as there are some (one lock when there are).
+        let mut eof = false;
         self.readers.wait_until(|| {
-            let r = self.ring.lock();
-            !r.bytes.is_empty() || r.closed
-        });
-        let n = {
-            let mut r = self.ring.lock();
-            let n = buf.len().min(r.bytes.len());
-            for (i, b) in r.bytes.drain(..n).enumerate() {
-                buf[i] = b;
+            if self.readable.load(Ordering::Acquire) == 0 {
+                return false;
             }
-            n
-        };
+            (n, eof) = self.locked(|r| (r.take(buf), r.closed));
+            n > 0 || eof
+        });
         if n > 0 {
             self.writers.wake_one();
         }
@@ -97,7 +162,16 @@ impl Pipe {
 
     /// Closes the writing side: readers see end-of-file once it is drained.
     pub fn close(&self) {
-        self.ring.lock().closed = true;
+        self.locked(|r| r.closed = true);
         self.readers.wake_all();
+    }
+
+    /// Runs `f` on the locked ring and refreshes the lock-free counts.
+    fn locked<R>(&self, f: impl FnOnce(&mut Ring) -> R) -> R {
+        let mut r = self.ring.lock();
+        let out = f(&mut r);
+        self.readable.store(if r.closed { usize::MAX } else { r.len }, Ordering::Release);
+        self.room.store(r.buf.len() - r.len, Ordering::Release);
+        out
     }
 }
