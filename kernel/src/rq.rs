@@ -138,7 +138,8 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
     // From now on this CPU's interrupts save the boot flow's state into its
     // idle task's context (the first switch away from it needs it there).
     x86_64::instructions::interrupts::without_interrupts(|| crate::arch::context::adopt_here(&idle.ctx));
-    crate::task::set_current(cpu, idle.clone());
+    debug_assert_eq!(cpu, crate::arch::percpu::cpu_id(), "a runqueue starts on its own CPU");
+    crate::task::set_current(idle.clone());
     *RQS[cpu].lock() = Some(Rq {
         cpu,
         fair: FairRq::new(tunables),

@@ -142,7 +142,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
             match rq.fair.remove_entity(e) {
                 Ok(se) => {
                     rq.detach(e.0);
-                    let target = push.unwrap_or_else(|| prev.affinity.lock().first().unwrap_or(cpu));
+                    let target = push.unwrap_or_else(|| prev.affinity.load().first().unwrap_or(cpu));
                     crate::wakeup::queue_migration(prev.clone(), se, target);
                 }
                 Err(err) => panic!("CPU {}: cannot migrate {}: {}", cpu, prev.name, err),
@@ -175,7 +175,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
         };
         crate::trace::record(now, crate::trace::Event::Switch { prev: prev.id, prev_state, next: next.id });
         rq.curr = next.clone();
-        task::set_current(cpu, next.clone());
+        task::set_current(next.clone());
     }
     if crate::debug::enabled() {
         crate::debug::check_rq(&rq);

@@ -11,12 +11,12 @@ use alloc::collections::BTreeMap;
 use alloc::string::String;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicI32, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 use sched::cpumask::CpuMask;
 
 use crate::arch::context::Context;
-use crate::arch::percpu::MAX_CPUS;
+use crate::arch::percpu::PerCpuArc;
 use crate::mem::stack::{self, Stack};
 use crate::sync::irq_mutex::IrqMutex;
 use crate::sync::Completion;
@@ -26,6 +26,34 @@ pub type TaskId = u32;
 /// The load weight of a nice level (Linux's table; nice 0 = 1024).
 pub fn nice_weight(nice: i32) -> u64 {
     sched::Nice::new(nice.clamp(-20, 19)).map_or(1024, |n| n.weight().weight())
+}
+
+/// A task's allowed CPUs, readable without a lock.
+///
+/// Invariant: changed only under the task's `pi_lock` (`wakeup::set_affinity`),
+/// so a reader holding the `pi_lock` sees one consistent mask; a reader
+/// without it may see a mix of the old and new words, which is harmless for
+/// the single-CPU tests (`contains`) the switch path makes.
+pub struct AffinityMask([AtomicU64; 4]);
+
+impl AffinityMask {
+    fn new(mask: CpuMask) -> AffinityMask {
+        let w = mask.bits();
+        AffinityMask([AtomicU64::new(w[0]), AtomicU64::new(w[1]), AtomicU64::new(w[2]), AtomicU64::new(w[3])])
+    }
+    pub fn load(&self) -> CpuMask {
+        CpuMask::from_bits(core::array::from_fn(|i| self.0[i].load(Ordering::Acquire)))
+    }
+    /// Replaces the mask; the caller holds the task's `pi_lock`.
+    pub(crate) fn store(&self, mask: CpuMask) {
+        for (word, bits) in self.0.iter().zip(mask.bits()) {
+            word.store(bits, Ordering::Release);
+        }
+    }
+    #[inline]
+    pub fn contains(&self, cpu: usize) -> bool {
+        cpu < 256 && self.0[cpu / 64].load(Ordering::Acquire) & (1 << (cpu % 64)) != 0
+    }
 }
 
 /// What a task wants.
@@ -72,7 +100,7 @@ pub struct Task {
     /// Custom slice in ns (0: the default).
     pub slice_ns: AtomicU64,
     /// CPUs it may run on.
-    pub affinity: IrqMutex<CpuMask>,
+    pub affinity: AffinityMask,
     /// Serialises wakeups of this task (Linux's `p->pi_lock`).
     pub pi_lock: IrqMutex<()>,
     /// CPUs it has ever run on (checked by the affinity scenario).
@@ -91,6 +119,8 @@ pub struct Task {
     /// Where the task last blocked (file:line), for hang diagnostics
     /// (recorded with `sched_debug=1` only: it costs a lock per wait).
     pub(crate) blocked_at: IrqMutex<Option<&'static core::panic::Location<'static>>>,
+    /// In a `WaitQueue` (changed only under that queue's lock).
+    pub(crate) on_wait_queue: AtomicBool,
 }
 
 impl Task {
@@ -106,7 +136,7 @@ impl Task {
         self.state.store(s as u8, Ordering::Release);
     }
     pub fn allowed(&self, cpu: usize) -> bool {
-        self.affinity.lock().contains(cpu)
+        self.affinity.contains(cpu)
     }
 
     pub(crate) fn note_ran_on(&self, cpu: usize) {
@@ -137,7 +167,7 @@ impl Task {
             eid: AtomicU32::new(u32::MAX),
             nice: AtomicI32::new(nice),
             slice_ns: AtomicU64::new(0),
-            affinity: IrqMutex::new(affinity),
+            affinity: AffinityMask::new(affinity),
             pi_lock: IrqMutex::new(()),
             ran_on: [const { AtomicU64::new(0) }; 4],
             stats: TaskStats::default(),
@@ -146,6 +176,7 @@ impl Task {
             entry: IrqMutex::new(None),
             exited: Completion::new(),
             blocked_at: IrqMutex::new(None),
+            on_wait_queue: AtomicBool::new(false),
             wakee: IrqMutex::new(sched::balance::WakeeState::default()),
             recent_used_cpu: AtomicUsize::new(usize::MAX),
         }
@@ -156,27 +187,27 @@ static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 static REGISTRY: IrqMutex<BTreeMap<TaskId, Arc<Task>>> = IrqMutex::new(BTreeMap::new());
 
 /// The running task of each CPU.
-static CURRENT: [IrqMutex<Option<Arc<Task>>>; MAX_CPUS] = [const { IrqMutex::new(None) }; MAX_CPUS];
+static CURRENT: PerCpuArc<Task> = PerCpuArc::new();
 
 /// The task running on this CPU.
+#[inline]
 pub fn current() -> Arc<Task> {
-    x86_64::instructions::interrupts::without_interrupts(|| {
-        CURRENT[crate::arch::percpu::cpu_id()].lock().clone().expect("scheduler started on this CPU")
-    })
+    CURRENT.get_here().expect("scheduler started on this CPU")
 }
 
-/// The task running on `cpu` (its idle task before its scheduler starts is
-/// not recorded: `None` then).
-pub fn current_or_idle(cpu: usize) -> Arc<Task> {
-    match CURRENT[cpu].lock().clone() {
+/// The task running on this CPU, or a stand-in idle task before its
+/// scheduler starts.
+pub fn current_or_idle() -> Arc<Task> {
+    match CURRENT.get_here() {
         Some(t) => t,
-        None => new_idle(cpu),
+        None => new_idle(crate::arch::percpu::cpu_id()),
     }
 }
 
-/// Records the task now running on `cpu` (called by the scheduler under the rq lock).
-pub(crate) fn set_current(cpu: usize, task: Arc<Task>) {
-    *CURRENT[cpu].lock() = Some(task);
+/// Records the task now running on this CPU (called by the scheduler on
+/// the interrupt path, and once per CPU when its runqueue starts).
+pub(crate) fn set_current(task: Arc<Task>) {
+    CURRENT.set_here(task);
 }
 
 /// The idle task of `cpu`: its boot flow, which is running now.

@@ -32,7 +32,10 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use sched::{EnqueueFlags, EntityId, Policy, SchedEntity, WakeFlags};
 
+use sched::cpumask::CpuMask;
+
 use crate::arch::percpu::{cpu_id, MAX_CPUS};
+use crate::balance::wake::WakeeLoad;
 use crate::rq::{self, Rq};
 use crate::schedule::resched_cpu;
 use crate::sync::irq_mutex::IrqMutex;
@@ -64,38 +67,67 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
         return false;
     }
     let this = cpu_id();
+    let mut rq = rq::lock_task_rq(p);
+    let eid = EntityId(p.eid.load(Ordering::Relaxed));
 
     // Step 2: still queued?
-    {
-        let mut rq = rq::lock_task_rq(p);
+    if rq.fair.entity(eid).is_some_and(|se| se.on_rq) {
         let cpu = rq.cpu;
-        let eid = EntityId(p.eid.load(Ordering::Relaxed));
-        if rq.fair.entity(eid).is_some_and(|se| se.on_rq) {
-            p.set_state(TaskState::Running);
-            rq.update_clock();
-            let mut preempt = false;
-            if rq.fair.is_delayed(eid) {
-                let _ = rq.fair.enqueue(eid, EnqueueFlags::WAKEUP);
-                p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
-                preempt = check_preempt(&mut rq, eid, flags);
-            }
-            drop(rq);
-            account(p, this, cpu, flags);
-            if preempt {
-                resched_cpu(cpu);
-            }
-            return true;
+        p.set_state(TaskState::Running);
+        rq.update_clock();
+        let mut preempt = false;
+        if rq.fair.is_delayed(eid) {
+            let _ = rq.fair.enqueue(eid, EnqueueFlags::WAKEUP);
+            p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
+            preempt = check_preempt(&mut rq, eid, flags);
         }
+        drop(rq);
+        account(p, this, cpu, flags);
+        if preempt {
+            resched_cpu(cpu);
+        }
+        return true;
     }
 
-    // Step 3: off the queue; wait for its switch-out to finish.
-    p.ctx.wait_off_cpu();
+    // Step 3: off the queue; wait for its switch-out to finish (without the
+    // runqueue lock: the switching CPU may need it for newidle balancing).
+    if p.ctx.on_cpu() {
+        drop(rq);
+        p.ctx.wait_off_cpu();
+        rq = rq::lock_task_rq(p);
+    }
     p.set_state(TaskState::Running);
-    let from = p.cpu.load(Ordering::Relaxed);
-    let target = select_task_rq(p, from, this, flags);
-    let se = if target != from { take_entity(p, from) } else { None };
+    let from = rq.cpu;
+    let allowed = p.affinity.load();
+    // A task allowed on one CPU has nowhere else to go (Linux skips
+    // select_task_rq when nr_cpus_allowed == 1).
+    let target = match allowed.first().filter(|_| allowed.weight() == 1) {
+        Some(only) => only,
+        None => {
+            // Placement takes balance state that ranks above runqueue locks.
+            let load = WakeeLoad::of(&rq, p);
+            drop(rq);
+            let target = select_task_rq(p, allowed, load, from, this, flags);
+            rq = rq::lock(from);
+            target
+        }
+    };
     account(p, this, target, flags);
-    push_remote_or_local(target, Pending { task: p.clone(), se, flags });
+    if target == from {
+        if target == this {
+            // The common local wakeup: one runqueue lock for all of it.
+            if activate(&mut rq, p.clone(), None, flags) {
+                rq::set_need_resched(this);
+            }
+        } else {
+            drop(rq);
+            push_remote(target, Pending { task: p.clone(), se: None, flags });
+        }
+    } else {
+        let se = take_entity(&mut rq, p);
+        drop(rq);
+        push_remote_or_local(target, Pending { task: p.clone(), se: Some(se), flags });
+    }
     true
 }
 
@@ -117,38 +149,29 @@ fn account(p: &Task, this: usize, target: usize, flags: WakeFlags) {
 /// Where a waking task goes: the fair class's placement
 /// (`balance::wake::select_wake_cpu`: wake_affine, select_idle_sibling, ...)
 /// when it is set up and picks an allowed online CPU; otherwise its previous
-/// CPU if allowed, else its first allowed online CPU.
-fn select_task_rq(p: &Arc<Task>, prev: usize, this: usize, flags: WakeFlags) -> usize {
-    // A task allowed on one CPU has nowhere else to go (Linux skips
-    // select_task_rq when nr_cpus_allowed == 1).
-    let allowed = *p.affinity.lock();
-    if allowed.weight() == 1 {
-        if let Some(only) = allowed.first() {
-            return only;
-        }
-    }
-    if let Some(cpu) = crate::balance::wake::select_wake_cpu(p, prev, this, flags) {
-        if p.allowed(cpu) && rq::is_online(cpu) {
+/// CPU if allowed, else its first allowed online CPU. No lock is held;
+/// `load` was read under `p`'s runqueue lock.
+fn select_task_rq(p: &Arc<Task>, allowed: CpuMask, load: WakeeLoad, prev: usize, this: usize, flags: WakeFlags) -> usize {
+    if let Some(cpu) = crate::balance::wake::select_wake_cpu(p, load, prev, this, flags) {
+        if allowed.contains(cpu) && rq::is_online(cpu) {
             return cpu;
         }
     }
-    let allowed = *p.affinity.lock();
     if allowed.contains(prev) && rq::is_online(prev) {
         return prev;
     }
     allowed.intersection(&rq::online_mask()).first().unwrap_or(prev)
 }
 
-/// Removes `p`'s (dequeued, not running) entity from CPU `from`.
-fn take_entity(p: &Arc<Task>, from: usize) -> Option<SchedEntity> {
-    let mut rq = rq::lock(from);
+/// Removes `p`'s (dequeued, not running) entity from its locked runqueue.
+fn take_entity(rq: &mut Rq, p: &Arc<Task>) -> SchedEntity {
     let eid = p.eid.load(Ordering::Relaxed);
     match rq.fair.remove_entity(EntityId(eid)) {
         Ok(se) => {
             rq.detach(eid);
-            Some(se)
+            se
         }
-        Err(e) => panic!("invariant: cannot move task {} ({}) off CPU {}: {}", p.id, p.name, from, e),
+        Err(e) => panic!("invariant: cannot move task {} ({}) off CPU {}: {}", p.id, p.name, rq.cpu, e),
     }
 }
 
@@ -265,7 +288,7 @@ pub fn set_affinity(p: &Arc<Task>, mask: sched::cpumask::CpuMask) -> Result<(), 
         return Err("the mask has no online CPU");
     }
     let _pi = p.pi_lock.lock();
-    *p.affinity.lock() = mask;
+    p.affinity.store(mask);
     if mask.contains(p.cpu.load(Ordering::Acquire)) {
         return Ok(());
     }

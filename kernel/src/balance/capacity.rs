@@ -46,7 +46,7 @@ pub fn update(rq: &mut Rq) {
     let curr = rq.fair.curr().and_then(|e: EntityId| {
         let t = rq.task_of(e.0)?;
         let se = rq.fair.entity(e)?;
-        let allowed = *t.affinity.lock();
+        let allowed = t.affinity.load();
         Some(CurrTask {
             util: se.avg.util_avg,
             load: se.avg.load_avg,

@@ -27,7 +27,7 @@ pub fn task_snapshot(rq: &Rq, eid: u32, t: &Task) -> Option<TaskSnapshot> {
         weight: se.w(),
         load_avg: se.avg.load_avg,
         util: se.avg.util_avg,
-        allowed: *t.affinity.lock(),
+        allowed: t.affinity.load(),
         running: rq.fair.curr() == Some(e),
         delayed: se.sched_delayed,
         per_cpu_kthread: false,

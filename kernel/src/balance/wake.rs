@@ -18,21 +18,34 @@ use super::snapshot::snapshots;
 use super::{jiffies, LLC, STATE};
 use crate::task::Task;
 
-/// The placement view of a sleeping task.
-fn wakee_snapshot(p: &Task, prev: usize) -> TaskSnapshot {
-    let (weight, load, util) = {
-        let rq = crate::rq::lock_task_rq(p);
+/// The values placement needs from a sleeping task's entity (read by the
+/// caller, which holds the task's runqueue lock).
+#[derive(Clone, Copy)]
+pub struct WakeeLoad {
+    pub weight: u64,
+    pub load_avg: u64,
+    pub util: u64,
+}
+
+impl WakeeLoad {
+    /// `p`'s entity in the locked runqueue `rq` (defaults if it has none).
+    pub fn of(rq: &crate::rq::Rq, p: &Task) -> WakeeLoad {
         match rq.fair.entity(EntityId(p.eid.load(Ordering::Relaxed))) {
-            Some(se) => (se.w(), se.avg.load_avg, se.avg.util_avg),
-            None => (1024, 0, 0),
+            Some(se) => WakeeLoad { weight: se.w(), load_avg: se.avg.load_avg, util: se.avg.util_avg },
+            None => WakeeLoad { weight: 1024, load_avg: 0, util: 0 },
         }
-    };
+    }
+}
+
+/// The placement view of a sleeping task.
+fn wakee_snapshot(p: &Task, l: WakeeLoad, prev: usize) -> TaskSnapshot {
+    let WakeeLoad { weight, load_avg: load, util } = l;
     TaskSnapshot {
         id: p.id as u64,
         weight,
         load_avg: load,
         util,
-        allowed: *p.affinity.lock(),
+        allowed: p.affinity.load(),
         running: false,
         delayed: false,
         per_cpu_kthread: false,
@@ -48,12 +61,14 @@ fn wakee_snapshot(p: &Task, prev: usize) -> TaskSnapshot {
     }
 }
 
-/// The CPU a waking task goes to. `this` is the waking CPU.
-pub fn select_wake_cpu(p: &Arc<Task>, prev: usize, this: usize, flags: WakeFlags) -> Option<usize> {
+/// The CPU a waking task goes to. `this` is the waking CPU; `load` was read
+/// under `p`'s runqueue lock, which the caller has dropped again (this takes
+/// balance state, which ranks above runqueue locks).
+pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize, flags: WakeFlags) -> Option<usize> {
     let g = super::global()?;
-    let task = wakee_snapshot(p, prev);
+    let task = wakee_snapshot(p, load, prev);
     // The waker (the task this CPU runs) records the wakee: wake_wide's flips.
-    let waker = crate::task::current_or_idle(this);
+    let waker = crate::task::current_or_idle();
     let (waker_flips, waker_load) = if waker.is_idle {
         (0, 0)
     } else {

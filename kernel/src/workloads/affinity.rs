@@ -54,7 +54,7 @@ pub fn run(w: &Workload) -> bool {
         crate::schedstat::print_task(m);
     }
     for t in pinned.iter().chain(mover.iter()) {
-        crate::record!("affinity", "task={} id={} allowed={} ran_on={}", t.name, t.id, *t.affinity.lock(), t.ran_on());
+        crate::record!("affinity", "task={} id={} allowed={} ran_on={}", t.name, t.id, t.affinity.load(), t.ran_on());
     }
     crate::record!("affinity_move", "from={} to={} now_on={}", first, last, now_on.unwrap_or(usize::MAX));
     moved_ok && pinned.len() == cpus.len()

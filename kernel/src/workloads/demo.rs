@@ -27,7 +27,7 @@ pub fn run(w: &Workload) -> bool {
         crate::task::join(t);
     }
     for &cpu in &cpus {
-        let mine: Vec<_> = tasks.iter().filter(|t| t.affinity.lock().contains(cpu)).collect();
+        let mine: Vec<_> = tasks.iter().filter(|t| t.affinity.load().contains(cpu)).collect();
         let total: u64 = mine.iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum();
         let wsum: u64 = mine.iter().map(|t| crate::task::nice_weight(t.nice_value())).sum();
         let mut line = alloc::string::String::new();
