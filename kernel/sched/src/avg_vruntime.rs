@@ -70,10 +70,21 @@ impl AvgVruntime {
         vdiff(v, self.zero_vruntime)
     }
 
+    /// `key·w` in `i128`. A weight is at most `2^20` and a sum of weights
+    /// below `2^52` (module docs), so `w` fits `i64` and the product is one
+    /// signed 64×64→128 multiply instead of a full 128×128 one (which LLVM
+    /// must emit for a `u64` operand it cannot bound). Exact: the same
+    /// mathematical product.
+    #[inline(always)]
+    fn wmul(key: i64, w: u64) -> i128 {
+        debug_assert!(w <= i64::MAX as u64);
+        key as i128 * w as i64 as i128
+    }
+
     /// Account an entity entering the tree.
     #[inline]
     pub fn add(&mut self, v: u64, w: u64) {
-        self.sum_w_vruntime += self.key(v) as i128 * w as i128;
+        self.sum_w_vruntime += Self::wmul(self.key(v), w);
         self.sum_weight += w;
     }
 
@@ -81,7 +92,7 @@ impl AvgVruntime {
     /// same vruntime and weight).
     #[inline]
     pub fn sub(&mut self, v: u64, w: u64) {
-        self.sum_w_vruntime -= self.key(v) as i128 * w as i128;
+        self.sum_w_vruntime -= Self::wmul(self.key(v), w);
         self.sum_weight = self.sum_weight.saturating_sub(w);
     }
 
@@ -89,7 +100,7 @@ impl AvgVruntime {
     #[inline]
     pub fn shift_to(&mut self, v0: u64) {
         let delta = vdiff(v0, self.zero_vruntime);
-        self.sum_w_vruntime -= self.sum_weight as i128 * delta as i128;
+        self.sum_w_vruntime -= Self::wmul(delta, self.sum_weight);
         self.zero_vruntime = v0;
     }
 
@@ -97,7 +108,7 @@ impl AvgVruntime {
     #[inline(always)]
     pub fn totals(&self, curr: Option<(u64, u64)>) -> (i128, i128) {
         match curr {
-            Some((v, w)) => (self.sum_w_vruntime + self.key(v) as i128 * w as i128, (self.sum_weight + w) as i128),
+            Some((v, w)) => (self.sum_w_vruntime + Self::wmul(self.key(v), w), (self.sum_weight + w) as i128),
             None => (self.sum_w_vruntime, self.sum_weight as i128),
         }
     }
@@ -135,7 +146,8 @@ impl AvgVruntime {
     /// [`AvgVruntime::eligible`] from [`AvgVruntime::totals`].
     #[inline(always)]
     pub fn eligible_in(&self, v: u64, s: i128, w: i128) -> bool {
-        s >= self.key(v) as i128 * w
+        // w = W' < 2^53 (module docs), so it fits i64: one 64×64→128 multiply
+        s >= self.key(v) as i128 * w as i64 as i128
     }
 }
 
