@@ -4,7 +4,7 @@
 //! ```sh
 //! cargo build --release -p fairway-sched --example hotpath
 //! B=target/x86_64-unknown-linux-gnu/release/examples/hotpath
-//! for s in pipe pipe-nice5 pipe3 yield tick; do
+//! for s in pipe pipe-nice5 pipe3 yield tick pipe-c pipe-nice5-c pipe3-c; do
 //!     valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.$s $B $s
 //!     callgrind_annotate --inclusive=yes /tmp/cg.$s | grep 'hotpath::op_'
 //! done
@@ -34,6 +34,10 @@
 //!   (`update_clock`, `yield_curr`, `schedule`).
 //! - `tick`: three always-runnable entities under a 1 ms tick
 //!   (`tick(now)`, and `schedule()` when it asks for a reschedule).
+//! - `pipe-c`, `pipe-nice5-c`, `pipe3-c`: the pipe scenarios through the
+//!   combined calls (`update_clock`, `wake(WAKEUP, SYNC)`,
+//!   `block_and_schedule(SLEEP)`); each prints the same state digest as
+//!   its sequential twin run alone.
 //!
 //! It also prints a digest of the final states (entities, V sums, PELT,
 //! counters), so two builds can be compared for identical behaviour.
@@ -63,6 +67,17 @@ fn op_dequeue_sleep(rq: &mut FairRq, id: EntityId) {
 #[inline(never)]
 fn op_schedule(rq: &mut FairRq) -> Option<EntityId> {
     black_box(rq.schedule())
+}
+
+#[inline(never)]
+fn op_wake(rq: &mut FairRq, id: EntityId) -> bool {
+    black_box(rq.wake(black_box(id), EnqueueFlags::WAKEUP, WakeFlags::SYNC)).unwrap()
+}
+#[inline(never)]
+fn op_block_and_schedule(rq: &mut FairRq, id: EntityId) -> Option<EntityId> {
+    let (r, next) = rq.block_and_schedule(black_box(id), DequeueFlags::SLEEP);
+    black_box(r).unwrap();
+    black_box(next)
 }
 
 #[inline(never)]
@@ -111,7 +126,7 @@ fn digest(rq: &FairRq, ids: &[EntityId], h: &mut u64) {
     }
 }
 
-fn pipe(h: &mut u64, nice: i32) -> (u64, u64) {
+fn pipe(h: &mut u64, nice: i32, combined: bool) -> (u64, u64) {
     let mut rq = new_rq();
     let a = spawn_nice(&mut rq, nice);
     let b = spawn_nice(&mut rq, nice);
@@ -124,11 +139,18 @@ fn pipe(h: &mut u64, nice: i32) -> (u64, u64) {
     for _ in 0..ITERS {
         now += 2_000;
         op_update_clock(&mut rq, now);
-        op_enqueue_wakeup(&mut rq, sleeper);
-        preempts += op_check_preempt(&mut rq, sleeper) as u64;
-        op_dequeue_sleep(&mut rq, run);
-        delayed += rq.is_delayed(run) as u64;
-        let next = op_schedule(&mut rq).unwrap();
+        let next = if combined {
+            preempts += op_wake(&mut rq, sleeper) as u64;
+            let next = op_block_and_schedule(&mut rq, run).unwrap();
+            delayed += rq.is_delayed(run) as u64;
+            next
+        } else {
+            op_enqueue_wakeup(&mut rq, sleeper);
+            preempts += op_check_preempt(&mut rq, sleeper) as u64;
+            op_dequeue_sleep(&mut rq, run);
+            delayed += rq.is_delayed(run) as u64;
+            op_schedule(&mut rq).unwrap()
+        };
         assert_eq!(next, sleeper);
         sleeper = run;
         run = next;
@@ -137,7 +159,7 @@ fn pipe(h: &mut u64, nice: i32) -> (u64, u64) {
     (preempts, delayed)
 }
 
-fn pipe3(h: &mut u64) -> (u64, u64) {
+fn pipe3(h: &mut u64, combined: bool) -> (u64, u64) {
     let mut rq = new_rq();
     let hog = spawn(&mut rq);
     let a = spawn(&mut rq);
@@ -151,10 +173,15 @@ fn pipe3(h: &mut u64) -> (u64, u64) {
     for _ in 0..ITERS {
         now += 2_000;
         op_update_clock(&mut rq, now);
-        op_enqueue_wakeup(&mut rq, sleeper);
-        preempts += op_check_preempt(&mut rq, sleeper) as u64;
-        op_dequeue_sleep(&mut rq, run);
-        let next = op_schedule(&mut rq).unwrap();
+        let next = if combined {
+            preempts += op_wake(&mut rq, sleeper) as u64;
+            op_block_and_schedule(&mut rq, run).unwrap()
+        } else {
+            op_enqueue_wakeup(&mut rq, sleeper);
+            preempts += op_check_preempt(&mut rq, sleeper) as u64;
+            op_dequeue_sleep(&mut rq, run);
+            op_schedule(&mut rq).unwrap()
+        };
         if next == hog {
             // the hog runs 2 µs, then the pipe partner gets the CPU back
             hog_runs += 1;
@@ -215,17 +242,17 @@ fn main() {
     let all = which == "all";
     let mut h = 0xcbf29ce484222325u64;
     println!("iterations per scenario: {ITERS}");
-    if all || which == "pipe" {
-        let p = pipe(&mut h, 0);
-        println!("pipe:  {} preempting wakeups, {} delayed sleeps", p.0, p.1);
+    for (name, nice, combined) in [("pipe", 0, false), ("pipe-nice5", 5, false), ("pipe-c", 0, true), ("pipe-nice5-c", 5, true)] {
+        if all || which == name {
+            let p = pipe(&mut h, nice, combined);
+            println!("{name}: {} preempting wakeups, {} delayed sleeps", p.0, p.1);
+        }
     }
-    if all || which == "pipe-nice5" {
-        let p = pipe(&mut h, 5);
-        println!("pipe-nice5: {} preempting wakeups, {} delayed sleeps", p.0, p.1);
-    }
-    if all || which == "pipe3" {
-        let p3 = pipe3(&mut h);
-        println!("pipe3: {} preempting wakeups, {} hog runs", p3.0, p3.1);
+    for (name, combined) in [("pipe3", false), ("pipe3-c", true)] {
+        if all || which == name {
+            let p3 = pipe3(&mut h, combined);
+            println!("{name}: {} preempting wakeups, {} hog runs", p3.0, p3.1);
+        }
     }
     if all || which == "yield" {
         println!("yield: {} switches", yields(&mut h));

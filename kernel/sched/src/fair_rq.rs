@@ -450,14 +450,29 @@ impl FairRq {
             }
             return Err(SchedError::AlreadyQueued(id));
         }
-        let is_curr = self.curr == Some(i);
-        if is_curr {
+        if self.curr == Some(i) {
             self.place_entity(i, flags);
             self.update_curr();
+            self.enqueue_account(i, true);
         } else {
             self.update_curr();
-            self.place_entity(i, flags);
+            self.enqueue_placed(i, flags);
         }
+        Ok(())
+    }
+
+    /// The rest of [`FairRq::enqueue`] for an entity `i` that is neither
+    /// queued nor running, after `update_curr`: place, account, insert.
+    #[inline(always)]
+    pub(crate) fn enqueue_placed(&mut self, i: u32, flags: EnqueueFlags) {
+        self.place_entity(i, flags);
+        self.enqueue_account(i, false);
+    }
+
+    /// The end of an enqueue of the placed entity `i`: PELT, counts, tree
+    /// (unless it is the running one) and v0.
+    #[inline(always)]
+    fn enqueue_account(&mut self, i: u32, is_curr: bool) {
         self.update_entity_pelt(i);
         let se = self.se_mut(i);
         se.on_rq = true;
@@ -469,7 +484,6 @@ impl FairRq {
             self.enqueue_tree(i);
         }
         self.recenter();
-        Ok(())
     }
 
     /// Take an entity off the queue (Linux `dequeue_entity`).
@@ -541,7 +555,7 @@ impl FairRq {
     /// A sleep of a queued, not eligible entity turned into a delayed
     /// dequeue (see `delay`).
     #[inline(never)]
-    fn delay_dequeue(&mut self, i: u32, is_curr: bool) {
+    pub(crate) fn delay_dequeue(&mut self, i: u32, is_curr: bool) {
         self.update_entity_pelt(i);
         self.se_mut(i).sched_delayed = true;
         self.h_nr_runnable -= 1;

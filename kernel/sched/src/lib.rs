@@ -27,6 +27,7 @@ pub mod topology;
 
 pub mod avg_vruntime;
 pub mod balance;
+mod combined;
 mod delay;
 pub mod entity;
 pub mod fair_rq;

@@ -125,15 +125,25 @@ impl FairRq {
     /// buddy (PICK_BUDDY) if it is eligible.
     #[inline(always)]
     pub(crate) fn pick_eevdf(&mut self, protect: bool) -> Option<u32> {
+        // the running entity counts (in V and as a candidate) only while queued
+        let curr = match self.curr {
+            Some(c) if self.se(c).on_rq => Some(c),
+            _ => None,
+        };
+        self.pick_eevdf_among(curr, protect)
+    }
+
+    /// [`FairRq::pick_eevdf`] with the running entity's candidacy given:
+    /// `curr` is `self.curr` if it is queued, else `None` (a caller that
+    /// knows it, e.g. right after the running entity went to sleep, saves
+    /// the test).
+    #[inline(always)]
+    pub(crate) fn pick_eevdf_among(&mut self, curr: Option<u32>, protect: bool) -> Option<u32> {
         self.stats.picks += 1;
         if self.nr_queued == 0 {
             return None;
         }
-        // the running entity counts (in V and as a candidate) only while queued
-        let (curr, ct) = match self.curr {
-            Some(c) if self.se(c).on_rq => (Some(c), Some((self.se(c).vruntime, self.se(c).w()))),
-            _ => (None, None),
-        };
+        let ct = curr.map(|c| (self.se(c).vruntime, self.se(c).w()));
         if self.nr_queued == 1 {
             return curr.or(self.tree.leftmost());
         }
@@ -225,7 +235,7 @@ impl FairRq {
     /// Make a queued entity the running one (Linux `set_next_entity`): take
     /// it out of the tree, start its protected slice and its exec clock.
     #[inline(always)]
-    fn set_next(&mut self, i: u32) {
+    pub(crate) fn set_next(&mut self, i: u32) {
         if self.next == Some(i) {
             self.next = None;
         }

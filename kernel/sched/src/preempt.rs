@@ -82,30 +82,41 @@ impl FairRq {
     /// already pending, or the CPU has nothing running).
     pub fn check_preempt_wakeup(&mut self, woken: EntityId, wf: WakeFlags) -> Result<bool, SchedError> {
         let w = self.idx(woken)?;
-        let Some(c) = self.curr else { return Ok(true) };
+        Ok(self.check_preempt_idx(w, wf, false))
+    }
+
+    /// [`FairRq::check_preempt_wakeup`] for a live entity `w`. Inlined into
+    /// [`FairRq::wake`], where it follows the enqueue directly; `charged`
+    /// says the running entity was already charged at this clock (its
+    /// `update_curr` would be a no-op).
+    #[inline(always)]
+    pub(crate) fn check_preempt_idx(&mut self, w: u32, wf: WakeFlags, charged: bool) -> bool {
+        let Some(c) = self.curr else { return true };
         if c == w {
-            return Ok(false);
+            return false;
         }
         if self.need_resched {
-            return Ok(true);
+            return true;
         }
         if !self.feat(Feature::WakeupPreemption) || !self.se(w).on_rq {
-            return Ok(false);
+            return false;
         }
         let (cp, wp) = (self.se(c).policy, self.se(w).policy);
         let action = if cp == Policy::Idle && wp != Policy::Idle {
             // anything beats a SCHED_IDLE entity, protection or not
             self.cancel_protect_slice(c);
             self.need_resched = true;
-            return Ok(true);
+            return true;
         } else if (cp == Policy::Idle) != (wp == Policy::Idle) || wp != Policy::Normal {
-            return Ok(false);
+            return false;
         } else {
-            self.update_curr();
+            if !charged {
+                self.update_curr();
+            }
             if self.feat(Feature::PreemptShort) && self.se(w).slice < self.se(c).slice {
                 Action::Short
             } else if wf.contains(WakeFlags::FORK) || self.se(w).sched_delayed {
-                return Ok(false);
+                return false;
             } else if self.feat(Feature::NextBuddy) {
                 self.set_next_buddy(w);
                 if wf.contains(WakeFlags::SYNC) {
@@ -138,7 +149,7 @@ impl FairRq {
         if preempt {
             self.need_resched = true;
         }
-        Ok(preempt)
+        preempt
     }
 
     /// NEXT_BUDDY: nominate the wakee unless the current buddy's deadline

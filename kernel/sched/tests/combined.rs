@@ -1,0 +1,178 @@
+//! The combined operations (`wake`, `block_and_schedule`) against the
+//! calls they combine: random scripts run on two clones of one queue, one
+//! through the combined call and one through the sequence; after every step
+//! the results and the whole queue state (its `Debug` form: every slot,
+//! tree node, sum, counter and clock) must be identical.
+
+mod common;
+
+use common::{op, Driver, Op};
+use proptest::prelude::*;
+use proptest::test_runner::Config;
+use sched::{DequeueFlags, EnqueueFlags, EntityId, FairRq, Features, Tunables, WakeFlags};
+
+fn config() -> Config {
+    Config { cases: 4_000, failure_persistence: None, ..Config::default() }
+}
+
+#[derive(Clone, Debug)]
+enum Step {
+    /// Any operation of the shared generator, applied to both queues.
+    Common(Op),
+    /// Wake the k-th entity with the given enqueue and wake flags.
+    Wake(usize, usize, usize, u64),
+    /// Block the running entity (or, if `any`, the k-th entity) with the
+    /// given dequeue flags, then switch.
+    Block(bool, usize, usize, u64),
+}
+
+const EFLAGS: [EnqueueFlags; 4] = [EnqueueFlags::WAKEUP, EnqueueFlags::NONE, EnqueueFlags::INITIAL, EnqueueFlags::MIGRATED];
+const WFLAGS: [WakeFlags; 4] = [WakeFlags::SYNC, WakeFlags::NONE, WakeFlags::FORK, WakeFlags::SYNC];
+
+fn dflags(k: usize) -> DequeueFlags {
+    match k % 6 {
+        0..=2 => DequeueFlags::SLEEP,
+        3 => DequeueFlags::SLEEP | DequeueFlags::SPECIAL,
+        4 => DequeueFlags::SLEEP | DequeueFlags::DELAYED,
+        _ => DequeueFlags::NONE,
+    }
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        4 => op().prop_map(Step::Common),
+        4 => (any::<usize>(), 0usize..4, 0usize..4, 0u64..40_000).prop_map(|(k, e, w, d)| Step::Wake(k, e, w, d)),
+        4 => (prop::bool::weighted(0.15), any::<usize>(), 0usize..6, 0u64..40_000).prop_map(|(a, k, f, d)| Step::Block(a, k, f, d)),
+    ]
+}
+
+fn features() -> impl Strategy<Value = Features> {
+    prop_oneof![
+        Just(Features::default()),
+        Just("NO_RUN_TO_PARITY".parse().unwrap()),
+        Just("NO_DELAY_DEQUEUE NO_PLACE_LAG".parse().unwrap()),
+        Just("NEXT_BUDDY NO_PICK_BUDDY NO_PREEMPT_SHORT".parse().unwrap()),
+        Just("NEXT_BUDDY NO_DELAY_ZERO NO_PLACE_REL_DEADLINE NO_PLACE_DEADLINE_INITIAL".parse().unwrap()),
+        Just("NO_WAKEUP_PREEMPTION".parse().unwrap()),
+    ]
+}
+
+fn nth(ids: &[EntityId], k: usize) -> EntityId {
+    // an unknown handle now and then, which both must refuse alike
+    if ids.is_empty() || k % 17 == 0 {
+        EntityId((k % 5) as u32 + ids.len() as u32)
+    } else {
+        ids[k % ids.len()]
+    }
+}
+
+fn same(a: &FairRq, b: &FairRq) -> Result<(), TestCaseError> {
+    prop_assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// `wake` = `enqueue` then (if it succeeded) `check_preempt_wakeup`;
+    /// `block_and_schedule` = `dequeue` then `schedule`: identical results
+    /// and identical queue state after every step.
+    #[test]
+    fn combined_ops_equal_their_sequences(
+        cpus in 1u32..16,
+        f in features(),
+        steps in prop::collection::vec(step(), 1..64),
+    ) {
+        let mut t = Tunables::new(cpus);
+        t.features = f;
+        let mut seq = Driver::new(FairRq::new(t));
+        let mut comb = Driver::new(FairRq::new(t));
+        for s in &steps {
+            match *s {
+                Step::Common(ref o) => {
+                    seq.apply(o);
+                    comb.apply(o);
+                }
+                Step::Wake(k, e, w, d) => {
+                    let id = nth(&seq.ids, k);
+                    let (ef, wf) = (EFLAGS[e], WFLAGS[w]);
+                    for dr in [&mut seq, &mut comb] {
+                        dr.now += d;
+                        dr.rq.update_clock(dr.now);
+                    }
+                    let a = seq.rq.enqueue(id, ef).and_then(|()| seq.rq.check_preempt_wakeup(id, wf));
+                    let b = comb.rq.wake(id, ef, wf);
+                    prop_assert_eq!(a, b, "{:?}", s);
+                }
+                Step::Block(any, k, fl, d) => {
+                    let id = match seq.rq.curr() {
+                        Some(c) if !any => c,
+                        _ => nth(&seq.ids, k),
+                    };
+                    let flags = dflags(fl);
+                    for dr in [&mut seq, &mut comb] {
+                        dr.now += d;
+                        dr.rq.update_clock(dr.now);
+                    }
+                    let r = seq.rq.dequeue(id, flags);
+                    let a = (r, seq.rq.schedule());
+                    let b = comb.rq.block_and_schedule(id, flags);
+                    prop_assert_eq!(a, b, "{:?}", s);
+                }
+            }
+            same(&seq.rq, &comb.rq)?;
+            prop_assert_eq!(&seq.ids, &comb.ids);
+        }
+    }
+}
+
+/// A pipe: two entities waking each other and blocking, through the
+/// combined calls and through the sequences, for many round trips at
+/// several speeds (including PELT period crossings and delayed sleeps).
+#[test]
+fn pipe_round_trips_equal_their_sequences() {
+    for (nice, step) in [(0, 2_000u64), (5, 2_000), (0, 700_000), (-3, 37_000)] {
+        let mut t = Tunables::new(1);
+        t.features = Features::default();
+        let mut rq = FairRq::new(t);
+        let a = rq.fork(sched::Nice::clamped(nice), sched::Policy::Normal).unwrap();
+        let b = rq.fork(sched::Nice::clamped(nice), sched::Policy::Normal).unwrap();
+        let hog = rq.fork(sched::Nice::ZERO, sched::Policy::Normal).unwrap();
+        for id in [a, b, hog] {
+            rq.enqueue(id, EnqueueFlags::INITIAL).unwrap();
+        }
+        rq.update_clock(1_000);
+        rq.set_curr(a).unwrap();
+        rq.dequeue(b, DequeueFlags::SLEEP).unwrap();
+        let mut seq = rq.clone();
+        let mut comb = rq;
+        let mut now = 1_000;
+        for n in 0..5_000 {
+            now += step;
+            seq.update_clock(now);
+            comb.update_clock(now);
+            let run = seq.curr().unwrap();
+            let sleeper = if run == a { b } else if run == b { a } else { continue };
+            if seq.entity(sleeper).is_some_and(|se| !se.on_rq || se.sched_delayed) {
+                let x = seq.enqueue(sleeper, EnqueueFlags::WAKEUP).and_then(|()| seq.check_preempt_wakeup(sleeper, WakeFlags::SYNC));
+                assert_eq!(x, comb.wake(sleeper, EnqueueFlags::WAKEUP, WakeFlags::SYNC), "wake {n}");
+            }
+            let r = seq.dequeue(run, DequeueFlags::SLEEP);
+            let x = (r, seq.schedule());
+            assert_eq!(x, comb.block_and_schedule(run, DequeueFlags::SLEEP), "block {n}");
+            assert_eq!(format!("{seq:?}"), format!("{comb:?}"), "state after {n}");
+            if seq.curr() == Some(hog) {
+                // the hog runs a while, then hands the CPU back
+                now += step;
+                for q in [&mut seq, &mut comb] {
+                    q.update_clock(now);
+                    let back = q.queued().find(|&e| e != hog && !q.is_delayed(e));
+                    if let Some(e) = back {
+                        q.set_curr(e).unwrap();
+                    }
+                }
+            }
+        }
+        assert_eq!(seq.stats().no_eligible_fallbacks, 0);
+    }
+}
