@@ -11,7 +11,6 @@ use sched::balance::IdleType;
 use sched::Feature;
 
 use super::periodic::balance_rq;
-use super::snapshot::snapshots;
 use super::{AVG_IDLE, STATE};
 
 static DICE: AtomicU64 = AtomicU64::new(0x2545_F491_4F6C_DD1D);
@@ -42,8 +41,7 @@ pub fn sched_balance_newidle(cpu: usize) -> u32 {
     }
     let mut guard = STATE[cpu].lock();
     let Some(state) = guard.as_mut() else { return 0 };
-    let all = snapshots(&g.sds.online());
-    let overloaded = all.iter().any(|s| s.nr_running >= 2 || s.misfit_task_load > 0);
+    let overloaded = super::snapshot::any_overloaded();
     let lowest = state.sd.first().map(|s| &s.newidle);
     let pending = crate::wakeup::wake_list_pending(cpu);
     if newidle_gate_with(g.cfg.newidle_gate, g.cfg.migration_cost, &avg, lowest, overloaded, pending, true).is_err() {

@@ -22,6 +22,18 @@ struct Published {
     capacity_orig: AtomicU64,
     capacity: AtomicU64,
     misfit_task_load: AtomicU64,
+    /// Counted in `OVERLOADED` (more than one runnable task, or a misfit).
+    overloaded: AtomicBool,
+}
+
+/// How many CPUs are published as overloaded: Linux's root-domain
+/// `overloaded` flag, kept exact at every publish so that a CPU about to
+/// idle learns whether there is anything to pull from one load.
+static OVERLOADED: AtomicU64 = AtomicU64::new(0);
+
+/// Whether some CPU has more than one runnable task or a misfit task.
+pub fn any_overloaded() -> bool {
+    OVERLOADED.load(Ordering::Relaxed) != 0
 }
 
 impl Published {
@@ -36,6 +48,7 @@ impl Published {
             capacity_orig: AtomicU64::new(1024),
             capacity: AtomicU64::new(1024),
             misfit_task_load: AtomicU64::new(0),
+            overloaded: AtomicBool::new(false),
         }
     }
 }
@@ -55,6 +68,16 @@ pub fn publish(rq: &Rq) {
     p.capacity_orig.store(rq.capacity_orig, Ordering::Relaxed);
     p.capacity.store(rq.capacity, Ordering::Relaxed);
     p.misfit_task_load.store(rq.misfit_task_load, Ordering::Relaxed);
+    // Under this CPU's runqueue lock, so the flag and the count agree.
+    let overloaded = rq.fair.nr_queued() >= 2 || rq.misfit_task_load > 0;
+    if p.overloaded.load(Ordering::Relaxed) != overloaded {
+        p.overloaded.store(overloaded, Ordering::Relaxed);
+        if overloaded {
+            OVERLOADED.fetch_add(1, Ordering::Relaxed);
+        } else {
+            OVERLOADED.fetch_sub(1, Ordering::Relaxed);
+        }
+    }
 }
 
 /// The balancer's view of `cpu`.
