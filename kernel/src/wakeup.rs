@@ -233,9 +233,9 @@ pub(crate) fn process_wake_list() {
     // Runqueue first, then the list (the order every path uses), so a task
     // is on the list or on the runqueue at every moment a checker can see.
     let mut rq = rq::lock(cpu);
-    let items = core::mem::take(&mut *WAKE_LISTS[cpu].lock());
     let mut preempt = false;
-    for item in items {
+    // Drained in place, so the list keeps its allocation.
+    for item in WAKE_LISTS[cpu].lock().drain(..) {
         preempt |= activate(&mut rq, item.task, item.se, item.flags);
     }
     if preempt {
