@@ -25,6 +25,7 @@ mod console;
 mod mem;
 mod panic;
 mod debug;
+mod idle;
 mod rq;
 mod schedstat;
 mod schedule;
@@ -257,7 +258,7 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
     if let Err(e) = task::spawn(task::Spawn::new("init"), move || run_init(workload)) {
         panic!("cannot start the init thread: {:?}", e);
     }
-    schedule::idle_loop()
+    idle::idle_loop()
 }
 
 /// Makes this CPU's current flow its idle task and starts its tick.
@@ -427,5 +428,5 @@ fn ap_main(cpu: usize) -> ! {
     log::debug!("online (APIC id {})", percpu::this_cpu().apic_id.load(Ordering::Relaxed));
     selfcheck::ap_idle();
     start_this_cpu(cpu);
-    schedule::idle_loop()
+    idle::idle_loop()
 }

@@ -183,9 +183,9 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
     crate::balance::snapshot::publish(&rq);
     drop(rq);
     if next.is_idle && !prev.is_idle {
-        crate::timer::idle_enter(cpu);
+        crate::idle::enter(cpu, now);
     } else if prev.is_idle && !next.is_idle {
-        crate::timer::idle_exit(cpu);
+        crate::idle::exit(cpu, now);
     }
     // An exiting task has made its last switch: joiners may now free its
     // stack (they also wait until its frame is saved, below).
@@ -199,18 +199,5 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
             "invariant: task {} ({}) picked on CPU {} is still running on CPU {}",
             next.id, next.name, cpu, other
         ),
-    }
-}
-
-/// The idle loop every CPU runs when it has nothing else (its idle task).
-pub fn idle_loop() -> ! {
-    loop {
-        x86_64::instructions::interrupts::disable();
-        if rq::need_resched(cpu_id()) {
-            x86_64::instructions::interrupts::enable();
-            schedule();
-        } else {
-            crate::arch::wait_for_interrupt();
-        }
     }
 }

@@ -63,18 +63,19 @@ pub fn set_nohz(on: bool) {
 pub fn timer_irqs(cpu: usize) -> u64 {
     TIMER_IRQS[cpu].load(Ordering::Relaxed)
 }
-/// This CPU switches to its idle task: stop the tick (Linux's
-/// `tick_nohz_idle_stop_tick`).
-pub(crate) fn idle_enter(cpu: usize) {
-    if NOHZ.load(Ordering::Relaxed) {
-        TICK_STOPPED[cpu].store(true, Ordering::Relaxed);
+/// Stops this CPU's tick (Linux's `tick_nohz_idle_stop_tick`) when tickless
+/// idle is on: from now on only sleep deadlines fire its timer, and it joins
+/// the NOHZ mask so a busy CPU balances for it. Interrupts off.
+pub(crate) fn stop_tick(cpu: usize) {
+    if NOHZ.load(Ordering::Relaxed) && !TICK_STOPPED[cpu].swap(true, Ordering::Relaxed) {
         crate::balance::nohz::enter_idle(cpu);
         program(cpu, rq::now_ns());
     }
 }
 
-/// This CPU leaves its idle task: restart the tick one period from now.
-pub(crate) fn idle_exit(cpu: usize) {
+/// Restarts this CPU's tick one period from now if it was stopped.
+/// Interrupts off.
+pub(crate) fn restart_tick(cpu: usize) {
     if TICK_STOPPED[cpu].swap(false, Ordering::Relaxed) {
         crate::balance::nohz::exit_idle(cpu);
         let now = rq::now_ns();
@@ -128,7 +129,7 @@ fn program(cpu: usize, now: u64) {
         return;
     }
     let delta = next.saturating_sub(now).max(1_000);
-    let counts = (delta as u128 * crate::arch::apic::lapic_hz() as u128 / 1_000_000_000).clamp(1, u32::MAX as u128);
+    let counts = crate::arch::apic::ns_to_counts(delta).clamp(1, u32::MAX as u64);
     crate::arch::apic::start_oneshot(counts as u32);
 }
 

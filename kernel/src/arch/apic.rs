@@ -158,8 +158,20 @@ pub fn stop_timer() {
     });
 }
 
+/// LAPIC timer counts per ns in 32.32 fixed point: `hz * 2^32 / 1e9`. With
+/// `hz` below 2^40 (1 THz) it fits in u64; `ns_to_counts` multiplies in u128.
+static COUNTS_PER_NS_FP32: AtomicU64 = AtomicU64::new(0);
+
 pub fn set_lapic_hz(hz: u64) {
     LAPIC_HZ.store(hz, Ordering::Relaxed);
+    COUNTS_PER_NS_FP32.store(((hz as u128) << 32).div_ceil(1_000_000_000) as u64, Ordering::Relaxed);
+}
+
+/// LAPIC timer counts lasting at least `ns` (rounded up; a multiply and a
+/// shift: the timer is re-armed at every idle entry and tick).
+pub fn ns_to_counts(ns: u64) -> u64 {
+    let counts = (ns as u128 * COUNTS_PER_NS_FP32.load(Ordering::Relaxed) as u128).div_ceil(1 << 32);
+    counts.min(u64::MAX as u128) as u64
 }
 
 pub fn lapic_hz() -> u64 {
