@@ -107,6 +107,23 @@ fn legend(area: &DrawingArea<SVGBackend<'_>, Shift>, t: &Trace, order: &[(u64, u
     Ok(())
 }
 
+/// Labels for a logarithmic axis over `lo..hi`: 1, 2 and 5 times every
+/// power of ten inside it (plotters alone labels only some decades).
+fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
+    let mut ticks = Vec::new();
+    let mut decade = 10f64.powi(lo.max(1e-3).log10().floor() as i32);
+    while decade <= hi {
+        for m in [1.0, 2.0, 5.0] {
+            let t = decade * m;
+            if t >= lo && t <= hi {
+                ticks.push(t);
+            }
+        }
+        decade *= 10.0;
+    }
+    ticks
+}
+
 /// One panel per histogram kind (e.g. wakeup, request): sample counts per
 /// log-linear bucket on a logarithmic microsecond axis. Buckets of several
 /// runs are added up.
@@ -137,10 +154,12 @@ pub fn latency_svg(path: &Path, workload: &str, buckets: &[Bucket]) -> Result<()
             .margin(10)
             .x_label_area_size(40)
             .y_label_area_size(60)
-            .build_cartesian_2d((x0..x1 * 1.05).log_scale(), 0f64..ymax)
+            .build_cartesian_2d((x0..x1 * 1.05).log_scale().with_key_points(log_ticks(x0, x1 * 1.05)), 0f64..ymax)
             .map_err(err)?;
         chart
             .configure_mesh()
+            .x_label_formatter(&|v| format!("{v}"))
+            .y_label_formatter(&|v| format!("{v:.0}"))
             .x_desc("latency (usec, log scale)")
             .y_desc("samples")
             .draw()
@@ -150,4 +169,16 @@ pub fn latency_svg(path: &Path, workload: &str, buckets: &[Bucket]) -> Result<()
             .map_err(err)?;
     }
     root.present().map_err(err)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_ticks;
+
+    #[test]
+    fn log_ticks_cover_every_decade_in_range() {
+        assert_eq!(log_ticks(3.0, 600.0), vec![5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0]);
+        assert_eq!(log_ticks(1.0, 1.0), vec![1.0]);
+        assert!(log_ticks(0.5, 0.9).iter().all(|&t| (0.5..=0.9).contains(&t)));
+    }
 }
