@@ -127,9 +127,13 @@ impl AvgVruntime {
         if w == 0 {
             return self.zero_vruntime;
         }
-        // floor division; the common case fits a 64-bit divide
+        // floor division; the common case fits a 64-bit divide. For w > 0
+        // (always: a sum of positive weights) `s.div_euclid(w)` is the
+        // truncated quotient less one when the remainder is negative;
+        // spelled out so the compiler sees a positive divisor and drops
+        // the zero and `MIN / -1` checks.
         let q = match (i64::try_from(s), i64::try_from(w)) {
-            (Ok(s), Ok(w)) => s.div_euclid(w),
+            (Ok(s), Ok(w)) if w > 0 => (s / w) - (s % w < 0) as i64,
             _ => clamp_i64(s.div_euclid(w)),
         };
         vadd(self.zero_vruntime, q)

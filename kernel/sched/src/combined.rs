@@ -13,9 +13,13 @@
 //! delayed or the running entity, a dequeue of anything but the running
 //! entity going to sleep) simply run the two operations.
 
-use crate::entity::EntityId;
+use crate::avg_vruntime::AvgVruntime;
+use crate::entity::{EntityId, Policy, SchedEntity};
 use crate::fair_rq::{DequeueFlags, DequeueOutcome, EnqueueFlags, FairRq, SchedError, WakeFlags};
 use crate::features::Feature;
+use crate::pelt::PeltInput;
+use crate::time::{vadd, vbefore, vmin};
+use crate::weight::{calc_delta_fair_with, clamp_i64};
 
 impl FairRq {
     /// A wakeup in one call: `enqueue(id, ef)` and, if that succeeded,
@@ -29,6 +33,9 @@ impl FairRq {
             // coming back before it was switched out
             self.enqueue(id, ef)?;
             return self.check_preempt_wakeup(id, wf);
+        }
+        if let Some(preempt) = self.wake_beside_curr(i, ef, wf) {
+            return Ok(preempt);
         }
         // enqueue of an entity that is neither queued nor running
         self.update_curr();
@@ -128,4 +135,163 @@ impl FairRq {
         self.need_resched = false;
         next.map(EntityId)
     }
+
+    /// The wakeup of `i` (neither queued nor running) while a queued entity
+    /// runs, the common case, with both entities borrowed once: the same
+    /// steps as `update_curr`, `place_entity`, `update_entity_pelt`, the
+    /// accounting, `enqueue_tree`, `recenter` and `check_preempt_wakeup`,
+    /// spelled out on the two borrows (each block names the helper it
+    /// restates; keep them in step). Returns `None`, having changed
+    /// nothing, when this case does not apply (no running entity, or it is
+    /// off the queue); the wakeup then takes the general path.
+    ///
+    /// The preemption test finishes here only when its answer needs no other
+    /// entity (running entity protected and eligible, a policy rule, a
+    /// pending reschedule, or no preemption at all); otherwise it is
+    /// [`FairRq::check_preempt_idx`] after the enqueue, as in the general
+    /// path.
+    #[inline(always)]
+    fn wake_beside_curr(&mut self, i: u32, ef: EnqueueFlags, wf: WakeFlags) -> Option<bool> {
+        let c = self.curr?;
+        let math = self.tun.delta_math;
+        let feats = self.tun.features;
+        let now = self.clock;
+        let base_slice = self.base_slice;
+        let [ws, cs] = self.slots.get_disjoint_mut([i as usize, c as usize]).ok()?;
+        let (se, cse): (&mut SchedEntity, &mut SchedEntity) = (&mut ws.se, &mut cs.se);
+        if !cse.on_rq {
+            return None;
+        }
+
+        // update_curr: charge the running entity
+        if now > cse.exec_start {
+            let delta = now - cse.exec_start;
+            let dv = calc_delta_fair_with(math, delta, cse.weight);
+            cse.exec_start = now;
+            cse.sum_exec_runtime = cse.sum_exec_runtime.saturating_add(delta);
+            cse.vruntime = cse.vruntime.wrapping_add(dv);
+            // update_deadline
+            let expired = !vbefore(cse.vruntime, cse.deadline);
+            if expired {
+                let slice = if cse.custom_slice { cse.slice } else { base_slice };
+                let vslice = calc_delta_fair_with(math, slice, cse.weight);
+                cse.slice = slice;
+                cse.deadline = cse.vruntime.wrapping_add(vslice);
+            }
+            if self.nr_queued > 1 && (expired || !vbefore(cse.vruntime, cse.vprot)) {
+                self.need_resched = true;
+                if self.next == Some(c) {
+                    self.next = None;
+                }
+            }
+        }
+        // the running entity's term of V: it is queued, and stays put below
+        let ct = Some((cse.vruntime, cse.w()));
+
+        // place_entity (nr_queued > 0: curr is queued)
+        let avg: &mut AvgVruntime = &mut self.avg;
+        let v_mean = avg.mean(ct);
+        if !se.custom_slice {
+            se.slice = base_slice;
+        }
+        let mut vslice = calc_delta_fair_with(math, se.slice, se.weight);
+        let mut lag: i64 = 0;
+        if feats.has(Feature::PlaceLag) && se.vlag != 0 {
+            // wq >= curr's weight > 0
+            let wq = avg.sum_weight() + cse.w();
+            lag = place_lag(se.vlag, wq, se.w());
+        }
+        se.vruntime = vadd(v_mean, lag.saturating_neg());
+        if se.rel_deadline {
+            se.deadline = se.deadline.wrapping_add(se.vruntime);
+            se.rel_deadline = false;
+        } else {
+            if ef.contains(EnqueueFlags::INITIAL) && feats.has(Feature::PlaceDeadlineInitial) {
+                vslice /= 2;
+            }
+            se.deadline = se.vruntime.wrapping_add(vslice);
+        }
+
+        // update_entity_pelt (not running, not queued until now)
+        let pnow = self.pelt_clock.now();
+        let fresh = |last: u64| pnow.wrapping_sub(last) < 1024;
+        if !(fresh(se.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
+            let w = se.w();
+            se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, false, w);
+            let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
+            self.pelt.update(pnow, input, 1);
+        }
+
+        // accounting, enqueue_tree, recenter
+        se.on_rq = true;
+        let w = se.w();
+        self.nr_queued += 1;
+        self.h_nr_runnable += !se.sched_delayed as u32;
+        self.load_weight += w;
+        if self.tree.insert(i, se.deadline, se.vruntime, se.slice) {
+            avg.add(se.vruntime, w);
+        }
+        let v = avg.mean(ct);
+        avg.shift_to(v);
+
+        // check_preempt_wakeup: curr is c != i, charged above; i is queued
+        if self.need_resched {
+            return Some(true);
+        }
+        if !feats.has(Feature::WakeupPreemption) {
+            return Some(false);
+        }
+        let (cp, wp) = (cse.policy, se.policy);
+        if cp == Policy::Idle && wp != Policy::Idle {
+            // cancel_protect_slice
+            if vbefore(cse.vruntime, cse.vprot) {
+                cse.vprot = cse.vruntime;
+            }
+            self.need_resched = true;
+            return Some(true);
+        }
+        if (cp == Policy::Idle) != (wp == Policy::Idle) || wp != Policy::Normal {
+            return Some(false);
+        }
+        let short = feats.has(Feature::PreemptShort) && se.slice < cse.slice;
+        if !short && (wf.contains(WakeFlags::FORK) || se.sched_delayed) {
+            return Some(false);
+        }
+        // Action::Pick without buddies: pick_eevdf(protect) returns the
+        // running entity at once when it is eligible and protected (no
+        // buddy: PICK_BUDDY needs `next`, nominated only with NEXT_BUDDY);
+        // the wakee is not it, so no preemption, and RUN_TO_PARITY shrinks
+        // the protection (update_protect_slice).
+        if !short && !feats.has(Feature::NextBuddy) && self.next.is_none() {
+            let protected = vbefore(cse.vruntime, cse.vprot);
+            if protected && avg.eligible(cse.vruntime, ct) {
+                self.stats.picks += 1;
+                if feats.has(Feature::RunToParity) {
+                    // cfs_rq_min_slice: curr is queued
+                    let q = cse.slice.min(self.tree.min_slice().unwrap_or(u64::MAX));
+                    let end = cse.vruntime.wrapping_add(calc_delta_fair_with(math, q, cse.weight));
+                    cse.vprot = vmin(cse.vprot, end);
+                }
+                return Some(false);
+            }
+        }
+        Some(self.check_preempt_idx(i, wf, true))
+    }
+}
+
+/// The placement lag of `place_entity`: the saved lag inflated by
+/// `(W + w)/W`, truncated towards zero and clamped into `i64`. With
+/// `|vlag| < 2^63` and `W + w < 2^53` the product is formed in `i128`; when
+/// it fits `i64` (always, for lags within their clamp: `|vlag| < 2^40`,
+/// `W + w < 2^23` for a few nice-0 entities) the quotient is the same from
+/// a 64-bit division, without the 128-bit division routine.
+#[inline(always)]
+pub(crate) fn place_lag(vlag: i64, wq: u64, w: u64) -> i64 {
+    let (num, den) = (wq + w, wq);
+    if let (Ok(n), Ok(d)) = (i64::try_from(num), i64::try_from(den)) {
+        if let Some(p) = vlag.checked_mul(n) {
+            return p / d; // d >= 1
+        }
+    }
+    clamp_i64(vlag as i128 * num as i128 / den as i128)
 }

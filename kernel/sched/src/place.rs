@@ -57,7 +57,7 @@ impl FairRq {
             if wq == 0 {
                 wq = 1;
             }
-            lag = clamp_i64(se.vlag as i128 * (wq + se.w()) as i128 / wq as i128);
+            lag = crate::combined::place_lag(se.vlag, wq, se.w());
         }
         let initial = flags.contains(EnqueueFlags::INITIAL);
         let se = self.se_mut(i);

@@ -127,12 +127,18 @@ impl Tree {
 
     /// Link `idx` with the given keys. Returns false (and does nothing) if
     /// the slot does not exist or is already linked.
+    ///
+    /// Inlined: the insert into an empty tree (the only node becomes root
+    /// and leftmost; nothing to descend or rebalance), which is every
+    /// wakeup of a two-task pipe. A non-empty tree takes the out-of-line
+    /// descent.
+    #[inline]
     pub fn insert(&mut self, idx: u32, deadline: u64, vruntime: u64, slice: u64) -> bool {
-        match self.nodes.get(idx as usize) {
-            Some(n) if !n.linked => {}
-            _ => return false,
+        let Some(n) = self.nodes.get_mut(idx as usize) else { return false };
+        if n.linked {
+            return false;
         }
-        self.nodes[idx as usize] = Node {
+        *n = Node {
             height: 1,
             linked: true,
             deadline,
@@ -148,6 +154,14 @@ impl Tree {
             self.leftmost = idx;
             return true;
         }
+        self.insert_below_root(idx, deadline);
+        true
+    }
+
+    /// The descent, link and retrace of [`Tree::insert`] into a non-empty
+    /// tree (`idx` already initialised and counted).
+    #[inline(never)]
+    fn insert_below_root(&mut self, idx: u32, deadline: u64) {
         let mut cur = self.root;
         let mut all_left = true;
         loop {
@@ -171,22 +185,33 @@ impl Tree {
             self.leftmost = idx;
         }
         self.retrace(cur);
-        true
     }
 
     /// Unlink `idx`. Returns false if it was not linked.
+    ///
+    /// Inlined: the removal of the only node (root and leftmost: nothing to
+    /// relink or rebalance), which is every switch of a two-task pipe. A
+    /// tree of several nodes takes the out-of-line relink and retrace.
+    #[inline]
     pub fn remove(&mut self, idx: u32) -> bool {
-        if !self.contains(idx) {
+        let Some(n) = self.nodes.get_mut(idx as usize) else { return false };
+        if !n.linked {
             return false;
         }
         if self.len == 1 {
-            // the only node is the root: nothing to relink or rebalance
-            self.nodes[idx as usize] = EMPTY;
+            *n = EMPTY;
             self.root = NIL;
             self.leftmost = NIL;
             self.len = 0;
             return true;
         }
+        self.remove_linked(idx);
+        true
+    }
+
+    /// [`Tree::remove`] of a linked node in a tree of at least two.
+    #[inline(never)]
+    fn remove_linked(&mut self, idx: u32) {
         if self.leftmost == idx {
             self.leftmost = self.successor(idx);
         }
@@ -222,7 +247,6 @@ impl Tree {
         self.nodes[idx as usize] = EMPTY;
         self.len -= 1;
         self.retrace(start);
-        true
     }
 
     /// Change a linked node's slice and refresh the `min_slice` augments
