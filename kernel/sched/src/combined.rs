@@ -69,31 +69,39 @@ impl FairRq {
     }
 
     /// `dequeue(c, SLEEP)` of the running entity `c`, which is queued and
-    /// not delayed.
+    /// not delayed, with `c` borrowed once: the steps of `dequeue`
+    /// (`update_curr`, the DELAY_DEQUEUE eligibility test, `update_entity_pelt`,
+    /// `update_entity_lag_at` with `lag_limit`, the accounting, `recenter`)
+    /// restated on the borrow; keep them in step.
     #[inline(always)]
     fn sleep_curr(&mut self, c: u32) -> DequeueOutcome {
         self.update_curr();
-        let mut v_mean = None;
-        if self.feat(Feature::DelayDequeue) {
-            // curr is queued, so it is V's extra term
-            let se = self.se(c);
-            let (s, w) = self.avg.totals(Some((se.vruntime, se.w())));
-            if self.avg.eligible_in(se.vruntime, s, w) {
-                v_mean = Some(self.avg.mean_in(s, w));
-            } else {
-                self.delay_dequeue(c, true);
-                return DequeueOutcome::Delayed;
-            }
+        let (math, tick, feats) = (self.tun.delta_math, self.tun.tick_nsec(), self.tun.features);
+        let pnow = self.pelt_clock.now();
+        let se = &mut self.slots[c as usize].se;
+        let (v, w) = (se.vruntime, se.w());
+        // V with curr's term (it is queued); one evaluation for the
+        // eligibility test and the lag
+        let (s, wt) = self.avg.totals(Some((v, w)));
+        if feats.has(Feature::DelayDequeue) && !self.avg.eligible_in(v, s, wt) {
+            self.delay_dequeue(c, true);
+            return DequeueOutcome::Delayed;
         }
-        self.update_entity_pelt(c);
-        let v_mean = match v_mean {
-            Some(v) => v,
-            None => self.avg_vruntime(),
-        };
-        self.update_entity_lag_at(c, v_mean);
-        let se = self.se_mut(c);
+        let v_mean = self.avg.mean_in(s, wt);
+        // update_entity_pelt: c runs and is queued and runnable until now
+        let fresh = |last: u64| pnow.wrapping_sub(last) < 1024;
+        if !(fresh(se.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
+            se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, true, w);
+            let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
+            self.pelt.update(pnow, input, 1);
+        }
+        // update_entity_lag_at, lag_limit
+        let vl = crate::time::vdiff(v_mean, v);
+        let span = se.slice.saturating_mul(2).max(tick);
+        let limit = clamp_i64(calc_delta_fair_with(math, span, se.weight) as i128);
+        se.vlag = vl.clamp(-limit, limit);
+        // sleep: the deadline stays absolute; curr: not in the tree
         se.on_rq = false;
-        let w = se.w();
         self.nr_queued -= 1;
         self.h_nr_runnable -= 1;
         self.load_weight -= w;
@@ -101,7 +109,9 @@ impl FairRq {
             self.next = None;
         }
         self.need_resched = true;
-        self.recenter();
+        // recenter: V of the tree alone now that curr is off the queue
+        let v0 = self.avg.mean(None);
+        self.avg.shift_to(v0);
         DequeueOutcome::Dequeued
     }
 

@@ -418,19 +418,14 @@ impl FairRq {
     #[inline(always)]
     pub(crate) fn update_entity_pelt(&mut self, i: u32) {
         let now = self.pelt_clock.now();
+        let running = self.curr == Some(i);
         // wrapping: a clock behind the last update gives a huge difference,
         // so it takes the slow path, which resets the update time
         let fresh = |last: Nanos| now.wrapping_sub(last) < 1024;
-        if fresh(self.slots[i as usize].se.avg.last_update_time) && fresh(self.pelt.last_update_time) {
+        let se = &mut self.slots[i as usize].se;
+        if fresh(se.avg.last_update_time) && fresh(self.pelt.last_update_time) {
             return;
         }
-        self.update_entity_pelt_at(i, now);
-    }
-
-    #[inline(always)]
-    fn update_entity_pelt_at(&mut self, i: u32, now: Nanos) {
-        let running = self.curr == Some(i);
-        let se = &mut self.slots[i as usize].se;
         let w = se.w();
         se.avg.update_entity(now, se.on_rq, !se.sched_delayed, running, w);
         self.update_rq_pelt_at(now);

@@ -128,7 +128,7 @@ impl SchedAvg {
     /// a pipe round trip), which is three additions: no decay, and the
     /// averages are not refreshed (they only change at a boundary). An
     /// interval that crosses a boundary is out of line.
-    #[inline]
+    #[inline(always)]
     pub fn update(&mut self, now: Nanos, input: PeltInput, load_factor: u64) -> bool {
         let Some(units) = self.elapsed_units(now) else { return false };
         if units + (self.period_contrib as u64) < 1024 {
@@ -143,7 +143,7 @@ impl SchedAvg {
     /// when `on_rq`, runnable 1 when also `runnable`, and the weight as the
     /// load factor. The same arithmetic with the multiplications by 0/1
     /// turned into selections.
-    #[inline]
+    #[inline(always)]
     pub fn update_entity(&mut self, now: Nanos, on_rq: bool, runnable: bool, running: bool, weight: u64) -> bool {
         let Some(units) = self.elapsed_units(now) else { return false };
         if units + (self.period_contrib as u64) < 1024 {
@@ -167,7 +167,7 @@ impl SchedAvg {
     /// Whole 1024 ns units from the last update to `now` (`None` when
     /// there are none; a clock that went backwards resets the update time).
     /// `units < 2^54`, so adding `period_contrib` cannot overflow.
-    #[inline]
+    #[inline(always)]
     fn elapsed_units(&mut self, now: Nanos) -> Option<u64> {
         if now < self.last_update_time {
             self.last_update_time = now;

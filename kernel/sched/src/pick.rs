@@ -80,43 +80,39 @@ impl FairRq {
     }
 
     /// The body of [`FairRq::update_curr`]: `clock > exec_start` of `c`.
+    ///
+    /// The entity is borrowed once (each `self.se(c)` is a bounds-checked
+    /// lookup that the compiler must repeat after every store); the steps
+    /// are those of `calc_delta_fair`, `update_deadline` and
+    /// `protect_slice`.
     #[inline(always)]
     fn charge_curr(&mut self, c: u32) {
-        let now = self.clock;
-        let se = self.se(c);
+        let (now, math, base_slice) = (self.clock, self.tun.delta_math, self.base_slice);
+        let se = &mut self.slots[c as usize].se;
         let delta = now - se.exec_start;
-        let dv = self.vdelta(delta, c);
-        let se = self.se_mut(c);
+        let dv = crate::weight::calc_delta_fair_with(math, delta, se.weight);
         se.exec_start = now;
         se.sum_exec_runtime = se.sum_exec_runtime.saturating_add(delta);
         se.vruntime = se.vruntime.wrapping_add(dv);
-        let expired = self.update_deadline(c);
+        // update_deadline: at its deadline, a new request from the current
+        // vruntime (`d = v + r/w`, reloading the default slice unless custom)
+        let expired = !vbefore(se.vruntime, se.deadline);
+        if expired {
+            let slice = if se.custom_slice { se.slice } else { base_slice };
+            let vslice = crate::weight::calc_delta_fair_with(math, slice, se.weight);
+            se.slice = slice;
+            se.deadline = se.vruntime.wrapping_add(vslice);
+        }
+        let protected = vbefore(se.vruntime, se.vprot);
         if self.nr_queued <= 1 {
             return;
         }
-        if expired || !self.protect_slice(c) {
+        if expired || !protected {
             self.need_resched = true;
             if self.next == Some(c) {
                 self.next = None;
             }
         }
-    }
-
-    /// When entity `i` reached its deadline, give it a new request from its
-    /// current vruntime (`d = v + r/w`, reloading the default slice unless it
-    /// is custom) and return true.
-    #[inline(always)]
-    pub(crate) fn update_deadline(&mut self, i: u32) -> bool {
-        let se = self.se(i);
-        if vbefore(se.vruntime, se.deadline) {
-            return false;
-        }
-        let slice = if se.custom_slice { se.slice } else { self.base_slice };
-        let vslice = crate::weight::calc_delta_fair_with(self.tun.delta_math, slice, se.weight);
-        let se = self.se_mut(i);
-        se.slice = slice;
-        se.deadline = se.vruntime.wrapping_add(vslice);
-        true
     }
 
     /// Linux `__pick_eevdf`: the eligible entity with the earliest deadline,
@@ -239,19 +235,23 @@ impl FairRq {
         if self.next == Some(i) {
             self.next = None;
         }
-        let queued = self.se(i).on_rq;
         // PELT first: until now, i was waiting and the CPU had no curr
         self.update_entity_pelt(i);
         // curr is set before the tree removal, so V never misses it
         self.curr = Some(i);
-        if queued {
-            self.dequeue_tree(i);
-            self.set_protect_slice(i);
-        }
         let now = self.clock;
-        let se = self.se_mut(i);
+        let se = &mut self.slots[i as usize].se;
+        let queued = se.on_rq;
         se.exec_start = now;
         se.prev_sum_exec_runtime = se.sum_exec_runtime;
+        if queued {
+            // dequeue_tree
+            let (v, w) = (se.vruntime, se.w());
+            if self.tree.remove(i) {
+                self.avg.sub(v, w);
+            }
+            self.set_protect_slice(i);
+        }
     }
 
     /// Switch to `id` (which must be queued and not delayed): put the

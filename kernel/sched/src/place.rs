@@ -33,9 +33,13 @@ impl FairRq {
     /// [`FairRq::update_entity_lag`] with V already computed.
     #[inline(always)]
     pub(crate) fn update_entity_lag_at(&mut self, i: u32, v_mean: u64) {
-        let vl = vdiff(v_mean, self.se(i).vruntime);
-        let limit = self.lag_limit(i);
-        self.se_mut(i).vlag = vl.clamp(-limit, limit);
+        let (math, tick) = (self.tun.delta_math, self.tun.tick_nsec());
+        let se = &mut self.slots[i as usize].se;
+        let vl = vdiff(v_mean, se.vruntime);
+        // lag_limit
+        let span = se.slice.saturating_mul(2).max(tick);
+        let limit = clamp_i64(crate::weight::calc_delta_fair_with(math, span, se.weight) as i128);
+        se.vlag = vl.clamp(-limit, limit);
     }
 
     /// Place an entity that is not counted in the queue (Linux

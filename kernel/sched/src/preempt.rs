@@ -43,14 +43,14 @@ impl FairRq {
         } else {
             self.tun.normalized_base_slice()
         };
-        let se = self.se(i);
+        let math = self.tun.delta_math;
+        let se = &mut self.slots[i as usize].se;
         let q = q.min(se.slice);
-        let vprot = if q == se.slice {
+        se.vprot = if q == se.slice {
             se.deadline
         } else {
-            vmin(se.deadline, se.vruntime.wrapping_add(self.vdelta(q, i)))
+            vmin(se.deadline, se.vruntime.wrapping_add(crate::weight::calc_delta_fair_with(math, q, se.weight)))
         };
-        self.se_mut(i).vprot = vprot;
     }
 
     /// Shrink the protection to the smallest queued slice from now.
