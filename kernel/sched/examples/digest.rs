@@ -11,6 +11,11 @@
 //!
 //! A change that claims to preserve every scheduling decision and statistic
 //! must leave the printed digest unchanged.
+//!
+//! A second pass runs the same scripts with every wakeup through
+//! `FairRq::wake` and every sleep followed by a switch through
+//! `FairRq::block_and_schedule`, hashing their results as the separate
+//! calls' results: its line (`digest, combined ops`) must equal the first.
 
 use std::fmt::Debug;
 
@@ -73,7 +78,7 @@ fn configs() -> Vec<Tunables> {
     v
 }
 
-fn script(t: Tunables, seed: u64, len: usize, h: &mut Hasher) {
+fn script(t: Tunables, seed: u64, len: usize, h: &mut Hasher, combined: bool) {
     let mut rq = FairRq::new(t);
     let mut rng = Lcg(seed);
     let mut ids: Vec<EntityId> = Vec::new();
@@ -101,11 +106,20 @@ fn script(t: Tunables, seed: u64, len: usize, h: &mut Hasher) {
                 if let Some(id) = pick(&mut rng, &ids) {
                     now += rng.below(50_000);
                     rq.update_clock(now);
-                    let r = rq.enqueue(id, EnqueueFlags::WAKEUP);
-                    h.feed(&r);
-                    if r.is_ok() {
+                    // enqueue refuses exactly a queued entity that is not delayed
+                    let will_enqueue = rq.entity(id).is_some_and(|se| !se.on_rq || se.sched_delayed);
+                    if combined && will_enqueue {
                         let wf = [WakeFlags::NONE, WakeFlags::SYNC, WakeFlags::SYNC | WakeFlags::RQ_SELECTED][rng.below(3) as usize];
-                        h.feed(rq.check_preempt_wakeup(id, wf));
+                        let r = rq.wake(id, EnqueueFlags::WAKEUP, wf);
+                        h.feed(&r.map(|_| ()));
+                        h.feed(r);
+                    } else {
+                        let r = rq.enqueue(id, EnqueueFlags::WAKEUP);
+                        h.feed(&r);
+                        if r.is_ok() {
+                            let wf = [WakeFlags::NONE, WakeFlags::SYNC, WakeFlags::SYNC | WakeFlags::RQ_SELECTED][rng.below(3) as usize];
+                            h.feed(rq.check_preempt_wakeup(id, wf));
+                        }
                     }
                 }
             }
@@ -116,9 +130,16 @@ fn script(t: Tunables, seed: u64, len: usize, h: &mut Hasher) {
                         1 => DequeueFlags::SLEEP | DequeueFlags::DELAYED,
                         _ => DequeueFlags::SLEEP,
                     };
-                    h.feed(rq.dequeue(id, f));
-                    if rng.below(2) == 0 {
-                        h.feed(rq.schedule());
+                    let switch = rng.below(2) == 0;
+                    if combined && switch {
+                        let (r, next) = rq.block_and_schedule(id, f);
+                        h.feed(r);
+                        h.feed(next);
+                    } else {
+                        h.feed(rq.dequeue(id, f));
+                        if switch {
+                            h.feed(rq.schedule());
+                        }
                     }
                 }
             }
@@ -206,13 +227,18 @@ fn script(t: Tunables, seed: u64, len: usize, h: &mut Hasher) {
 fn main() {
     let scripts: u64 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(400);
     let mut total = Hasher(0xcbf29ce484222325);
+    let mut total_combined = Hasher(0xcbf29ce484222325);
     for (k, t) in configs().into_iter().enumerate() {
         let mut h = Hasher(0xcbf29ce484222325);
+        let mut hc = Hasher(0xcbf29ce484222325);
         for s in 0..scripts {
-            script(t, (k as u64) << 32 | s, 40 + (s % 5) as usize * 60, &mut h);
+            script(t, (k as u64) << 32 | s, 40 + (s % 5) as usize * 60, &mut h, false);
+            script(t, (k as u64) << 32 | s, 40 + (s % 5) as usize * 60, &mut hc, true);
         }
         println!("config {k:2}: {:016x}", h.0);
         total.feed(h.0);
+        total_combined.feed(hc.0);
     }
+    println!("digest, combined ops: {:016x}", total_combined.0);
     println!("digest: {:016x}", total.0);
 }
