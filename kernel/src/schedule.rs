@@ -85,6 +85,8 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
     rq.stat.sched_count += 1;
     let prev = rq.curr.clone();
     let mut migrate: Option<(EntityId, Option<usize>)> = None;
+    // The blocking switch asks the policy for dequeue and pick in one call.
+    let mut picked_on_block = None;
 
     if !prev.is_idle {
         let eid = EntityId(prev.eid.load(Ordering::Relaxed));
@@ -95,7 +97,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
         match prev.state() {
             TaskState::Sleeping | TaskState::Dead if !voluntary => {}
             TaskState::Sleeping => {
-                let _ = rq.fair.dequeue(eid, DequeueFlags::SLEEP);
+                picked_on_block = Some(rq.fair.block_and_schedule(eid, DequeueFlags::SLEEP).1);
             }
             TaskState::Dead => {
                 let _ = rq.fair.dequeue(eid, DequeueFlags::SLEEP | DequeueFlags::SPECIAL);
@@ -113,7 +115,10 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
         }
     }
 
-    let mut picked = rq.fair.schedule();
+    let mut picked = match picked_on_block {
+        Some(p) => p,
+        None => rq.fair.schedule(),
+    };
     if picked.is_none() && !prev.is_idle {
         // About to idle: newidle balancing, without our lock (it takes two).
         drop(rq);

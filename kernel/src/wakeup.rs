@@ -77,9 +77,9 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
         rq.update_clock();
         let mut preempt = false;
         if rq.fair.is_delayed(eid) {
-            let _ = rq.fair.enqueue(eid, EnqueueFlags::WAKEUP);
+            let wants = rq.fair.wake(eid, EnqueueFlags::WAKEUP, flags).unwrap_or(false);
             p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
-            preempt = check_preempt(&mut rq, eid, flags);
+            preempt = rq.curr.is_idle || wants;
         }
         drop(rq);
         account(p, this, cpu, flags);
@@ -132,7 +132,7 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
 }
 
 fn account(p: &Task, this: usize, target: usize, flags: WakeFlags) {
-    crate::trace::record(rq::now_ns(), crate::trace::Event::Wakeup { pid: p.id, target: target as u32 });
+    crate::trace::record_now(crate::trace::Event::Wakeup { pid: p.id, target: target as u32 });
     TTWU_COUNT[this].fetch_add(1, Ordering::Relaxed);
     p.stats.nr_wakeups.fetch_add(1, Ordering::Relaxed);
     if target == this {
@@ -196,11 +196,13 @@ fn activate(rq: &mut Rq, p: Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags
         }
         None => (EntityId(p.eid.load(Ordering::Relaxed)), EnqueueFlags::WAKEUP),
     };
-    if let Err(e) = rq.fair.enqueue(eid, eflags) {
-        panic!("CPU {}: enqueue of task {} ({}): {}", rq.cpu, p.id, p.name, e);
-    }
+    let wants = match rq.fair.wake(eid, eflags, flags) {
+        Ok(w) => w,
+        Err(e) => panic!("CPU {}: enqueue of task {} ({}): {}", rq.cpu, p.id, p.name, e),
+    };
     p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
-    let preempt = check_preempt(rq, eid, flags);
+    // An idle CPU always switches to the wakee.
+    let preempt = rq.curr.is_idle || wants;
     crate::balance::snapshot::publish(rq);
     preempt
 }
