@@ -19,33 +19,26 @@ use x86_64::instructions::interrupts;
 
 use crate::arch::percpu::this_cpu;
 
-/// Interrupts off; counts one more guard on this CPU, unless interrupts were
-/// already off with no counted guard held (interrupt handlers, the switch):
-/// nothing will turn them on when such a guard goes, so it needs no count.
-/// Returns whether the guard was counted.
-#[inline]
-fn irq_off_enter() -> bool {
+/// Interrupts off; counts one more guard on this CPU (remembering, at the
+/// first, whether interrupts were on).
+#[inline(always)]
+fn irq_off_enter() {
     let were = interrupts::are_enabled();
     interrupts::disable();
     let cpu = this_cpu();
     let held = cpu.irq_guards.load(Ordering::Relaxed);
-    if !were && held == 0 {
-        return false;
-    }
     if held == 0 {
         cpu.irq_were_enabled.store(were, Ordering::Relaxed);
     }
     cpu.irq_guards.store(held + 1, Ordering::Relaxed);
-    true
 }
 
-/// One counted guard fewer on this CPU; interrupts back on after the last
-/// one if they were on before the first.
-#[inline]
-fn irq_off_exit(counted: bool) {
-    if !counted {
-        return;
-    }
+/// One guard fewer on this CPU; interrupts back on after the last one if
+/// they were on before the first. A guard taken where interrupts were
+/// already off (an interrupt handler, the switch) therefore never turns
+/// them on.
+#[inline(always)]
+fn irq_off_exit() {
     let cpu = this_cpu();
     let held = cpu.irq_guards.load(Ordering::Relaxed) - 1;
     cpu.irq_guards.store(held, Ordering::Relaxed);
@@ -62,7 +55,6 @@ pub struct IrqMutex<T> {
 /// Holds the lock; see the module docs for when interrupts come back on.
 pub struct IrqGuard<'a, T> {
     guard: Option<MutexGuard<'a, T>>,
-    counted: bool,
 }
 
 impl<T> IrqMutex<T> {
@@ -72,16 +64,16 @@ impl<T> IrqMutex<T> {
 
     #[inline]
     pub fn lock(&self) -> IrqGuard<'_, T> {
-        let counted = irq_off_enter();
-        IrqGuard { guard: Some(self.inner.lock()), counted }
+        irq_off_enter();
+        IrqGuard { guard: Some(self.inner.lock()) }
     }
 
     pub fn try_lock(&self) -> Option<IrqGuard<'_, T>> {
-        let counted = irq_off_enter();
+        irq_off_enter();
         match self.inner.try_lock() {
-            Some(g) => Some(IrqGuard { guard: Some(g), counted }),
+            Some(g) => Some(IrqGuard { guard: Some(g) }),
             None => {
-                irq_off_exit(counted);
+                irq_off_exit();
                 None
             }
         }
@@ -90,12 +82,14 @@ impl<T> IrqMutex<T> {
 
 impl<T> Deref for IrqGuard<'_, T> {
     type Target = T;
+    #[inline]
     fn deref(&self) -> &T {
         self.guard.as_ref().expect("guard present until drop")
     }
 }
 
 impl<T> DerefMut for IrqGuard<'_, T> {
+    #[inline]
     fn deref_mut(&mut self) -> &mut T {
         self.guard.as_mut().expect("guard present until drop")
     }
@@ -105,6 +99,6 @@ impl<T> Drop for IrqGuard<'_, T> {
     #[inline]
     fn drop(&mut self) {
         drop(self.guard.take());
-        irq_off_exit(self.counted);
+        irq_off_exit();
     }
 }
