@@ -58,12 +58,25 @@ pub fn enabled() -> bool {
     ENABLED.load(Ordering::Relaxed)
 }
 
-/// Records `ev` on this CPU at `ts` ns (no-op when tracing is off).
-#[inline]
+/// Records `ev` on this CPU at `ts` ns (no-op when tracing is off: one
+/// load and a branch, inlined into the hot paths).
+#[inline(always)]
 pub fn record(ts: u64, ev: Event) {
-    if !enabled() {
-        return;
+    if enabled() {
+        push(ts, ev);
     }
+}
+
+/// As `record`, stamped with the current time (read only when tracing).
+#[inline(always)]
+pub fn record_now(ev: Event) {
+    if enabled() {
+        push(crate::rq::now_ns(), ev);
+    }
+}
+
+#[inline(never)]
+fn push(ts: u64, ev: Event) {
     let mut ring = RINGS[cpu_id()].lock();
     let cap = CAPACITY.load(Ordering::Relaxed);
     if ring.events.len() >= cap {

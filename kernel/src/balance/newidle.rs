@@ -72,7 +72,7 @@ pub fn sched_balance_newidle(cpu: usize) -> u32 {
             a.pulled();
         }
     }
-    crate::trace::record(crate::rq::now_ns(), crate::trace::Event::NewidleEnd { pulled: walk.pulled });
+    crate::trace::record_now(crate::trace::Event::NewidleEnd { pulled: walk.pulled });
     walk.pulled
 }
 
