@@ -29,6 +29,10 @@
 //!    `dequeue(id, SLEEP | DELAYED)` e.g. at exit).
 //! 5. Switching: `schedule()` (or `pick_next()` + `set_curr()`), which puts
 //!    the previous entity back and returns the one to run (`None`: idle).
+//!    The two common steps of a blocking round trip also exist combined,
+//!    with the same state and results as the sequences and fewer
+//!    instructions: [`FairRq::wake`] (`enqueue` + `check_preempt_wakeup`)
+//!    and [`FairRq::block_and_schedule`] (`dequeue` + `schedule`).
 //! 6. Timer tick: `tick(now)` returns whether to reschedule.
 //! 7. Attribute changes: `reweight`, `set_weight`, `set_slice`,
 //!    `yield_curr`.
