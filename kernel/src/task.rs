@@ -30,29 +30,43 @@ pub fn nice_weight(nice: i32) -> u64 {
 
 /// A task's allowed CPUs, readable without a lock.
 ///
-/// Invariant: changed only under the task's `pi_lock` (`wakeup::set_affinity`),
+/// Invariant: `weight` is the number of bits set in `words`; both change
+/// only under the task's `pi_lock` (`wakeup::set_affinity`),
 /// so a reader holding the `pi_lock` sees one consistent mask; a reader
 /// without it may see a mix of the old and new words, which is harmless for
 /// the single-CPU tests (`contains`) the switch path makes.
-pub struct AffinityMask([AtomicU64; 4]);
+pub struct AffinityMask {
+    words: [AtomicU64; 4],
+    /// How many CPUs the mask holds (Linux's `nr_cpus_allowed`).
+    weight: AtomicU32,
+}
 
 impl AffinityMask {
     fn new(mask: CpuMask) -> AffinityMask {
         let w = mask.bits();
-        AffinityMask([AtomicU64::new(w[0]), AtomicU64::new(w[1]), AtomicU64::new(w[2]), AtomicU64::new(w[3])])
+        AffinityMask {
+            words: [AtomicU64::new(w[0]), AtomicU64::new(w[1]), AtomicU64::new(w[2]), AtomicU64::new(w[3])],
+            weight: AtomicU32::new(mask.weight() as u32),
+        }
     }
     pub fn load(&self) -> CpuMask {
-        CpuMask::from_bits(core::array::from_fn(|i| self.0[i].load(Ordering::Acquire)))
+        CpuMask::from_bits(core::array::from_fn(|i| self.words[i].load(Ordering::Acquire)))
     }
     /// Replaces the mask; the caller holds the task's `pi_lock`.
     pub(crate) fn store(&self, mask: CpuMask) {
-        for (word, bits) in self.0.iter().zip(mask.bits()) {
+        for (word, bits) in self.words.iter().zip(mask.bits()) {
             word.store(bits, Ordering::Release);
         }
+        self.weight.store(mask.weight() as u32, Ordering::Release);
     }
     #[inline]
     pub fn contains(&self, cpu: usize) -> bool {
-        cpu < 256 && self.0[cpu / 64].load(Ordering::Acquire) & (1 << (cpu % 64)) != 0
+        cpu < 256 && self.words[cpu / 64].load(Ordering::Acquire) & (1 << (cpu % 64)) != 0
+    }
+    /// The number of allowed CPUs.
+    #[inline]
+    pub fn weight(&self) -> usize {
+        self.weight.load(Ordering::Acquire) as usize
     }
 }
 

@@ -28,7 +28,7 @@
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use sched::{EnqueueFlags, EntityId, Policy, SchedEntity, WakeFlags};
 
@@ -50,6 +50,9 @@ struct Pending {
 }
 
 static WAKE_LISTS: [IrqMutex<Vec<Pending>>; MAX_CPUS] = [const { IrqMutex::new(Vec::new()) }; MAX_CPUS];
+/// Whether each CPU's wake list is non-empty (changed under its lock, read
+/// without it: the IPI handler and the balancer's `ttwu_pending`).
+static WAKE_PENDING: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
 
 /// Wakeups performed by each CPU, and those that woke onto the same CPU.
 static TTWU_COUNT: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
@@ -98,12 +101,13 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
     }
     p.set_state(TaskState::Running);
     let from = rq.cpu;
-    let allowed = p.affinity.load();
     // A task allowed on one CPU has nowhere else to go (Linux skips
     // select_task_rq when nr_cpus_allowed == 1).
-    let target = match allowed.first().filter(|_| allowed.weight() == 1) {
+    let single = if p.affinity.weight() == 1 { p.affinity.load().first() } else { None };
+    let target = match single {
         Some(only) => only,
         None => {
+            let allowed = p.affinity.load();
             // Placement takes balance state that ranks above runqueue locks.
             let load = WakeeLoad::of(&rq, p);
             drop(rq);
@@ -219,6 +223,7 @@ fn push_remote(target: usize, item: Pending) {
         let mut list = WAKE_LISTS[target].lock();
         let was_empty = list.is_empty();
         list.push(item);
+        WAKE_PENDING[target].store(true, Ordering::Release);
         was_empty
     };
     if was_empty {
@@ -229,7 +234,7 @@ fn push_remote(target: usize, item: Pending) {
 /// Drains this CPU's wake list (from the reschedule IPI).
 pub(crate) fn process_wake_list() {
     let cpu = cpu_id();
-    if WAKE_LISTS[cpu].lock().is_empty() {
+    if !WAKE_PENDING[cpu].load(Ordering::Acquire) {
         return;
     }
     // Runqueue first, then the list (the order every path uses), so a task
@@ -237,9 +242,12 @@ pub(crate) fn process_wake_list() {
     let mut rq = rq::lock(cpu);
     let mut preempt = false;
     // Drained in place, so the list keeps its allocation.
-    for item in WAKE_LISTS[cpu].lock().drain(..) {
+    let mut list = WAKE_LISTS[cpu].lock();
+    for item in list.drain(..) {
         preempt |= activate(&mut rq, item.task, item.se, item.flags);
     }
+    WAKE_PENDING[cpu].store(false, Ordering::Release);
+    drop(list);
     if preempt {
         rq::set_need_resched(cpu);
     }
@@ -345,7 +353,7 @@ fn push_remote_or_local(target: usize, item: Pending) {
 
 /// Whether wakeups wait on `cpu`'s wake list (Linux's `ttwu_pending`).
 pub fn wake_list_pending(cpu: usize) -> bool {
-    WAKE_LISTS[cpu].try_lock().is_none_or(|l| !l.is_empty())
+    WAKE_PENDING[cpu].load(Ordering::Acquire)
 }
 
 /// Whether `p` sits on some CPU's wake list, and if so whether it carries
