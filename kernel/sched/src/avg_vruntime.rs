@@ -121,6 +121,21 @@ impl AvgVruntime {
         self.mean_in(s, w)
     }
 
+    /// [`AvgVruntime::mean`] with an exact shortcut for a caller that
+    /// often finds the tree empty: with `S = W = 0` and a running entity of
+    /// weight `w > 0`, `(S + key·w)/(W + w)` is `key` exactly, so V is that
+    /// entity's vruntime (`v0 + key = v`, wrapping); no product, no
+    /// division. (A pipe's wakeup finds only the waker.)
+    #[inline(always)]
+    pub fn mean_or_curr(&self, curr: Option<(u64, u64)>) -> u64 {
+        if let Some((v, w)) = curr {
+            if self.sum_weight == 0 && self.sum_w_vruntime == 0 && w != 0 {
+                return v;
+            }
+        }
+        self.mean(curr)
+    }
+
     /// [`AvgVruntime::mean`] from [`AvgVruntime::totals`].
     #[inline(always)]
     pub fn mean_in(&self, s: i128, w: i128) -> u64 {

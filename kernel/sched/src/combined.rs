@@ -200,7 +200,7 @@ impl FairRq {
 
         // place_entity (nr_queued > 0: curr is queued)
         let avg: &mut AvgVruntime = &mut self.avg;
-        let v_mean = avg.mean(ct);
+        let v_mean = avg.mean_or_curr(ct);
         if !se.custom_slice {
             se.slice = base_slice;
         }
