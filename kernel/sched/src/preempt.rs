@@ -35,11 +35,14 @@ impl FairRq {
         vbefore(se.vruntime, se.vprot)
     }
 
-    /// Start the protection of a just-picked entity.
+    /// Start the protection of a just-picked entity `i`, which is the
+    /// running entity and queued (so `cfs_rq_min_slice` is the smaller of
+    /// its slice and the tree's; its own slice is taken by the `min` below).
     #[inline(always)]
     pub(crate) fn set_protect_slice(&mut self, i: u32) {
+        debug_assert!(self.curr == Some(i) && self.se(i).on_rq);
         let q = if self.feat(Feature::RunToParity) {
-            self.cfs_rq_min_slice()
+            self.tree.min_slice().unwrap_or(u64::MAX)
         } else {
             self.tun.normalized_base_slice()
         };

@@ -132,7 +132,7 @@ impl Tree {
     /// and leftmost; nothing to descend or rebalance), which is every
     /// wakeup of a two-task pipe. A non-empty tree takes the out-of-line
     /// descent.
-    #[inline]
+    #[inline(always)]
     pub fn insert(&mut self, idx: u32, deadline: u64, vruntime: u64, slice: u64) -> bool {
         let Some(n) = self.nodes.get_mut(idx as usize) else { return false };
         if n.linked {
@@ -192,7 +192,7 @@ impl Tree {
     /// Inlined: the removal of the only node (root and leftmost: nothing to
     /// relink or rebalance), which is every switch of a two-task pipe. A
     /// tree of several nodes takes the out-of-line relink and retrace.
-    #[inline]
+    #[inline(always)]
     pub fn remove(&mut self, idx: u32) -> bool {
         let Some(n) = self.nodes.get_mut(idx as usize) else { return false };
         if !n.linked {
