@@ -18,6 +18,7 @@ use crate::entity::{EntityId, Policy, SchedEntity};
 use crate::fair_rq::{DequeueFlags, DequeueOutcome, EnqueueFlags, FairRq, SchedError, WakeFlags};
 use crate::features::Feature;
 use crate::pelt::PeltInput;
+use crate::pick::charge_entity;
 use crate::time::{vadd, vbefore, vmin};
 use crate::weight::{calc_delta_fair_with, clamp_i64};
 
@@ -27,15 +28,15 @@ impl FairRq {
     /// whether to reschedule this CPU. Same state and result as the two
     /// calls in sequence.
     pub fn wake(&mut self, id: EntityId, ef: EnqueueFlags, wf: WakeFlags) -> Result<bool, SchedError> {
+        if let Some(preempt) = self.wake_beside_curr(id.0, ef, wf) {
+            return Ok(preempt);
+        }
         let i = self.idx(id)?;
         if self.se(i).on_rq || self.curr == Some(i) {
             // a delayed entity's requeue, an error, or the running entity
             // coming back before it was switched out
             self.enqueue(id, ef)?;
             return self.check_preempt_wakeup(id, wf);
-        }
-        if let Some(preempt) = self.wake_beside_curr(i, ef, wf) {
-            return Ok(preempt);
         }
         // enqueue of an entity that is neither queued nor running
         self.update_curr();
@@ -75,9 +76,15 @@ impl FairRq {
     /// restated on the borrow; keep them in step.
     #[inline(always)]
     fn sleep_curr(&mut self, c: u32) -> DequeueOutcome {
-        self.update_curr();
         let (math, tick, feats) = (self.tun.delta_math, self.tun.tick_nsec(), self.tun.features);
+        let (now, base_slice) = (self.clock, self.base_slice);
         let pnow = self.pelt_clock.now();
+        let se = &mut self.slots[c as usize].se;
+        // update_curr
+        if now > se.exec_start {
+            let must_yield = charge_entity(se, now, math, base_slice);
+            self.after_charge(c, must_yield);
+        }
         let se = &mut self.slots[c as usize].se;
         let (v, w) = (se.vruntime, se.w());
         // V with curr's term (it is queued); one evaluation for the
@@ -152,8 +159,10 @@ impl FairRq {
     /// accounting, `enqueue_tree`, `recenter` and `check_preempt_wakeup`,
     /// spelled out on the two borrows (each block names the helper it
     /// restates; keep them in step). Returns `None`, having changed
-    /// nothing, when this case does not apply (no running entity, or it is
-    /// off the queue); the wakeup then takes the general path.
+    /// nothing, when this case does not apply (`i` is no live entity, is
+    /// queued or is the running one; no running entity, or it is off the
+    /// queue); the wakeup then takes the general path, which also reports
+    /// a bad handle.
     ///
     /// The preemption test finishes here only when its answer needs no other
     /// entity (running entity protected and eligible, a policy rule, a
@@ -167,32 +176,22 @@ impl FairRq {
         let feats = self.tun.features;
         let now = self.clock;
         let base_slice = self.base_slice;
+        // fails for an index out of range and for i == c
         let [ws, cs] = self.slots.get_disjoint_mut([i as usize, c as usize]).ok()?;
+        if !ws.live {
+            return None;
+        }
         let (se, cse): (&mut SchedEntity, &mut SchedEntity) = (&mut ws.se, &mut cs.se);
-        if !cse.on_rq {
+        if se.on_rq || !cse.on_rq {
             return None;
         }
 
-        // update_curr: charge the running entity
-        if now > cse.exec_start {
-            let delta = now - cse.exec_start;
-            let dv = calc_delta_fair_with(math, delta, cse.weight);
-            cse.exec_start = now;
-            cse.sum_exec_runtime = cse.sum_exec_runtime.saturating_add(delta);
-            cse.vruntime = cse.vruntime.wrapping_add(dv);
-            // update_deadline
-            let expired = !vbefore(cse.vruntime, cse.deadline);
-            if expired {
-                let slice = if cse.custom_slice { cse.slice } else { base_slice };
-                let vslice = calc_delta_fair_with(math, slice, cse.weight);
-                cse.slice = slice;
-                cse.deadline = cse.vruntime.wrapping_add(vslice);
-            }
-            if self.nr_queued > 1 && (expired || !vbefore(cse.vruntime, cse.vprot)) {
-                self.need_resched = true;
-                if self.next == Some(c) {
-                    self.next = None;
-                }
+        // update_curr: charge the running entity (and `after_charge`,
+        // spelled out: `self` is borrowed through the two entities)
+        if now > cse.exec_start && charge_entity(cse, now, math, base_slice) && self.nr_queued > 1 {
+            self.need_resched = true;
+            if self.next == Some(c) {
+                self.next = None;
             }
         }
         // the running entity's term of V: it is queued, and stays put below
@@ -252,15 +251,16 @@ impl FairRq {
             return Some(false);
         }
         let (cp, wp) = (cse.policy, se.policy);
-        if cp == Policy::Idle && wp != Policy::Idle {
+        if (cp, wp) == (Policy::Normal, Policy::Normal) {
+            // the policy rules below decide nothing between two normal entities
+        } else if cp == Policy::Idle && wp != Policy::Idle {
             // cancel_protect_slice
             if vbefore(cse.vruntime, cse.vprot) {
                 cse.vprot = cse.vruntime;
             }
             self.need_resched = true;
             return Some(true);
-        }
-        if (cp == Policy::Idle) != (wp == Policy::Idle) || wp != Policy::Normal {
+        } else if (cp == Policy::Idle) != (wp == Policy::Idle) || wp != Policy::Normal {
             return Some(false);
         }
         let short = feats.has(Feature::PreemptShort) && se.slice < cse.slice;

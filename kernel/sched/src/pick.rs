@@ -6,10 +6,11 @@
 //! (compared only through `time`'s helpers); runtime sums saturate at
 //! `u64::MAX` (584 years); `calc_delta_fair` is bounded in `weight`.
 
-use crate::entity::EntityId;
+use crate::entity::{EntityId, SchedEntity};
 use crate::fair_rq::{DequeueFlags, FairRq, SchedError};
 use crate::features::Feature;
 use crate::time::{vbefore, Nanos};
+use crate::weight::{calc_delta_fair_with, DeltaMath};
 
 impl FairRq {
     /// V, the zero-lag virtual time: the weighted mean vruntime of the queued
@@ -88,26 +89,16 @@ impl FairRq {
     #[inline(always)]
     fn charge_curr(&mut self, c: u32) {
         let (now, math, base_slice) = (self.clock, self.tun.delta_math, self.base_slice);
-        let se = &mut self.slots[c as usize].se;
-        let delta = now - se.exec_start;
-        let dv = crate::weight::calc_delta_fair_with(math, delta, se.weight);
-        se.exec_start = now;
-        se.sum_exec_runtime = se.sum_exec_runtime.saturating_add(delta);
-        se.vruntime = se.vruntime.wrapping_add(dv);
-        // update_deadline: at its deadline, a new request from the current
-        // vruntime (`d = v + r/w`, reloading the default slice unless custom)
-        let expired = !vbefore(se.vruntime, se.deadline);
-        if expired {
-            let slice = if se.custom_slice { se.slice } else { base_slice };
-            let vslice = crate::weight::calc_delta_fair_with(math, slice, se.weight);
-            se.slice = slice;
-            se.deadline = se.vruntime.wrapping_add(vslice);
-        }
-        let protected = vbefore(se.vruntime, se.vprot);
-        if self.nr_queued <= 1 {
-            return;
-        }
-        if expired || !protected {
+        let must_yield = charge_entity(&mut self.slots[c as usize].se, now, math, base_slice);
+        self.after_charge(c, must_yield);
+    }
+
+    /// The end of `update_curr` after [`charge_entity`] of the running
+    /// entity `c`: with someone else queued, a used-up request or an ended
+    /// protection requests a reschedule and drops `c` as the next buddy.
+    #[inline(always)]
+    pub(crate) fn after_charge(&mut self, c: u32, must_yield: bool) {
+        if self.nr_queued > 1 && must_yield {
             self.need_resched = true;
             if self.next == Some(c) {
                 self.next = None;
@@ -314,19 +305,50 @@ impl FairRq {
     /// else is queued.
     pub fn yield_curr(&mut self) {
         let Some(c) = self.curr else { return };
-        if self.nr_queued <= 1 || !self.se(c).on_rq {
+        let (now, math, base_slice) = (self.clock, self.tun.delta_math, self.base_slice);
+        let se = &mut self.slots[c as usize].se;
+        if self.nr_queued <= 1 || !se.on_rq {
             return;
         }
         if self.next == Some(c) {
             self.next = None;
         }
-        self.update_curr();
-        if self.entity_eligible_idx(c) {
-            let vslice = self.vdelta(self.se(c).slice, c);
-            let se = self.se_mut(c);
+        // update_curr; its after_charge (reschedule, drop c as buddy) is
+        // subsumed: the buddy is cleared above, the reschedule set below
+        if now > se.exec_start {
+            charge_entity(se, now, math, base_slice);
+        }
+        // entity_eligible: c is queued, so it is V's extra term
+        if self.avg.eligible(se.vruntime, Some((se.vruntime, se.w()))) {
+            let vslice = calc_delta_fair_with(math, se.slice, se.weight);
             se.vruntime = se.deadline;
             se.deadline = se.deadline.wrapping_add(vslice);
         }
         self.need_resched = true;
     }
+}
+
+/// The charge of `update_curr` on the running entity `se` at `now`
+/// (`now > se.exec_start`): runtime, vruntime (`calc_delta_fair`), and at
+/// its deadline a new request from the current vruntime (`d = v + r/w`,
+/// reloading the default slice unless custom: Linux `update_deadline`).
+/// Returns whether it must give up the CPU if someone else is queued: its
+/// request was used up, or its protection (`vprot`) ended. A free function
+/// on the borrowed entity, so the combined operations, which hold borrows
+/// of two entities, share it.
+#[inline(always)]
+pub(crate) fn charge_entity(se: &mut SchedEntity, now: Nanos, math: DeltaMath, base_slice: Nanos) -> bool {
+    let delta = now - se.exec_start;
+    let dv = calc_delta_fair_with(math, delta, se.weight);
+    se.exec_start = now;
+    se.sum_exec_runtime = se.sum_exec_runtime.saturating_add(delta);
+    se.vruntime = se.vruntime.wrapping_add(dv);
+    let expired = !vbefore(se.vruntime, se.deadline);
+    if expired {
+        let slice = if se.custom_slice { se.slice } else { base_slice };
+        let vslice = calc_delta_fair_with(math, slice, se.weight);
+        se.slice = slice;
+        se.deadline = se.vruntime.wrapping_add(vslice);
+    }
+    expired || !vbefore(se.vruntime, se.vprot)
 }
