@@ -9,6 +9,7 @@
 use crate::entity::{EntityId, SchedEntity};
 use crate::fair_rq::{DequeueFlags, FairRq, SchedError};
 use crate::features::Feature;
+use crate::pelt::PeltInput;
 use crate::time::{vbefore, Nanos};
 use crate::weight::{calc_delta_fair_with, DeltaMath};
 
@@ -226,22 +227,45 @@ impl FairRq {
         if self.next == Some(i) {
             self.next = None;
         }
-        // PELT first: until now, i was waiting and the CPU had no curr
-        self.update_entity_pelt(i);
+        let (now, math, feats) = (self.clock, self.tun.delta_math, self.tun.features);
+        let pnow = self.pelt_clock.now();
+        let se = &mut self.slots[i as usize].se;
+        // PELT first (`update_entity_pelt`, spelled out on the borrow):
+        // until now, i was waiting and the CPU had no curr
+        let fresh = |last: Nanos| pnow.wrapping_sub(last) < 1024;
+        if !(fresh(se.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
+            let w = se.w();
+            se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, self.curr == Some(i), w);
+            let input = PeltInput {
+                load: self.load_weight,
+                runnable: self.h_nr_runnable as u64,
+                running: self.curr.is_some(),
+            };
+            self.pelt.update(pnow, input, 1);
+        }
         // curr is set before the tree removal, so V never misses it
         self.curr = Some(i);
-        let now = self.clock;
-        let se = &mut self.slots[i as usize].se;
-        let queued = se.on_rq;
         se.exec_start = now;
         se.prev_sum_exec_runtime = se.sum_exec_runtime;
-        if queued {
+        if se.on_rq {
             // dequeue_tree
-            let (v, w) = (se.vruntime, se.w());
             if self.tree.remove(i) {
-                self.avg.sub(v, w);
+                self.avg.sub(se.vruntime, se.w());
             }
-            self.set_protect_slice(i);
+            // set_protect_slice: i is curr and queued, so cfs_rq_min_slice
+            // is the smaller of its slice and the tree's; the min with its
+            // own slice below takes the former
+            let q = if feats.has(Feature::RunToParity) {
+                self.tree.min_slice().unwrap_or(u64::MAX)
+            } else {
+                self.tun.normalized_base_slice()
+            };
+            let q = q.min(se.slice);
+            se.vprot = if q == se.slice {
+                se.deadline
+            } else {
+                crate::time::vmin(se.deadline, se.vruntime.wrapping_add(calc_delta_fair_with(math, q, se.weight)))
+            };
         }
     }
 

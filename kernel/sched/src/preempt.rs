@@ -35,27 +35,6 @@ impl FairRq {
         vbefore(se.vruntime, se.vprot)
     }
 
-    /// Start the protection of a just-picked entity `i`, which is the
-    /// running entity and queued (so `cfs_rq_min_slice` is the smaller of
-    /// its slice and the tree's; its own slice is taken by the `min` below).
-    #[inline(always)]
-    pub(crate) fn set_protect_slice(&mut self, i: u32) {
-        debug_assert!(self.curr == Some(i) && self.se(i).on_rq);
-        let q = if self.feat(Feature::RunToParity) {
-            self.tree.min_slice().unwrap_or(u64::MAX)
-        } else {
-            self.tun.normalized_base_slice()
-        };
-        let math = self.tun.delta_math;
-        let se = &mut self.slots[i as usize].se;
-        let q = q.min(se.slice);
-        se.vprot = if q == se.slice {
-            se.deadline
-        } else {
-            vmin(se.deadline, se.vruntime.wrapping_add(crate::weight::calc_delta_fair_with(math, q, se.weight)))
-        };
-    }
-
     /// Shrink the protection to the smallest queued slice from now.
     #[inline(always)]
     fn update_protect_slice(&mut self, i: u32) {
