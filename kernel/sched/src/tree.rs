@@ -331,22 +331,27 @@ impl Tree {
         }
     }
 
-    fn update(&mut self, n: u32) {
+    /// Refresh `n`'s height and augments from its children; returns the
+    /// children's heights (left, right), which the rebalance needs next
+    /// (each child is looked up once: its augments and height together).
+    fn update(&mut self, n: u32) -> (u8, u8) {
         let Node { left: l, right: r, vruntime, slice, .. } = self.nodes[n as usize];
         let mut min_v = vruntime;
         let mut min_s = slice;
-        for c in [l, r] {
+        let mut hs = [0u8; 2];
+        for (k, c) in [l, r].into_iter().enumerate() {
             if c != NIL {
                 let cn = &self.nodes[c as usize];
                 min_v = vmin(min_v, cn.min_vruntime);
                 min_s = min_s.min(cn.min_slice);
+                hs[k] = cn.height;
             }
         }
-        let h = 1 + self.height(l).max(self.height(r));
         let node = &mut self.nodes[n as usize];
         node.min_vruntime = min_v;
         node.min_slice = min_s;
-        node.height = h;
+        node.height = 1 + hs[0].max(hs[1]);
+        (hs[0], hs[1])
     }
 
     fn replace_child(&mut self, parent: u32, old: u32, new: u32) {
@@ -395,9 +400,9 @@ impl Tree {
 
     /// Refresh `n`, rotate if unbalanced; returns the subtree's new root.
     fn rebalance(&mut self, n: u32) -> u32 {
-        self.update(n);
+        let (hl, hr) = self.update(n);
         let Node { left: l, right: r, .. } = self.nodes[n as usize];
-        let bf = self.height(l) as i32 - self.height(r) as i32;
+        let bf = hl as i32 - hr as i32;
         if bf > 1 {
             let ll = self.nodes[l as usize].left;
             let lr = self.nodes[l as usize].right;
