@@ -1,0 +1,172 @@
+//! EEVDF's fairness: the runtime split of hogs at different nice values (`workload=shares`),
+//! a sleeper's wakeup latency beside hogs (`workload=latency`), and the `sched_features=` option
+//! (whose scenarios run `workload=shares`).
+
+use std::collections::BTreeSet;
+
+use super::{
+    base_slice_ns, cpus_are, ensure, int, nice_weight, num_is, one_taskstat, schedstat, taskstats,
+    workload_ran,
+};
+use crate::log::{Log, Record};
+use crate::scenarios::CheckResult;
+
+// ---------------------------------------------------------------------------------------------
+// shares
+
+/// The nice values `workload=shares` gives its three hogs, and their names.
+pub const SHARES_NICE: [(i64, &str); 3] = [(0, "hog0"), (5, "hog+5"), (-5, "hog-5")];
+
+/// Largest distance, in percentage points, between a hog's runtime share and its weight share.
+pub const SHARE_TOLERANCE_PP: f64 = 2.0;
+
+/// `workload=shares,cpu=CPU` on `SMP` CPUs: three `@fw share` lines, one per nice value, each
+/// with Linux's weight for its nice, `cpu=` and `ran_on=` the pinned CPU, and a runtime share
+/// within [`SHARE_TOLERANCE_PP`] of the weight share; the pinned CPU's `rq_cpu_time` covers
+/// their runtime.
+pub fn check_shares<const SMP: u32, const CPU: u32>(log: &Log) -> CheckResult {
+    workload_ran(log, "shares", SMP, true)?;
+    shares(log, CPU)
+}
+
+fn shares(log: &Log, cpu: u32) -> CheckResult {
+    let recs: Vec<&Record> = log.records("share").collect();
+    ensure(recs.len() == SHARES_NICE.len(), || {
+        format!(
+            "expected {} `@fw share` lines, got {}",
+            SHARES_NICE.len(),
+            recs.len()
+        )
+    })?;
+    let mut nices = BTreeSet::new();
+    let mut rows = Vec::new();
+    for r in &recs {
+        let nice = int(r, "nice")?;
+        let (_, name) = SHARES_NICE
+            .iter()
+            .find(|(n, _)| *n == nice)
+            .ok_or_else(|| format!("`{r}`: nice={nice} is not one the workload uses"))?;
+        ensure(nices.insert(nice), || format!("`{r}`: nice={nice} twice"))?;
+        ensure(r.get("task") == Some(name), || {
+            format!("`{r}`: expected task={name}")
+        })?;
+        let weight = nice_weight(nice).expect("the workload's nice values are in range");
+        num_is(r, "weight", weight)?;
+        num_is(r, "cpu", cpu as u64)?;
+        cpus_are(r, "ran_on", &[cpu])?;
+        rows.push((*r, weight, r.num("runtime_ns")?));
+    }
+    let total_w: u64 = rows.iter().map(|x| x.1).sum();
+    let total_rt: u64 = rows.iter().map(|x| x.2).sum();
+    ensure(total_rt > 0, || "the three hogs ran for 0 ns".into())?;
+    for (r, w, rt) in &rows {
+        let want = 100.0 * *w as f64 / total_w as f64;
+        let got = 100.0 * *rt as f64 / total_rt as f64;
+        ensure((got - want).abs() <= SHARE_TOLERANCE_PP, || {
+            format!(
+                "`{r}`: runtime share {got:.2}% is more than {SHARE_TOLERANCE_PP} points from \
+                 the weight share {want:.2}% ({w} of {total_w})"
+            )
+        })?;
+    }
+    let s = schedstat(log, cpu)?;
+    ensure(s.num("rq_cpu_time")? >= total_rt, || {
+        format!("`{s}`: rq_cpu_time is less than the hogs' runtime {total_rt} on that CPU")
+    })
+}
+// ---------------------------------------------------------------------------------------------
+// latency
+
+/// `workload=latency,cpu=CPU,hogs=2,samples=300` on `SMP` CPUs: all 300 samples, percentiles in
+/// order, p99 below two base slices (the slice computed from `SMP`), and the sleeper, pinned to
+/// `CPU`, woken at least once per sample.
+pub fn check_latency<const SMP: u32, const CPU: u32>(log: &Log) -> CheckResult {
+    const HOGS: u64 = 2;
+    const SAMPLES: u64 = 300;
+    workload_ran(log, "latency", SMP, true)?;
+    let r = log.one("latency")?;
+    num_is(r, "cpu", CPU as u64)?;
+    num_is(r, "hogs", HOGS)?;
+    num_is(r, "samples", SAMPLES)?;
+    let slice = base_slice_ns(SMP);
+    num_is(r, "slice_ns", slice)?;
+    let p = ["p50_ns", "p90_ns", "p99_ns", "max_ns"]
+        .iter()
+        .map(|k| r.num(k))
+        .collect::<Result<Vec<_>, _>>()?;
+    ensure(p.windows(2).all(|w| w[0] <= w[1]), || {
+        format!("`{r}`: percentiles out of order")
+    })?;
+    ensure(p[2] < 2 * slice, || {
+        format!(
+            "`{r}`: p99 wakeup latency {} ns is not below two base slices ({} ns)",
+            p[2],
+            2 * slice
+        )
+    })?;
+    let s = one_taskstat(log, "sleeper")?;
+    cpus_are(s, "cpus", &[CPU])?;
+    ensure(s.num("nr_wakeups")? >= SAMPLES, || {
+        format!("`{s}`: expected nr_wakeups >= {SAMPLES} (one per sleep)")
+    })?;
+    ensure(taskstats(log, "hog").len() as u64 == HOGS, || {
+        format!("expected {HOGS} `@fw taskstat ... name=hog`")
+    })
+}
+// ---------------------------------------------------------------------------------------------
+// sched_features
+
+/// The `sched_features=` of the `sched-features` scenario and what it must turn off.
+pub const FEATURES_SET: &str = "NO_DELAY_DEQUEUE,NO_RUN_TO_PARITY";
+/// The malformed `sched_features=` of the `sched-features-bogus` scenario.
+pub const FEATURES_BOGUS: &str = "BOGUS";
+
+fn feature_tokens(log: &Log) -> Result<(String, Vec<String>), String> {
+    let r = log.one("sched_features")?;
+    let msg = r.field("msg")?.to_string();
+    let toks = msg.split_whitespace().map(str::to_string).collect();
+    Ok((format!("{r}"), toks))
+}
+
+fn has_token(toks: &[String], t: &str) -> bool {
+    toks.iter().any(|x| x == t)
+}
+
+/// `sched_features=NO_DELAY_DEQUEUE,NO_RUN_TO_PARITY`: both are printed off, PLACE_LAG still on,
+/// no `cmdline: ` complaint, and the workload ran.
+pub fn check_features(log: &Log) -> CheckResult {
+    workload_ran(log, "shares", 2, true)?;
+    let (line, toks) = feature_tokens(log)?;
+    for t in FEATURES_SET.split(',') {
+        ensure(has_token(&toks, t), || format!("`{line}`: expected {t}"))?;
+        let on = t.trim_start_matches("NO_");
+        ensure(!has_token(&toks, on), || {
+            format!("`{line}`: {on} is still on")
+        })?;
+    }
+    ensure(has_token(&toks, "PLACE_LAG"), || {
+        format!("`{line}`: expected PLACE_LAG (a default) still on")
+    })?;
+    let complaints: Vec<&str> = log.lines_starting_with("cmdline: ").collect();
+    ensure(complaints.is_empty(), || {
+        format!("expected no `cmdline: ` line, got {complaints:#?}")
+    })
+}
+
+/// `sched_features=BOGUS`: one `cmdline: ` line naming BOGUS, the default features (DELAY_DEQUEUE
+/// on), and the boot and workload carry on.
+pub fn check_features_bogus(log: &Log) -> CheckResult {
+    workload_ran(log, "shares", 2, true)?;
+    let complaints: Vec<&str> = log.lines_starting_with("cmdline: ").collect();
+    ensure(
+        complaints.len() == 1 && crate::scenarios::names_word(complaints[0], FEATURES_BOGUS),
+        || format!("expected one `cmdline: ` line naming {FEATURES_BOGUS}, got {complaints:#?}"),
+    )?;
+    let (line, toks) = feature_tokens(log)?;
+    for t in ["DELAY_DEQUEUE", "RUN_TO_PARITY", "PLACE_LAG"] {
+        ensure(has_token(&toks, t), || {
+            format!("`{line}`: expected the default {t} on")
+        })?;
+    }
+    Ok(())
+}

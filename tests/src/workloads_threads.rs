@@ -1,0 +1,188 @@
+//! Kernel threads and their primitives: many threads sleeping, handing off semaphores, pipes and
+//! a sleeping mutex (`workload=storm`), affinity (`workload=affinity`), pipe ping-pong
+//! (`workload=pipe`) and the stack guard page (`workload=overflow`).
+
+use super::{cpus_are, ensure, num_is, one_taskstat, taskstats, workload_ran};
+use crate::log::Log;
+use crate::scenarios::CheckResult;
+
+// ---------------------------------------------------------------------------------------------
+// storm
+
+/// `workload=storm,threads=THREADS` on `SMP` CPUs: every thread spawned and finished, no
+/// semaphore hand-off or pipe byte lost, both sides slept once per round, and every thread was
+/// woken at least once.
+pub fn check_storm<const SMP: u32, const THREADS: u64>(log: &Log) -> CheckResult {
+    workload_ran(log, "storm", SMP, true)?;
+    let r = log.one("storm")?;
+    num_is(r, "threads", THREADS)?;
+    num_is(r, "spawned", THREADS)?;
+    num_is(r, "finished", THREADS)?;
+    let rounds = r.num("rounds")?;
+    ensure(rounds > 0, || format!("`{r}`: no round completed"))?;
+    // Each round both sides sleep once and up the other's semaphore once.
+    num_is(r, "sleeps", 2 * rounds)?;
+    num_is(r, "sem_ups", 2 * rounds)?;
+    num_is(r, "sem_downs", 2 * rounds)?;
+    // Each sleep is followed by one increment under the shared sleeping mutex
+    // (a read, a sleep, a write: a lost update would show as a smaller count).
+    num_is(r, "mutex_count", 2 * rounds)?;
+    // Each round side a sends 8 bytes ("go") and side b 8 (the reply); then each pair's last
+    // message is side a's 8-byte "stop".
+    let bytes = 16 * rounds + 8 * (THREADS / 2);
+    num_is(r, "pipe_sent", bytes)?;
+    num_is(r, "pipe_received", bytes)?;
+    for name in ["storma", "stormb"] {
+        let ts = taskstats(log, name);
+        ensure(ts.len() as u64 == THREADS / 2, || {
+            format!(
+                "expected {} `@fw taskstat ... name={name}`, found {}",
+                THREADS / 2,
+                ts.len()
+            )
+        })?;
+        for t in ts {
+            ensure(t.num("nr_wakeups")? > 0, || {
+                format!("`{t}`: a storm thread that was never woken")
+            })?;
+        }
+    }
+    Ok(())
+}
+// ---------------------------------------------------------------------------------------------
+// affinity
+
+/// `workload=affinity` on `SMP` CPUs: one pinned thread per CPU that ran only there; the mover,
+/// pinned to CPU 0 and then moved to the last CPU, ended allowed only there, ran on CPU 0 and
+/// the last CPU only (on the last one for sure), and was on the last CPU after the move.
+pub fn check_affinity<const SMP: u32>(log: &Log) -> CheckResult {
+    workload_ran(log, "affinity", SMP, true)?;
+    let last = SMP - 1;
+    let mut pinned_cpus = Vec::new();
+    let mut movers = 0;
+    for r in log.records("affinity") {
+        match r.field("task")? {
+            "pinned" => {
+                let allowed = r.cpus("allowed")?;
+                ensure(allowed.len() == 1, || {
+                    format!("`{r}`: a pinned thread must allow a single CPU")
+                })?;
+                cpus_are(r, "ran_on", &allowed)?;
+                pinned_cpus.push(allowed[0]);
+            }
+            "mover" => {
+                movers += 1;
+                cpus_are(r, "allowed", &[last])?;
+                let ran = r.cpus("ran_on")?;
+                ensure(
+                    ran.contains(&last) && ran.iter().all(|&c| c == 0 || c == last),
+                    || format!("`{r}`: expected ran_on= within {{0, {last}}} and holding {last}"),
+                )?;
+            }
+            other => return Err(format!("`{r}`: unknown task={other}")),
+        }
+    }
+    pinned_cpus.sort_unstable();
+    let want: Vec<u32> = (0..SMP).collect();
+    ensure(pinned_cpus == want, || {
+        format!("expected one pinned thread on each of CPUs 0..{SMP}, got {pinned_cpus:?}")
+    })?;
+    ensure(movers == 1, || format!("expected one mover, got {movers}"))?;
+    let m = log.one("affinity_move")?;
+    num_is(m, "from", 0)?;
+    num_is(m, "to", last as u64)?;
+    num_is(m, "now_on", last as u64)
+}
+
+// ---------------------------------------------------------------------------------------------
+// pipe
+
+/// Round trips of the pipe scenarios (`workload=pipe,rounds=...`).
+pub const PIPE_ROUNDS: u64 = 100_000;
+
+/// Lower bound on each pipe thread's wakeups, as a fraction of the round trips. A read blocks
+/// (and costs one wakeup) unless the answer is already there when the reader looks: on one CPU
+/// that needs the reader preempted between its write and its read (a tick at most once a
+/// millisecond, or the partner it just woke preempting it); across CPUs, the partner answering
+/// before the reader reaches its read. The scenarios run in instruction time (`icount`), where
+/// this is rare: at least 99 797 of 100 000 per thread at -smp 1/2/8, same and cross. (In wall
+/// time under TCG the host decides: 55-99 % with a busy host, as a stalled vCPU thread lets the
+/// partner answer first; hence `icount`.)
+pub const PIPE_MIN_WAKEUPS_PERCENT: u64 = 99;
+
+/// `workload=pipe,rounds=100000,mode=same|cross` on `SMP` CPUs (`CROSS`: `mode=cross`): the
+/// threads on CPU 0 (and CPU 1 for cross), each having run only there; each thread woken at most
+/// once per round trip (only the partner's one write per round can wake it; writes never block)
+/// and in most of them ([`PIPE_MIN_WAKEUPS_PERCENT`]); every wakeup WF_SYNC (the pipe writes say
+/// so), local for `same` and remote for `cross`. On one CPU every round trip needs a switch away
+/// from each thread, so each thread switched at least `rounds - 1` times.
+pub fn check_pipe<const SMP: u32, const CROSS: bool>(log: &Log) -> CheckResult {
+    workload_ran(log, "pipe", SMP, true)?;
+    let r = log.one("pipe")?;
+    let (mode, b_cpu) = if CROSS { ("cross", 1) } else { ("same", 0) };
+    ensure(r.get("mode") == Some(mode), || {
+        format!("`{r}`: expected mode={mode}")
+    })?;
+    num_is(r, "rounds", PIPE_ROUNDS)?;
+    num_is(r, "a_cpu", 0)?;
+    num_is(r, "b_cpu", b_cpu)?;
+    ensure(r.num("a_cpu")? != r.num("b_cpu")? || !CROSS, || {
+        format!("`{r}`: cross mode on one CPU")
+    })?;
+    ensure(r.num("total_ns")? > 0, || format!("`{r}`: total_ns=0"))?;
+    num_is(r, "ns_per_round_trip", r.num("total_ns")? / PIPE_ROUNDS)?;
+    for (name, cpu) in [("pipe-a", 0u32), ("pipe-b", b_cpu as u32)] {
+        let t = one_taskstat(log, name)?;
+        cpus_are(t, "cpus", &[cpu])?;
+        num_is(t, "nr_migrations", 0)?;
+        let w = t.num("nr_wakeups")?;
+        let min = PIPE_ROUNDS * PIPE_MIN_WAKEUPS_PERCENT / 100;
+        ensure((min..=PIPE_ROUNDS).contains(&w), || {
+            format!("`{t}`: expected nr_wakeups from {min} to {PIPE_ROUNDS}")
+        })?;
+        num_is(t, "nr_wakeups_sync", w)?;
+        let (local, remote) = if CROSS { (0, w) } else { (w, 0) };
+        num_is(t, "nr_wakeups_local", local)?;
+        num_is(t, "nr_wakeups_remote", remote)?;
+        if !CROSS {
+            ensure(t.num("nr_switches")? >= PIPE_ROUNDS - 1, || {
+                format!(
+                    "`{t}`: on one CPU each round trip switches away from each thread: expected \
+                     nr_switches >= {}",
+                    PIPE_ROUNDS - 1
+                )
+            })?;
+        }
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// stack overflow
+
+/// `workload=overflow` on `SMP` CPUs: the guard page names the thread (`@fw stack_overflow` and
+/// the `STACK OVERFLOW in thread deep-recursion` line), and the fault is a #PF at that address.
+pub fn check_overflow<const SMP: u32>(log: &Log) -> CheckResult {
+    workload_ran(log, "overflow", SMP, false)?;
+    let s = log.one("stack_overflow")?;
+    ensure(s.get("task") == Some("deep-recursion"), || {
+        format!("`{s}`: expected task=deep-recursion")
+    })?;
+    ensure(s.num("cpu")? < SMP as u64, || format!("`{s}`: no such CPU"))?;
+    s.num("id")?;
+    let addr = s.num("addr")?;
+    ensure(addr != 0, || format!("`{s}`: addr=0"))?;
+    ensure(
+        log.lines_starting_with("STACK OVERFLOW in thread deep-recursion ")
+            .count()
+            == 1,
+        || "expected one `STACK OVERFLOW in thread deep-recursion ` line".into(),
+    )?;
+    let f = log.one("fault")?;
+    num_is(f, "vector", 14)?;
+    ensure(f.get("name") == Some("#PF"), || {
+        format!("`{f}`: expected name=#PF")
+    })?;
+    num_is(f, "cr2", addr)?;
+    num_is(f, "cpu", s.num("cpu")?)
+}
