@@ -59,7 +59,7 @@ fn features() -> impl Strategy<Value = Features> {
 
 fn nth(ids: &[EntityId], k: usize) -> EntityId {
     // an unknown handle now and then, which both must refuse alike
-    if ids.is_empty() || k % 17 == 0 {
+    if ids.is_empty() || k.is_multiple_of(17) {
         EntityId((k % 5) as u32 + ids.len() as u32)
     } else {
         ids[k % ids.len()]
