@@ -208,7 +208,7 @@ impl FairRq {
         if feats.has(Feature::PlaceLag) && se.vlag != 0 {
             // wq >= curr's weight > 0
             let wq = avg.sum_weight() + cse.w();
-            lag = place_lag(se.vlag, wq, se.w());
+            lag = crate::place::place_lag(se.vlag, wq, se.w());
         }
         se.vruntime = vadd(v_mean, lag.saturating_neg());
         if se.rel_deadline {
@@ -287,21 +287,4 @@ impl FairRq {
         }
         Some(self.check_preempt_idx(i, wf, true))
     }
-}
-
-/// The placement lag of `place_entity`: the saved lag inflated by
-/// `(W + w)/W`, truncated towards zero and clamped into `i64`. With
-/// `|vlag| < 2^63` and `W + w < 2^53` the product is formed in `i128`; when
-/// it fits `i64` (always, for lags within their clamp: `|vlag| < 2^40`,
-/// `W + w < 2^23` for a few nice-0 entities) the quotient is the same from
-/// a 64-bit division, without the 128-bit division routine.
-#[inline(always)]
-pub(crate) fn place_lag(vlag: i64, wq: u64, w: u64) -> i64 {
-    let (num, den) = (wq + w, wq);
-    if let (Ok(n), Ok(d)) = (i64::try_from(num), i64::try_from(den)) {
-        if let Some(p) = vlag.checked_mul(n) {
-            return p / d; // d >= 1
-        }
-    }
-    clamp_i64(vlag as i128 * num as i128 / den as i128)
 }

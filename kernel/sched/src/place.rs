@@ -61,7 +61,7 @@ impl FairRq {
             if wq == 0 {
                 wq = 1;
             }
-            lag = crate::combined::place_lag(se.vlag, wq, se.w());
+            lag = place_lag(se.vlag, wq, se.w());
         }
         let initial = flags.contains(EnqueueFlags::INITIAL);
         let se = self.se_mut(i);
@@ -166,4 +166,22 @@ impl FairRq {
         self.tree.set_slice(i, slice);
         Ok(())
     }
+}
+
+/// The placement lag of `place_entity`: the saved lag inflated by
+/// `(W + w)/W`, truncated towards zero and clamped into `i64`. With
+/// `|vlag| < 2^63` and `W + w < 2^53` the product is formed in `i128`; when
+/// it fits `i64` (always, for lags within their clamp: `|vlag| < 2^40`,
+/// `W + w < 2^23` for a few nice-0 entities) the quotient is the same from
+/// a 64-bit division, without the 128-bit division routine. Callers pass
+/// `wq >= 1` (`place_entity` replaces an empty queue's 0 by 1).
+#[inline(always)]
+pub(crate) fn place_lag(vlag: i64, wq: u64, w: u64) -> i64 {
+    let (num, den) = (wq + w, wq);
+    if let (Ok(n), Ok(d)) = (i64::try_from(num), i64::try_from(den)) {
+        if let Some(p) = vlag.checked_mul(n) {
+            return p / d; // d = wq >= 1
+        }
+    }
+    clamp_i64(vlag as i128 * num as i128 / den as i128)
 }
