@@ -7,11 +7,10 @@
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 
+use super::crew::{name, Crew, Measured};
 use crate::cmdline::Workload;
-use crate::rq;
-use crate::task::Spawn;
 
 pub fn run(w: &Workload) -> bool {
     let ncpu = super::cpus().len() as u64;
@@ -29,17 +28,14 @@ pub fn run(w: &Workload) -> bool {
             })
             .collect(),
     );
-    let stop = Arc::new(AtomicBool::new(false));
     let total = Arc::new(AtomicU64::new(0));
     let misses = Arc::new(AtomicU64::new(0));
-    let gate = super::hackbench::Gate::new();
-    let mut tasks = Vec::new();
+    let mut crew = Crew::new(w);
     for i in 0..threads {
-        let (chunks, stop, total, misses, gate) = (chunks.clone(), stop.clone(), total.clone(), misses.clone(), gate.clone());
-        tasks.extend(super::spawn(super::hackbench::place(Spawn::new(&super::hackbench::name("ebizzy", i, None)), w, i), move || {
-            let mut rng = super::Rng::new(i as u64 + 1);
+        let (chunks, stop, total, misses) = (chunks.clone(), crew.stop_flag(), total.clone(), misses.clone());
+        let mut rng = super::Rng::new(i as u64 + 1);
+        crew.spawn(&name("ebizzy", i, None), i, move || {
             let mut n = 0u64;
-            gate.arrive();
             while !stop.load(Ordering::Relaxed) {
                 let src = &chunks[rng.below(chunks.len() as u64) as usize];
                 let mut copy: Vec<u64> = Vec::with_capacity(src.len());
@@ -52,19 +48,9 @@ pub fn run(w: &Workload) -> bool {
                 n += 1;
             }
             total.fetch_add(n, Ordering::Relaxed);
-        }));
+        });
     }
-    if tasks.len() != threads {
-        stop.store(true, Ordering::Relaxed);
-        return false;
-    }
-    let start = gate.open(threads);
-    crate::timer::sleep_ns(ms * 1_000_000);
-    stop.store(true, Ordering::Relaxed);
-    let ns = rq::now_ns() - start;
-    for t in &tasks {
-        crate::task::join(t);
-    }
+    let Some(ns) = crew.run_for(ms, Measured::UntilStop) else { return false };
     let n = total.load(Ordering::Relaxed);
     let rate_milli = (n as u128 * 1_000_000_000_000 / ns.max(1) as u128) as u64;
     crate::kprintln!("{} records/s", rate_milli / 1000);

@@ -9,12 +9,12 @@
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::Ordering;
 
+use super::crew::{name, Crew, Measured};
 use crate::cmdline::Workload;
 use crate::rq;
 use crate::sync::irq_mutex::IrqMutex;
-use crate::task::Spawn;
 
 pub fn run(w: &Workload) -> bool {
     let ncpu = super::cpus().len() as u64;
@@ -23,16 +23,13 @@ pub fn run(w: &Workload) -> bool {
     let burst_us = w.num("burst_us", 50).max(1);
     let sleep_us = w.num("sleep_us", 100).max(1);
     let per_us = super::schbench::calibrate(w);
-    let stop = Arc::new(AtomicBool::new(false));
     let lats = Arc::new(IrqMutex::new(Vec::new()));
-    let gate = super::hackbench::Gate::new();
-    let mut tasks = Vec::new();
+    let mut crew = Crew::new(w);
     for i in 0..threads {
-        let (stop, lats, gate) = (stop.clone(), lats.clone(), gate.clone());
-        tasks.extend(super::spawn(super::hackbench::place(Spawn::new(&super::hackbench::name("fs", i, None)), w, i), move || {
-            let mut rng = super::Rng::new(0xf5 + i as u64);
+        let (stop, lats) = (crew.stop_flag(), lats.clone());
+        let mut rng = super::Rng::new(0xf5 + i as u64);
+        crew.spawn(&name("fs", i, None), i, move || {
             let mut v = Vec::new();
-            gate.arrive();
             while !stop.load(Ordering::Relaxed) {
                 let s = sleep_us * 1000 / 2 + rng.below(sleep_us * 1000);
                 crate::timer::sleep_ns(s);
@@ -42,19 +39,9 @@ pub fn run(w: &Workload) -> bool {
                 v.push(rq::now_ns() - woke);
             }
             lats.lock().extend(v);
-        }));
+        });
     }
-    if tasks.len() != threads {
-        stop.store(true, Ordering::Relaxed);
-        return false;
-    }
-    let start = gate.open(threads);
-    crate::timer::sleep_ns(ms * 1_000_000);
-    stop.store(true, Ordering::Relaxed);
-    let ns = rq::now_ns() - start;
-    for t in &tasks {
-        crate::task::join(t);
-    }
+    let Some(ns) = crew.run_for(ms, Measured::UntilStop) else { return false };
     let mut v = core::mem::take(&mut *lats.lock());
     v.sort_unstable();
     let ops_milli = (v.len() as u128 * 1_000_000_000_000 / ns.max(1) as u128) as u64;

@@ -13,11 +13,11 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
+use super::crew::{name, Crew};
 use crate::cmdline::Workload;
 use crate::rq;
 use crate::sync::irq_mutex::IrqMutex;
 use crate::sync::WaitQueue;
-use crate::task::Spawn;
 
 /// Loop iterations of `work` per microsecond: the `loops_per_us=` parameter,
 /// or measured once per run (2 ms of work on the starting thread).
@@ -110,10 +110,9 @@ pub fn run(w: &Workload) -> bool {
     let sleep_us = w.num("sleep_us", 100);
     let per_us = calibrate(w);
     let iters = per_us * work_us;
-    let stop = Arc::new(AtomicBool::new(false));
     let wake_lat = Arc::new(IrqMutex::new(Vec::new()));
     let req_lat = Arc::new(IrqMutex::new(Vec::new()));
-    let mut tasks = Vec::new();
+    let mut crew = Crew::new(w);
     let mut msgs = Vec::new();
     for mi in 0..m {
         let workers: Arc<Vec<Worker>> = Arc::new(
@@ -121,9 +120,8 @@ pub fn run(w: &Workload) -> bool {
         );
         let msg = Arc::new(MsgThread { queued: IrqMutex::new(Vec::new()), wq: WaitQueue::new(), exited: AtomicUsize::new(0) });
         for wi in 0..t {
-            let (workers, msg, stop, wl, rl) = (workers.clone(), msg.clone(), stop.clone(), wake_lat.clone(), req_lat.clone());
-            let name = super::hackbench::name("sb-worker", mi, Some(wi));
-            tasks.extend(super::spawn(super::hackbench::place(Spawn::new(&name), w, tasks.len()), move || {
+            let (workers, msg, stop, wl, rl) = (workers.clone(), msg.clone(), crew.stop_flag(), wake_lat.clone(), req_lat.clone());
+            crew.spawn_ungated(&name("sb-worker", mi, Some(wi)), crew.len(), move || {
                 let me = &workers[wi];
                 let (mut wv, mut rv) = (Vec::new(), Vec::new());
                 while !stop.load(Ordering::Acquire) {
@@ -145,10 +143,10 @@ pub fn run(w: &Workload) -> bool {
                 rl.lock().extend(rv);
                 msg.exited.fetch_add(1, Ordering::AcqRel);
                 msg.wq.wake_one();
-            }));
+            });
         }
-        let (msg2, stop2) = (msg.clone(), stop.clone());
-        tasks.extend(super::spawn(super::hackbench::place(Spawn::new(&super::hackbench::name("sb-msg", mi, None)), w, tasks.len()), move || loop {
+        let (msg2, stop2) = (msg.clone(), crew.stop_flag());
+        crew.spawn_ungated(&name("sb-msg", mi, None), crew.len(), move || loop {
             msg2.wq.wait_until(|| !msg2.queued.lock().is_empty() || msg2.exited.load(Ordering::Acquire) == t);
             let batch = core::mem::take(&mut *msg2.queued.lock());
             let now = rq::now_ns();
@@ -161,23 +159,21 @@ pub fn run(w: &Workload) -> bool {
             if msg2.exited.load(Ordering::Acquire) == t && stop2.load(Ordering::Acquire) {
                 break;
             }
-        }));
+        });
         msgs.push(msg);
     }
-    if tasks.len() != m * (t + 1) {
-        stop.store(true, Ordering::Release);
-        crate::kprintln!("schbench: only {} of {} threads started", tasks.len(), m * (t + 1));
+    // The threads run from their spawn; the crew has no gated thread, so the
+    // start is now.
+    let Some(start) = crew.start() else {
+        crate::kprintln!("schbench: only {} of {} threads started", crew.len(), m * (t + 1));
         return false;
-    }
-    let start = rq::now_ns();
+    };
     crate::timer::sleep_ns(runtime_ms * 1_000_000);
-    stop.store(true, Ordering::Release);
+    crew.stop();
     for msg in &msgs {
         msg.wq.wake_one();
     }
-    for tk in &tasks {
-        crate::task::join(tk);
-    }
+    crew.join();
     let ns = rq::now_ns() - start;
     let mut wv = core::mem::take(&mut *wake_lat.lock());
     let mut rv = core::mem::take(&mut *req_lat.lock());

@@ -7,13 +7,12 @@
 
 use alloc::sync::Arc;
 use alloc::vec;
-use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 
+use super::crew::{name, Crew, Measured};
 use crate::cmdline::Workload;
 use crate::rq;
 use crate::sync::Pipe;
-use crate::task::Spawn;
 
 pub fn run(w: &Workload) -> bool {
     let ncpu = super::cpus().len() as u64;
@@ -22,29 +21,26 @@ pub fn run(w: &Workload) -> bool {
     let reply = w.num("reply", 4096).clamp(1, 1 << 20) as usize;
     let ms = w.num("ms", 1000).max(1);
     let server_iters = super::schbench::calibrate(w) * w.num("server_us", 5);
-    let stop = Arc::new(AtomicBool::new(false));
     let bytes = Arc::new(AtomicU64::new(0));
     let max_lat = Arc::new(AtomicU64::new(0));
-    let gate = super::hackbench::Gate::new();
-    let mut tasks = Vec::new();
+    let mut crew = Crew::new(w);
     for c in 0..clients {
         let to_server = Arc::new(Pipe::new(64 * 1024));
         let to_client = Arc::new(Pipe::new(64 * 1024));
         let (rx, tx) = (to_server.clone(), to_client.clone());
-        tasks.extend(super::spawn(super::hackbench::place(Spawn::new(&super::hackbench::name("tb-server", c, None)), w, 2 * c + 1), move || {
+        crew.spawn_ungated(&name("tb-server", c, None), 2 * c + 1, move || {
             let mut inbuf = vec![0u8; req];
             let out = vec![0x42u8; reply];
             while rx.read_exact(&mut inbuf) == req {
                 super::schbench::work(server_iters);
                 tx.write(&out, true);
             }
-        }));
-        let (stop, bytes, max_lat, gate) = (stop.clone(), bytes.clone(), max_lat.clone(), gate.clone());
-        tasks.extend(super::spawn(super::hackbench::place(Spawn::new(&super::hackbench::name("tb-client", c, None)), w, 2 * c), move || {
-            let out = vec![0x17u8; req];
-            let mut inbuf = vec![0u8; reply];
+        });
+        let (stop, bytes, max_lat) = (crew.stop_flag(), bytes.clone(), max_lat.clone());
+        let out = vec![0x17u8; req];
+        let mut inbuf = vec![0u8; reply];
+        crew.spawn(&name("tb-client", c, None), 2 * c, move || {
             let (mut n, mut worst) = (0u64, 0u64);
-            gate.arrive();
             while !stop.load(Ordering::Relaxed) {
                 let t = rq::now_ns();
                 to_server.write(&out, true);
@@ -55,19 +51,9 @@ pub fn run(w: &Workload) -> bool {
             to_server.close();
             bytes.fetch_add(n, Ordering::Relaxed);
             max_lat.fetch_max(worst, Ordering::Relaxed);
-        }));
+        });
     }
-    if tasks.len() != clients * 2 {
-        stop.store(true, Ordering::Relaxed);
-        return false;
-    }
-    let start = gate.open(clients);
-    crate::timer::sleep_ns(ms * 1_000_000);
-    stop.store(true, Ordering::Relaxed);
-    for t in &tasks {
-        crate::task::join(t);
-    }
-    let ns = rq::now_ns() - start;
+    let Some(ns) = crew.run_for(ms, Measured::UntilJoined) else { return false };
     let b = bytes.load(Ordering::Relaxed);
     // MB = 10^6 bytes, as tbench prints it.
     let mbs_milli = (b as u128 * 1_000_000 / ns.max(1) as u128) as u64;
