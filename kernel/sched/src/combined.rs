@@ -153,16 +153,20 @@ impl FairRq {
         next.map(EntityId)
     }
 
-    /// The wakeup of `i` (neither queued nor running) while a queued entity
-    /// runs, the common case, with both entities borrowed once: the same
-    /// steps as `update_curr`, `place_entity`, `update_entity_pelt`, the
-    /// accounting, `enqueue_tree`, `recenter` and `check_preempt_wakeup`,
-    /// spelled out on the two borrows (each block names the helper it
-    /// restates; keep them in step). Returns `None`, having changed
-    /// nothing, when this case does not apply (`i` is no live entity, is
-    /// queued or is the running one; no running entity, or it is off the
-    /// queue); the wakeup then takes the general path, which also reports
-    /// a bad handle.
+    /// The wakeup of `i` while a queued entity runs, the common cases, with
+    /// both entities borrowed once: `i` is either neither queued nor running
+    /// (the same steps as `update_curr`, `place_entity`,
+    /// `update_entity_pelt`, the accounting, `enqueue_tree`, `recenter`), or
+    /// queued and delayed (`update_curr` and `requeue_delayed`: PELT, and
+    /// with DELAY_ZERO the saved lag and, when it is positive, the
+    /// re-placement at V as `unlink_for_place`, `place_entity`,
+    /// `relink_after_place` do it); then `check_preempt_wakeup`. Each block
+    /// is spelled out on the two borrows and names the helper it restates;
+    /// keep them in step. Returns `None`, having changed nothing, when this
+    /// case does not apply (`i` is no live entity, is queued and not
+    /// delayed, or is the running one; no running entity, or it is off the
+    /// queue); the wakeup then takes the general path, which also reports a
+    /// bad handle.
     ///
     /// The preemption test finishes here only when its answer needs no other
     /// entity (running entity protected and eligible, a policy rule, a
@@ -182,7 +186,9 @@ impl FairRq {
             return None;
         }
         let (se, cse): (&mut SchedEntity, &mut SchedEntity) = (&mut ws.se, &mut cs.se);
-        if se.on_rq || !cse.on_rq {
+        // `sched_delayed` implies `on_rq`: the delayed case is the only
+        // queued one taken here
+        if (se.on_rq && !se.sched_delayed) || !cse.on_rq {
             return None;
         }
 
@@ -196,52 +202,107 @@ impl FairRq {
         }
         // the running entity's term of V: it is queued, and stays put below
         let ct = Some((cse.vruntime, cse.w()));
-
-        // place_entity (nr_queued > 0: curr is queued)
         let avg: &mut AvgVruntime = &mut self.avg;
-        let v_mean = avg.mean_or_curr(ct);
-        if !se.custom_slice {
-            se.slice = base_slice;
-        }
-        let mut vslice = calc_delta_fair_with(math, se.slice, se.weight);
-        let mut lag: i64 = 0;
-        if feats.has(Feature::PlaceLag) && se.vlag != 0 {
-            // wq >= curr's weight > 0
-            let wq = avg.sum_weight() + cse.w();
-            lag = crate::place::place_lag(se.vlag, wq, se.w());
-        }
-        se.vruntime = vadd(v_mean, lag.saturating_neg());
-        if se.rel_deadline {
-            se.deadline = se.deadline.wrapping_add(se.vruntime);
-            se.rel_deadline = false;
-        } else {
-            if ef.contains(EnqueueFlags::INITIAL) && feats.has(Feature::PlaceDeadlineInitial) {
-                vslice /= 2;
-            }
-            se.deadline = se.vruntime.wrapping_add(vslice);
-        }
-
-        // update_entity_pelt (not running, not queued until now)
         let pnow = self.pelt_clock.now();
         let fresh = |last: u64| pnow.wrapping_sub(last) < 1024;
-        if !(fresh(se.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
-            let w = se.w();
-            se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, false, w);
-            let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
-            self.pelt.update(pnow, input, 1);
-        }
 
-        // accounting, enqueue_tree, recenter
-        se.on_rq = true;
-        let w = se.w();
-        self.nr_queued += 1;
-        self.h_nr_runnable += !se.sched_delayed as u32;
-        self.load_weight += w;
-        if self.tree.insert(i, se.deadline, se.vruntime, se.slice) {
-            avg.add(se.vruntime, w);
+        if se.on_rq {
+            // requeue_delayed of `i`, queued (so in the tree: it is not curr)
+            // and delayed
+            // update_entity_pelt (queued, not runnable, not running)
+            if !(fresh(se.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
+                let w = se.w();
+                se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, false, w);
+                let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
+                self.pelt.update(pnow, input, 1);
+            }
+            if feats.has(Feature::DelayZero) {
+                // update_entity_lag (lag_limit): V with `i` in the tree
+                let vl = crate::time::vdiff(avg.mean(ct), se.vruntime);
+                let span = se.slice.saturating_mul(2).max(self.tun.tick_nsec());
+                let limit = clamp_i64(calc_delta_fair_with(math, span, se.weight) as i128);
+                se.vlag = vl.clamp(-limit, limit);
+                if se.vlag > 0 {
+                    // it became eligible while delayed: re-place it at V
+                    // with a fresh request. unlink_for_place (not curr):
+                    let w = se.w();
+                    if self.tree.remove(i) {
+                        avg.sub(se.vruntime, w);
+                    }
+                    se.on_rq = false;
+                    self.nr_queued -= 1;
+                    se.vlag = 0;
+                    // place_entity(NONE): V of the others; no lag (vlag is
+                    // 0), so the vruntime is V itself
+                    let v_mean = avg.mean_or_curr(ct);
+                    if !se.custom_slice {
+                        se.slice = base_slice;
+                    }
+                    let vslice = calc_delta_fair_with(math, se.slice, se.weight);
+                    se.vruntime = v_mean;
+                    if se.rel_deadline {
+                        se.deadline = se.deadline.wrapping_add(se.vruntime);
+                        se.rel_deadline = false;
+                    } else {
+                        se.deadline = se.vruntime.wrapping_add(vslice);
+                    }
+                    // relink_after_place (not curr)
+                    se.on_rq = true;
+                    self.nr_queued += 1;
+                    if self.tree.insert(i, se.deadline, se.vruntime, se.slice) {
+                        avg.add(se.vruntime, w);
+                    }
+                    let v = avg.mean(ct);
+                    avg.shift_to(v);
+                }
+            }
+            se.sched_delayed = false;
+            self.h_nr_runnable += 1;
+            self.stats.delayed_requeued += 1;
+        } else {
+            // place_entity (nr_queued > 0: curr is queued)
+            let v_mean = avg.mean_or_curr(ct);
+            if !se.custom_slice {
+                se.slice = base_slice;
+            }
+            let mut vslice = calc_delta_fair_with(math, se.slice, se.weight);
+            let mut lag: i64 = 0;
+            if feats.has(Feature::PlaceLag) && se.vlag != 0 {
+                // wq >= curr's weight > 0
+                let wq = avg.sum_weight() + cse.w();
+                lag = crate::place::place_lag(se.vlag, wq, se.w());
+            }
+            se.vruntime = vadd(v_mean, lag.saturating_neg());
+            if se.rel_deadline {
+                se.deadline = se.deadline.wrapping_add(se.vruntime);
+                se.rel_deadline = false;
+            } else {
+                if ef.contains(EnqueueFlags::INITIAL) && feats.has(Feature::PlaceDeadlineInitial) {
+                    vslice /= 2;
+                }
+                se.deadline = se.vruntime.wrapping_add(vslice);
+            }
+
+            // update_entity_pelt (not running, not queued until now)
+            if !(fresh(se.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
+                let w = se.w();
+                se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, false, w);
+                let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
+                self.pelt.update(pnow, input, 1);
+            }
+
+            // accounting, enqueue_tree, recenter
+            se.on_rq = true;
+            let w = se.w();
+            self.nr_queued += 1;
+            self.h_nr_runnable += !se.sched_delayed as u32;
+            self.load_weight += w;
+            if self.tree.insert(i, se.deadline, se.vruntime, se.slice) {
+                avg.add(se.vruntime, w);
+            }
+            let v = avg.mean(ct);
+            avg.shift_to(v);
         }
-        let v = avg.mean(ct);
-        avg.shift_to(v);
 
         // check_preempt_wakeup: curr is c != i, charged above; i is queued
         if self.need_resched {

@@ -176,3 +176,130 @@ fn pipe_round_trips_equal_their_sequences() {
         assert_eq!(seq.stats().no_eligible_fallbacks, 0);
     }
 }
+
+/// The kernel's same-CPU pipe (`examples/hotpath.rs`, `pipe-k`): time
+/// passes between the wakeup and the block, so the waker's sleep is delayed
+/// and its partner's wakeup requeues it, re-placing it when it became
+/// eligible meanwhile (the wake took longer than the block after it) or
+/// leaving it in place (shorter, or equal: lag exactly 0). Each wakeup
+/// follows the kernel: only a queued-and-delayed or an unqueued partner is
+/// woken; a preempting wakeup switches at once. Combined vs sequential:
+/// equal results and whole-queue state after each step, and every path
+/// taken many times.
+#[test]
+fn kernel_pipe_sequences_equal_their_sequences() {
+    let timings = [(1_500u64, 1_400u64), (1_400, 1_500), (1_400, 1_400), (90_000, 3), (3, 90_000), (650_000, 700_000)];
+    // re-placed, in place, fresh, preempting wakeups; delayed sleeps
+    let mut seen = [0u32; 5];
+    for (k, &(t_wake, t_block)) in timings.iter().enumerate() {
+        for nice in [0, 7] {
+            let mut t = Tunables::new(1 + k as u32 % 3);
+            t.features = Features::default();
+            let mut rq = FairRq::new(t);
+            let a = rq.fork(sched::Nice::clamped(nice), sched::Policy::Normal).unwrap();
+            let b = rq.fork(sched::Nice::ZERO, sched::Policy::Normal).unwrap();
+            for id in [a, b] {
+                rq.enqueue(id, EnqueueFlags::INITIAL).unwrap();
+            }
+            rq.update_clock(1_000);
+            let mut run = rq.schedule().unwrap();
+            let mut other = if run == a { b } else { a };
+            rq.dequeue(other, DequeueFlags::SLEEP).unwrap();
+            let (mut seq, mut comb) = (rq.clone(), rq);
+            let mut now = 1_000;
+            let (mut replaced, mut in_place, mut fresh_wakes, mut delayed_sleeps, mut slept) = (0, 0, 0, 0, 0);
+            for n in 0..3_000 {
+                now += t_wake;
+                seq.update_clock(now);
+                comb.update_clock(now);
+                let se = *seq.entity(other).unwrap();
+                let mut preempt = false;
+                if !se.on_rq || se.sched_delayed {
+                    let x = seq.enqueue(other, EnqueueFlags::WAKEUP).and_then(|()| seq.check_preempt_wakeup(other, WakeFlags::SYNC));
+                    assert_eq!(x, comb.wake(other, EnqueueFlags::WAKEUP, WakeFlags::SYNC), "wake {n}");
+                    assert_eq!(format!("{seq:?}"), format!("{comb:?}"), "state after wake {n}");
+                    preempt = x.unwrap();
+                    match (se.on_rq, seq.entity(other).unwrap().vruntime == se.vruntime) {
+                        (false, _) => fresh_wakes += 1,
+                        (true, true) => in_place += 1,
+                        (true, false) => replaced += 1,
+                    }
+                }
+                if preempt {
+                    seen[3] += 1;
+                    assert_eq!(seq.schedule(), comb.schedule(), "preempting switch {n}");
+                } else {
+                    now += t_block;
+                    seq.update_clock(now);
+                    comb.update_clock(now);
+                    let r = seq.dequeue(run, DequeueFlags::SLEEP);
+                    let x = (r, seq.schedule());
+                    assert_eq!(x, comb.block_and_schedule(run, DequeueFlags::SLEEP), "block {n}");
+                    slept += 1;
+                    delayed_sleeps += (r == Ok(sched::DequeueOutcome::Delayed)) as u32;
+                }
+                assert_eq!(format!("{seq:?}"), format!("{comb:?}"), "state after {n}");
+                run = seq.curr().unwrap();
+                other = if run == a { b } else { a };
+            }
+            assert_eq!(seq.stats().no_eligible_fallbacks, 0);
+            println!("{t_wake}/{t_block} nice {nice}: {replaced} re-placed, {in_place} in place, {fresh_wakes} fresh wakes, {delayed_sleeps}/{slept} delayed sleeps");
+            for (s, x) in seen.iter_mut().zip([replaced, in_place, fresh_wakes, 0, delayed_sleeps]) {
+                *s += x;
+            }
+        }
+    }
+    assert!(seen.iter().all(|&x| x > 500), "every path taken: {seen:?}");
+}
+
+/// The kernel's cross-CPU pipe (`examples/hotpath.rs`, `cross-k`): an
+/// entity alone on its queue is woken onto the idle queue, switched to, runs
+/// and blocks, leaving the queue empty; at several speeds and weights, with
+/// a custom slice now and then. Combined vs sequential: equal results and
+/// whole-queue state after each step.
+#[test]
+fn kernel_cross_cpu_sequences_equal_their_sequences() {
+    for (k, (idle, run)) in [(3_000u64, 2_900u64), (1, 1), (900_000, 5_000), (40, 2_000_000)].into_iter().enumerate() {
+        for nice in [0, -4, 12] {
+            let mut t = Tunables::new(2);
+            t.features = Features::default();
+            let mut rq = FairRq::new(t);
+            if k == 1 {
+                rq.set_cpu_capacity(700);
+                rq.set_freq_capacity(333);
+            }
+            let a = rq.fork(sched::Nice::clamped(nice), sched::Policy::Normal).unwrap();
+            if nice > 0 {
+                rq.set_slice(a, 300_000).unwrap();
+            }
+            rq.enqueue(a, EnqueueFlags::INITIAL).unwrap();
+            let mut now = 1_000;
+            rq.update_clock(now);
+            rq.schedule();
+            let (mut seq, mut comb) = (rq.clone(), rq);
+            for n in 0..2_000 {
+                if seq.curr().is_some() {
+                    now += run;
+                    seq.update_clock(now);
+                    comb.update_clock(now);
+                    let r = seq.dequeue(a, DequeueFlags::SLEEP);
+                    let x = (r, seq.schedule());
+                    assert_eq!(x, comb.block_and_schedule(a, DequeueFlags::SLEEP), "block {n}");
+                    assert_eq!(x.1, None);
+                } else {
+                    now += idle;
+                    seq.update_clock(now);
+                    comb.update_clock(now);
+                    let x = seq.enqueue(a, EnqueueFlags::WAKEUP).and_then(|()| seq.check_preempt_wakeup(a, WakeFlags::SYNC));
+                    assert_eq!(x, comb.wake(a, EnqueueFlags::WAKEUP, WakeFlags::SYNC), "wake {n}");
+                    assert_eq!(format!("{seq:?}"), format!("{comb:?}"), "state after wake {n}");
+                    now += 300;
+                    seq.update_clock(now);
+                    comb.update_clock(now);
+                    assert_eq!(seq.schedule(), comb.schedule(), "switch {n}");
+                }
+                assert_eq!(format!("{seq:?}"), format!("{comb:?}"), "state after {n}");
+            }
+        }
+    }
+}
