@@ -28,7 +28,13 @@ impl FairRq {
     /// whether to reschedule this CPU. Same state and result as the two
     /// calls in sequence.
     pub fn wake(&mut self, id: EntityId, ef: EnqueueFlags, wf: WakeFlags) -> Result<bool, SchedError> {
-        if let Some(preempt) = self.wake_beside_curr(id.0, ef, wf) {
+        // the two common cases, each its own copy of the borrowed-entity
+        // path (so the delayed requeue adds nothing to the plain wakeup):
+        // an entity off the queue, then a delayed one
+        if let Some(preempt) = self.wake_beside_curr::<false>(id.0, ef, wf) {
+            return Ok(preempt);
+        }
+        if let Some(preempt) = self.wake_delayed_beside_curr(id.0, wf) {
             return Ok(preempt);
         }
         let i = self.idx(id)?;
@@ -153,20 +159,29 @@ impl FairRq {
         next.map(EntityId)
     }
 
+    /// [`FairRq::wake_beside_curr`] of a delayed entity, out of line so
+    /// that its code does not weigh on the plain wakeup's (register saves,
+    /// layout). The enqueue flags do not matter to a requeue.
+    #[inline(never)]
+    fn wake_delayed_beside_curr(&mut self, i: u32, wf: WakeFlags) -> Option<bool> {
+        self.wake_beside_curr::<true>(i, EnqueueFlags::NONE, wf)
+    }
+
     /// The wakeup of `i` while a queued entity runs, the common cases, with
     /// both entities borrowed once: `i` is either neither queued nor running
-    /// (the same steps as `update_curr`, `place_entity`,
+    /// (`DELAYED = false`; the same steps as `update_curr`, `place_entity`,
     /// `update_entity_pelt`, the accounting, `enqueue_tree`, `recenter`), or
-    /// queued and delayed (`update_curr` and `requeue_delayed`: PELT, and
+    /// queued and delayed (`DELAYED = true`; `update_curr` and
+    /// `requeue_delayed`: PELT, and
     /// with DELAY_ZERO the saved lag and, when it is positive, the
     /// re-placement at V as `unlink_for_place`, `place_entity`,
     /// `relink_after_place` do it); then `check_preempt_wakeup`. Each block
     /// is spelled out on the two borrows and names the helper it restates;
     /// keep them in step. Returns `None`, having changed nothing, when this
-    /// case does not apply (`i` is no live entity, is queued and not
-    /// delayed, or is the running one; no running entity, or it is off the
-    /// queue); the wakeup then takes the general path, which also reports a
-    /// bad handle.
+    /// case does not apply (`i` is no live entity, is not in the state
+    /// `DELAYED` names, or is the running one; no running entity, or it is
+    /// off the queue); the wakeup then takes the general path, which also
+    /// reports a bad handle.
     ///
     /// The preemption test finishes here only when its answer needs no other
     /// entity (running entity protected and eligible, a policy rule, a
@@ -174,7 +189,7 @@ impl FairRq {
     /// [`FairRq::check_preempt_idx`] after the enqueue, as in the general
     /// path.
     #[inline(always)]
-    fn wake_beside_curr(&mut self, i: u32, ef: EnqueueFlags, wf: WakeFlags) -> Option<bool> {
+    fn wake_beside_curr<const DELAYED: bool>(&mut self, i: u32, ef: EnqueueFlags, wf: WakeFlags) -> Option<bool> {
         let c = self.curr?;
         let math = self.tun.delta_math;
         let feats = self.tun.features;
@@ -186,9 +201,9 @@ impl FairRq {
             return None;
         }
         let (se, cse): (&mut SchedEntity, &mut SchedEntity) = (&mut ws.se, &mut cs.se);
-        // `sched_delayed` implies `on_rq`: the delayed case is the only
-        // queued one taken here
-        if (se.on_rq && !se.sched_delayed) || !cse.on_rq {
+        // `sched_delayed` implies `on_rq`
+        let case = if DELAYED { se.sched_delayed } else { !se.on_rq };
+        if !case || !cse.on_rq {
             return None;
         }
 
@@ -206,7 +221,7 @@ impl FairRq {
         let pnow = self.pelt_clock.now();
         let fresh = |last: u64| pnow.wrapping_sub(last) < 1024;
 
-        if se.on_rq {
+        if DELAYED {
             // requeue_delayed of `i`, queued (so in the tree: it is not curr)
             // and delayed
             // update_entity_pelt (queued, not runnable, not running)

@@ -220,10 +220,54 @@ impl FairRq {
         }
     }
 
+    /// Switch from the running entity (if any) to the queued entity `i`
+    /// (not running): `put_prev` then `set_next`.
+    ///
+    /// When the running entity `c` is queued and `i` is the tree's only
+    /// node (two entities queued: every switch of a two-task pipe whose
+    /// sleeper was delayed, or of two yielding hogs), `put_prev` would
+    /// insert `c` beside `i` (descent, retrace) and `set_next` then remove
+    /// `i` from a two-node tree (relink, retrace): the tree ends as `c`
+    /// alone, exactly as the removal of the single node `i` followed by the
+    /// insert of `c` into the empty tree leaves it (root and leftmost `c`,
+    /// no links, height 1, `c`'s own keys as its augments; `i`'s node
+    /// emptied). So the tree work is done in that cheaper order, inside
+    /// `set_next`; the V sums still add `c` before subtracting `i`, and
+    /// every other step keeps its place.
+    #[inline(always)]
+    pub(crate) fn switch_to(&mut self, i: u32) {
+        if let Some(c) = self.curr {
+            if self.tree.len() == 1 && self.tree.leftmost() == Some(i) && self.se(c).on_rq {
+                // put_prev without its tree insert
+                self.update_curr();
+                self.update_entity_pelt(c);
+                self.curr = None;
+                self.set_next_in(i, Some(c));
+                return;
+            }
+        }
+        self.put_prev();
+        self.set_next(i);
+    }
+
     /// Make a queued entity the running one (Linux `set_next_entity`): take
     /// it out of the tree, start its protected slice and its exec clock.
     #[inline(always)]
     pub(crate) fn set_next(&mut self, i: u32) {
+        self.set_next_in(i, None);
+    }
+
+    /// [`FairRq::set_next`]; with `put_back = Some(c)`, `c` (queued, no
+    /// longer running, not yet in the tree) goes into the tree right after
+    /// `i` leaves it: the tree half of `put_prev`, for
+    /// [`FairRq::switch_to`] (where `i` is the tree's only node).
+    #[inline(always)]
+    fn set_next_in(&mut self, i: u32, put_back: Option<u32>) {
+        let back = put_back.map(|c| {
+            let se = self.se(c);
+            (c, se.deadline, se.vruntime, se.slice, se.w())
+        });
+        debug_assert!(put_back.is_none() || self.se(i).on_rq);
         if self.next == Some(i) {
             self.next = None;
         }
@@ -248,8 +292,15 @@ impl FairRq {
         se.exec_start = now;
         se.prev_sum_exec_runtime = se.sum_exec_runtime;
         if se.on_rq {
-            // dequeue_tree
-            if self.tree.remove(i) {
+            // dequeue_tree (and put_prev's enqueue_tree of `back`, whose
+            // V term goes in first, as in put_prev then set_next)
+            let removed = self.tree.remove(i);
+            if let Some((c, deadline, vruntime, slice, w)) = back {
+                if self.tree.insert(c, deadline, vruntime, slice) {
+                    self.avg.add(vruntime, w);
+                }
+            }
+            if removed {
                 self.avg.sub(se.vruntime, se.w());
             }
             // set_protect_slice: i is curr and queued, so cfs_rq_min_slice
@@ -279,8 +330,7 @@ impl FairRq {
             return Err(SchedError::NotQueued(id)); // not queued, or asleep (delayed)
         }
         if self.curr != Some(i) {
-            self.put_prev();
-            self.set_next(i);
+            self.switch_to(i);
         }
         self.need_resched = false;
         Ok(())
@@ -295,8 +345,7 @@ impl FairRq {
                 // set_curr without its checks: pick_next returns a live,
                 // queued, not delayed entity
                 if self.curr != Some(i) {
-                    self.put_prev();
-                    self.set_next(i);
+                    self.switch_to(i);
                 }
                 self.need_resched = false;
             }
