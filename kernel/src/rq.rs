@@ -82,12 +82,14 @@ pub struct RqGuard<'a>(IrqGuard<'a, Option<Rq>>);
 
 impl core::ops::Deref for RqGuard<'_> {
     type Target = Rq;
+    #[inline]
     fn deref(&self) -> &Rq {
         self.0.as_ref().expect("runqueue initialised")
     }
 }
 
 impl core::ops::DerefMut for RqGuard<'_> {
+    #[inline]
     fn deref_mut(&mut self) -> &mut Rq {
         self.0.as_mut().expect("runqueue initialised")
     }

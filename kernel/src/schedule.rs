@@ -124,8 +124,8 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
         drop(rq);
         crate::balance::newidle::sched_balance_newidle(cpu);
         rq = rq::lock(cpu);
-        rq.update_clock();
         if rq.fair.nr_queued() > 0 {
+            rq.update_clock();
             picked = rq.fair.schedule();
         }
     }
@@ -167,7 +167,10 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
         } else {
             let waited = now.saturating_sub(next.stats.queued_at.load(Ordering::Relaxed));
             next.stats.wait_sum.fetch_add(waited, Ordering::Relaxed);
-            next.stats.wait_max.fetch_max(waited, Ordering::Relaxed);
+            // Only the CPU holding the task's runqueue lock writes these.
+            if waited > next.stats.wait_max.load(Ordering::Relaxed) {
+                next.stats.wait_max.store(waited, Ordering::Relaxed);
+            }
             rq.stat.run_delay += waited;
             next.stats.exec_start.store(now, Ordering::Relaxed);
         }

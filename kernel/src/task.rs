@@ -153,8 +153,13 @@ impl Task {
         self.affinity.contains(cpu)
     }
 
+    #[inline]
     pub(crate) fn note_ran_on(&self, cpu: usize) {
-        self.ran_on[cpu / 64].fetch_or(1 << (cpu % 64), Ordering::Relaxed);
+        let word = &self.ran_on[cpu / 64];
+        // Usually known already: a load instead of a locked read-modify-write.
+        if word.load(Ordering::Relaxed) & (1 << (cpu % 64)) == 0 {
+            word.fetch_or(1 << (cpu % 64), Ordering::Relaxed);
+        }
     }
 
     /// CPUs the task has run on so far.
