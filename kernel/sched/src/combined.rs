@@ -70,7 +70,7 @@ impl FairRq {
         };
         // the running entity goes to sleep
         if self.sleep_curr(i) == DequeueOutcome::Delayed {
-            return (Ok(DequeueOutcome::Delayed), self.schedule());
+            return (Ok(DequeueOutcome::Delayed), self.schedule_after_delay(i));
         }
         (Ok(DequeueOutcome::Dequeued), self.schedule_after_sleep(i))
     }
@@ -93,16 +93,29 @@ impl FairRq {
         }
         let se = &mut self.slots[c as usize].se;
         let (v, w) = (se.vruntime, se.w());
+        // update_entity_pelt: c runs and is queued and runnable until now
+        // (in both outcomes below)
+        let fresh = |last: u64| pnow.wrapping_sub(last) < 1024;
         // V with curr's term (it is queued); one evaluation for the
         // eligibility test and the lag
         let (s, wt) = self.avg.totals(Some((v, w)));
         if feats.has(Feature::DelayDequeue) && !self.avg.eligible_in(v, s, wt) {
-            self.delay_dequeue(c, true);
+            // delay_dequeue(c, is_curr): PELT, then asleep but queued
+            if !(fresh(se.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
+                se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, true, w);
+                let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
+                self.pelt.update(pnow, input, 1);
+            }
+            se.sched_delayed = true;
+            self.h_nr_runnable -= 1;
+            self.stats.delayed += 1;
+            if self.next == Some(c) {
+                self.next = None;
+            }
+            self.need_resched = true;
             return DequeueOutcome::Delayed;
         }
         let v_mean = self.avg.mean_in(s, wt);
-        // update_entity_pelt: c runs and is queued and runnable until now
-        let fresh = |last: u64| pnow.wrapping_sub(last) < 1024;
         if !(fresh(se.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
             se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, true, w);
             let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
@@ -126,6 +139,39 @@ impl FairRq {
         let v0 = self.avg.mean(None);
         self.avg.shift_to(v0);
         DequeueOutcome::Dequeued
+    }
+
+    /// `schedule()` right after [`FairRq::sleep_curr`] delayed the sleep of
+    /// the running entity `c`: `c` is queued and delayed, charged at this
+    /// clock, its PELT and the queue's are current (so `put_prev`'s
+    /// `update_curr` and `update_entity_pelt` are no-ops), and it is not
+    /// eligible on the sums the pick sees (nothing moved since the test).
+    ///
+    /// The common case, one other entity `n` queued (the tree's only node)
+    /// and runnable: `pick_eevdf` finds `c` not eligible and returns `n`
+    /// whenever `n` is eligible (as the tree's leftmost, or as the next
+    /// buddy, which can only be `n`: `c` was dropped as buddy), so it is
+    /// tested here and the switch follows directly. Anything else is the
+    /// general `schedule()`.
+    #[inline(never)]
+    fn schedule_after_delay(&mut self, c: u32) -> Option<EntityId> {
+        if self.nr_queued == 2 && self.tree.len() == 1 {
+            if let Some(n) = self.tree.leftmost() {
+                let cse = self.se(c);
+                let ct = Some((cse.vruntime, cse.w()));
+                let nse = self.se(n);
+                if !nse.sched_delayed && self.next.is_none_or(|x| x == n) && self.avg.eligible(nse.vruntime, ct) {
+                    self.stats.picks += 1;
+                    // put_prev of c (its update_curr and PELT are no-ops),
+                    // then set_next(n) with the tree swap of switch_to
+                    self.curr = None;
+                    self.set_next_in(n, Some(c));
+                    self.need_resched = false;
+                    return Some(EntityId(n));
+                }
+            }
+        }
+        self.schedule()
     }
 
     /// `schedule()` right after the running entity `c` left the queue by

@@ -262,7 +262,7 @@ impl FairRq {
     /// `i` leaves it: the tree half of `put_prev`, for
     /// [`FairRq::switch_to`] (where `i` is the tree's only node).
     #[inline(always)]
-    fn set_next_in(&mut self, i: u32, put_back: Option<u32>) {
+    pub(crate) fn set_next_in(&mut self, i: u32, put_back: Option<u32>) {
         let back = put_back.map(|c| {
             let se = self.se(c);
             (c, se.deadline, se.vruntime, se.slice, se.w())
