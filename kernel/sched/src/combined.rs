@@ -31,11 +31,16 @@ impl FairRq {
         // the two common cases, each its own copy of the borrowed-entity
         // path (so the delayed requeue adds nothing to the plain wakeup):
         // an entity off the queue, then a delayed one
-        if let Some(preempt) = self.wake_beside_curr::<false>(id.0, ef, wf) {
-            return Ok(preempt);
-        }
-        if let Some(preempt) = self.wake_delayed_beside_curr(id.0, wf) {
-            return Ok(preempt);
+        if self.curr.is_some() {
+            if let Some(preempt) = self.wake_beside_curr::<false>(id.0, ef, wf) {
+                return Ok(preempt);
+            }
+            if let Some(preempt) = self.wake_delayed_beside_curr(id.0, wf) {
+                return Ok(preempt);
+            }
+        } else if self.wake_idle(id.0, ef) {
+            // check_preempt_wakeup with nothing running
+            return Ok(true);
         }
         let i = self.idx(id)?;
         if self.se(i).on_rq || self.curr == Some(i) {
@@ -69,6 +74,9 @@ impl FairRq {
             }
         };
         // the running entity goes to sleep
+        if self.avg.sum_weight() == 0 && self.avg.sum_w_vruntime() == 0 {
+            return (Ok(DequeueOutcome::Dequeued), self.sleep_alone(i));
+        }
         if self.sleep_curr(i) == DequeueOutcome::Delayed {
             return (Ok(DequeueOutcome::Delayed), self.schedule_after_delay(i));
         }
@@ -141,6 +149,53 @@ impl FairRq {
         DequeueOutcome::Dequeued
     }
 
+    /// `dequeue(c, SLEEP)` and `schedule()` of the running entity `c`
+    /// (queued, not delayed) alone on the queue: the tree and its sums are
+    /// empty. Then V is c's vruntime exactly (`(0 + key·w)/(0 + w) =
+    /// key`), so c is eligible (never delayed) and its saved lag is 0
+    /// (`vdiff(V, v) = 0`, inside any clamp); the re-centring is a no-op
+    /// (V of an empty tree is v0: a shift by 0); and the pick finds nothing
+    /// queued. The other steps as in [`FairRq::sleep_curr`] and
+    /// [`FairRq::schedule_after_sleep`]. Out of line: it is the cross-CPU
+    /// pipe's block, and its code would weigh on the two-task one.
+    #[inline(never)]
+    fn sleep_alone(&mut self, c: u32) -> Option<EntityId> {
+        let (math, now, base_slice) = (self.tun.delta_math, self.clock, self.base_slice);
+        let pnow = self.pelt_clock.now();
+        let se = &mut self.slots[c as usize].se;
+        // update_curr
+        if now > se.exec_start {
+            let must_yield = charge_entity(se, now, math, base_slice);
+            self.after_charge(c, must_yield);
+        }
+        let se = &mut self.slots[c as usize].se;
+        // update_entity_pelt: c runs and is queued and runnable until now
+        let fresh = |last: u64| pnow.wrapping_sub(last) < 1024;
+        let w = se.w();
+        if !(fresh(se.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
+            se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, true, w);
+            let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
+            self.pelt.update(pnow, input, 1);
+        }
+        se.vlag = 0;
+        se.on_rq = false;
+        self.nr_queued -= 1;
+        self.h_nr_runnable -= 1;
+        self.load_weight -= w;
+        if self.next == Some(c) {
+            self.next = None;
+        }
+        self.need_resched = true;
+        // schedule_after_sleep, which finds nothing queued: no pick
+        if self.nr_queued != 0 {
+            return self.schedule_after_sleep(c);
+        }
+        self.curr = None;
+        self.pelt_clock.enter_idle(self.pelt.util_sum);
+        self.need_resched = false;
+        None
+    }
+
     /// `schedule()` right after [`FairRq::sleep_curr`] delayed the sleep of
     /// the running entity `c`: `c` is queued and delayed, charged at this
     /// clock, its PELT and the queue's are current (so `put_prev`'s
@@ -203,6 +258,71 @@ impl FairRq {
         }
         self.need_resched = false;
         next.map(EntityId)
+    }
+
+    /// The enqueue of a wakeup onto an idle queue (nothing running, nothing
+    /// queued) of an entity `i` off the queue: the steps of `enqueue`
+    /// (`update_curr` has nothing to charge), `place_entity`,
+    /// `update_entity_pelt`, the accounting, `enqueue_tree` and `recenter`,
+    /// on one borrow. Returns false, having changed nothing, when this case
+    /// does not apply (also for a bad handle: the general path reports it).
+    ///
+    /// With nothing queued, V is v0 (the V of empty sums) and there is no
+    /// lag to apply, so the entity is placed at v0 with a fresh request.
+    /// Its insert adds `key(v0)·w = 0` to S; when S was 0 (the empty sums'
+    /// value) V stays v0 and the re-centring is a shift by 0, skipped.
+    /// Out of line: it is the cross-CPU pipe's wakeup, and its code would
+    /// weigh on the same-CPU ones.
+    #[inline(never)]
+    fn wake_idle(&mut self, i: u32, ef: EnqueueFlags) -> bool {
+        if self.nr_queued != 0 {
+            return false;
+        }
+        let (math, feats, base_slice) = (self.tun.delta_math, self.tun.features, self.base_slice);
+        let pnow = self.pelt_clock.now();
+        let Some(slot) = self.slots.get_mut(i as usize) else { return false };
+        if !slot.live || slot.se.on_rq {
+            return false;
+        }
+        let se = &mut slot.se;
+        // place_entity: V of empty sums is v0; nr_queued == 0, so no lag
+        let v_mean = self.avg.mean(None);
+        if !se.custom_slice {
+            se.slice = base_slice;
+        }
+        let mut vslice = calc_delta_fair_with(math, se.slice, se.weight);
+        se.vruntime = v_mean;
+        if se.rel_deadline {
+            se.deadline = se.deadline.wrapping_add(se.vruntime);
+            se.rel_deadline = false;
+        } else {
+            if ef.contains(EnqueueFlags::INITIAL) && feats.has(Feature::PlaceDeadlineInitial) {
+                vslice /= 2;
+            }
+            se.deadline = se.vruntime.wrapping_add(vslice);
+        }
+        // update_entity_pelt (not running, not queued until now; nothing
+        // runs on the queue)
+        let fresh = |last: u64| pnow.wrapping_sub(last) < 1024;
+        if !(fresh(se.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
+            let w = se.w();
+            se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, false, w);
+            let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: false };
+            self.pelt.update(pnow, input, 1);
+        }
+        // accounting, enqueue_tree, recenter
+        se.on_rq = true;
+        let w = se.w();
+        self.nr_queued += 1;
+        self.h_nr_runnable += !se.sched_delayed as u32;
+        self.load_weight += w;
+        if self.tree.insert(i, se.deadline, se.vruntime, se.slice) {
+            self.avg.add(se.vruntime, w);
+        }
+        if self.avg.sum_w_vruntime() != 0 {
+            self.recenter();
+        }
+        true
     }
 
     /// [`FairRq::wake_beside_curr`] of a delayed entity, out of line so
