@@ -339,6 +339,20 @@ impl FairRq {
     /// Pick and switch (the `schedule()` step of this class): returns the
     /// entity now running, or `None` when the CPU goes idle.
     pub fn schedule(&mut self) -> Option<EntityId> {
+        if self.curr.is_none() && self.nr_queued == 1 {
+            // an idle CPU's switch to its one queued entity (a wakeup onto
+            // an idle queue): pick_next's charge has no one to charge and
+            // pick_eevdf, with nothing running and one entity queued,
+            // returns the tree's leftmost; unless it is delayed, switch
+            if let Some(n) = self.tree.leftmost() {
+                if !self.se(n).sched_delayed {
+                    self.stats.picks += 1;
+                    self.set_next(n);
+                    self.need_resched = false;
+                    return Some(EntityId(n));
+                }
+            }
+        }
         let next = self.pick_next();
         match next {
             Some(EntityId(i)) => {
