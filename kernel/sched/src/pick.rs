@@ -237,7 +237,7 @@ impl FairRq {
     #[inline(always)]
     pub(crate) fn switch_to(&mut self, i: u32) {
         if let Some(c) = self.curr {
-            if self.tree.len() == 1 && self.tree.leftmost() == Some(i) && self.se(c).on_rq {
+            if self.se(c).on_rq && self.tree.len() == 1 && self.tree.leftmost() == Some(i) {
                 // put_prev without its tree insert
                 self.update_curr();
                 self.update_entity_pelt(c);
