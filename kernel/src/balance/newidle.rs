@@ -11,7 +11,17 @@ use sched::balance::IdleType;
 use sched::Feature;
 
 use super::periodic::balance_rq;
+use crate::arch::percpu::MAX_CPUS;
 use super::{AVG_IDLE, STATE};
+
+/// Gate refusals decided by the overload count alone, before the balance
+/// state is locked (added to the counters' `gate_skips` when printed).
+static QUICK_GATE_SKIPS: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+
+/// `cpu`'s gate refusals that skipped the balance state lock.
+pub fn quick_gate_skips(cpu: usize) -> u64 {
+    QUICK_GATE_SKIPS[cpu].load(Ordering::Relaxed)
+}
 
 static DICE: AtomicU64 = AtomicU64::new(0x2545_F491_4F6C_DD1D);
 
@@ -37,6 +47,12 @@ pub fn sched_balance_newidle(cpu: usize) -> u32 {
         *a
     };
     if !g.cfg.newidle || chain.is_empty() {
+        return 0;
+    }
+    // Nothing anywhere to pull: the gate below would refuse too. Linux
+    // tests its root domain's overloaded flag first, without locks.
+    if !super::snapshot::any_overloaded() {
+        QUICK_GATE_SKIPS[cpu].fetch_add(1, Ordering::Relaxed);
         return 0;
     }
     let mut guard = STATE[cpu].lock();
