@@ -80,6 +80,10 @@ fn op_wake(rq: &mut FairRq, id: EntityId) -> bool {
     black_box(rq.wake(black_box(id), EnqueueFlags::WAKEUP, WakeFlags::SYNC)).unwrap()
 }
 #[inline(never)]
+fn op_wake_delayed(rq: &mut FairRq, id: EntityId) -> bool {
+    black_box(rq.wake_delayed(black_box(id), WakeFlags::SYNC)).unwrap()
+}
+#[inline(never)]
 fn op_block_and_schedule(rq: &mut FairRq, id: EntityId) -> Option<EntityId> {
     let (r, next) = rq.block_and_schedule(black_box(id), DequeueFlags::SLEEP);
     black_box(r).unwrap();
@@ -240,7 +244,8 @@ struct KernelCounts {
 /// `pipe-k`: the kernel's same-CPU pipe (`cargo xtask profile pipe
 /// --params mode=same --smp 1`), with its exact sequence of crate calls and
 /// its timing: per half trip the running task writes for 1.5 µs, wakes its
-/// partner (`update_clock`, `entity` on_rq test, `is_delayed`, `wake`), reads
+/// partner (`update_clock`, `entity` on_rq test, `is_delayed`, then
+/// `wake_delayed` for a delayed partner, `wake` for one off the queue), reads
 /// for 1.4 µs and blocks (`update_clock`, `block_and_schedule`, then the
 /// `entity` and `publish` reads). A wakeup that asks for a reschedule
 /// switches at once (`update_clock`, `schedule`); the waker stays runnable
@@ -271,7 +276,7 @@ fn pipe_k(h: &mut u64) -> KernelCounts {
             if op_is_delayed(&rq, other) {
                 k.wakes += 1;
                 k.delayed_requeues += 1;
-                preempt = op_wake(&mut rq, other);
+                preempt = op_wake_delayed(&mut rq, other);
             }
         } else {
             k.wakes += 1;

@@ -57,6 +57,22 @@ impl FairRq {
         Ok(self.check_preempt_idx(i, wf, true))
     }
 
+    /// The wakeup of an entity the caller knows to be queued and delayed
+    /// (the kernel asks [`FairRq::is_delayed`] first): the delayed requeue
+    /// beside the running entity directly, without first trying (and
+    /// failing) the plain wakeup's path as [`FairRq::wake`] does.
+    ///
+    /// Same state and result as `wake(id, EnqueueFlags::WAKEUP, wf)` for
+    /// every input: any other case (not delayed, nothing running, a bad
+    /// handle) is that call. The enqueue flags do not matter to a requeue.
+    #[inline]
+    pub fn wake_delayed(&mut self, id: EntityId, wf: WakeFlags) -> Result<bool, SchedError> {
+        match self.wake_delayed_beside_curr(id.0, wf) {
+            Some(preempt) => Ok(preempt),
+            None => self.wake(id, EnqueueFlags::WAKEUP, wf),
+        }
+    }
+
     /// A blocking switch in one call: `dequeue(id, flags)`, then
     /// `schedule()` whatever the dequeue answered (as the kernel's switch
     /// does). Returns both results. Same state and results as the two calls
@@ -367,8 +383,10 @@ impl FairRq {
             return None;
         }
         let (se, cse): (&mut SchedEntity, &mut SchedEntity) = (&mut ws.se, &mut cs.se);
-        // `sched_delayed` implies `on_rq`
-        let case = if DELAYED { se.sched_delayed } else { !se.on_rq };
+        // a delayed entity is queued, except after a dequeue without
+        // DELAYED (a migration's), which leaves `sched_delayed` set on an
+        // entity off the queue: that one wakes as a plain wakeup
+        let case = if DELAYED { se.sched_delayed && se.on_rq } else { !se.on_rq };
         if !case || !cse.on_rq {
             return None;
         }

@@ -24,6 +24,9 @@ enum Step {
     /// Block the running entity (or, if `any`, the k-th entity) with the
     /// given dequeue flags, then switch.
     Block(bool, usize, usize, u64),
+    /// `wake_delayed` of the k-th entity (delayed or not) with the given
+    /// wake flags.
+    WakeDelayed(usize, usize, u64),
 }
 
 const EFLAGS: [EnqueueFlags; 4] = [EnqueueFlags::WAKEUP, EnqueueFlags::NONE, EnqueueFlags::INITIAL, EnqueueFlags::MIGRATED];
@@ -42,6 +45,7 @@ fn step() -> impl Strategy<Value = Step> {
     prop_oneof![
         4 => op().prop_map(Step::Common),
         4 => (any::<usize>(), 0usize..4, 0usize..4, 0u64..40_000).prop_map(|(k, e, w, d)| Step::Wake(k, e, w, d)),
+        2 => (any::<usize>(), 0usize..4, 0u64..40_000).prop_map(|(k, w, d)| Step::WakeDelayed(k, w, d)),
         4 => (prop::bool::weighted(0.15), any::<usize>(), 0usize..6, 0u64..40_000).prop_map(|(a, k, f, d)| Step::Block(a, k, f, d)),
     ]
 }
@@ -102,6 +106,17 @@ proptest! {
                     }
                     let a = seq.rq.enqueue(id, ef).and_then(|()| seq.rq.check_preempt_wakeup(id, wf));
                     let b = comb.rq.wake(id, ef, wf);
+                    prop_assert_eq!(a, b, "{:?}", s);
+                }
+                Step::WakeDelayed(k, w, d) => {
+                    let id = nth(&seq.ids, k);
+                    let wf = WFLAGS[w];
+                    for dr in [&mut seq, &mut comb] {
+                        dr.now += d;
+                        dr.rq.update_clock(dr.now);
+                    }
+                    let a = seq.rq.enqueue(id, EnqueueFlags::WAKEUP).and_then(|()| seq.rq.check_preempt_wakeup(id, wf));
+                    let b = comb.rq.wake_delayed(id, wf);
                     prop_assert_eq!(a, b, "{:?}", s);
                 }
                 Step::Block(any, k, fl, d) => {
@@ -216,7 +231,13 @@ fn kernel_pipe_sequences_equal_their_sequences() {
                 let mut preempt = false;
                 if !se.on_rq || se.sched_delayed {
                     let x = seq.enqueue(other, EnqueueFlags::WAKEUP).and_then(|()| seq.check_preempt_wakeup(other, WakeFlags::SYNC));
-                    assert_eq!(x, comb.wake(other, EnqueueFlags::WAKEUP, WakeFlags::SYNC), "wake {n}");
+                    // the kernel's calls: `wake_delayed` for a delayed partner
+                    let y = if se.sched_delayed {
+                        comb.wake_delayed(other, WakeFlags::SYNC)
+                    } else {
+                        comb.wake(other, EnqueueFlags::WAKEUP, WakeFlags::SYNC)
+                    };
+                    assert_eq!(x, y, "wake {n}");
                     assert_eq!(format!("{seq:?}"), format!("{comb:?}"), "state after wake {n}");
                     preempt = x.unwrap();
                     match (se.on_rq, seq.entity(other).unwrap().vruntime == se.vruntime) {
