@@ -105,6 +105,20 @@ impl AvgVruntime {
     }
 
     /// `(S', W')`: the sums with `curr` (vruntime, weight) added, if given.
+    /// The insert of the only entity (vruntime `v`, weight `w`) into empty
+    /// sums, followed by the re-centring on `v`, when `v` is V: `add(v, w)`
+    /// makes `S = key(v)·w`, V is then `v` (it is when the running entity,
+    /// the only other term, is at `v` too: `(key·w + key·wc)/(w + wc) =
+    /// key`, exact), and `shift_to(v)` leaves `S = key·w − key·w = 0`. So
+    /// the zero point moves to `v`, S stays 0 and W becomes `w`, without
+    /// the products and the division. `w = 0` is the re-centring alone.
+    #[inline(always)]
+    pub(crate) fn set_single(&mut self, v: u64, w: u64) {
+        debug_assert!(self.sum_weight == 0 && self.sum_w_vruntime == 0);
+        self.zero_vruntime = v;
+        self.sum_weight = w;
+    }
+
     #[inline(always)]
     pub fn totals(&self, curr: Option<(u64, u64)>) -> (i128, i128) {
         match curr {

@@ -432,8 +432,13 @@ impl FairRq {
                     self.nr_queued -= 1;
                     se.vlag = 0;
                     // place_entity(NONE): V of the others; no lag (vlag is
-                    // 0), so the vruntime is V itself
-                    let v_mean = avg.mean_or_curr(ct);
+                    // 0), so the vruntime is V itself. With `i` the tree's
+                    // only entity its removal leaves empty sums (they are
+                    // exact: S is always the sum of its terms), and V of
+                    // the others is the running entity's vruntime
+                    // (`mean_or_curr`'s shortcut)
+                    let alone = avg.sum_weight() == 0 && avg.sum_w_vruntime() == 0 && cse.w() != 0;
+                    let v_mean = if alone { cse.vruntime } else { avg.mean(ct) };
                     if !se.custom_slice {
                         se.slice = base_slice;
                     }
@@ -448,11 +453,18 @@ impl FairRq {
                     // relink_after_place (not curr)
                     se.on_rq = true;
                     self.nr_queued += 1;
-                    if self.tree.insert(i, se.deadline, se.vruntime, se.slice) {
-                        avg.add(se.vruntime, w);
+                    let inserted = self.tree.insert(i, se.deadline, se.vruntime, se.slice);
+                    if alone {
+                        // recenter: `i` and the running entity both at the
+                        // latter's vruntime, which is V (`set_single`)
+                        avg.set_single(v_mean, if inserted { w } else { 0 });
+                    } else {
+                        if inserted {
+                            avg.add(se.vruntime, w);
+                        }
+                        let v = avg.mean(ct);
+                        avg.shift_to(v);
                     }
-                    let v = avg.mean(ct);
-                    avg.shift_to(v);
                 }
             }
             se.sched_delayed = false;
