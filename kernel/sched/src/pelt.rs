@@ -180,7 +180,7 @@ impl SchedAvg {
     /// The accumulation of `units` that end inside the current period
     /// (`units + period_contrib < 1024`): the contribution is `units` itself,
     /// undecayed. `runnable`/`running` are already 0 for a zero load.
-    #[inline]
+    #[inline(always)]
     fn accrue_in_period(&mut self, units: u64, load: u64, runnable: u64, running: bool) {
         self.last_update_time += units << 10;
         self.period_contrib += units as u32;
