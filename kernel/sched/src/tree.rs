@@ -17,6 +17,9 @@
 //!   over its subtree;
 //! - `leftmost` is the first node in order (or `NIL` when empty);
 //! - `parent`/child links agree, and `len` counts linked nodes.
+//! - an unlinked node is reachable from no link; its fields other than
+//!   `linked` are stale (removal clears only the mark) and are never read:
+//!   `insert` writes every field.
 //!
 //! Every insert and remove walks from the change point to the root once,
 //! rebalancing and refreshing the augments: O(log n). [`Tree::pick`] is the
@@ -199,7 +202,9 @@ impl Tree {
             return false;
         }
         if self.len == 1 {
-            *n = EMPTY;
+            // only the mark: an unlinked node is unreachable and its other
+            // fields are never read (`insert` overwrites them all)
+            n.linked = false;
             self.root = NIL;
             self.leftmost = NIL;
             self.len = 0;
@@ -244,7 +249,8 @@ impl Tree {
             self.replace_child(p, idx, s);
             self.nodes[s as usize].parent = p;
         }
-        self.nodes[idx as usize] = EMPTY;
+        // only the mark, as in `remove`
+        self.nodes[idx as usize].linked = false;
         self.len -= 1;
         self.retrace(start);
     }
