@@ -119,17 +119,16 @@ impl FairRq {
         let (v, w) = (se.vruntime, se.w());
         // update_entity_pelt: c runs and is queued and runnable until now
         // (in both outcomes below)
-        let fresh = |last: u64| pnow.wrapping_sub(last) < 1024;
         // V with curr's term (it is queued); one evaluation for the
         // eligibility test and the lag
         let (s, wt) = self.avg.totals(Some((v, w)));
         if feats.has(Feature::DelayDequeue) && !self.avg.eligible_in(v, s, wt) {
             // delay_dequeue(c, is_curr): PELT, then asleep but queued
-            if !(fresh(se.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
-                se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, true, w);
-                let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
-                self.pelt.update(pnow, input, 1);
-            }
+            // (no freshness pre-test: each update is a no-op when its
+            // clock is within the current 1024 ns unit of `pnow`)
+            se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, true, w);
+            let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
+            self.pelt.update(pnow, input, 1);
             se.sched_delayed = true;
             self.h_nr_runnable -= 1;
             self.stats.delayed += 1;
@@ -140,11 +139,11 @@ impl FairRq {
             return DequeueOutcome::Delayed;
         }
         let v_mean = self.avg.mean_in(s, wt);
-        if !(fresh(se.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
-            se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, true, w);
-            let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
-            self.pelt.update(pnow, input, 1);
-        }
+        // (no freshness pre-test: each update is a no-op when its
+        // clock is within the current 1024 ns unit of `pnow`)
+        se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, true, w);
+        let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
+        self.pelt.update(pnow, input, 1);
         // update_entity_lag_at, lag_limit
         let vl = crate::time::vdiff(v_mean, v);
         let span = se.slice.saturating_mul(2).max(tick);
@@ -186,13 +185,12 @@ impl FairRq {
         }
         let se = &mut self.slots[c as usize].se;
         // update_entity_pelt: c runs and is queued and runnable until now
-        let fresh = |last: u64| pnow.wrapping_sub(last) < 1024;
         let w = se.w();
-        if !(fresh(se.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
-            se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, true, w);
-            let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
-            self.pelt.update(pnow, input, 1);
-        }
+        // (no freshness pre-test: each update is a no-op when its
+        // clock is within the current 1024 ns unit of `pnow`)
+        se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, true, w);
+        let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
+        self.pelt.update(pnow, input, 1);
         se.vlag = 0;
         se.on_rq = false;
         self.nr_queued -= 1;
@@ -319,13 +317,12 @@ impl FairRq {
         }
         // update_entity_pelt (not running, not queued until now; nothing
         // runs on the queue)
-        let fresh = |last: u64| pnow.wrapping_sub(last) < 1024;
-        if !(fresh(se.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
-            let w = se.w();
-            se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, false, w);
-            let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: false };
-            self.pelt.update(pnow, input, 1);
-        }
+        // (no freshness pre-test: each update is a no-op when its
+        // clock is within the current 1024 ns unit of `pnow`)
+        let w = se.w();
+        se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, false, w);
+        let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: false };
+        self.pelt.update(pnow, input, 1);
         // accounting, enqueue_tree, recenter
         se.on_rq = true;
         let w = se.w();
@@ -403,18 +400,17 @@ impl FairRq {
         let ct = Some((cse.vruntime, cse.w()));
         let avg: &mut AvgVruntime = &mut self.avg;
         let pnow = self.pelt_clock.now();
-        let fresh = |last: u64| pnow.wrapping_sub(last) < 1024;
 
         if DELAYED {
             // requeue_delayed of `i`, queued (so in the tree: it is not curr)
             // and delayed
             // update_entity_pelt (queued, not runnable, not running)
-            if !(fresh(se.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
-                let w = se.w();
-                se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, false, w);
-                let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
-                self.pelt.update(pnow, input, 1);
-            }
+            // (no freshness pre-test: each update is a no-op when its
+            // clock is within the current 1024 ns unit of `pnow`)
+            let w = se.w();
+            se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, false, w);
+            let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
+            self.pelt.update(pnow, input, 1);
             if feats.has(Feature::DelayZero) {
                 // update_entity_lag (lag_limit): V with `i` in the tree
                 let vl = crate::time::vdiff(avg.mean(ct), se.vruntime);
@@ -495,12 +491,12 @@ impl FairRq {
             }
 
             // update_entity_pelt (not running, not queued until now)
-            if !(fresh(se.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
-                let w = se.w();
-                se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, false, w);
-                let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
-                self.pelt.update(pnow, input, 1);
-            }
+            // (no freshness pre-test: each update is a no-op when its
+            // clock is within the current 1024 ns unit of `pnow`)
+            let w = se.w();
+            se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, false, w);
+            let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
+            self.pelt.update(pnow, input, 1);
 
             // accounting, enqueue_tree, recenter
             se.on_rq = true;

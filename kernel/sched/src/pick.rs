@@ -277,9 +277,14 @@ impl FairRq {
         // PELT first (`update_entity_pelt`, spelled out on the borrow):
         // until now, i was waiting and the CPU had no curr
         let fresh = |last: Nanos| pnow.wrapping_sub(last) < 1024;
-        if !(fresh(se.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
+        // each tested on its own: after a sleep at this clock the queue's
+        // is fresh and the entity's is not (pipe switches); a test is
+        // cheaper than the no-op update
+        if !fresh(se.avg.last_update_time) {
             let w = se.w();
             se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, self.curr == Some(i), w);
+        }
+        if !fresh(self.pelt.last_update_time) {
             let input = PeltInput {
                 load: self.load_weight,
                 runnable: self.h_nr_runnable as u64,
