@@ -401,6 +401,9 @@ impl FairRq {
         let avg: &mut AvgVruntime = &mut self.avg;
         let pnow = self.pelt_clock.now();
 
+        // V is the running entity's vruntime (set by the re-placement into
+        // an otherwise empty tree below): it is eligible without the test
+        let mut curr_at_v = false;
         if DELAYED {
             // requeue_delayed of `i`, queued (so in the tree: it is not curr)
             // and delayed
@@ -454,6 +457,7 @@ impl FairRq {
                         // recenter: `i` and the running entity both at the
                         // latter's vruntime, which is V (`set_single`)
                         avg.set_single(v_mean, if inserted { w } else { 0 });
+                        curr_at_v = true;
                     } else {
                         if inserted {
                             avg.add(se.vruntime, w);
@@ -542,7 +546,8 @@ impl FairRq {
         // the protection (update_protect_slice).
         if !short && !feats.has(Feature::NextBuddy) && self.next.is_none() {
             let protected = vbefore(cse.vruntime, cse.vprot);
-            if protected && avg.eligible(cse.vruntime, ct) {
+            // with `curr_at_v` the test is `0 >= 0` (key 0 and S = 0)
+            if protected && (curr_at_v || avg.eligible(cse.vruntime, ct)) {
                 self.stats.picks += 1;
                 if feats.has(Feature::RunToParity) {
                     // cfs_rq_min_slice: curr is queued
