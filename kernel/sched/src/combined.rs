@@ -227,9 +227,14 @@ impl FairRq {
         if self.nr_queued == 2 && self.tree.len() == 1 {
             if let Some(n) = self.tree.leftmost() {
                 let cse = self.se(c);
-                let ct = Some((cse.vruntime, cse.w()));
+                let (cv, cw) = (cse.vruntime, cse.w());
                 let nse = self.se(n);
-                if !nse.sched_delayed && self.next.is_none_or(|x| x == n) && self.avg.eligible(nse.vruntime, ct) {
+                // n's eligibility, `S + key(c)·wc >= key(n)·(wn + wc)`: with
+                // n the tree's only node S is exactly `key(n)·wn` (the sums
+                // are exact), so it is `key(c)·wc >= key(n)·wc`, that is
+                // `key(n) <= key(c)` for wc > 0 (and true for wc = 0)
+                let eligible = cw == 0 || self.avg.key(nse.vruntime) <= self.avg.key(cv);
+                if !nse.sched_delayed && self.next.is_none_or(|x| x == n) && eligible {
                     self.stats.picks += 1;
                     // put_prev of c (its update_curr and PELT are no-ops),
                     // then set_next(n) with the tree swap of switch_to
