@@ -105,6 +105,16 @@ impl AvgVruntime {
     }
 
     /// `(S', W')`: the sums with `curr` (vruntime, weight) added, if given.
+    /// Eligibility of the running entity (vruntime `v`, queued, so V's
+    /// extra term, not in the sums): `eligible(v, Some((v, w)))`, that is
+    /// `S + key(v)·w >= key(v)·(W + w)`, is `S >= key(v)·W` for every `w`:
+    /// its own term is on both sides. One product instead of two (exact in
+    /// `i128`: `|key| < 2^63`, `W < 2^52`).
+    #[inline(always)]
+    pub fn curr_eligible(&self, v: u64) -> bool {
+        self.sum_w_vruntime >= Self::wmul(self.key(v), self.sum_weight)
+    }
+
     /// The insert of the only entity (vruntime `v`, weight `w`) into empty
     /// sums, followed by the re-centring on `v`, when `v` is V: `add(v, w)`
     /// makes `S = key(v)·w`, V is then `v` (it is when the running entity,

@@ -411,7 +411,7 @@ impl FairRq {
             charge_entity(se, now, math, base_slice);
         }
         // entity_eligible: c is queued, so it is V's extra term
-        if self.avg.eligible(se.vruntime, Some((se.vruntime, se.w()))) {
+        if self.avg.curr_eligible(se.vruntime) {
             let vslice = calc_delta_fair_with(math, se.slice, se.weight);
             se.vruntime = se.deadline;
             se.deadline = se.deadline.wrapping_add(vslice);
