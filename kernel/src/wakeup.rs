@@ -80,7 +80,7 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
         rq.update_clock();
         let mut preempt = false;
         if rq.fair.is_delayed(eid) {
-            let wants = rq.fair.wake(eid, EnqueueFlags::WAKEUP, flags).unwrap_or(false);
+            let wants = rq.fair.wake_delayed(eid, flags).unwrap_or(false);
             p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
             preempt = rq.curr.is_idle || wants;
         }
