@@ -27,7 +27,24 @@ impl FairRq {
     /// `check_preempt_wakeup(id, wf)`; returns the enqueue's error or
     /// whether to reschedule this CPU. Same state and result as the two
     /// calls in sequence.
+    ///
+    /// Only the dispatch, to the idle queue's wakeup or to
+    /// [`FairRq::wake_busy`] (a tail call), so that the cross-CPU pipe's
+    /// wakeup does not pay the register saves of the other cases' code.
+    #[inline(never)]
     pub fn wake(&mut self, id: EntityId, ef: EnqueueFlags, wf: WakeFlags) -> Result<bool, SchedError> {
+        if self.curr.is_some() || !self.wake_idle(id.0, ef) {
+            return self.wake_busy(id, ef, wf);
+        }
+        // check_preempt_wakeup with nothing running
+        Ok(true)
+    }
+
+    /// [`FairRq::wake`] of anything but an entity off an idle queue (that
+    /// one was tried first: here, with nothing running, only the general
+    /// path remains).
+    #[inline(never)]
+    fn wake_busy(&mut self, id: EntityId, ef: EnqueueFlags, wf: WakeFlags) -> Result<bool, SchedError> {
         // the two common cases, each its own copy of the borrowed-entity
         // path (so the delayed requeue adds nothing to the plain wakeup):
         // an entity off the queue, then a delayed one
@@ -38,9 +55,6 @@ impl FairRq {
             if let Some(preempt) = self.wake_delayed_beside_curr(id.0, wf) {
                 return Ok(preempt);
             }
-        } else if self.wake_idle(id.0, ef) {
-            // check_preempt_wakeup with nothing running
-            return Ok(true);
         }
         let i = self.idx(id)?;
         if self.se(i).on_rq || self.curr == Some(i) {
