@@ -115,6 +115,15 @@ impl AvgVruntime {
         self.sum_w_vruntime >= Self::wmul(self.key(v), self.sum_weight)
     }
 
+    /// Sums of exactly one term, entity (`v`, `w`): what `add(v, w)` then
+    /// `sub` of the only other term leave (the sums are exact, so removing
+    /// the only term leaves S = 0 and W = 0 whatever the order).
+    #[inline(always)]
+    pub(crate) fn set_only(&mut self, v: u64, w: u64) {
+        self.sum_w_vruntime = Self::wmul(self.key(v), w);
+        self.sum_weight = w;
+    }
+
     /// The insert of the only entity (vruntime `v`, weight `w`) into empty
     /// sums, followed by the re-centring on `v`, when `v` is V: `add(v, w)`
     /// makes `S = key(v)·w`, V is then `v` (it is when the running entity,

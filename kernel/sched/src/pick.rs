@@ -299,14 +299,25 @@ impl FairRq {
         if se.on_rq {
             // dequeue_tree (and put_prev's enqueue_tree of `back`, whose
             // V term goes in first, as in put_prev then set_next)
+            let only = self.tree.len() == 1;
             let removed = self.tree.remove(i);
-            if let Some((c, deadline, vruntime, slice, w)) = back {
-                if self.tree.insert(c, deadline, vruntime, slice) {
-                    self.avg.add(vruntime, w);
+            match back {
+                Some((c, deadline, vruntime, slice, w)) if only && removed && self.tree.insert(c, deadline, vruntime, slice) => {
+                    // i was the tree's only node and c replaces it: the
+                    // sums were exactly i's term, and become exactly c's
+                    // (what adding c's and subtracting i's leaves)
+                    self.avg.set_only(vruntime, w);
                 }
-            }
-            if removed {
-                self.avg.sub(se.vruntime, se.w());
+                back => {
+                    if let Some((c, deadline, vruntime, slice, w)) = back {
+                        if self.tree.insert(c, deadline, vruntime, slice) {
+                            self.avg.add(vruntime, w);
+                        }
+                    }
+                    if removed {
+                        self.avg.sub(se.vruntime, se.w());
+                    }
+                }
             }
             // set_protect_slice: i is curr and queued, so cfs_rq_min_slice
             // is the smaller of its slice and the tree's; the min with its
