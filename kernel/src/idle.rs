@@ -60,8 +60,14 @@ pub fn idle_loop() -> ! {
             x86_64::instructions::interrupts::enable();
             crate::schedule::schedule();
         } else {
+            let cpu = cpu_id();
+            let since = IDLE_SINCE[cpu].load(Ordering::Relaxed);
             crate::arch::wait_for_interrupt();
-            still_idle(cpu_id());
+            // Back in this idle period (not in a new one after a switch
+            // away and back): it may have outlasted a tick.
+            if IDLE_SINCE[cpu].load(Ordering::Relaxed) == since {
+                still_idle(cpu);
+            }
         }
     }
 }

@@ -49,7 +49,21 @@ struct Pending {
     flags: WakeFlags,
 }
 
-static WAKE_LISTS: [IrqMutex<Vec<Pending>>; MAX_CPUS] = [const { IrqMutex::new(Vec::new()) }; MAX_CPUS];
+/// A CPU's incoming tasks: plain wakeups (the common case, kept small so
+/// queueing one copies two words) and tasks that bring their entity along.
+struct WakeList {
+    wakes: Vec<(Arc<Task>, WakeFlags)>,
+    moves: Vec<Pending>,
+}
+
+impl WakeList {
+    fn is_empty(&self) -> bool {
+        self.wakes.is_empty() && self.moves.is_empty()
+    }
+}
+
+static WAKE_LISTS: [IrqMutex<WakeList>; MAX_CPUS] =
+    [const { IrqMutex::new(WakeList { wakes: Vec::new(), moves: Vec::new() }) }; MAX_CPUS];
 /// Whether each CPU's wake list is non-empty (changed under its lock, read
 /// without it: the IPI handler and the balancer's `ttwu_pending`).
 static WAKE_PENDING: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
@@ -125,7 +139,7 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
             }
         } else {
             drop(rq);
-            push_remote(target, Pending { task: p.clone(), se: None, flags });
+            push_remote_wake(target, p.clone(), flags);
         }
     } else {
         let se = take_entity(&mut rq, p);
@@ -218,17 +232,30 @@ fn check_preempt(rq: &mut Rq, eid: EntityId, flags: WakeFlags) -> bool {
     rq.fair.check_preempt_wakeup(eid, flags).unwrap_or(false)
 }
 
-fn push_remote(target: usize, item: Pending) {
+/// Queues a task (with its entity, or a plain wakeup) on `target`'s wake
+/// list; the IPI goes out only when the list was empty.
+fn push_remote_with(target: usize, push: impl FnOnce(&mut WakeList)) {
     let was_empty = {
         let mut list = WAKE_LISTS[target].lock();
         let was_empty = list.is_empty();
-        list.push(item);
+        push(&mut list);
         WAKE_PENDING[target].store(true, Ordering::Release);
         was_empty
     };
     if was_empty {
         crate::schedule::send_resched_ipi(target);
     }
+}
+
+fn push_remote(target: usize, item: Pending) {
+    match item.se {
+        Some(_) => push_remote_with(target, |l| l.moves.push(item)),
+        None => push_remote_wake(target, item.task, item.flags),
+    }
+}
+
+fn push_remote_wake(target: usize, task: Arc<Task>, flags: WakeFlags) {
+    push_remote_with(target, |l| l.wakes.push((task, flags)));
 }
 
 /// Drains this CPU's wake list (from the reschedule IPI).
@@ -243,8 +270,11 @@ pub(crate) fn process_wake_list() {
     let mut preempt = false;
     // Drained in place, so the list keeps its allocation.
     let mut list = WAKE_LISTS[cpu].lock();
-    for item in list.drain(..) {
+    for item in list.moves.drain(..) {
         preempt |= activate(&mut rq, item.task, item.se, item.flags);
+    }
+    for (task, flags) in list.wakes.drain(..) {
+        preempt |= activate(&mut rq, task, None, flags);
     }
     WAKE_PENDING[cpu].store(false, Ordering::Release);
     drop(list);
@@ -361,5 +391,12 @@ pub fn wake_list_pending(cpu: usize) -> bool {
 pub(crate) fn in_transit(p: &Arc<Task>) -> Option<bool> {
     rq::online_mask()
         .iter()
-        .find_map(|c| WAKE_LISTS[c].lock().iter().find(|w| Arc::ptr_eq(&w.task, p)).map(|w| w.se.is_some()))
+        .find_map(|c| {
+            let list = WAKE_LISTS[c].lock();
+            if list.moves.iter().any(|w| Arc::ptr_eq(&w.task, p)) {
+                Some(true)
+            } else {
+                list.wakes.iter().any(|(t, _)| Arc::ptr_eq(t, p)).then_some(false)
+            }
+        })
 }
