@@ -27,15 +27,19 @@ pub fn target_dir() -> PathBuf {
     }
 }
 
-/// Where the release kernel ELF lands.
+/// The cargo profile the kernel is built with (`[profile.kernel]` in the
+/// workspace Cargo.toml: release plus fat LTO).
+pub const KERNEL_PROFILE: &str = "kernel";
+
+/// Where the kernel ELF lands.
 pub fn kernel_elf() -> PathBuf {
-    target_dir().join(TARGET).join("release").join(KERNEL_PACKAGE)
+    target_dir().join(TARGET).join(KERNEL_PROFILE).join(KERNEL_PACKAGE)
 }
 
-/// `cargo build --release -p fairway-kernel`; returns the ELF's path.
+/// `cargo build --profile kernel -p fairway-kernel`; returns the ELF's path.
 pub fn build_kernel() -> Result<PathBuf, String> {
     let st = cargo()
-        .args(["build", "--release", "-p", KERNEL_PACKAGE])
+        .args(["build", "--profile", KERNEL_PROFILE, "-p", KERNEL_PACKAGE])
         .stdin(Stdio::null())
         .status()
         .map_err(|e| format!("xtask: cannot run cargo: {e}"))?;
@@ -133,7 +137,7 @@ mod tests {
     fn kernel_path() {
         let p = kernel_elf();
         assert!(
-            p.ends_with("x86_64-unknown-linux-gnu/release/fairway-kernel"),
+            p.ends_with("x86_64-unknown-linux-gnu/kernel/fairway-kernel"),
             "{}",
             p.display()
         );
