@@ -41,11 +41,11 @@ use crate::schedule::resched_cpu;
 use crate::sync::irq_mutex::IrqMutex;
 use crate::task::{Task, TaskState};
 
-/// A task on its way to a remote runqueue.
-struct Pending {
+/// A task moving to another runqueue, with its entity (plain wakeups travel
+/// as a task and flags only).
+struct Move {
     task: Arc<Task>,
-    /// The entity, when it moves from another runqueue.
-    se: Option<SchedEntity>,
+    se: SchedEntity,
     flags: WakeFlags,
 }
 
@@ -53,7 +53,7 @@ struct Pending {
 /// queueing one copies two words) and tasks that bring their entity along.
 struct WakeList {
     wakes: Vec<(Arc<Task>, WakeFlags)>,
-    moves: Vec<Pending>,
+    moves: Vec<Move>,
 }
 
 impl WakeList {
@@ -144,7 +144,7 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
     } else {
         let se = take_entity(&mut rq, p);
         drop(rq);
-        push_remote_or_local(target, Pending { task: p.clone(), se: Some(se), flags });
+        push_remote_or_local(target, Move { task: p.clone(), se, flags });
     }
     true
 }
@@ -247,11 +247,8 @@ fn push_remote_with(target: usize, push: impl FnOnce(&mut WakeList)) {
     }
 }
 
-fn push_remote(target: usize, item: Pending) {
-    match item.se {
-        Some(_) => push_remote_with(target, |l| l.moves.push(item)),
-        None => push_remote_wake(target, item.task, item.flags),
-    }
+fn push_remote_move(target: usize, item: Move) {
+    push_remote_with(target, |l| l.moves.push(item));
 }
 
 fn push_remote_wake(target: usize, task: Arc<Task>, flags: WakeFlags) {
@@ -271,7 +268,7 @@ pub(crate) fn process_wake_list() {
     // Drained in place, so the list keeps its allocation.
     let mut list = WAKE_LISTS[cpu].lock();
     for item in list.moves.drain(..) {
-        preempt |= activate(&mut rq, item.task, item.se, item.flags);
+        preempt |= activate(&mut rq, item.task, Some(item.se), item.flags);
     }
     for (task, flags) in list.wakes.drain(..) {
         preempt |= activate(&mut rq, task, None, flags);
@@ -286,7 +283,7 @@ pub(crate) fn process_wake_list() {
 /// Sends a running task, taken off its old CPU by `schedule`, to `target`.
 /// `target` is never the calling CPU (the task may not run there any more).
 pub(crate) fn queue_migration(p: Arc<Task>, se: SchedEntity, target: usize) {
-    push_remote(target, Pending { task: p, se: Some(se), flags: WakeFlags::NONE });
+    push_remote_move(target, Move { task: p, se, flags: WakeFlags::NONE });
 }
 
 /// Makes a new task runnable on its CPU (Linux's `wake_up_new_task`).
@@ -358,7 +355,7 @@ pub fn set_affinity(p: &Arc<Task>, mask: sched::cpumask::CpuMask) -> Result<(), 
     };
     drop(src);
     match moved {
-        Some(se) => push_remote_or_local(target, Pending { task: p.clone(), se: Some(se), flags: WakeFlags::NONE }),
+        Some(se) => push_remote_or_local(target, Move { task: p.clone(), se, flags: WakeFlags::NONE }),
         None => {
             if p.state() == TaskState::Running {
                 resched_cpu(cpu);
@@ -368,16 +365,16 @@ pub fn set_affinity(p: &Arc<Task>, mask: sched::cpumask::CpuMask) -> Result<(), 
     Ok(())
 }
 
-/// Enqueues `item` on `target`: directly when it is this CPU (asking this
-/// CPU to reschedule if the wakee should preempt), else through the wake list.
-fn push_remote_or_local(target: usize, item: Pending) {
+/// Moves `item` to `target`: directly when it is this CPU (asking this CPU
+/// to reschedule if the task should preempt), else through the wake list.
+fn push_remote_or_local(target: usize, item: Move) {
     if target == cpu_id() {
         let mut rq = rq::lock(target);
-        if activate(&mut rq, item.task, item.se, item.flags) {
+        if activate(&mut rq, item.task, Some(item.se), item.flags) {
             rq::set_need_resched(target);
         }
     } else {
-        push_remote(target, item);
+        push_remote_move(target, item);
     }
 }
 

@@ -27,7 +27,7 @@ pub const MAX_CPUS: usize = 256;
 /// The `UnsafeCell` fields (descriptor tables) are written only by their own
 /// CPU: during its bring-up, before they are loaded, and afterwards only the
 /// TSS's IST1 entry, with interrupts off, at each context switch
-/// (`descriptors::set_irq_frame_top`). That is what makes sharing the array
+/// (`descriptors::set_irq_frame`). That is what makes sharing the array
 /// between CPUs sound.
 #[repr(C, align(64))]
 pub struct PerCpu {
