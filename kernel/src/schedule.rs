@@ -20,6 +20,12 @@ use crate::task::{self, TaskState};
 /// Gives up the CPU. The caller has set its state (Sleeping to block, Dead to
 /// exit) or stays Running (it is then only preempted).
 pub fn schedule() {
+    // A switch with an interrupt-off lock held would leave the lock and the
+    // guard count behind on this CPU.
+    let held = crate::arch::percpu::irq_guards_held();
+    if held != 0 {
+        panic!("schedule() called on CPU {} holding {} interrupt-off lock(s)", cpu_id(), held);
+    }
     context::raise_schedule();
 }
 

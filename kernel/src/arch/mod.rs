@@ -28,8 +28,8 @@ core::arch::global_asm!(include_str!("../../../boot/isr.S"), options(att_syntax)
 /// Called by boot/multiboot.S in long mode with the multiboot magic and info.
 #[no_mangle]
 extern "C" fn kernel_entry(magic: u32, info: u32) -> ! {
-    time::mark_boot();
     percpu::install(0);
+    time::mark_boot();
     crate::boot_main(magic, info)
 }
 

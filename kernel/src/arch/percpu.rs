@@ -56,10 +56,10 @@ pub struct PerCpu {
     /// Set while this CPU reports a fault; a second fault then only halts.
     pub in_fault: AtomicBool,
     /// Interrupt-off lock guards this CPU holds (`sync::irq_mutex`), and
-    /// whether interrupts were on before the first of them. Only this CPU
-    /// touches them, with interrupts off.
-    pub irq_guards: AtomicU32,
-    pub irq_were_enabled: AtomicBool,
+    /// RFLAGS as they were before the first of them. Only this CPU touches
+    /// them, through `gs` (`irq_guard_enter`/`irq_guard_exit`).
+    irq_guards: AtomicU32,
+    irq_saved_flags: AtomicU64,
     pub(super) gdt: UnsafeCell<GlobalDescriptorTable>,
     pub(super) tss: UnsafeCell<TaskStateSegment>,
     pub(super) idt: UnsafeCell<Idt>,
@@ -84,7 +84,7 @@ impl PerCpu {
             sched_running: AtomicBool::new(false),
             in_fault: AtomicBool::new(false),
             irq_guards: AtomicU32::new(0),
-            irq_were_enabled: AtomicBool::new(false),
+            irq_saved_flags: AtomicU64::new(0),
             gdt: UnsafeCell::new(GlobalDescriptorTable::new()),
             tss: UnsafeCell::new(TaskStateSegment::new()),
             idt: UnsafeCell::new(Idt::new()),
@@ -103,38 +103,100 @@ const _: () = assert!(core::mem::offset_of!(PerCpu, irq_stack_top) == 16);
 
 static CPUS: [PerCpu; MAX_CPUS] = [const { PerCpu::new() }; MAX_CPUS];
 
-/// Whether the boot CPU has set its GS base (before that, everything is CPU 0).
-static GS_READY: AtomicBool = AtomicBool::new(false);
-
-/// Points this CPU's GS base at `CPUS[id]`. Called first thing on each CPU.
+/// Points this CPU's GS base at `CPUS[id]`. Called first thing on each CPU
+/// (`kernel_entry` on the boot CPU, `ap_entry` on the others), before any
+/// code that reads the per-CPU area: nothing checks for it afterwards.
 pub fn install(id: usize) {
     let area = &CPUS[id];
     area.self_addr.store(area as *const PerCpu as usize, Ordering::Relaxed);
     area.id.store(id, Ordering::Relaxed);
     GsBase::write(VirtAddr::new(area as *const PerCpu as u64));
-    GS_READY.store(true, Ordering::Release);
 }
 
 /// The logical id of the running CPU.
 #[inline]
 pub fn cpu_id() -> usize {
-    if !GS_READY.load(Ordering::Acquire) {
-        return 0;
-    }
     let id: usize;
-    // SAFETY: once GS_READY is set, the boot CPU's GS base is installed, and
-    // every AP installs its own before running anything that calls this; gs:8
-    // is the `id` field of a live `PerCpu` (repr(C), see the invariant).
+    // SAFETY: every CPU installs its GS base before running anything that
+    // calls this (`install`); gs:8 is the `id` field of a live `PerCpu`
+    // (repr(C), see the invariant).
     unsafe { asm!("mov {}, gs:[8]", out(reg) id, options(nostack, readonly, preserves_flags)) };
     id
+}
+
+const GUARDS_OFFSET: usize = core::mem::offset_of!(PerCpu, irq_guards);
+const SAVED_FLAGS_OFFSET: usize = core::mem::offset_of!(PerCpu, irq_saved_flags);
+/// RFLAGS.IF.
+const FLAGS_IF: u64 = 1 << 9;
+
+/// Counts one more interrupt-off guard on this CPU, turning interrupts off
+/// and saving RFLAGS at the first. While any guard is held interrupts are
+/// already off, so a nested guard is one increment. An interrupt between
+/// the count's test and `cli` leaves the count as it found it, so the test
+/// stays true.
+#[inline(always)]
+pub fn irq_guard_enter() {
+    // SAFETY: the GS base points at this CPU's `PerCpu` (`install`); the
+    // offsets are its `irq_guards` (u32) and `irq_saved_flags` (u64) fields,
+    // which only this CPU touches, with interrupts off. pushfq/pop keep the
+    // stack balanced. No `nomem`: the asm also orders memory accesses, so
+    // the compiler moves nothing of the critical section above the `cli`.
+    unsafe {
+        asm!(
+            "cmp dword ptr gs:[{guards}], 0",
+            "jne 2f",
+            "pushfq",
+            "pop {flags}",
+            "cli",
+            "mov qword ptr gs:[{saved}], {flags}",
+            "2:",
+            "inc dword ptr gs:[{guards}]",
+            guards = const GUARDS_OFFSET,
+            saved = const SAVED_FLAGS_OFFSET,
+            flags = out(reg) _,
+        )
+    }
+}
+
+/// One guard fewer on this CPU; after the last one, interrupts come back on
+/// if they were on before the first. A guard taken where interrupts were
+/// already off (an interrupt handler, the switch) therefore never turns
+/// them on.
+#[inline(always)]
+pub fn irq_guard_exit() {
+    // SAFETY: as in `irq_guard_enter`; a guard is held (the caller's), so
+    // the count is at least 1 and interrupts are off until the `sti`.
+    unsafe {
+        asm!(
+            "dec dword ptr gs:[{guards}]",
+            "jnz 2f",
+            "test qword ptr gs:[{saved}], {flag_if}",
+            "jz 2f",
+            "sti",
+            "2:",
+            guards = const GUARDS_OFFSET,
+            saved = const SAVED_FLAGS_OFFSET,
+            flag_if = const FLAGS_IF,
+            options(nostack),
+        )
+    }
+}
+
+/// How many interrupt-off guards this CPU holds.
+#[inline]
+pub fn irq_guards_held() -> u32 {
+    let n: u32;
+    // SAFETY: as in `irq_guard_enter`; a plain load of this CPU's count.
+    unsafe {
+        asm!("mov {:e}, dword ptr gs:[{guards}]", out(reg) n, guards = const GUARDS_OFFSET,
+             options(nostack, readonly, preserves_flags))
+    };
+    n
 }
 
 /// The running CPU's area.
 #[inline]
 pub fn this_cpu() -> &'static PerCpu {
-    if !GS_READY.load(Ordering::Acquire) {
-        return &CPUS[0];
-    }
     let area: usize;
     // SAFETY: as in `cpu_id`; gs:0 is the `self_addr` field, the address of
     // this CPU's element of the static `CPUS` array.

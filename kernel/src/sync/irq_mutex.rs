@@ -12,40 +12,9 @@
 //! on the CPU that took it.
 
 use core::ops::{Deref, DerefMut};
-use core::sync::atomic::Ordering;
-
 use spin::{Mutex, MutexGuard};
-use x86_64::instructions::interrupts;
 
-use crate::arch::percpu::this_cpu;
-
-/// Interrupts off; counts one more guard on this CPU (remembering, at the
-/// first, whether interrupts were on).
-#[inline(always)]
-fn irq_off_enter() {
-    let were = interrupts::are_enabled();
-    interrupts::disable();
-    let cpu = this_cpu();
-    let held = cpu.irq_guards.load(Ordering::Relaxed);
-    if held == 0 {
-        cpu.irq_were_enabled.store(were, Ordering::Relaxed);
-    }
-    cpu.irq_guards.store(held + 1, Ordering::Relaxed);
-}
-
-/// One guard fewer on this CPU; interrupts back on after the last one if
-/// they were on before the first. A guard taken where interrupts were
-/// already off (an interrupt handler, the switch) therefore never turns
-/// them on.
-#[inline(always)]
-fn irq_off_exit() {
-    let cpu = this_cpu();
-    let held = cpu.irq_guards.load(Ordering::Relaxed) - 1;
-    cpu.irq_guards.store(held, Ordering::Relaxed);
-    if held == 0 && cpu.irq_were_enabled.load(Ordering::Relaxed) {
-        interrupts::enable();
-    }
-}
+use crate::arch::percpu::{irq_guard_enter as irq_off_enter, irq_guard_exit as irq_off_exit};
 
 /// A spin lock taken with interrupts disabled on the local CPU.
 pub struct IrqMutex<T> {
