@@ -125,8 +125,9 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
         Some(p) => p,
         None => rq.fair.schedule(),
     };
-    if picked.is_none() && !prev.is_idle {
-        // About to idle: newidle balancing, without our lock (it takes two).
+    if picked.is_none() && !prev.is_idle && crate::balance::newidle::newidle_begin(cpu, now) {
+        // About to idle, and another CPU is overloaded: newidle balancing,
+        // without our lock (it takes two).
         drop(rq);
         crate::balance::newidle::sched_balance_newidle(cpu);
         rq = rq::lock(cpu);
@@ -189,7 +190,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
         };
         crate::trace::record(now, crate::trace::Event::Switch { prev: prev.id, prev_state, next: next.id });
         rq.curr = next.clone();
-        task::set_current(next.clone());
+        task::switch_current(next.clone());
     }
     if crate::debug::enabled() {
         crate::debug::check_rq(&rq);

@@ -223,10 +223,15 @@ pub fn current_or_idle() -> Arc<Task> {
     }
 }
 
-/// Records the task now running on this CPU (called by the scheduler on
-/// the interrupt path, and once per CPU when its runqueue starts).
+/// Records the task now running on this CPU (once per CPU, when its
+/// runqueue starts).
 pub(crate) fn set_current(task: Arc<Task>) {
     CURRENT.set_here(task);
+}
+
+/// Records the task this CPU switches to (the switch, interrupts off).
+pub(crate) fn switch_current(task: Arc<Task>) {
+    CURRENT.set_here_irqs_off(task);
 }
 
 /// The idle task of `cpu`: its boot flow, which is running now.

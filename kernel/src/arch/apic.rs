@@ -5,11 +5,18 @@
 //! Send nor Sync) and keeps it in a per-CPU slot that only that CPU touches,
 //! with interrupts off (handlers run with interrupts off too), so no two
 //! references to it are ever live at once.
+//!
+//! The two operations on the scheduler's hot path, EOI and the fixed IPI,
+//! write their x2APIC MSRs directly in x2APIC mode: going through the
+//! crate's handle costs a per-CPU lookup with interrupts saved and a
+//! bit-by-bit ICR, about 25 instructions more per call, and a pipe round
+//! trip across CPUs makes four such calls.
 
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use x2apic::lapic::{LocalApic, LocalApicBuilder, TimerDivide, TimerMode};
+use x86_64::registers::model_specific::Msr;
 
 use super::percpu::{cpu_id, MAX_CPUS};
 use super::trap::{ERROR_VECTOR, SPURIOUS_VECTOR, TIMER_VECTOR};
@@ -72,9 +79,23 @@ pub fn init_this_cpu() -> Result<(), &'static str> {
 
 /// Signals end of interrupt.
 pub fn eoi() {
+    if X2APIC.load(Ordering::Relaxed) {
+        // SAFETY: in x2APIC mode (this CPU enabled it at bring-up, as every
+        // CPU does when X2APIC is set) writing 0 to the EOI MSR ends the
+        // interrupt in service; called from an interrupt handler.
+        unsafe { Msr::new(X2APIC_EOI_MSR).write(0) };
+        return;
+    }
     // SAFETY: called from an interrupt handler of this CPU.
     with_apic(|a| unsafe { a.end_of_interrupt() });
 }
+
+/// x2APIC registers (Intel SDM vol. 3, "x2APIC Register Address Space").
+const X2APIC_EOI_MSR: u32 = 0x80B;
+const X2APIC_ICR_MSR: u32 = 0x830;
+/// ICR bits: level "assert" (bit 14); fixed delivery, physical destination
+/// and no shorthand are zero. The destination APIC id is bits 32..64.
+const ICR_LEVEL_ASSERT: u64 = 1 << 14;
 
 /// Waits until the previous IPI was delivered (xAPIC only; x2APIC writes are
 /// complete when the WRMSR retires).
@@ -90,6 +111,15 @@ fn wait_icr_idle(a: &LocalApic) {
 
 /// Sends a fixed IPI with `vector` to the CPU with `apic_id`.
 pub fn send_ipi(vector: u8, apic_id: u32) {
+    if X2APIC.load(Ordering::Relaxed) {
+        let icr = (u64::from(apic_id) << 32) | ICR_LEVEL_ASSERT | u64::from(vector);
+        // SAFETY: x2APIC mode (see `eoi`); the same fixed, physically
+        // addressed IPI the crate's `send_ipi` writes, to a valid APIC id
+        // with a handler for `vector` on every CPU. An x2APIC ICR write
+        // needs no wait for the previous delivery.
+        unsafe { Msr::new(X2APIC_ICR_MSR).write(icr) };
+        return;
+    }
     with_apic(|a| {
         wait_icr_idle(a);
         // SAFETY: a fixed IPI to a valid APIC id, with a handler on every CPU.

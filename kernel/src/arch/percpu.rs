@@ -237,6 +237,20 @@ impl<T: Send + Sync> PerCpuArc<T> {
         }
     }
 
+    /// As `set_here`, on the interrupt path (interrupts already off): the
+    /// slot is this CPU's alone, so a plain load and store replace it.
+    #[inline]
+    pub fn set_here_irqs_off(&self, v: Arc<T>) {
+        let slot = &self.slots[cpu_id()];
+        let old = slot.load(Ordering::Relaxed);
+        slot.store(Arc::into_raw(v).cast_mut(), Ordering::Release);
+        if !old.is_null() {
+            // SAFETY: as in `set_here`; interrupts are off, so no reader on
+            // this CPU runs between the load and the store.
+            drop(unsafe { Arc::from_raw(old) });
+        }
+    }
+
     /// This CPU's value, if set.
     #[inline]
     pub fn get_here(&self) -> Option<Arc<T>> {

@@ -35,26 +35,33 @@ fn dice() -> u32 {
     (x >> 32) as u32
 }
 
-/// Called by the switch, with no lock held, when `cpu` is about to go idle.
-/// Returns how many tasks it pulled.
+/// The start of newidle balancing, called by the switch under `cpu`'s
+/// runqueue lock when it is about to go idle (`now` = the runqueue clock,
+/// Linux's `idle_stamp`): opens the idle period that `avg_idle` will
+/// measure and says whether balancing could pull anything. As in Linux, the
+/// runqueue lock is dropped for `sched_balance_newidle` only if it could.
+pub fn newidle_begin(cpu: usize, now: u64) -> bool {
+    let Some(g) = super::global() else { return false };
+    AVG_IDLE[cpu].lock().enter_newidle(now);
+    if !g.cfg.newidle || g.sds.per_cpu(cpu).is_empty() {
+        return false;
+    }
+    // Nothing anywhere to pull: the full gate would refuse too. Linux
+    // tests its root domain's overloaded flag first, without locks.
+    if !super::snapshot::any_overloaded() {
+        QUICK_GATE_SKIPS[cpu].fetch_add(1, Ordering::Relaxed);
+        return false;
+    }
+    true
+}
+
+/// Called by the switch, with no lock held, when `cpu` is about to go idle
+/// and `newidle_begin` said to try. Returns how many tasks it pulled.
 pub fn sched_balance_newidle(cpu: usize) -> u32 {
     let Some(g) = super::global() else { return 0 };
     let chain = g.sds.per_cpu(cpu);
     let now = crate::rq::now_ns();
-    let avg = {
-        let mut a = AVG_IDLE[cpu].lock();
-        a.enter_newidle(now);
-        *a
-    };
-    if !g.cfg.newidle || chain.is_empty() {
-        return 0;
-    }
-    // Nothing anywhere to pull: the gate below would refuse too. Linux
-    // tests its root domain's overloaded flag first, without locks.
-    if !super::snapshot::any_overloaded() {
-        QUICK_GATE_SKIPS[cpu].fetch_add(1, Ordering::Relaxed);
-        return 0;
-    }
+    let avg = *AVG_IDLE[cpu].lock();
     let mut guard = STATE[cpu].lock();
     let Some(state) = guard.as_mut() else { return 0 };
     let overloaded = super::snapshot::any_overloaded();
