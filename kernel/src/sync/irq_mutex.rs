@@ -22,8 +22,30 @@ pub struct IrqMutex<T> {
 }
 
 /// Holds the lock; see the module docs for when interrupts come back on.
+///
+/// Fields drop in declaration order: the spin lock is released first, then
+/// the interrupt-off count.
 pub struct IrqGuard<'a, T> {
-    guard: Option<MutexGuard<'a, T>>,
+    guard: MutexGuard<'a, T>,
+    _irq_off: IrqOff,
+}
+
+/// One counted interrupt-off guard of this CPU (see the module docs).
+struct IrqOff;
+
+impl IrqOff {
+    #[inline(always)]
+    fn enter() -> IrqOff {
+        irq_off_enter();
+        IrqOff
+    }
+}
+
+impl Drop for IrqOff {
+    #[inline(always)]
+    fn drop(&mut self) {
+        irq_off_exit();
+    }
 }
 
 impl<T> IrqMutex<T> {
@@ -33,19 +55,14 @@ impl<T> IrqMutex<T> {
 
     #[inline]
     pub fn lock(&self) -> IrqGuard<'_, T> {
-        irq_off_enter();
-        IrqGuard { guard: Some(self.inner.lock()) }
+        let irq_off = IrqOff::enter();
+        IrqGuard { guard: self.inner.lock(), _irq_off: irq_off }
     }
 
     pub fn try_lock(&self) -> Option<IrqGuard<'_, T>> {
-        irq_off_enter();
-        match self.inner.try_lock() {
-            Some(g) => Some(IrqGuard { guard: Some(g) }),
-            None => {
-                irq_off_exit();
-                None
-            }
-        }
+        let irq_off = IrqOff::enter();
+        // On failure `irq_off` drops here and undoes the count.
+        self.inner.try_lock().map(|guard| IrqGuard { guard, _irq_off: irq_off })
     }
 }
 
@@ -53,21 +70,13 @@ impl<T> Deref for IrqGuard<'_, T> {
     type Target = T;
     #[inline]
     fn deref(&self) -> &T {
-        self.guard.as_ref().expect("guard present until drop")
+        &self.guard
     }
 }
 
 impl<T> DerefMut for IrqGuard<'_, T> {
     #[inline]
     fn deref_mut(&mut self) -> &mut T {
-        self.guard.as_mut().expect("guard present until drop")
-    }
-}
-
-impl<T> Drop for IrqGuard<'_, T> {
-    #[inline]
-    fn drop(&mut self) {
-        drop(self.guard.take());
-        irq_off_exit();
+        &mut self.guard
     }
 }
