@@ -291,10 +291,16 @@ fn run_init(workload: cmdline::Workload) {
 
 fn on_resched_ipi(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFrame {
     arch::apic::eoi();
-    wakeup::process_wake_list();
-    balance::nohz::run_kicked(percpu::cpu_id());
-    if rq::need_resched(percpu::cpu_id()) {
-        schedule::preempt_irq(frame)
+    let cpu = percpu::cpu_id();
+    // A wakee that should run now: its runqueue stays locked for the switch.
+    let mut held = wakeup::process_wake_list();
+    if balance::nohz::kicked(cpu) {
+        // The NOHZ balance locks runqueues itself.
+        drop(held.take());
+        balance::nohz::run_kicked(cpu);
+    }
+    if rq::need_resched(cpu) {
+        schedule::preempt_irq_locked(frame, held)
     } else {
         frame
     }

@@ -70,22 +70,32 @@ pub fn send_resched_ipi(cpu: usize) {
 /// The `SCHEDULE_VECTOR` interrupt: the running task gives up its CPU (and
 /// blocks if it set itself Sleeping or Dead).
 pub(crate) fn schedule_voluntary(frame: &mut TrapFrame) -> *mut TrapFrame {
-    schedule_irq(frame, true)
+    schedule_irq(frame, true, None)
 }
 
 /// A preemption (tick, reschedule IPI): the running task stays runnable even
 /// if it had set itself Sleeping, because it was interrupted before it could
 /// re-check its wait condition (Linux's preemption case in `__schedule`).
 pub(crate) fn preempt_irq(frame: &mut TrapFrame) -> *mut TrapFrame {
-    schedule_irq(frame, false)
+    schedule_irq(frame, false, None)
+}
+
+/// As `preempt_irq`, taking over this CPU's runqueue lock if the caller
+/// still holds it (the reschedule IPI, right after activating a wakee).
+pub(crate) fn preempt_irq_locked(frame: &mut TrapFrame, held: Option<rq::RqGuard<'static>>) -> *mut TrapFrame {
+    schedule_irq(frame, false, held)
 }
 
 /// The core of the switch, called on the interrupt path with the interrupted
-/// frame; returns the frame to resume.
-fn schedule_irq(frame: &mut TrapFrame, voluntary: bool) -> *mut TrapFrame {
+/// frame (and this CPU's runqueue lock, if the caller holds it); returns the
+/// frame to resume.
+fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard<'static>>) -> *mut TrapFrame {
     let cpu = cpu_id();
     rq::clear_need_resched(cpu);
-    let mut rq = rq::lock(cpu);
+    let mut rq = match held {
+        Some(rq) => rq,
+        None => rq::lock(cpu),
+    };
     rq.update_clock();
     let now = rq.clock;
     rq.stat.sched_count += 1;

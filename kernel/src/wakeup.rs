@@ -137,6 +137,7 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
             if activate(&mut rq, p.clone(), None, flags) {
                 rq::set_need_resched(this);
             }
+            crate::balance::snapshot::publish(&rq);
         } else {
             drop(rq);
             push_remote_wake(target, p.clone(), flags);
@@ -219,10 +220,9 @@ fn activate(rq: &mut Rq, p: Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags
         Err(e) => panic!("CPU {}: enqueue of task {} ({}): {}", rq.cpu, p.id, p.name, e),
     };
     p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
-    // An idle CPU always switches to the wakee.
-    let preempt = rq.curr.is_idle || wants;
-    crate::balance::snapshot::publish(rq);
-    preempt
+    // An idle CPU always switches to the wakee. The caller publishes the
+    // runqueue once it has activated everything.
+    rq.curr.is_idle || wants
 }
 
 fn check_preempt(rq: &mut Rq, eid: EntityId, flags: WakeFlags) -> bool {
@@ -255,11 +255,14 @@ fn push_remote_wake(target: usize, task: Arc<Task>, flags: WakeFlags) {
     push_remote_with(target, |l| l.wakes.push((task, flags)));
 }
 
-/// Drains this CPU's wake list (from the reschedule IPI).
-pub(crate) fn process_wake_list() {
+/// Drains this CPU's wake list (from the reschedule IPI). When it woke a
+/// task that should run now, it sets need-resched and returns the runqueue
+/// still locked, so the switch that follows takes it over instead of
+/// locking it again; otherwise it publishes and unlocks.
+pub(crate) fn process_wake_list() -> Option<rq::RqGuard<'static>> {
     let cpu = cpu_id();
     if !WAKE_PENDING[cpu].load(Ordering::Acquire) {
-        return;
+        return None;
     }
     // Runqueue first, then the list (the order every path uses), so a task
     // is on the list or on the runqueue at every moment a checker can see.
@@ -277,7 +280,11 @@ pub(crate) fn process_wake_list() {
     drop(list);
     if preempt {
         rq::set_need_resched(cpu);
+        // The switch publishes the runqueue's new state.
+        return Some(rq);
     }
+    crate::balance::snapshot::publish(&rq);
+    None
 }
 
 /// Sends a running task, taken off its old CPU by `schedule`, to `target`.
@@ -373,6 +380,7 @@ fn push_remote_or_local(target: usize, item: Move) {
         if activate(&mut rq, item.task, Some(item.se), item.flags) {
             rq::set_need_resched(target);
         }
+        crate::balance::snapshot::publish(&rq);
     } else {
         push_remote_move(target, item);
     }

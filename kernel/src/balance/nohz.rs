@@ -60,6 +60,11 @@ pub fn balancer_kick(cpu: usize) {
     }
 }
 
+/// Whether a NOHZ balance was kicked to `cpu` and not run yet.
+pub fn kicked(cpu: usize) -> bool {
+    KICK[cpu].load(Ordering::Acquire) & NOHZ_BALANCE_KICK != 0
+}
+
 /// In `cpu`'s reschedule IPI: run a kicked NOHZ balance, if any.
 pub fn run_kicked(cpu: usize) {
     let flags = KICK[cpu].swap(0, Ordering::AcqRel);
