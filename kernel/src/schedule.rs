@@ -9,7 +9,7 @@
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
 
-use sched::{DequeueFlags, EntityId};
+use sched::{DequeueFlags, DequeueOutcome, EntityId};
 
 use crate::arch::context::{self, SwitchError};
 use crate::arch::percpu::cpu_id;
@@ -113,7 +113,14 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
         match prev.state() {
             TaskState::Sleeping | TaskState::Dead if !voluntary => {}
             TaskState::Sleeping => {
-                picked_on_block = Some(rq.fair.block_and_schedule(eid, DequeueFlags::SLEEP).1);
+                let (outcome, picked) = rq.fair.block_and_schedule(eid, DequeueFlags::SLEEP);
+                if outcome == Ok(DequeueOutcome::Dequeued) {
+                    // Off the queue: its wakeup needs no runqueue lock to
+                    // know it (released with the frame, by `switch_frames`).
+                    crate::balance::wake::WakeeLoad::keep_slept(&prev, crate::balance::wake::WakeeLoad::of(&rq, &prev));
+                    prev.on_rq.store(false, Ordering::Release);
+                }
+                picked_on_block = Some(picked);
             }
             TaskState::Dead => {
                 let _ = rq.fair.dequeue(eid, DequeueFlags::SLEEP | DequeueFlags::SPECIAL);

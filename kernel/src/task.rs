@@ -135,6 +135,18 @@ pub struct Task {
     pub(crate) blocked_at: IrqMutex<Option<&'static core::panic::Location<'static>>>,
     /// In a `WaitQueue` (changed only under that queue's lock).
     pub(crate) on_wait_queue: AtomicBool,
+    /// Linux's `p->on_rq`, kept conservatively: false only while the task's
+    /// entity is known to be off its runqueue. The switch clears it (under
+    /// the runqueue lock, before the frame is released) when a blocking
+    /// task's entity leaves the queue at once; the wakeup that enqueues the
+    /// task again sets it (under `pi_lock`). A delayed entity that the
+    /// policy dequeues later leaves it true, and its wakeup then looks under
+    /// the runqueue lock as before (`wakeup.rs`).
+    pub(crate) on_rq: AtomicBool,
+    /// The entity's load when it left the queue (meaningful while `on_rq` is
+    /// false; nothing changes a dequeued entity): placement reads it
+    /// without the runqueue lock.
+    pub(crate) slept_load: [AtomicU64; 3],
 }
 
 impl Task {
@@ -196,6 +208,8 @@ impl Task {
             exited: Completion::new(),
             blocked_at: IrqMutex::new(None),
             on_wait_queue: AtomicBool::new(false),
+            on_rq: AtomicBool::new(true),
+            slept_load: [const { AtomicU64::new(0) }; 3],
             wakee: IrqMutex::new(sched::balance::WakeeState::default()),
             recent_used_cpu: AtomicUsize::new(usize::MAX),
         }

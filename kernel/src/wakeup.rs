@@ -17,6 +17,13 @@
 //!    CPU changes, and enqueues it: directly when the target is this CPU,
 //!    through the target's wake list and one IPI otherwise.
 //!
+//! Step 2 is skipped, and with it the runqueue lock, when the task's
+//! `on_rq` flag is false: the switch clears it under the runqueue lock when
+//! the blocking task's entity left the queue at once, and only a wakeup
+//! (under `pi_lock`) sets it again, so false means "dequeued" for certain
+//! (Linux reads `p->on_rq` the same way). True means "maybe queued": step 2
+//! runs under the lock and decides.
+//!
 //! Orderings: the state is stored with Release and read with Acquire; the
 //! runqueue lock orders step 2 against the dequeue in `schedule()`; `on_cpu`
 //! is released only after the frame is saved (`arch::context`). A wakeup that
@@ -84,6 +91,10 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
         return false;
     }
     let this = cpu_id();
+    if !p.on_rq.load(Ordering::Acquire) {
+        wake_dequeued(p, this, flags);
+        return true;
+    }
     let mut rq = rq::lock_task_rq(p);
     let eid = EntityId(p.eid.load(Ordering::Relaxed));
 
@@ -148,6 +159,41 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
         push_remote_or_local(target, Move { task: p.clone(), se, flags });
     }
     true
+}
+
+/// Step 3 for a task whose entity is known to be off its runqueue
+/// (`Task::on_rq` false): nothing moves a dequeued entity while its
+/// `pi_lock` is held, so the old runqueue is locked only if the task
+/// changes CPU (to take its entity along), and placement reads the load
+/// the entity had when it blocked.
+fn wake_dequeued(p: &Arc<Task>, this: usize, flags: WakeFlags) {
+    p.ctx.wait_off_cpu();
+    p.set_state(TaskState::Running);
+    let from = p.cpu.load(Ordering::Acquire);
+    let single = if p.affinity.weight() == 1 { p.affinity.load().first() } else { None };
+    let target = match single {
+        Some(only) => only,
+        None => select_task_rq(p, p.affinity.load(), WakeeLoad::slept(p), from, this, flags),
+    };
+    account(p, this, target, flags);
+    // Queued again from here on (for the next wakeup, which holds pi_lock).
+    p.on_rq.store(true, Ordering::Relaxed);
+    if target == from {
+        if target == this {
+            let mut rq = rq::lock(this);
+            if activate(&mut rq, p.clone(), None, flags) {
+                rq::set_need_resched(this);
+            }
+            crate::balance::snapshot::publish(&rq);
+        } else {
+            push_remote_wake(target, p.clone(), flags);
+        }
+    } else {
+        let mut rq = rq::lock(from);
+        let se = take_entity(&mut rq, p);
+        drop(rq);
+        push_remote_or_local(target, Move { task: p.clone(), se, flags });
+    }
 }
 
 fn account(p: &Task, this: usize, target: usize, flags: WakeFlags) {

@@ -35,6 +35,22 @@ impl WakeeLoad {
             None => WakeeLoad { weight: 1024, load_avg: 0, util: 0 },
         }
     }
+
+    /// Keeps `l` in `p` as its entity leaves the queue (`Task::on_rq`).
+    pub fn keep_slept(p: &Task, l: WakeeLoad) {
+        p.slept_load[0].store(l.weight, Ordering::Relaxed);
+        p.slept_load[1].store(l.load_avg, Ordering::Relaxed);
+        p.slept_load[2].store(l.util, Ordering::Relaxed);
+    }
+
+    /// What `keep_slept` kept (read after `on_rq` was seen false).
+    pub fn slept(p: &Task) -> WakeeLoad {
+        WakeeLoad {
+            weight: p.slept_load[0].load(Ordering::Relaxed),
+            load_avg: p.slept_load[1].load(Ordering::Relaxed),
+            util: p.slept_load[2].load(Ordering::Relaxed),
+        }
+    }
 }
 
 /// The placement view of a sleeping task.
