@@ -125,6 +125,9 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
         rq = rq::lock_task_rq(p);
     }
     p.set_state(TaskState::Running);
+    // The switch may have cleared `on_rq` after this wakeup read it (it was
+    // blocking as we came): queued again from here on, whatever it read.
+    p.on_rq.store(true, Ordering::Relaxed);
     let from = rq.cpu;
     // A task allowed on one CPU has nowhere else to go (Linux skips
     // select_task_rq when nr_cpus_allowed == 1).
