@@ -9,6 +9,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use sched::balance::AvgIdle;
 use sched::cpumask::CpuMask;
 use sched::tunables::Tunables;
 use sched::FairRq;
@@ -39,6 +40,9 @@ pub struct Rq {
     pub capacity: u64,
     /// Load of a running task that does not fit this CPU (0: none).
     pub misfit_task_load: u64,
+    /// Linux's `rq->avg_idle` and `max_idle_balance_cost`: the idle periods
+    /// newidle balancing opens (`balance::newidle`) and wakeups close.
+    pub avg_idle: AvgIdle,
 }
 
 impl Rq {
@@ -153,6 +157,7 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
         capacity_orig: 1024,
         capacity: 1024,
         misfit_task_load: 0,
+        avg_idle: AvgIdle::new(),
     });
     ONLINE[cpu / 64].fetch_or(1 << (cpu % 64), Ordering::Release);
 }

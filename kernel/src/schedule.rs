@@ -142,7 +142,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
         Some(p) => p,
         None => rq.fair.schedule(),
     };
-    if picked.is_none() && !prev.is_idle && crate::balance::newidle::newidle_begin(cpu, now) {
+    if picked.is_none() && !prev.is_idle && crate::balance::newidle::newidle_begin(&mut rq) {
         // About to idle, and another CPU is overloaded: newidle balancing,
         // without our lock (it takes two).
         drop(rq);

@@ -248,7 +248,7 @@ fn take_entity(rq: &mut Rq, p: &Arc<Task>) -> SchedEntity {
 fn activate(rq: &mut Rq, p: Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags) -> bool {
     rq.update_clock();
     if rq.curr.is_idle {
-        crate::balance::newidle::note_activate(rq.cpu, rq.clock);
+        crate::balance::newidle::note_activate(rq);
     }
     let (eid, eflags) = match se {
         Some(se) => {
@@ -363,7 +363,7 @@ pub(crate) fn wake_up_new_task(p: &Arc<Task>) {
         }
         p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
         if rq.curr.is_idle {
-            crate::balance::newidle::note_activate(rq.cpu, rq.clock);
+            crate::balance::newidle::note_activate(&mut rq);
         }
         let preempt = check_preempt(&mut rq, eid, WakeFlags::FORK);
         crate::balance::snapshot::publish(&rq);

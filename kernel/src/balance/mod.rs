@@ -17,8 +17,8 @@
 //! | `stats.rs` | per-domain `/proc/schedstat` lines and newidle counters |
 //!
 //! Lock order (see docs/DESIGN.md): a CPU's balance state (`STATE[cpu]`) is
-//! taken before any runqueue lock; `AVG_IDLE[cpu]` and the LLC table are leaf
-//! locks.
+//! taken before any runqueue lock; the LLC table is a leaf lock. `avg_idle`
+//! lives in the runqueue (as in Linux), under its lock.
 
 pub mod capacity;
 pub mod newidle;
@@ -31,7 +31,7 @@ pub mod wake;
 
 use alloc::vec::Vec;
 
-use sched::balance::{AvgIdle, BalanceConfig, CapacityTable, NewidleCounters, SdState};
+use sched::balance::{BalanceConfig, CapacityTable, NewidleCounters, SdState};
 use sched::balance::sis::{LlcShared, WakeAvgIdle};
 use sched::topology::SchedDomains;
 
@@ -57,8 +57,6 @@ pub struct CpuState {
 }
 
 pub static STATE: [IrqMutex<Option<CpuState>>; MAX_CPUS] = [const { IrqMutex::new(None) }; MAX_CPUS];
-/// `rq->avg_idle` and `max_idle_balance_cost` of each CPU (a leaf lock).
-pub static AVG_IDLE: [IrqMutex<AvgIdle>; MAX_CPUS] = [const { IrqMutex::new(AvgIdle::new()) }; MAX_CPUS];
 /// Per-LLC shared state (SIS_UTIL scan depth, SIS_PROP scan cost), by `sd_llc_id`.
 pub static LLC: IrqMutex<Vec<LlcShared>> = IrqMutex::new(Vec::new());
 

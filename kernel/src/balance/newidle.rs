@@ -12,7 +12,7 @@ use sched::Feature;
 
 use super::periodic::balance_rq;
 use crate::arch::percpu::MAX_CPUS;
-use super::{AVG_IDLE, STATE};
+use super::STATE;
 
 /// Gate refusals decided by the overload count alone, before the balance
 /// state is locked (added to the counters' `gate_skips` when printed).
@@ -35,21 +35,21 @@ fn dice() -> u32 {
     (x >> 32) as u32
 }
 
-/// The start of newidle balancing, called by the switch under `cpu`'s
-/// runqueue lock when it is about to go idle (`now` = the runqueue clock,
-/// Linux's `idle_stamp`): opens the idle period that `avg_idle` will
-/// measure and says whether balancing could pull anything. As in Linux, the
-/// runqueue lock is dropped for `sched_balance_newidle` only if it could.
-pub fn newidle_begin(cpu: usize, now: u64) -> bool {
+/// The start of newidle balancing, called by the switch under `rq`'s lock
+/// when its CPU is about to go idle (`rq.clock` is Linux's `idle_stamp`):
+/// opens the idle period that `avg_idle` will measure and says whether
+/// balancing could pull anything. As in Linux, the runqueue lock is dropped
+/// for `sched_balance_newidle` only if it could.
+pub fn newidle_begin(rq: &mut crate::rq::Rq) -> bool {
     let Some(g) = super::global() else { return false };
-    AVG_IDLE[cpu].lock().enter_newidle(now);
-    if !g.cfg.newidle || g.sds.per_cpu(cpu).is_empty() {
+    rq.avg_idle.enter_newidle(rq.clock);
+    if !g.cfg.newidle || g.sds.per_cpu(rq.cpu).is_empty() {
         return false;
     }
     // Nothing anywhere to pull: the full gate would refuse too. Linux
     // tests its root domain's overloaded flag first, without locks.
     if !super::snapshot::any_overloaded() {
-        QUICK_GATE_SKIPS[cpu].fetch_add(1, Ordering::Relaxed);
+        QUICK_GATE_SKIPS[rq.cpu].fetch_add(1, Ordering::Relaxed);
         return false;
     }
     true
@@ -61,7 +61,9 @@ pub fn sched_balance_newidle(cpu: usize) -> u32 {
     let Some(g) = super::global() else { return 0 };
     let chain = g.sds.per_cpu(cpu);
     let now = crate::rq::now_ns();
-    let avg = *AVG_IDLE[cpu].lock();
+    // A copy: the runqueue lock is not held while balancing (it ranks below
+    // the balance state).
+    let avg = crate::rq::lock(cpu).avg_idle;
     let mut guard = STATE[cpu].lock();
     let Some(state) = guard.as_mut() else { return 0 };
     let overloaded = super::snapshot::any_overloaded();
@@ -89,19 +91,20 @@ pub fn sched_balance_newidle(cpu: usize) -> u32 {
         }
     }
     {
-        let mut a = AVG_IDLE[cpu].lock();
-        walk.finish(&mut a);
+        let mut rq = crate::rq::lock(cpu);
+        walk.finish(&mut rq.avg_idle);
         if walk.pulled > 0 {
-            a.pulled();
+            rq.avg_idle.pulled();
         }
     }
     crate::trace::record_now(crate::trace::Event::NewidleEnd { pulled: walk.pulled });
     walk.pulled
 }
 
-/// A task is activated on `cpu` at `now` (under its runqueue lock): close an
-/// open idle period and fold it into `avg_idle`.
-pub fn note_activate(cpu: usize, now: u64) {
+/// A task is activated on the locked `rq` at its clock: close an open idle
+/// period and fold it into `avg_idle`.
+pub fn note_activate(rq: &mut crate::rq::Rq) {
     let Some(g) = super::global() else { return };
-    AVG_IDLE[cpu].lock().end_idle(now, g.cfg.avg_idle_clamp, g.cfg.avg_idle_ceiling_pct);
+    let now = rq.clock;
+    rq.avg_idle.end_idle(now, g.cfg.avg_idle_clamp, g.cfg.avg_idle_ceiling_pct);
 }

@@ -43,7 +43,11 @@ pub fn sched_balance_domains(cpu: usize, idle: bool) {
     let mut guard = STATE[cpu].lock();
     let Some(state) = guard.as_mut() else { return };
     // Age each domain's max_newidle_lb_cost (and max_idle_balance_cost).
-    decay_newidle_costs(state.sd.iter_mut().map(|s| &mut s.newidle), &mut super::AVG_IDLE[cpu].lock(), crate::rq::now_ns());
+    {
+        // Balance state before the runqueue lock (the lock order).
+        let now = crate::rq::now_ns();
+        decay_newidle_costs(state.sd.iter_mut().map(|s| &mut s.newidle), &mut crate::rq::lock(cpu).avg_idle, now);
+    }
     let kind = if idle { IdleType::Idle } else { IdleType::NotIdle };
     for idx in 0..chain.len() {
         let st = &mut state.sd[idx];

@@ -6,7 +6,7 @@
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use sched::balance::CpuSnapshot;
+use sched::balance::{AvgIdle, CpuSnapshot};
 use sched::cpumask::CpuMask;
 
 use crate::arch::percpu::MAX_CPUS;
@@ -22,6 +22,8 @@ struct Published {
     capacity_orig: AtomicU64,
     capacity: AtomicU64,
     misfit_task_load: AtomicU64,
+    /// `rq->avg_idle` (placement's SIS_PROP reads this CPU's).
+    avg_idle: AtomicU64,
     /// Counted in `OVERLOADED` (more than one runnable task, or a misfit).
     overloaded: AtomicBool,
 }
@@ -48,6 +50,7 @@ impl Published {
             capacity_orig: AtomicU64::new(1024),
             capacity: AtomicU64::new(1024),
             misfit_task_load: AtomicU64::new(0),
+            avg_idle: AtomicU64::new(AvgIdle::new().avg_idle),
             overloaded: AtomicBool::new(false),
         }
     }
@@ -68,6 +71,7 @@ pub fn publish(rq: &Rq) {
     p.capacity_orig.store(rq.capacity_orig, Ordering::Relaxed);
     p.capacity.store(rq.capacity, Ordering::Relaxed);
     p.misfit_task_load.store(rq.misfit_task_load, Ordering::Relaxed);
+    p.avg_idle.store(rq.avg_idle.avg_idle, Ordering::Relaxed);
     // Under this CPU's runqueue lock, so the flag and the count agree.
     let overloaded = rq.fair.nr_queued() >= 2 || rq.misfit_task_load > 0;
     if p.overloaded.load(Ordering::Relaxed) != overloaded {
@@ -100,7 +104,7 @@ pub fn cpu_snapshot(cpu: usize) -> CpuSnapshot {
         util_est: 0,
         capacity_orig,
         capacity: p.capacity.load(Ordering::Relaxed).clamp(1, capacity_orig),
-        avg_idle: super::AVG_IDLE[cpu].lock().avg_idle,
+        avg_idle: p.avg_idle.load(Ordering::Relaxed),
         misfit_task_load: p.misfit_task_load.load(Ordering::Relaxed),
     }
 }

@@ -8,7 +8,7 @@ use alloc::string::String;
 
 use sched::balance::domain_stats::{write_domstat_line, DomainLine};
 
-use super::{AVG_IDLE, STATE};
+use super::STATE;
 
 /// Prints `cpu`'s `domainN <mask> ...` lines (Linux's layout).
 pub fn print_domain_lines(cpu: usize) {
@@ -40,7 +40,7 @@ pub fn print_all() {
             );
         }
         let n = state.newidle;
-        let avg = *AVG_IDLE[cpu].lock();
+        let avg = crate::rq::lock(cpu).avg_idle;
         crate::record!(
             "newidle",
             "cpu={} attempts={} successes={} pulled={} time_ns={} gate_skips={} cost_stops={} random_skips={} avg_idle={} max_idle_balance_cost={}",
