@@ -103,6 +103,11 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
     let mut migrate: Option<(EntityId, Option<usize>)> = None;
     // The blocking switch asks the policy for dequeue and pick in one call.
     let mut picked_on_block = None;
+    // How prev leaves the CPU (the trace's prev_state): b'R' still runnable
+    // (preempted, yielding, or interrupted before it could block), b'S'
+    // blocked, b'D' exited. The state is read once: only a waker changes
+    // it from here on, and that must not change this switch's decision.
+    let mut prev_state = b'R';
 
     if !prev.is_idle {
         let eid = EntityId(prev.eid.load(Ordering::Relaxed));
@@ -113,6 +118,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
         match prev.state() {
             TaskState::Sleeping | TaskState::Dead if !voluntary => {}
             TaskState::Sleeping => {
+                prev_state = b'S';
                 let (outcome, picked) = rq.fair.block_and_schedule(eid, DequeueFlags::SLEEP);
                 if outcome == Ok(DequeueOutcome::Dequeued) {
                     // Off the queue: its wakeup needs no runqueue lock to
@@ -123,6 +129,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
                 picked_on_block = Some(picked);
             }
             TaskState::Dead => {
+                prev_state = b'D';
                 let _ = rq.fair.dequeue(eid, DequeueFlags::SLEEP | DequeueFlags::SPECIAL);
             }
             TaskState::Running => {
@@ -161,7 +168,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
         None => rq.idle.clone(),
     };
 
-    let finished = voluntary && !prev.is_idle && prev.state() == TaskState::Dead;
+    let finished = prev_state == b'D';
     if !prev.is_idle {
         let eid = prev.eid.load(Ordering::Relaxed);
         if finished {
@@ -199,12 +206,6 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
             next.stats.exec_start.store(now, Ordering::Relaxed);
         }
         next.note_ran_on(cpu);
-        let prev_state = match prev.state() {
-            TaskState::Running => b'R',
-            TaskState::Sleeping if voluntary => b'S',
-            TaskState::Dead if voluntary => b'D',
-            _ => b'R',
-        };
         crate::trace::record(now, crate::trace::Event::Switch { prev: prev.id, prev_state, next: next.id });
         rq.curr = next.clone();
         task::switch_current(next.clone());

@@ -90,8 +90,12 @@ impl AvgIdle {
 
     /// The ceiling: `ceiling_pct`% of `max_idle_balance_cost` (saturating).
     pub fn ceiling(&self, ceiling_pct: u32) -> Nanos {
-        (self.max_idle_balance_cost as u128 * ceiling_pct as u128 / 100).min(u64::MAX as u128)
-            as u64
+        // In u64 whenever the product fits (any realistic cost): a 128-bit
+        // division is a library call on the wakeup path.
+        match self.max_idle_balance_cost.checked_mul(ceiling_pct as u64) {
+            Some(p) => p / 100,
+            None => (self.max_idle_balance_cost as u128 * ceiling_pct as u128 / 100).min(u64::MAX as u128) as u64,
+        }
     }
 
     /// Fold one idle period of `sample` ns into the average.
