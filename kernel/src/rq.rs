@@ -33,6 +33,9 @@ pub struct Rq {
     pub idle: Arc<Task>,
     /// Task clock in ns (from the TSC), updated at each operation batch.
     pub clock: u64,
+    /// A wakeup that updated `clock` asked this CPU to switch: the switch
+    /// skips its own, back-to-back update (Linux's `rq_clock_skip_update`).
+    pub clock_skip: bool,
     pub stat: CpuStat,
     /// Capacity before pressure (`cpu_capacity=`, default 1024).
     pub capacity_orig: u64,
@@ -153,6 +156,7 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
         curr: idle.clone(),
         idle,
         clock: now_ns(),
+        clock_skip: false,
         stat: CpuStat::default(),
         capacity_orig: 1024,
         capacity: 1024,

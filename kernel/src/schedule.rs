@@ -96,7 +96,10 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
         Some(rq) => rq,
         None => rq::lock(cpu),
     };
-    rq.update_clock();
+    // Right after a wakeup that asked for this switch, its clock is fresh.
+    if !core::mem::take(&mut rq.clock_skip) {
+        rq.update_clock();
+    }
     let now = rq.clock;
     rq.stat.sched_count += 1;
     let prev = rq.curr.clone();

@@ -108,6 +108,7 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
             let wants = rq.fair.wake_delayed(eid, flags).unwrap_or(false);
             p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
             preempt = rq.curr.is_idle || wants;
+            rq.clock_skip |= preempt;
         }
         drop(rq);
         account(p, this, cpu, flags);
@@ -271,7 +272,9 @@ fn activate(rq: &mut Rq, p: Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags
     p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
     // An idle CPU always switches to the wakee. The caller publishes the
     // runqueue once it has activated everything.
-    rq.curr.is_idle || wants
+    let preempt = rq.curr.is_idle || wants;
+    rq.clock_skip |= preempt;
+    preempt
 }
 
 fn check_preempt(rq: &mut Rq, eid: EntityId, flags: WakeFlags) -> bool {
