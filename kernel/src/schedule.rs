@@ -186,8 +186,9 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
                 }
                 Err(err) => panic!("CPU {}: cannot migrate {}: {}", cpu, prev.name, err),
             }
-        } else if rq.fair.entity(EntityId(eid)).is_some_and(|se| se.on_rq && !se.sched_delayed)
+        } else if prev_state == b'R'
             && !Arc::ptr_eq(&prev, &next)
+            && rq.fair.entity(EntityId(eid)).is_some_and(|se| se.on_rq && !se.sched_delayed)
         {
             prev.stats.queued_at.store(now, Ordering::Relaxed);
         }
@@ -216,7 +217,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
     if crate::debug::enabled() {
         crate::debug::check_rq(&rq);
     }
-    crate::balance::snapshot::publish(&rq);
+    crate::balance::snapshot::publish_load(&rq);
     drop(rq);
     if next.is_idle && !prev.is_idle {
         crate::idle::enter(cpu, now);

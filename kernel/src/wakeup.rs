@@ -152,7 +152,7 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
             if activate(&mut rq, p.clone(), None, flags) {
                 rq::set_need_resched(this);
             }
-            crate::balance::snapshot::publish(&rq);
+            crate::balance::snapshot::publish_load(&rq);
         } else {
             drop(rq);
             push_remote_wake(target, p.clone(), flags);
@@ -188,7 +188,7 @@ fn wake_dequeued(p: &Arc<Task>, this: usize, flags: WakeFlags) {
             if activate(&mut rq, p.clone(), None, flags) {
                 rq::set_need_resched(this);
             }
-            crate::balance::snapshot::publish(&rq);
+            crate::balance::snapshot::publish_load(&rq);
         } else {
             push_remote_wake(target, p.clone(), flags);
         }
@@ -322,8 +322,10 @@ pub(crate) fn process_wake_list() -> Option<rq::RqGuard<'static>> {
     let mut preempt = false;
     // Drained in place, so the list keeps its allocation.
     let mut list = WAKE_LISTS[cpu].lock();
-    for item in list.moves.drain(..) {
-        preempt |= activate(&mut rq, item.task, Some(item.se), item.flags);
+    if !list.moves.is_empty() {
+        for item in list.moves.drain(..) {
+            preempt |= activate(&mut rq, item.task, Some(item.se), item.flags);
+        }
     }
     for (task, flags) in list.wakes.drain(..) {
         preempt |= activate(&mut rq, task, None, flags);
@@ -335,7 +337,7 @@ pub(crate) fn process_wake_list() -> Option<rq::RqGuard<'static>> {
         // The switch publishes the runqueue's new state.
         return Some(rq);
     }
-    crate::balance::snapshot::publish(&rq);
+    crate::balance::snapshot::publish_load(&rq);
     None
 }
 
@@ -369,7 +371,7 @@ pub(crate) fn wake_up_new_task(p: &Arc<Task>) {
             crate::balance::newidle::note_activate(&mut rq);
         }
         let preempt = check_preempt(&mut rq, eid, WakeFlags::FORK);
-        crate::balance::snapshot::publish(&rq);
+        crate::balance::snapshot::publish_load(&rq);
         preempt
     };
     if preempt {
@@ -432,7 +434,7 @@ fn push_remote_or_local(target: usize, item: Move) {
         if activate(&mut rq, item.task, Some(item.se), item.flags) {
             rq::set_need_resched(target);
         }
-        crate::balance::snapshot::publish(&rq);
+        crate::balance::snapshot::publish_load(&rq);
     } else {
         push_remote_move(target, item);
     }

@@ -58,8 +58,21 @@ impl Published {
 
 static PUBLISHED: [Published; MAX_CPUS] = [const { Published::new() }; MAX_CPUS];
 
-/// Publishes `rq`'s values (call with its lock held, after a change).
+/// Publishes all of `rq`'s values (call with its lock held): at the tick,
+/// which alone changes the capacities and the misfit load, and wherever
+/// those may have changed.
 pub fn publish(rq: &Rq) {
+    let p = &PUBLISHED[rq.cpu];
+    p.capacity_orig.store(rq.capacity_orig, Ordering::Relaxed);
+    p.capacity.store(rq.capacity, Ordering::Relaxed);
+    p.misfit_task_load.store(rq.misfit_task_load, Ordering::Relaxed);
+    publish_load(rq);
+}
+
+/// Publishes what enqueues, dequeues and switches change (call with the
+/// lock held, after one): the counts, the idle flag, the queue's PELT
+/// averages and `avg_idle`.
+pub fn publish_load(rq: &Rq) {
     let p = &PUBLISHED[rq.cpu];
     let pelt = rq.fair.pelt();
     p.nr_running.store(rq.fair.nr_queued() as u64, Ordering::Relaxed);
@@ -68,9 +81,6 @@ pub fn publish(rq: &Rq) {
     p.load_avg.store(pelt.load_avg, Ordering::Relaxed);
     p.runnable_avg.store(pelt.runnable_avg, Ordering::Relaxed);
     p.util_avg.store(pelt.util_avg, Ordering::Relaxed);
-    p.capacity_orig.store(rq.capacity_orig, Ordering::Relaxed);
-    p.capacity.store(rq.capacity, Ordering::Relaxed);
-    p.misfit_task_load.store(rq.misfit_task_load, Ordering::Relaxed);
     p.avg_idle.store(rq.avg_idle.avg_idle, Ordering::Relaxed);
     // Under this CPU's runqueue lock, so the flag and the count agree.
     let overloaded = rq.fair.nr_queued() >= 2 || rq.misfit_task_load > 0;
