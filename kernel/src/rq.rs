@@ -80,36 +80,54 @@ impl Rq {
     }
 }
 
-static RQS: [IrqMutex<Option<Rq>>; MAX_CPUS] = [const { IrqMutex::new(None) }; MAX_CPUS];
+/// Each CPU's runqueue, set once when the CPU starts scheduling: locking
+/// checks that once, so the guard's accesses need no check of their own.
+static RQS: [spin::Once<IrqMutex<Rq>>; MAX_CPUS] = [const { spin::Once::new() }; MAX_CPUS];
 static NEED_RESCHED: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
 static ONLINE: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
 
 /// A locked runqueue.
-pub struct RqGuard<'a>(IrqGuard<'a, Option<Rq>>);
+pub struct RqGuard<'a>(IrqGuard<'a, Rq>);
 
 impl core::ops::Deref for RqGuard<'_> {
     type Target = Rq;
     #[inline]
     fn deref(&self) -> &Rq {
-        self.0.as_ref().expect("runqueue initialised")
+        &self.0
     }
 }
 
 impl core::ops::DerefMut for RqGuard<'_> {
     #[inline]
     fn deref_mut(&mut self) -> &mut Rq {
-        self.0.as_mut().expect("runqueue initialised")
+        &mut self.0
     }
 }
 
+#[inline]
+fn rq_of(cpu: usize) -> &'static IrqMutex<Rq> {
+    match RQS[cpu].get() {
+        Some(rq) => rq,
+        None => not_started(cpu),
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn not_started(cpu: usize) -> ! {
+    panic!("CPU {}'s runqueue is used before the CPU starts scheduling", cpu)
+}
+
 /// Locks `cpu`'s runqueue.
+#[inline]
 pub fn lock(cpu: usize) -> RqGuard<'static> {
-    RqGuard(RQS[cpu].lock())
+    RqGuard(rq_of(cpu).lock())
 }
 
 /// Locks the runqueue that holds `p`'s entity (Linux's `task_rq_lock`): a
 /// balancer may move the entity between reading `p.cpu` and taking the lock,
 /// so the CPU is read again under the lock until it agrees.
+#[inline]
 pub fn lock_task_rq(p: &Task) -> RqGuard<'static> {
     loop {
         let cpu = p.cpu.load(Ordering::Acquire);
@@ -122,7 +140,7 @@ pub fn lock_task_rq(p: &Task) -> RqGuard<'static> {
 
 /// Locks `cpu`'s runqueue unless it is busy.
 pub fn try_lock(cpu: usize) -> Option<RqGuard<'static>> {
-    RQS[cpu].try_lock().map(RqGuard)
+    rq_of(cpu).try_lock().map(RqGuard)
 }
 
 /// Locks two runqueues in ascending CPU order; returns them as (a, b).
@@ -149,20 +167,25 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
     x86_64::instructions::interrupts::without_interrupts(|| crate::arch::context::adopt_here(&idle.ctx));
     debug_assert_eq!(cpu, crate::arch::percpu::cpu_id(), "a runqueue starts on its own CPU");
     crate::task::set_current(idle.clone());
-    *RQS[cpu].lock() = Some(Rq {
-        cpu,
-        fair: FairRq::new(tunables),
-        tasks: Vec::new(),
-        curr: idle.clone(),
-        idle,
-        clock: now_ns(),
-        clock_skip: false,
-        stat: CpuStat::default(),
-        capacity_orig: 1024,
-        capacity: 1024,
-        misfit_task_load: 0,
-        avg_idle: AvgIdle::new(),
+    let mut fresh = false;
+    RQS[cpu].call_once(|| {
+        fresh = true;
+        IrqMutex::new(Rq {
+            cpu,
+            fair: FairRq::new(tunables),
+            tasks: Vec::new(),
+            curr: idle.clone(),
+            idle,
+            clock: now_ns(),
+            clock_skip: false,
+            stat: CpuStat::default(),
+            capacity_orig: 1024,
+            capacity: 1024,
+            misfit_task_load: 0,
+            avg_idle: AvgIdle::new(),
+        })
     });
+    assert!(fresh, "CPU {}'s runqueue started twice", cpu);
     ONLINE[cpu / 64].fetch_or(1 << (cpu % 64), Ordering::Release);
 }
 

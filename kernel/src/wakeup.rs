@@ -200,6 +200,7 @@ fn wake_dequeued(p: &Arc<Task>, this: usize, flags: WakeFlags) {
     }
 }
 
+#[inline(always)]
 fn account(p: &Task, this: usize, target: usize, flags: WakeFlags) {
     crate::trace::record_now(crate::trace::Event::Wakeup { pid: p.id, target: target as u32 });
     TTWU_COUNT[this].fetch_add(1, Ordering::Relaxed);
