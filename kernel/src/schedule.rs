@@ -209,8 +209,13 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
             rq.stat.run_delay += waited;
             next.stats.exec_start.store(now, Ordering::Relaxed);
         }
-        next.note_ran_on(cpu);
-        crate::trace::record(now, crate::trace::Event::Switch { prev: prev.id, prev_state, next: next.id });
+        if !next.is_idle {
+            // (an idle task has run on its CPU since `rq::init_cpu`)
+            next.note_ran_on(cpu);
+        }
+        if crate::trace::enabled() {
+            crate::trace::record(now, crate::trace::Event::Switch { prev: prev.id, prev_state, next: next.id });
+        }
         rq.curr = next.clone();
         task::switch_current(next.clone());
     }

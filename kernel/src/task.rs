@@ -39,6 +39,9 @@ pub struct AffinityMask {
     words: [AtomicU64; 4],
     /// How many CPUs the mask holds (Linux's `nr_cpus_allowed`).
     weight: AtomicU32,
+    /// Its lowest CPU (`u32::MAX` when empty): with `weight`, a pinned
+    /// task's CPU in two loads.
+    first: AtomicU32,
 }
 
 impl AffinityMask {
@@ -47,6 +50,7 @@ impl AffinityMask {
         AffinityMask {
             words: [AtomicU64::new(w[0]), AtomicU64::new(w[1]), AtomicU64::new(w[2]), AtomicU64::new(w[3])],
             weight: AtomicU32::new(mask.weight() as u32),
+            first: AtomicU32::new(mask.first().map_or(u32::MAX, |c| c as u32)),
         }
     }
     pub fn load(&self) -> CpuMask {
@@ -57,11 +61,22 @@ impl AffinityMask {
         for (word, bits) in self.words.iter().zip(mask.bits()) {
             word.store(bits, Ordering::Release);
         }
+        self.first.store(mask.first().map_or(u32::MAX, |c| c as u32), Ordering::Release);
         self.weight.store(mask.weight() as u32, Ordering::Release);
     }
     #[inline]
     pub fn contains(&self, cpu: usize) -> bool {
         cpu < 256 && self.words[cpu / 64].load(Ordering::Acquire) & (1 << (cpu % 64)) != 0
+    }
+    /// The one allowed CPU of a task pinned to it (weight 1). Under the
+    /// task's `pi_lock` (as `store`), so the two fields agree.
+    #[inline]
+    pub fn single(&self) -> Option<usize> {
+        if self.weight() == 1 {
+            Some(self.first.load(Ordering::Acquire) as usize)
+        } else {
+            None
+        }
     }
     /// The number of allowed CPUs.
     #[inline]

@@ -132,7 +132,7 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
     let from = rq.cpu;
     // A task allowed on one CPU has nowhere else to go (Linux skips
     // select_task_rq when nr_cpus_allowed == 1).
-    let single = if p.affinity.weight() == 1 { p.affinity.load().first() } else { None };
+    let single = p.affinity.single();
     let target = match single {
         Some(only) => only,
         None => {
@@ -174,7 +174,7 @@ fn wake_dequeued(p: &Arc<Task>, this: usize, flags: WakeFlags) {
     p.ctx.wait_off_cpu();
     p.set_state(TaskState::Running);
     let from = p.cpu.load(Ordering::Acquire);
-    let single = if p.affinity.weight() == 1 { p.affinity.load().first() } else { None };
+    let single = p.affinity.single();
     let target = match single {
         Some(only) => only,
         None => select_task_rq(p, p.affinity.load(), WakeeLoad::slept(p), from, this, flags),
