@@ -54,6 +54,9 @@ pub struct CpuState {
     pub sd: Vec<SdState>,
     pub newidle: NewidleCounters,
     pub wake_aged: WakeAvgIdle,
+    /// The snapshots wake placement reads, refilled at each wakeup this
+    /// CPU performs (kept so that a wakeup allocates nothing).
+    pub wake_snaps: Vec<sched::balance::CpuSnapshot>,
 }
 
 pub static STATE: [IrqMutex<Option<CpuState>>; MAX_CPUS] = [const { IrqMutex::new(None) }; MAX_CPUS];
@@ -79,6 +82,7 @@ pub fn init(sds: SchedDomains, cfg: BalanceConfig, caps: CapacityTable, hz: u32)
             sd,
             newidle: NewidleCounters::default(),
             wake_aged: WakeAvgIdle::default(),
+            wake_snaps: Vec::with_capacity(online.len()),
         });
     }
     GLOBAL.call_once(|| Global { sds, cfg, caps, hz });

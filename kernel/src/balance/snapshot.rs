@@ -123,3 +123,9 @@ pub fn cpu_snapshot(cpu: usize) -> CpuSnapshot {
 pub fn snapshots(mask: &CpuMask) -> Vec<CpuSnapshot> {
     mask.iter().map(cpu_snapshot).collect()
 }
+
+/// As `snapshots`, into `buf` (cleared first; its allocation is reused).
+pub fn snapshots_into(mask: &CpuMask, buf: &mut Vec<CpuSnapshot>) {
+    buf.clear();
+    buf.extend(mask.iter().map(cpu_snapshot));
+}

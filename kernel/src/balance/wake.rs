@@ -14,7 +14,7 @@ use sched::cpumask::CpuMask;
 use sched::topology::SD_BALANCE_FORK;
 use sched::{EntityId, WakeFlags};
 
-use super::snapshot::snapshots;
+use super::snapshot::{snapshots, snapshots_into};
 use super::{jiffies, LLC, STATE};
 use crate::task::Task;
 
@@ -96,13 +96,13 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
     span.set(this);
     span.set(prev);
     let span = span.intersection(&crate::rq::online_mask());
-    let cpus = snapshots(&span);
     let mut guard = STATE[this].lock();
     let state = guard.as_mut()?;
+    snapshots_into(&span, &mut state.wake_snaps);
     let llc = LLC.lock();
     let ctx = WakeCtx {
         sds: &g.sds,
-        cpus: &cpus,
+        cpus: &state.wake_snaps,
         task: &task,
         this_cpu: this,
         waker_flips,

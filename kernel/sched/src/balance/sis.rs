@@ -152,8 +152,10 @@ pub fn select_idle_cpu(sds: &SchedDomains, cpus: &[CpuSnapshot], span: &CpuMask,
     let mut r = ScanResult::default();
     let mut idle_cpu = None;
     let mut nr = nr.unwrap_or(u32::MAX);
-    let order: alloc::vec::Vec<usize> = left.iter_wrap(target.saturating_add(1)).collect();
-    for cpu in order {
+    // The order is fixed by the set at the start (a copy: `left` shrinks
+    // as whole cores are ruled out).
+    let start = left;
+    for cpu in start.iter_wrap(target.saturating_add(1)) {
         if !left.contains(cpu) {
             continue;
         }
