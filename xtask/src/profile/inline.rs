@@ -270,11 +270,8 @@ impl Inlined {
             let _ = writeln!(s, "\nwithin {w}: no instruction of the difference is in this symbol");
             return s;
         }
-        let _ = writeln!(
-            s,
-            "\ninclusive, with inlined functions ({scope}; an instruction counts once for each \
-             function of its inline chain, so rows overlap):"
-        );
+        // An instruction is in every function and line of its chain: the rows overlap.
+        let _ = writeln!(s, "\ninclusive, with inlined functions ({scope}; rows overlap):");
         let _ = writeln!(s, "{:>12} {:>6}  function", format!("insns/{u}"), "%");
         for f in self.functions.iter().take(top) {
             let name = super::report::shorten(&f.name, 110);
@@ -283,11 +280,7 @@ impl Inlined {
         if self.functions.len() > top {
             let _ = writeln!(s, "{:>20}  ({} more functions)", "", self.functions.len() - top);
         }
-        let _ = writeln!(
-            s,
-            "\nby source line ({scope}; an instruction counts once for each project line of its \
-             inline chain, call sites included):"
-        );
+        let _ = writeln!(s, "\nby source line ({scope}; call sites included, rows overlap):");
         let _ = writeln!(s, "{:>12} {:>6}  line", format!("insns/{u}"), "%");
         for l in self.lines.iter().take(top) {
             let _ = writeln!(s, "{:>12.1} {:>5.1}%  {}", l.insns as f64 / unit, pct(l.insns), l.line);
