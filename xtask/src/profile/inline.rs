@@ -146,14 +146,17 @@ pub struct LineCount {
 }
 
 /// The two inline-aware tables of a profile (the raw difference, not per unit, like `functions`).
+/// Flattened into `profile.json`, hence the `inline_` prefix of the scalars there.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Inlined {
     /// The out-of-line symbol the tables are restricted to (`--within`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub within: Option<String>,
     /// Instructions considered: all of the difference, or those of the `--within` symbol.
+    #[serde(rename = "inline_insns")]
     pub considered: i64,
     /// Addresses considered (with `--within`, 0 means the symbol matched nothing).
+    #[serde(rename = "inline_addresses")]
     pub addresses: usize,
     /// Per function, inlined or not, largest first.
     #[serde(rename = "inlined")]
@@ -161,8 +164,10 @@ pub struct Inlined {
     /// Per project source line, largest first.
     pub lines: Vec<LineCount>,
     /// Instructions DWARF has no chain for (counted under their ELF symbol only).
+    #[serde(rename = "inline_no_dwarf")]
     pub no_dwarf: i64,
     /// Addresses whose outermost DWARF function is not their ELF symbol (the symbol is used).
+    #[serde(rename = "inline_renamed")]
     pub renamed: usize,
 }
 
@@ -478,6 +483,7 @@ mod tests {
         assert_eq!(j["inlined"][0]["name"], "k::outer");
         assert_eq!(j["lines"][0]["line"], "kernel/src/sync.rs:5");
         assert_eq!(j["within"], "k::outer");
+        assert_eq!((j["inline_insns"].as_i64(), j["inline_addresses"].as_u64()), (Some(15), Some(3)));
     }
 
     // --- A real ELF: this test binary's own DWARF (the dev profile has debuginfo).
