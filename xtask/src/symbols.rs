@@ -56,6 +56,16 @@ impl Symbols {
         self.syms.is_empty()
     }
 
+    /// Demangled names, in address order.
+    pub fn names(&self) -> impl Iterator<Item = &str> + Clone {
+        self.syms.iter().map(|s| s.name.as_str())
+    }
+
+    /// The address of the (first) symbol with this demangled name.
+    pub fn address_of(&self, name: &str) -> Option<u64> {
+        self.syms.iter().find(|s| s.name == name).map(|s| s.addr)
+    }
+
     /// The symbol containing `addr`, and the offset into it.
     pub fn lookup(&self, addr: u64) -> Option<(&str, u64)> {
         let i = self
@@ -132,6 +142,9 @@ mod tests {
         assert_eq!(s.lookup(0x1180), None);
         assert_eq!(s.lookup(0x0fff), None);
         assert_eq!(s.lookup(0x2004), Some(("_start", 4)));
+        assert_eq!(s.address_of("rust_begin_unwind"), Some(0x1100));
+        assert_eq!(s.address_of("fairway_kernel::main::h0123456789abcdef"), None);
+        assert_eq!(s.names().collect::<Vec<_>>(), ["fairway_kernel::main", "rust_begin_unwind", "_start"]);
         assert_eq!(
             s.describe(0x1100, true).unwrap(),
             "fairway_kernel::main+0x100"

@@ -6,6 +6,8 @@
 //! its base value and once at twice that, and subtracts the per-instruction counts: boot, set-up
 //! and shutdown cancel, what remains is the steady-state cost of `base` more units. Each
 //! instruction's count goes to the ELF symbol containing it; functions are then grouped by layer.
+//! With `--inlined` (or `--within SYMBOL`) the DWARF inline chains of the counted addresses add
+//! a per-function view that sees through inlining and a per-source-line view (`inline`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -18,6 +20,7 @@ use crate::results;
 use crate::symbols::Symbols;
 
 mod counts;
+mod inline;
 mod report;
 
 use counts::*;
@@ -48,6 +51,14 @@ pub struct ProfileArgs {
     /// Hard timeout per boot, in seconds.
     #[arg(long, default_value_t = 120)]
     pub timeout: u64,
+    /// Also show, from the ELF's DWARF, the instructions inside every function at any inline
+    /// depth and per project source line.
+    #[arg(long)]
+    pub inlined: bool,
+    /// Restrict the --inlined tables to the instructions of this out-of-line function (its
+    /// demangled ELF symbol, exactly as the per-symbol table shows it); implies --inlined.
+    #[arg(long, value_name = "SYMBOL")]
+    pub within: Option<String>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -180,6 +191,20 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
     if syms.is_empty() {
         return Err(format!("xtask: {} has no function symbols to attribute to", boot.elf.display()));
     }
+    // The DWARF and --within are checked before booting, so a mistake costs seconds, not a run.
+    let inlined = a.inlined || a.within.is_some();
+    let elf_data = if inlined {
+        std::fs::read(&boot.elf).map_err(|e| format!("{}: {e}", boot.elf.display()))?
+    } else {
+        Vec::new()
+    };
+    let debuginfo = if inlined { Some(inline::Debuginfo::parse(&boot.elf, &elf_data)?) } else { None };
+    if let Some(w) = &a.within {
+        if syms.address_of(w).is_none() {
+            let why = format!("is not a function symbol of {}", boot.elf.display());
+            return Err(unknown_within(w, &why, "symbol names", syms.names()));
+        }
+    }
     let dir = crate::workspace_root()
         .join("target/profile")
         .join(format!("{}-{}", crate::bench::timestamp(), a.workload));
@@ -223,7 +248,7 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
     }
     let delta = subtract(pa, pb);
     let fns = attribute(&delta, &syms);
-    let report = Report::new(
+    let mut report = Report::new(
         &a,
         base,
         cmdlines.clone(),
@@ -242,6 +267,13 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
             v = a.vary
         ));
     }
+    if let Some(dbg) = &debuginfo {
+        let chains = dbg.chains(delta.iter().map(|&(pc, _)| pc))?;
+        eprintln!("xtask: resolved the inline chains of {} addresses from DWARF", chains.len());
+        let symbol_of = |pc| syms.lookup(pc).map_or(NO_SYMBOL, |(n, _)| n);
+        let root = crate::workspace_root();
+        report.inline = Some(inline::aggregate(&delta, symbol_of, &chains, &root, a.within.as_deref()));
+    }
     print!("{}", report.render(a.top));
     let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("profile.json"), &json).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -249,11 +281,41 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
         std::fs::write(p, &json).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     println!("\nwrote {} (profiles, serial logs, profile.json)", dir.display());
+    if let (Some(w), Some(inl)) = (&a.within, &report.inline) {
+        if inl.addresses == 0 {
+            let why = "ran no instruction more or less often in the second boot, so nothing matched";
+            let names = report.functions.iter().map(|f| f.name.as_str());
+            return Err(unknown_within(w, why, "functions of this profile", names));
+        }
+    }
     Ok(())
+}
+
+/// The error for a `--within` symbol that matched nothing: why, and the names among `names`
+/// (described by `among`) closest to it.
+fn unknown_within<'a>(
+    wanted: &str,
+    why: &str,
+    among: &str,
+    names: impl Iterator<Item = &'a str> + Clone,
+) -> String {
+    let near = inline::closest(names, wanted, 10);
+    let mut e = format!("xtask profile --within: `{wanted}` {why}");
+    if near.is_empty() {
+        let _ = write!(e, "; none of the {among} is near it (names are demangled, without hashes)");
+    } else {
+        let _ = write!(e, "; the closest {among}:");
+        for n in near {
+            let _ = write!(e, "\n    {n}");
+        }
+    }
+    e
 }
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashMap;
+
     use super::*;
 
     fn prof(rows: &[(u64, u64)]) -> String {
@@ -393,9 +455,11 @@ mod tests {
             top: 1,
             json: None,
             timeout: 1,
+            inlined: false,
+            within: None,
         };
         let fns = attribute(&[(0x1000, 300), (0x1100, 100), (0x2000, 100)], &syms());
-        let r = Report::new(&a, 10, ["x".into(), "y".into()], fns, [vec![], vec![]], Some([1000, 1520]));
+        let mut r = Report::new(&a, 10, ["x".into(), "y".into()], fns, [vec![], vec![]], Some([1000, 1520]));
         assert_eq!(r.total, 500);
         assert_eq!(r.per_unit, 50.0);
         assert_eq!(r.layers[0], (Layer::Policy, 30.0));
@@ -408,6 +472,21 @@ mod tests {
         assert!(text.contains("policy crate (sched::)"), "{text}");
         let j = serde_json::to_value(&r).unwrap();
         assert_eq!(j["functions"][0]["layer"], "policy");
+        // Without --inlined neither the tables nor their JSON keys appear.
+        assert!(!text.contains("inclusive") && j.get("inlined").is_none() && j.get("lines").is_none(), "{j}");
+        // With them, both follow the layers and go into the JSON.
+        let chains = HashMap::from([(0x1000, vec![]), (0x1100, vec![]), (0x2000, vec![])]);
+        let s = syms();
+        let of = |pc| s.lookup(pc).map_or(NO_SYMBOL, |(n, _)| n);
+        let delta = [(0x1000, 300), (0x1100, 100), (0x2000, 100)];
+        r.inline = Some(inline::aggregate(&delta, of, &chains, Path::new("/ws"), None));
+        let text = r.render(1);
+        let (plain, inl) = text.split_once("\ninclusive, with inlined functions (all 50.0 insns/round;").unwrap();
+        assert!(plain.contains("by layer:") && inl.contains("by source line"), "{text}");
+        let j = serde_json::to_value(&r).unwrap();
+        assert_eq!(j["inlined"][0]["name"], "sched::eevdf::pick");
+        assert_eq!(j["inlined"][0]["insns"], 300);
+        assert!(j["lines"].as_array().unwrap().is_empty(), "{j}");
     }
 
     #[test]

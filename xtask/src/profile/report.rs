@@ -9,6 +9,7 @@ use serde::Serialize;
 use crate::results::Figure;
 
 use super::counts::*;
+use super::inline::Inlined;
 use super::ProfileArgs;
 
 // ---------------------------------------------------------------------------------------------
@@ -32,6 +33,9 @@ pub struct Report {
     pub kernel_figures: [Vec<Figure>; 2],
     /// The workload's own `total_ns` in each boot (`@fw pipe`, `@fw yield`), when it prints one.
     pub kernel_total_ns: Option<[u64; 2]>,
+    /// The inline-aware tables (`--inlined`, `--within`): `inlined` and `lines` in the JSON.
+    #[serde(flatten)]
+    pub inline: Option<Inlined>,
 }
 
 impl Report {
@@ -59,6 +63,7 @@ impl Report {
             functions: fns,
             kernel_figures,
             kernel_total_ns,
+            inline: None,
         }
     }
 
@@ -113,6 +118,9 @@ impl Report {
                 let _ = write!(s, ": {}", c.join(", "));
             }
             let _ = writeln!(s);
+        }
+        if let Some(inline) = &self.inline {
+            s.push_str(&inline.render(self.base, u, top));
         }
         s
     }
