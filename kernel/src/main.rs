@@ -103,7 +103,7 @@ fn boot_main(magic: u32, info: u32) -> ! {
             Some(p)
         }
         Err(problem) => {
-            kprintln!("ACPI: no usable tables ({:?}): running on the boot CPU only", problem);
+            kprintln!("ACPI: no usable tables ({}): running on the boot CPU only", problem);
             record!("acpi", "none=1");
             None
         }
@@ -112,7 +112,7 @@ fn boot_main(magic: u32, info: u32) -> ! {
     // The RSDP search reads the BIOS data area in page 0; from now on page 0
     // is unmapped so that a null pointer dereference faults.
     if let Err(e) = mem::paging::unmap_page(0) {
-        kprintln!("memory: cannot unmap page 0 ({:?}); null pointers will not fault", e);
+        kprintln!("memory: cannot unmap page 0 ({}); null pointers will not fault", e);
     }
 
     stage("apic");
@@ -239,7 +239,7 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
     let slots = (online * 4 + 256).min(2048);
     match mem::stack::init(slots) {
         Ok(n) => kprintln!("thread stacks: {} of {} KiB, each below an unmapped guard page", n, mem::stack::STACK_SIZE / 1024),
-        Err(e) => panic!("cannot set up the thread stacks: {:?}", e),
+        Err(e) => panic!("cannot set up the thread stacks: {}", e),
     }
     arch::trap::install_hooks(arch::trap::Hooks {
         timer: timer::on_timer,
@@ -256,7 +256,7 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
     kprintln!("{} of {} CPUs scheduling", rq::online_mask().weight(), online);
     let workload = options.workload.clone();
     if let Err(e) = task::spawn(task::Spawn::new("init"), move || run_init(workload)) {
-        panic!("cannot start the init thread: {:?}", e);
+        panic!("cannot start the init thread: {}", e);
     }
     idle::idle_loop()
 }
@@ -356,7 +356,7 @@ fn init_memory(early: &mem::multiboot::EarlyInfo) {
     kprintln!("heap: {} MiB at {:#x}", size >> 20, start);
     // Device windows uncached.
     if let Err(e) = mem::paging::set_uncached(0xfec0_0000, 0x1_0000_0000) {
-        kprintln!("memory: cannot map the APIC windows uncached ({:?})", e);
+        kprintln!("memory: cannot map the APIC windows uncached ({})", e);
     }
 }
 

@@ -295,6 +295,9 @@ impl Spawn {
         self.nice = nice.clamp(-20, 19);
         self
     }
+    /// A custom slice (Linux's `sched_attr.sched_runtime`); no workload
+    /// asks for one yet, the scheduler honours it (`wake_up_new_task`).
+    #[allow(dead_code)]
     pub fn slice_ns(mut self, ns: u64) -> Spawn {
         self.slice_ns = Some(ns);
         self
@@ -304,6 +307,8 @@ impl Spawn {
         self.cpu = Some(cpu);
         self
     }
+    /// An affinity mask wider than one CPU (no workload uses one yet).
+    #[allow(dead_code)]
     pub fn affinity(mut self, mask: CpuMask) -> Spawn {
         self.affinity = Some(mask);
         self
@@ -321,6 +326,15 @@ pub enum SpawnError {
     NoStack { in_use: usize, total: usize },
     /// The affinity mask has no online CPU.
     NoAllowedCpu,
+}
+
+impl core::fmt::Display for SpawnError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            SpawnError::NoStack { in_use, total } => write!(f, "no free thread stack ({} of {} in use)", in_use, total),
+            SpawnError::NoAllowedCpu => write!(f, "its affinity mask has no online CPU"),
+        }
+    }
 }
 
 /// Creates a thread running `f` and makes it runnable.

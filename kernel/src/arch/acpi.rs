@@ -64,6 +64,16 @@ pub enum AcpiProblem {
     Invalid(acpi::AcpiError),
 }
 
+impl core::fmt::Display for AcpiProblem {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            AcpiProblem::NoRsdp => write!(f, "no RSDP in the BIOS areas"),
+            AcpiProblem::NoMadt => write!(f, "no MADT among the tables"),
+            AcpiProblem::Invalid(e) => write!(f, "invalid tables: {:?}", e),
+        }
+    }
+}
+
 /// Finds the tables and reads the MADT, SRAT and SLIT.
 pub fn discover() -> Result<Platform, AcpiProblem> {
     // SAFETY: fairway boots through multiboot on a BIOS platform; the EBDA and

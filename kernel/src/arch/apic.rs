@@ -204,6 +204,3 @@ pub fn ns_to_counts(ns: u64) -> u64 {
     counts.min(u64::MAX as u128) as u64
 }
 
-pub fn lapic_hz() -> u64 {
-    LAPIC_HZ.load(Ordering::Relaxed)
-}

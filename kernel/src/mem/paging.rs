@@ -24,6 +24,15 @@ pub enum PagingError {
     NoFrameForTable,
 }
 
+impl core::fmt::Display for PagingError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            PagingError::OutsideIdentityMap(a) => write!(f, "address {:#x} is outside the identity map", a),
+            PagingError::NoFrameForTable => write!(f, "no free frame for a page table"),
+        }
+    }
+}
+
 /// The page-directory entry that maps `addr`.
 fn pd_entry(addr: u64) -> Result<*mut u64, PagingError> {
     if addr >= MAPPED_LIMIT {

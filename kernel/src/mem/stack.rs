@@ -33,9 +33,8 @@ static ARENA: IrqMutex<Arena> = IrqMutex::new(Arena { base: 0, slots: 0, used: V
 #[derive(Clone, Copy, Debug)]
 pub struct Stack {
     pub slot: usize,
-    /// Lowest usable address (just above the guard page).
-    pub bottom: u64,
-    /// One past the highest usable address (16-byte aligned).
+    /// One past the highest usable address (16-byte aligned); the lowest
+    /// is `top - STACK_SIZE`, just above the guard page.
     pub top: u64,
 }
 
@@ -69,7 +68,7 @@ pub fn alloc() -> Option<Stack> {
     a.used[slot] = true;
     a.in_use += 1;
     let bottom = a.base + slot as u64 * SLOT + FRAME_SIZE;
-    Some(Stack { slot, bottom, top: bottom + STACK_SIZE })
+    Some(Stack { slot, top: bottom + STACK_SIZE })
 }
 
 /// Returns a stack to the arena.

@@ -75,7 +75,7 @@ pub fn spawn(opts: Spawn, f: impl FnOnce() + Send + 'static) -> Option<Arc<Task>
     match task::spawn(opts, f) {
         Ok(t) => Some(t),
         Err(e) => {
-            crate::kprintln!("workload: cannot start thread {}: {:?}", name, e);
+            crate::kprintln!("workload: cannot start thread {}: {}", name, e);
             None
         }
     }
