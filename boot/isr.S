@@ -13,8 +13,7 @@
  * switch return into another task's saved frame.
  *
  * Exceptions (vectors 0..31) build the frame on their own IST stack and run
- * the handler below it (isr_common). Interrupts (32..255, including the
- * schedule interrupt) arrive on IST1, which points at the end of the running
+ * the handler below it (isr_common). Interrupts (32..255) arrive on IST1, which points at the end of the running
  * task's saved-frame area (arch/context.rs): the CPU and irq_common write the
  * frame straight into the task, then switch to the CPU's handler stack (its
  * top at gs:16) before calling isr_dispatch. A switch therefore copies
@@ -98,5 +97,46 @@ irq_common:
     movq %gs:16, %rsp
     cld
     call isr_dispatch
+    movq %rax, %rsp
+    jmp restore_frame
+
+/*
+ * schedule_call: a task gives up its CPU by calling this as a C function
+ * (arch/context.rs `schedule()`), instead of raising SCHEDULE_VECTOR. It saves
+ * the frame an interrupt would have saved, into the same place (the running
+ * task's frame area, whose end is IST1, mirrored at gs:24), as if the
+ * interrupt had hit the instruction after the call: rip = the return address,
+ * rsp = the caller's rsp after the return, the caller's RFLAGS. Only what a
+ * C call preserves needs to be right: rbx, rbp, r12-r15 and the FPU control
+ * state (fxsave); the other registers are the caller's to lose. Then it runs
+ * the handler like irq_common, on the CPU's handler stack, and restores the
+ * frame the handler returns through restore_frame and iretq: resuming this
+ * task later returns from the call.
+ */
+    .global schedule_call
+    .balign 16
+schedule_call:
+    pushfq
+    cli
+    movq %gs:24, %r11               /* end of the frame area */
+    popq -24(%r11)                  /* rflags, as the caller had them */
+    movq $0x10, -8(%r11)            /* ss */
+    leaq 8(%rsp), %rax
+    movq %rax, -16(%r11)            /* rsp after the return */
+    movq $0x08, -32(%r11)           /* cs */
+    movq (%rsp), %rax
+    movq %rax, -40(%r11)            /* rip: the return address */
+    movq $0x81, -56(%r11)           /* vector: SCHEDULE_VECTOR */
+    movq %rbx, -72(%r11)
+    movq %rbp, -112(%r11)
+    movq %r12, -152(%r11)
+    movq %r13, -160(%r11)
+    movq %r14, -168(%r11)
+    movq %r15, -176(%r11)
+    leaq -688(%r11), %rdi           /* the TrapFrame */
+    fxsave64 (%rdi)
+    movq %gs:16, %rsp
+    cld
+    call schedule_dispatch
     movq %rax, %rsp
     jmp restore_frame

@@ -1,10 +1,11 @@
 //! The switch: choosing the next task and handing its saved frame to the
 //! interrupt stub (`arch::context`).
 //!
-//! Every switch happens on the interrupt path with interrupts off: from the
-//! timer tick, from the reschedule IPI, or from the `SCHEDULE_VECTOR`
-//! software interrupt that `schedule()` raises when a task blocks, yields or
-//! exits.
+//! Every switch happens with interrupts off, on the CPU's handler stack, with
+//! the outgoing task's frame saved in place: from the timer tick, from the
+//! reschedule IPI, or from `schedule()` when a task blocks, yields or exits
+//! (`arch::context::give_up_cpu`, which saves the frame the `SCHEDULE_VECTOR`
+//! interrupt would, by a call).
 
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
@@ -26,7 +27,7 @@ pub fn schedule() {
     if held != 0 {
         panic!("schedule() called on CPU {} holding {} interrupt-off lock(s)", cpu_id(), held);
     }
-    context::raise_schedule();
+    context::give_up_cpu();
 }
 
 /// Yields the rest of the running task's slice (Linux's `sched_yield`).
@@ -68,8 +69,8 @@ pub fn send_resched_ipi(cpu: usize) {
     );
 }
 
-/// The `SCHEDULE_VECTOR` interrupt: the running task gives up its CPU (and
-/// blocks if it set itself Sleeping or Dead).
+/// `schedule()` (or the `SCHEDULE_VECTOR` interrupt): the running task gives
+/// up its CPU (and blocks if it set itself Sleeping or Dead).
 pub(crate) fn schedule_voluntary(frame: &mut TrapFrame) -> *mut TrapFrame {
     schedule_irq(frame, true, None)
 }

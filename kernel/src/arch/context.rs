@@ -1,19 +1,20 @@
 //! Saved execution contexts and the switch between them.
 //!
-//! fairway switches tasks only inside the interrupt path: a preemption comes
-//! from the timer or the reschedule IPI, and a task that blocks or yields
-//! raises the software interrupt `SCHEDULE_VECTOR`. Every such interrupt
-//! arrives on IST1, which points at the end of the running task's `Context`
-//! frame, so the CPU and the stub (`irq_common`, boot/isr.S) save every
+//! fairway switches tasks only with interrupts off, on the CPU's handler
+//! stack: a preemption comes from the timer or the reschedule IPI, and a task
+//! that blocks or yields calls `give_up_cpu` (`schedule_call`, boot/isr.S).
+//! Every interrupt arrives on IST1, which points at the end of the running
+//! task's `Context` frame, so the CPU and the stub (`irq_common`) save every
 //! register and the FPU/SSE state straight into the task, then run the handler
-//! on the CPU's own handler stack. A switch copies nothing: it points IST1 at
+//! on the CPU's own handler stack; `schedule_call` writes the same frame in
+//! the same place (what a C call must preserve, and a return point). A switch copies nothing: it points IST1 at
 //! the incoming task's frame and hands that frame to the stub, which restores
 //! it before `iretq`. The interrupted task's own stack is never written, so
 //! its red zone survives.
 //!
 //! Invariant (the `on_cpu` protocol, as Linux's `p->on_cpu`): a context's
-//! frame is written only by the CPU that is running it (by interrupt entry,
-//! while IST1 points at it), and read only by the CPU that has claimed it
+//! frame is written only by the CPU that is running it (by interrupt entry
+//! or `schedule_call`, while IST1 points at it), and read only by the CPU that has claimed it
 //! with the `on_cpu` compare-exchange. The CPU that switches a task out moves
 //! IST1 away from its frame before it releases `on_cpu` (Release), and the
 //! stub has finished writing the frame before the handler runs; the claimer
@@ -168,9 +169,28 @@ pub(super) fn zeroed_frame() -> TrapFrame {
     }
 }
 
-/// Gives up the CPU: raises the scheduling software interrupt.
-pub fn raise_schedule() {
-    // SAFETY: vector SCHEDULE_VECTOR has an interrupt gate whose handler
-    // saves and restores the full context.
-    unsafe { core::arch::asm!("int {v}", v = const super::trap::SCHEDULE_VECTOR) };
+extern "C" {
+    /// boot/isr.S: saves the calling task's frame as the schedule interrupt
+    /// would and runs the scheduler; returns when the task runs again.
+    fn schedule_call();
+}
+
+/// Gives up the CPU (the caller set its state first): saves this task's
+/// context into its frame and switches, as the `SCHEDULE_VECTOR` interrupt
+/// does, but by a call: a C call only has to preserve rbx, rbp, r12-r15 and
+/// the FPU control state, so the entry writes those and the return point
+/// instead of pushing every register through the interrupt gate (about 40
+/// instructions less per blocking switch). Returns when the task is
+/// switched back in. Before this CPU's scheduler runs it does nothing (as
+/// the interrupt's handler did).
+pub fn give_up_cpu() {
+    if !super::percpu::this_cpu().sched_running.load(Ordering::Acquire) {
+        return;
+    }
+    // SAFETY: the scheduler runs on this CPU, so its frame area (gs:24, the
+    // running task's `Context` frame, see the module invariant) and its
+    // handler stack (gs:16) are set up; `schedule_call` follows the C ABI
+    // (it returns, with the callee-saved registers and the stack as they
+    // were, when this task is resumed from the frame it saved).
+    unsafe { schedule_call() };
 }

@@ -103,10 +103,14 @@ pub(super) fn frame_top(f: *const TrapFrame) -> u64 {
 /// task's, see `arch::context`).
 pub(super) fn set_irq_frame(f: *const TrapFrame) {
     let cpu = this_cpu();
+    let top = frame_top(f);
     // SAFETY: this CPU's TSS is written only by this CPU (the `PerCpu`
     // invariant), here with interrupts off, so no interrupt entry reads it
     // half-written; the CPU reads IST1 only at the next interrupt entry.
-    unsafe { (*cpu.tss.get()).interrupt_stack_table[0] = VirtAddr::new(frame_top(f)) };
+    unsafe { (*cpu.tss.get()).interrupt_stack_table[0] = VirtAddr::new(top) };
+    // The same address for `schedule_call` (boot/isr.S), which saves a
+    // frame there without an interrupt.
+    cpu.irq_frame_top.store(top, core::sync::atomic::Ordering::Relaxed);
 }
 
 /// Builds and loads this CPU's GDT (code, data, TSS), its IST stacks and IDT.
@@ -123,6 +127,7 @@ pub fn init_this_cpu() {
     // its context (`context::adopt_here`), interrupts save into this one.
     let boot_frame: &'static mut TrapFrame = Box::leak(Box::new(super::context::zeroed_frame()));
     tss.interrupt_stack_table[0] = VirtAddr::new(frame_top(boot_frame));
+    cpu.irq_frame_top.store(frame_top(boot_frame), core::sync::atomic::Ordering::Relaxed);
     cpu.irq_stack_top.store(leak_stack(), core::sync::atomic::Ordering::Relaxed);
     let code = gdt.append(Descriptor::kernel_code_segment());
     let data = gdt.append(Descriptor::kernel_data_segment());

@@ -39,6 +39,10 @@ pub struct PerCpu {
     /// by `irq_common`, which switches to it after saving the interrupted
     /// task's frame in place; see `arch::context`).
     pub(super) irq_stack_top: AtomicU64,
+    /// The running task's frame area end, the value IST1 holds (read through
+    /// `gs:24` by `schedule_call`, which saves a blocking task's frame there
+    /// without an interrupt; kept equal to IST1 by `set_irq_frame`).
+    pub(super) irq_frame_top: AtomicU64,
     /// Local APIC id, from CPUID.
     pub apic_id: AtomicU32,
     /// Set once the CPU runs kernel code with its own tables.
@@ -75,6 +79,7 @@ impl PerCpu {
             self_addr: AtomicUsize::new(0),
             id: AtomicUsize::new(0),
             irq_stack_top: AtomicU64::new(0),
+            irq_frame_top: AtomicU64::new(0),
             apic_id: AtomicU32::new(0),
             online: AtomicBool::new(false),
             online_tsc: AtomicU64::new(0),
@@ -100,6 +105,7 @@ impl PerCpu {
 const _: () = assert!(core::mem::offset_of!(PerCpu, self_addr) == 0);
 const _: () = assert!(core::mem::offset_of!(PerCpu, id) == 8);
 const _: () = assert!(core::mem::offset_of!(PerCpu, irq_stack_top) == 16);
+const _: () = assert!(core::mem::offset_of!(PerCpu, irq_frame_top) == 24);
 
 static CPUS: [PerCpu; MAX_CPUS] = [const { PerCpu::new() }; MAX_CPUS];
 

@@ -88,6 +88,17 @@ fn hooks_here() -> Option<&'static Hooks> {
     }
 }
 
+/// Called by `schedule_call` (boot/isr.S) with the frame it saved for the
+/// task giving up its CPU; returns the frame to resume (the scheduler's
+/// `SCHEDULE_VECTOR` hook, without the interrupt and the vector dispatch).
+#[no_mangle]
+extern "C" fn schedule_dispatch(frame: &mut TrapFrame) -> *mut TrapFrame {
+    match hooks_here() {
+        Some(h) => (h.schedule)(frame),
+        None => frame,
+    }
+}
+
 /// Called by `isr_common` with the saved frame; returns the frame to resume.
 #[no_mangle]
 extern "C" fn isr_dispatch(frame: &mut TrapFrame) -> *mut TrapFrame {
