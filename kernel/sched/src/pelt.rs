@@ -345,10 +345,16 @@ impl PeltClock {
         let delta = now - self.clock_task;
         self.clock_task = now;
         if busy {
-            // delta < 2^64 and each factor <= 2^10: the u128 products cannot overflow
-            let d = (delta as u128 * self.cpu_capacity as u128) >> SCHED_CAPACITY_SHIFT;
-            let d = (d * self.freq_capacity as u128) >> SCHED_CAPACITY_SHIFT;
-            self.clock_pelt = self.clock_pelt.saturating_add(d as u64).min(self.clock_task);
+            let d = if self.cpu_capacity == SCHED_CAPACITY_SCALE && self.freq_capacity == SCHED_CAPACITY_SCALE {
+                // Full capacity and frequency: both scalings are `x * 1024 >> 10 = x`
+                // (the common case, two 128-bit products saved at every clock update).
+                delta
+            } else {
+                // delta < 2^64 and each factor <= 2^10: the u128 products cannot overflow
+                let d = (delta as u128 * self.cpu_capacity as u128) >> SCHED_CAPACITY_SHIFT;
+                ((d * self.freq_capacity as u128) >> SCHED_CAPACITY_SHIFT) as u64
+            };
+            self.clock_pelt = self.clock_pelt.saturating_add(d).min(self.clock_task);
         } else {
             self.clock_pelt = self.clock_task;
         }
