@@ -14,6 +14,7 @@ mod stats;
 mod symbols;
 mod test;
 mod trace;
+mod workload_args;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

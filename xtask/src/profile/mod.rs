@@ -18,6 +18,7 @@ use fairway_scenarios::{Log, QemuExit};
 use crate::bench::{cmdline, Boot};
 use crate::results;
 use crate::symbols::Symbols;
+use crate::workload_args::WorkloadArgs;
 
 mod counts;
 mod inline;
@@ -28,18 +29,10 @@ use report::*;
 
 #[derive(clap::Args)]
 pub struct ProfileArgs {
-    /// Workload name (kernel/src/workloads/), e.g. pipe.
-    pub workload: String,
-    /// Workload parameters, `k=v,k=v`; the --vary parameter's value here is the first run's.
-    #[arg(long, default_value = "")]
-    pub params: String,
-    /// QEMU -smp value.
-    #[arg(long, default_value = "2")]
-    pub smp: String,
-    /// Extra kernel command line.
-    #[arg(long, default_value = "")]
-    pub append: String,
-    /// The workload parameter doubled in the second boot; figures are per unit of it.
+    #[command(flatten)]
+    pub run: WorkloadArgs,
+    /// The workload parameter doubled in the second boot; figures are per unit of it. Its value in
+    /// --params is the first boot's.
     #[arg(long, default_value = "rounds")]
     pub vary: String,
     /// Functions shown in the table.
@@ -48,9 +41,6 @@ pub struct ProfileArgs {
     /// Also write the whole profile (every function) as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Hard timeout per boot, in seconds.
-    #[arg(long, default_value_t = 120)]
-    pub timeout: u64,
     /// Also show, from the ELF's DWARF, the instructions inside every function at any inline
     /// depth and per project source line.
     #[arg(long)]
@@ -177,7 +167,8 @@ fn boot_once(boot: &Boot, plugin: &Path, append: &str, which: &str, out: &Path) 
 }
 
 pub fn profile(a: ProfileArgs) -> Result<(), String> {
-    let base = match param_value(&a.params, &a.vary)? {
+    let w = &a.run;
+    let base = match param_value(&w.boot.params, &a.vary)? {
         Some(0) => return Err(format!("xtask profile: --params {}=0: the base value must be positive", a.vary)),
         Some(v) => v,
         None => default_base(&a.vary).ok_or_else(|| {
@@ -185,7 +176,7 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
         })?,
     };
     let plugin = build_plugin()?;
-    let boot = Boot::prepare(&a.smp, true, a.timeout)?;
+    let boot = Boot::prepare(&w.boot.smp, true, w.boot.timeout)?;
     check_plugin_support(&boot.qemu)?;
     let syms = Symbols::load(&boot.elf)?;
     if syms.is_empty() {
@@ -207,10 +198,10 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
     }
     let dir = crate::workspace_root()
         .join("target/profile")
-        .join(format!("{}-{}", crate::bench::timestamp(), a.workload));
+        .join(format!("{}-{}", crate::bench::timestamp(), w.workload));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let values = [base, 2 * base];
-    let cmdlines = values.map(|v| cmdline(&a.workload, &with_param(&a.params, &a.vary, v), &a.append));
+    let cmdlines = values.map(|v| cmdline(&w.workload, &with_param(&w.boot.params, &a.vary, v), &w.append));
     eprintln!("xtask: {}", boot.config(&cmdlines[0]).display());
     eprintln!("xtask: booting {v}={} and {v}={} under -icount with the plugin, side by side", values[0], values[1], v = a.vary);
     // -icount runs every vCPU on one host thread, so the two boots fit the machine's 2 cores.
@@ -254,7 +245,7 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
         cmdlines.clone(),
         fns,
         [results::figures(la), results::figures(lb)],
-        kernel_total_ns(la, &a.workload).zip(kernel_total_ns(lb, &a.workload)).map(|(x, y)| [x, y]),
+        kernel_total_ns(la, &w.workload).zip(kernel_total_ns(lb, &w.workload)).map(|(x, y)| [x, y]),
     );
     if report.total <= 0 {
         return Err(format!(
@@ -263,7 +254,7 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
             values[1],
             report.total,
             values[0],
-            a.workload,
+            w.workload,
             v = a.vary
         ));
     }
@@ -447,14 +438,14 @@ mod tests {
     #[test]
     fn report_per_unit_and_rendering() {
         let a = ProfileArgs {
-            workload: "pipe".into(),
-            params: "rounds=10".into(),
-            smp: "2".into(),
-            append: String::new(),
+            run: WorkloadArgs {
+                workload: "pipe".into(),
+                boot: crate::workload_args::BootArgs { params: "rounds=10".into(), smp: "2".into(), timeout: 1 },
+                append: String::new(),
+            },
             vary: "rounds".into(),
             top: 1,
             json: None,
-            timeout: 1,
             inlined: false,
             within: None,
         };

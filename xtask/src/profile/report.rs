@@ -51,8 +51,8 @@ impl Report {
         let total: i64 = fns.iter().map(|f| f.insns).sum();
         let (layers, crates) = group(&fns);
         Report {
-            workload: a.workload.clone(),
-            smp: a.smp.clone(),
+            workload: a.run.workload.clone(),
+            smp: a.run.boot.smp.clone(),
             vary: a.vary.clone(),
             base,
             cmdlines,
