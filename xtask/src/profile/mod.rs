@@ -20,6 +20,7 @@ use crate::results;
 use crate::symbols::Symbols;
 use crate::workload_args::WorkloadArgs;
 
+mod against;
 mod counts;
 mod inline;
 mod report;
@@ -49,6 +50,10 @@ pub struct ProfileArgs {
     /// demangled ELF symbol, exactly as the per-symbol table shows it); implies --inlined.
     #[arg(long, value_name = "SYMBOL")]
     pub within: Option<String>,
+    /// A previous run's profile.json (or its directory): after the report, the total and the
+    /// --top functions that changed most, per unit, before and after.
+    #[arg(long, value_name = "PATH")]
+    pub against: Option<PathBuf>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -175,6 +180,8 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
             format!("xtask profile: give the base value of `{}` in --params ({}=N)", a.vary, a.vary)
         })?,
     };
+    // Read before building or booting: a wrong path costs nothing.
+    let against = a.against.as_deref().map(against::load).transpose()?;
     let plugin = build_plugin()?;
     let boot = Boot::prepare(&w.boot.smp, true, w.boot.timeout)?;
     check_plugin_support(&boot.qemu)?;
@@ -265,6 +272,9 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
         let root = crate::workspace_root();
         report.inline = Some(inline::aggregate(&delta, symbol_of, &chains, &root, a.within.as_deref()));
     }
+    if let Some((path, before)) = &against {
+        report.against = Some(against::compare(path, before, &against::Side::of(&report)));
+    }
     print!("{}", report.render(a.top));
     let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
     std::fs::write(dir.join("profile.json"), &json).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -306,6 +316,8 @@ fn unknown_within<'a>(
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
+
+    use clap::Parser as _;
 
     use super::*;
 
@@ -448,6 +460,7 @@ mod tests {
             json: None,
             inlined: false,
             within: None,
+            against: None,
         };
         let fns = attribute(&[(0x1000, 300), (0x1100, 100), (0x2000, 100)], &syms());
         let mut r = Report::new(&a, 10, ["x".into(), "y".into()], fns, [vec![], vec![]], Some([1000, 1520]));
@@ -478,6 +491,40 @@ mod tests {
         assert_eq!(j["inlined"][0]["name"], "sched::eevdf::pick");
         assert_eq!(j["inlined"][0]["insns"], 300);
         assert!(j["lines"].as_array().unwrap().is_empty(), "{j}");
+    }
+
+    #[test]
+    fn against_follows_the_report_and_goes_into_the_json() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            a: ProfileArgs,
+        }
+        let a = Cli::parse_from(["profile", "pipe", "--params", "rounds=10", "--top", "1"]).a;
+        let fns = attribute(&[(0x1000, 300), (0x1100, 100), (0x2000, 100)], &syms());
+        let mut r = Report::new(&a, 10, ["x".into(), "y".into()], fns, [vec![], vec![]], None);
+        let j = serde_json::to_value(&r).unwrap();
+        assert!(j.get("against").is_none(), "no key without --against: {j}");
+        let mut before = against::Side::of(&r);
+        before.functions[0].insns -= 100; // sched::eevdf::pick was 20 per round, is 30
+        before.total -= 100;
+        r.against = Some(against::compare(Path::new("/old/profile.json"), &before, &against::Side::of(&r)));
+        let text = r.render(1);
+        let (report, cmp) = text.split_once("\nagainst /old/profile.json (instructions per round):\n").unwrap();
+        assert!(report.contains("by layer:"), "{text}");
+        assert!(cmp.contains("        40.0         50.0        +10.0  total (+25.0%)\n"), "{text}");
+        assert!(cmp.contains("        20.0         30.0        +10.0  sched::eevdf::pick\n"), "{text}");
+        assert!(cmp.contains("(2 functions unchanged)"), "{text}");
+        let j = serde_json::to_value(&r).unwrap();
+        let c = &j["against"];
+        assert_eq!(c["path"], "/old/profile.json");
+        assert_eq!((c["total"]["before"].as_f64(), c["total"]["after"].as_f64(), c["total"]["diff"].as_f64()), (Some(40.0), Some(50.0), Some(10.0)));
+        assert_eq!(c["functions"][0]["name"], "sched::eevdf::pick");
+        assert_eq!(c["functions"][0]["diff"], 10.0);
+        assert_eq!(c["functions"].as_array().unwrap().len(), 3);
+        assert_eq!(c["warnings"].as_array().unwrap().len(), 0);
+        // What profile.json holds is what --against reads back.
+        assert_eq!(against::parse_side(&j.to_string()).unwrap(), against::Side::of(&r));
     }
 
     #[test]
