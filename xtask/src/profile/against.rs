@@ -115,7 +115,7 @@ pub struct FnChange {
 /// The comparison: `"against"` in profile.json. Figures are instructions per unit.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Against {
-    /// The previous profile.json.
+    /// The previous profile.json (absolute when it could be resolved).
     pub path: PathBuf,
     /// What differs in what the two profiles measured (workload, --vary, -smp).
     pub warnings: Vec<String>,
@@ -171,7 +171,10 @@ impl Against {
     /// changed most. `vary` names the unit.
     pub fn render(&self, vary: &str, top: usize) -> String {
         let u = unit_name(vary);
-        let mut s = format!("\nagainst {} (instructions per {u}):\n", self.path.display());
+        // Shown relative to the workspace when it is under it (the JSON keeps it absolute).
+        let root = crate::workspace_root();
+        let shown = self.path.strip_prefix(&root).unwrap_or(&self.path);
+        let mut s = format!("\nagainst {} (instructions per {u}):\n", shown.display());
         let _ = writeln!(s, "  before: {}", self.cmdline_before);
         let _ = writeln!(s, "  after:  {}", self.cmdline_after);
         for w in &self.warnings {
@@ -300,6 +303,10 @@ mod tests {
             ],
             "{text}"
         );
+        // A profile under the workspace is shown relative to it.
+        let inside = crate::workspace_root().join("target/profile/t-pipe/profile.json");
+        let text = compare(&inside, &before, &after).render("rounds", 2);
+        assert!(text.starts_with("\nagainst target/profile/t-pipe/profile.json (instructions per round):\n"), "{text}");
     }
 
     fn json_of(s: &Side) -> String {
