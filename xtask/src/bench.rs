@@ -13,29 +13,18 @@ use serde::Serialize;
 use crate::qemu::QemuConfig;
 use crate::results::{self, RunRecord};
 use crate::stats;
+use crate::workload_args::WorkloadArgs;
 
 #[derive(clap::Args, Clone)]
 pub struct BenchArgs {
-    /// Workload name (kernel/src/workloads/), e.g. hackbench.
-    pub workload: String,
-    /// Workload parameters, `k=v,k=v` (appended to `workload=NAME,`).
-    #[arg(long, default_value = "")]
-    pub params: String,
-    /// QEMU -smp value.
-    #[arg(long, default_value = "2")]
-    pub smp: String,
-    /// Extra kernel command line (e.g. `sched_features=NO_DELAY_DEQUEUE`).
-    #[arg(long, default_value = "")]
-    pub append: String,
+    #[command(flatten)]
+    pub run: WorkloadArgs,
     /// Fresh boots.
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
     /// Deterministic instruction-counted time; warns when runs differ.
     #[arg(long)]
     pub icount: bool,
-    /// Hard timeout per boot, in seconds.
-    #[arg(long, default_value_t = 120)]
-    pub timeout: u64,
 }
 
 /// How to boot one benchmark run.
@@ -254,9 +243,10 @@ struct BenchJson<'a> {
 }
 
 pub fn bench(a: BenchArgs) -> Result<(), String> {
-    let boot = Boot::prepare(&a.smp, a.icount, a.timeout)?;
-    let append = cmdline(&a.workload, &a.params, &a.append);
-    let dir = out_dir(&a.workload)?;
+    let w = &a.run;
+    let boot = Boot::prepare(&w.boot.smp, a.icount, w.boot.timeout)?;
+    let append = cmdline(&w.workload, &w.boot.params, &w.append);
+    let dir = out_dir(&w.workload)?;
     eprintln!("xtask: {}", boot.config(&append).display());
     let pb = progress(a.runs as u64);
     let mut runs = Vec::new();
@@ -277,7 +267,7 @@ pub fn bench(a: BenchArgs) -> Result<(), String> {
     println!(
         "{} -smp {}{}: {} runs ({} failed)\n",
         append,
-        a.smp,
+        w.boot.smp,
         if a.icount { " --icount" } else { "" },
         runs.len(),
         failed
@@ -297,9 +287,9 @@ pub fn bench(a: BenchArgs) -> Result<(), String> {
     }
     write_csv(&dir, &runs, None)?;
     let json = BenchJson {
-        workload: &a.workload,
+        workload: &w.workload,
         cmdline: &append,
-        smp: &a.smp,
+        smp: &w.boot.smp,
         icount: a.icount,
         qemu: boot.config(&append).display(),
         runs: &runs,
@@ -309,7 +299,7 @@ pub fn bench(a: BenchArgs) -> Result<(), String> {
     write(&dir.join("bench.json"), serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?.as_bytes())?;
     let buckets: Vec<_> = runs.iter().filter(|r| r.ok).flat_map(|r| r.hist.iter().cloned()).collect();
     if !buckets.is_empty() {
-        crate::plot::latency_svg(&dir.join("latency.svg"), &a.workload, &buckets)?;
+        crate::plot::latency_svg(&dir.join("latency.svg"), &w.workload, &buckets)?;
     }
     println!("\nwrote {}", dir.display());
     if failed > 0 {

@@ -12,13 +12,14 @@ use serde::Serialize;
 use crate::bench::{cmdline, out_dir, progress, Boot};
 use crate::results::{self, RunRecord};
 use crate::stats;
+use crate::workload_args::BootArgs;
 
 /// Significance level of the t-test.
 pub const ALPHA: f64 = 0.05;
 
 #[derive(clap::Args)]
 pub struct CompareArgs {
-    /// Workload name.
+    /// Workload name (kernel/src/workloads/), e.g. hackbench.
     pub workload: String,
     /// Extra kernel command line of the baseline (may be empty).
     #[arg(long, default_value = "")]
@@ -26,21 +27,19 @@ pub struct CompareArgs {
     /// Extra kernel command line of the new side.
     #[arg(long)]
     pub new: String,
-    /// `param=v1,v2,...`: one comparison per value of a workload parameter.
+    /// `param=v1,v2,...`: one comparison per value of a workload parameter (added to --params).
     #[arg(long)]
     pub sweep: Option<String>,
-    /// Workload parameters common to every run, `k=v,k=v`.
-    #[arg(long, default_value = "")]
-    pub params: String,
+    // --params (common to every run), --smp, --timeout; no --append: --base and --new are the
+    // two sides' extra command lines.
+    #[command(flatten)]
+    pub boot: BootArgs,
     /// Boots per side and sweep point.
     #[arg(long, default_value_t = 5)]
     pub runs: usize,
-    #[arg(long, default_value = "2")]
-    pub smp: String,
+    /// Deterministic instruction-counted time (-icount).
     #[arg(long)]
     pub icount: bool,
-    #[arg(long, default_value_t = 120)]
-    pub timeout: u64,
 }
 
 /// `param=v1,v2` → [`param=v1`, `param=v2`]; none → one empty point.
@@ -148,13 +147,13 @@ fn params_with(common: &str, point: &str) -> String {
 
 pub fn compare(a: CompareArgs) -> Result<(), String> {
     let points = sweep_points(a.sweep.as_deref())?;
-    let boot = Boot::prepare(&a.smp, a.icount, a.timeout)?;
+    let boot = Boot::prepare(&a.boot.smp, a.icount, a.boot.timeout)?;
     let dir = out_dir(&format!("compare-{}", a.workload))?;
     let pb = progress((points.len() * a.runs * 2) as u64);
     let (mut all_base, mut all_new, mut all_rows) = (Vec::new(), Vec::new(), Vec::new());
     let mut failed = 0;
     for pt in &points {
-        let params = params_with(&a.params, pt);
+        let params = params_with(&a.boot.params, pt);
         let lines = [cmdline(&a.workload, &params, &a.base), cmdline(&a.workload, &params, &a.new)];
         pb.println(format!("base: {}\nnew:  {}", lines[0], lines[1]));
         let (mut base, mut new) = (Vec::new(), Vec::new());
@@ -181,7 +180,7 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
     println!(
         "{} -smp {}{}, {} runs per side and point\n  base: {:?}\n  new:  {:?}\n",
         a.workload,
-        a.smp,
+        a.boot.smp,
         if a.icount { " --icount" } else { "" },
         a.runs,
         a.base,
@@ -206,7 +205,7 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
         workload: &a.workload,
         base: &a.base,
         new: &a.new,
-        smp: &a.smp,
+        smp: &a.boot.smp,
         icount: a.icount,
         test,
         rows: &all_rows,

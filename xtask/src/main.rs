@@ -14,6 +14,7 @@ mod stats;
 mod symbols;
 mod test;
 mod trace;
+mod workload_args;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -198,4 +199,68 @@ pub fn workspace_root() -> PathBuf {
         .parent()
         .expect("xtask has a parent")
         .to_path_buf()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory, Parser};
+
+    use super::*;
+    use crate::workload_args::{BootArgs, WorkloadArgs};
+
+    fn parse(args: &[&str]) -> Cmd {
+        let argv = std::iter::once("cargo xtask").chain(args.iter().copied());
+        Cli::try_parse_from(argv).unwrap_or_else(|e| panic!("{args:?}: {e}")).cmd
+    }
+
+    fn boot(params: &str, smp: &str, timeout: u64) -> BootArgs {
+        BootArgs { params: params.into(), smp: smp.into(), timeout }
+    }
+
+    #[test]
+    fn the_cli_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn every_workload_flag_has_help() {
+        let cli = Cli::command();
+        for name in ["bench", "compare", "trace", "profile"] {
+            let cmd = cli.find_subcommand(name).unwrap();
+            for arg in cmd.get_arguments() {
+                let help = arg.get_help().map(|h| h.to_string()).unwrap_or_default();
+                assert!(!help.trim().is_empty(), "`{name}` has no help for {}", arg.get_id());
+            }
+        }
+    }
+
+    #[test]
+    fn shared_flags_keep_their_names_and_defaults() {
+        let defaults = WorkloadArgs { workload: "pipe".into(), boot: boot("", "2", 120), append: String::new() };
+        let Cmd::Bench(b) = parse(&["bench", "pipe"]) else { panic!() };
+        assert_eq!((b.run, b.runs, b.icount), (defaults.clone(), 5, false));
+        let Cmd::Profile(p) = parse(&["profile", "pipe"]) else { panic!() };
+        assert_eq!((p.run, p.vary.as_str(), p.top), (defaults, "rounds", 40));
+
+        let set = ["--params", "rounds=9,mode=same", "--smp", "1", "--append", "hz=100", "--timeout", "7"];
+        let given = WorkloadArgs { workload: "pipe".into(), boot: boot("rounds=9,mode=same", "1", 7), append: "hz=100".into() };
+        let Cmd::Bench(b) = parse(&[&["bench", "pipe"][..], &set].concat()) else { panic!() };
+        assert_eq!(b.run, given);
+        let Cmd::Profile(p) = parse(&[&["profile"][..], &set, &["pipe"]].concat()) else { panic!() };
+        assert_eq!(p.run, given);
+
+        let Cmd::Trace(t) = parse(&["trace", "--from", "x.log"]) else { panic!() };
+        assert_eq!((t.workload, t.boot, t.append.as_str()), (None, boot("", "2", 120), ""));
+        let Cmd::Trace(t) = parse(&[&["trace", "pipe"][..], &set].concat()) else { panic!() };
+        assert_eq!((t.workload.as_deref(), t.boot, t.append.as_str()), (Some("pipe"), boot("rounds=9,mode=same", "1", 7), "hz=100"));
+
+        let Cmd::Compare(c) = parse(&["compare", "--new", "hz=100", "hackbench"]) else { panic!() };
+        assert_eq!((c.workload.as_str(), c.boot, c.base.as_str(), c.new.as_str()), ("hackbench", boot("", "2", 120), "", "hz=100"));
+        let Cmd::Compare(c) = parse(&["compare", "--new", "x", "w", "--params", "a=1", "--smp", "4", "--timeout", "3"]) else { panic!() };
+        assert_eq!(c.boot, boot("a=1", "4", 3));
+        // compare has no --append: its two command lines are --base and --new.
+        assert!(Cli::try_parse_from(["cargo xtask", "compare", "--new", "x", "w", "--append", "y"]).is_err());
+        // profile has no --icount: it always boots under -icount.
+        assert!(Cli::try_parse_from(["cargo xtask", "profile", "pipe", "--icount"]).is_err());
+    }
 }

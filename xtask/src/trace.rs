@@ -10,6 +10,7 @@ use fairway_scenarios::Log;
 use serde_json::{json, Value};
 
 use crate::bench::{cmdline, Boot};
+use crate::workload_args::BootArgs;
 
 #[derive(clap::Args)]
 pub struct TraceArgs {
@@ -18,18 +19,15 @@ pub struct TraceArgs {
     /// Convert an existing serial log instead of booting.
     #[arg(long)]
     pub from: Option<PathBuf>,
-    /// Workload parameters, `k=v,k=v`.
-    #[arg(long, default_value = "")]
-    pub params: String,
-    #[arg(long, default_value = "2")]
-    pub smp: String,
-    /// Extra kernel command line.
+    // Not WorkloadArgs: the workload is optional here (--from boots nothing).
+    #[command(flatten)]
+    pub boot: BootArgs,
+    /// Extra kernel command line (after `trace=1`).
     #[arg(long, default_value = "")]
     pub append: String,
+    /// Deterministic instruction-counted time (-icount).
     #[arg(long)]
     pub icount: bool,
-    #[arg(long, default_value_t = 120)]
-    pub timeout: u64,
     /// Output directory (default target/trace/<timestamp>-<workload>).
     #[arg(short = 'o', long)]
     pub out: Option<PathBuf>,
@@ -182,8 +180,8 @@ pub fn trace(a: TraceArgs) -> Result<(), String> {
             (Log::parse(&text), p.file_stem().map_or("log".into(), |s| s.to_string_lossy().into_owned()))
         }
         (None, Some(w)) => {
-            let boot = Boot::prepare(&a.smp, a.icount, a.timeout)?;
-            let line = cmdline(w, &a.params, &format!("trace=1 {}", a.append));
+            let boot = Boot::prepare(&a.boot.smp, a.icount, a.boot.timeout)?;
+            let line = cmdline(w, &a.boot.params, &format!("trace=1 {}", a.append));
             eprintln!("xtask: {}", boot.config(&line).display());
             let (rec, log) = boot.run(0, &line)?;
             eprintln!("xtask: {}", rec.exit);

@@ -18,7 +18,9 @@ use fairway_scenarios::{Log, QemuExit};
 use crate::bench::{cmdline, Boot};
 use crate::results;
 use crate::symbols::Symbols;
+use crate::workload_args::WorkloadArgs;
 
+mod against;
 mod counts;
 mod inline;
 mod report;
@@ -28,18 +30,10 @@ use report::*;
 
 #[derive(clap::Args)]
 pub struct ProfileArgs {
-    /// Workload name (kernel/src/workloads/), e.g. pipe.
-    pub workload: String,
-    /// Workload parameters, `k=v,k=v`; the --vary parameter's value here is the first run's.
-    #[arg(long, default_value = "")]
-    pub params: String,
-    /// QEMU -smp value.
-    #[arg(long, default_value = "2")]
-    pub smp: String,
-    /// Extra kernel command line.
-    #[arg(long, default_value = "")]
-    pub append: String,
-    /// The workload parameter doubled in the second boot; figures are per unit of it.
+    #[command(flatten)]
+    pub run: WorkloadArgs,
+    /// The workload parameter doubled in the second boot; figures are per unit of it. Its value in
+    /// --params is the first boot's.
     #[arg(long, default_value = "rounds")]
     pub vary: String,
     /// Functions shown in the table.
@@ -48,9 +42,6 @@ pub struct ProfileArgs {
     /// Also write the whole profile (every function) as JSON here.
     #[arg(long)]
     pub json: Option<PathBuf>,
-    /// Hard timeout per boot, in seconds.
-    #[arg(long, default_value_t = 120)]
-    pub timeout: u64,
     /// Also show, from the ELF's DWARF, the instructions inside every function at any inline
     /// depth and per project source line.
     #[arg(long)]
@@ -59,6 +50,10 @@ pub struct ProfileArgs {
     /// demangled ELF symbol, exactly as the per-symbol table shows it); implies --inlined.
     #[arg(long, value_name = "SYMBOL")]
     pub within: Option<String>,
+    /// A previous run's profile.json (or its directory): after the report, the total and the
+    /// --top functions that changed most, per unit, before and after.
+    #[arg(long, value_name = "PATH")]
+    pub against: Option<PathBuf>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -177,15 +172,18 @@ fn boot_once(boot: &Boot, plugin: &Path, append: &str, which: &str, out: &Path) 
 }
 
 pub fn profile(a: ProfileArgs) -> Result<(), String> {
-    let base = match param_value(&a.params, &a.vary)? {
+    let w = &a.run;
+    let base = match param_value(&w.boot.params, &a.vary)? {
         Some(0) => return Err(format!("xtask profile: --params {}=0: the base value must be positive", a.vary)),
         Some(v) => v,
         None => default_base(&a.vary).ok_or_else(|| {
             format!("xtask profile: give the base value of `{}` in --params ({}=N)", a.vary, a.vary)
         })?,
     };
+    // Read before building or booting: a wrong path costs nothing.
+    let against = a.against.as_deref().map(against::load).transpose()?;
     let plugin = build_plugin()?;
-    let boot = Boot::prepare(&a.smp, true, a.timeout)?;
+    let boot = Boot::prepare(&w.boot.smp, true, w.boot.timeout)?;
     check_plugin_support(&boot.qemu)?;
     let syms = Symbols::load(&boot.elf)?;
     if syms.is_empty() {
@@ -207,10 +205,10 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
     }
     let dir = crate::workspace_root()
         .join("target/profile")
-        .join(format!("{}-{}", crate::bench::timestamp(), a.workload));
+        .join(format!("{}-{}", crate::bench::timestamp(), w.workload));
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let values = [base, 2 * base];
-    let cmdlines = values.map(|v| cmdline(&a.workload, &with_param(&a.params, &a.vary, v), &a.append));
+    let cmdlines = values.map(|v| cmdline(&w.workload, &with_param(&w.boot.params, &a.vary, v), &w.append));
     eprintln!("xtask: {}", boot.config(&cmdlines[0]).display());
     eprintln!("xtask: booting {v}={} and {v}={} under -icount with the plugin, side by side", values[0], values[1], v = a.vary);
     // -icount runs every vCPU on one host thread, so the two boots fit the machine's 2 cores.
@@ -254,7 +252,7 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
         cmdlines.clone(),
         fns,
         [results::figures(la), results::figures(lb)],
-        kernel_total_ns(la, &a.workload).zip(kernel_total_ns(lb, &a.workload)).map(|(x, y)| [x, y]),
+        kernel_total_ns(la, &w.workload).zip(kernel_total_ns(lb, &w.workload)).map(|(x, y)| [x, y]),
     );
     if report.total <= 0 {
         return Err(format!(
@@ -263,7 +261,7 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
             values[1],
             report.total,
             values[0],
-            a.workload,
+            w.workload,
             v = a.vary
         ));
     }
@@ -273,6 +271,9 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
         let symbol_of = |pc| syms.lookup(pc).map_or(NO_SYMBOL, |(n, _)| n);
         let root = crate::workspace_root();
         report.inline = Some(inline::aggregate(&delta, symbol_of, &chains, &root, a.within.as_deref()));
+    }
+    if let Some((path, before)) = &against {
+        report.against = Some(against::compare(path, before, &against::Side::of(&report)));
     }
     print!("{}", report.render(a.top));
     let json = serde_json::to_string_pretty(&report).map_err(|e| e.to_string())?;
@@ -315,6 +316,8 @@ fn unknown_within<'a>(
 #[cfg(test)]
 mod tests {
     use std::collections::HashMap;
+
+    use clap::Parser as _;
 
     use super::*;
 
@@ -447,16 +450,17 @@ mod tests {
     #[test]
     fn report_per_unit_and_rendering() {
         let a = ProfileArgs {
-            workload: "pipe".into(),
-            params: "rounds=10".into(),
-            smp: "2".into(),
-            append: String::new(),
+            run: WorkloadArgs {
+                workload: "pipe".into(),
+                boot: crate::workload_args::BootArgs { params: "rounds=10".into(), smp: "2".into(), timeout: 1 },
+                append: String::new(),
+            },
             vary: "rounds".into(),
             top: 1,
             json: None,
-            timeout: 1,
             inlined: false,
             within: None,
+            against: None,
         };
         let fns = attribute(&[(0x1000, 300), (0x1100, 100), (0x2000, 100)], &syms());
         let mut r = Report::new(&a, 10, ["x".into(), "y".into()], fns, [vec![], vec![]], Some([1000, 1520]));
@@ -487,6 +491,40 @@ mod tests {
         assert_eq!(j["inlined"][0]["name"], "sched::eevdf::pick");
         assert_eq!(j["inlined"][0]["insns"], 300);
         assert!(j["lines"].as_array().unwrap().is_empty(), "{j}");
+    }
+
+    #[test]
+    fn against_follows_the_report_and_goes_into_the_json() {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            a: ProfileArgs,
+        }
+        let a = Cli::parse_from(["profile", "pipe", "--params", "rounds=10", "--top", "1"]).a;
+        let fns = attribute(&[(0x1000, 300), (0x1100, 100), (0x2000, 100)], &syms());
+        let mut r = Report::new(&a, 10, ["x".into(), "y".into()], fns, [vec![], vec![]], None);
+        let j = serde_json::to_value(&r).unwrap();
+        assert!(j.get("against").is_none(), "no key without --against: {j}");
+        let mut before = against::Side::of(&r);
+        before.functions[0].insns -= 100; // sched::eevdf::pick was 20 per round, is 30
+        before.total -= 100;
+        r.against = Some(against::compare(Path::new("/old/profile.json"), &before, &against::Side::of(&r)));
+        let text = r.render(1);
+        let (report, cmp) = text.split_once("\nagainst /old/profile.json (instructions per round):\n").unwrap();
+        assert!(report.contains("by layer:"), "{text}");
+        assert!(cmp.contains("        40.0         50.0        +10.0  total (+25.0%)\n"), "{text}");
+        assert!(cmp.contains("        20.0         30.0        +10.0  sched::eevdf::pick\n"), "{text}");
+        assert!(cmp.contains("(2 functions unchanged)"), "{text}");
+        let j = serde_json::to_value(&r).unwrap();
+        let c = &j["against"];
+        assert_eq!(c["path"], "/old/profile.json");
+        assert_eq!((c["total"]["before"].as_f64(), c["total"]["after"].as_f64(), c["total"]["diff"].as_f64()), (Some(40.0), Some(50.0), Some(10.0)));
+        assert_eq!(c["functions"][0]["name"], "sched::eevdf::pick");
+        assert_eq!(c["functions"][0]["diff"], 10.0);
+        assert_eq!(c["functions"].as_array().unwrap().len(), 3);
+        assert_eq!(c["warnings"].as_array().unwrap().len(), 0);
+        // What profile.json holds is what --against reads back.
+        assert_eq!(against::parse_side(&j.to_string()).unwrap(), against::Side::of(&r));
     }
 
     #[test]

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::results::Figure;
 
+use super::against::Against;
 use super::counts::*;
 use super::inline::Inlined;
 use super::ProfileArgs;
@@ -36,6 +37,9 @@ pub struct Report {
     /// The inline-aware tables (`--inlined`, `--within`): `inlined` and `lines` in the JSON.
     #[serde(flatten)]
     pub inline: Option<Inlined>,
+    /// `--against`: this profile beside a previous one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub against: Option<Against>,
 }
 
 impl Report {
@@ -51,8 +55,8 @@ impl Report {
         let total: i64 = fns.iter().map(|f| f.insns).sum();
         let (layers, crates) = group(&fns);
         Report {
-            workload: a.workload.clone(),
-            smp: a.smp.clone(),
+            workload: a.run.workload.clone(),
+            smp: a.run.boot.smp.clone(),
             vary: a.vary.clone(),
             base,
             cmdlines,
@@ -64,6 +68,7 @@ impl Report {
             kernel_figures,
             kernel_total_ns,
             inline: None,
+            against: None,
         }
     }
 
@@ -121,6 +126,9 @@ impl Report {
         }
         if let Some(inline) = &self.inline {
             s.push_str(&inline.render(self.base, u, top));
+        }
+        if let Some(against) = &self.against {
+            s.push_str(&against.render(v, top));
         }
         s
     }

@@ -1,0 +1,39 @@
+//! The flags that every command booting a workload shares (`bench`, `compare`, `trace`,
+//! `profile`), declared once so their names, defaults and help cannot drift apart.
+//!
+//! Two layers, because not every command takes all of them:
+//! - [`BootArgs`]: `--params`, `--smp`, `--timeout`. All four commands.
+//! - [`WorkloadArgs`]: the `WORKLOAD` positional, [`BootArgs`] and `--append`. `bench` and
+//!   `profile`. `compare` has no `--append` (its two command lines are `--base` and `--new`), and
+//!   `trace`'s `WORKLOAD` is optional (`--from LOG` boots nothing), so those two declare the
+//!   workload themselves and flatten [`BootArgs`] only.
+//!
+//! `--icount` stays with each command: `bench` checks determinism with it, `profile` always runs
+//! under `-icount` and has no such flag. `cargo xtask run`'s `--smp`, `--append` and `--timeout`
+//! stay in `RunArgs`: it boots no workload and its `--smp` defaults to 4.
+
+/// How a workload is booted: its parameters, the machine, the time limit.
+#[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
+pub struct BootArgs {
+    /// Workload parameters, `k=v,k=v` (appended to `workload=NAME,`).
+    #[arg(long, default_value = "")]
+    pub params: String,
+    /// QEMU -smp value.
+    #[arg(long, default_value = "2")]
+    pub smp: String,
+    /// Hard timeout per boot, in seconds.
+    #[arg(long, default_value_t = 120)]
+    pub timeout: u64,
+}
+
+/// A workload, how to boot it, and extra kernel command line.
+#[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
+pub struct WorkloadArgs {
+    /// Workload name (kernel/src/workloads/), e.g. pipe or hackbench.
+    pub workload: String,
+    #[command(flatten)]
+    pub boot: BootArgs,
+    /// Extra kernel command line (e.g. `sched_features=NO_DELAY_DEQUEUE`).
+    #[arg(long, default_value = "")]
+    pub append: String,
+}
