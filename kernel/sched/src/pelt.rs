@@ -384,6 +384,31 @@ mod tests {
     use super::*;
 
     #[test]
+    fn full_capacity_clock_is_task_time_and_scaling_is_exact() {
+        // At capacity and frequency 1024 the busy clock advances exactly by
+        // task time (the identity shortcut); below, by the two scalings.
+        let mut full = PeltClock::new(1_000);
+        let mut half = PeltClock::new(1_000);
+        half.set_cpu_capacity(512);
+        let mut odd = PeltClock::new(1_000);
+        odd.set_cpu_capacity(1000);
+        odd.set_freq_capacity(700);
+        let mut now = 1_000u64;
+        for step in [1u64, 7, 1023, 1024, 1_000_003, u64::MAX / 4] {
+            now = now.saturating_add(step);
+            let (fp, hp, op) = (full.now(), half.now(), odd.now());
+            let (ft, ht, ot) = (full.clock_task, half.clock_task, odd.clock_task);
+            full.update(now, true);
+            half.update(now, true);
+            odd.update(now, true);
+            assert_eq!(full.now() - fp, now - ft);
+            assert_eq!(half.now() - hp, (((now - ht) as u128 * 512) >> 10) as u64);
+            let d = (((now - ot) as u128 * 1000) >> 10) * 700 >> 10;
+            assert_eq!(odd.now() - op, (d as u64).min(now - op));
+        }
+    }
+
+    #[test]
     fn decay_table_is_y_to_the_k() {
         let y = 0.5f64.powf(1.0 / 32.0);
         for (k, &v) in RUNNABLE_AVG_YN_INV.iter().enumerate() {

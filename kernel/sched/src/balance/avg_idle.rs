@@ -158,6 +158,20 @@ mod tests {
     }
 
     #[test]
+    fn ceiling_in_u64_equals_the_wide_product() {
+        // The u64 path (product fits) and the u128 fallback agree with the
+        // exact value everywhere, including around the overflow boundary.
+        let wide = |c: u64, pct: u32| ((c as u128 * pct as u128) / 100).min(u64::MAX as u128) as u64;
+        let costs = [0, 1, 99, 500_000, u64::MAX / 200, u64::MAX / 200 + 1, u64::MAX / 150, u64::MAX / 150 + 1, u64::MAX];
+        for &c in &costs {
+            for pct in [0u32, 1, 100, 150, 200, u32::MAX] {
+                let a = AvgIdle { max_idle_balance_cost: c, ..AvgIdle::new() };
+                assert_eq!(a.ceiling(pct), wide(c, pct), "cost {} pct {}", c, pct);
+            }
+        }
+    }
+
+    #[test]
     fn stamp_opens_and_closes_idle_periods() {
         let mut a = AvgIdle::new();
         assert_eq!(a.end_idle(5, AvgIdleClamp::Avg, 200), None);
