@@ -102,6 +102,8 @@ pub struct Summary {
     pub metric: String,
     pub mean: f64,
     pub stddev: f64,
+    /// Robust to a single far-off boot (a VM losing its host cores).
+    pub median: f64,
     pub min: f64,
     pub max: f64,
     pub unit: String,
@@ -116,6 +118,7 @@ pub fn summarize(runs: &[RunRecord]) -> Vec<Summary> {
             metric: f.metric,
             mean: stats::amean(&v),
             stddev: stats::stddev(&v),
+            median: stats::median(&v),
             min: stats::min(&v),
             max: stats::max(&v),
             unit: f.unit,
@@ -127,16 +130,17 @@ pub fn summarize(runs: &[RunRecord]) -> Vec<Summary> {
 
 pub fn summary_table(rows: &[Summary]) -> String {
     let mut s = format!(
-        "{:<16} {:>12} {:>12} {:>12} {:>12}  {:<10} {}\n",
-        "metric", "mean", "stddev", "min", "max", "unit", "n"
+        "{:<16} {:>12} {:>12} {:>12} {:>12} {:>12}  {:<10} {}\n",
+        "metric", "mean", "stddev", "median", "min", "max", "unit", "n"
     );
     for r in rows {
         let _ = writeln!(
             s,
-            "{:<16} {:>12.3} {:>12.3} {:>12.3} {:>12.3}  {:<10} {}",
+            "{:<16} {:>12.3} {:>12.3} {:>12.3} {:>12.3} {:>12.3}  {:<10} {}",
             r.metric,
             r.mean,
             r.stddev,
+            r.median,
             r.min,
             r.max,
             format!("{} ({})", r.unit, if r.higher_is_better { "higher" } else { "lower" }),
@@ -335,7 +339,7 @@ mod tests {
     fn summary_and_determinism() {
         let runs = [run(0, 1.0), run(1, 3.0)];
         let s = summarize(&runs);
-        assert_eq!((s[0].mean, s[0].min, s[0].max, s[0].n), (2.0, 1.0, 3.0, 2));
+        assert_eq!((s[0].mean, s[0].median, s[0].min, s[0].max, s[0].n), (2.0, 2.0, 1.0, 3.0, 2));
         assert!(summary_table(&s).contains("time"));
         assert_eq!(differing_runs(&runs).len(), 1);
         assert!(differing_runs(&[run(0, 1.0), run(1, 1.0)]).is_empty());

@@ -27,6 +27,22 @@ pub fn stddev(x: &[f64]) -> f64 {
     (x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (x.len() - 1) as f64).sqrt()
 }
 
+/// Median (the mean of the two middle samples for an even count; 0 for no
+/// samples): unlike the mean, one far-off boot does not move it.
+pub fn median(x: &[f64]) -> f64 {
+    if x.is_empty() {
+        return 0.0;
+    }
+    let mut v = x.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
 pub fn min(x: &[f64]) -> f64 {
     x.iter().copied().fold(f64::INFINITY, f64::min)
 }
@@ -156,6 +172,12 @@ mod tests {
         assert!(close(amean(&x), 7.0 / 3.0, 1e-12));
         assert!(close(hmean(&x), 3.0 / 1.75, 1e-12));
         assert!(close(stddev(&[2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]), 2.138_089_935, 1e-8));
+        assert_eq!(median(&[]), 0.0);
+        assert_eq!(median(&[3.0]), 3.0);
+        assert_eq!(median(&[9.0, 1.0, 5.0]), 5.0);
+        assert_eq!(median(&[4.0, 1.0, 3.0, 100.0]), 3.5);
+        // One outlier moves the mean, not the median.
+        assert_eq!(median(&[22.0, 24.0, 6.0, 26.0, 23.0]), 23.0);
         assert_eq!((min(&x), max(&x)), (1.0, 4.0));
         assert_eq!(hmean(&[1.0, 0.0]), 0.0);
     }
