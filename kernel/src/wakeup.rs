@@ -126,9 +126,6 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
         rq = rq::lock_task_rq(p);
     }
     p.set_state(TaskState::Running);
-    // The switch may have cleared `on_rq` after this wakeup read it (it was
-    // blocking as we came): queued again from here on, whatever it read.
-    p.on_rq.store(true, Ordering::Relaxed);
     let from = rq.cpu;
     // A task allowed on one CPU has nowhere else to go (Linux skips
     // select_task_rq when nr_cpus_allowed == 1).
@@ -146,22 +143,7 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
         }
     };
     account(p, this, target, flags);
-    if target == from {
-        if target == this {
-            // The common local wakeup: one runqueue lock for all of it.
-            if activate(&mut rq, p.clone(), None, flags) {
-                rq::set_need_resched(this);
-            }
-            crate::balance::snapshot::publish_load(&rq);
-        } else {
-            drop(rq);
-            push_remote_wake(target, p.clone(), flags);
-        }
-    } else {
-        let se = take_entity(&mut rq, p);
-        drop(rq);
-        push_remote_or_local(target, Move { task: p.clone(), se, flags });
-    }
+    enqueue_woken(p, this, from, target, flags, Some(rq));
     true
 }
 
@@ -180,20 +162,34 @@ fn wake_dequeued(p: &Arc<Task>, this: usize, flags: WakeFlags) {
         None => select_task_rq(p, p.affinity.load(), WakeeLoad::slept(p), from, this, flags),
     };
     account(p, this, target, flags);
-    // Queued again from here on (for the next wakeup, which holds pi_lock).
+    enqueue_woken(p, this, from, target, flags, None);
+}
+
+/// The end of step 3, on both paths: enqueues the woken `p` (Running,
+/// accounted) on `target`. Its entity is in `from`'s runqueue, whose lock
+/// the caller passes in `held` if it holds it: kept for a local wakeup
+/// (one lock for all of it) or to take the entity along to another CPU,
+/// taken only for those when not held, and dropped before a plain remote
+/// wakeup, which only queues on `target`'s wake list.
+#[inline(always)]
+fn enqueue_woken(p: &Arc<Task>, this: usize, from: usize, target: usize, flags: WakeFlags, held: Option<rq::RqGuard<'static>>) {
+    // Queued from here on. The switch may have cleared `on_rq` after the
+    // locked path read it (the task was blocking as we came), so both paths
+    // set it, before any enqueue and under `pi_lock`, which the next
+    // wakeup's read of it holds too.
     p.on_rq.store(true, Ordering::Relaxed);
+    if target == from && target != this {
+        drop(held);
+        push_remote_wake(target, p.clone(), flags);
+        return;
+    }
+    let mut rq = held.unwrap_or_else(|| rq::lock(from));
     if target == from {
-        if target == this {
-            let mut rq = rq::lock(this);
-            if activate(&mut rq, p.clone(), None, flags) {
-                rq::set_need_resched(this);
-            }
-            crate::balance::snapshot::publish_load(&rq);
-        } else {
-            push_remote_wake(target, p.clone(), flags);
+        if activate(&mut rq, p.clone(), None, flags) {
+            rq::set_need_resched(this);
         }
+        crate::balance::snapshot::publish_load(&rq);
     } else {
-        let mut rq = rq::lock(from);
         let se = take_entity(&mut rq, p);
         drop(rq);
         push_remote_or_local(target, Move { task: p.clone(), se, flags });
@@ -202,7 +198,7 @@ fn wake_dequeued(p: &Arc<Task>, this: usize, flags: WakeFlags) {
 
 #[inline(always)]
 fn account(p: &Task, this: usize, target: usize, flags: WakeFlags) {
-    crate::trace::record_now(crate::trace::Event::Wakeup { pid: p.id, target: target as u32 });
+    crate::trace::record_now(|| crate::trace::Event::Wakeup { pid: p.id, target: target as u32 });
     TTWU_COUNT[this].fetch_add(1, Ordering::Relaxed);
     p.stats.nr_wakeups.fetch_add(1, Ordering::Relaxed);
     if target == this {
@@ -261,7 +257,7 @@ fn activate(rq: &mut Rq, p: Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags
             let from = p.cpu.load(Ordering::Relaxed) as u32;
             rq.attach(eid.0, p.clone());
             p.stats.nr_migrations.fetch_add(1, Ordering::Relaxed);
-            crate::trace::record(rq.clock, crate::trace::Event::Migrate { pid: p.id, from, to: rq.cpu as u32 });
+            crate::trace::record(rq.clock, || crate::trace::Event::Migrate { pid: p.id, from, to: rq.cpu as u32 });
             (eid, EnqueueFlags::WAKEUP | EnqueueFlags::MIGRATED)
         }
         None => (EntityId(p.eid.load(Ordering::Relaxed)), EnqueueFlags::WAKEUP),
