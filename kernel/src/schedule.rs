@@ -215,9 +215,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
             // (an idle task has run on its CPU since `rq::init_cpu`)
             next.note_ran_on(cpu);
         }
-        if crate::trace::enabled() {
-            crate::trace::record(now, crate::trace::Event::Switch { prev: prev.id, prev_state, next: next.id });
-        }
+        crate::trace::record(now, || crate::trace::Event::Switch { prev: prev.id, prev_state, next: next.id });
         rq.curr = next.clone();
         task::switch_current(next.clone());
     }

@@ -207,7 +207,7 @@ fn scheduler_tick(cpu: usize) {
     rq.update_clock();
     crate::balance::capacity::update(&mut rq);
     rq.stat.ticks += 1;
-    crate::trace::record(rq.clock, crate::trace::Event::Tick);
+    crate::trace::record(rq.clock, || crate::trace::Event::Tick);
     let resched = if rq.curr.is_idle {
         rq.fair.nr_queued() > 0
     } else {

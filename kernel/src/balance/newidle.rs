@@ -73,7 +73,7 @@ pub fn sched_balance_newidle(cpu: usize) -> u32 {
         state.newidle.gate_skips += 1;
         return 0;
     }
-    crate::trace::record(now, crate::trace::Event::NewidleStart);
+    crate::trace::record(now, || crate::trace::Event::NewidleStart);
     let ni_random = g.cfg.features.has(Feature::NiRandom);
     let mut walk = NewidleWalk::new(avg.avg_idle);
     for idx in 0..chain.len() {
@@ -97,7 +97,7 @@ pub fn sched_balance_newidle(cpu: usize) -> u32 {
             rq.avg_idle.pulled();
         }
     }
-    crate::trace::record_now(crate::trace::Event::NewidleEnd { pulled: walk.pulled });
+    crate::trace::record_now(|| crate::trace::Event::NewidleEnd { pulled: walk.pulled });
     walk.pulled
 }
 

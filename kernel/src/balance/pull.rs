@@ -105,5 +105,5 @@ fn move_task(s: &mut Rq, d: &mut Rq, eid: u32, t: &Arc<Task>) {
     }
     t.stats.nr_migrations.fetch_add(1, Ordering::Relaxed);
     t.stats.queued_at.store(d.clock, Ordering::Relaxed);
-    crate::trace::record(d.clock, crate::trace::Event::Migrate { pid: t.id, from: s.cpu as u32, to: d.cpu as u32 });
+    crate::trace::record(d.clock, || crate::trace::Event::Migrate { pid: t.id, from: s.cpu as u32, to: d.cpu as u32 });
 }
