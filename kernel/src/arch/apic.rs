@@ -113,10 +113,9 @@ fn wait_icr_idle(a: &LocalApic) {
 pub fn send_ipi(vector: u8, apic_id: u32) {
     if X2APIC.load(Ordering::Relaxed) {
         let icr = (u64::from(apic_id) << 32) | ICR_LEVEL_ASSERT | u64::from(vector);
-        // SAFETY: x2APIC mode (see `eoi`); the same fixed, physically
-        // addressed IPI the crate's `send_ipi` writes, to a valid APIC id
-        // with a handler for `vector` on every CPU. An x2APIC ICR write
-        // needs no wait for the previous delivery.
+        // An x2APIC ICR write needs no wait for the previous delivery.
+        // SAFETY: x2APIC mode (see `eoi`): the fixed, physical IPI the crate's
+        // `send_ipi` writes, to a valid APIC id; `vector` has a gate everywhere.
         unsafe { Msr::new(X2APIC_ICR_MSR).write(icr) };
         return;
     }

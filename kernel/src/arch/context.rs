@@ -187,10 +187,10 @@ pub fn give_up_cpu() {
     if !super::percpu::this_cpu().sched_running.load(Ordering::Acquire) {
         return;
     }
-    // SAFETY: the scheduler runs on this CPU, so its frame area (gs:24, the
-    // running task's `Context` frame, see the module invariant) and its
-    // handler stack (gs:16) are set up; `schedule_call` follows the C ABI
-    // (it returns, with the callee-saved registers and the stack as they
-    // were, when this task is resumed from the frame it saved).
+    // The scheduler runs here, so the frame area (gs:24, the running task's
+    // `Context` frame, see the module invariant) and the handler stack
+    // (gs:16) are set up.
+    // SAFETY: `schedule_call` follows the C ABI: it returns, callee-saved
+    // registers and stack intact, when this task resumes from its frame.
     unsafe { schedule_call() };
 }

@@ -142,11 +142,10 @@ const FLAGS_IF: u64 = 1 << 9;
 /// stays true.
 #[inline(always)]
 pub fn irq_guard_enter() {
-    // SAFETY: the GS base points at this CPU's `PerCpu` (`install`); the
-    // offsets are its `irq_guards` (u32) and `irq_saved_flags` (u64) fields,
-    // which only this CPU touches, with interrupts off. pushfq/pop keep the
-    // stack balanced. No `nomem`: the asm also orders memory accesses, so
-    // the compiler moves nothing of the critical section above the `cli`.
+    // No `nomem`: the asm also orders memory accesses, so the compiler
+    // moves nothing of the critical section above the `cli`.
+    // SAFETY: GS points at this CPU's `PerCpu` (`install`); the offsets are its
+    // `irq_guards`/`irq_saved_flags`, touched only by this CPU; pushfq/pop balance.
     unsafe {
         asm!(
             "cmp dword ptr gs:[{guards}], 0",
@@ -235,24 +234,20 @@ impl<T: Send + Sync> PerCpuArc<T> {
 
     /// Makes `v` this CPU's value (dropping the previous one).
     pub fn set_here(&self, v: Arc<T>) {
-        let old = without_interrupts(|| self.slots[cpu_id()].swap(Arc::into_raw(v).cast_mut(), Ordering::AcqRel));
-        if !old.is_null() {
-            // SAFETY: `old` came from `Arc::into_raw` and carried the slot's
-            // strong count, which the slot no longer holds (invariant).
-            drop(unsafe { Arc::from_raw(old) });
-        }
+        without_interrupts(|| self.set_here_irqs_off(v));
     }
 
-    /// As `set_here`, on the interrupt path (interrupts already off): the
-    /// slot is this CPU's alone, so a plain load and store replace it.
+    /// As `set_here`, with interrupts already off (the switch): the slot is
+    /// this CPU's alone, so a plain load and store replace it.
     #[inline]
     pub fn set_here_irqs_off(&self, v: Arc<T>) {
         let slot = &self.slots[cpu_id()];
         let old = slot.load(Ordering::Relaxed);
         slot.store(Arc::into_raw(v).cast_mut(), Ordering::Release);
         if !old.is_null() {
-            // SAFETY: as in `set_here`; interrupts are off, so no reader on
-            // this CPU runs between the load and the store.
+            // SAFETY: `old` came from `Arc::into_raw` with the slot's strong
+            // count, which the slot no longer holds (invariant); interrupts
+            // are off, so no reader on this CPU ran between load and store.
             drop(unsafe { Arc::from_raw(old) });
         }
     }
