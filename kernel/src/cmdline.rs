@@ -62,6 +62,10 @@ pub struct Options {
     pub stats_ms: u64,
     /// `nohz=on|off`: idle CPUs stop their tick (default on).
     pub nohz: bool,
+    /// `idle=halt|poll`: an idle CPU halts until an interrupt (default), or
+    /// spins watching for work, so that wakers need send it no IPI (Linux's
+    /// `idle=poll`; the tick then stays on).
+    pub idle_poll: bool,
     /// The balancing experiment switches (`avg_idle_clamp=`, `avg_idle_ceiling=`,
     /// `sis_prop=`, `sis_util=`, `wake_balance=`, `wake_affine=`, `ni_random=`,
     /// `newidle=`), parsed by the policy crate.
@@ -107,6 +111,7 @@ impl Default for Options {
             trace: 0,
             stats_ms: 0,
             nohz: true,
+            idle_poll: false,
             balance: sched::balance::BalanceConfig::default(),
             cpu_capacity: Vec::new(),
         }
@@ -198,6 +203,18 @@ pub fn parse(line: &str) -> Parsed {
                 "off" => options.nohz = false,
                 _ => {
                     let _ = write!(problem, "nohz={:?} is not on or off; using nohz={}", value, if options.nohz { "on" } else { "off" });
+                }
+            },
+            "idle" => match value {
+                "halt" => options.idle_poll = false,
+                "poll" => options.idle_poll = true,
+                _ => {
+                    let _ = write!(
+                        problem,
+                        "idle={:?} is not halt or poll; using idle={}",
+                        value,
+                        if options.idle_poll { "poll" } else { "halt" }
+                    );
                 }
             },
             "stats_ms" => match value.parse::<u64>() {

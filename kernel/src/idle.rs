@@ -11,8 +11,22 @@
 //! With short idle periods (a pipe ping-pong across CPUs, idle for a few
 //! microseconds at a time) this saves two timer reprogrammings and two
 //! NOHZ-mask updates per idle period.
+//!
+//! With `idle=poll` (Linux's option of that name) an idle CPU does not halt:
+//! it spins until need-resched is set or its wake list fills, with
+//! interrupts on, and says so in a per-CPU flag. A waker that finds the flag
+//! set sends no reschedule IPI (Linux's `TIF_POLLING_NRFLAG`, counted as
+//! `wake_idle_without_ipi` after its tracepoint), so the wakee is running
+//! sooner, at the price of a CPU that never rests. The tick stays on while
+//! polling, as in Linux.
+//!
+//! The flag and the waker's store pair like two Dekker flags: the waker
+//! stores its work (need-resched or a wake-list entry), fences, and reads
+//! the flag; the polling CPU clears the flag, fences, and looks for work
+//! once more. So either the waker sees the flag clear and sends the IPI, or
+//! the poller sees the work.
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 
 use crate::arch::percpu::{cpu_id, MAX_CPUS};
 use crate::rq;
@@ -23,16 +37,77 @@ static PREDICTED_NS: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(1_000_000_0
 /// When each CPU's current idle period began (ns; valid while it is idle).
 static IDLE_SINCE: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
 
+/// `idle=poll`: idle CPUs spin instead of halting.
+static POLL: AtomicBool = AtomicBool::new(false);
+/// Whether each CPU is polling for work right now (see the module docs).
+static POLLING: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
+/// Reschedules and wake-list entries each CPU received while polling, with
+/// no IPI (Linux's `sched_wake_idle_without_ipi` events).
+static WAKE_IDLE_WITHOUT_IPI: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+/// Reschedule IPIs each CPU took.
+static RESCHED_IPIS: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+
+/// Chooses `idle=poll` (true) or `idle=halt`, before any CPU idles.
+pub fn set_poll(on: bool) {
+    POLL.store(on, Ordering::Relaxed);
+}
+
+/// Whether idle CPUs poll (`idle=poll`).
+pub fn polls() -> bool {
+    POLL.load(Ordering::Relaxed)
+}
+
+/// Called by a waker right after it stored work for `cpu` (need-resched or
+/// a wake-list entry): whether `cpu` is polling and will find it without an
+/// IPI. Always false under `idle=halt`, at the cost of one load.
+#[inline]
+pub(crate) fn notices_without_ipi(cpu: usize) -> bool {
+    if !POLL.load(Ordering::Relaxed) {
+        return false;
+    }
+    // Orders the caller's store before the flag's load (see the module docs).
+    fence(Ordering::SeqCst);
+    if POLLING[cpu].load(Ordering::Relaxed) {
+        WAKE_IDLE_WITHOUT_IPI[cpu].fetch_add(1, Ordering::Relaxed);
+        return true;
+    }
+    false
+}
+
+/// This CPU took a reschedule IPI (counted for the statistics).
+#[inline]
+pub(crate) fn count_resched_ipi(cpu: usize) {
+    RESCHED_IPIS[cpu].fetch_add(1, Ordering::Relaxed);
+}
+
+/// (`resched_ipis`, `wake_idle_without_ipi`) of `cpu` so far.
+pub fn ipi_stats(cpu: usize) -> (u64, u64) {
+    (RESCHED_IPIS[cpu].load(Ordering::Relaxed), WAKE_IDLE_WITHOUT_IPI[cpu].load(Ordering::Relaxed))
+}
+
 /// `cpu` switches to its idle task at `now` (on the interrupt path).
 pub(crate) fn enter(cpu: usize, now: u64) {
     IDLE_SINCE[cpu].store(now, Ordering::Relaxed);
-    if PREDICTED_NS[cpu].load(Ordering::Relaxed) >= crate::timer::tick_ns() {
+    // A polling CPU keeps its tick, as Linux's does.
+    if !polls() && PREDICTED_NS[cpu].load(Ordering::Relaxed) >= crate::timer::tick_ns() {
         crate::timer::stop_tick(cpu);
     }
 }
 
 /// `cpu` leaves its idle task at `now` (on the interrupt path).
 pub(crate) fn exit(cpu: usize, now: u64) {
+    if polls() {
+        // The flag means the idle task polls, not that it was preempted
+        // while polling: a task running here would not see the work of a
+        // waker that skipped its IPI. Work that came in before the flag
+        // went down gets the IPI now, from this CPU to itself; it is taken
+        // as soon as the next task runs with interrupts on.
+        POLLING[cpu].store(false, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        if rq::need_resched(cpu) || crate::wakeup::wake_list_pending(cpu) {
+            crate::schedule::send_resched_ipi(cpu);
+        }
+    }
     let idle = now.saturating_sub(IDLE_SINCE[cpu].load(Ordering::Relaxed));
     let old = PREDICTED_NS[cpu].load(Ordering::Relaxed) as i64;
     // Both below 2^63 ns (292 years), so the difference cannot overflow.
@@ -54,6 +129,9 @@ fn still_idle(cpu: usize) {
 
 /// The idle loop every CPU runs when it has nothing else (its idle task).
 pub fn idle_loop() -> ! {
+    if polls() {
+        poll_loop();
+    }
     loop {
         x86_64::instructions::interrupts::disable();
         if rq::need_resched(cpu_id()) {
@@ -68,6 +146,35 @@ pub fn idle_loop() -> ! {
             if IDLE_SINCE[cpu].load(Ordering::Relaxed) == since {
                 still_idle(cpu);
             }
+        }
+    }
+}
+
+/// `idle=poll`'s idle loop: spin until there is work, then take it.
+fn poll_loop() -> ! {
+    // The idle task never leaves its CPU.
+    let cpu = cpu_id();
+    // Interrupts stay on while polling (the boot flow that becomes the idle
+    // task arrives here with them off).
+    x86_64::instructions::interrupts::enable();
+    loop {
+        POLLING[cpu].store(true, Ordering::Relaxed);
+        // The flag before the checks: a waker that missed it sends an IPI.
+        fence(Ordering::SeqCst);
+        // A switch away (an interrupt's) clears the flag: then stop too, and
+        // set it again first, since the CPU ran something else meanwhile.
+        while POLLING[cpu].load(Ordering::Relaxed)
+            && !rq::need_resched(cpu)
+            && !crate::wakeup::wake_list_pending(cpu)
+        {
+            core::hint::spin_loop();
+        }
+        POLLING[cpu].store(false, Ordering::Relaxed);
+        fence(Ordering::SeqCst);
+        // Wakeups queued while the flag was set came without an IPI.
+        crate::wakeup::process_wake_list_polled();
+        if rq::need_resched(cpu) {
+            crate::schedule::schedule();
         }
     }
 }

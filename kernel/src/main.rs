@@ -222,10 +222,11 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
     kprintln!("sched_features: {}", options.sched_features);
     record!("sched_features", "msg={}", options.sched_features);
     kprintln!(
-        "scheduler: EEVDF, base slice {} us, tick {} Hz ({}), invariant checks {}",
+        "scheduler: EEVDF, base slice {} us, tick {} Hz ({}), idle={}, invariant checks {}",
         tun.base_slice() / 1000,
         options.hz,
-        if options.nohz { "stopped on idle CPUs" } else { "always on" },
+        if options.nohz && !options.idle_poll { "stopped on idle CPUs" } else { "always on" },
+        if options.idle_poll { "poll" } else { "halt" },
         if options.sched_debug { "on" } else { "off" }
     );
     debug::enable(options.sched_debug);
@@ -236,6 +237,7 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
     timer::set_hz(options.hz);
     timer::print_stats_every(options.stats_ms);
     timer::set_nohz(options.nohz);
+    idle::set_poll(options.idle_poll);
     let slots = (online * 4 + 256).min(2048);
     match mem::stack::init(slots) {
         Ok(n) => kprintln!("thread stacks: {} of {} KiB, each below an unmapped guard page", n, mem::stack::STACK_SIZE / 1024),
@@ -292,6 +294,7 @@ fn run_init(workload: cmdline::Workload) {
 fn on_resched_ipi(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFrame {
     arch::apic::eoi();
     let cpu = percpu::cpu_id();
+    idle::count_resched_ipi(cpu);
     // A wakee that should run now: its runqueue stays locked for the switch.
     let mut held = wakeup::process_wake_list();
     if balance::nohz::kicked(cpu) {

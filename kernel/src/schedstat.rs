@@ -6,6 +6,9 @@
 //! wakeups this CPU performed; `ttwu_local` those of them that woke a task
 //! onto this same CPU; `rq_cpu_time` ns tasks ran here; `run_delay` ns tasks
 //! waited on this runqueue before running; `pcount` timeslices run here.
+//! Beyond Linux's fields, the `@fw` records add `ticks`, `timer_irqs`,
+//! `resched_ipis` (reschedule IPIs taken) and `wake_idle_without_ipi`
+//! (wakeups that reached this CPU while it polled in idle, with no IPI).
 
 use core::fmt::Write;
 use core::sync::atomic::Ordering;
@@ -30,6 +33,11 @@ pub struct CpuStat {
     /// LAPIC timer interrupts taken (ticks and sleep deadlines; not a
     /// schedstat field: shows tickless idle at work).
     pub timer_irqs: u64,
+    /// Reschedule IPIs taken.
+    pub resched_ipis: u64,
+    /// Wakeups and reschedules that reached this CPU while it polled in
+    /// idle (`idle=poll`), so that no IPI was sent.
+    pub wake_idle_without_ipi: u64,
 }
 
 /// Every online CPU's counters now (ttwu counts included).
@@ -40,6 +48,7 @@ pub fn snapshot() -> alloc::vec::Vec<(usize, CpuStat)> {
             let mut s = crate::rq::lock(cpu).stat;
             (s.ttwu_count, s.ttwu_local) = crate::wakeup::ttwu_stats(cpu);
             s.timer_irqs = crate::timer::timer_irqs(cpu);
+            (s.resched_ipis, s.wake_idle_without_ipi) = crate::idle::ipi_stats(cpu);
             (cpu, s)
         })
         .collect()
@@ -51,7 +60,7 @@ pub fn print_delta(before: &[(usize, CpuStat)]) {
         let b = before.iter().find(|(c, _)| *c == cpu).map(|(_, s)| *s).unwrap_or_default();
         crate::record!(
             "schedstat_delta",
-            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={} timer_irqs={}",
+            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={} timer_irqs={} resched_ipis={} wake_idle_without_ipi={}",
             cpu,
             now.yld_count - b.yld_count,
             now.sched_count - b.sched_count,
@@ -62,7 +71,9 @@ pub fn print_delta(before: &[(usize, CpuStat)]) {
             now.run_delay - b.run_delay,
             now.pcount - b.pcount,
             now.ticks - b.ticks,
-            now.timer_irqs - b.timer_irqs
+            now.timer_irqs - b.timer_irqs,
+            now.resched_ipis - b.resched_ipis,
+            now.wake_idle_without_ipi - b.wake_idle_without_ipi
         );
     }
 }
@@ -74,9 +85,9 @@ pub fn print_cpus() {
     for (cpu, s) in snapshot() {
         crate::record!(
             "schedstat",
-            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={} timer_irqs={}",
+            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={} timer_irqs={} resched_ipis={} wake_idle_without_ipi={}",
             cpu, s.yld_count, s.sched_count, s.sched_goidle, s.ttwu_count, s.ttwu_local, s.rq_cpu_time,
-            s.run_delay, s.pcount, s.ticks, s.timer_irqs
+            s.run_delay, s.pcount, s.ticks, s.timer_irqs, s.resched_ipis, s.wake_idle_without_ipi
         );
         // Linux: cpuN yld_count 0 sched_count sched_goidle ttwu_count ttwu_local rq_cpu_time run_delay pcount
         crate::kprintln!(

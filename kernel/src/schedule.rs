@@ -51,10 +51,11 @@ pub fn preempt_point() {
 }
 
 /// Asks `cpu` to reschedule: locally through the flag the interrupt exit
-/// checks, remotely with the reschedule IPI.
+/// checks, remotely with the reschedule IPI (unless it polls in idle and
+/// will see the flag by itself).
 pub fn resched_cpu(cpu: usize) {
     rq::set_need_resched(cpu);
-    if cpu != cpu_id() {
+    if cpu != cpu_id() && !crate::idle::notices_without_ipi(cpu) {
         send_resched_ipi(cpu);
     }
 }

@@ -9,8 +9,8 @@ use crate::scenarios::CheckResult;
 use crate::topology::Topology;
 
 /// The malformed options of `cmdline-malformed`: (whole command line, option names).
-pub const MALFORMED: &str = "bogus=1 log=loud hz=abc";
-pub const MALFORMED_OPTIONS: [&str; 3] = ["bogus", "log", "hz"];
+pub const MALFORMED: &str = "bogus=1 log=loud hz=abc idle=sometimes";
+pub const MALFORMED_OPTIONS: [&str; 4] = ["bogus", "log", "hz", "idle"];
 
 // ---------------------------------------------------------------------------------------------
 // Building blocks, usable by any scenario.

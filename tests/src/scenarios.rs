@@ -369,7 +369,7 @@ pub fn all() -> Vec<Scenario> {
             icount: true, // wakeup counts in wall time follow host load (PIPE_MIN_WAKEUPS_PERCENT)
             smp: "1",
             append: "sched_debug=1 workload=pipe,rounds=100000,mode=same",
-            check: check_pipe::<1, false>,
+            check: check_pipe::<1, false, false>,
             ..BASE
         },
         Scenario {
@@ -377,7 +377,7 @@ pub fn all() -> Vec<Scenario> {
             icount: true, // wakeup counts in wall time follow host load (PIPE_MIN_WAKEUPS_PERCENT)
             smp: "2",
             append: "sched_debug=1 workload=pipe,rounds=100000,mode=same",
-            check: check_pipe::<2, false>,
+            check: check_pipe::<2, false, false>,
             ..BASE
         },
         Scenario {
@@ -385,7 +385,15 @@ pub fn all() -> Vec<Scenario> {
             icount: true, // wakeup counts in wall time follow host load (PIPE_MIN_WAKEUPS_PERCENT)
             smp: "2",
             append: "sched_debug=1 workload=pipe,rounds=100000,mode=cross",
-            check: check_pipe::<2, true>,
+            check: check_pipe::<2, true, false>,
+            ..BASE
+        },
+        Scenario {
+            name: "pipe-cross-idle-poll-smp2",
+            icount: true, // wakeup counts in wall time follow host load (PIPE_MIN_WAKEUPS_PERCENT)
+            smp: "2",
+            append: "sched_debug=1 idle=poll workload=pipe,rounds=100000,mode=cross",
+            check: check_pipe::<2, true, true>,
             ..BASE
         },
         Scenario {
@@ -395,7 +403,7 @@ pub fn all() -> Vec<Scenario> {
             append: "sched_debug=1 workload=pipe,rounds=100000,mode=cross",
             slots: 2,
             timeout_s: 120,
-            check: check_pipe::<8, true>,
+            check: check_pipe::<8, true, false>,
             ..BASE
         },
         Scenario {

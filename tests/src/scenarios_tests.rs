@@ -16,6 +16,7 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
         out += "cmdline: unknown option `bogus`, ignored\n";
         out += "cmdline: log=loud is not a level, using info\n";
         out += "cmdline: hz=abc is not a number, using 250\n";
+        out += "cmdline: idle=\"sometimes\" is not halt or poll; using idle=halt\n";
     }
     if s.no_acpi {
         out += "@fw acpi none=1\n";
@@ -427,6 +428,12 @@ fn every_scenario_fails_when_its_key_line_is_wrong() {
         ("nohz-idle-cpus", "ticks=1000 timer_irqs=1000", "ticks=1000 timer_irqs=499"),
         ("nohz-off", "cpu=2 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1 ttwu_local=1 rq_cpu_time=5 run_delay=5 pcount=3 ticks=1000 timer_irqs=1000", "cpu=2 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1 ttwu_local=1 rq_cpu_time=5 run_delay=5 pcount=3 ticks=1000 timer_irqs=499"),
         ("nohz-off", "@fw schedstat_delta cpu=3 ", "@fw schedstat_deltx cpu=3 "),
+        // IPIs: a halted CPU woken without one, too few IPIs; a polling CPU sent IPIs, or
+        // counting too few silent wakeups.
+        ("pipe-cross-smp2", "resched_ipis=99500 wake_idle_without_ipi=0", "resched_ipis=99500 wake_idle_without_ipi=4"),
+        ("pipe-cross-smp2", "resched_ipis=99500", "resched_ipis=98000"),
+        ("pipe-cross-idle-poll-smp2", "resched_ipis=3 ", "resched_ipis=1001 "),
+        ("pipe-cross-idle-poll-smp2", "wake_idle_without_ipi=99500", "wake_idle_without_ipi=98999"),
         // each boot of the pair scenarios on its own.
         ("balance-newidle-snap-vs-delta", "@fw newidle cpu=3 ", "@fw newidle cpu=4 "),
         ("balance-newidle-snap-vs-delta", "items=5000", "items=0"),

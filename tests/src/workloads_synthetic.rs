@@ -241,10 +241,18 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
         } else {
             0
         };
+        // A cross-CPU pipe's CPUs take an IPI per wakeup, or none while polling in idle.
+        let rounds: u64 = get(&kv, "rounds", "0").parse().unwrap();
+        let pipe_cpu = name == "pipe" && get(&kv, "mode", "same") == "cross" && c <= 1;
+        let (ipis, silent) = match (pipe_cpu, option(append, "idle") == "poll") {
+            (false, _) => (0, 0),
+            (true, false) => (rounds - 500, 0),
+            (true, true) => (3, rounds - 500),
+        };
         out += &format!(
             "@fw schedstat_delta cpu={c} yld_count=0 sched_count=10 sched_goidle=1 \
              ttwu_count=1 ttwu_local=1 rq_cpu_time=5 run_delay=5 pcount=3 ticks={irqs} \
-             timer_irqs={irqs}\n"
+             timer_irqs={irqs} resched_ipis={ipis} wake_idle_without_ipi={silent}\n"
         );
     }
     for c in 0..cpus {

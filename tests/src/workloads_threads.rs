@@ -115,8 +115,9 @@ pub const PIPE_MIN_WAKEUPS_PERCENT: u64 = 99;
 /// once per round trip (only the partner's one write per round can wake it; writes never block)
 /// and in most of them ([`PIPE_MIN_WAKEUPS_PERCENT`]); every wakeup WF_SYNC (the pipe writes say
 /// so), local for `same` and remote for `cross`. On one CPU every round trip needs a switch away
-/// from each thread, so each thread switched at least `rounds - 1` times.
-pub fn check_pipe<const SMP: u32, const CROSS: bool>(log: &Log) -> CheckResult {
+/// from each thread, so each thread switched at least `rounds - 1` times. Across CPUs, how the
+/// wakeups reach the idle partner CPU: [`check_pipe_ipis`] (`POLL`: booted with `idle=poll`).
+pub fn check_pipe<const SMP: u32, const CROSS: bool, const POLL: bool>(log: &Log) -> CheckResult {
     workload_ran(log, "pipe", SMP, true)?;
     let r = log.one("pipe")?;
     let (mode, b_cpu) = if CROSS { ("cross", 1) } else { ("same", 0) };
@@ -150,6 +151,47 @@ pub fn check_pipe<const SMP: u32, const CROSS: bool>(log: &Log) -> CheckResult {
                     "`{t}`: on one CPU each round trip switches away from each thread: expected \
                      nr_switches >= {}",
                     PIPE_ROUNDS - 1
+                )
+            })?;
+        }
+    }
+    if CROSS {
+        check_pipe_ipis(log, &[0, b_cpu as u64], POLL)?;
+    }
+    Ok(())
+}
+
+/// Most reschedule IPIs a polling CPU may take in a pipe run, in percent of the round trips
+/// (the wakeups themselves send none; the tick's balancing may kick now and then).
+pub const POLL_MAX_IPIS_PERCENT: u64 = 1;
+
+/// The pipe threads' CPUs (`cpus`), idle whenever their thread sleeps, in a cross-CPU run: with
+/// `idle=halt` (`poll` false) each wakeup reaches the halted CPU by a reschedule IPI, so each
+/// took at least [`PIPE_MIN_WAKEUPS_PERCENT`] of the rounds in IPIs and none arrived without one
+/// (`wake_idle_without_ipi=0`); with `idle=poll` the waker sees the CPU polling and sends none:
+/// at least that many `wake_idle_without_ipi` and at most [`POLL_MAX_IPIS_PERCENT`] IPIs.
+pub fn check_pipe_ipis(log: &Log, cpus: &[u64], poll: bool) -> CheckResult {
+    let min = PIPE_ROUNDS * PIPE_MIN_WAKEUPS_PERCENT / 100;
+    let max_ipis = PIPE_ROUNDS * POLL_MAX_IPIS_PERCENT / 100;
+    for &cpu in cpus {
+        let r = log
+            .records("schedstat_delta")
+            .find(|r| r.num("cpu").ok() == Some(cpu))
+            .ok_or_else(|| format!("no `@fw schedstat_delta cpu={cpu}`"))?;
+        let ipis = r.num("resched_ipis")?;
+        let silent = r.num("wake_idle_without_ipi")?;
+        if poll {
+            ensure(silent >= min && ipis <= max_ipis, || {
+                format!(
+                    "`{r}`: with idle=poll expected wake_idle_without_ipi >= {min} and \
+                     resched_ipis <= {max_ipis}"
+                )
+            })?;
+        } else {
+            ensure(ipis >= min && silent == 0, || {
+                format!(
+                    "`{r}`: with idle=halt expected resched_ipis >= {min} and \
+                     wake_idle_without_ipi=0"
                 )
             })?;
         }
