@@ -77,8 +77,9 @@ pub fn rows(point: &str, base: &[RunRecord], new: &[RunRecord]) -> Vec<Row> {
     let nb = results::by_metric(new);
     results::by_metric(base)
         .into_iter()
-        .filter_map(|(f, b)| {
-            let n = nb.iter().find(|(g, _)| g.metric == f.metric)?.1.clone();
+        .filter_map(|s| {
+            let (f, b) = (s.figure, s.values);
+            let n = nb.iter().find(|g| g.figure.metric == f.metric)?.values.clone();
             let mean = |x: &[f64]| if f.higher_is_better { stats::hmean(x) } else { stats::amean(x) };
             let (mb, mn) = (mean(&b), mean(&n));
             let p = stats::welch_p(&b, &n);

@@ -1,6 +1,8 @@
 //! Sample statistics for `bench` and `compare`: means, standard deviation,
 //! mmtests' percentage difference and Welch's two-sample t-test (the
-//! Student t distribution through the regularized incomplete beta function).
+//! Student t distribution through the regularized incomplete beta function),
+//! and the robust side: median, MAD and an outlier rule for the few boots a
+//! benchmark has.
 
 /// Arithmetic mean (0 for no samples).
 pub fn amean(x: &[f64]) -> f64 {
@@ -41,6 +43,34 @@ pub fn median(x: &[f64]) -> f64 {
     } else {
         (v[n / 2 - 1] + v[n / 2]) / 2.0
     }
+}
+
+/// Median absolute deviation from the median (0 for no samples). It is 0 when more than half
+/// the samples equal the median exactly.
+pub fn mad(x: &[f64]) -> f64 {
+    let m = median(x);
+    median(&x.iter().map(|v| (v - m).abs()).collect::<Vec<_>>())
+}
+
+/// `1.4826 × MAD` estimates the standard deviation of normal samples (1 / Φ⁻¹(3/4)), so the
+/// outlier cut-off below is in the units of a z-score.
+pub const MAD_TO_SIGMA: f64 = 1.4826;
+
+/// Iglewicz and Hoaglin's cut-off for the modified z-score `|x - median| / (1.4826 × MAD)`.
+pub const OUTLIER_Z: f64 = 3.5;
+
+/// Indices of the outliers of `x`: samples with `|x - median| > 3.5 × 1.4826 × MAD`, the
+/// modified z-score rule of Iglewicz and Hoaglin. Median and MAD are what one far-off sample
+/// cannot move, so unlike a mean ± k·stddev rule it still works for 3 to 10 boots, where that
+/// sample inflates the very stddev that would judge it. When the MAD is 0 (more than half the
+/// samples identical) the cut-off is 0 and every sample differing from that majority is
+/// flagged: the limit of the rule as the spread vanishes, and what deterministic (`--icount`)
+/// runs call a difference. Fewer than 3 samples never flag anything (the MAD of two is half
+/// their distance, so neither is more than 0.7 modified z off).
+pub fn outliers(x: &[f64]) -> Vec<usize> {
+    let m = median(x);
+    let cut = OUTLIER_Z * MAD_TO_SIGMA * mad(x);
+    (0..x.len()).filter(|&i| (x[i] - m).abs() > cut).collect()
 }
 
 pub fn min(x: &[f64]) -> f64 {
@@ -180,6 +210,27 @@ mod tests {
         assert_eq!(median(&[22.0, 24.0, 6.0, 26.0, 23.0]), 23.0);
         assert_eq!((min(&x), max(&x)), (1.0, 4.0));
         assert_eq!(hmean(&[1.0, 0.0]), 0.0);
+    }
+
+    #[test]
+    fn outlier_rule_flags_a_lost_host_and_not_noise() {
+        // schbench rps at -smp 2, five boots (target/bench/20261130-131537-schbench): the host
+        // took the cores away during the first one.
+        let rps = [6_355.939, 25_051.261, 26_131.253, 26_495.912, 26_495.107];
+        assert!(close(mad(&rps), 364.659, 1e-3));
+        assert_eq!(outliers(&rps), vec![0]);
+        // The same boot among values spread over 20-26k: the MAD grows, 6,356 is still far off.
+        assert_eq!(outliers(&[20_000.0, 22_000.0, 6_356.0, 24_000.0, 26_000.0]), vec![2]);
+        // Wall-clock noise of a few percent, and a wide but even spread, flag nothing.
+        assert!(outliers(&[0.059, 0.055, 0.057, 0.061, 0.056]).is_empty());
+        assert!(outliers(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]).is_empty());
+        assert!(outliers(&[0.2, 0.59, 0.111]).is_empty());
+        // Two samples: the MAD is half their distance, nothing is ever far off.
+        assert!(outliers(&[1.0, 1000.0]).is_empty());
+        // MAD 0: identical runs flag nothing, a run differing from the majority is flagged.
+        assert!(outliers(&[4.0, 4.0, 4.0]).is_empty());
+        assert_eq!(outliers(&[4.0, 4.0, 4.5, 4.0]), vec![2]);
+        assert!(outliers(&[]).is_empty());
     }
 
     #[test]
