@@ -166,9 +166,11 @@ pub fn outlier_lines(rows: &[Summary]) -> String {
         s.insert_str(
             0,
             &format!(
-                "\noutliers (|x - median| > {} x {} x MAD; run numbers as in runs.csv and run-N.log):\n",
+                "\noutliers (|x - median| > {} x {} x MAD and > {}% of the median; run numbers as in runs.csv and \
+                 run-N.log):\n",
                 stats::OUTLIER_Z,
-                stats::MAD_TO_SIGMA
+                stats::MAD_TO_SIGMA,
+                stats::OUTLIER_MIN_FRACTION * 100.0
             ),
         );
     }
