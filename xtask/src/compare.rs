@@ -22,11 +22,11 @@ pub const ALPHA: f64 = 0.05;
 /// How the rows summarise and test each side's runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
-    /// mmtests': Hmean for higher-is-better rates, Amean otherwise, Welch's t-test. Assumes
-    /// roughly normal runs.
+    /// mmtests': Hmean for higher-is-better rates, Amean otherwise, Welch's t-test (which
+    /// assumes roughly normal runs).
     Means,
     /// The median of every metric and the Mann-Whitney U test: a boot far off the others (the
-    /// host took the cores away) moves the first not at all and the second by one rank.
+    /// host took the cores away) weighs on them no more than one just beyond the rest.
     Robust,
 }
 
@@ -54,7 +54,7 @@ pub struct CompareArgs {
     #[arg(long)]
     pub icount: bool,
     /// Median and the two-sided Mann-Whitney U test instead of Hmean/Amean and Welch's t-test:
-    /// one far-off boot then moves neither the figures nor the verdict.
+    /// one far-off boot then weighs no more than one just beyond the rest.
     #[arg(long)]
     pub robust: bool,
 }
@@ -191,7 +191,7 @@ pub fn outlier_lines(rows: &[Row], method: Method) -> String {
             let _ = match method {
                 Method::Means => writeln!(
                     s,
-                    "warning: {}{at}, {side}: outlier {what}; the {} and Welch's t-test assume roughly normal runs: \
+                    "warning: {}{at}, {side}: outlier {what}; it drags the {} and swells Welch's variance: \
                      rerun with --robust (median, Mann-Whitney)",
                     r.metric, r.central
                 ),
@@ -392,7 +392,7 @@ mod tests {
         assert!(means[0].pdiff > 40.0, "and the Hmean of base falls to 54: {}", means[0].pdiff);
         let warn = outlier_lines(&means, Method::Means);
         assert_eq!(warn.lines().count(), 2, "rps and time of base: {warn}");
-        assert!(warn.starts_with("warning: rps, base: outlier run 2 = 20; the Hmean and Welch's t-test"), "{warn}");
+        assert!(warn.starts_with("warning: rps, base: outlier run 2 = 20; it drags the Hmean and swells Welch's"), "{warn}");
         assert!(warn.contains("--robust"), "{warn}");
 
         let robust = rows("", &base, &new, Method::Robust);
