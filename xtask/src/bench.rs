@@ -11,7 +11,7 @@ use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
 use crate::qemu::QemuConfig;
-use crate::results::{self, RunRecord};
+use crate::results::{self, Outlier, RunRecord};
 use crate::stats;
 use crate::workload_args::WorkloadArgs;
 
@@ -109,21 +109,27 @@ pub struct Summary {
     pub unit: String,
     pub higher_is_better: bool,
     pub n: usize,
+    /// Runs far off the others ([`stats::outliers`]): they move mean and stddev, not the median.
+    pub outliers: Vec<Outlier>,
 }
 
 pub fn summarize(runs: &[RunRecord]) -> Vec<Summary> {
     results::by_metric(runs)
         .into_iter()
-        .map(|(f, v)| Summary {
-            metric: f.metric,
-            mean: stats::amean(&v),
-            stddev: stats::stddev(&v),
-            median: stats::median(&v),
-            min: stats::min(&v),
-            max: stats::max(&v),
-            unit: f.unit,
-            higher_is_better: f.higher_is_better,
-            n: v.len(),
+        .map(|s| {
+            let v = &s.values;
+            Summary {
+                mean: stats::amean(v),
+                stddev: stats::stddev(v),
+                median: stats::median(v),
+                min: stats::min(v),
+                max: stats::max(v),
+                n: v.len(),
+                outliers: s.outliers(),
+                metric: s.figure.metric,
+                unit: s.figure.unit,
+                higher_is_better: s.figure.higher_is_better,
+            }
         })
         .collect()
 }
@@ -145,6 +151,27 @@ pub fn summary_table(rows: &[Summary]) -> String {
             r.max,
             format!("{} ({})", r.unit, if r.higher_is_better { "higher" } else { "lower" }),
             r.n
+        );
+    }
+    s
+}
+
+/// The lines under the summary table naming each metric's outlier runs; empty when none.
+pub fn outlier_lines(rows: &[Summary]) -> String {
+    let mut s = String::new();
+    for r in rows.iter().filter(|r| !r.outliers.is_empty()) {
+        let _ = writeln!(s, "  {:<16} {}", r.metric, results::describe_outliers(&r.outliers));
+    }
+    if !s.is_empty() {
+        s.insert_str(
+            0,
+            &format!(
+                "\noutliers (|x - median| > {} x {} x MAD and > {}% of the median; run numbers as in runs.csv and \
+                 run-N.log):\n",
+                stats::OUTLIER_Z,
+                stats::MAD_TO_SIGMA,
+                stats::OUTLIER_MIN_FRACTION * 100.0
+            ),
         );
     }
     s
@@ -276,7 +303,7 @@ pub fn bench(a: BenchArgs) -> Result<(), String> {
         runs.len(),
         failed
     );
-    print!("{}", summary_table(&summary));
+    print!("{}{}", summary_table(&summary), outlier_lines(&summary));
     let mut deterministic = None;
     if a.icount && runs.len() >= 2 {
         let diff = differing_runs(&runs);
@@ -343,6 +370,17 @@ mod tests {
         assert!(summary_table(&s).contains("time"));
         assert_eq!(differing_runs(&runs).len(), 1);
         assert!(differing_runs(&[run(0, 1.0), run(1, 1.0)]).is_empty());
+        assert_eq!(outlier_lines(&s), "");
+    }
+
+    #[test]
+    fn outliers_are_named_by_run() {
+        let runs: Vec<_> = [6_355.939, 25_051.261, 26_131.253, 26_495.912, 26_495.107].iter().enumerate().map(|(i, &v)| run(i, v)).collect();
+        let s = summarize(&runs);
+        assert_eq!(s[0].outliers, vec![Outlier { run: 0, value: 6_355.939 }]);
+        let lines = outlier_lines(&s);
+        assert!(lines.contains("time             run 0 = 6355.939"), "{lines}");
+        assert!(serde_json::to_string(&s).unwrap().contains(r#""outliers":[{"run":0,"value":6355.939}]"#));
     }
 
     #[test]

@@ -3,19 +3,32 @@
 //! drifts hit both), printed like mmtests' compare-kernels: Hmean for
 //! higher-is-better metrics, Amean otherwise, the change signed so positive
 //! is better, and `*` marks where Welch's two-sided t-test (runs as samples)
-//! gives p < 0.05.
+//! gives p < 0.05. `--robust` puts the median and the Mann-Whitney U test in
+//! their place, for when a boot falls far off the others; in either mode
+//! such boots are named under the table.
 
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
 use crate::bench::{cmdline, out_dir, progress, Boot};
-use crate::results::{self, RunRecord};
+use crate::results::{self, Outlier, RunRecord};
 use crate::stats;
 use crate::workload_args::BootArgs;
 
-/// Significance level of the t-test.
+/// Significance level of both tests.
 pub const ALPHA: f64 = 0.05;
+
+/// How the rows summarise and test each side's runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// mmtests': Hmean for higher-is-better rates, Amean otherwise, Welch's t-test (which
+    /// assumes roughly normal runs).
+    Means,
+    /// The median of every metric and the Mann-Whitney U test: a boot far off the others (the
+    /// host took the cores away) weighs on them no more than one just beyond the rest.
+    Robust,
+}
 
 #[derive(clap::Args)]
 pub struct CompareArgs {
@@ -40,6 +53,10 @@ pub struct CompareArgs {
     /// Deterministic instruction-counted time (-icount).
     #[arg(long)]
     pub icount: bool,
+    /// Median and the two-sided Mann-Whitney U test instead of Hmean/Amean and Welch's t-test:
+    /// one far-off boot then weighs no more than one just beyond the rest.
+    #[arg(long)]
+    pub robust: bool,
 }
 
 /// `param=v1,v2` → [`param=v1`, `param=v2`]; none → one empty point.
@@ -60,43 +77,58 @@ pub struct Row {
     pub metric: String,
     pub unit: String,
     pub higher_is_better: bool,
-    /// `Hmean` or `Amean`.
-    pub mean_kind: &'static str,
+    /// What `base` and `new` are: `Hmean`, `Amean` or `Median`.
+    pub central: &'static str,
     pub base: f64,
     pub new: f64,
     pub base_stddev: f64,
     pub new_stddev: f64,
     pub pdiff: f64,
+    /// Welch's t-test or, with [`Method::Robust`], Mann-Whitney's.
     pub p_value: Option<f64>,
     pub significant: bool,
     pub n_base: usize,
     pub n_new: usize,
+    /// Runs far off the rest of their side ([`stats::outliers`]).
+    pub base_outliers: Vec<Outlier>,
+    pub new_outliers: Vec<Outlier>,
 }
 
-pub fn rows(point: &str, base: &[RunRecord], new: &[RunRecord]) -> Vec<Row> {
-    let nb = results::by_metric(new);
+pub fn rows(point: &str, base: &[RunRecord], new: &[RunRecord], method: Method) -> Vec<Row> {
+    let new_samples = results::by_metric(new);
     results::by_metric(base)
         .into_iter()
-        .filter_map(|(f, b)| {
-            let n = nb.iter().find(|(g, _)| g.metric == f.metric)?.1.clone();
-            let mean = |x: &[f64]| if f.higher_is_better { stats::hmean(x) } else { stats::amean(x) };
-            let (mb, mn) = (mean(&b), mean(&n));
-            let p = stats::welch_p(&b, &n);
+        .filter_map(|bs| {
+            let ns = new_samples.iter().find(|g| g.figure.metric == bs.figure.metric)?;
+            let f = &bs.figure;
+            let (b, n) = (&bs.values, &ns.values);
+            let (central, centre): (_, fn(&[f64]) -> f64) = match method {
+                Method::Robust => ("Median", stats::median),
+                Method::Means if f.higher_is_better => ("Hmean", stats::hmean),
+                Method::Means => ("Amean", stats::amean),
+            };
+            let (cb, cn) = (centre(b), centre(n));
+            let p = match method {
+                Method::Means => stats::welch_p(b, n),
+                Method::Robust => stats::mann_whitney_p(b, n),
+            };
             Some(Row {
                 point: point.to_string(),
                 metric: f.metric.clone(),
                 unit: f.unit.clone(),
                 higher_is_better: f.higher_is_better,
-                mean_kind: if f.higher_is_better { "Hmean" } else { "Amean" },
-                base: mb,
-                new: mn,
-                base_stddev: stats::stddev(&b),
-                new_stddev: stats::stddev(&n),
-                pdiff: stats::pdiff(mb, mn, f.higher_is_better),
+                central,
+                base: cb,
+                new: cn,
+                base_stddev: stats::stddev(b),
+                new_stddev: stats::stddev(n),
+                pdiff: stats::pdiff(cb, cn, f.higher_is_better),
                 p_value: p,
                 significant: p.is_some_and(|p| p < ALPHA),
                 n_base: b.len(),
                 n_new: n.len(),
+                base_outliers: bs.outliers(),
+                new_outliers: ns.outliers(),
             })
         })
         .collect()
@@ -115,7 +147,7 @@ pub fn table(rows: &[Row]) -> String {
         let _ = writeln!(
             s,
             "{:<6} {:<14} {:<14} {:>12.3} ({:>7.2}%) {:>23}  {:<8} {}",
-            r.mean_kind,
+            r.central,
             r.metric,
             if r.point.is_empty() { "-" } else { &r.point },
             r.base,
@@ -128,6 +160,75 @@ pub fn table(rows: &[Row]) -> String {
     s
 }
 
+/// What the table shows and what `*` means.
+pub fn legend(method: Method) -> String {
+    match method {
+        Method::Means => format!(
+            "Hmean for higher-is-better metrics, Amean otherwise; % is the change, positive = better; \
+             * = significant: Welch's two-sided t-test, p < {ALPHA} (runs as samples)"
+        ),
+        Method::Robust => format!(
+            "Median for every metric; % is the change, positive = better; * = significant: two-sided \
+             Mann-Whitney U test, p < {ALPHA} (exact up to {} runs per side, else normal approximation)",
+            stats::MANN_WHITNEY_EXACT_MAX
+        ),
+    }
+}
+
+/// One line per metric, side and sweep point with outlier runs (run numbers as in the side's
+/// runs.csv and its logs `SIDE-POINT-N.log`). Means and the t-test are what such a run
+/// misleads, so those lines are warnings that point at `--robust`; under `--robust` they are
+/// notes.
+pub fn outlier_lines(rows: &[Row], method: Method) -> String {
+    let mut s = String::new();
+    for r in rows {
+        for (side, outliers) in [("base", &r.base_outliers), ("new", &r.new_outliers)] {
+            if outliers.is_empty() {
+                continue;
+            }
+            let at = if r.point.is_empty() { String::new() } else { format!(" at {}", r.point) };
+            let what = results::describe_outliers(outliers);
+            let _ = match method {
+                Method::Means => writeln!(
+                    s,
+                    "warning: {}{at}, {side}: outlier {what}; it drags the {} and swells Welch's variance: \
+                     rerun with --robust (median, Mann-Whitney)",
+                    r.metric, r.central
+                ),
+                Method::Robust => {
+                    writeln!(s, "note: {}{at}, {side}: outlier {what}; the median and Mann-Whitney use only its rank", r.metric)
+                }
+            };
+        }
+    }
+    s
+}
+
+/// Under `--robust`: a note for each pair of sample sizes at which no p-value can fall below
+/// [`ALPHA`] (3 runs per side: the exact test's smallest p is 0.1), rather than a table that
+/// silently never marks anything.
+pub fn out_of_reach_notes(rows: &[Row], method: Method) -> String {
+    if method != Method::Robust {
+        return String::new();
+    }
+    let mut sizes: Vec<(usize, usize)> = rows.iter().map(|r| (r.n_base, r.n_new)).collect();
+    sizes.sort_unstable();
+    sizes.dedup();
+    let mut s = String::new();
+    for (nb, nn) in sizes {
+        let min_p = stats::mann_whitney_min_p(nb, nn);
+        if min_p >= ALPHA {
+            let _ = writeln!(
+                s,
+                "note: with {nb} base and {nn} new runs the smallest two-sided Mann-Whitney p is {min_p:.4}, \
+                 so nothing can be marked significant at p < {ALPHA}: use --runs {} or more",
+                stats::mann_whitney_runs_needed(ALPHA)
+            );
+        }
+    }
+    s
+}
+
 #[derive(Serialize)]
 struct CompareJson<'a> {
     workload: &'a str,
@@ -135,6 +236,7 @@ struct CompareJson<'a> {
     new: &'a str,
     smp: &'a str,
     icount: bool,
+    robust: bool,
     test: String,
     rows: &'a [Row],
     base_runs: &'a [(String, Vec<RunRecord>)],
@@ -147,6 +249,7 @@ fn params_with(common: &str, point: &str) -> String {
 
 pub fn compare(a: CompareArgs) -> Result<(), String> {
     let points = sweep_points(a.sweep.as_deref())?;
+    let method = if a.robust { Method::Robust } else { Method::Means };
     let boot = Boot::prepare(&a.boot.smp, a.icount, a.boot.timeout)?;
     let dir = out_dir(&format!("compare-{}", a.workload))?;
     let pb = progress((points.len() * a.runs * 2) as u64);
@@ -172,7 +275,7 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
                 if side == 0 { base.push(rec) } else { new.push(rec) }
             }
         }
-        all_rows.extend(rows(pt, &base, &new));
+        all_rows.extend(rows(pt, &base, &new, method));
         all_base.push((pt.clone(), base));
         all_new.push((pt.clone(), new));
     }
@@ -187,11 +290,12 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
         a.new
     );
     print!("{}", table(&all_rows));
-    let test = format!(
-        "Hmean for higher-is-better metrics, Amean otherwise; % is the change, positive = better; \
-         * = significant: Welch's two-sided t-test, p < {ALPHA} (runs as samples)"
-    );
+    let test = legend(method);
     println!("\n{test}");
+    let notes = format!("{}{}", out_of_reach_notes(&all_rows, method), outlier_lines(&all_rows, method));
+    if !notes.is_empty() {
+        print!("\n{notes}");
+    }
     for (label, runs) in [("base", &all_base), ("new", &all_new)] {
         let flat: Vec<RunRecord> = runs
             .iter()
@@ -207,6 +311,7 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
         new: &a.new,
         smp: &a.boot.smp,
         icount: a.icount,
+        robust: a.robust,
         test,
         rows: &all_rows,
         base_runs: &all_base,
@@ -257,15 +362,71 @@ mod tests {
             .iter()
             .map(|&(t, r)| run(&[("time", t, false), ("rps", r, true)]))
             .collect();
-        let r = rows("groups=1", &base, &new);
+        let r = rows("groups=1", &base, &new, Method::Means);
         assert_eq!(r.len(), 2);
-        assert_eq!(r[0].mean_kind, "Amean");
+        assert_eq!(r[0].central, "Amean");
         assert!((r[0].pdiff + 100.0).abs() < 1e-9, "twice the time is 100% worse");
         assert!(r[0].significant);
-        assert_eq!(r[1].mean_kind, "Hmean");
+        assert_eq!(r[1].central, "Hmean");
         assert!(!r[1].significant, "rps did not move beyond noise");
         let t = table(&r);
         assert!(t.contains("*-100.00%*"), "{t}");
         assert!(t.contains("(   0.00%)"), "{t}");
+        assert_eq!(outlier_lines(&r, Method::Means), "");
+        assert_eq!(out_of_reach_notes(&r, Method::Means), "", "Welch can reach p < 0.05 with 3 runs");
+    }
+
+    /// rps per run: base has one boot where the host took the cores (run 2), new is 10% faster.
+    fn lost_host() -> (Vec<RunRecord>, Vec<RunRecord>) {
+        let side = |vals: &[f64]| -> Vec<RunRecord> {
+            vals.iter().enumerate().map(|(i, &v)| RunRecord { run: i, ..run(&[("rps", v, true), ("time", 1e4 / v, false)]) }).collect()
+        };
+        (side(&[100.0, 101.0, 20.0, 102.0, 103.0]), side(&[110.0, 111.0, 112.0, 113.0, 114.0]))
+    }
+
+    #[test]
+    fn one_far_off_boot_hides_a_change_from_the_means_and_not_from_robust_rows() {
+        let (base, new) = lost_host();
+        let means = rows("", &base, &new, Method::Means);
+        assert!(!means[0].significant, "the outlier's variance drowns the shift: p = {:?}", means[0].p_value);
+        assert!(means[0].pdiff > 40.0, "and the Hmean of base falls to 54: {}", means[0].pdiff);
+        let warn = outlier_lines(&means, Method::Means);
+        assert_eq!(warn.lines().count(), 2, "rps and time of base: {warn}");
+        assert!(warn.starts_with("warning: rps, base: outlier run 2 = 20; it drags the Hmean and swells Welch's"), "{warn}");
+        assert!(warn.contains("--robust"), "{warn}");
+
+        let robust = rows("", &base, &new, Method::Robust);
+        let (rps, time) = (&robust[0], &robust[1]);
+        assert_eq!((rps.central, rps.base, rps.new), ("Median", 101.0, 112.0));
+        assert!((rps.pdiff - (112.0 / 101.0 * 100.0 - 100.0)).abs() < 1e-9);
+        // Complete separation at 5 + 5: exact p = 2 / 252.
+        assert!((rps.p_value.unwrap() - 2.0 / 252.0).abs() < 1e-12, "{:?}", rps.p_value);
+        assert!(rps.significant && time.significant);
+        assert_eq!(time.central, "Median");
+        assert!(time.pdiff > 0.0, "less time is better");
+        assert_eq!(rps.base_outliers, vec![Outlier { run: 2, value: 20.0 }]);
+        assert!(rps.new_outliers.is_empty());
+        let t = table(&robust);
+        assert!(t.lines().nth(1).unwrap().starts_with("Median rps"), "{t}");
+        assert!(t.contains("112.000 *  10.89%*"), "{t}");
+        assert!(t.contains("0.0079"), "{t}");
+        let note = outlier_lines(&robust, Method::Robust);
+        assert!(note.starts_with("note: rps, base: outlier run 2 = 20; the median"), "{note}");
+        assert!(!note.contains("--robust"), "{note}");
+        assert_eq!(out_of_reach_notes(&robust, Method::Robust), "", "5 runs can reach p < 0.05");
+        assert!(legend(Method::Robust).contains("Mann-Whitney"));
+    }
+
+    #[test]
+    fn robust_rows_say_when_too_few_runs_can_never_be_significant() {
+        let (base, new) = lost_host();
+        let r = rows("groups=1", &base[..3], &new[..3], Method::Robust);
+        assert!((r[0].p_value.unwrap() - 0.1).abs() < 1e-12, "complete separation, 3 + 3");
+        assert!(!r[0].significant);
+        let note = out_of_reach_notes(&r, Method::Robust);
+        assert_eq!(note.lines().count(), 1, "one line per pair of sizes, not per row: {note}");
+        assert!(note.contains("with 3 base and 3 new runs the smallest two-sided Mann-Whitney p is 0.1000"), "{note}");
+        assert!(note.contains("--runs 4 or more"), "{note}");
+        assert!(outlier_lines(&r, Method::Robust).contains("rps at groups=1, base: outlier run 2 = 20"));
     }
 }

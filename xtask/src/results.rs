@@ -81,14 +81,46 @@ pub fn hist(log: &Log) -> Vec<Bucket> {
         .collect()
 }
 
-/// Samples per metric over several runs, in the order metrics first appear.
-pub fn by_metric(runs: &[RunRecord]) -> Vec<(Figure, Vec<f64>)> {
-    let mut out: Vec<(Figure, Vec<f64>)> = Vec::new();
+/// One metric's values over the successful runs. `values[i]` came from run `runs[i]`
+/// ([`RunRecord::run`], the number in runs.csv and the log's name), so a far-off value can be
+/// traced to its boot.
+#[derive(Debug, Clone)]
+pub struct Samples {
+    /// The first run's figure: name, unit, direction.
+    pub figure: Figure,
+    pub values: Vec<f64>,
+    pub runs: Vec<usize>,
+}
+
+/// A run whose value [`stats::outliers`](crate::stats::outliers) flags.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Outlier {
+    pub run: usize,
+    pub value: f64,
+}
+
+impl Samples {
+    pub fn outliers(&self) -> Vec<Outlier> {
+        crate::stats::outliers(&self.values).into_iter().map(|i| Outlier { run: self.runs[i], value: self.values[i] }).collect()
+    }
+}
+
+/// `run 0 = 6355.939, run 3 = 7001` (empty for none).
+pub fn describe_outliers(outliers: &[Outlier]) -> String {
+    outliers.iter().map(|o| format!("run {} = {}", o.run, o.value)).collect::<Vec<_>>().join(", ")
+}
+
+/// Samples per metric over the successful runs, in the order metrics first appear.
+pub fn by_metric(runs: &[RunRecord]) -> Vec<Samples> {
+    let mut out: Vec<Samples> = Vec::new();
     for r in runs.iter().filter(|r| r.ok) {
         for f in &r.results {
-            match out.iter_mut().find(|(g, _)| g.metric == f.metric) {
-                Some((_, v)) => v.push(f.value),
-                None => out.push((f.clone(), vec![f.value])),
+            match out.iter_mut().find(|s| s.figure.metric == f.metric) {
+                Some(s) => {
+                    s.values.push(f.value);
+                    s.runs.push(r.run);
+                }
+                None => out.push(Samples { figure: f.clone(), values: vec![f.value], runs: vec![r.run] }),
             }
         }
     }
@@ -121,8 +153,8 @@ Time: 0.303
         assert_eq!(s[1]["cpu"], 1);
         assert_eq!(s[0]["sched_count"], 5976);
         assert_eq!(hist(&log), vec![Bucket { kind: "wakeup".into(), lo_us: 16, hi_us: 18, count: 7 }]);
-        let run = |ok| RunRecord {
-            run: 0,
+        let run = |run, ok| RunRecord {
+            run,
             exit: String::new(),
             ok,
             wall_s: 1.0,
@@ -130,8 +162,14 @@ Time: 0.303
             schedstat_delta: s.clone(),
             hist: vec![],
         };
-        let m = by_metric(&[run(true), run(false), run(true)]);
+        let m = by_metric(&[run(0, true), run(1, false), run(2, true)]);
         assert_eq!(m.len(), 2);
-        assert_eq!(m[0].1, vec![0.303, 0.303]);
+        assert_eq!(m[0].values, vec![0.303, 0.303]);
+        assert_eq!(m[0].runs, vec![0, 2], "the failed run 1 is skipped, the numbers stay");
+        assert!(m[0].outliers().is_empty());
+        let far = |i, value| RunRecord { results: vec![Figure { value, ..f[0].clone() }], ..run(i, true) };
+        let m = by_metric(&[far(0, 0.3), far(1, 0.31), far(2, 0.29), far(3, 0.9)]);
+        assert_eq!(m[0].outliers(), vec![Outlier { run: 3, value: 0.9 }]);
+        assert_eq!(describe_outliers(&m[0].outliers()), "run 3 = 0.9");
     }
 }
