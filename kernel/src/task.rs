@@ -16,7 +16,6 @@ use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, 
 use sched::cpumask::CpuMask;
 
 use crate::arch::context::Context;
-use crate::arch::percpu::PerCpuArc;
 use crate::mem::stack::{self, Stack};
 use crate::sync::irq_mutex::IrqMutex;
 use crate::sync::Completion;
@@ -234,19 +233,16 @@ impl Task {
 static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 static REGISTRY: IrqMutex<BTreeMap<TaskId, Arc<Task>>> = IrqMutex::new(BTreeMap::new());
 
-/// The running task of each CPU.
-static CURRENT: PerCpuArc<Task> = PerCpuArc::new();
-
 /// The task running on this CPU.
 #[inline]
 pub fn current() -> Arc<Task> {
-    CURRENT.get_here().expect("scheduler started on this CPU")
+    crate::arch::percpu::current_task().expect("scheduler started on this CPU")
 }
 
 /// The task running on this CPU, or a stand-in idle task before its
 /// scheduler starts.
 pub fn current_or_idle() -> Arc<Task> {
-    match CURRENT.get_here() {
+    match crate::arch::percpu::current_task() {
         Some(t) => t,
         None => new_idle(crate::arch::percpu::cpu_id()),
     }
@@ -255,12 +251,12 @@ pub fn current_or_idle() -> Arc<Task> {
 /// Records the task now running on this CPU (once per CPU, when its
 /// runqueue starts).
 pub(crate) fn set_current(task: Arc<Task>) {
-    CURRENT.set_here(task);
+    crate::arch::percpu::set_current_task(task);
 }
 
 /// Records the task this CPU switches to (the switch, interrupts off).
 pub(crate) fn switch_current(task: Arc<Task>) {
-    CURRENT.set_here_irqs_off(task);
+    crate::arch::percpu::set_current_task_irqs_off(task);
 }
 
 /// The idle task of `cpu`: its boot flow, which is running now.

@@ -18,6 +18,7 @@ use x86_64::structures::tss::TaskStateSegment;
 use x86_64::VirtAddr;
 
 use super::descriptors::Idt;
+use crate::task::Task;
 
 /// The most CPUs fairway handles (the size of the scheduler's CPU masks).
 pub const MAX_CPUS: usize = 256;
@@ -64,6 +65,10 @@ pub struct PerCpu {
     /// them, through `gs` (`irq_guard_enter`/`irq_guard_exit`).
     irq_guards: AtomicU32,
     irq_saved_flags: AtomicU64,
+    /// The task running on this CPU (`current_task`), null before its
+    /// scheduler starts. Invariant: non-null, it owns one strong count of
+    /// that task, and only this CPU replaces it, with interrupts off.
+    current_task: AtomicPtr<Task>,
     pub(super) gdt: UnsafeCell<GlobalDescriptorTable>,
     pub(super) tss: UnsafeCell<TaskStateSegment>,
     pub(super) idt: UnsafeCell<Idt>,
@@ -90,6 +95,7 @@ impl PerCpu {
             in_fault: AtomicBool::new(false),
             irq_guards: AtomicU32::new(0),
             irq_saved_flags: AtomicU64::new(0),
+            current_task: AtomicPtr::new(core::ptr::null_mut()),
             gdt: UnsafeCell::new(GlobalDescriptorTable::new()),
             tss: UnsafeCell::new(TaskStateSegment::new()),
             idt: UnsafeCell::new(Idt::new()),
@@ -132,6 +138,7 @@ pub fn cpu_id() -> usize {
 
 const GUARDS_OFFSET: usize = core::mem::offset_of!(PerCpu, irq_guards);
 const SAVED_FLAGS_OFFSET: usize = core::mem::offset_of!(PerCpu, irq_saved_flags);
+const CURRENT_TASK_OFFSET: usize = core::mem::offset_of!(PerCpu, current_task);
 /// RFLAGS.IF.
 const FLAGS_IF: u64 = 1 << 9;
 
@@ -216,57 +223,48 @@ pub fn cpu(id: usize) -> &'static PerCpu {
     &CPUS[id]
 }
 
-/// One `Arc<T>` per CPU that only its own CPU replaces and reads (the task
-/// running there): reading it takes no lock.
-///
-/// Invariant: each non-null slot owns one strong count of the `Arc` it
-/// points to. A slot is swapped and read only by its own CPU with interrupts
-/// off, so a reader's load and count increment never interleave with the
-/// replacement that drops the old value.
-pub struct PerCpuArc<T> {
-    slots: [AtomicPtr<T>; MAX_CPUS],
+/// The task running on this CPU, if its scheduler has started (Linux's
+/// `current`): one load through `gs`, so no interrupt or migration can come
+/// between finding this CPU's area and reading its slot.
+#[inline]
+pub fn current_task() -> Option<Arc<Task>> {
+    let p: *const Task;
+    // SAFETY: as in `cpu_id`; `current_task` is a field of a live `PerCpu`
+    // at `CURRENT_TASK_OFFSET`, and a pointer-sized load of it is one
+    // instruction.
+    unsafe {
+        asm!("mov {}, gs:[{off}]", out(reg) p, off = const CURRENT_TASK_OFFSET,
+             options(nostack, readonly, preserves_flags))
+    };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: at the load the slot named the task running this code (the
+    // field's invariant), so `p` is us. We may be preempted and moved since,
+    // but wherever we run, that CPU's slot owns a strong count of us, so the
+    // task is alive at the increment, which adds the count the Arc owns.
+    unsafe {
+        Arc::increment_strong_count(p);
+        Some(Arc::from_raw(p))
+    }
 }
 
-impl<T: Send + Sync> PerCpuArc<T> {
-    pub const fn new() -> Self {
-        PerCpuArc { slots: [const { AtomicPtr::new(core::ptr::null_mut()) }; MAX_CPUS] }
-    }
+/// Makes `task` this CPU's running task (dropping the previous one's count).
+pub fn set_current_task(task: Arc<Task>) {
+    without_interrupts(|| set_current_task_irqs_off(task));
+}
 
-    /// Makes `v` this CPU's value (dropping the previous one).
-    pub fn set_here(&self, v: Arc<T>) {
-        without_interrupts(|| self.set_here_irqs_off(v));
-    }
-
-    /// As `set_here`, with interrupts already off (the switch): the slot is
-    /// this CPU's alone, so a plain load and store replace it.
-    #[inline]
-    pub fn set_here_irqs_off(&self, v: Arc<T>) {
-        let slot = &self.slots[cpu_id()];
-        let old = slot.load(Ordering::Relaxed);
-        slot.store(Arc::into_raw(v).cast_mut(), Ordering::Release);
-        if !old.is_null() {
-            // SAFETY: `old` came from `Arc::into_raw` with the slot's strong
-            // count, which the slot no longer holds (invariant); interrupts
-            // are off, so no reader on this CPU ran between load and store.
-            drop(unsafe { Arc::from_raw(old) });
-        }
-    }
-
-    /// This CPU's value, if set.
-    #[inline]
-    pub fn get_here(&self) -> Option<Arc<T>> {
-        without_interrupts(|| {
-            let p = self.slots[cpu_id()].load(Ordering::Acquire);
-            if p.is_null() {
-                return None;
-            }
-            // SAFETY: the slot owns a strong count of `p` (invariant) and
-            // cannot be replaced before we return (same CPU, interrupts
-            // off), so `p` is alive; we add the count the new Arc owns.
-            unsafe {
-                Arc::increment_strong_count(p);
-                Some(Arc::from_raw(p))
-            }
-        })
+/// As `set_current_task`, with interrupts already off (the switch): the slot
+/// is this CPU's alone, so a plain load and store replace it.
+#[inline]
+pub fn set_current_task_irqs_off(task: Arc<Task>) {
+    let slot = &this_cpu().current_task;
+    let old = slot.load(Ordering::Relaxed);
+    slot.store(Arc::into_raw(task).cast_mut(), Ordering::Release);
+    if !old.is_null() {
+        // SAFETY: `old` came from `Arc::into_raw` with the slot's strong
+        // count, which the slot no longer holds (invariant); interrupts are
+        // off, so no reader on this CPU ran between load and store.
+        drop(unsafe { Arc::from_raw(old) });
     }
 }
