@@ -42,13 +42,21 @@ impl Ring {
                 at = self.wrap(at, 1);
             }
         } else {
-            let first = n.min(self.buf.len() - self.head);
-            out[..first].copy_from_slice(&self.buf[self.head..self.head + first]);
-            out[first..n].copy_from_slice(&self.buf[..n - first]);
+            self.copy_out(&mut out[..n]);
         }
         self.head = self.wrap(self.head, n);
         self.len -= n;
         n
+    }
+
+    /// `take`'s bulk copy of `out.len()` bytes from `head` (`<= len`), out
+    /// of line: its registers would weigh on every one-byte lock round trip.
+    #[inline(never)]
+    fn copy_out(&self, out: &mut [u8]) {
+        let n = out.len();
+        let first = n.min(self.buf.len() - self.head);
+        out[..first].copy_from_slice(&self.buf[self.head..self.head + first]);
+        out[first..n].copy_from_slice(&self.buf[..n - first]);
     }
 
     /// Moves as many bytes of `data` in as fit; returns how many.
@@ -63,12 +71,20 @@ impl Ring {
                 at = self.wrap(at, 1);
             }
         } else {
-            let first = n.min(cap - tail);
-            self.buf[tail..tail + first].copy_from_slice(&data[..first]);
-            self.buf[..n - first].copy_from_slice(&data[first..n]);
+            self.copy_in(tail, &data[..n]);
         }
         self.len += n;
         n
+    }
+
+    /// `put`'s bulk copy of `data` to `tail` (`data.len()` bytes of free
+    /// space there), out of line as `copy_out`.
+    #[inline(never)]
+    fn copy_in(&mut self, tail: usize, data: &[u8]) {
+        let n = data.len();
+        let first = n.min(self.buf.len() - tail);
+        self.buf[tail..tail + first].copy_from_slice(&data[..first]);
+        self.buf[..n - first].copy_from_slice(&data[first..n]);
     }
 }
 
