@@ -101,14 +101,18 @@ pub fn check_affinity<const SMP: u32>(log: &Log) -> CheckResult {
 pub const PIPE_ROUNDS: u64 = 100_000;
 
 /// Lower bound on each pipe thread's wakeups, as a fraction of the round trips. A read blocks
-/// (and costs one wakeup) unless the answer is already there when the reader looks: on one CPU
-/// that needs the reader preempted between its write and its read (a tick at most once a
-/// millisecond, or the partner it just woke preempting it); across CPUs, the partner answering
-/// before the reader reaches its read. The scenarios run in instruction time (`icount`), where
-/// this is rare: at least 99 797 of 100 000 per thread at -smp 1/2/8, same and cross. (In wall
-/// time under TCG the host decides: 55-99 % with a busy host, as a stalled vCPU thread lets the
-/// partner answer first; hence `icount`.)
-pub const PIPE_MIN_WAKEUPS_PERCENT: u64 = 99;
+/// (and costs one wakeup) unless the answer is already there when the reader looks. On one CPU
+/// that needs the reader preempted between its write and its read: by a tick, or by the partner
+/// it just woke. The latter is EEVDF at work, not noise: an ineligible running task has no
+/// RUN_TO_PARITY protection, and a wakee re-placed at V with a fresh request can have the earlier
+/// deadline, so for some rounds after a slice refresh the partner preempts the writer. How many
+/// depends on where the refreshes fall, which moves with every change to the instruction count
+/// of the path: 99 797 of 100 000 per thread at one build, 92 989 at the next (`-smp 1`). Across
+/// CPUs it is the partner answering before the reader reaches its read (at least 99 797). The
+/// bound is set well below both to catch reads that stop blocking, not the phase of the slices.
+/// The scenarios run in instruction time (`icount`): in wall time under TCG the host decides
+/// (55-99 % with a busy host, as a stalled vCPU thread lets the partner answer first).
+pub const PIPE_MIN_WAKEUPS_PERCENT: u64 = 80;
 
 /// `workload=pipe,rounds=100000,mode=same|cross` on `SMP` CPUs (`CROSS`: `mode=cross`): the
 /// threads on CPU 0 (and CPU 1 for cross), each having run only there; each thread woken at most

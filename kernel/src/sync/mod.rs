@@ -45,10 +45,20 @@ impl WaitQueue {
     /// sleep is never lost. `cond` may act when it returns true (take the
     /// data it waited for): it is not called again after that.
     #[track_caller]
+    #[inline]
     pub fn wait_until(&self, mut cond: impl FnMut() -> bool) {
+        // Inlined: the condition usually holds already (a pipe write with
+        // room), and then there is no call to make.
         if cond() {
             return;
         }
+        self.block_until(cond);
+    }
+
+    /// `wait_until` once the condition failed: queue, sleep, re-check.
+    #[track_caller]
+    #[inline(never)]
+    fn block_until(&self, mut cond: impl FnMut() -> bool) {
         let me = task::current();
         if crate::debug::enabled() {
             *me.blocked_at.lock() = Some(core::panic::Location::caller());
