@@ -122,10 +122,19 @@ impl WaitQueue {
         Some(t)
     }
 
+    /// Inlined: most calls find no sleeper (a pipe reader waking a writer
+    /// that never waits for room) and then there is no call to make.
+    #[inline]
     fn wake_one_with(&self, flags: WakeFlags) -> bool {
         if !self.has_sleeper() {
             return false;
         }
+        self.wake_first(flags)
+    }
+
+    /// `wake_one_with` once a sleeper may be there.
+    #[inline(never)]
+    fn wake_first(&self, flags: WakeFlags) -> bool {
         let mut woke = false;
         while let Some(t) = self.pop() {
             if crate::wakeup::try_to_wake_up(&t, flags) {
