@@ -4,12 +4,13 @@
 //! `fds` senders; every sender writes `loops` messages of `datasize` bytes
 //! to every receiver of its group. The time runs from the start signal (sent
 //! once every thread is ready) until every thread has finished. Prints the
-//! report laid out like rt-tests' hackbench and `@fw result metric=time`.
+//! report laid out like rt-tests' hackbench, `@fw hackbench` (the messages
+//! the senders wrote and the receivers read) and `@fw result metric=time`.
 //! All the benchmark workloads take `spread=0|1` (see `crew::place`).
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::crew::{name, Crew};
 use crate::cmdline::Workload;
@@ -23,15 +24,17 @@ pub fn run(w: &Workload) -> bool {
     let fds = w.num("fds", 20).clamp(1, 64) as usize;
     let cap = (w.num("pipe_kb", 64).max(1) * 1024) as usize;
     let failed = Arc::new(AtomicBool::new(false));
+    let sent = Arc::new(AtomicU64::new(0));
+    let received = Arc::new(AtomicU64::new(0));
     let mut crew = Crew::new(w);
     for g in 0..groups {
         let pipes: Vec<Arc<Pipe>> = (0..fds).map(|_| Arc::new(Pipe::new(cap))).collect();
         for (r, p) in pipes.iter().enumerate() {
-            let (p, failed) = (p.clone(), failed.clone());
+            let (p, failed, received) = (p.clone(), failed.clone(), received.clone());
             let expect = fds * loops * datasize;
             crew.spawn(&name("hb-recv", g, Some(r)), crew.len(), move || {
                 let mut buf = [0u8; 4096];
-                let mut got = 0;
+                let (mut got, mut msgs) = (0, 0);
                 while got < expect {
                     let want = datasize.min(expect - got);
                     let n = p.read_exact(&mut buf[..want]);
@@ -40,18 +43,23 @@ pub fn run(w: &Workload) -> bool {
                         break;
                     }
                     got += n;
+                    msgs += (n == datasize) as u64;
                 }
+                received.fetch_add(msgs, Ordering::Relaxed);
             });
         }
         for s in 0..fds {
-            let pipes = pipes.clone();
+            let (pipes, sent) = (pipes.clone(), sent.clone());
             crew.spawn(&name("hb-send", g, Some(s)), crew.len(), move || {
                 let msg = [0x5au8; 4096];
+                let mut msgs = 0;
                 for _ in 0..loops {
                     for p in &pipes {
                         p.write(&msg[..datasize], false);
+                        msgs += 1;
                     }
                 }
+                sent.fetch_add(msgs, Ordering::Relaxed);
             });
         }
     }
@@ -71,6 +79,18 @@ pub fn run(w: &Workload) -> bool {
     crew.join();
     let ns = rq::now_ns() - start;
     crate::kprintln!("Time: {}.{:03}", ns / 1_000_000_000, ns / 1_000_000 % 1000);
+    let (sent, received) = (sent.load(Ordering::Relaxed), received.load(Ordering::Relaxed));
+    crate::record!(
+        "hackbench",
+        "groups={} fds={} loops={} datasize={} messages_sent={} messages_received={} ns={}",
+        groups,
+        fds,
+        loops,
+        datasize,
+        sent,
+        received,
+        ns
+    );
     super::result("hackbench", "time", ns / 1_000_000, "s", false);
-    !failed.load(Ordering::Relaxed)
+    !failed.load(Ordering::Relaxed) && received == sent && sent == (groups * fds * fds * loops) as u64
 }

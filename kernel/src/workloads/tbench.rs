@@ -3,7 +3,9 @@
 //! bytes over a pipe to its own server thread, which reads it, does
 //! `server_us` of CPU work and answers with `reply` bytes over a second
 //! pipe. Throughput counts the bytes moved both ways. Prints tbench's
-//! summary line and `@fw result metric=throughput unit=MB/s`.
+//! summary line, `@fw tbench` (round trips the clients completed, requests
+//! the servers answered, bytes, time) and `@fw result metric=throughput
+//! unit=MB/s`.
 
 use alloc::sync::Arc;
 use alloc::vec;
@@ -22,34 +24,41 @@ pub fn run(w: &Workload) -> bool {
     let ms = w.num("ms", 1000).max(1);
     let server_iters = super::schbench::calibrate(w) * w.num("server_us", 5);
     let bytes = Arc::new(AtomicU64::new(0));
+    let trips = Arc::new(AtomicU64::new(0));
+    let served = Arc::new(AtomicU64::new(0));
     let max_lat = Arc::new(AtomicU64::new(0));
     let mut crew = Crew::new(w);
     for c in 0..clients {
         let to_server = Arc::new(Pipe::new(64 * 1024));
         let to_client = Arc::new(Pipe::new(64 * 1024));
-        let (rx, tx) = (to_server.clone(), to_client.clone());
+        let (rx, tx, served) = (to_server.clone(), to_client.clone(), served.clone());
         crew.spawn_ungated(&name("tb-server", c, None), 2 * c + 1, move || {
             let mut inbuf = vec![0u8; req];
             let out = vec![0x42u8; reply];
+            let mut answered = 0;
             while rx.read_exact(&mut inbuf) == req {
                 super::schbench::work(server_iters);
                 tx.write(&out, true);
+                answered += 1;
             }
+            served.fetch_add(answered, Ordering::Relaxed);
         });
-        let (stop, bytes, max_lat) = (crew.stop_flag(), bytes.clone(), max_lat.clone());
+        let (stop, bytes, max_lat, trips) = (crew.stop_flag(), bytes.clone(), max_lat.clone(), trips.clone());
         let out = vec![0x17u8; req];
         let mut inbuf = vec![0u8; reply];
         crew.spawn(&name("tb-client", c, None), 2 * c, move || {
-            let (mut n, mut worst) = (0u64, 0u64);
+            let (mut n, mut worst, mut done) = (0u64, 0u64, 0u64);
             while !stop.load(Ordering::Relaxed) {
                 let t = rq::now_ns();
                 to_server.write(&out, true);
                 to_client.read_exact(&mut inbuf);
                 worst = worst.max(rq::now_ns() - t);
                 n += (req + reply) as u64;
+                done += 1;
             }
             to_server.close();
             bytes.fetch_add(n, Ordering::Relaxed);
+            trips.fetch_add(done, Ordering::Relaxed);
             max_lat.fetch_max(worst, Ordering::Relaxed);
         });
     }
@@ -67,7 +76,19 @@ pub fn run(w: &Workload) -> bool {
         lat / 1_000_000,
         lat / 1000 % 1000
     );
+    let (trips, served) = (trips.load(Ordering::Relaxed), served.load(Ordering::Relaxed));
+    crate::record!(
+        "tbench",
+        "clients={} req={} reply={} round_trips={} served={} bytes={} ns={}",
+        clients,
+        req,
+        reply,
+        trips,
+        served,
+        b,
+        ns
+    );
     super::result("tbench", "throughput", mbs_milli, "MB/s", true);
     super::result("tbench", "max_latency", lat / 1000, "ms", false);
-    b > 0
+    b > 0 && served == trips
 }
