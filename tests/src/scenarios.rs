@@ -10,10 +10,10 @@ use crate::exit::{Outcome, QemuExit};
 use crate::log::Log;
 use crate::topology::Topology;
 use crate::workloads::{
-    check_affinity, check_capacity, check_features, check_features_bogus, check_latency,
-    check_overflow, check_pipe, check_pipes, check_prodcons, check_shares, check_spread,
-    check_spread_smt, check_storm, check_three_on_two, check_tickless, compare_snap_delta,
-    compare_wake_affine,
+    check_affinity, check_capacity, check_ebizzy, check_features, check_features_bogus,
+    check_fserver, check_hackbench, check_latency, check_overflow, check_pipe, check_pipes,
+    check_prodcons, check_schbench, check_shares, check_spread, check_spread_smt, check_storm,
+    check_tbench, check_three_on_two, check_tickless, compare_snap_delta, compare_wake_affine,
 };
 
 /// What a check returns: `Err` carries the reason for people.
@@ -525,10 +525,79 @@ pub fn all() -> Vec<Scenario> {
             check: check_tickless::<4, 1, 1000, false>,
             ..BASE
         },
+        // The benchmark workloads (`cargo xtask bench`'s): each run accounted for (messages,
+        // requests, bytes), its report consistent with its `@fw` records and results, and a
+        // `@fw schedstat_delta` per CPU. In instruction time, short runs (3-6 s of wall time
+        // each); every parameter a check uses is written out in the command line, which the
+        // check reads (`workload_params`).
+        Scenario {
+            name: "bench-hackbench-smp2",
+            icount: true,
+            smp: "2",
+            append: BENCH_HACKBENCH,
+            check: |log| check_hackbench(log, 2, BENCH_HACKBENCH),
+            ..BASE
+        },
+        Scenario {
+            // The most cross-CPU wakeups: 80 threads on 4 CPUs, and every CPU must have woken
+            // threads on another.
+            name: "bench-hackbench-smp4",
+            icount: true,
+            smp: "4",
+            append: BENCH_HACKBENCH,
+            check: |log| check_hackbench(log, 4, BENCH_HACKBENCH),
+            ..BASE
+        },
+        Scenario {
+            name: "bench-schbench-smp2",
+            icount: true,
+            smp: "2",
+            append: BENCH_SCHBENCH,
+            check: |log| check_schbench(log, 2, BENCH_SCHBENCH),
+            ..BASE
+        },
+        Scenario {
+            name: "bench-ebizzy-smp2",
+            icount: true,
+            smp: "2",
+            append: BENCH_EBIZZY,
+            check: |log| check_ebizzy(log, 2, BENCH_EBIZZY),
+            ..BASE
+        },
+        Scenario {
+            name: "bench-tbench-smp2",
+            icount: true,
+            smp: "2",
+            append: BENCH_TBENCH,
+            check: |log| check_tbench(log, 2, BENCH_TBENCH),
+            ..BASE
+        },
+        Scenario {
+            name: "bench-fserver-smp2",
+            icount: true,
+            smp: "2",
+            append: BENCH_FSERVER,
+            check: |log| check_fserver(log, 2, BENCH_FSERVER),
+            ..BASE
+        },
     ];
     v.retain(|s| !s.name.is_empty());
     v
 }
+
+/// The command lines of the benchmark scenarios (`bench-*`), read by their checks too.
+/// hackbench: 2 groups of 20 senders and 20 receivers, 100 messages of 100 bytes from each
+/// sender to each receiver (200 KB per receiver through a 64 KiB pipe: senders block).
+pub const BENCH_HACKBENCH: &str =
+    "sched_debug=1 workload=hackbench,groups=2,loops=100,datasize=100,fds=20,pipe_kb=64";
+pub const BENCH_SCHBENCH: &str =
+    "sched_debug=1 workload=schbench,threads=2,workers=4,runtime_ms=300,work_us=200,sleep_us=100";
+pub const BENCH_EBIZZY: &str =
+    "sched_debug=1 workload=ebizzy,threads=2,chunks=10,records=1024,ms=300";
+pub const BENCH_TBENCH: &str =
+    "sched_debug=1 workload=tbench,clients=2,req=256,reply=4096,server_us=5,ms=300";
+pub const BENCH_FSERVER: &str =
+    "sched_debug=1 workload=fserver,threads=4,burst_us=50,sleep_us=100,ms=300";
 
 /// The `-smp` of `balance-smt-1s4c2t`: one socket, 4 cores of 2 threads.
 pub const SMT_SMP: &str = "8,sockets=1,cores=4,threads=2";

@@ -434,6 +434,72 @@ fn every_scenario_fails_when_its_key_line_is_wrong() {
         ("pipe-cross-smp2", "resched_ipis=99500", "resched_ipis=79000"),
         ("pipe-cross-idle-poll-smp2", "resched_ipis=3 ", "resched_ipis=1001 "),
         ("pipe-cross-idle-poll-smp2", "wake_idle_without_ipi=99500", "wake_idle_without_ipi=79999"),
+                // hackbench: a message lost or invented, the report or the result not the run's time,
+        // the header not the parameters, a result or a CPU's schedstat delta missing, a delta
+        // above the counter's total since boot, a CPU that woke nothing on another CPU or ran
+        // no thread, a CPU count not the -smp.
+        ("bench-hackbench-smp2", "messages_received=80000", "messages_received=79999"),
+        ("bench-hackbench-smp2", "messages_sent=80000", "messages_sent=80001"),
+        ("bench-hackbench-smp2", "Time: 0.047", "Time: 0.048"),
+        ("bench-hackbench-smp2", "metric=time value=0.047", "metric=time value=0.470"),
+        ("bench-hackbench-smp2", "@fw result workload=hackbench metric=time value=0.047 unit=s better=lower\n", ""),
+        ("bench-hackbench-smp2", "metric=time value=0.047 unit=s better=lower", "metric=time value=0.047 unit=s better=higher"),
+        ("bench-hackbench-smp2", "Each sender will pass 100 messages", "Each sender will pass 10 messages"),
+        ("bench-hackbench-smp2", "ns=47535941", "ns=535941"),
+        ("bench-hackbench-smp2", "@fw schedstat_delta cpu=1 ", "@fw schedstat_deltx cpu=1 "),
+        ("bench-hackbench-smp2", "ticks=1000 timer_irqs=1000 resched_ipis=2", "ticks=1000 timer_irqs=1000 resched_ipis=1000001"),
+        ("bench-hackbench-smp4", "cpu=2 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=3", "cpu=2 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1"),
+        ("bench-hackbench-smp4", "cpu=3 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=3 ttwu_local=1 rq_cpu_time=5", "cpu=3 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=3 ttwu_local=1 rq_cpu_time=0"),
+        ("bench-hackbench-smp4", "(== 80 tasks)", "(== 40 tasks)"),
+        ("bench-hackbench-smp4", "@fw workload name=hackbench cpus=4", "@fw workload name=hackbench cpus=2"),
+        // schbench: percentiles out of order, the star elsewhere, a count below its rank, a
+        // request shorter than its sleep, more wakeups than requests, a histogram not adding
+        // up or not log-linear, zero rps, results or `average rps` not the report's, the
+        // closing line or the runtime not the parameters.
+        ("bench-schbench-smp2", "90.0th: 2700", "90.0th: 1000"),
+        ("bench-schbench-smp2", "* 99.0th: 2971", "  99.0th: 2971"),
+        ("bench-schbench-smp2", "99.9th: 2999       (1392 samples)", "99.9th: 2999       (1391 samples)"),
+        ("bench-schbench-smp2", "min=300, max=4298", "min=150, max=4298"),
+        ("bench-schbench-smp2", "min=1, max=3000", "min=1, max=3100"),
+        ("bench-schbench-smp2", "(1393 total samples)", "(1401 total samples)"),
+        ("bench-schbench-smp2", "kind=request lo_us=320 hi_us=352 count=11", "kind=request lo_us=320 hi_us=352 count=12"),
+        ("bench-schbench-smp2", "kind=request lo_us=4096 hi_us=4608 count=73", "kind=request lo_us=4096 hi_us=4352 count=73"),
+        ("bench-schbench-smp2", "@fw hist workload=schbench kind=wakeup lo_us=4 hi_us=5 count=1\n", ""),
+        ("bench-schbench-smp2", "metric=rps value=4647.540", "metric=rps value=0.000"),
+        ("bench-schbench-smp2", "metric=wakeup_p99 value=2971.000", "metric=wakeup_p99 value=2970.000"),
+        ("bench-schbench-smp2", "average rps: 4647.54", "average rps: 4647.55"),
+        ("bench-schbench-smp2", "workers each, work 200 us", "workers each, work 100 us"),
+        ("bench-schbench-smp2", "runtime 1 (s) (1400", "runtime 3 (s) (1400"),
+        // ebizzy: no search, records/s or the result not searches over real, real not the
+        // run's ms, the closing line not the parameters, the CPUs idle for most of the run.
+        ("bench-ebizzy-smp2", "210649 searches", "0 searches"),
+        ("bench-ebizzy-smp2", "701874 records/s\n", "701875 records/s\n"),
+        ("bench-ebizzy-smp2", "real     0.30 s", "real     0.20 s"),
+        ("bench-ebizzy-smp2", "value=701874.497", "value=801874.497"),
+        ("bench-ebizzy-smp2", "ebizzy: 2 threads", "ebizzy: 1 threads"),
+        ("bench-ebizzy-smp2", "rq_cpu_time=300000000 run_delay=5 pcount=3 ticks=2 ", "rq_cpu_time=30000000 run_delay=5 pcount=3 ticks=2 "),
+        // tbench: a request unanswered, bytes not the round trips', the throughput not
+        // bytes/ns, the summary's procs, the latency result not the summary's, a short run,
+        // nothing moved, the result missing.
+        ("bench-tbench-smp2", "served=29155", "served=29154"),
+        ("bench-tbench-smp2", "bytes=126882560", "bytes=126882559"),
+        ("bench-tbench-smp2", "Throughput 422.195 MB/sec", "Throughput 422.196 MB/sec"),
+        ("bench-tbench-smp2", "4 procs", "2 procs"),
+        ("bench-tbench-smp2", "metric=max_latency value=1.259", "metric=max_latency value=1.260"),
+        ("bench-tbench-smp2", "ns=300530135", "ns=200530135"),
+        ("bench-tbench-smp2", "round_trips=29155 served=29155 bytes=126882560", "round_trips=0 served=0 bytes=0"),
+        ("bench-tbench-smp2", "@fw result workload=tbench metric=throughput", "@fw resulx workload=tbench metric=throughput"),
+        // fserver: no op, latencies out of order, jobs/min or ops/s not the ops', the p99
+        // result not the summary's, more ops than the sleeps allow, p50 below the burst, the
+        // first line not the parameters.
+        ("bench-fserver-smp2", "5467 ops in 300 ms", "0 ops in 300 ms"),
+        ("bench-fserver-smp2", "p99 233  max 355", "p99 433  max 355"),
+        ("bench-fserver-smp2", "(1091737 jobs/min)", "(1091736 jobs/min)"),
+        ("bench-fserver-smp2", "Throughput 18195.628 ops/s", "Throughput 18295.628 ops/s"),
+        ("bench-fserver-smp2", "metric=burst_p99 value=233.642", "metric=burst_p99 value=234.642"),
+        ("bench-fserver-smp2", "5467 ops in 300 ms", "25467 ops in 300 ms"),
+        ("bench-fserver-smp2", "p50 64 ", "p50 10 "),
+        ("bench-fserver-smp2", "4 threads, burst 50 us", "8 threads, burst 50 us"),
         // each boot of the pair scenarios on its own.
         ("balance-newidle-snap-vs-delta", "@fw newidle cpu=3 ", "@fw newidle cpu=4 "),
         ("balance-newidle-snap-vs-delta", "items=5000", "items=0"),

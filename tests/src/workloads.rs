@@ -125,6 +125,8 @@ fn schedstat(log: &Log, cpu: u32) -> Result<&Record, String> {
 
 #[path = "workloads_balance.rs"]
 mod balance;
+#[path = "workloads_bench.rs"]
+mod bench;
 #[path = "workloads_fairness.rs"]
 mod fairness;
 #[path = "workloads_idle.rs"]
@@ -137,6 +139,11 @@ mod wakeup;
 pub use balance::{
     check_capacity, check_spread, check_spread_smt, check_three_on_two, SPREAD_WITHIN_MS,
     THREE_ON_TWO_TOLERANCE_PP,
+};
+pub use bench::{
+    check_ebizzy, check_fserver, check_hackbench, check_schbench, check_tbench, fixed, hist_bucket,
+    percentiles, results, scan, schedstat_deltas, workload_params, Percentiles,
+    EBIZZY_MIN_BUSY_PERCENT, RUN_SLACK_MS,
 };
 pub use fairness::{
     check_features, check_features_bogus, check_latency, check_shares, FEATURES_BOGUS,

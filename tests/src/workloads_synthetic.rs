@@ -227,9 +227,11 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                 pairs * rounds
             );
         }
+        "hackbench" | "schbench" | "ebizzy" | "tbench" | "fserver" => {
+            out += &bench(&name, &kv);
+        }
         other => panic!("no synthetic output for workload {other}"),
     }
-    out += &format!("@fw workload_done name={name} ok=1\n");
     // The run's timer interrupts: a tick per ms on the shares CPU, and with nohz=off on all.
     let ms: u64 = get(&kv, "ms", "1000").parse().unwrap();
     let busy = get(&kv, "cpu", "1").to_string();
@@ -249,16 +251,29 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
             (true, false) => (rounds - 500, 0),
             (true, true) => (3, rounds - 500),
         };
+        // The benchmarks wake threads across CPUs (and take IPIs for it); ebizzy's threads
+        // keep every CPU busy for the whole run.
+        let (ttwu, ipis, busy_ns) = match name.as_str() {
+            "hackbench" | "schbench" | "ebizzy" | "tbench" | "fserver" => {
+                let busy = if name == "ebizzy" { ms * 1_000_000 } else { 5 };
+                (3, ipis + 2, busy)
+            }
+            _ => (1, ipis, 5),
+        };
         out += &format!(
             "@fw schedstat_delta cpu={c} yld_count=0 sched_count=10 sched_goidle=1 \
-             ttwu_count=1 ttwu_local=1 rq_cpu_time=5 run_delay=5 pcount=3 ticks={irqs} \
-             timer_irqs={irqs} resched_ipis={ipis} wake_idle_without_ipi={silent}\n"
+             ttwu_count={ttwu} ttwu_local=1 rq_cpu_time={busy_ns} run_delay=5 pcount=3 \
+             ticks={irqs} timer_irqs={irqs} resched_ipis={ipis} \
+             wake_idle_without_ipi={silent}\n"
         );
     }
+    // As kernel/src/workloads/mod.rs prints them: the deltas, then the end of the run.
+    out += &format!("@fw workload_done name={name} ok=1\n");
     for c in 0..cpus {
         out += &format!(
-            "@fw schedstat cpu={c} yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1 \
-             ttwu_local=1 rq_cpu_time={} run_delay=5 pcount=3 ticks=2000\n",
+            "@fw schedstat cpu={c} yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1000 \
+             ttwu_local=1 rq_cpu_time={} run_delay=5 pcount=3 ticks=2000 timer_irqs=1000000 \
+             resched_ipis=1000000 wake_idle_without_ipi=1000000\n",
             100_000_000_000u64 + c as u64
         );
     }
@@ -294,4 +309,195 @@ fn option<'a>(append: &'a str, key: &str) -> &'a str {
         .split_whitespace()
         .find_map(|w| w.strip_prefix(key)?.strip_prefix('='))
         .unwrap_or("")
+}
+
+fn num(kv: &[(String, String)], k: &str) -> u64 {
+    get(kv, k, "")
+        .parse()
+        .unwrap_or_else(|_| panic!("a bench scenario must set {k}="))
+}
+
+/// schbench's nearest-rank percentile `p`/1000 of sorted `v` (kernel/src/workloads/schbench.rs).
+fn pct(v: &[u64], p: u64) -> u64 {
+    let rank = (v.len() as u64 * p).div_ceil(1000).max(1) as usize;
+    v[rank.min(v.len()) - 1]
+}
+
+/// What a correct kernel prints for a benchmark workload, from its `@fw workload` line to its
+/// results (laid out as kernel/src/workloads/<name>.rs prints them).
+fn bench(name: &str, kv: &[(String, String)]) -> String {
+    let mut out = String::new();
+    match name {
+        "hackbench" => {
+            let (g, l, d, f) = (
+                num(kv, "groups"),
+                num(kv, "loops"),
+                num(kv, "datasize"),
+                num(kv, "fds"),
+            );
+            let msgs = g * f * f * l;
+            out += &format!(
+                "Running in threaded mode with {g} groups using {} file descriptors each \
+                 (== {} tasks)\nEach sender will pass {l} messages of {d} bytes\nTime: 0.047\n",
+                2 * f,
+                2 * g * f
+            );
+            out += &format!(
+                "@fw hackbench groups={g} fds={f} loops={l} datasize={d} messages_sent={msgs} \
+                 messages_received={msgs} ns=47535941\n"
+            );
+            out += "@fw result workload=hackbench metric=time value=0.047 unit=s better=lower\n";
+        }
+        "schbench" => {
+            let (m, t, runtime_ms, work, sleep) = (
+                num(kv, "threads"),
+                num(kv, "workers"),
+                num(kv, "runtime_ms"),
+                num(kv, "work_us"),
+                num(kv, "sleep_us"),
+            );
+            let ns = runtime_ms * 1_000_000 + 1_234_567;
+            let secs = (ns / 1_000_000_000).max(1);
+            let n = 1400;
+            let mut req: Vec<u64> = (0..n).map(|i| sleep + work + i * 7919 % 4000).collect();
+            let mut wake: Vec<u64> = (0..n - m * t + 1).map(|i| 1 + i * 104_729 % 3000).collect();
+            req.sort_unstable();
+            wake.sort_unstable();
+            for (title, v) in [("Wakeup Latencies", &wake), ("Request Latencies", &req)] {
+                out += &format!(
+                    "{title} percentiles (usec) runtime {secs} (s) ({} total samples)\n",
+                    v.len()
+                );
+                for (p, star) in [(500, ' '), (900, ' '), (990, '*'), (999, ' ')] {
+                    let x = pct(v, p);
+                    let c = v.iter().filter(|&&y| y <= x).count();
+                    out += &format!(
+                        "\t{star} {:>2}.{}th: {x:<10} ({c} samples)\n",
+                        p / 10,
+                        p % 10
+                    );
+                }
+                out += &format!("\t  min={}, max={}\n", v[0], v[v.len() - 1]);
+            }
+            let rps = (n as u128 * 1_000_000_000_000 / ns as u128) as u64;
+            out += &format!("average rps: {}.{:02}\n", rps / 1000, rps % 1000 / 10);
+            for (kind, v) in [("wakeup", &wake), ("request", &req)] {
+                let mut i = 0;
+                while i < v.len() {
+                    let (lo, hi) = hist_bucket(v[i]);
+                    let j = i + v[i..].iter().take_while(|&&x| x < hi).count();
+                    out += &format!(
+                        "@fw hist workload=schbench kind={kind} lo_us={lo} hi_us={hi} count={}\n",
+                        j - i
+                    );
+                    i = j;
+                }
+            }
+            for (metric, milli, unit, better) in [
+                ("wakeup_p99", pct(&wake, 990) * 1000, "us", "lower"),
+                ("request_p99", pct(&req, 990) * 1000, "us", "lower"),
+                ("rps", rps, "req/s", "higher"),
+            ] {
+                out += &format!(
+                    "@fw result workload=schbench metric={metric} value={}.{:03} unit={unit} \
+                     better={better}\n",
+                    milli / 1000,
+                    milli % 1000
+                );
+            }
+            out += &format!(
+                "schbench: {m} message threads, {t} workers each, work {work} us (124 loops/us), \
+                 sleep {sleep} us\n"
+            );
+        }
+        "ebizzy" => {
+            let (threads, chunks, records, ms) = (
+                num(kv, "threads"),
+                num(kv, "chunks"),
+                num(kv, "records"),
+                num(kv, "ms"),
+            );
+            let ns = ms * 1_000_000 + 123_456;
+            let n = 210_649u64;
+            let rate = (n as u128 * 1_000_000_000_000 / ns as u128) as u64;
+            out += &format!(
+                "{} records/s\nreal {:>5}.{:02} s\n",
+                rate / 1000,
+                ns / 1_000_000_000,
+                ns / 10_000_000 % 100
+            );
+            out += &format!(
+                "ebizzy: {threads} threads, {chunks} chunks of {records} records, {n} searches\n"
+            );
+            out += &format!(
+                "@fw result workload=ebizzy metric=records_per_s value={}.{:03} unit=records/s \
+                 better=higher\n",
+                rate / 1000,
+                rate % 1000
+            );
+        }
+        "tbench" => {
+            let (clients, req, reply, ms) = (
+                num(kv, "clients"),
+                num(kv, "req"),
+                num(kv, "reply"),
+                num(kv, "ms"),
+            );
+            let ns = ms * 1_000_000 + 530_135;
+            let trips = 29_155u64;
+            let bytes = trips * (req + reply);
+            let mbs = (bytes as u128 * 1_000_000 / ns as u128) as u64;
+            out += &format!(
+                "Throughput {}.{:03} MB/sec  {clients} clients  {} procs  max_latency=1.259 ms\n",
+                mbs / 1000,
+                mbs % 1000,
+                2 * clients
+            );
+            out += &format!(
+                "@fw tbench clients={clients} req={req} reply={reply} round_trips={trips} \
+                 served={trips} bytes={bytes} ns={ns}\n"
+            );
+            out += &format!(
+                "@fw result workload=tbench metric=throughput value={}.{:03} unit=MB/s \
+                 better=higher\n",
+                mbs / 1000,
+                mbs % 1000
+            );
+            out += "@fw result workload=tbench metric=max_latency value=1.259 unit=ms \
+                    better=lower\n";
+        }
+        "fserver" => {
+            let (threads, burst, sleep, ms) = (
+                num(kv, "threads"),
+                num(kv, "burst_us"),
+                num(kv, "sleep_us"),
+                num(kv, "ms"),
+            );
+            let ns = ms * 1_000_000 + 456_789;
+            let ops = 5467u64;
+            let rate = (ops as u128 * 1_000_000_000_000 / ns as u128) as u64;
+            out += &format!(
+                "fserver: {threads} threads, burst {burst} us, sleep {sleep} us, {ops} ops in {} \
+                 ms\n",
+                ns / 1_000_000
+            );
+            out += &format!(
+                "Throughput {}.{:03} ops/s  ({} jobs/min)\n",
+                rate / 1000,
+                rate % 1000,
+                rate * 60 / 1000
+            );
+            out += "Burst latency (usec): p50 64  p90 123  p99 233  max 355\n";
+            out += &format!(
+                "@fw result workload=fserver metric=ops_per_s value={}.{:03} unit=ops/s \
+                 better=higher\n",
+                rate / 1000,
+                rate % 1000
+            );
+            out += "@fw result workload=fserver metric=burst_p99 value=233.642 unit=us \
+                    better=lower\n";
+        }
+        other => panic!("{other} is not a benchmark workload"),
+    }
+    out
 }
