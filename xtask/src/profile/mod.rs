@@ -7,7 +7,9 @@
 //! and shutdown cancel, what remains is the steady-state cost of `base` more units. Each
 //! instruction's count goes to the ELF symbol containing it; functions are then grouped by layer.
 //! With `--inlined` (or `--within SYMBOL`) the DWARF inline chains of the counted addresses add
-//! a per-function view that sees through inlining and a per-source-line view (`inline`).
+//! a per-function view that sees through inlining and a per-source-line view (`inline`). With
+//! `--annotate SYMBOL` one function's disassembly follows, each instruction with its count
+//! (`annotate`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
