@@ -7,7 +7,9 @@
 //! and shutdown cancel, what remains is the steady-state cost of `base` more units. Each
 //! instruction's count goes to the ELF symbol containing it; functions are then grouped by layer.
 //! With `--inlined` (or `--within SYMBOL`) the DWARF inline chains of the counted addresses add
-//! a per-function view that sees through inlining and a per-source-line view (`inline`).
+//! a per-function view that sees through inlining and a per-source-line view (`inline`). With
+//! `--annotate SYMBOL` one function's disassembly follows, each instruction with its count
+//! (`annotate`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -21,6 +23,7 @@ use crate::symbols::Symbols;
 use crate::workload_args::WorkloadArgs;
 
 mod against;
+mod annotate;
 mod counts;
 mod inline;
 mod report;
@@ -54,6 +57,15 @@ pub struct ProfileArgs {
     /// --top functions that changed most, per unit, before and after.
     #[arg(long, value_name = "PATH")]
     pub against: Option<PathBuf>,
+    /// Print the disassembly of this out-of-line function (its demangled ELF symbol, exactly as
+    /// the per-symbol table shows it; every copy that executed) with each instruction's
+    /// executions per unit, and write it to annotate.txt.
+    #[arg(long, value_name = "SYMBOL")]
+    pub annotate: Option<String>,
+    /// With --annotate: runs of at least N instructions the difference does not contain are
+    /// shown as one line (0: show every instruction).
+    #[arg(long, value_name = "N", default_value_t = 3, requires = "annotate")]
+    pub collapse: usize,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -191,18 +203,38 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
     }
     // The DWARF and --within are checked before booting, so a mistake costs seconds, not a run.
     let inlined = a.inlined || a.within.is_some();
-    let elf_data = if inlined {
+    let elf_data = if inlined || a.annotate.is_some() {
         std::fs::read(&boot.elf).map_err(|e| format!("{}: {e}", boot.elf.display()))?
     } else {
         Vec::new()
     };
-    let debuginfo = if inlined { Some(inline::Debuginfo::parse(&boot.elf, &elf_data)?) } else { None };
+    // --annotate uses the DWARF for source lines when it is there; --inlined needs it.
+    let debuginfo = if elf_data.is_empty() {
+        None
+    } else {
+        match inline::Debuginfo::parse(&boot.elf, &elf_data) {
+            Ok(d) => Some(d),
+            Err(e) if inlined => return Err(e),
+            Err(_) => None,
+        }
+    };
     if let Some(w) = &a.within {
         if syms.address_of(w).is_none() {
             let why = format!("is not a function symbol of {}", boot.elf.display());
-            return Err(unknown_within(w, &why, "symbol names", syms.names()));
+            return Err(unknown_symbol("--within", w, &why, "symbol names", syms.names()));
         }
     }
+    let copies = match &a.annotate {
+        Some(name) => {
+            let c = annotate::copies(&elf_data, &syms, name)?;
+            if c.is_empty() {
+                let why = format!("is not a function symbol of {}", boot.elf.display());
+                return Err(unknown_symbol("--annotate", name, &why, "symbol names", syms.names()));
+            }
+            c
+        }
+        None => Vec::new(),
+    };
     let dir = crate::workspace_root()
         .join("target/profile")
         .join(format!("{}-{}", crate::bench::timestamp(), w.workload));
@@ -265,7 +297,7 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
             v = a.vary
         ));
     }
-    if let Some(dbg) = &debuginfo {
+    if let (true, Some(dbg)) = (inlined, &debuginfo) {
         let chains = dbg.chains(delta.iter().map(|&(pc, _)| pc))?;
         eprintln!("xtask: resolved the inline chains of {} addresses from DWARF", chains.len());
         let symbol_of = |pc| syms.lookup(pc).map_or(NO_SYMBOL, |(n, _)| n);
@@ -281,27 +313,59 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
     if let Some(p) = &a.json {
         std::fs::write(p, &json).map_err(|e| format!("{}: {e}", p.display()))?;
     }
-    println!("\nwrote {} (profiles, serial logs, profile.json)", dir.display());
+    let mut annotation = None;
+    if let Some(name) = &a.annotate {
+        let root = crate::workspace_root();
+        let source = |pc| debuginfo.as_ref().and_then(|d| annotate::source_of(d, pc, name, &root));
+        let copies: Vec<_> = copies.iter().map(|c| annotate::annotate(c, &delta, &syms, &source)).collect();
+        let figure = report.functions.iter().find(|f| &f.name == name).map_or(0, |f| f.insns);
+        annotation = Some(annotate::render_all(name, &copies, base, unit_name(&a.vary), a.collapse).map(|mut text| {
+            if debuginfo.is_none() {
+                text.push_str("(the ELF has no DWARF: no source lines)\n");
+            }
+            let sum: i64 = copies.iter().map(|c| c.total).sum();
+            if sum != figure {
+                // By construction the copies cover what the per-symbol table charges to the name.
+                text.push_str(&format!(
+                    "(warning: the copies add up to {sum} instructions, the per-symbol table has {figure})\n"
+                ));
+            }
+            text
+        }));
+    }
+    if let Some(Ok(text)) = &annotation {
+        println!("\nannotated (executions per {} beside each instruction):\n", unit_name(&a.vary));
+        print!("{text}");
+        let p = dir.join("annotate.txt");
+        std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    let also = if matches!(annotation, Some(Ok(_))) { ", annotate.txt" } else { "" };
+    println!("\nwrote {} (profiles, serial logs, profile.json{also})", dir.display());
     if let (Some(w), Some(inl)) = (&a.within, &report.inline) {
         if inl.addresses == 0 {
             let why = "ran no instruction more or less often in the second boot, so nothing matched";
             let names = report.functions.iter().map(|f| f.name.as_str());
-            return Err(unknown_within(w, why, "functions of this profile", names));
+            return Err(unknown_symbol("--within", w, why, "functions of this profile", names));
         }
+    }
+    if let (Some(name), Some(Err(why))) = (&a.annotate, &annotation) {
+        let names = report.functions.iter().map(|f| f.name.as_str());
+        return Err(unknown_symbol("--annotate", name, why, "functions of this profile", names));
     }
     Ok(())
 }
 
-/// The error for a `--within` symbol that matched nothing: why, and the names among `names`
-/// (described by `among`) closest to it.
-fn unknown_within<'a>(
+/// The error for a `--within` or `--annotate` (`option`) symbol that matched nothing: why, and
+/// the names among `names` (described by `among`) closest to it.
+fn unknown_symbol<'a>(
+    option: &str,
     wanted: &str,
     why: &str,
     among: &str,
     names: impl Iterator<Item = &'a str> + Clone,
 ) -> String {
     let near = inline::closest(names, wanted, 10);
-    let mut e = format!("xtask profile --within: `{wanted}` {why}");
+    let mut e = format!("xtask profile {option}: `{wanted}` {why}");
     if near.is_empty() {
         let _ = write!(e, "; none of the {among} is near it (names are demangled, without hashes)");
     } else {
@@ -461,6 +525,8 @@ mod tests {
             inlined: false,
             within: None,
             against: None,
+            annotate: None,
+            collapse: 3,
         };
         let fns = attribute(&[(0x1000, 300), (0x1100, 100), (0x2000, 100)], &syms());
         let mut r = Report::new(&a, 10, ["x".into(), "y".into()], fns, [vec![], vec![]], Some([1000, 1520]));
@@ -550,6 +616,25 @@ mod tests {
         let bad = Log::parse("@fw stage name=cmdline\ncmdline: workload=\"groups\": unknown workload; running workload=demo\n");
         assert_eq!(rejected_options(&[&bad, &bad]).len(), 1);
         assert!(rejected_options(&[&log]).is_empty());
+    }
+
+    #[test]
+    fn unknown_annotate_symbol_lists_close_names() {
+        let names = ["fairway_kernel::sync::WaitQueue::wake_first", "fairway_kernel::sync::WaitQueue::wake_one_with", "sched::pick"];
+        let e = unknown_symbol("--annotate", "fairway_kernel::sync::WaitQueue::wake", "is not a function symbol of k", "symbol names", names.iter().copied());
+        assert!(e.starts_with("xtask profile --annotate: `fairway_kernel::sync::WaitQueue::wake` is not a function symbol of k; the closest symbol names:\n"), "{e}");
+        assert!(e.contains("\n    fairway_kernel::sync::WaitQueue::wake_first") && !e.contains("sched::pick"), "{e}");
+        let e = unknown_symbol("--annotate", "nothing", "is not a function symbol of k", "symbol names", names.iter().copied());
+        assert!(e.ends_with("none of the symbol names is near it (names are demangled, without hashes)"), "{e}");
+        // --collapse only goes with --annotate.
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            a: ProfileArgs,
+        }
+        assert!(Cli::try_parse_from(["profile", "pipe", "--collapse", "0"]).is_err());
+        let a = Cli::try_parse_from(["profile", "pipe", "--annotate", "k::f"]).unwrap().a;
+        assert_eq!((a.annotate.as_deref(), a.collapse), (Some("k::f"), 3));
     }
 
     #[test]
