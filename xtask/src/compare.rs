@@ -347,6 +347,9 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
         all_new.push((pt.clone(), new));
     }
     pb.finish_and_clear();
+    // One list for compare.json; the results are all_rows[..n_results].
+    let n_results = all_rows.len();
+    all_rows.extend(all_counters);
     println!(
         "{} -smp {}{}, {} runs per side and point\n  base: {:?}\n  new:  {:?}\n",
         a.workload,
@@ -356,15 +359,17 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
         a.base,
         a.new
     );
-    print!("{}", table(&all_rows));
+    print!("{}", table(&all_rows[..n_results]));
     let test = legend(method);
     println!("\n{test}");
-    let notes = format!("{}{}", out_of_reach_notes(&all_rows, method), outlier_lines(&all_rows, method));
+    // The sample-size note covers the counter rows too (a workload may print no results);
+    // outliers are named for the results only (the counter rows keep theirs in compare.json).
+    let notes = format!("{}{}", out_of_reach_notes(&all_rows, method), outlier_lines(&all_rows[..n_results], method));
     if !notes.is_empty() {
         print!("\n{notes}");
     }
-    if !all_counters.is_empty() {
-        print!("\n{}", counter_table(&all_counters, method));
+    if all_rows.len() > n_results {
+        print!("\n{}", counter_table(&all_rows[n_results..], method));
     }
     for (label, runs) in [("base", &all_base), ("new", &all_new)] {
         let flat: Vec<RunRecord> = runs
@@ -375,7 +380,6 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
         std::fs::create_dir_all(&sub).map_err(|e| e.to_string())?;
         crate::bench::write_csv(&sub, &flat, Some(label))?;
     }
-    all_rows.extend(all_counters);
     let json = CompareJson {
         workload: &a.workload,
         base: &a.base,
