@@ -6,13 +6,18 @@
 //! gives p < 0.05. `--robust` puts the median and the Mann-Whitney U test in
 //! their place, for when a boot falls far off the others; in either mode
 //! such boots are named under the table.
+//!
+//! Below it, a second table shows why a figure may have moved: the
+//! `@fw schedstat_delta` counters summed over CPUs per run, Amean (or Median)
+//! per side, the same test, but the plain change `new/base - 1` since a
+//! counter has no better direction. Counters zero in every run are left out.
 
 use std::fmt::Write as _;
 
 use serde::Serialize;
 
 use crate::bench::{cmdline, out_dir, progress, Boot};
-use crate::results::{self, Outlier, RunRecord};
+use crate::results::{self, Outlier, RunRecord, Samples};
 use crate::stats;
 use crate::workload_args::BootArgs;
 
@@ -70,19 +75,29 @@ pub fn sweep_points(sweep: Option<&str>) -> Result<Vec<String>, String> {
     Ok(pts)
 }
 
-/// One table row: a metric at a sweep point.
+/// [`Row::kind`] of the rows of `@fw result` metrics.
+pub const RESULT: &str = "result";
+/// [`Row::kind`] of the rows of `@fw schedstat_delta` counters, summed over CPUs.
+pub const COUNTER: &str = "schedstat_delta";
+
+/// One table row: a metric (or counter) at a sweep point.
 #[derive(Debug, Serialize)]
 pub struct Row {
+    /// [`RESULT`] or [`COUNTER`]: what tells the two apart in compare.json.
+    pub kind: &'static str,
     pub point: String,
     pub metric: String,
     pub unit: String,
-    pub higher_is_better: bool,
+    /// `None` (JSON `null`) for counters, which have no better direction.
+    pub higher_is_better: Option<bool>,
     /// What `base` and `new` are: `Hmean`, `Amean` or `Median`.
     pub central: &'static str,
     pub base: f64,
     pub new: f64,
     pub base_stddev: f64,
     pub new_stddev: f64,
+    /// Results: the change in %, positive = better ([`stats::pdiff`]). Counters: the plain
+    /// change `new/base - 1` in % ([`stats::change`]; `null` in JSON when base is 0 and new is not).
     pub pdiff: f64,
     /// Welch's t-test or, with [`Method::Robust`], Mann-Whitney's.
     pub p_value: Option<f64>,
@@ -94,63 +109,110 @@ pub struct Row {
     pub new_outliers: Vec<Outlier>,
 }
 
+/// The row of one metric or counter; `kind` is [`RESULT`] or [`COUNTER`].
+fn row(kind: &'static str, point: &str, bs: &Samples, ns: &Samples, method: Method) -> Row {
+    let f = &bs.figure;
+    let counter = kind == COUNTER;
+    let (b, n) = (&bs.values, &ns.values);
+    let (central, centre): (_, fn(&[f64]) -> f64) = match method {
+        Method::Robust => ("Median", stats::median),
+        Method::Means if f.higher_is_better && !counter => ("Hmean", stats::hmean),
+        Method::Means => ("Amean", stats::amean),
+    };
+    let (cb, cn) = (centre(b), centre(n));
+    let p = match method {
+        Method::Means => stats::welch_p(b, n),
+        Method::Robust => stats::mann_whitney_p(b, n),
+    };
+    Row {
+        kind,
+        point: point.to_string(),
+        metric: f.metric.clone(),
+        unit: f.unit.clone(),
+        higher_is_better: (!counter).then_some(f.higher_is_better),
+        central,
+        base: cb,
+        new: cn,
+        base_stddev: stats::stddev(b),
+        new_stddev: stats::stddev(n),
+        pdiff: if counter { stats::change(cb, cn) } else { stats::pdiff(cb, cn, f.higher_is_better) },
+        p_value: p,
+        significant: p.is_some_and(|p| p < ALPHA),
+        n_base: b.len(),
+        n_new: n.len(),
+        base_outliers: bs.outliers(),
+        new_outliers: ns.outliers(),
+    }
+}
+
+/// The rows of the `@fw result` metrics both sides printed.
 pub fn rows(point: &str, base: &[RunRecord], new: &[RunRecord], method: Method) -> Vec<Row> {
     let new_samples = results::by_metric(new);
     results::by_metric(base)
-        .into_iter()
+        .iter()
         .filter_map(|bs| {
             let ns = new_samples.iter().find(|g| g.figure.metric == bs.figure.metric)?;
-            let f = &bs.figure;
-            let (b, n) = (&bs.values, &ns.values);
-            let (central, centre): (_, fn(&[f64]) -> f64) = match method {
-                Method::Robust => ("Median", stats::median),
-                Method::Means if f.higher_is_better => ("Hmean", stats::hmean),
-                Method::Means => ("Amean", stats::amean),
-            };
-            let (cb, cn) = (centre(b), centre(n));
-            let p = match method {
-                Method::Means => stats::welch_p(b, n),
-                Method::Robust => stats::mann_whitney_p(b, n),
-            };
-            Some(Row {
-                point: point.to_string(),
-                metric: f.metric.clone(),
-                unit: f.unit.clone(),
-                higher_is_better: f.higher_is_better,
-                central,
-                base: cb,
-                new: cn,
-                base_stddev: stats::stddev(b),
-                new_stddev: stats::stddev(n),
-                pdiff: stats::pdiff(cb, cn, f.higher_is_better),
-                p_value: p,
-                significant: p.is_some_and(|p| p < ALPHA),
-                n_base: b.len(),
-                n_new: n.len(),
-                base_outliers: bs.outliers(),
-                new_outliers: ns.outliers(),
-            })
+            Some(row(RESULT, point, bs, ns, method))
+        })
+        .collect()
+}
+
+/// The rows of the `@fw schedstat_delta` counters, summed over CPUs per run, that both sides
+/// printed and that are not zero in every run of both.
+pub fn counter_rows(point: &str, base: &[RunRecord], new: &[RunRecord], method: Method) -> Vec<Row> {
+    let new_samples = results::by_counter(new);
+    results::by_counter(base)
+        .iter()
+        .filter_map(|bs| {
+            let ns = new_samples.iter().find(|g| g.figure.metric == bs.figure.metric)?;
+            if bs.values.iter().chain(&ns.values).all(|&v| v == 0.0) {
+                return None;
+            }
+            Some(row(COUNTER, point, bs, ns, method))
         })
         .collect()
 }
 
 /// The table, mmtests style: `(x.xx%)` normally, `* x.xx%*` when significant.
 pub fn table(rows: &[Row]) -> String {
-    let mut s = format!("{:<6} {:<14} {:<14} {:>23} {:>23}  {:<8} {}\n", "", "metric", "point", "base", "new", "unit", "p");
+    render(rows, "metric", 14, |v| format!("{v:.3}"))
+}
+
+/// The header line of [`counter_table`]: what the rows are and that their change has no
+/// better or worse.
+pub fn counter_header(method: Method) -> String {
+    let central = match method {
+        Method::Means => "Amean",
+        Method::Robust => "Median",
+    };
+    format!(
+        "schedstat_delta, summed over CPUs (counts; ns for rq_cpu_time and run_delay), {central} per side; \
+         change = new/base - 1, no better or worse; * = the same test as above; counters zero in every run left out"
+    )
+}
+
+/// The counter rows in the layout of [`table`] (a wider name column, one decimal: they are
+/// counts and nanoseconds), under [`counter_header`].
+pub fn counter_table(rows: &[Row], method: Method) -> String {
+    format!("{}\n{}", counter_header(method), render(rows, "counter", 21, |v| format!("{v:.1}")))
+}
+
+fn render(rows: &[Row], name: &str, name_w: usize, num: fn(f64) -> String) -> String {
+    let mut s = format!("{:<6} {:<name_w$} {:<14} {:>23} {:>23}  {:<8} {}\n", "", name, "point", "base", "new", "unit", "p");
     for r in rows {
         let new = if r.significant {
-            format!("{:>12.3} *{:>7.2}%*", r.new, r.pdiff)
+            format!("{:>12} *{:>7.2}%*", num(r.new), r.pdiff)
         } else {
-            format!("{:>12.3} ({:>7.2}%)", r.new, r.pdiff)
+            format!("{:>12} ({:>7.2}%)", num(r.new), r.pdiff)
         };
         let p = r.p_value.map_or("-".to_string(), |p| format!("{p:.4}"));
         let _ = writeln!(
             s,
-            "{:<6} {:<14} {:<14} {:>12.3} ({:>7.2}%) {:>23}  {:<8} {}",
+            "{:<6} {:<name_w$} {:<14} {:>12} ({:>7.2}%) {:>23}  {:<8} {}",
             r.central,
             r.metric,
             if r.point.is_empty() { "-" } else { &r.point },
-            r.base,
+            num(r.base),
             0.0,
             new,
             r.unit,
@@ -238,6 +300,9 @@ struct CompareJson<'a> {
     icount: bool,
     robust: bool,
     test: String,
+    /// [`counter_header`]: what the `schedstat_delta` rows are.
+    counters: String,
+    /// The result rows, then the counter rows (`kind` tells them apart).
     rows: &'a [Row],
     base_runs: &'a [(String, Vec<RunRecord>)],
     new_runs: &'a [(String, Vec<RunRecord>)],
@@ -254,6 +319,7 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
     let dir = out_dir(&format!("compare-{}", a.workload))?;
     let pb = progress((points.len() * a.runs * 2) as u64);
     let (mut all_base, mut all_new, mut all_rows) = (Vec::new(), Vec::new(), Vec::new());
+    let mut all_counters = Vec::new();
     let mut failed = 0;
     for pt in &points {
         let params = params_with(&a.boot.params, pt);
@@ -276,10 +342,14 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
             }
         }
         all_rows.extend(rows(pt, &base, &new, method));
+        all_counters.extend(counter_rows(pt, &base, &new, method));
         all_base.push((pt.clone(), base));
         all_new.push((pt.clone(), new));
     }
     pb.finish_and_clear();
+    // One list for compare.json; the results are all_rows[..n_results].
+    let n_results = all_rows.len();
+    all_rows.extend(all_counters);
     println!(
         "{} -smp {}{}, {} runs per side and point\n  base: {:?}\n  new:  {:?}\n",
         a.workload,
@@ -289,12 +359,17 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
         a.base,
         a.new
     );
-    print!("{}", table(&all_rows));
+    print!("{}", table(&all_rows[..n_results]));
     let test = legend(method);
     println!("\n{test}");
-    let notes = format!("{}{}", out_of_reach_notes(&all_rows, method), outlier_lines(&all_rows, method));
+    // The sample-size note covers the counter rows too (a workload may print no results);
+    // outliers are named for the results only (the counter rows keep theirs in compare.json).
+    let notes = format!("{}{}", out_of_reach_notes(&all_rows, method), outlier_lines(&all_rows[..n_results], method));
     if !notes.is_empty() {
         print!("\n{notes}");
+    }
+    if all_rows.len() > n_results {
+        print!("\n{}", counter_table(&all_rows[n_results..], method));
     }
     for (label, runs) in [("base", &all_base), ("new", &all_new)] {
         let flat: Vec<RunRecord> = runs
@@ -313,6 +388,7 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
         icount: a.icount,
         robust: a.robust,
         test,
+        counters: counter_header(method),
         rows: &all_rows,
         base_runs: &all_base,
         new_runs: &all_new,
@@ -428,5 +504,97 @@ mod tests {
         assert!(note.contains("with 3 base and 3 new runs the smallest two-sided Mann-Whitney p is 0.1000"), "{note}");
         assert!(note.contains("--runs 4 or more"), "{note}");
         assert!(outlier_lines(&r, Method::Robust).contains("rps at groups=1, base: outlier run 2 = 20"));
+    }
+
+    /// A run whose CPUs gained the given counters (one map per CPU, `cpu` numbered).
+    fn counters(cpus: &[&[(&str, u64)]]) -> RunRecord {
+        let per_cpu = cpus
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let mut m: std::collections::BTreeMap<String, u64> = c.iter().map(|&(k, v)| (k.to_string(), v)).collect();
+                m.insert("cpu".into(), i as u64);
+                m
+            })
+            .collect();
+        RunRecord { schedstat_delta: per_cpu, ..run(&[("time", 1.0, false)]) }
+    }
+
+    /// idle=halt vs idle=poll, deterministic: wakeups reach halted CPUs by IPI on base, polling
+    /// ones without on new; yld_count is zero throughout.
+    fn idle_sides() -> (Vec<RunRecord>, Vec<RunRecord>) {
+        let halt = || {
+            counters(&[
+                &[("yld_count", 0), ("ttwu_count", 30), ("resched_ipis", 10), ("wake_idle_without_ipi", 0), ("run_delay", 500)],
+                &[("yld_count", 0), ("ttwu_count", 10), ("resched_ipis", 30), ("wake_idle_without_ipi", 0), ("run_delay", 500)],
+            ])
+        };
+        let poll = || {
+            counters(&[
+                &[("yld_count", 0), ("ttwu_count", 30), ("resched_ipis", 1), ("wake_idle_without_ipi", 20), ("run_delay", 400)],
+                &[("yld_count", 0), ("ttwu_count", 10), ("resched_ipis", 1), ("wake_idle_without_ipi", 19), ("run_delay", 400)],
+            ])
+        };
+        ((0..4).map(|_| halt()).collect(), (0..4).map(|_| poll()).collect())
+    }
+
+    #[test]
+    fn counter_rows_sum_cpus_skip_zeros_and_show_the_plain_change() {
+        let (base, new) = idle_sides();
+        let r = counter_rows("", &base, &new, Method::Means);
+        let names: Vec<&str> = r.iter().map(|r| r.metric.as_str()).collect();
+        assert_eq!(names, ["ttwu_count", "run_delay", "resched_ipis", "wake_idle_without_ipi"], "yld_count is 0 on both sides");
+        let by = |m: &str| r.iter().find(|r| r.metric == m).unwrap();
+        let (ttwu, delay, ipi, noipi) = (by("ttwu_count"), by("run_delay"), by("resched_ipis"), by("wake_idle_without_ipi"));
+        assert!(r.iter().all(|r| r.kind == COUNTER && r.central == "Amean" && r.higher_is_better.is_none()));
+        assert_eq!((ttwu.base, ttwu.new), (40.0, 40.0), "summed over both CPUs");
+        assert_eq!((ipi.base, ipi.new), (40.0, 2.0));
+        assert_eq!((delay.unit.as_str(), ipi.unit.as_str()), ("ns", "count"));
+        // The sign says more or fewer, not better or worse: fewer IPIs and less run_delay are
+        // both negative, though a result row would call less delay positive.
+        assert!((ipi.pdiff + 95.0).abs() < 1e-9, "{}", ipi.pdiff);
+        assert!((delay.pdiff + 20.0).abs() < 1e-9, "{}", delay.pdiff);
+        assert_eq!(noipi.pdiff, f64::INFINITY, "from 0 to 39");
+        // Deterministic runs: zero variance, so the same rule as the result rows: p = 0 where
+        // the sums differ, 1 where they do not.
+        assert!(ipi.significant && ipi.p_value == Some(0.0));
+        assert!(!ttwu.significant && ttwu.p_value == Some(1.0));
+        let t = counter_table(&r, Method::Means);
+        assert!(t.starts_with("schedstat_delta, summed over CPUs (counts; ns for rq_cpu_time and run_delay), Amean per side; change = new/base - 1, no better or worse"), "{t}");
+        assert!(t.contains("Amean  resched_ipis          -                      40.0 (   0.00%)          2.0 * -95.00%*  count    0.0000"), "{t}");
+        assert!(t.contains("         39.0 *    inf%*"), "{t}");
+        assert!(t.contains("ttwu_count") && t.contains("(   0.00%)  count    1.0000"), "{t}");
+        assert!(!t.contains("yld_count"), "{t}");
+        let json = serde_json::to_value(&r[0]).unwrap();
+        assert_eq!((json["kind"].as_str(), json["higher_is_better"].is_null()), (Some("schedstat_delta"), true));
+        let res = serde_json::to_value(&rows("", &base, &new, Method::Means)[0]).unwrap();
+        assert_eq!((res["kind"].as_str(), res["higher_is_better"].as_bool()), (Some("result"), Some(false)));
+    }
+
+    #[test]
+    fn a_noisy_counter_is_significant_only_when_it_moves_beyond_its_noise() {
+        let side = |v: &[(u64, u64)]| -> Vec<RunRecord> {
+            v.iter()
+                .enumerate()
+                .map(|(i, &(local, remote))| RunRecord {
+                    run: i,
+                    ..counters(&[&[("ttwu_local", local), ("ttwu_count", local + remote)], &[("ttwu_local", 5), ("ttwu_count", 5)]])
+                })
+                .collect()
+        };
+        // wake_affine=off: fewer local wakeups, the same number of wakeups.
+        let base = side(&[(95, 5), (100, 2), (105, 1), (98, 4), (102, 0)]);
+        let new = side(&[(60, 43), (55, 42), (65, 38), (58, 40), (62, 39)]);
+        for method in [Method::Means, Method::Robust] {
+            let r = counter_rows("pairs=4", &base, &new, method);
+            let (count, local) = (&r[0], &r[1]);
+            assert_eq!((count.metric.as_str(), local.metric.as_str()), ("ttwu_count", "ttwu_local"));
+            assert!(local.significant && local.pdiff < -35.0, "{method:?}: {local:?}");
+            assert!(!count.significant, "{method:?}: {count:?}");
+            assert!(local.p_value.unwrap() < ALPHA);
+        }
+        let robust = counter_rows("pairs=4", &base, &new, Method::Robust);
+        assert_eq!((robust[1].central, robust[1].base, robust[1].new), ("Median", 105.0, 65.0));
+        assert!(counter_table(&robust, Method::Robust).contains("Median per side"));
     }
 }

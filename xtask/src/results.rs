@@ -127,6 +127,69 @@ pub fn by_metric(runs: &[RunRecord]) -> Vec<Samples> {
     out
 }
 
+/// The `@fw schedstat_delta` counters in the order docs/CONSOLE.md lists them; others a log may
+/// carry follow in name order.
+pub const SCHEDSTAT_COUNTERS: [&str; 12] = [
+    "yld_count",
+    "sched_count",
+    "sched_goidle",
+    "ttwu_count",
+    "ttwu_local",
+    "rq_cpu_time",
+    "run_delay",
+    "pcount",
+    "ticks",
+    "timer_irqs",
+    "resched_ipis",
+    "wake_idle_without_ipi",
+];
+
+/// The unit of a `schedstat_delta` counter: `ns` for the two times, `count` for the rest.
+pub fn counter_unit(counter: &str) -> &'static str {
+    if matches!(counter, "rq_cpu_time" | "run_delay") { "ns" } else { "count" }
+}
+
+/// One run's `schedstat_delta` counters summed over its CPUs (`cpu` itself is no counter). A
+/// counter no CPU line carries is absent, not zero.
+pub fn schedstat_totals(run: &RunRecord) -> BTreeMap<String, u64> {
+    let mut sum = BTreeMap::new();
+    for (k, v) in run.schedstat_delta.iter().flatten().filter(|(k, _)| k.as_str() != "cpu") {
+        *sum.entry(k.clone()).or_insert(0u64) += v;
+    }
+    sum
+}
+
+/// Samples per `schedstat_delta` counter, summed over CPUs, over the successful runs, in
+/// [`SCHEDSTAT_COUNTERS`] order. The figure's `unit` is [`counter_unit`]; a counter has no
+/// better direction, so its `higher_is_better` means nothing.
+pub fn by_counter(runs: &[RunRecord]) -> Vec<Samples> {
+    let mut out: Vec<Samples> = Vec::new();
+    for r in runs.iter().filter(|r| r.ok) {
+        for (k, v) in schedstat_totals(r) {
+            match out.iter_mut().find(|s| s.figure.metric == k) {
+                Some(s) => {
+                    s.values.push(v as f64);
+                    s.runs.push(r.run);
+                }
+                None => out.push(Samples {
+                    figure: Figure {
+                        workload: String::new(),
+                        metric: k.clone(),
+                        value: v as f64,
+                        unit: counter_unit(&k).to_string(),
+                        higher_is_better: false,
+                    },
+                    values: vec![v as f64],
+                    runs: vec![r.run],
+                }),
+            }
+        }
+    }
+    let rank = |m: &str| SCHEDSTAT_COUNTERS.iter().position(|c| *c == m).unwrap_or(SCHEDSTAT_COUNTERS.len());
+    out.sort_by(|a, b| (rank(&a.figure.metric), &a.figure.metric).cmp(&(rank(&b.figure.metric), &b.figure.metric)));
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,5 +234,30 @@ Time: 0.303
         let m = by_metric(&[far(0, 0.3), far(1, 0.31), far(2, 0.29), far(3, 0.9)]);
         assert_eq!(m[0].outliers(), vec![Outlier { run: 3, value: 0.9 }]);
         assert_eq!(describe_outliers(&m[0].outliers()), "run 3 = 0.9");
+    }
+
+    #[test]
+    fn counters_sum_over_cpus_in_documented_order() {
+        let log = Log::parse(LOG);
+        let run = |run, ok| RunRecord {
+            run,
+            exit: String::new(),
+            ok,
+            wall_s: 1.0,
+            results: vec![],
+            schedstat_delta: schedstat_deltas(&log),
+            hist: vec![],
+        };
+        let t = schedstat_totals(&run(0, true));
+        assert_eq!(t.get("cpu"), None, "cpu numbers are not summed");
+        assert_eq!((t["sched_count"], t["ttwu_count"], t["yld_count"]), (5979, 3526, 0));
+        let c = by_counter(&[run(0, true), run(1, false), run(2, true)]);
+        let names: Vec<&str> = c.iter().map(|s| s.figure.metric.as_str()).collect();
+        assert_eq!(names, ["yld_count", "sched_count", "ttwu_count"], "CONSOLE.md order, not name order");
+        assert_eq!(c[1].values, vec![5979.0, 5979.0]);
+        assert_eq!(c[1].runs, vec![0, 2], "the failed run 1 is skipped");
+        assert_eq!((counter_unit("run_delay"), counter_unit("ticks")), ("ns", "count"));
+        let none = RunRecord { schedstat_delta: vec![], ..run(3, true) };
+        assert!(by_counter(&[none]).is_empty(), "no schedstat_delta lines: no counters, not zeros");
     }
 }

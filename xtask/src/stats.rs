@@ -101,6 +101,16 @@ pub fn pdiff(base: f64, new: f64, higher_is_better: bool) -> f64 {
     }
 }
 
+/// The plain change versus the base in %, `new*100/base - 100`, for figures with no better
+/// direction (scheduler counters): positive = more. From zero to anything else it is infinite
+/// (`inf`; JSON has no infinity, so serde_json writes `null`); from zero to zero, 0.
+pub fn change(base: f64, new: f64) -> f64 {
+    if base == 0.0 {
+        return if new == 0.0 { 0.0 } else { f64::INFINITY.copysign(new) };
+    }
+    new * 100.0 / base - 100.0
+}
+
 /// Welch's two-sided t-test of equal means. `None` when either side has
 /// fewer than two samples. With zero variance on both sides the p-value is
 /// 0 when the means differ (deterministic runs) and 1 when they are equal.
@@ -438,6 +448,14 @@ mod tests {
         assert!(close(pdiff(100.0, 110.0, true), 10.0, 1e-9));
         assert!(close(pdiff(1.0, 0.9, false), 10.0, 1e-9));
         assert!(close(pdiff(1.0, 1.2, false), -20.0, 1e-9));
+    }
+
+    #[test]
+    fn change_is_signed_by_direction_only() {
+        assert!(close(change(100.0, 110.0), 10.0, 1e-9));
+        assert!(close(change(100.0, 80.0), -20.0, 1e-9), "fewer is negative, whatever better means");
+        assert_eq!(change(0.0, 0.0), 0.0);
+        assert_eq!(change(0.0, 5.0), f64::INFINITY);
     }
 
     #[test]
