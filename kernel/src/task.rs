@@ -291,9 +291,9 @@ impl Spawn {
         self.nice = nice.clamp(-20, 19);
         self
     }
-    /// A custom slice (Linux's `sched_attr.sched_runtime`); no workload
-    /// asks for one yet, the scheduler honours it (`wake_up_new_task`).
-    #[allow(dead_code)]
+    /// A custom slice (Linux's `sched_attr.sched_runtime`), honoured from
+    /// the task's first enqueue (`wake_up_new_task`); `workload=latency`'s
+    /// `slice_us` sets it.
     pub fn slice_ns(mut self, ns: u64) -> Spawn {
         self.slice_ns = Some(ns);
         self

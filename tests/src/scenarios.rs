@@ -335,7 +335,7 @@ pub fn all() -> Vec<Scenario> {
             icount: true,
             smp: "1",
             append: "sched_debug=1 workload=latency,cpu=0,hogs=2,samples=300",
-            check: check_latency::<1, 0>,
+            check: check_latency::<1, 0, 0>,
             ..BASE
         },
         Scenario {
@@ -346,7 +346,17 @@ pub fn all() -> Vec<Scenario> {
             icount: true,
             smp: "2",
             append: "sched_debug=1 workload=latency,cpu=1,hogs=2,samples=300",
-            check: check_latency::<2, 1>,
+            check: check_latency::<2, 1, 0>,
+            ..BASE
+        },
+        Scenario {
+            name: "latency-short-slice-smp1",
+            // The sleeper asks for a 0.1 ms slice (sched_attr.sched_runtime); the hogs keep the
+            // 0.7 ms base slice. PREEMPT_SHORT lets its wakeup preempt a hog inside its request.
+            icount: true,
+            smp: "1",
+            append: "sched_debug=1 workload=latency,cpu=0,hogs=2,samples=300,slice_us=100",
+            check: check_latency::<1, 0, 100>,
             ..BASE
         },
         Scenario {

@@ -363,7 +363,10 @@ fn every_scenario_fails_when_its_key_line_is_wrong() {
         ("latency-smp2", "name=sleeper nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=301 nr_migrations=0 nr_wakeups=300 ", "name=sleeper nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=301 nr_migrations=0 nr_wakeups=299 "),
         ("latency-smp2", "slice_ns=1400000", "slice_ns=2800000"),
         ("latency-smp2", "nr_wakeups_sync=0 cpus=1\n@fw taskstat id=2", "nr_wakeups_sync=0 cpus=0\n@fw taskstat id=2"),
-        ("latency-smp1", "p50_ns=100000 p90_ns=200000", "p50_ns=300000 p90_ns=200000"),
+        ("latency-smp1", "p50_ns=10000 p90_ns=20000", "p50_ns=30000 p90_ns=20000"),
+        // short slice: p99 at two of the sleeper's slices, the slice not what was asked.
+        ("latency-short-slice-smp1", "p99_ns=100000", "p99_ns=200000"),
+        ("latency-short-slice-smp1", "sleeper_slice_ns=100000", "sleeper_slice_ns=700000"),
         // affinity: a pinned thread strayed, a CPU without its pinned thread, the mover
         // elsewhere, or not moved.
         ("affinity-smp4", "allowed=2 ran_on=2", "allowed=2 ran_on=2-3"),

@@ -110,10 +110,12 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
             out += &taskstat(4, "sleeper", 0, samples, samples + 1, &cpu.to_string());
             out += &taskstat(2, "hog", 0, 0, 300, &cpu.to_string());
             out += &taskstat(3, "hog", 0, 0, 300, &cpu.to_string());
+            let custom: u64 = get(&kv, "slice_us", "0").parse().unwrap();
+            let sleeper = if custom == 0 { slice } else { (custom * 1000).clamp(100_000, 100_000_000) };
             out += &format!(
-                "@fw latency cpu={cpu} hogs=2 samples={samples} p50_ns=100000 \
-                 p90_ns=200000 p99_ns={} max_ns={} slice_ns={slice}\n",
-                slice,
+                "@fw latency cpu={cpu} hogs=2 samples={samples} p50_ns=10000 \
+                 p90_ns=20000 p99_ns={} max_ns={} slice_ns={slice} sleeper_slice_ns={sleeper}\n",
+                slice.min(sleeper),
                 2 * slice
             );
         }

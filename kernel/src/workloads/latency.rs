@@ -1,6 +1,10 @@
-//! `workload=latency[,cpu=N][,hogs=2][,period_us=3000][,samples=300]`: a
-//! periodic sleeper beside CPU hogs on the same CPU. Each wakeup's latency is
-//! the time from the sleep's deadline to the moment the sleeper runs again.
+//! `workload=latency[,cpu=N][,hogs=2][,period_us=3000][,samples=300][,slice_us=0]`:
+//! a periodic sleeper beside CPU hogs on the same CPU. Each wakeup's latency
+//! is the time from the sleep's deadline to the moment the sleeper runs
+//! again. `slice_us` gives the sleeper a custom slice (Linux's
+//! `sched_attr.sched_runtime`, clamped to 0.1-100 ms; 0 keeps the base
+//! slice): the request EEVDF places it with, and with PREEMPT_SHORT the
+//! shorter slice that lets it preempt a hog still inside its own.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -17,6 +21,7 @@ pub fn run(w: &Workload) -> bool {
     let hogs = w.num("hogs", 2) as usize;
     let period = w.num("period_us", 3000) * 1000;
     let samples = w.num("samples", 300) as usize;
+    let slice_ns = w.num("slice_us", 0).saturating_mul(1000);
     let stop = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
     for _ in 0..hogs {
@@ -25,7 +30,11 @@ pub fn run(w: &Workload) -> bool {
     }
     let lat = Arc::new(IrqMutex::new(Vec::with_capacity(samples)));
     let l2 = lat.clone();
-    let sleeper = super::spawn(Spawn::new("sleeper").pin(cpu), move || {
+    let mut spec = Spawn::new("sleeper").pin(cpu);
+    if slice_ns != 0 {
+        spec = spec.slice_ns(slice_ns);
+    }
+    let sleeper = super::spawn(spec, move || {
         for _ in 0..samples {
             let deadline = rq::now_ns() + period;
             crate::timer::sleep_ns(period);
@@ -43,9 +52,11 @@ pub fn run(w: &Workload) -> bool {
     v.sort_unstable();
     let pct = |p: usize| v.get((v.len() * p / 100).min(v.len().saturating_sub(1))).copied().unwrap_or(0);
     let slice = rq::lock(cpu).fair.tunables().base_slice();
+    // The slice the policy gave the sleeper (its custom one, clamped).
+    let sleeper_slice = sched::tunables::clamp_custom_slice(slice_ns).unwrap_or(slice);
     crate::record!(
         "latency",
-        "cpu={} hogs={} samples={} p50_ns={} p90_ns={} p99_ns={} max_ns={} slice_ns={}",
+        "cpu={} hogs={} samples={} p50_ns={} p90_ns={} p99_ns={} max_ns={} slice_ns={} sleeper_slice_ns={}",
         cpu,
         hogs,
         v.len(),
@@ -53,7 +64,8 @@ pub fn run(w: &Workload) -> bool {
         pct(90),
         pct(99),
         v.last().copied().unwrap_or(0),
-        slice
+        slice,
+        sleeper_slice
     );
     v.len() == samples
 }
