@@ -96,6 +96,11 @@ pub struct Row {
     pub new: f64,
     pub base_stddev: f64,
     pub new_stddev: f64,
+    /// The spread of each side's runs: the whiskers of the `--sweep` plots.
+    pub base_min: f64,
+    pub base_max: f64,
+    pub new_min: f64,
+    pub new_max: f64,
     /// Results: the change in %, positive = better ([`stats::pdiff`]). Counters: the plain
     /// change `new/base - 1` in % ([`stats::change`]; `null` in JSON when base is 0 and new is not).
     pub pdiff: f64,
@@ -135,6 +140,10 @@ fn row(kind: &'static str, point: &str, bs: &Samples, ns: &Samples, method: Meth
         new: cn,
         base_stddev: stats::stddev(b),
         new_stddev: stats::stddev(n),
+        base_min: min(b),
+        base_max: max(b),
+        new_min: min(n),
+        new_max: max(n),
         pdiff: if counter { stats::change(cb, cn) } else { stats::pdiff(cb, cn, f.higher_is_better) },
         p_value: p,
         significant: p.is_some_and(|p| p < ALPHA),
@@ -143,6 +152,14 @@ fn row(kind: &'static str, point: &str, bs: &Samples, ns: &Samples, method: Meth
         base_outliers: bs.outliers(),
         new_outliers: ns.outliers(),
     }
+}
+
+fn min(x: &[f64]) -> f64 {
+    x.iter().copied().fold(f64::INFINITY, f64::min)
+}
+
+fn max(x: &[f64]) -> f64 {
+    x.iter().copied().fold(f64::NEG_INFINITY, f64::max)
 }
 
 /// The rows of the `@fw result` metrics both sides printed.
