@@ -1,11 +1,14 @@
-//! SVG pictures (plotters, SVG backend): a per-CPU timeline of a trace and
+//! SVG pictures (plotters, SVG backend): a per-CPU timeline of a trace,
+//! `compare --sweep` charts of base and new against the sweep points, and
 //! a latency distribution from `@fw hist` buckets.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use plotters::coord::ranged1d::{DefaultFormatting, KeyPointHint};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::results::Bucket;
 use crate::trace::{Slice, Trace};
@@ -171,9 +174,255 @@ pub fn latency_svg(path: &Path, workload: &str, buckets: &[Bucket]) -> Result<()
     root.present().map_err(err)
 }
 
+/// One side at one sweep point: the central value of its runs and their range.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Spread {
+    pub centre: f64,
+    pub min: f64,
+    pub max: f64,
+}
+
+/// Both sides at one sweep point; `significant` puts a `*` above it.
+#[derive(Clone, Debug)]
+pub struct SweepPoint {
+    /// The x-axis label: the swept parameter's value.
+    pub label: String,
+    pub base: Spread,
+    pub new: Spread,
+    pub significant: bool,
+}
+
+/// Everything one `sweep-<metric>.svg` shows.
+#[derive(Clone, Debug)]
+pub struct SweepChart {
+    pub title: String,
+    /// What the points, whiskers and `*` are.
+    pub subtitle: String,
+    /// The swept parameter's name.
+    pub x_desc: String,
+    /// Metric, unit and direction.
+    pub y_desc: String,
+    pub base_label: String,
+    pub new_label: String,
+    /// In sweep order (the x axis is categorical).
+    pub points: Vec<SweepPoint>,
+}
+
+const BASE_COLOUR: RGBColor = RGBColor(31, 119, 180);
+const NEW_COLOUR: RGBColor = RGBColor(230, 97, 1);
+/// How far each side's marks sit left (base) and right (new) of their category, in categories.
+const SIDE_OFFSET: f64 = 0.12;
+
+/// A categorical x axis: category `i` at `i`, over `-0.5..n - 0.5`, one tick per category,
+/// while the marks of each side may sit a fraction off it.
+struct Categories(usize);
+
+impl Ranged for Categories {
+    type FormatOption = DefaultFormatting;
+    type ValueType = f64;
+
+    fn map(&self, v: &f64, limit: (i32, i32)) -> i32 {
+        let r = self.range();
+        let f = (v - r.start) / (r.end - r.start);
+        limit.0 + (f * (limit.1 - limit.0) as f64).round() as i32
+    }
+
+    fn key_points<H: KeyPointHint>(&self, _: H) -> Vec<f64> {
+        (0..self.0).map(|i| i as f64).collect()
+    }
+
+    fn range(&self) -> std::ops::Range<f64> {
+        -0.5..self.0 as f64 - 0.5
+    }
+}
+
+/// The y range of a sweep chart: every whisker end and centre, a margin below and room above
+/// for the `*`; it starts at 0 when it would otherwise dip below with non-negative data.
+pub fn sweep_y_range(points: &[SweepPoint]) -> (f64, f64) {
+    let vals: Vec<f64> = points
+        .iter()
+        .flat_map(|p| [p.base, p.new])
+        .flat_map(|s| [s.centre, s.min, s.max])
+        .filter(|v| v.is_finite())
+        .collect();
+    if vals.is_empty() {
+        return (0.0, 1.0);
+    }
+    let lo = vals.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = vals.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let span = if hi > lo { hi - lo } else { (hi.abs() * 0.1).max(1.0) };
+    let bottom = lo - 0.08 * span;
+    let bottom = if lo >= 0.0 && bottom < 0.0 { 0.0 } else { bottom };
+    (bottom, hi + 0.18 * span)
+}
+
+/// [`sweep_chart_svg`] into `path`.
+pub fn sweep_svg(path: &Path, c: &SweepChart) -> Result<(), String> {
+    std::fs::write(path, sweep_chart_svg(c)?).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// base and new against the sweep points: each point the side's central value, a whisker over
+/// its runs' min-max, a line through each side's points, and a `*` above the points where the
+/// table marks a significant difference.
+pub fn sweep_chart_svg(c: &SweepChart) -> Result<String, String> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (900, 560)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let (head, body) = root.split_vertically(92);
+        let title = ("sans-serif", 18).into_font();
+        let small = ("sans-serif", 13).into_font();
+        head.draw(&Text::new(c.title.clone(), (12, 8), title)).map_err(err)?;
+        head.draw(&Text::new(c.subtitle.clone(), (12, 32), small.clone())).map_err(err)?;
+        for (i, (label, colour)) in [(&c.base_label, BASE_COLOUR), (&c.new_label, NEW_COLOUR)].into_iter().enumerate() {
+            let y = 56 + 18 * i as i32;
+            head.draw(&PathElement::new(vec![(14, y + 6), (40, y + 6)], colour.stroke_width(3))).map_err(err)?;
+            head.draw(&Text::new(label.clone(), (48, y), small.clone())).map_err(err)?;
+        }
+        let n = c.points.len();
+        let (y0, y1) = sweep_y_range(&c.points);
+        let labels: Vec<String> = c.points.iter().map(|p| p.label.clone()).collect();
+        let x_label = move |x: &f64| {
+            let i = x.round();
+            if (x - i).abs() < 1e-6 && i >= 0.0 { labels.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
+        };
+        let mut chart = ChartBuilder::on(&body)
+            .margin(14)
+            .x_label_area_size(44)
+            .y_label_area_size(80)
+            .build_cartesian_2d(Categories(n), y0..y1)
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_label_formatter(&x_label)
+            .x_desc(c.x_desc.clone())
+            .y_desc(c.y_desc.clone())
+            .draw()
+            .map_err(err)?;
+        for (side, colour, dx) in [(0, BASE_COLOUR, -SIDE_OFFSET), (1, NEW_COLOUR, SIDE_OFFSET)] {
+            let pts: Vec<(f64, Spread)> = c
+                .points
+                .iter()
+                .enumerate()
+                .map(|(i, p)| (i as f64 + dx, if side == 0 { p.base } else { p.new }))
+                .filter(|(_, s)| s.centre.is_finite())
+                .collect();
+            chart.draw_series(LineSeries::new(pts.iter().map(|&(x, s)| (x, s.centre)), colour.mix(0.5).stroke_width(1))).map_err(err)?;
+            let cap = 0.04;
+            chart
+                .draw_series(pts.iter().filter(|(_, s)| s.min.is_finite() && s.max.is_finite()).flat_map(|&(x, s)| {
+                    [
+                        PathElement::new(vec![(x, s.min), (x, s.max)], colour.stroke_width(2)),
+                        PathElement::new(vec![(x - cap, s.min), (x + cap, s.min)], colour.stroke_width(2)),
+                        PathElement::new(vec![(x - cap, s.max), (x + cap, s.max)], colour.stroke_width(2)),
+                    ]
+                }))
+                .map_err(err)?;
+            chart.draw_series(pts.iter().map(|&(x, s)| Circle::new((x, s.centre), 5, colour.filled()))).map_err(err)?;
+        }
+        let star = ("sans-serif", 22).into_font().color(&BLACK).pos(Pos::new(HPos::Center, VPos::Bottom));
+        let lift = 0.03 * (y1 - y0);
+        chart
+            .draw_series(c.points.iter().enumerate().filter(|(_, p)| p.significant).map(|(i, p)| {
+                let top = [p.base.max, p.new.max, p.base.centre, p.new.centre].into_iter().filter(|v| v.is_finite()).fold(y0, f64::max);
+                Text::new("*", (i as f64, top + lift), star.clone())
+            }))
+            .map_err(err)?;
+        root.present().map_err(err)?;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::log_ticks;
+    use super::*;
+
+    fn spread(centre: f64, min: f64, max: f64) -> Spread {
+        Spread { centre, min, max }
+    }
+
+    /// groups=1: no difference; groups=2: new slower, significant, its slowest run far up.
+    fn two_points() -> SweepChart {
+        SweepChart {
+            title: "hackbench loops=20, -smp 2: time".into(),
+            subtitle: "points: Amean of each side's 3 runs; whiskers: min-max of the runs".into(),
+            x_desc: "groups".into(),
+            y_desc: "time (s), lower is better".into(),
+            base_label: "base: (no extra settings)".into(),
+            new_label: "new: sched_features=NO_DELAY_DEQUEUE".into(),
+            points: vec![
+                SweepPoint { label: "1".into(), base: spread(1.0, 0.9, 1.1), new: spread(1.0, 0.95, 1.05), significant: false },
+                SweepPoint { label: "2".into(), base: spread(2.0, 1.9, 2.1), new: spread(3.0, 2.8, 4.5), significant: true },
+            ],
+        }
+    }
+
+    /// The `x` attributes of the `<text>` elements whose content is `content`.
+    fn text_xs(svg: &str, content: &str) -> Vec<i32> {
+        svg.split("<text ")
+            .skip(1)
+            .filter(|t| t.split_once('>').is_some_and(|(_, rest)| rest.trim_start().starts_with(&format!("{content}\n</text>"))))
+            .map(|t| attr(t, "x"))
+            .collect()
+    }
+
+    fn attr(elem: &str, name: &str) -> i32 {
+        let v = elem.split(&format!(" {name}=\"")).nth(1).or_else(|| elem.strip_prefix(&format!("{name}=\""))).unwrap();
+        v[..v.find('"').unwrap()].parse().unwrap()
+    }
+
+    #[test]
+    fn sweep_chart_has_labels_both_series_every_point_and_a_star_only_where_significant() {
+        let c = two_points();
+        let svg = sweep_chart_svg(&c).unwrap();
+        for label in [
+            "hackbench loops=20, -smp 2: time",
+            "whiskers: min-max of the runs",
+            "groups",
+            "time (s), lower is better",
+            "base: (no extra settings)",
+            "new: sched_features=NO_DELAY_DEQUEUE",
+        ] {
+            assert!(svg.contains(label), "{label} missing");
+        }
+        assert_eq!(text_xs(&svg, "1").len(), 1, "one x label per category");
+        assert_eq!(text_xs(&svg, "2").len(), 1, "one x label per category");
+        // One dot per side and point, in the two series' colours.
+        let circles: Vec<&str> = svg.split("<circle ").skip(1).collect();
+        assert_eq!(circles.len(), 4, "{svg}");
+        let fill = |c: RGBColor| format!("fill=\"#{:02X}{:02X}{:02X}\"", c.0, c.1, c.2);
+        assert_eq!(circles.iter().filter(|e| e.contains(&fill(BASE_COLOUR))).count(), 2);
+        assert_eq!(circles.iter().filter(|e| e.contains(&fill(NEW_COLOUR))).count(), 2);
+        // The star sits over the second category: midway between its two dots, right of the first's.
+        let mut cx: Vec<i32> = circles.iter().map(|e| attr(e, "cx")).collect();
+        cx.sort_unstable();
+        let stars = text_xs(&svg, "*");
+        assert_eq!(stars.len(), 1, "{svg}");
+        assert!((stars[0] - (cx[2] + cx[3]) / 2).abs() <= 1, "star at {} dots at {cx:?}", stars[0]);
+        assert!((text_xs(&svg, "1")[0] - (cx[0] + cx[1]) / 2).abs() <= 1, "x label under its dots");
+        // Nothing significant, no star.
+        let mut none = two_points();
+        none.points[1].significant = false;
+        assert!(text_xs(&sweep_chart_svg(&none).unwrap(), "*").is_empty());
+    }
+
+    #[test]
+    fn sweep_y_range_covers_every_whisker_and_leaves_room_for_the_star() {
+        let c = two_points();
+        let (lo, hi) = sweep_y_range(&c.points);
+        for s in c.points.iter().flat_map(|p| [p.base, p.new]) {
+            assert!(lo <= s.min && s.max <= hi, "{s:?} outside {lo}..{hi}");
+        }
+        assert!(hi > 4.5 + 0.1 * (4.5 - 0.9), "room above the highest whisker: {hi}");
+        assert_eq!(lo, 0.9 - 0.08 * (4.5 - 0.9), "a margin below, not 0: {lo}");
+        let flat = [SweepPoint { label: "1".into(), base: spread(5.0, 5.0, 5.0), new: spread(5.0, 5.0, 5.0), significant: false }];
+        let (lo, hi) = sweep_y_range(&flat);
+        assert!(lo < 5.0 && hi > 5.0, "identical runs still get a range: {lo}..{hi}");
+        let negative = [SweepPoint { label: "1".into(), base: spread(-1.0, -2.0, 0.5), new: spread(0.0, -0.5, 0.2), significant: false }];
+        let (lo, hi) = sweep_y_range(&negative);
+        assert!(lo < -2.0 && hi > 0.5, "{lo}..{hi}");
+    }
 
     #[test]
     fn log_ticks_cover_every_decade_in_range() {
