@@ -4,9 +4,22 @@
 //!
 //! Dump format (one event per line, see docs/CONSOLE.md):
 //! `@fw trace cpu=C ts=NS ev=switch prev=P prev_state=R|S|D next=N`,
-//! `ev=wakeup pid=P target=T`, `ev=migrate pid=P from=F to=T`, `ev=tick`,
-//! `ev=newidle_start`, `ev=newidle_end pulled=N`; and one
+//! `ev=wakeup pid=P target=T`, `ev=enqueue pid=P preempt=0|1`,
+//! `ev=migrate pid=P from=F to=T`, `ev=tick`, `ev=newidle_start`,
+//! `ev=newidle_end pulled=N`; and one
 //! `@fw trace_task pid=P name=NAME` per task (pid 0 is each CPU's idle task).
+//!
+//! `wakeup` is Linux's `sched_waking`: recorded by the waker, on its CPU, when
+//! it has chosen the wakee's `target` CPU. `enqueue` is Linux's
+//! `sched_wakeup`: recorded on the target CPU's ring, under its runqueue lock
+//! and stamped with its runqueue clock, when the wakee is enqueued there (or
+//! its delayed entity requeued in place); `preempt=1` when that enqueue asked
+//! the CPU to switch (an idle CPU, or wakeup preemption), `preempt=0` when the
+//! wakee waits for the running task's slice or tick. A task pushed to another
+//! CPU through its wake list (active balancing, an affinity change) is
+//! enqueued the same way, so it has an `enqueue` after its `migrate`; tasks
+//! pulled by load balancing have only the `migrate`.
+//!
 //! When a ring is full the oldest events are overwritten; the dump says how
 //! many were lost per CPU.
 
@@ -22,6 +35,7 @@ use crate::sync::irq_mutex::IrqMutex;
 pub enum Event {
     Switch { prev: u32, prev_state: u8, next: u32 },
     Wakeup { pid: u32, target: u32 },
+    Enqueue { pid: u32, preempt: bool },
     Migrate { pid: u32, from: u32, to: u32 },
     Tick,
     NewidleStart,
@@ -77,9 +91,23 @@ pub fn record_now(ev: impl FnOnce() -> Event) {
     }
 }
 
+/// As `record`, into `cpu`'s ring: for an event that belongs to another
+/// CPU's timeline (a runqueue the caller has locked).
+#[inline(always)]
+pub fn record_on(cpu: usize, ts: u64, ev: impl FnOnce() -> Event) {
+    if enabled() {
+        push_on(cpu, ts, ev());
+    }
+}
+
 #[inline(never)]
 fn push(ts: u64, ev: Event) {
-    let mut ring = RINGS[cpu_id()].lock();
+    push_on(cpu_id(), ts, ev)
+}
+
+#[inline(never)]
+fn push_on(cpu: usize, ts: u64, ev: Event) {
+    let mut ring = RINGS[cpu].lock();
     let cap = CAPACITY.load(Ordering::Relaxed);
     if ring.events.len() >= cap {
         ring.events.pop_front();
@@ -114,6 +142,11 @@ pub fn dump() {
                 Event::Wakeup { pid, target } => {
                     crate::record!("trace", "cpu={} ts={} ev=wakeup pid={} target={}", cpu, ts, pid, target)
                 }
+                Event::Enqueue { pid, preempt } => crate::record!(
+                    "trace",
+                    "cpu={} ts={} ev=enqueue pid={} preempt={}",
+                    cpu, ts, pid, preempt as u8
+                ),
                 Event::Migrate { pid, from, to } => {
                     crate::record!("trace", "cpu={} ts={} ev=migrate pid={} from={} to={}", cpu, ts, pid, from, to)
                 }

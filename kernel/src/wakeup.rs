@@ -109,6 +109,8 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
             p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
             preempt = rq.curr.is_idle || wants;
             rq.clock_skip |= preempt;
+            // The waker may be another CPU: the requeue belongs on `cpu`'s track.
+            crate::trace::record_on(cpu, rq.clock, || crate::trace::Event::Enqueue { pid: p.id, preempt });
         }
         drop(rq);
         account(p, this, cpu, flags);
@@ -271,6 +273,8 @@ fn activate(rq: &mut Rq, p: Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags
     // runqueue once it has activated everything.
     let preempt = rq.curr.is_idle || wants;
     rq.clock_skip |= preempt;
+    // Always this CPU's runqueue (local wakeups and the drained wake list).
+    crate::trace::record(rq.clock, || crate::trace::Event::Enqueue { pid: p.id, preempt });
     preempt
 }
 
