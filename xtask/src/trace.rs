@@ -1,7 +1,15 @@
 //! `cargo xtask trace`: turns the `@fw trace*` lines of a `trace=1` boot into
 //! a Chrome/Perfetto trace-event JSON (one thread per CPU, a slice per task
-//! run interval, instants for wakeups, migrations and newidle balancing) and
-//! an SVG per-CPU timeline; `@fw hist` lines also give a latency SVG.
+//! run interval, instants for wakeups, enqueues, migrations and newidle
+//! balancing) and an SVG per-CPU timeline; `@fw hist` lines also give a
+//! latency SVG.
+//!
+//! `wakeup` (on the waker's CPU, Linux's `sched_waking`) and `enqueue` (on the
+//! target CPU, Linux's `sched_wakeup`) are both instants in the JSON; an
+//! enqueue that did not ask its CPU to switch is named `enqueue TASK (no
+//! preempt)`, so the wakeups that waited stand out. The SVG timeline marks no
+//! instants (thousands of them would cover its 1400 pixels): it shows run
+//! intervals only.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -38,6 +46,7 @@ pub struct TraceArgs {
 pub enum Kind {
     Switch { prev: u64, prev_state: String, next: u64 },
     Wakeup { pid: u64, target: u64 },
+    Enqueue { pid: u64, preempt: bool },
     Migrate { pid: u64, from: u64, to: u64 },
     Tick,
     NewidleStart,
@@ -77,6 +86,14 @@ impl Trace {
                     next: r.num("next")?,
                 },
                 "wakeup" => Kind::Wakeup { pid: r.num("pid")?, target: r.num("target")? },
+                "enqueue" => Kind::Enqueue {
+                    pid: r.num("pid")?,
+                    preempt: match r.field("preempt")? {
+                        "0" => false,
+                        "1" => true,
+                        other => return Err(format!("`{r}`: preempt={other:?} is not 0 or 1")),
+                    },
+                },
                 "migrate" => Kind::Migrate { pid: r.num("pid")?, from: r.num("from")?, to: r.num("to")? },
                 "tick" => Kind::Tick,
                 "newidle_start" => Kind::NewidleStart,
@@ -143,6 +160,19 @@ pub fn slices(t: &Trace) -> Vec<Slice> {
     out
 }
 
+/// Per task: (enqueues, those with preempt=0).
+pub fn enqueue_counts(t: &Trace) -> BTreeMap<u64, (u64, u64)> {
+    let mut out: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
+    for e in &t.events {
+        if let Kind::Enqueue { pid, preempt } = e.kind {
+            let c = out.entry(pid).or_default();
+            c.0 += 1;
+            c.1 += u64::from(!preempt);
+        }
+    }
+    out
+}
+
 fn us(ns: u64) -> f64 {
     ns as f64 / 1000.0
 }
@@ -163,6 +193,10 @@ pub fn chrome_json(t: &Trace) -> Value {
     for e in &t.events {
         let (name, args) = match &e.kind {
             Kind::Wakeup { pid, target } => (format!("wakeup {}", t.name(*pid)), json!({"pid": pid, "target_cpu": target})),
+            Kind::Enqueue { pid, preempt } => (
+                format!("enqueue {}{}", t.name(*pid), if *preempt { "" } else { " (no preempt)" }),
+                json!({"pid": pid, "preempt": preempt}),
+            ),
             Kind::Migrate { pid, from, to } => (format!("migrate {}", t.name(*pid)), json!({"pid": pid, "from": from, "to": to})),
             Kind::NewidleStart => ("newidle_start".to_string(), json!({})),
             Kind::NewidleEnd { pulled } => ("newidle_end".to_string(), json!({"pulled": pulled})),
@@ -215,6 +249,9 @@ pub fn trace(a: TraceArgs) -> Result<(), String> {
     for (cpu, (n, lost)) in &t.cpus {
         println!("CPU {cpu}: {n} events, {lost} lost");
     }
+    for (pid, (n, waited)) in enqueue_counts(&t) {
+        println!("{} [{pid}]: {n} enqueues, {waited} without preemption", t.name(pid));
+    }
     let (a0, b0) = t.span();
     println!("{} events over {:.3} ms, {} tasks", t.events.len(), (b0 - a0) as f64 / 1e6, t.tasks.len());
     println!("wrote {}/trace.json (open in https://ui.perfetto.dev), timeline.svg{}", dir.display(),
@@ -236,23 +273,36 @@ mod tests {
 @fw trace cpu=0 ts=2000 ev=switch prev=5 prev_state=S next=0
 @fw trace cpu=0 ts=2100 ev=newidle_start
 @fw trace cpu=0 ts=2200 ev=newidle_end pulled=0
-@fw trace_cpu cpu=1 events=3 lost=2
+@fw trace_cpu cpu=1 events=5 lost=2
 @fw trace cpu=1 ts=1200 ev=tick
+@fw trace cpu=1 ts=1550 ev=enqueue pid=6 preempt=1
 @fw trace cpu=1 ts=1600 ev=switch prev=0 prev_state=R next=6
 @fw trace cpu=1 ts=1700 ev=migrate pid=5 from=0 to=1
+@fw trace cpu=1 ts=1750 ev=enqueue pid=5 preempt=0
 ";
 
     #[test]
     fn parses_every_event_kind() {
         let t = Trace::parse(&Log::parse(LOG)).unwrap();
-        assert_eq!(t.events.len(), 8);
-        assert_eq!(t.cpus[&1], (3, 2));
+        assert_eq!(t.events.len(), 10);
+        assert_eq!(t.cpus[&1], (5, 2));
         assert_eq!(t.name(6), "pipe-b");
         assert_eq!(t.name(9), "pid9");
         assert_eq!(t.events[0].kind, Kind::Switch { prev: 0, prev_state: "R".into(), next: 5 });
         assert!(t.events.iter().any(|e| e.kind == Kind::Migrate { pid: 5, from: 0, to: 1 }));
+        assert!(t.events.iter().any(|e| e.cpu == 1 && e.kind == Kind::Enqueue { pid: 6, preempt: true }));
+        assert!(t.events.iter().any(|e| e.ts == 1750 && e.kind == Kind::Enqueue { pid: 5, preempt: false }));
         assert_eq!(t.span(), (1000, 2200));
         assert!(Trace::parse(&Log::parse("@fw trace cpu=0 ts=1 ev=bogus")).is_err());
+        assert!(Trace::parse(&Log::parse("@fw trace cpu=0 ts=1 ev=enqueue pid=3 preempt=2")).is_err());
+        assert!(Trace::parse(&Log::parse("@fw trace cpu=0 ts=1 ev=enqueue pid=3")).is_err());
+    }
+
+    #[test]
+    fn enqueues_are_counted_per_task_with_those_that_waited() {
+        let t = Trace::parse(&Log::parse(LOG)).unwrap();
+        let c = enqueue_counts(&t);
+        assert_eq!(c.into_iter().collect::<Vec<_>>(), vec![(5, (1, 1)), (6, (1, 0))]);
     }
 
     #[test]
@@ -280,6 +330,13 @@ mod tests {
             assert!(inst.iter().any(|n| n == want), "{want} missing from {inst:?}");
         }
         assert!(!inst.iter().any(|n| n.contains("tick")));
+        // Enqueues: instants on the target CPU's track, the waiting one named apart.
+        let enq: Vec<_> = of("i").into_iter().filter(|e| e["name"].as_str().unwrap().starts_with("enqueue")).collect();
+        assert_eq!(enq.len(), 2);
+        assert_eq!((enq[0]["name"].as_str(), enq[0]["tid"].as_u64(), enq[0]["ts"].as_f64()), (Some("enqueue pipe-b"), Some(1), Some(1.55)));
+        assert_eq!(enq[0]["args"], json!({"pid": 6, "preempt": true}));
+        assert_eq!(enq[1]["name"].as_str(), Some("enqueue pipe-a (no preempt)"));
+        assert_eq!(enq[1]["args"], json!({"pid": 5, "preempt": false}));
     }
 
     #[test]
