@@ -103,7 +103,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
     if !core::mem::take(&mut rq.clock_skip) {
         rq.update_clock();
     }
-    let now = rq.clock;
+    let mut now = rq.clock;
     rq.stat.sched_count += 1;
     let prev = rq.curr.clone();
     let mut migrate: Option<(EntityId, Option<usize>)> = None;
@@ -161,8 +161,12 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
         drop(rq);
         crate::balance::newidle::sched_balance_newidle(cpu);
         rq = rq::lock(cpu);
+        // The switch happens now, after the balancing: its time (for the
+        // trace, which has the balancing's events before it, and for the
+        // statistics) is read again.
+        rq.update_clock();
+        now = rq.clock;
         if rq.fair.nr_queued() > 0 {
-            rq.update_clock();
             picked = rq.fair.schedule();
         }
     }
