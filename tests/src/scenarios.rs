@@ -11,7 +11,7 @@ use crate::log::Log;
 use crate::topology::Topology;
 use crate::workloads::{
     check_affinity, check_capacity, check_ebizzy, check_features, check_features_bogus,
-    check_fserver, check_hackbench, check_latency, check_overflow, check_pipe, check_pipes,
+    check_fserver, check_hackbench, check_latency, check_overflow, check_pipe, check_pipes, check_trace_pipe,
     check_prodcons, check_schbench, check_shares, check_spread, check_spread_smt, check_storm,
     check_tbench, check_three_on_two, check_tickless, compare_snap_delta, compare_wake_affine,
 };
@@ -396,6 +396,14 @@ pub fn all() -> Vec<Scenario> {
             smp: "2",
             append: "sched_debug=1 workload=pipe,rounds=100000,mode=cross",
             check: check_pipe::<2, true, false>,
+            ..BASE
+        },
+        Scenario {
+            name: "trace-pipe-cross-smp2",
+            icount: true,
+            smp: "2",
+            append: "sched_debug=1 trace=1 workload=pipe,rounds=500,mode=cross",
+            check: check_trace_pipe,
             ..BASE
         },
         Scenario {

@@ -154,7 +154,8 @@ pub use idle::{
     NOHZ_IDLE_MAX_PER_S, TICKING_MIN_PER_S,
 };
 pub use threads::{
-    check_affinity, check_overflow, check_pipe, check_storm, PIPE_MIN_WAKEUPS_PERCENT, PIPE_ROUNDS,
+    check_affinity, check_overflow, check_pipe, check_storm, check_trace_pipe, PIPE_MIN_WAKEUPS_PERCENT,
+    PIPE_ROUNDS, TRACE_PIPE_ROUNDS,
 };
 pub use wakeup::{check_pipes, compare_wake_affine, domstat_sum, pipes_total};
 

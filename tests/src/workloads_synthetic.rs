@@ -145,8 +145,8 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                 total / rounds
             );
             for (id, name, cpu, w) in [
-                (3, "pipe-a", 0, rounds - 500),
-                (2, "pipe-b", b, rounds - 700),
+                (3, "pipe-a", 0, rounds - rounds / 200),
+                (2, "pipe-b", b, rounds - rounds * 7 / 1000),
             ] {
                 let (l, r) = if mode == "cross" { (0, w) } else { (w, 0) };
                 out += &format!(
@@ -156,6 +156,9 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                      cpus={cpu}\n",
                     rounds + 2
                 );
+            }
+            if option(append, "trace") == "1" && mode == "cross" {
+                out += &trace_pipe_cross(rounds);
             }
         }
         "overflow" => {
@@ -500,6 +503,43 @@ fn bench(name: &str, kv: &[(String, String)]) -> String {
                     better=lower\n";
         }
         other => panic!("{other} is not a benchmark workload"),
+    }
+    out
+}
+
+/// The `trace=1` dump of a correct cross-CPU pipe run: pipe-a (pid 3) on CPU 0, pipe-b (pid 2)
+/// on CPU 1, each CPU idle (pid 0) while its thread sleeps; every round, a wakes b (b's CPU
+/// is idle: enqueue with preempt=1, then the switch to b), a blocks, b wakes a, b blocks.
+fn trace_pipe_cross(rounds: u64) -> String {
+    let mut cpu0 = Vec::new();
+    let mut cpu1 = Vec::new();
+    let mut t = 1_000u64;
+    let mut tick = |n: u64| {
+        t += n;
+        t
+    };
+    cpu0.push(format!("ts={} ev=switch prev=1 prev_state=S next=3", tick(10)));
+    cpu1.push(format!("ts={} ev=switch prev=0 prev_state=R next=2", tick(10)));
+    cpu1.push(format!("ts={} ev=switch prev=2 prev_state=S next=0", tick(10)));
+    for _ in 0..rounds {
+        cpu0.push(format!("ts={} ev=wakeup pid=2 target=1", tick(100)));
+        cpu1.push(format!("ts={} ev=enqueue pid=2 preempt=1", tick(50)));
+        cpu1.push(format!("ts={} ev=switch prev=0 prev_state=R next=2", tick(5)));
+        cpu0.push(format!("ts={} ev=switch prev=3 prev_state=S next=0", tick(5)));
+        cpu1.push(format!("ts={} ev=wakeup pid=3 target=0", tick(100)));
+        cpu0.push(format!("ts={} ev=enqueue pid=3 preempt=1", tick(50)));
+        cpu0.push(format!("ts={} ev=switch prev=0 prev_state=R next=3", tick(5)));
+        cpu1.push(format!("ts={} ev=switch prev=2 prev_state=S next=0", tick(5)));
+    }
+    let mut out = String::new();
+    out += "@fw trace_task pid=1 name=init\n@fw trace_task pid=2 name=pipe-b\n@fw trace_task pid=3 name=pipe-a\n";
+    out += &format!("@fw trace_cpu cpu=0 events={} lost=0\n", cpu0.len());
+    out += &format!("@fw trace_cpu cpu=1 events={} lost=0\n", cpu1.len());
+    for e in &cpu0 {
+        out += &format!("@fw trace cpu=0 {e}\n");
+    }
+    for e in &cpu1 {
+        out += &format!("@fw trace cpu=1 {e}\n");
     }
     out
 }

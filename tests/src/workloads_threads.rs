@@ -232,3 +232,112 @@ pub fn check_overflow<const SMP: u32>(log: &Log) -> CheckResult {
     num_is(f, "cr2", addr)?;
     num_is(f, "cpu", s.num("cpu")?)
 }
+
+// ---------------------------------------------------------------------------------------------
+// the scheduler trace of a cross-CPU pipe (`trace=1`)
+
+/// Round trips of `trace-pipe-cross-smp2` (small, so the dump stays short).
+pub const TRACE_PIPE_ROUNDS: u64 = 500;
+
+/// `trace=1 workload=pipe,rounds=TRACE_PIPE_ROUNDS,mode=cross` on 2 CPUs: the dump is whole and
+/// tells a consistent story. Both rings kept every event (`lost=0`); each CPU's events are in
+/// time order; on each CPU every `switch` starts from the task the previous one switched to;
+/// `pipe-a` runs only on CPU 0 and `pipe-b` only on CPU 1 (both pinned). Every wakeup of a pipe
+/// thread (`ev=wakeup`, on the waker's CPU) names the thread's CPU as target; every time a pipe
+/// thread is switched in after sleeping (`prev_state=S`), exactly one `enqueue` of it on that
+/// CPU came in between, and when that CPU was idle the enqueue asked for the switch
+/// (`preempt=1`) and the next switch there ran it. Each thread has at least
+/// [`PIPE_MIN_WAKEUPS_PERCENT`] of the rounds in enqueues, and no more enqueues than wakeups (a
+/// wakeup that finds its task still queued, before it switched out, needs no enqueue).
+pub fn check_trace_pipe(log: &Log) -> CheckResult {
+    workload_ran(log, "pipe", 2, true)?;
+    let pid_of = |name: &str| -> Result<String, String> {
+        let r = log
+            .records("trace_task")
+            .find(|r| r.get("name") == Some(name))
+            .ok_or_else(|| format!("no `@fw trace_task ... name={name}`"))?;
+        Ok(r.field("pid")?.to_string())
+    };
+    let (a, b) = (pid_of("pipe-a")?, pid_of("pipe-b")?);
+    for cpu in 0..2u64 {
+        let r = log
+            .records("trace_cpu")
+            .find(|r| r.num("cpu").ok() == Some(cpu))
+            .ok_or_else(|| format!("no `@fw trace_cpu cpu={cpu}`"))?;
+        num_is(r, "lost", 0)?;
+    }
+    // Per CPU: (ts, record) in dump order.
+    let mut per_cpu: Vec<Vec<&crate::log::Record>> = vec![Vec::new(), Vec::new()];
+    for r in log.records("trace") {
+        let c = r.num("cpu")? as usize;
+        ensure(c < 2, || format!("`{r}`: a CPU beyond -smp 2"))?;
+        per_cpu[c].push(r);
+    }
+    let home = |pid: &str| if pid == a { Some(0usize) } else if pid == b { Some(1) } else { None };
+    // Enqueues seen on each CPU since the pipe thread last left it asleep, per pid.
+    let mut pending: Vec<std::collections::BTreeMap<String, u64>> = vec![Default::default(), Default::default()];
+    let mut woken = std::collections::BTreeMap::<String, u64>::new();
+    let mut enqueued = std::collections::BTreeMap::<String, u64>::new();
+    for (cpu, evs) in per_cpu.iter().enumerate() {
+        let mut last_ts = 0;
+        let mut running: Option<String> = None;
+        let mut asleep = std::collections::BTreeSet::<String>::new();
+        let mut must_run_next: Option<String> = None;
+        for r in evs {
+            let ts = r.num("ts")?;
+            ensure(ts >= last_ts, || format!("`{r}`: out of time order on CPU {cpu} (after ts={last_ts})"))?;
+            last_ts = ts;
+            match r.field("ev")? {
+                "switch" => {
+                    let (prev, next) = (r.field("prev")?.to_string(), r.field("next")?.to_string());
+                    if let Some(run) = &running {
+                        ensure(*run == prev, || format!("`{r}`: CPU {cpu} was running pid {run}, not {prev}"))?;
+                    }
+                    if let Some(want) = must_run_next.take() {
+                        ensure(next == want, || format!("`{r}`: the idle CPU {cpu} was asked to run pid {want} next"))?;
+                    }
+                    if home(&prev) == Some(cpu) && r.field("prev_state")? == "S" {
+                        asleep.insert(prev.clone());
+                    }
+                    if let Some(h) = home(&next) {
+                        ensure(h == cpu, || format!("`{r}`: a pinned pipe thread runs on CPU {cpu}"))?;
+                        if asleep.remove(&next) {
+                            let n = pending[cpu].remove(&next).unwrap_or(0);
+                            ensure(n == 1, || format!("`{r}`: pid {next} switched in after sleeping with {n} enqueues since"))?;
+                        }
+                    }
+                    running = Some(next);
+                }
+                "enqueue" => {
+                    let pid = r.field("pid")?.to_string();
+                    if home(&pid).is_some() {
+                        ensure(home(&pid) == Some(cpu), || format!("`{r}`: pipe thread enqueued off its CPU"))?;
+                        *pending[cpu].entry(pid.clone()).or_default() += 1;
+                        *enqueued.entry(pid.clone()).or_default() += 1;
+                        if asleep.contains(&pid) && running.as_deref() == Some("0") {
+                            num_is(r, "preempt", 1)?;
+                            must_run_next = Some(pid);
+                        }
+                    }
+                }
+                "wakeup" => {
+                    let pid = r.field("pid")?.to_string();
+                    if let Some(h) = home(&pid) {
+                        num_is(r, "target", h as u64)?;
+                        *woken.entry(pid).or_default() += 1;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    let min = TRACE_PIPE_ROUNDS * PIPE_MIN_WAKEUPS_PERCENT / 100;
+    for pid in [&a, &b] {
+        let (w, e) = (woken.get(pid).copied().unwrap_or(0), enqueued.get(pid).copied().unwrap_or(0));
+        ensure(e <= w, || format!("pid {pid}: {e} enqueues but only {w} wakeups"))?;
+        ensure((min..=TRACE_PIPE_ROUNDS + 1).contains(&e), || {
+            format!("pid {pid}: {e} enqueues, expected {min} to {}", TRACE_PIPE_ROUNDS + 1)
+        })?;
+    }
+    Ok(())
+}
