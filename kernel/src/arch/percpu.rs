@@ -229,9 +229,8 @@ pub fn cpu(id: usize) -> &'static PerCpu {
 #[inline]
 pub fn current_task() -> Option<Arc<Task>> {
     let p: *const Task;
-    // SAFETY: as in `cpu_id`; `current_task` is a field of a live `PerCpu`
-    // at `CURRENT_TASK_OFFSET`, and a pointer-sized load of it is one
-    // instruction.
+    // A pointer-sized load through `gs` is one instruction.
+    // SAFETY: as in `cpu_id`; the offset is `current_task`'s in a live `PerCpu`.
     unsafe {
         asm!("mov {}, gs:[{off}]", out(reg) p, off = const CURRENT_TASK_OFFSET,
              options(nostack, readonly, preserves_flags))
@@ -239,10 +238,10 @@ pub fn current_task() -> Option<Arc<Task>> {
     if p.is_null() {
         return None;
     }
-    // SAFETY: at the load the slot named the task running this code (the
-    // field's invariant), so `p` is us. We may be preempted and moved since,
-    // but wherever we run, that CPU's slot owns a strong count of us, so the
-    // task is alive at the increment, which adds the count the Arc owns.
+    // At the load the slot named the task running this code (the field's
+    // invariant), so `p` is us. We may be preempted and moved since, but
+    // wherever we run, that CPU's slot owns a strong count of us.
+    // SAFETY: `p` is alive (above); the increment adds the count the Arc owns.
     unsafe {
         Arc::increment_strong_count(p);
         Some(Arc::from_raw(p))
