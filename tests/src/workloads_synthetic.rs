@@ -316,6 +316,15 @@ fn option<'a>(append: &'a str, key: &str) -> &'a str {
         .unwrap_or("")
 }
 
+/// One `@fw result` line as the kernel prints it, from a value in thousandths (three decimals).
+fn result_line(workload: &str, metric: &str, milli: u64, unit: &str, better: &str) -> String {
+    format!(
+        "@fw result workload={workload} metric={metric} value={}.{:03} unit={unit} better={better}\n",
+        milli / 1000,
+        milli % 1000
+    )
+}
+
 fn num(kv: &[(String, String)], k: &str) -> u64 {
     get(kv, k, "")
         .parse()
@@ -403,12 +412,7 @@ fn bench(name: &str, kv: &[(String, String)]) -> String {
                 ("request_p99", pct(&req, 990) * 1000, "us", "lower"),
                 ("rps", rps, "req/s", "higher"),
             ] {
-                out += &format!(
-                    "@fw result workload=schbench metric={metric} value={}.{:03} unit={unit} \
-                     better={better}\n",
-                    milli / 1000,
-                    milli % 1000
-                );
+                out += &result_line("schbench", metric, milli, unit, better);
             }
             out += &format!(
                 "schbench: {m} message threads, {t} workers each, work {work} us (124 loops/us), \
@@ -434,12 +438,7 @@ fn bench(name: &str, kv: &[(String, String)]) -> String {
             out += &format!(
                 "ebizzy: {threads} threads, {chunks} chunks of {records} records, {n} searches\n"
             );
-            out += &format!(
-                "@fw result workload=ebizzy metric=records_per_s value={}.{:03} unit=records/s \
-                 better=higher\n",
-                rate / 1000,
-                rate % 1000
-            );
+            out += &result_line("ebizzy", "records_per_s", rate, "records/s", "higher");
         }
         "tbench" => {
             let (clients, req, reply, ms) = (
@@ -462,12 +461,7 @@ fn bench(name: &str, kv: &[(String, String)]) -> String {
                 "@fw tbench clients={clients} req={req} reply={reply} round_trips={trips} \
                  served={trips} bytes={bytes} ns={ns}\n"
             );
-            out += &format!(
-                "@fw result workload=tbench metric=throughput value={}.{:03} unit=MB/s \
-                 better=higher\n",
-                mbs / 1000,
-                mbs % 1000
-            );
+            out += &result_line("tbench", "throughput", mbs, "MB/s", "higher");
             out += "@fw result workload=tbench metric=max_latency value=1.259 unit=ms \
                     better=lower\n";
         }
@@ -493,12 +487,7 @@ fn bench(name: &str, kv: &[(String, String)]) -> String {
                 rate * 60 / 1000
             );
             out += "Burst latency (usec): p50 64  p90 123  p99 233  max 355\n";
-            out += &format!(
-                "@fw result workload=fserver metric=ops_per_s value={}.{:03} unit=ops/s \
-                 better=higher\n",
-                rate / 1000,
-                rate % 1000
-            );
+            out += &result_line("fserver", "ops_per_s", rate, "ops/s", "higher");
             out += "@fw result workload=fserver metric=burst_p99 value=233.642 unit=us \
                     better=lower\n";
         }
