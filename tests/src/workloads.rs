@@ -127,6 +127,8 @@ fn schedstat(log: &Log, cpu: u32) -> Result<&Record, String> {
 mod balance;
 #[path = "workloads_bench.rs"]
 mod bench;
+#[path = "workloads_schbench.rs"]
+mod schbench;
 #[path = "workloads_fairness.rs"]
 mod fairness;
 #[path = "workloads_idle.rs"]
@@ -141,10 +143,10 @@ pub use balance::{
     THREE_ON_TWO_TOLERANCE_PP,
 };
 pub use bench::{
-    check_ebizzy, check_fserver, check_hackbench, check_schbench, check_tbench, fixed, hist_bucket,
-    percentiles, results, scan, schedstat_deltas, workload_params, Percentiles,
-    EBIZZY_MIN_BUSY_PERCENT, RUN_SLACK_MS,
+    check_ebizzy, check_fserver, check_hackbench, check_tbench, fixed, results, scan,
+    schedstat_deltas, workload_params, EBIZZY_MIN_BUSY_PERCENT, RUN_SLACK_MS,
 };
+pub use schbench::{check_schbench, hist_bucket, percentiles, Percentiles};
 pub use fairness::{
     check_features, check_features_bogus, check_latency, check_shares, FEATURES_BOGUS,
     FEATURES_SET, SHARES_NICE, SHARE_TOLERANCE_PP,
