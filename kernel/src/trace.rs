@@ -95,12 +95,15 @@ pub fn record_now(ev: impl FnOnce() -> Event) {
     }
 }
 
-/// As `record`, into `cpu`'s ring: for an event that belongs to another
-/// CPU's timeline (a runqueue the caller has locked).
+/// As `record`, into the ring of the CPU `ev` names with the event: for an
+/// event that may belong to another CPU's timeline (a runqueue the caller
+/// has locked). The CPU is part of the closure, so it is not read either
+/// with tracing off.
 #[inline(always)]
-pub fn record_on(cpu: usize, ts: u64, ev: impl FnOnce() -> Event) {
+pub fn record_on(ts: u64, ev: impl FnOnce() -> (usize, Event)) {
     if enabled() {
-        push_on(cpu, ts, ev());
+        let (cpu, ev) = ev();
+        push_on(cpu, ts, ev);
     }
 }
 

@@ -106,11 +106,7 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
         let mut preempt = false;
         if rq.fair.is_delayed(eid) {
             let wants = rq.fair.wake_delayed(eid, flags).unwrap_or(false);
-            p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
-            preempt = rq.curr.is_idle || wants;
-            rq.clock_skip |= preempt;
-            // The waker may be another CPU: the requeue belongs on `cpu`'s track.
-            crate::trace::record_on(cpu, rq.clock, || crate::trace::Event::Enqueue { pid: p.id, preempt });
+            preempt = queued_woken(&mut rq, p, wants);
         }
         drop(rq);
         account(p, this, cpu, flags);
@@ -268,13 +264,21 @@ fn activate(rq: &mut Rq, p: Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags
         Ok(w) => w,
         Err(e) => panic!("CPU {}: enqueue of task {} ({}): {}", rq.cpu, p.id, p.name, e),
     };
+    // The caller publishes the runqueue once it has activated everything.
+    queued_woken(rq, &p, wants)
+}
+
+/// The end of every wakeup that put `p` on `rq` (an enqueue, or a delayed
+/// entity requeued in place), where `wants` is the policy's preemption
+/// answer: an idle CPU always switches to the wakee, a switch asked for
+/// finds the clock fresh (`clock_skip`), and the trace's `enqueue` event goes
+/// on `rq`'s CPU (the waker may be another one). Returns whether to switch.
+#[inline(always)]
+fn queued_woken(rq: &mut Rq, p: &Task, wants: bool) -> bool {
     p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
-    // An idle CPU always switches to the wakee. The caller publishes the
-    // runqueue once it has activated everything.
     let preempt = rq.curr.is_idle || wants;
     rq.clock_skip |= preempt;
-    // Always this CPU's runqueue (local wakeups and the drained wake list).
-    crate::trace::record(rq.clock, || crate::trace::Event::Enqueue { pid: p.id, preempt });
+    crate::trace::record_on(rq.clock, || (rq.cpu, crate::trace::Event::Enqueue { pid: p.id, preempt }));
     preempt
 }
 
