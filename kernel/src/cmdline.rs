@@ -8,6 +8,8 @@ use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write;
 
+use crate::workloads::{self, params, params::Param, params::Spec};
+
 /// A deliberate failure for the harness's fault-report scenarios.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Crash {
@@ -75,26 +77,73 @@ pub struct Options {
 }
 
 /// A workload and its parameters, e.g. `workload=pipe,rounds=1000,mode=cross`.
+///
+/// Invariant: every parameter in `params` is declared by `spec` and its
+/// value is accepted by the declaration (`parse` drops the others, with a
+/// message), so reading one never fails.
 #[derive(Clone, Debug)]
 pub struct Workload {
     pub name: String,
+    pub spec: &'static Spec,
     pub params: Vec<(String, String)>,
 }
 
 impl Workload {
-    /// The numeric parameter `key`, or `default`.
-    pub fn num(&self, key: &str, default: u64) -> u64 {
-        self.params
-            .iter()
-            .rev()
-            .find(|(k, _)| k == key)
-            .and_then(|(_, v)| v.parse().ok())
-            .unwrap_or(default)
+    /// `spec`'s workload with all parameters at their defaults.
+    pub fn with_defaults(spec: &'static Spec) -> Workload {
+        Workload { name: String::from(spec.name), spec, params: Vec::new() }
     }
 
-    /// The text parameter `key`, or `default`.
-    pub fn text<'a>(&'a self, key: &str, default: &'a str) -> &'a str {
-        self.params.iter().rev().find(|(k, _)| k == key).map_or(default, |(_, v)| v.as_str())
+    /// The declaration of `key`. A workload reading a parameter it does not
+    /// declare is a bug in that workload, not bad input.
+    fn declared(&self, key: &str) -> &'static Param {
+        match self.spec.param(key) {
+            Some(p) => p,
+            None => panic!("workload {} reads parameter {:?}, which its declaration lacks", self.name, key),
+        }
+    }
+
+    /// The numeric parameter `key`: the value given last, or its declared
+    /// default.
+    pub fn num(&self, key: &str) -> u64 {
+        let p = self.declared(key);
+        match self.params.iter().rev().find(|(k, _)| k == key) {
+            // validated by `parse`: a number within the declared range
+            Some((_, v)) => v.parse().unwrap_or(0),
+            None => params::num_default(p, crate::rq::online_mask().weight() as u64),
+        }
+    }
+
+    /// The word parameter `key`: the value given last, or its declared
+    /// default (the first choice).
+    pub fn text(&self, key: &str) -> &str {
+        let p = self.declared(key);
+        match self.params.iter().rev().find(|(k, _)| k == key) {
+            Some((_, v)) => v.as_str(),
+            None => match p.accepts {
+                params::Accepts::Choice(c) => c[0],
+                params::Accepts::Num { .. } => "",
+            },
+        }
+    }
+
+    /// The CPU parameter `key`, which must name one of the online `cpus`
+    /// (ascending). Its default falls back to the last online CPU quietly
+    /// (`cpu=1` on a one-CPU machine is CPU 0, as documented); a CPU given
+    /// on the command line that is not online is reported, and the last
+    /// online CPU is used.
+    pub fn cpu(&self, key: &str, cpus: &[usize]) -> usize {
+        let want = self.num(key) as usize;
+        let last = cpus.last().copied().unwrap_or(0);
+        if cpus.contains(&want) {
+            return want;
+        }
+        if self.params.iter().any(|(k, _)| k == key) {
+            let mut msg = String::new();
+            let _ = write!(msg, "workload={}: {}={} is not an online CPU (online: {} CPUs); using CPU {}", self.name, key, want, cpus.len(), last);
+            report_problem(&msg);
+        }
+        last
     }
 }
 
@@ -107,7 +156,7 @@ impl Default for Options {
             test_crash: None,
             sched_features: sched::Features::default(),
             sched_debug: false,
-            workload: Workload { name: String::from("demo"), params: Vec::new() },
+            workload: Workload::with_defaults(workloads::spec("demo").expect("demo is declared")),
             trace: 0,
             stats_ms: 0,
             nohz: true,
@@ -116,6 +165,14 @@ impl Default for Options {
             cpu_capacity: Vec::new(),
         }
     }
+}
+
+/// Reports one problem with the command line: a `cmdline: ` line for the
+/// reader and an `@fw cmdline_problem` record, which `cargo xtask bench`,
+/// `compare`, `profile` and `trace` refuse to take figures from.
+pub fn report_problem(msg: &str) {
+    crate::kprintln!("cmdline: {}", msg);
+    crate::record!("cmdline_problem", "msg={}", msg);
 }
 
 /// The parsed options and one message per problem found.
@@ -238,7 +295,7 @@ pub fn parse(line: &str) -> Parsed {
                     );
                 }
             },
-            "workload" => match parse_workload(value) {
+            "workload" => match parse_workload(value, &mut problems) {
                 Ok(w) => options.workload = w,
                 Err(e) => {
                     let _ = write!(problem, "workload={:?}: {}; running workload={}", value, e, options.workload.name);
@@ -271,32 +328,52 @@ pub fn parse(line: &str) -> Parsed {
     Parsed { options, problems }
 }
 
-/// Workloads the kernel knows (kernel/src/workloads/).
-pub const WORKLOADS: [&str; 16] = [
-    "demo", "shares", "storm", "latency", "affinity", "pipe", "yield", "overflow", "hackbench", "schbench", "ebizzy", "tbench",
-    "fserver", "spread", "prodcons", "pipes",
-];
-
-fn parse_workload(value: &str) -> Result<Workload, String> {
+/// `workload=NAME[,key=value...]`: the workload, with the parameters its
+/// declaration accepts; one message per parameter dropped (added to
+/// `problems`). An unknown workload or a parameter that is not `key=value`
+/// rejects the whole option.
+fn parse_workload(value: &str, problems: &mut Vec<String>) -> Result<Workload, String> {
     let mut parts = value.split(',');
     let name = parts.next().unwrap_or("");
-    if !WORKLOADS.contains(&name) {
+    let Some(spec) = workloads::spec(name) else {
         let mut e = String::new();
-        let _ = write!(e, "unknown workload (known: {})", WORKLOADS.join(", "));
+        let names: Vec<&str> = workloads::SPECS.iter().map(|s| s.name).collect();
+        let _ = write!(e, "unknown workload (known: {})", names.join(", "));
         return Err(e);
-    }
-    let mut params = Vec::new();
+    };
+    let mut w = Workload::with_defaults(spec);
     for p in parts {
-        match p.split_once('=') {
-            Some((k, v)) if !k.is_empty() => params.push((String::from(k), String::from(v))),
+        let (k, v) = match p.split_once('=') {
+            Some((k, v)) if !k.is_empty() => (k, v),
             _ => {
                 let mut e = String::new();
                 let _ = write!(e, "parameter {:?} is not key=value", p);
                 return Err(e);
             }
+        };
+        let mut problem = String::new();
+        match spec.param(k) {
+            None => {
+                let keys: Vec<&str> = spec.all().map(|p| p.key).collect();
+                let _ = write!(problem, "workload={}: unknown parameter {:?} ({} ", name, k, name);
+                if keys.is_empty() {
+                    let _ = write!(problem, "takes no parameters); ignored");
+                } else {
+                    let _ = write!(problem, "takes {}); ignored", keys.join(", "));
+                }
+            }
+            Some(decl) => match params::reject(decl, v) {
+                None => w.params.push((String::from(k), String::from(v))),
+                Some(why) => {
+                    let _ = write!(problem, "workload={}: {}; using {}={}", name, why, k, params::describe_default(decl));
+                }
+            },
+        }
+        if !problem.is_empty() {
+            problems.push(problem);
         }
     }
-    Ok(Workload { name: String::from(name), params })
+    Ok(w)
 }
 
 fn parse_capacities(value: &str) -> Option<Vec<(usize, u64)>> {

@@ -67,13 +67,15 @@ fn boot_main(magic: u32, info: u32) -> ! {
     let parsed = cmdline::parse(&boot.cmdline);
     record!("cmdline", "msg={}", boot.cmdline);
     if boot.cmdline_cut {
-        kprintln!(
-            "cmdline: longer than {} bytes; the rest is ignored",
-            mem::multiboot::CMDLINE_MAX
+        let mut msg = alloc::string::String::new();
+        let _ = core::fmt::Write::write_fmt(
+            &mut msg,
+            format_args!("longer than {} bytes; the rest is ignored", mem::multiboot::CMDLINE_MAX),
         );
+        cmdline::report_problem(&msg);
     }
     for problem in &parsed.problems {
-        kprintln!("cmdline: {}", problem);
+        cmdline::report_problem(problem);
     }
     let options = parsed.options;
     console::init_log(options.log);

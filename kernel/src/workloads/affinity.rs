@@ -8,11 +8,15 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use sched::cpumask::CpuMask;
 
+use super::params::{Param, num, MAX_MS};
 use crate::cmdline::Workload;
 use crate::task::Spawn;
 
+/// What `workload=affinity` takes (see `params`).
+pub(super) const PARAMS: &[Param] = &[num("ms", 1, MAX_MS, 1000, "how long the threads run (ms)")];
+
 pub fn run(w: &Workload) -> bool {
-    let ms = w.num("ms", 1000);
+    let ms = w.num("ms");
     let cpus = super::cpus();
     let stop = Arc::new(AtomicBool::new(false));
     let mut pinned = Vec::new();

@@ -57,7 +57,7 @@ pub(super) fn name(prefix: &str, a: usize, b: Option<usize>) -> String {
 /// before the kernel balanced forks).
 pub(super) fn place(opts: Spawn, w: &Workload, i: usize) -> Spawn {
     let cpus = super::cpus();
-    if w.num("spread", 0) == 0 || cpus.is_empty() {
+    if w.num("spread") == 0 || cpus.is_empty() {
         return opts;
     }
     opts.on_cpu(cpus[i % cpus.len()])

@@ -6,11 +6,15 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
+use super::params::{Param, num, MAX_MS};
 use crate::cmdline::Workload;
 use crate::task::Spawn;
 
+/// What `workload=demo` takes (see `params`).
+pub(super) const PARAMS: &[Param] = &[num("ms", 1, MAX_MS, 300, "how long the hogs run on each CPU (ms)")];
+
 pub fn run(w: &Workload) -> bool {
-    let ms = w.num("ms", 300);
+    let ms = w.num("ms");
     let cpus = super::cpus();
     crate::kprintln!("demo: three hogs at nice -5, 0 and 5 on each of {} CPUs for {} ms", cpus.len(), ms);
     let stop = Arc::new(AtomicBool::new(false));
@@ -47,9 +51,7 @@ pub fn run(w: &Workload) -> bool {
         }
         crate::kprintln!("CPU {}:{}", cpu, line);
     }
-    let pipe = Workload {
-        name: alloc::string::String::from("pipe"),
-        params: alloc::vec![(alloc::string::String::from("rounds"), alloc::string::String::from("2000"))],
-    };
+    let mut pipe = Workload::with_defaults(super::spec("pipe").expect("pipe is declared"));
+    pipe.params.push((alloc::string::String::from("rounds"), alloc::string::String::from("2000")));
     super::pipe::run(&pipe)
 }

@@ -10,14 +10,22 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::crew::{name, Crew, Measured};
+use super::params::{Param, num_per_cpu, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
 
+/// What `workload=ebizzy` takes (see `params`).
+pub(super) const PARAMS: &[Param] = &[
+    num_per_cpu("threads", 1, MAX_THREADS, 1, "searching threads"),
+    num("chunks", 1, 1024, 10, "chunks of records searched"),
+    num("records", 1, 1 << 20, 4096, "8-byte records per chunk"),
+    num("ms", 1, MAX_MS, 1000, "how long the threads search (ms)"),
+];
+
 pub fn run(w: &Workload) -> bool {
-    let ncpu = super::cpus().len() as u64;
-    let threads = w.num("threads", ncpu).max(1) as usize;
-    let nchunks = w.num("chunks", 10).max(1) as usize;
-    let records = w.num("records", 4096).clamp(1, 1 << 20) as usize;
-    let ms = w.num("ms", 1000).max(1);
+    let threads = w.num("threads") as usize;
+    let nchunks = w.num("chunks") as usize;
+    let records = w.num("records") as usize;
+    let ms = w.num("ms");
     let mut rng = super::Rng::new(0xeb1);
     let chunks: Arc<Vec<Vec<u64>>> = Arc::new(
         (0..nchunks)

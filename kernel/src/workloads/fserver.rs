@@ -12,16 +12,24 @@ use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
 use super::crew::{name, Crew, Measured};
+use super::params::{Param, num_per_cpu, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
 use crate::rq;
 use crate::sync::irq_mutex::IrqMutex;
 
+/// What `workload=fserver` takes (see `params`).
+pub(super) const PARAMS: &[Param] = &[
+    num_per_cpu("threads", 1, MAX_THREADS, 2, "threads, each sleeping and bursting"),
+    num("ms", 1, MAX_MS, 1000, "how long the threads run (ms)"),
+    num("burst_us", 1, 1_000_000, 50, "mean CPU burst (us; each is 0.5-1.5 times it)"),
+    num("sleep_us", 1, 1_000_000, 100, "mean sleep (us; each is 0.5-1.5 times it)"),
+];
+
 pub fn run(w: &Workload) -> bool {
-    let ncpu = super::cpus().len() as u64;
-    let threads = w.num("threads", 2 * ncpu).max(1) as usize;
-    let ms = w.num("ms", 1000).max(1);
-    let burst_us = w.num("burst_us", 50).max(1);
-    let sleep_us = w.num("sleep_us", 100).max(1);
+    let threads = w.num("threads") as usize;
+    let ms = w.num("ms");
+    let burst_us = w.num("burst_us");
+    let sleep_us = w.num("sleep_us");
     let per_us = super::schbench::calibrate(w);
     let lats = Arc::new(IrqMutex::new(Vec::new()));
     let mut crew = Crew::new(w);

@@ -13,16 +13,26 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::crew::{name, Crew};
+use super::params::{Param, num};
 use crate::cmdline::Workload;
 use crate::rq;
 use crate::sync::Pipe;
 
+/// What `workload=hackbench` takes (see `params`).
+pub(super) const PARAMS: &[Param] = &[
+    num("groups", 1, 64, 2, "groups of senders and receivers"),
+    num("loops", 1, 1_000_000, 100, "messages each sender writes to each receiver"),
+    num("datasize", 1, 4096, 100, "bytes per message"),
+    num("fds", 1, 64, 20, "receivers (and senders) per group"),
+    num("pipe_kb", 1, 1024, 64, "capacity of each receiver's pipe (KiB)"),
+];
+
 pub fn run(w: &Workload) -> bool {
-    let groups = w.num("groups", 2).max(1) as usize;
-    let loops = w.num("loops", 100) as usize;
-    let datasize = w.num("datasize", 100).clamp(1, 4096) as usize;
-    let fds = w.num("fds", 20).clamp(1, 64) as usize;
-    let cap = (w.num("pipe_kb", 64).max(1) * 1024) as usize;
+    let groups = w.num("groups") as usize;
+    let loops = w.num("loops") as usize;
+    let datasize = w.num("datasize") as usize;
+    let fds = w.num("fds") as usize;
+    let cap = (w.num("pipe_kb") * 1024) as usize;
     let failed = Arc::new(AtomicBool::new(false));
     let sent = Arc::new(AtomicU64::new(0));
     let received = Arc::new(AtomicU64::new(0));

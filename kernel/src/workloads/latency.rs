@@ -10,18 +10,28 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
+use super::params::{Param, num, MAX_CPU};
 use crate::cmdline::Workload;
 use crate::rq;
 use crate::sync::irq_mutex::IrqMutex;
 use crate::task::Spawn;
 
+/// What `workload=latency` takes (see `params`).
+pub(super) const PARAMS: &[Param] = &[
+    num("cpu", 0, MAX_CPU, 1, "the CPU of the sleeper and the hogs (the default is the last CPU when CPU 1 is not online)"),
+    num("hogs", 0, 64, 2, "CPU hogs beside the sleeper"),
+    num("period_us", 1, 10_000_000, 3000, "the sleeper's period (us)"),
+    num("samples", 1, 100_000, 300, "wakeups measured"),
+    num("slice_us", 0, 100_000, 0, "the sleeper's custom slice (us; 0: the base slice; Linux clamps to 100-100000)"),
+];
+
 pub fn run(w: &Workload) -> bool {
     let cpus = super::cpus();
-    let cpu = (w.num("cpu", 1) as usize).min(*cpus.last().unwrap_or(&0));
-    let hogs = w.num("hogs", 2) as usize;
-    let period = w.num("period_us", 3000) * 1000;
-    let samples = w.num("samples", 300) as usize;
-    let slice_ns = w.num("slice_us", 0).saturating_mul(1000);
+    let cpu = w.cpu("cpu", &cpus);
+    let hogs = w.num("hogs") as usize;
+    let period = w.num("period_us") * 1000;
+    let samples = w.num("samples") as usize;
+    let slice_ns = w.num("slice_us").saturating_mul(1000);
     let stop = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
     for _ in 0..hogs {

@@ -10,6 +10,7 @@ mod fserver;
 mod hackbench;
 mod latency;
 mod overflow;
+pub mod params;
 mod pipe;
 mod pipes;
 mod prodcons;
@@ -24,8 +25,35 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::cmdline::Workload;
+use params::{Spec, CALIBRATION, SPREAD};
 use crate::rq;
 use crate::task::{self, Spawn, Task};
+
+/// Every workload `workload=` can name, with its parameters.
+pub const SPECS: &[Spec] = &[
+    Spec { name: "demo", about: "hogs at three nice levels on every CPU, then a pipe ping-pong", params: &[demo::PARAMS] },
+    Spec { name: "shares", about: "three hogs at nice 0, 5, -5 on one CPU: runtime against weight", params: &[shares::PARAMS] },
+    Spec { name: "storm", about: "sleeps, hand-offs, ping-pong and a shared mutex; counts lost wakeups", params: &[storm::PARAMS] },
+    Spec { name: "latency", about: "a periodic sleeper beside hogs: wakeup latency", params: &[latency::PARAMS] },
+    Spec { name: "affinity", about: "pinned threads and a hog whose affinity changes", params: &[affinity::PARAMS] },
+    Spec { name: "pipe", about: "perf bench sched pipe: two threads ping-pong", params: &[pipe::PARAMS] },
+    Spec { name: "yield", about: "two threads on one CPU yield to each other", params: &[pipe::YIELD_PARAMS] },
+    Spec { name: "overflow", about: "a thread overflows its stack into the guard page", params: &[] },
+    Spec { name: "hackbench", about: "perf bench sched messaging --pipe --thread", params: &[hackbench::PARAMS, SPREAD] },
+    Spec { name: "schbench", about: "message threads and workers: wakeup and request latency", params: &[schbench::PARAMS, CALIBRATION, SPREAD] },
+    Spec { name: "ebizzy", about: "record searches in copied chunks: records/s", params: &[ebizzy::PARAMS, SPREAD] },
+    Spec { name: "tbench", about: "client/server pairs over pipes: MB/s", params: &[tbench::PARAMS, CALIBRATION, SPREAD] },
+    Spec { name: "fserver", about: "short bursts and short sleeps: ops/s and burst latency", params: &[fserver::PARAMS, CALIBRATION, SPREAD] },
+    Spec { name: "spread", about: "hogs started on one CPU: how balancing spreads them", params: &[spread::PARAMS] },
+    Spec { name: "prodcons", about: "producer/consumer pairs with short idle periods: newidle", params: &[prodcons::PARAMS] },
+    Spec { name: "pipes", about: "ping-pong pairs free to move: wake_affine", params: &[pipes::PARAMS] },
+    Spec { name: "help", about: "lists these workloads and their parameters", params: &[] },
+];
+
+/// The declaration of workload `name`.
+pub fn spec(name: &str) -> Option<&'static Spec> {
+    SPECS.iter().find(|s| s.name == name)
+}
 
 /// Runs `w`; returns whether its own checks passed.
 pub fn run(w: &Workload) -> bool {
@@ -47,6 +75,10 @@ pub fn run(w: &Workload) -> bool {
         "spread" => spread::run(w),
         "prodcons" => prodcons::run(w),
         "pipes" => pipes::run(w),
+        "help" => {
+            params::print_help(SPECS);
+            true
+        }
         _ => demo::run(w),
     };
     crate::schedstat::print_delta(&before);

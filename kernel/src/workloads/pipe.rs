@@ -9,17 +9,34 @@
 
 use alloc::sync::Arc;
 
+use super::params::{Param, num, choice};
 use crate::cmdline::Workload;
 use crate::rq;
 use crate::sync::Pipe;
 use crate::task::Spawn;
 
+/// What `workload=pipe` takes (see `params`).
+pub(super) const PARAMS: &[Param] = &[
+    num("rounds", 1, 100_000_000, 100_000, "round trips"),
+    choice("mode", &["same", "cross"], "both threads on one CPU, or on two"),
+];
+
+/// `workload=yield`'s parameters.
+pub(super) const YIELD_PARAMS: &[Param] = &[num("rounds", 1, 100_000_000, 100_000, "rounds of two yields")];
+
 pub fn run(w: &Workload) -> bool {
-    let rounds = w.num("rounds", 100_000);
-    let mode = w.text("mode", "same");
+    let rounds = w.num("rounds");
+    let mode = w.text("mode");
     let cpus = super::cpus();
     let a_cpu = cpus[0];
-    let b_cpu = if mode == "cross" { *cpus.get(1).unwrap_or(&a_cpu) } else { a_cpu };
+    let b_cpu = match (mode, cpus.get(1)) {
+        ("cross", Some(&b)) => b,
+        ("cross", None) => {
+            crate::cmdline::report_problem("workload=pipe: mode=cross needs two online CPUs; both threads run on the one there is");
+            a_cpu
+        }
+        _ => a_cpu,
+    };
     let ping = Arc::new(Pipe::new(4096));
     let pong = Arc::new(Pipe::new(4096));
     let (p1, q1) = (ping.clone(), pong.clone());
@@ -57,7 +74,7 @@ pub fn run(w: &Workload) -> bool {
 }
 
 pub fn run_yield(w: &Workload) -> bool {
-    let rounds = w.num("rounds", 100_000);
+    let rounds = w.num("rounds");
     let cpu = super::cpus()[0];
     let start = rq::now_ns();
     let mk = |name: &str| {

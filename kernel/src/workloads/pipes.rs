@@ -9,6 +9,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use super::params::{Param, num, MAX_THREADS};
 use crate::cmdline::Workload;
 use crate::sync::Pipe;
 use crate::task::{Spawn, Task};
@@ -18,9 +19,15 @@ struct Tally {
     same_llc: AtomicU64,
 }
 
+/// What `workload=pipes` takes (see `params`).
+pub(super) const PARAMS: &[Param] = &[
+    num("pairs", 1, MAX_THREADS / 2, 4, "ping-pong pairs"),
+    num("rounds", 1, 100_000_000, 2000, "round trips per pair"),
+];
+
 pub fn run(w: &Workload) -> bool {
-    let pairs = w.num("pairs", 4) as usize;
-    let rounds = w.num("rounds", 2000);
+    let pairs = w.num("pairs") as usize;
+    let rounds = w.num("rounds");
     let mut joins: Vec<Arc<Task>> = Vec::new();
     let mut tallies = Vec::new();
     for _ in 0..pairs {

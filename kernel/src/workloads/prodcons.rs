@@ -12,23 +12,35 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use super::params::{Param, num_per_cpu, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
 use crate::sync::Pipe;
 use crate::task::Spawn;
 
+/// What `workload=prodcons` takes (see `params`).
+pub(super) const PARAMS: &[Param] = &[
+    num_per_cpu("pairs", 1, MAX_THREADS / 2, 1, "producer/consumer pairs"),
+    num("ms", 1, MAX_MS, 2000, "how long the pairs run (ms)"),
+    num("work_us", 0, 1_000_000, 50, "work per item (us)"),
+    num("short_us", 0, 10_000_000, 100, "a producer's short sleep (us)"),
+    num("long_us", 0, 10_000_000, 5000, "a producer's long sleep (us)"),
+    num("long_every", 1, 1_000_000, 10, "every how many items the sleep is long"),
+    num("hogs", 0, 64, 0, "CPU hogs pinned to the last CPU"),
+];
+
 pub fn run(w: &Workload) -> bool {
     let cpus = super::cpus();
-    let pairs = w.num("pairs", cpus.len() as u64).max(1) as usize;
-    let ms = w.num("ms", 2000);
-    let work = w.num("work_us", 50) * 1000;
-    let short = w.num("short_us", 100) * 1000;
-    let long = w.num("long_us", 5000) * 1000;
-    let every = w.num("long_every", 10).max(1);
+    let pairs = w.num("pairs") as usize;
+    let ms = w.num("ms");
+    let work = w.num("work_us") * 1000;
+    let short = w.num("short_us") * 1000;
+    let long = w.num("long_us") * 1000;
+    let every = w.num("long_every");
     let stop = Arc::new(AtomicBool::new(false));
     let items = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::new();
     let last = *cpus.last().unwrap_or(&0);
-    for _ in 0..w.num("hogs", 0) {
+    for _ in 0..w.num("hogs") {
         let s = stop.clone();
         tasks.extend(super::spawn(Spawn::new("hog").pin(last), move || super::hog(&s)));
     }
@@ -59,5 +71,5 @@ pub fn run(w: &Workload) -> bool {
     stop.store(true, Ordering::Relaxed);
     super::join_all(&tasks);
     crate::record!("prodcons", "pairs={} ms={} items={}", pairs, ms, items.load(Ordering::Relaxed));
-    tasks.len() == 2 * pairs + w.num("hogs", 0) as usize
+    tasks.len() == 2 * pairs + w.num("hogs") as usize
 }

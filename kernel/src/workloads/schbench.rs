@@ -14,6 +14,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use super::crew::{name, Crew};
+use super::params::{Param, num, MAX_MS};
 use crate::cmdline::Workload;
 use crate::rq;
 use crate::sync::irq_mutex::IrqMutex;
@@ -27,7 +28,7 @@ use crate::sync::WaitQueue;
 /// up would otherwise end the search early, at a few thousand iterations
 /// made to look like 2 ms, and the run would do a hundredth of its work.
 pub(super) fn calibrate(w: &Workload) -> u64 {
-    let fixed = w.num("loops_per_us", 0);
+    let fixed = w.num("loops_per_us");
     if fixed > 0 {
         return fixed;
     }
@@ -112,12 +113,21 @@ struct MsgThread {
     exited: AtomicUsize,
 }
 
+/// What `workload=schbench` takes (see `params`).
+pub(super) const PARAMS: &[Param] = &[
+    num("threads", 1, 64, 2, "message threads"),
+    num("workers", 1, 256, 4, "workers per message thread"),
+    num("runtime_ms", 1, MAX_MS, 2000, "how long the workers run (ms)"),
+    num("work_us", 0, 1_000_000, 200, "calibrated CPU work per request (us)"),
+    num("sleep_us", 0, 1_000_000, 100, "sleep per request (us)"),
+];
+
 pub fn run(w: &Workload) -> bool {
-    let m = w.num("threads", 2).max(1) as usize;
-    let t = w.num("workers", 4).max(1) as usize;
-    let runtime_ms = w.num("runtime_ms", 2000).max(1);
-    let work_us = w.num("work_us", 200);
-    let sleep_us = w.num("sleep_us", 100);
+    let m = w.num("threads") as usize;
+    let t = w.num("workers") as usize;
+    let runtime_ms = w.num("runtime_ms");
+    let work_us = w.num("work_us");
+    let sleep_us = w.num("sleep_us");
     let per_us = calibrate(w);
     let iters = per_us * work_us;
     let wake_lat = Arc::new(IrqMutex::new(Vec::new()));

@@ -6,13 +6,20 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
+use super::params::{Param, num, MAX_MS, MAX_CPU};
 use crate::cmdline::Workload;
 use crate::task::Spawn;
 
+/// What `workload=shares` takes (see `params`).
+pub(super) const PARAMS: &[Param] = &[
+    num("cpu", 0, MAX_CPU, 1, "the hogs' CPU (the default is the last CPU when CPU 1 is not online)"),
+    num("ms", 1, MAX_MS, 2000, "how long the hogs run (ms)"),
+];
+
 pub fn run(w: &Workload) -> bool {
     let cpus = super::cpus();
-    let cpu = (w.num("cpu", 1) as usize).min(*cpus.last().unwrap_or(&0));
-    let ms = w.num("ms", 2000);
+    let cpu = w.cpu("cpu", &cpus);
+    let ms = w.num("ms");
     let stop = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
     for nice in [0, 5, -5] {

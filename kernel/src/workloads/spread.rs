@@ -10,14 +10,22 @@ use alloc::vec::Vec;
 use core::fmt::Write;
 use core::sync::atomic::{AtomicBool, Ordering};
 
+use super::params::{Param, num_per_cpu, num, MAX_MS, MAX_THREADS, MAX_CPU};
 use crate::cmdline::Workload;
 use crate::task::Spawn;
 
+/// What `workload=spread` takes (see `params`).
+pub(super) const PARAMS: &[Param] = &[
+    num_per_cpu("hogs", 1, MAX_THREADS, 1, "CPU hogs"),
+    num("start_cpu", 0, MAX_CPU, 0, "the CPU all hogs start on"),
+    num("ms", 10, MAX_MS, 1000, "how long the hogs run (ms)"),
+];
+
 pub fn run(w: &Workload) -> bool {
     let cpus = super::cpus();
-    let hogs = w.num("hogs", cpus.len() as u64) as usize;
-    let start = (w.num("start_cpu", 0) as usize).min(*cpus.last().unwrap_or(&0));
-    let ms = w.num("ms", 1000).max(10);
+    let hogs = w.num("hogs") as usize;
+    let start = w.cpu("start_cpu", &cpus);
+    let ms = w.num("ms");
     let stop = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
     for _ in 0..hogs {

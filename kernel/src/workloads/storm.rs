@@ -8,6 +8,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use super::params::{Param, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
 use crate::sync::{Mutex, Pipe, Semaphore};
 use crate::task::Spawn;
@@ -31,9 +32,24 @@ struct Counts {
     locked: Mutex<u64>,
 }
 
+/// What `workload=storm` takes (see `params`).
+pub(super) const PARAMS: &[Param] = &[
+    num("threads", 2, MAX_THREADS, 64, "threads, in partner pairs (an even number)"),
+    num("ms", 1, MAX_MS, 5000, "how long the threads run (ms)"),
+];
+
 pub fn run(w: &Workload) -> bool {
-    let threads = (w.num("threads", 64) as usize).max(2) & !1;
-    let ms = w.num("ms", 5000);
+    let mut threads = w.num("threads") as usize;
+    if threads % 2 == 1 {
+        let mut msg = alloc::string::String::new();
+        let _ = core::fmt::Write::write_fmt(
+            &mut msg,
+            format_args!("workload=storm: threads={} is odd (threads work in partner pairs); using threads={}", threads, threads - 1),
+        );
+        crate::cmdline::report_problem(&msg);
+        threads -= 1;
+    }
+    let ms = w.num("ms");
     let cpus = super::cpus();
     let stop = Arc::new(AtomicBool::new(false));
     let counts = Arc::new(Counts {

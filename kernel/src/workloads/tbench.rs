@@ -12,17 +12,26 @@ use alloc::vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::crew::{name, Crew, Measured};
+use super::params::{Param, num_per_cpu, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
 use crate::rq;
 use crate::sync::Pipe;
 
+/// What `workload=tbench` takes (see `params`).
+pub(super) const PARAMS: &[Param] = &[
+    num_per_cpu("clients", 1, MAX_THREADS / 2, 1, "client/server pairs"),
+    num("req", 1, 1 << 20, 256, "request size (bytes)"),
+    num("reply", 1, 1 << 20, 4096, "reply size (bytes)"),
+    num("ms", 1, MAX_MS, 1000, "how long the clients run (ms)"),
+    num("server_us", 0, 1_000_000, 5, "the server's calibrated work per request (us)"),
+];
+
 pub fn run(w: &Workload) -> bool {
-    let ncpu = super::cpus().len() as u64;
-    let clients = w.num("clients", ncpu).max(1) as usize;
-    let req = w.num("req", 256).clamp(1, 1 << 20) as usize;
-    let reply = w.num("reply", 4096).clamp(1, 1 << 20) as usize;
-    let ms = w.num("ms", 1000).max(1);
-    let server_iters = super::schbench::calibrate(w) * w.num("server_us", 5);
+    let clients = w.num("clients") as usize;
+    let req = w.num("req") as usize;
+    let reply = w.num("reply") as usize;
+    let ms = w.num("ms");
+    let server_iters = super::schbench::calibrate(w) * w.num("server_us");
     let bytes = Arc::new(AtomicU64::new(0));
     let trips = Arc::new(AtomicU64::new(0));
     let served = Arc::new(AtomicU64::new(0));
