@@ -67,10 +67,12 @@ impl Boot {
         cfg
     }
 
-    /// One fresh boot; returns what it reported and its serial log.
+    /// One fresh boot; returns what it reported and its serial log. A boot whose kernel
+    /// complained about the command line is an error ([`accepted_cmdline`]).
     pub fn run(&self, run: usize, append: &str) -> Result<(RunRecord, Log), String> {
         let cmd = self.config(append).command()?;
         let r = crate::runner::run(cmd, self.timeout, &mut |_| {}, None);
+        accepted_cmdline(&r.log, append)?;
         let ok = r.exit.is_success();
         let rec = RunRecord {
             run,
@@ -83,6 +85,23 @@ impl Boot {
         };
         Ok((rec, r.log))
     }
+}
+
+/// Refuses a boot whose kernel reported a problem with its command line (`@fw
+/// cmdline_problem`): it ran a default in place of what was asked (a misspelt parameter, a
+/// value out of range), so its figures would be labelled with settings they did not use.
+pub fn accepted_cmdline(log: &Log, append: &str) -> Result<(), String> {
+    let complaints: Vec<String> =
+        log.records("cmdline_problem").map(|r| format!("  {}", r.get("msg").unwrap_or(""))).collect();
+    if complaints.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "xtask: the kernel did not accept the command line `{append}`:\n{}\n\
+         (it used defaults instead, so the boot's figures are not taken; `cargo xtask run --append \
+         workload=help` lists every workload's parameters)",
+        complaints.join("\n")
+    ))
 }
 
 /// A progress bar on stderr.
@@ -360,6 +379,18 @@ mod tests {
     fn cmdline_joins_params_and_extra() {
         assert_eq!(cmdline("hackbench", "", ""), "workload=hackbench");
         assert_eq!(cmdline("hackbench", "loops=5,groups=1", " trace=1 "), "workload=hackbench,loops=5,groups=1 trace=1");
+    }
+
+    #[test]
+    fn a_boot_that_complained_about_its_command_line_is_refused() {
+        let clean = Log::parse("@fw cmdline msg=workload=pipe\n@fw pipe rounds=5\n");
+        assert!(accepted_cmdline(&clean, "workload=pipe").is_ok());
+        let bad = Log::parse(
+            "@fw cmdline msg=workload=pipe,round=5\n\
+             @fw cmdline_problem msg=workload=pipe: unknown parameter \"round\" (pipe takes rounds, mode); ignored\n",
+        );
+        let e = accepted_cmdline(&bad, "workload=pipe,round=5").unwrap_err();
+        assert!(e.contains("workload=pipe,round=5") && e.contains("unknown parameter \"round\""), "{e}");
     }
 
     #[test]

@@ -173,6 +173,7 @@ fn boot_once(boot: &Boot, plugin: &Path, append: &str, which: &str, out: &Path) 
     let r = crate::runner::run(cfg.command()?, boot.timeout, &mut |_| {}, None);
     let log_path = out.with_extension("log");
     std::fs::write(&log_path, r.log.raw()).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    crate::bench::accepted_cmdline(&r.log, append)?;
     if !r.exit.is_success() {
         return Err(failure_report(which, &r.exit, boot.timeout.as_secs(), &r.stderr, &r.log, &log_path));
     }
