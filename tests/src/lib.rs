@@ -27,6 +27,7 @@ pub mod exit;
 pub mod log;
 pub mod scenarios;
 pub mod topology;
+pub mod workload_params;
 pub mod workloads;
 
 pub use exit::{Outcome, QemuExit};

@@ -9,6 +9,7 @@ pub use crate::boot_checks::{
 use crate::exit::{Outcome, QemuExit};
 use crate::log::Log;
 use crate::topology::Topology;
+use crate::workload_params::{check_workload_help, check_workload_params_malformed, WORKLOAD_PARAMS_MALFORMED};
 use crate::workloads::{
     check_affinity, check_capacity, check_ebizzy, check_features, check_features_bogus,
     check_fserver, check_hackbench, check_latency, check_overflow, check_pipe, check_pipes, check_trace_pipe,
@@ -50,6 +51,10 @@ pub struct Scenario {
     pub check: fn(&Log) -> CheckResult,
     /// A second boot to compare this one with (`None`: one boot).
     pub versus: Option<Versus>,
+    /// The command line is bad on purpose, and the check judges the kernel's complaints. Every
+    /// other scenario fails on any `@fw cmdline_problem`: a misspelt parameter would otherwise
+    /// run the defaults and test something else than it says.
+    pub complaints: bool,
 }
 
 /// A second boot of a scenario, with another kernel command line, and a check comparing the two
@@ -80,6 +85,7 @@ pub const BASE: Scenario = Scenario {
     expect: Outcome::Success,
     check: |_| Ok(()),
     versus: None,
+    complaints: false,
 };
 
 impl Scenario {
@@ -96,6 +102,11 @@ impl Scenario {
                 if exit.outcome().is_some_and(|o| o.code() != code) {
                     problems.push(format!("`{r}` disagrees with QEMU's exit status ({exit})"));
                 }
+            }
+        }
+        if !self.complaints {
+            for r in log.records("cmdline_problem") {
+                problems.push(format!("the kernel rejected part of the command line: `{r}`"));
             }
         }
         if let Err(e) = (self.check)(log) {
@@ -252,6 +263,22 @@ pub fn all() -> Vec<Scenario> {
             name: "cmdline-malformed",
             append: MALFORMED,
             check: check_malformed_cmdline,
+            complaints: true,
+            ..BASE
+        },
+        Scenario {
+            name: "workload-params-malformed",
+            smp: "1",
+            append: WORKLOAD_PARAMS_MALFORMED,
+            check: check_workload_params_malformed,
+            complaints: true,
+            ..BASE
+        },
+        Scenario {
+            name: "workload-help",
+            smp: "2",
+            append: "workload=help",
+            check: check_workload_help,
             ..BASE
         },
         Scenario {
@@ -444,6 +471,7 @@ pub fn all() -> Vec<Scenario> {
             smp: "2",
             append: "sched_debug=1 sched_features=BOGUS workload=shares,cpu=1,ms=500",
             check: check_features_bogus,
+            complaints: true,
             ..BASE
         },
         // Load balancing and wakeup placement (kernel/src/balance/). All in instruction time

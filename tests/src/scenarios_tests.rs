@@ -13,6 +13,7 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
     }
     out += &format!("@fw cmdline raw=1 msg={}\n", s.append);
     if s.append == MALFORMED {
+        out += "@fw cmdline_problem msg=unknown option `bogus`, ignored\n";
         out += "cmdline: unknown option `bogus`, ignored\n";
         out += "cmdline: log=loud is not a level, using info\n";
         out += "cmdline: hz=abc is not a number, using 250\n";
@@ -69,6 +70,20 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
             out += "@fw oom size=16777216 align=1 heap_used=100 heap_size=200\n";
             out += "@fw bt cpu=0 frame=0 addr=0x101234\n@fw bt cpu=0 frame=1 addr=0x105678\n";
             out += "@fw exit status=0x14 code=oom\n";
+        }
+        WORKLOAD_PARAMS_MALFORMED => {
+            out += "cmdline: workload=pipe: unknown parameter \"round\" (pipe takes rounds, mode); ignored\n";
+            out += "@fw cmdline_problem msg=workload=pipe: unknown parameter \"round\" (pipe takes rounds, mode); ignored\n";
+            out += "cmdline: workload=pipe: rounds=\"abc\" is not a number from 1 to 100000000; using rounds=100000\n";
+            out += "@fw cmdline_problem msg=workload=pipe: rounds=\"abc\" is not a number from 1 to 100000000; using rounds=100000\n";
+            out += "cmdline: workload=pipe: mode=\"crosss\" is not one of same, cross; using mode=same\n";
+            out += "@fw cmdline_problem msg=workload=pipe: mode=\"crosss\" is not one of same, cross; using mode=same\n";
+            out += "@fw selfcheck name=timer result=ok\n";
+            out += &crate::workloads::synthetic::workload("workload=pipe,rounds=100000,mode=same", n);
+        }
+        "workload=help" => {
+            out += "@fw selfcheck name=timer result=ok\n";
+            out += &crate::workload_params::synthetic_help();
         }
         a if a.contains("workload=") => {
             out += "@fw selfcheck name=timer result=ok\n";
@@ -299,6 +314,18 @@ fn every_scenario_fails_when_its_key_line_is_wrong() {
         ("apic-xapic", "mode=xapic", "mode=x2apic"),
         ("apic-x2apic", "mode=x2apic", "mode=xapic"),
         ("no-acpi", "none=1", "rsdp=0xf5000 cpus=1"),
+        // any scenario not about bad input fails on a complaint about its command line
+        ("smp-4", "@fw cpus online", "@fw cmdline_problem msg=unknown option `x`, ignored\n@fw cpus online"),
+        ("pipe-same-smp1", "@fw stage name=workload\n", "@fw cmdline_problem msg=workload=pipe: unknown parameter \"round\"\n@fw stage name=workload\n"),
+        (
+            "workload-params-malformed",
+            "cmdline: workload=pipe: mode=\"crosss\" is not one of same, cross; using mode=same\n",
+            "",
+        ),
+        ("workload-params-malformed", "unknown parameter \"round\" (pipe takes rounds, mode)", "unknown parameter \"round\""),
+        ("workload-params-malformed", "mode=same rounds=100000", "mode=cross rounds=100000"),
+        ("workload-help", "key=rounds accepts=0..1 default=100000", "key=rounds accepts=0..1 default=1000"),
+        ("workload-help", "@fw workload_done name=help ok=1", "@fw workload_done name=help ok=0"),
         (
             "cmdline-malformed",
             "cmdline: hz=abc is not a number, using 250\n",

@@ -1,0 +1,182 @@
+//! The checks of the workload-parameter scenarios: `workload-params-malformed` (the kernel names
+//! each bad `workload=` parameter and runs the defaults) and `workload-help` (the parameters the
+//! kernel declares, `@fw workload_param`, are exactly those of README's workload table, with the
+//! same defaults).
+
+use std::collections::BTreeMap;
+
+use crate::boot_checks::ensure;
+use crate::log::Log;
+use crate::scenarios::CheckResult;
+
+/// An unknown key, a value that is no number and a word that is no choice, for `pipe`.
+pub const WORKLOAD_PARAMS_MALFORMED: &str = "workload=pipe,round=5,rounds=abc,mode=crosss";
+
+/// The complaints a correct kernel prints for [`WORKLOAD_PARAMS_MALFORMED`], each as a
+/// `cmdline: ` line and an `@fw cmdline_problem` record (pieces each must contain).
+const EXPECTED_COMPLAINTS: [&[&str]; 3] = [
+    &["workload=pipe: unknown parameter \"round\"", "pipe takes rounds, mode", "ignored"],
+    &["workload=pipe: rounds=\"abc\" is not a number from 1 to", "using rounds=100000"],
+    &["workload=pipe: mode=\"crosss\" is not one of same, cross", "using mode=same"],
+];
+
+/// Each bad parameter named once, on a `cmdline: ` line and in an `@fw cmdline_problem`
+/// record, and nothing else complained about; the pipe then ran with its defaults (100000
+/// rounds on one CPU) and passed its own checks.
+pub fn check_workload_params_malformed(log: &Log) -> CheckResult {
+    let records: Vec<String> = log
+        .records("cmdline_problem")
+        .map(|r| r.get("msg").unwrap_or("").to_string())
+        .collect();
+    let lines: Vec<&str> = log.lines_starting_with("cmdline: ").collect();
+    ensure(records.len() == EXPECTED_COMPLAINTS.len() && lines.len() == EXPECTED_COMPLAINTS.len(), || {
+        format!(
+            "expected {} complaints (records and lines), got records {records:#?} and lines {lines:#?}",
+            EXPECTED_COMPLAINTS.len()
+        )
+    })?;
+    for pieces in EXPECTED_COMPLAINTS {
+        let holds = |s: &str| pieces.iter().all(|p| s.contains(p));
+        ensure(records.iter().filter(|m| holds(m)).count() == 1, || {
+            format!("expected one `@fw cmdline_problem` holding {pieces:?}, got {records:#?}")
+        })?;
+        ensure(lines.iter().filter(|l| holds(l)).count() == 1, || {
+            format!("expected one `cmdline: ` line holding {pieces:?}, got {lines:#?}")
+        })?;
+    }
+    let p = log.one("pipe")?;
+    ensure(p.get("mode") == Some("same") && p.get("rounds") == Some("100000"), || {
+        format!("`{p}`: expected the defaults mode=same rounds=100000")
+    })?;
+    let done = log.one("workload_done")?;
+    ensure(done.get("ok") == Some("1"), || format!("`{done}`: expected ok=1"))
+}
+
+/// A workload's parameters as README's table gives them: key → the text in parentheses.
+pub type Table = BTreeMap<String, BTreeMap<String, String>>;
+
+/// README's "Workloads" table: one row per workload, `` | `NAME` | `key` (default), ... | ``.
+pub fn readme_workloads(readme: &str) -> Result<Table, String> {
+    let section = readme
+        .split("### Workloads")
+        .nth(1)
+        .ok_or("README has no `### Workloads` section")?;
+    let mut table = Table::new();
+    // the header row and the separator come first
+    let rows = section.lines().skip_while(|l| !l.starts_with('|')).take_while(|l| l.starts_with('|')).skip(2);
+    for line in rows {
+        let cells: Vec<&str> = line.split('|').map(str::trim).collect();
+        let (Some(name), Some(params)) = (cells.get(1), cells.get(2)) else { continue };
+        let Some(name) = name.strip_prefix('`').and_then(|n| n.strip_suffix('`')) else { continue };
+        let mut keys = BTreeMap::new();
+        if *params != "—" {
+            for item in params.split("), ") {
+                let item = item.trim_end_matches(')');
+                let (key, default) = item
+                    .split_once(" (")
+                    .ok_or_else(|| format!("README row `{name}`: `{item}` is not `key` (default)"))?;
+                keys.insert(key.trim_matches('`').to_string(), default.replace('`', ""));
+            }
+        }
+        table.insert(name.to_string(), keys);
+    }
+    if table.is_empty() {
+        return Err("README's `### Workloads` section has no table rows".into());
+    }
+    Ok(table)
+}
+
+/// The kernel's `@fw workload_param` records and README's table name the same workloads, the
+/// same keys for each, and the same defaults (README's text in parentheses starts with the
+/// kernel's default, e.g. `same or cross` for `same`, `one per CPU` for `one_per_CPU`).
+pub fn check_workload_help(log: &Log) -> CheckResult {
+    check_help_against(log, include_str!("../../README.md"))
+}
+
+pub(crate) fn check_help_against(log: &Log, readme: &str) -> CheckResult {
+    let readme = readme_workloads(readme)?;
+    let mut kernel = Table::new();
+    for r in log.records("workload_param") {
+        let (w, k, d) = (r.field("workload")?, r.field("key")?, r.field("default")?);
+        kernel.entry(w.to_string()).or_default().insert(k.to_string(), d.replace('_', " "));
+    }
+    let done = log.one("workload_done")?;
+    ensure(done.get("name") == Some("help") && done.get("ok") == Some("1"), || {
+        format!("`{done}`: expected name=help ok=1")
+    })?;
+    let mut problems = Vec::new();
+    for (w, keys) in &readme {
+        // a workload without parameters prints no records
+        let declared = kernel.get(w).cloned().unwrap_or_default();
+        for (k, text) in keys {
+            match declared.get(k) {
+                None => problems.push(format!("README lists `{w}` parameter `{k}`, which the kernel does not declare")),
+                Some(d) if !states_default(text, d) => {
+                    problems.push(format!("`{w}` `{k}`: README says ({text}), the kernel's default is {d}"))
+                }
+                Some(_) => {}
+            }
+        }
+        for k in declared.keys().filter(|k| !keys.contains_key(*k)) {
+            problems.push(format!("the kernel's `{w}` takes `{k}`, which README's table does not list"));
+        }
+    }
+    for w in kernel.keys().filter(|w| !readme.contains_key(*w)) {
+        problems.push(format!("the kernel's workload `{w}` has no row in README's table"));
+    }
+    ensure(problems.is_empty(), || problems.join("\n"))
+}
+
+/// README's text in parentheses is `default` itself or begins with it and goes on after a space
+/// or `;` (`same or cross`, `1; the last CPU if ...`), so `1000` does not pass for `100000`.
+fn states_default(text: &str, default: &str) -> bool {
+    text.strip_prefix(default).is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', ';']))
+}
+
+/// The log a correct kernel prints for `workload=help`: README's table as records.
+#[cfg(test)]
+pub(crate) fn synthetic_help() -> String {
+    let table = readme_workloads(include_str!("../../README.md")).unwrap();
+    let mut out = String::from("@fw stage name=sched\n@fw stage name=workload\n@fw workload name=help cpus=2\n");
+    for (w, keys) in table {
+        for (k, text) in keys {
+            let default = text.split([' ', ';']).next().unwrap_or("");
+            let default = if text.starts_with("one per CPU") { "one_per_CPU".to_string() } else if text.contains(" per CPU") { text.replace(' ', "_") } else { default.to_string() };
+            out += &format!("@fw workload_param workload={w} key={k} accepts=0..1 default={default}\n");
+        }
+    }
+    out += "@fw workload_done name=help ok=1\n@fw stage name=shutdown\n@fw exit status=0x10 code=success\n";
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn readme_table_parses_with_defaults() {
+        let t = readme_workloads(include_str!("../../README.md")).unwrap();
+        assert_eq!(t["pipe"]["rounds"], "100000");
+        assert!(t["pipe"]["mode"].starts_with("same"));
+        assert!(t["overflow"].is_empty());
+        assert!(!t.keys().any(|w| w.contains('=')), "the header row is no workload: {:?}", t.keys());
+        assert!(t["hackbench"].contains_key("spread"));
+    }
+
+    #[test]
+    fn help_check_catches_drift_both_ways() {
+        let readme = include_str!("../../README.md");
+        let good = synthetic_help();
+        check_help_against(&Log::parse(&good), readme).unwrap();
+        // the kernel drops a parameter README lists
+        let dropped = good.replacen("key=rounds ", "key=roundz ", 1);
+        let e = check_help_against(&Log::parse(&dropped), readme).unwrap_err();
+        assert!(e.contains("does not declare") && e.contains("roundz"), "{e}");
+        // a default that differs
+        let changed = good.replace("key=rounds accepts=0..1 default=100000", "key=rounds accepts=0..1 default=5");
+        assert!(check_help_against(&Log::parse(&changed), readme).is_err());
+        // a workload README does not know
+        let extra = good.replace("@fw workload_done", "@fw workload_param workload=newone key=x accepts=0..1 default=1\n@fw workload_done");
+        assert!(check_help_against(&Log::parse(&extra), readme).unwrap_err().contains("newone"));
+    }
+}
