@@ -100,8 +100,9 @@ fn short_slice_wakee_loses_to_a_hog_with_an_earlier_deadline() {
 /// and A's deadline `700 - lambda - t/2 + L/2` is before the sleeper's
 /// `300 - L`, i.e. `t > 800 - 2·lambda + 3·L` (313 µs here): a window of
 /// the hog's run, which each µs of saved lag narrows by 4 µs. A 0.1 ms slice
-/// moves the lower end to `1200 - 2·lambda + 3·L` (713 µs), past the upper
-/// one: it always preempts. Checked on both sides of both ends.
+/// moves the lower end to `1200 - 2·lambda + 3·L` (713 µs here), past the
+/// upper one, so here it always preempts (the window would open only for a
+/// hog picked with `lambda > 300 + L`). Checked on both sides of both ends.
 #[test]
 fn short_slice_loses_only_inside_a_window_of_the_hogs_run() {
     let (lambda, l) = (311 * US, 45 * US);
