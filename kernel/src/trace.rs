@@ -11,15 +11,19 @@
 //!
 //! `wakeup` is Linux's `sched_waking`: recorded by the waker, on its CPU, when
 //! it has chosen the wakee's `target` CPU. `enqueue` is Linux's
-//! `sched_wakeup`: recorded on the target CPU's ring, under its runqueue lock
-//! and stamped with its runqueue clock, when the wakee is enqueued there (or
-//! its delayed entity requeued in place); `preempt=1` when that enqueue left
-//! the CPU asked to reschedule (it was idle, the wakeup preempts, or a
-//! reschedule was already pending because the running entity's request or
-//! protection had run out), `preempt=0` when the wakee waits for the running
-//! task's slice or tick. The pick that follows decides: after a pending
-//! reschedule it may keep the running task (no `switch` then), and the wakee
-//! still waits. A task pushed to another
+//! `sched_wakeup`: recorded for every wakeup, after its `wakeup`, on the
+//! target CPU's ring, under its runqueue lock and stamped with its runqueue
+//! clock: when the wakee is enqueued there, when its delayed entity is
+//! requeued in place, and when it is found still queued because it had not
+//! switched out since it set itself sleeping (it still runs there, and then
+//! `preempt=0`; or a tick or an IPI preempted it first, it waits on the
+//! queue, and the wakeup-preemption check decides). `preempt=1` when the
+//! event left the CPU asked to reschedule (it was idle, the wakeup preempts,
+//! or a reschedule was already pending because the running entity's request
+//! or protection had run out), `preempt=0` when the wakee waits for the
+//! running task's slice or tick (or is the running task). The pick that
+//! follows decides: after a pending reschedule it may keep the running task
+//! (no `switch` then), and the wakee still waits. A task pushed to another
 //! CPU through its wake list (active balancing, an affinity change) is
 //! enqueued the same way, so it has an `enqueue` after its `migrate`; tasks
 //! pulled by load balancing have only the `migrate`.

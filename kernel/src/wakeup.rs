@@ -10,8 +10,10 @@
 //! 1. does nothing unless the state is `Sleeping` (so two wakers, or a
 //!    wakeup and an exit, never both act);
 //! 2. locks the task's runqueue; if its fair entity is still queued (the task
-//!    has not reached `schedule()` yet, or its dequeue was delayed), it only
-//!    sets `Running` (requeuing a delayed entity in place) — `ttwu_runnable`;
+//!    has not reached `schedule()` yet, was preempted before it could, or its
+//!    dequeue was delayed), it only sets `Running`, requeues a delayed entity
+//!    in place, and checks wakeup preemption unless the task is the one
+//!    running there — `ttwu_runnable`;
 //! 3. otherwise waits until the task's context is off every CPU (its frame is
 //!    saved), sets `Running`, picks the target CPU, moves the entity if the
 //!    CPU changes, and enqueues it: directly when the target is this CPU,
@@ -101,15 +103,18 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
     // Step 2: still queued?
     if rq.fair.entity(eid).is_some_and(|se| se.on_rq) {
         let cpu = rq.cpu;
+        // Before the clock is read: the trace's `wakeup` precedes the
+        // `enqueue` below, as in step 3 (and Linux's waking/wakeup pair).
+        account(p, this, cpu, flags);
         p.set_state(TaskState::Running);
         rq.update_clock();
-        let mut preempt = false;
-        if rq.fair.is_delayed(eid) {
+        let preempt = if rq.fair.is_delayed(eid) {
             let wants = rq.fair.wake_delayed(eid, flags).unwrap_or(false);
-            preempt = queued_woken(&mut rq, p, wants);
-        }
+            queued_woken(&mut rq, p, wants)
+        } else {
+            woken_still_queued(&mut rq, p, eid, flags)
+        };
         drop(rq);
-        account(p, this, cpu, flags);
         if preempt {
             resched_cpu(cpu);
         }
@@ -277,6 +282,24 @@ fn activate(rq: &mut Rq, p: Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags
 fn queued_woken(rq: &mut Rq, p: &Task, wants: bool) -> bool {
     p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
     let preempt = rq.curr.is_idle || wants;
+    rq.clock_skip |= preempt;
+    crate::trace::record_on(rq.clock, || (rq.cpu, crate::trace::Event::Enqueue { pid: p.id, preempt }));
+    preempt
+}
+
+/// Step 2 for a wakee whose entity is queued and not delayed: it set itself
+/// `Sleeping` but has not switched out. Either it still runs (on its CPU,
+/// maybe another than the waker's), and only its state changes; or a tick
+/// or an IPI preempted it before it reached `schedule()` (the switch keeps
+/// such a task queued, as runnable) and it waits on the queue, where its
+/// wakeup may preempt the running task like any other (Linux's
+/// `ttwu_runnable` calls `wakeup_preempt` when the task is not on its CPU).
+/// Its wait began at that preemption, so `queued_at` stays. Records the
+/// trace's `enqueue` (Linux's `sched_wakeup`, emitted for every wakeup) and
+/// returns whether `rq`'s CPU should switch.
+#[inline(always)]
+fn woken_still_queued(rq: &mut Rq, p: &Task, eid: EntityId, flags: WakeFlags) -> bool {
+    let preempt = rq.fair.curr() != Some(eid) && check_preempt(rq, eid, flags);
     rq.clock_skip |= preempt;
     crate::trace::record_on(rq.clock, || (rq.cpu, crate::trace::Event::Enqueue { pid: p.id, preempt }));
     preempt

@@ -497,8 +497,9 @@ fn bench(name: &str, kv: &[(String, String)]) -> String {
 }
 
 /// The `trace=1` dump of a correct cross-CPU pipe run: pipe-a (pid 3) on CPU 0, pipe-b (pid 2)
-/// on CPU 1, each CPU idle (pid 0) while its thread sleeps; every round, a wakes b (b's CPU
-/// is idle: enqueue with preempt=1, then the switch to b), a blocks, b wakes a, b blocks.
+/// on CPU 1, each CPU idle (pid 0) while its thread sleeps; first a wakes b while b still runs
+/// (its enqueue has preempt=0, and b goes on to sleep later), then every round, a wakes b (b's
+/// CPU is idle: enqueue with preempt=1, then the switch to b), a blocks, b wakes a, b blocks.
 fn trace_pipe_cross(rounds: u64) -> String {
     let mut cpu0 = Vec::new();
     let mut cpu1 = Vec::new();
@@ -509,6 +510,8 @@ fn trace_pipe_cross(rounds: u64) -> String {
     };
     cpu0.push(format!("ts={} ev=switch prev=1 prev_state=S next=3", tick(10)));
     cpu1.push(format!("ts={} ev=switch prev=0 prev_state=R next=2", tick(10)));
+    cpu0.push(format!("ts={} ev=wakeup pid=2 target=1", tick(0) + 2));
+    cpu1.push(format!("ts={} ev=enqueue pid=2 preempt=0", tick(0) + 5));
     cpu1.push(format!("ts={} ev=switch prev=2 prev_state=S next=0", tick(10)));
     for _ in 0..rounds {
         cpu0.push(format!("ts={} ev=wakeup pid=2 target=1", tick(100)));

@@ -243,12 +243,15 @@ pub const TRACE_PIPE_ROUNDS: u64 = 500;
 /// tells a consistent story. Both rings kept every event (`lost=0`); each CPU's events are in
 /// time order; on each CPU every `switch` starts from the task the previous one switched to;
 /// `pipe-a` runs only on CPU 0 and `pipe-b` only on CPU 1 (both pinned). Every wakeup of a pipe
-/// thread (`ev=wakeup`, on the waker's CPU) names the thread's CPU as target; every time a pipe
-/// thread is switched in after sleeping (`prev_state=S`), exactly one `enqueue` of it on that
-/// CPU came in between, and when that CPU was idle the enqueue asked for the switch
+/// thread (`ev=wakeup`, on the waker's CPU) names the thread's CPU as target, and is followed by
+/// exactly one `enqueue` of the thread (on that CPU) before its next wakeup, the two rings merged
+/// by time: every successful wakeup has its `enqueue`, as every one has Linux's `sched_wakeup`,
+/// including one that finds the thread still queued because it had not switched out yet, and
+/// when the thread is running there that enqueue has `preempt=0` (a task is not checked against
+/// itself). Every time a pipe thread is switched in after sleeping (`prev_state=S`), exactly one
+/// `enqueue` of it came in between, and when its CPU was idle the enqueue asked for the switch
 /// (`preempt=1`) and the next switch there ran it. Each thread has at least
-/// [`PIPE_MIN_WAKEUPS_PERCENT`] of the rounds in enqueues, and no more enqueues than wakeups (a
-/// wakeup that finds its task still queued, before it switched out, needs no enqueue).
+/// [`PIPE_MIN_WAKEUPS_PERCENT`] of the rounds in enqueues.
 pub fn check_trace_pipe(log: &Log) -> CheckResult {
     workload_ran(log, "pipe", 2, true)?;
     let pid_of = |name: &str| -> Result<String, String> {
@@ -276,7 +279,8 @@ pub fn check_trace_pipe(log: &Log) -> CheckResult {
     let home = |pid: &str| if pid == a { Some(0usize) } else if pid == b { Some(1) } else { None };
     // Enqueues seen on each CPU since the pipe thread last left it asleep, per pid.
     let mut pending: Vec<std::collections::BTreeMap<String, u64>> = vec![Default::default(), Default::default()];
-    let mut woken = std::collections::BTreeMap::<String, u64>::new();
+    // Per pipe thread: (ts, 0 for wakeup / 1 for enqueue), from both CPUs.
+    let mut wakes = std::collections::BTreeMap::<String, Vec<(u64, u8)>>::new();
     let mut enqueued = std::collections::BTreeMap::<String, u64>::new();
     for (cpu, evs) in per_cpu.iter().enumerate() {
         let mut last_ts = 0;
@@ -312,11 +316,17 @@ pub fn check_trace_pipe(log: &Log) -> CheckResult {
                     let pid = r.field("pid")?.to_string();
                     if home(&pid).is_some() {
                         ensure(home(&pid) == Some(cpu), || format!("`{r}`: pipe thread enqueued off its CPU"))?;
-                        *pending[cpu].entry(pid.clone()).or_default() += 1;
                         *enqueued.entry(pid.clone()).or_default() += 1;
-                        if asleep.contains(&pid) && running.as_deref() == Some("0") {
-                            num_is(r, "preempt", 1)?;
-                            must_run_next = Some(pid);
+                        wakes.entry(pid.clone()).or_default().push((ts, 1));
+                        if asleep.contains(&pid) {
+                            *pending[cpu].entry(pid.clone()).or_default() += 1;
+                            if running.as_deref() == Some("0") {
+                                num_is(r, "preempt", 1)?;
+                                must_run_next = Some(pid);
+                            }
+                        } else if running.as_deref() == Some(pid.as_str()) {
+                            // woken before it switched out: it runs, nothing to preempt
+                            num_is(r, "preempt", 0)?;
                         }
                     }
                 }
@@ -324,7 +334,7 @@ pub fn check_trace_pipe(log: &Log) -> CheckResult {
                     let pid = r.field("pid")?.to_string();
                     if let Some(h) = home(&pid) {
                         num_is(r, "target", h as u64)?;
-                        *woken.entry(pid).or_default() += 1;
+                        wakes.entry(pid).or_default().push((ts, 0));
                     }
                 }
                 _ => {}
@@ -333,8 +343,18 @@ pub fn check_trace_pipe(log: &Log) -> CheckResult {
     }
     let min = TRACE_PIPE_ROUNDS * PIPE_MIN_WAKEUPS_PERCENT / 100;
     for pid in [&a, &b] {
-        let (w, e) = (woken.get(pid).copied().unwrap_or(0), enqueued.get(pid).copied().unwrap_or(0));
-        ensure(e <= w, || format!("pid {pid}: {e} enqueues but only {w} wakeups"))?;
+        // Merged by time (a wakeup first on a tie, as it is recorded first), the events must
+        // alternate wakeup, enqueue, ..., ending with an enqueue.
+        let mut seq = wakes.remove(pid).unwrap_or_default();
+        seq.sort_unstable();
+        for (i, &(ts, kind)) in seq.iter().enumerate() {
+            let (what, want) = if i % 2 == 0 { ("wakeup", 0) } else { ("enqueue", 1) };
+            ensure(kind == want, || {
+                format!("pid {pid}: at ts={ts} expected its {what} (each wakeup followed by one enqueue)")
+            })?;
+        }
+        ensure(seq.len() % 2 == 0, || format!("pid {pid}: its last wakeup has no enqueue"))?;
+        let e = enqueued.get(pid).copied().unwrap_or(0);
         ensure((min..=TRACE_PIPE_ROUNDS + 1).contains(&e), || {
             format!("pid {pid}: {e} enqueues, expected {min} to {}", TRACE_PIPE_ROUNDS + 1)
         })?;

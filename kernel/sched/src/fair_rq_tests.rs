@@ -196,3 +196,42 @@ fn run_to_parity_protects_the_whole_request() {
         assert_eq!(rq.curr(), Some(a));
     }
 }
+
+/// A wakeup that finds its entity still queued and not running (the
+/// kernel's task preempted after it set itself sleeping, before it could
+/// block) asks only `check_preempt_wakeup`: no enqueue, the entity and the
+/// queue's counts unchanged, and the answer a fresh enqueue would get. Here
+/// the waiting entity has the shorter slice: not eligible yet, it waits;
+/// once the hog has run past it, it preempts. The running entity never
+/// preempts itself.
+#[test]
+fn check_preempt_of_a_queued_waiting_entity() {
+    let mut rq = FairRq::new(Tunables::new(1));
+    let hog = rq.fork(Nice::ZERO, Policy::Normal).unwrap();
+    rq.set_slice(hog, 3_000_000).unwrap();
+    let short = rq.fork(Nice::ZERO, Policy::Normal).unwrap();
+    rq.enqueue(hog, E::INITIAL).unwrap();
+    rq.enqueue(short, E::INITIAL).unwrap();
+    // short runs first (earlier deadline) until its request is used up,
+    // then the hog: short waits, queued, with negative lag
+    assert_eq!(rq.schedule(), Some(short));
+    assert!(rq.update_curr_at(400_000));
+    assert_eq!(rq.schedule(), Some(hog));
+    assert!(!rq.entity_eligible(short));
+    assert!(!rq.check_preempt_wakeup(short, WakeFlags::NONE).unwrap());
+    assert!(!rq.need_resched());
+    // the hog runs (inside its request) until short is eligible again
+    assert!(!rq.update_curr_at(900_000));
+    assert!(rq.entity_eligible(short));
+    let before = *rq.entity(short).unwrap();
+    let counts = (rq.nr_queued(), rq.load_weight(), rq.h_nr_runnable());
+    assert!(!rq.check_preempt_wakeup(hog, WakeFlags::NONE).unwrap());
+    assert!(rq.check_preempt_wakeup(short, WakeFlags::NONE).unwrap());
+    assert!(rq.need_resched());
+    let after = *rq.entity(short).unwrap();
+    assert!(after.on_rq && !after.sched_delayed);
+    assert_eq!((after.vruntime, after.deadline), (before.vruntime, before.deadline));
+    assert_eq!((rq.nr_queued(), rq.load_weight(), rq.h_nr_runnable()), counts);
+    assert_eq!(rq.schedule(), Some(short));
+    rq.check_tree().unwrap();
+}
