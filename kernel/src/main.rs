@@ -233,8 +233,23 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
     );
     debug::enable(options.sched_debug);
     if options.trace > 0 {
-        trace::enable(options.trace);
-        kprintln!("trace: recording up to {} scheduler events per CPU", options.trace);
+        let cpus: Vec<usize> = (0..online).collect();
+        match trace::enable(options.trace, &cpus) {
+            Ok(bytes) => kprintln!(
+                "trace: recording up to {} scheduler events per CPU ({} KiB allocated)",
+                options.trace,
+                bytes / 1024
+            ),
+            Err(why) => {
+                // a command-line value the machine cannot honour: reported as one
+                let mut msg = alloc::string::String::new();
+                let _ = core::fmt::Write::write_fmt(
+                    &mut msg,
+                    format_args!("trace={}: {}; tracing is off (give a smaller trace=N)", options.trace, why),
+                );
+                cmdline::report_problem(&msg);
+            }
+        }
     }
     timer::set_hz(options.hz);
     timer::print_stats_every(options.stats_ms);

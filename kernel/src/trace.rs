@@ -69,10 +69,40 @@ static ENABLED: AtomicBool = AtomicBool::new(false);
 static CAPACITY: AtomicUsize = AtomicUsize::new(0);
 static RINGS: [IrqMutex<Ring>; MAX_CPUS] = [const { IrqMutex::new(Ring { events: VecDeque::new(), lost: 0 }) }; MAX_CPUS];
 
-/// Turns tracing on with `per_cpu` events per ring.
-pub fn enable(per_cpu: usize) {
-    CAPACITY.store(per_cpu.max(16), Ordering::Relaxed);
+/// Turns tracing on with `per_cpu` events per ring, for the CPUs in `cpus`
+/// (those that came online). Their rings are allocated here, whole, so that
+/// recording never allocates: a ring that grew as it filled reallocated
+/// under its lock, inside the switch, and one such copy stalled a switch by
+/// ~130 us, which then showed up as scheduling latency. Returns the bytes
+/// allocated. The rings may take at most half of the free heap (the rest is
+/// the workload's; the heap stops the kernel when it runs out): above that,
+/// tracing stays off and the error says what was needed.
+pub fn enable(per_cpu: usize, cpus: &[usize]) -> Result<usize, String> {
+    let per_cpu = per_cpu.max(16);
+    let bytes = per_cpu * core::mem::size_of::<(u64, Event)>();
+    let total = bytes.saturating_mul(cpus.len());
+    let (used, size) = crate::mem::heap::usage();
+    let free = size.saturating_sub(used);
+    if total > free / 2 {
+        let mut why = String::new();
+        let _ = core::fmt::Write::write_fmt(
+            &mut why,
+            format_args!(
+                "{} events per CPU need {} KiB for {} CPUs, more than half of the {} KiB the heap has free",
+                per_cpu,
+                total / 1024,
+                cpus.len(),
+                free / 1024
+            ),
+        );
+        return Err(why);
+    }
+    for &cpu in cpus {
+        RINGS[cpu].lock().events.reserve_exact(per_cpu);
+    }
+    CAPACITY.store(per_cpu, Ordering::Relaxed);
     ENABLED.store(true, Ordering::Release);
+    Ok(bytes * cpus.len())
 }
 
 #[inline]
