@@ -169,6 +169,12 @@ impl FairRq {
         self.slots.get(id.0 as usize).filter(|s| s.live).map(|s| &s.se)
     }
 
+    /// The next buddy (`cfs_rq->next`), set by a NEXT_BUDDY wakeup and
+    /// preferred by the pick while eligible (PICK_BUDDY).
+    pub fn next_buddy(&self) -> Option<EntityId> {
+        self.next.map(EntityId)
+    }
+
     /// The running entity, if any.
     #[inline]
     pub fn curr(&self) -> Option<EntityId> {

@@ -2,22 +2,13 @@
 
 mod common;
 
-use common::{check_invariants, check_pick, op, Driver};
+use common::{check_invariants, check_pick, features, op, Driver};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use sched::{FairRq, Features, Tunables};
 
 fn config() -> Config {
     Config { cases: 10_000, failure_persistence: None, ..Config::default() }
-}
-
-fn features() -> impl Strategy<Value = Features> {
-    prop_oneof![
-        Just(Features::default()),
-        Just("NO_RUN_TO_PARITY".parse().unwrap()),
-        Just("NO_DELAY_DEQUEUE NO_PLACE_LAG".parse().unwrap()),
-        Just("NEXT_BUDDY NO_PICK_BUDDY NO_PREEMPT_SHORT".parse().unwrap()),
-    ]
 }
 
 fn rq(cpus: u32, f: Features) -> FairRq {

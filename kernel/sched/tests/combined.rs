@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{op, Driver, Op};
+use common::{features, op, Driver, Op};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use sched::{DequeueFlags, EnqueueFlags, EntityId, FairRq, Features, Tunables, WakeFlags};
@@ -47,17 +47,6 @@ fn step() -> impl Strategy<Value = Step> {
         4 => (any::<usize>(), 0usize..4, 0usize..4, 0u64..40_000).prop_map(|(k, e, w, d)| Step::Wake(k, e, w, d)),
         2 => (any::<usize>(), 0usize..4, 0u64..40_000).prop_map(|(k, w, d)| Step::WakeDelayed(k, w, d)),
         4 => (prop::bool::weighted(0.15), any::<usize>(), 0usize..6, 0u64..40_000).prop_map(|(a, k, f, d)| Step::Block(a, k, f, d)),
-    ]
-}
-
-fn features() -> impl Strategy<Value = Features> {
-    prop_oneof![
-        Just(Features::default()),
-        Just("NO_RUN_TO_PARITY".parse().unwrap()),
-        Just("NO_DELAY_DEQUEUE NO_PLACE_LAG".parse().unwrap()),
-        Just("NEXT_BUDDY NO_PICK_BUDDY NO_PREEMPT_SHORT".parse().unwrap()),
-        Just("NEXT_BUDDY NO_DELAY_ZERO NO_PLACE_REL_DEADLINE NO_PLACE_DEADLINE_INITIAL".parse().unwrap()),
-        Just("NO_WAKEUP_PREEMPTION".parse().unwrap()),
     ]
 }
 

@@ -4,7 +4,7 @@
 
 use proptest::prelude::*;
 use sched::time::{vbefore, vdiff};
-use sched::{DequeueFlags, EnqueueFlags, EntityId, FairRq, Nice, Policy, WakeFlags};
+use sched::{DequeueFlags, EnqueueFlags, EntityId, FairRq, Feature, Features, Nice, Policy, WakeFlags};
 
 /// One random run-queue operation. Entity operands are indices into the
 /// entities created so far (modulo their count); invalid operations are
@@ -22,6 +22,19 @@ pub enum Op {
     SetSlice(usize, u64),
     Yield,
     Remove(usize),
+}
+
+/// The feature sets the property tests run under: the defaults and the
+/// switches whose paths differ most (one list, so every suite covers them all).
+pub fn features() -> impl Strategy<Value = Features> {
+    prop_oneof![
+        Just(Features::default()),
+        Just("NO_RUN_TO_PARITY".parse().unwrap()),
+        Just("NO_DELAY_DEQUEUE NO_PLACE_LAG".parse().unwrap()),
+        Just("NEXT_BUDDY NO_PICK_BUDDY NO_PREEMPT_SHORT".parse().unwrap()),
+        Just("NEXT_BUDDY NO_DELAY_ZERO NO_PLACE_REL_DEADLINE NO_PLACE_DEADLINE_INITIAL".parse().unwrap()),
+        Just("NO_WAKEUP_PREEMPTION".parse().unwrap()),
+    ]
 }
 
 pub fn op() -> impl Strategy<Value = Op> {
@@ -161,6 +174,13 @@ pub fn check_pick(rq: &FairRq, picked: Option<EntityId>) -> Result<(), String> {
         return if p == queued[0] { Ok(()) } else { Err("single entity not picked".into()) };
     }
     let se = |id: EntityId| rq.entity(id).unwrap();
+    // PICK_BUDDY: an eligible next buddy comes before everything else,
+    // protection included
+    if rq.features().has(Feature::PickBuddy) {
+        if let Some(b) = rq.next_buddy().filter(|&b| se(b).on_rq && brute_eligible(rq, se(b).vruntime)) {
+            return if p == b { Ok(()) } else { Err(format!("eligible next buddy {b:?} not picked, got {p:?}")) };
+        }
+    }
     let curr = rq.curr().filter(|&c| se(c).on_rq && brute_eligible(rq, se(c).vruntime));
     if let Some(c) = curr {
         if vbefore(se(c).vruntime, se(c).vprot) {
