@@ -390,7 +390,23 @@ fn every_scenario_fails_when_its_key_line_is_wrong() {
         ("latency-smp2", "name=sleeper nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=301 nr_migrations=0 nr_wakeups=300 ", "name=sleeper nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=301 nr_migrations=0 nr_wakeups=299 "),
         ("latency-smp2", "slice_ns=1400000", "slice_ns=2800000"),
         ("latency-smp2", "nr_wakeups_sync=0 cpus=1\n@fw taskstat id=2", "nr_wakeups_sync=0 cpus=0\n@fw taskstat id=2"),
-        ("latency-smp1", "p50_ns=10000 p90_ns=20000", "p50_ns=30000 p90_ns=20000"),
+        ("latency-smp1", "p50_ns=3099 p90_ns=3264", "p50_ns=3300 p90_ns=3264"),
+        // latency's results: a value not the record's, a unit, one missing; over_2slice not
+        // what max says; the histogram: a count off, a bucket missing or of the wrong width,
+        // the median's sample (the 150th) in another bucket than the record's p50.
+        ("latency-smp1", "metric=wakeup_p99 value=700.000", "metric=wakeup_p99 value=700.001"),
+        ("latency-smp2", "metric=wakeup_max value=2799.000", "metric=wakeup_max value=2799.001"),
+        ("latency-smp2", "metric=wakeup_p50 value=3.099 unit=us", "metric=wakeup_p50 value=3.099 unit=ms"),
+        ("latency-smp1", "@fw result workload=latency metric=wakeup_over_2slice value=0.000 unit=samples better=lower\n", ""),
+        ("latency-smp1", "over_2slice=0", "over_2slice=1"),
+        ("latency-smp1", "lo_us=3 hi_us=4 count=221", "lo_us=3 hi_us=4 count=220"),
+        ("latency-short-slice-smp1", "@fw hist workload=latency kind=wakeup lo_us=192 hi_us=208 count=1\n", ""),
+        ("latency-smp2", "lo_us=2048 hi_us=2304", "lo_us=2048 hi_us=2560"),
+        (
+            "latency-smp1",
+            "lo_us=2 hi_us=3 count=75\n@fw hist workload=latency kind=wakeup lo_us=3 hi_us=4 count=221",
+            "lo_us=2 hi_us=3 count=175\n@fw hist workload=latency kind=wakeup lo_us=3 hi_us=4 count=121",
+        ),
         // short slice: p99 at two of the sleeper's slices, the slice not what was asked.
         ("latency-short-slice-smp1", "p99_ns=100000", "p99_ns=200000"),
         ("latency-short-slice-smp1", "sleeper_slice_ns=100000", "sleeper_slice_ns=700000"),
@@ -600,4 +616,46 @@ fn whole_words() {
     assert!(names_word("log=loud", "log"));
     assert!(!names_word("cmdline: logging", "log"));
     assert!(!names_word("cmdline: syslog", "log"));
+}
+/// The latency scenarios fail on a report whose record, histogram and results agree but whose
+/// samples break a bound, or whose percentiles are not the nearest rank; and pass a tail their
+/// slice allows.
+#[test]
+fn latency_checks_judge_the_samples_not_only_the_agreement() {
+    use crate::workloads::synthetic::{latency_report, latency_samples};
+    // Scenario, its CPU and the base and sleeper's slices; the samples, 300 in all: `body` from
+    // 2.9 to 3.3 us and the rest at `tail` ns; what the check must say, if it must fail.
+    let cases = [
+        // NO_PREEMPT_SHORT: 1% of the wakeups wait for the tick, p99 does not see it.
+        ("latency-short-slice-smp1", 0, 700_000, 100_000, 990_000, Some("expected none (PREEMPT_SHORT)")),
+        ("latency-smp1", 0, 700_000, 700_000, 990_000, None),
+        ("latency-smp2", 1, 1_400_000, 1_400_000, 1_990_000, None),
+        ("latency-smp1", 0, 700_000, 700_000, 1_500_000, Some("p99 wakeup latency 1500000 ns is not below")),
+    ];
+    for (name, cpu, slice, sleeper, tail, fails) in cases {
+        let s = by_name(name);
+        let good = synthetic(&s);
+        let block = latency_report(cpu, slice, sleeper, &latency_samples(300, slice.min(sleeper)));
+        assert!(good.contains(&block), "{name}: the synthetic log's report changed");
+        let n_tail = if fails.is_some_and(|f| f.starts_with("p99")) { 4 } else { 3 };
+        let mut v: Vec<u64> = (0..300 - n_tail).map(|i| 2_900 + i * 37 % 400).collect();
+        v.extend(std::iter::repeat_n(tail, n_tail as usize));
+        v.sort_unstable();
+        let text = good.replace(&block, &latency_report(cpu, slice, sleeper, &v));
+        match (fails, run(&s, &text)) {
+            (None, r) => r.unwrap_or_else(|e| panic!("{name}, {n_tail} at {tail} ns: {e}")),
+            (Some(want), Err(e)) => assert!(e.contains(want), "{name}: {e}"),
+            (Some(_), Ok(())) => panic!("{name}: passed with {n_tail} samples at {tail} ns"),
+        }
+    }
+    // The old percentile, v[n·p/100] (the 298th of 300 for p99), in the record and its result.
+    let s = by_name("latency-smp1");
+    let good = synthetic(&s);
+    let v = latency_samples(300, 700_000);
+    assert_eq!((v[296], v[297]), (700_000, 1_050_000));
+    let old = good
+        .replace("p99_ns=700000", "p99_ns=1050000")
+        .replace("metric=wakeup_p99 value=700.000", "metric=wakeup_p99 value=1050.000");
+    let e = run(&s, &old).unwrap_err();
+    assert!(e.contains("p99_ns is not in the `@fw hist` bucket of sample 297 of 300 (the nearest rank)"), "{e}");
 }

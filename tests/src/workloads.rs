@@ -120,6 +120,50 @@ fn schedstat(log: &Log, cpu: u32) -> Result<&Record, String> {
         .ok_or_else(|| format!("no `@fw schedstat cpu={cpu}`"))
 }
 
+/// The bucket `[lo, hi)` of a microsecond sample in the `@fw hist` layout
+/// (kernel/src/workloads/samples.rs): one per microsecond below 16, then 8 per power of two.
+pub fn hist_bucket(v: u64) -> (u64, u64) {
+    if v < 16 {
+        return (v, v + 1);
+    }
+    let shift = 63 - v.leading_zeros() - 3;
+    let lo = (v >> shift) << shift;
+    (lo, lo + (1 << shift))
+}
+
+/// The `@fw hist ... kind=KIND` buckets as `(lo_us, hi_us, count)`: at least one, every one
+/// `workload=WORKLOAD`, a non-empty bucket of the log-linear layout ([`hist_bucket`]), in
+/// ascending order.
+pub fn hist_buckets(log: &Log, workload: &str, kind: &str) -> Result<Vec<(u64, u64, u64)>, String> {
+    let mut buckets: Vec<(u64, u64, u64)> = Vec::new();
+    for r in log.records("hist").filter(|r| r.get("kind") == Some(kind)) {
+        ensure(r.get("workload") == Some(workload), || {
+            format!("`{r}`: expected workload={workload}")
+        })?;
+        let (lo, hi, n) = (r.num("lo_us")?, r.num("hi_us")?, r.num("count")?);
+        ensure(hist_bucket(lo) == (lo, hi) && n > 0, || {
+            format!("`{r}`: not a non-empty bucket of the log-linear layout")
+        })?;
+        if let Some(&(_, prev_hi, _)) = buckets.last() {
+            ensure(prev_hi <= lo, || format!("`{r}`: buckets out of order"))?;
+        }
+        buckets.push((lo, hi, n));
+    }
+    ensure(!buckets.is_empty(), || {
+        format!("no `@fw hist workload={workload} kind={kind}`")
+    })?;
+    Ok(buckets)
+}
+
+/// The bucket holding the `rank`-th smallest sample (from 1), if the buckets hold that many.
+pub fn hist_rank_bucket(buckets: &[(u64, u64, u64)], rank: u64) -> Option<(u64, u64)> {
+    let mut seen = 0;
+    buckets.iter().find_map(|&(lo, hi, n)| {
+        seen += n;
+        (seen >= rank).then_some((lo, hi))
+    })
+}
+
 // ---------------------------------------------------------------------------------------------
 // The checks, by concept.
 
@@ -146,7 +190,7 @@ pub use bench::{
     check_ebizzy, check_fserver, check_hackbench, check_tbench, fixed, results, scan,
     schedstat_deltas, workload_params, EBIZZY_MIN_BUSY_PERCENT, RUN_SLACK_MS,
 };
-pub use schbench::{check_schbench, hist_bucket, percentiles, Percentiles};
+pub use schbench::{check_schbench, percentiles, Percentiles};
 pub use fairness::{
     check_features, check_features_bogus, check_latency, check_shares, FEATURES_BOGUS,
     FEATURES_SET, SHARES_NICE, SHARE_TOLERANCE_PP,

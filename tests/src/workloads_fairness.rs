@@ -4,9 +4,10 @@
 
 use std::collections::BTreeSet;
 
+use super::bench::results;
 use super::{
-    base_slice_ns, cpus_are, ensure, int, nice_weight, num_is, one_taskstat, schedstat, taskstats,
-    workload_ran,
+    base_slice_ns, cpus_are, ensure, hist_buckets, hist_rank_bucket, int, nice_weight, num_is,
+    one_taskstat, schedstat, taskstats, workload_ran,
 };
 use crate::log::{Log, Record};
 use crate::scenarios::CheckResult;
@@ -80,12 +81,18 @@ fn shares(log: &Log, cpu: u32) -> CheckResult {
 /// Linux's bounds on a custom slice (`sched_attr.sched_runtime`): 0.1 ms to 100 ms.
 pub const CUSTOM_SLICE_NS: (u64, u64) = (100_000, 100_000_000);
 
+/// The percentiles of `@fw latency`, in thousandths (`p_milli`), with their fields.
+const LATENCY_PCTS: [(&str, u64); 3] = [("p50_ns", 500), ("p90_ns", 900), ("p99_ns", 990)];
+
 /// `workload=latency,cpu=CPU,hogs=2,samples=300[,slice_us=SLICE_US]` on `SMP` CPUs: all 300
 /// samples, percentiles in order, the sleeper's slice (`SLICE_US` clamped to
 /// [`CUSTOM_SLICE_NS`], or the base slice computed from `SMP` when 0), p99 below two of the
 /// shorter of the two slices, and the sleeper, pinned to `CPU`, woken at least once per sample.
 /// A sleeper with the shorter slice must get the CPU within it: with PREEMPT_SHORT (on by
-/// default) its wakeup preempts a hog still inside its own longer request.
+/// default) its wakeup preempts a hog still inside its own longer request, so with a custom
+/// slice shorter than the base one no wakeup at all waits more than two of its slices
+/// (`over_2slice=0`; a 1% tail would not move the nearest-rank p99 of 300 samples). The
+/// record, histogram and results agree ([`latency_report`]).
 pub fn check_latency<const SMP: u32, const CPU: u32, const SLICE_US: u64>(log: &Log) -> CheckResult {
     const HOGS: u64 = 2;
     const SAMPLES: u64 = 300;
@@ -103,13 +110,7 @@ pub fn check_latency<const SMP: u32, const CPU: u32, const SLICE_US: u64>(log: &
     };
     num_is(r, "sleeper_slice_ns", sleeper)?;
     let slice = base.min(sleeper);
-    let p = ["p50_ns", "p90_ns", "p99_ns", "max_ns"]
-        .iter()
-        .map(|k| r.num(k))
-        .collect::<Result<Vec<_>, _>>()?;
-    ensure(p.windows(2).all(|w| w[0] <= w[1]), || {
-        format!("`{r}`: percentiles out of order")
-    })?;
+    let (p, over) = latency_report(log, r, sleeper)?;
     ensure(p[2] < 2 * slice, || {
         format!(
             "`{r}`: p99 wakeup latency {} ns is not below two of the shorter slice ({} ns)",
@@ -117,6 +118,14 @@ pub fn check_latency<const SMP: u32, const CPU: u32, const SLICE_US: u64>(log: &
             2 * slice
         )
     })?;
+    if sleeper < base {
+        ensure(over == 0, || {
+            format!(
+                "`{r}`: {over} wakeups waited more than two of the sleeper's {sleeper} ns slice, \
+                 expected none (PREEMPT_SHORT)"
+            )
+        })?;
+    }
     let s = one_taskstat(log, "sleeper")?;
     cpus_are(s, "cpus", &[CPU])?;
     ensure(s.num("nr_wakeups")? >= SAMPLES, || {
@@ -125,6 +134,82 @@ pub fn check_latency<const SMP: u32, const CPU: u32, const SLICE_US: u64>(log: &
     ensure(taskstats(log, "hog").len() as u64 == HOGS, || {
         format!("expected {HOGS} `@fw taskstat ... name=hog`")
     })
+}
+
+/// What `@fw latency` `r` says about its samples, checked against the `@fw hist` buckets
+/// and the `@fw result` lines of the same run; returns p50, p90, p99, max (ns) and
+/// `over_2slice`. The percentiles rise; the buckets (kind `wakeup`, whole microseconds) hold
+/// `samples`, the last one `max_ns`, and each percentile lies in the bucket of its nearest rank
+/// (`ceil(samples·p)`: the definition schbench's blocks use); `over_2slice` (samples above
+/// `2·sleeper` ns) lies between the counts of the buckets wholly and partly above that, and it
+/// reaches the samples above the nearest rank of p99 exactly when p99 is above it, and 1 when
+/// max is; the results are `wakeup_p50`, `wakeup_p99`, `wakeup_max` (us, the record's ns as
+/// thousandths) and `wakeup_over_2slice` (samples), all lower-is-better.
+fn latency_report(log: &Log, r: &Record, sleeper: u64) -> Result<([u64; 4], u64), String> {
+    let n = r.num("samples")?;
+    let mut p = [0; 4];
+    for (i, (k, _)) in LATENCY_PCTS.iter().enumerate() {
+        p[i] = r.num(k)?;
+    }
+    p[3] = r.num("max_ns")?;
+    ensure(p.windows(2).all(|w| w[0] <= w[1]), || {
+        format!("`{r}`: percentiles out of order")
+    })?;
+    let buckets = hist_buckets(log, "latency", "wakeup")?;
+    let sum: u64 = buckets.iter().map(|b| b.2).sum();
+    ensure(sum == n, || {
+        format!("the `@fw hist` buckets hold {sum} samples, `{r}` {n}")
+    })?;
+    let in_bucket = |ns: u64, b: Option<(u64, u64)>| b.is_some_and(|(lo, hi)| (lo..hi).contains(&(ns / 1000)));
+    for (i, (k, milli)) in LATENCY_PCTS.iter().enumerate() {
+        let rank = (n * milli).div_ceil(1000).max(1);
+        let b = hist_rank_bucket(&buckets, rank);
+        ensure(in_bucket(p[i], b), || {
+            format!(
+                "`{r}`: {k} is not in the `@fw hist` bucket of sample {rank} of {n} (the nearest \
+                 rank), {b:?} us"
+            )
+        })?;
+    }
+    let last = buckets[buckets.len() - 1];
+    ensure(in_bucket(p[3], Some((last.0, last.1))), || {
+        format!("`{r}`: max_ns is not in the last `@fw hist` bucket {last:?}")
+    })?;
+    let over = r.num("over_2slice")?;
+    let limit = 2 * sleeper;
+    let wholly: u64 = buckets.iter().filter(|b| b.0 * 1000 > limit).map(|b| b.2).sum();
+    let partly: u64 = buckets.iter().filter(|b| b.1 * 1000 > limit).map(|b| b.2).sum();
+    ensure((wholly..=partly).contains(&over), || {
+        format!(
+            "`{r}`: over_2slice={over}, but the `@fw hist` buckets hold {wholly} to {partly} \
+             samples above {limit} ns"
+        )
+    })?;
+    let above99 = n - (n * 990).div_ceil(1000).max(1);
+    ensure((p[2] > limit) == (over > above99) && (p[3] > limit) == (over > 0), || {
+        format!(
+            "`{r}`: over_2slice={over} disagrees with p99 and max against {limit} ns (p99 is above \
+             it exactly when more than {above99} samples are)"
+        )
+    })?;
+    let v = results(
+        log,
+        "latency",
+        &[
+            ("wakeup_p50", "us", "lower"),
+            ("wakeup_p99", "us", "lower"),
+            ("wakeup_max", "us", "lower"),
+            ("wakeup_over_2slice", "samples", "lower"),
+        ],
+    )?;
+    let want = [p[0], p[2], p[3], over * 1000];
+    ensure(v == want, || {
+        format!(
+            "results wakeup_p50, wakeup_p99, wakeup_max, wakeup_over_2slice = {v:?} (thousandths): \
+             expected `{r}`'s {want:?}"
+        )
+    })?;
+    Ok((p, over))
 }
 // ---------------------------------------------------------------------------------------------
 // sched_features

@@ -3,7 +3,7 @@
 //! in workloads_bench.rs, whose helpers this uses).
 
 use super::bench::{bench_ran, fixed_of, int_of, one_match, param, results, scan, workload_params};
-use super::ensure;
+use super::{ensure, hist_buckets};
 use crate::log::Log;
 use crate::scenarios::CheckResult;
 
@@ -83,38 +83,12 @@ pub fn percentiles(log: &Log, title: &str) -> Result<Percentiles, String> {
     })
 }
 
-/// The bucket of a microsecond sample in schbench's `@fw hist` (kernel/src/workloads/
-/// schbench.rs): one per microsecond below 16, then 8 per power of two.
-pub fn hist_bucket(v: u64) -> (u64, u64) {
-    if v < 16 {
-        return (v, v + 1);
-    }
-    let shift = 63 - v.leading_zeros() - 3;
-    let lo = (v >> shift) << shift;
-    (lo, lo + (1 << shift))
-}
-
-/// The `@fw hist workload=schbench kind=KIND` buckets hold the block's samples: each a bucket
-/// of the log-linear layout ([`hist_bucket`]), non-empty, ascending, the first holding `min`
-/// and the last `max`, their counts adding up to the total.
+/// The `@fw hist workload=schbench kind=KIND` buckets hold the block's samples: the layout of
+/// [`hist_buckets`], the first holding `min` and the last `max`, their counts adding up to the
+/// total.
 fn check_hist(log: &Log, kind: &str, pct: &Percentiles) -> CheckResult {
-    let mut buckets = Vec::new();
-    for r in log.records("hist").filter(|r| r.get("kind") == Some(kind)) {
-        ensure(r.get("workload") == Some("schbench"), || {
-            format!("`{r}`: expected workload=schbench")
-        })?;
-        let (lo, hi, n) = (r.num("lo_us")?, r.num("hi_us")?, r.num("count")?);
-        ensure(hist_bucket(lo) == (lo, hi) && n > 0, || {
-            format!("`{r}`: not a non-empty bucket of the log-linear layout")
-        })?;
-        if let Some(&(_, prev_hi, _)) = buckets.last() {
-            ensure(prev_hi <= lo, || format!("`{r}`: buckets out of order"))?;
-        }
-        buckets.push((lo, hi, n));
-    }
-    let (Some(first), Some(last)) = (buckets.first(), buckets.last()) else {
-        return Err(format!("no `@fw hist workload=schbench kind={kind}`"));
-    };
+    let buckets = hist_buckets(log, "schbench", kind)?;
+    let (first, last) = (buckets[0], buckets[buckets.len() - 1]);
     let sum: u64 = buckets.iter().map(|b| b.2).sum();
     ensure(sum == pct.total, || {
         format!(

@@ -112,12 +112,8 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
             out += &taskstat(3, "hog", 0, 0, 300, &cpu.to_string());
             let custom: u64 = get(&kv, "slice_us", "0").parse().unwrap();
             let sleeper = if custom == 0 { slice } else { (custom * 1000).clamp(100_000, 100_000_000) };
-            out += &format!(
-                "@fw latency cpu={cpu} hogs=2 samples={samples} p50_ns=10000 \
-                 p90_ns=20000 p99_ns={} max_ns={} slice_ns={slice} sleeper_slice_ns={sleeper}\n",
-                slice.min(sleeper),
-                2 * slice
-            );
+            let v = latency_samples(samples, slice.min(sleeper));
+            out += &latency_report(cpu, slice, sleeper, &v);
         }
         "affinity" => {
             let last = cpus - 1;
@@ -331,10 +327,59 @@ fn num(kv: &[(String, String)], k: &str) -> u64 {
         .unwrap_or_else(|_| panic!("a bench scenario must set {k}="))
 }
 
-/// schbench's nearest-rank percentile `p`/1000 of sorted `v` (kernel/src/workloads/schbench.rs).
+/// The nearest-rank percentile `p`/1000 of sorted `v` (kernel/src/workloads/samples.rs).
 fn pct(v: &[u64], p: u64) -> u64 {
     let rank = (v.len() as u64 * p).div_ceil(1000).max(1) as usize;
     v[rank.min(v.len()) - 1]
+}
+
+/// Wakeup latencies (ns, sorted) like those of `workload=latency` in instruction time: all but
+/// four from 2.9 to 3.3 us (the wakeup path), then four that waited, the first (the nearest-rank
+/// p99 of 300) at `short`, the slowest just under two of it.
+pub(crate) fn latency_samples(n: u64, short: u64) -> Vec<u64> {
+    let mut v: Vec<u64> = (0..n - 4).map(|i| 2_900 + i * 37 % 400).collect();
+    v.extend([short, short * 3 / 2, short * 3 / 2 + 1_000, 2 * short - 1_000]);
+    v.sort_unstable();
+    v
+}
+
+/// What `workload=latency` prints after its taskstats for sorted samples `v` (ns)
+/// (kernel/src/workloads/latency.rs): `@fw latency` with nearest-rank percentiles, the
+/// `@fw hist` buckets in whole microseconds, the `@fw result` lines.
+pub(crate) fn latency_report(cpu: u32, slice: u64, sleeper: u64, v: &[u64]) -> String {
+    let over = v.iter().filter(|&&x| x > 2 * sleeper).count() as u64;
+    let max = v[v.len() - 1];
+    let mut out = format!(
+        "@fw latency cpu={cpu} hogs=2 samples={} p50_ns={} p90_ns={} p99_ns={} max_ns={max} \
+         slice_ns={slice} sleeper_slice_ns={sleeper} over_2slice={over}\n",
+        v.len(),
+        pct(v, 500),
+        pct(v, 900),
+        pct(v, 990)
+    );
+    out += &hist_lines("latency", "wakeup", &v.iter().map(|x| x / 1000).collect::<Vec<_>>());
+    for (metric, milli, unit) in [
+        ("wakeup_p50", pct(v, 500), "us"),
+        ("wakeup_p99", pct(v, 990), "us"),
+        ("wakeup_max", max, "us"),
+        ("wakeup_over_2slice", over * 1000, "samples"),
+    ] {
+        out += &result_line("latency", metric, milli, unit, "lower");
+    }
+    out
+}
+
+/// The `@fw hist` lines of sorted microsecond samples (kernel/src/workloads/samples.rs).
+fn hist_lines(workload: &str, kind: &str, v: &[u64]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while i < v.len() {
+        let (lo, hi) = hist_bucket(v[i]);
+        let j = i + v[i..].iter().take_while(|&&x| x < hi).count();
+        out += &format!("@fw hist workload={workload} kind={kind} lo_us={lo} hi_us={hi} count={}\n", j - i);
+        i = j;
+    }
+    out
 }
 
 /// What a correct kernel prints for a benchmark workload, from its `@fw workload` line to its
@@ -396,16 +441,7 @@ fn bench(name: &str, kv: &[(String, String)]) -> String {
             let rps = (n as u128 * 1_000_000_000_000 / ns as u128) as u64;
             out += &format!("average rps: {}.{:02}\n", rps / 1000, rps % 1000 / 10);
             for (kind, v) in [("wakeup", &wake), ("request", &req)] {
-                let mut i = 0;
-                while i < v.len() {
-                    let (lo, hi) = hist_bucket(v[i]);
-                    let j = i + v[i..].iter().take_while(|&&x| x < hi).count();
-                    out += &format!(
-                        "@fw hist workload=schbench kind={kind} lo_us={lo} hi_us={hi} count={}\n",
-                        j - i
-                    );
-                    i = j;
-                }
+                out += &hist_lines("schbench", kind, v);
             }
             for (metric, milli, unit, better) in [
                 ("wakeup_p99", pct(&wake, 990) * 1000, "us", "lower"),

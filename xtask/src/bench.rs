@@ -153,22 +153,26 @@ pub fn summarize(runs: &[RunRecord]) -> Vec<Summary> {
         .collect()
 }
 
+/// One row per metric; the metric and unit columns widen to their longest entry.
 pub fn summary_table(rows: &[Summary]) -> String {
+    let unit = |r: &Summary| format!("{} ({})", r.unit, if r.higher_is_better { "higher" } else { "lower" });
+    let w = rows.iter().map(|r| r.metric.len()).fold(16, usize::max);
+    let uw = rows.iter().map(|r| unit(r).len()).fold(10, usize::max);
     let mut s = format!(
-        "{:<16} {:>12} {:>12} {:>12} {:>12} {:>12}  {:<10} {}\n",
+        "{:<w$} {:>12} {:>12} {:>12} {:>12} {:>12}  {:<uw$} {}\n",
         "metric", "mean", "stddev", "median", "min", "max", "unit", "n"
     );
     for r in rows {
         let _ = writeln!(
             s,
-            "{:<16} {:>12.3} {:>12.3} {:>12.3} {:>12.3} {:>12.3}  {:<10} {}",
+            "{:<w$} {:>12.3} {:>12.3} {:>12.3} {:>12.3} {:>12.3}  {:<uw$} {}",
             r.metric,
             r.mean,
             r.stddev,
             r.median,
             r.min,
             r.max,
-            format!("{} ({})", r.unit, if r.higher_is_better { "higher" } else { "lower" }),
+            unit(r),
             r.n
         );
     }
@@ -399,6 +403,13 @@ mod tests {
         let s = summarize(&runs);
         assert_eq!((s[0].mean, s[0].median, s[0].min, s[0].max, s[0].n), (2.0, 2.0, 1.0, 3.0, 2));
         assert!(summary_table(&s).contains("time"));
+        // A long metric and unit widen their columns for every row.
+        let mut two = run(0, 1.0);
+        let f = two.results[0].clone();
+        two.results.push(Figure { metric: "wakeup_over_2slice".into(), unit: "samples".into(), ..f });
+        let t = summary_table(&summarize(&[two]));
+        let lens: Vec<usize> = t.lines().map(str::len).collect();
+        assert!(lens.len() == 3 && lens.iter().all(|&l| l == lens[0]), "every column in line: {t}");
         assert_eq!(differing_runs(&runs).len(), 1);
         assert!(differing_runs(&[run(0, 1.0), run(1, 1.0)]).is_empty());
         assert_eq!(outlier_lines(&s), "");

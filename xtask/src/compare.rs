@@ -15,6 +15,10 @@
 //! With `--sweep` of two or more points, each result metric also gets a
 //! `sweep-<metric>.svg` ([`sweep_charts`]): both sides' figures against the
 //! sweep points, whiskers over the runs' min-max, `*` where the table has it.
+//!
+//! When both sides print `@fw hist` buckets (schbench, latency), each kind gets a
+//! `latency-<kind>.svg` per sweep point ([`dist_charts`]): both sides' samples, pooled over
+//! their runs, as complementary CDFs on log-log axes, where a tail of 1% of the samples shows.
 
 use std::fmt::Write as _;
 
@@ -23,7 +27,9 @@ use serde::Serialize;
 use crate::bench::{cmdline, out_dir, progress, Boot};
 use crate::plot;
 
+mod dist;
 mod sweep;
+pub use dist::dist_charts;
 pub use sweep::sweep_charts;
 use crate::results::{self, Outlier, RunRecord, Samples};
 use crate::stats;
@@ -222,7 +228,9 @@ pub fn counter_table(rows: &[Row], method: Method) -> String {
     format!("{}\n{}", counter_header(method), render(rows, "counter", 21, |v| format!("{v:.1}")))
 }
 
+/// The rows under a header; the name column is `name_w` wide, or as wide as the longest name.
 fn render(rows: &[Row], name: &str, name_w: usize, num: fn(f64) -> String) -> String {
+    let name_w = rows.iter().map(|r| r.metric.len()).fold(name_w, usize::max);
     let mut s = format!("{:<6} {:<name_w$} {:<14} {:>23} {:>23}  {:<8} {}\n", "", name, "point", "base", "new", "unit", "p");
     for r in rows {
         let new = if r.significant {
@@ -436,12 +444,18 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
         if a.icount { ", --icount" } else { "" }
     );
     let charts = sweep_charts(&title, &a.base, &a.new, &points, &all_rows[..n_results], method);
-    if !charts.is_empty() {
+    let dists = dist_charts(&title, &a.base, &a.new, &all_base, &all_new);
+    if !charts.is_empty() || !dists.is_empty() {
         println!();
     }
     for (name, chart) in &charts {
         let path = dir.join(name);
         plot::sweep_svg(&path, chart)?;
+        println!("wrote {}", path.display());
+    }
+    for (name, chart) in &dists {
+        let path = dir.join(name);
+        plot::ccdf_svg(&path, chart)?;
         println!("wrote {}", path.display());
     }
     println!("wrote {}", dir.display());
@@ -499,6 +513,11 @@ mod tests {
         assert!(t.contains("(   0.00%)"), "{t}");
         assert_eq!(outlier_lines(&r, Method::Means), "");
         assert_eq!(out_of_reach_notes(&r, Method::Means), "", "Welch can reach p < 0.05 with 3 runs");
+        // A name longer than the column widens it for every row, so the columns stay aligned.
+        let long: Vec<_> = [3.0, 2.0, 3.0].iter().map(|&v| run(&[("wakeup_over_2slice", v, false), ("rps", 100.0, true)])).collect();
+        let t = table(&rows("", &long, &long, Method::Means));
+        let starts: Vec<Option<usize>> = t.lines().map(|l| l.find(" -  ").or(l.find(" point "))).collect();
+        assert!(starts.iter().all(|&c| c.is_some() && c == starts[0]), "{t}");
     }
 
     /// rps per run: base has one boot where the host took the cores (run 2), new is 10% faster.

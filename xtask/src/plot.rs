@@ -334,6 +334,94 @@ pub fn sweep_chart_svg(c: &SweepChart) -> Result<String, String> {
     Ok(out)
 }
 
+/// One side of a [`CcdfChart`]: its name and its curve, `(x, fraction of samples >= x)` with
+/// x in microseconds, x rising and the fraction falling (it may end at 0).
+#[derive(Clone, Debug)]
+pub struct CcdfSeries {
+    pub label: String,
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Everything one `latency-<kind>.svg` of `compare` shows: both sides' complementary CDFs.
+#[derive(Clone, Debug)]
+pub struct CcdfChart {
+    pub title: String,
+    /// How the curves were made.
+    pub subtitle: String,
+    pub x_desc: String,
+    pub base: CcdfSeries,
+    pub new: CcdfSeries,
+}
+
+/// The bottom of a CCDF's logarithmic y axis: the power of ten strictly below the smallest
+/// fraction above 0 (one sample of the larger side), where a curve's drop to 0 ends.
+pub fn ccdf_y_floor(series: &[&CcdfSeries]) -> f64 {
+    let least = series.iter().flat_map(|s| s.points.iter().map(|p| p.1)).filter(|&y| y > 0.0).fold(1.0, f64::min);
+    10f64.powi((least * 0.999).log10().floor() as i32)
+}
+
+/// A fraction as a percentage without trailing zeros: 1 → `100%`, 0.005 → `0.5%`.
+fn percent(v: f64) -> String {
+    let s = format!("{:.4}", v * 100.0);
+    let s = s.trim_end_matches('0').trim_end_matches('.');
+    format!("{s}%")
+}
+
+/// [`ccdf_chart_svg`] into `path`.
+pub fn ccdf_svg(path: &Path, c: &CcdfChart) -> Result<(), String> {
+    std::fs::write(path, ccdf_chart_svg(c)?).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// base and new as two curves of the fraction of samples at or above x, both axes
+/// logarithmic, so a tail of 1% of the samples is a step as tall as the other 99%; a curve's
+/// drop to 0 after its slowest bucket ends at the bottom of the axis ([`ccdf_y_floor`]).
+pub fn ccdf_chart_svg(c: &CcdfChart) -> Result<String, String> {
+    let mut out = String::new();
+    {
+        let root = SVGBackend::with_string(&mut out, (900, 560)).into_drawing_area();
+        root.fill(&WHITE).map_err(err)?;
+        let (head, body) = root.split_vertically(92);
+        let title = ("sans-serif", 18).into_font();
+        let small = ("sans-serif", 13).into_font();
+        head.draw(&Text::new(c.title.clone(), (12, 8), title)).map_err(err)?;
+        head.draw(&Text::new(c.subtitle.clone(), (12, 32), small.clone())).map_err(err)?;
+        for (i, (label, colour)) in [(&c.base.label, BASE_COLOUR), (&c.new.label, NEW_COLOUR)].into_iter().enumerate() {
+            let y = 56 + 18 * i as i32;
+            head.draw(&PathElement::new(vec![(14, y + 6), (40, y + 6)], colour.stroke_width(3))).map_err(err)?;
+            head.draw(&Text::new(label.clone(), (48, y), small.clone())).map_err(err)?;
+        }
+        let floor = ccdf_y_floor(&[&c.base, &c.new]);
+        let xs = || [&c.base, &c.new].into_iter().flat_map(|s| s.points.iter().map(|p| p.0.max(0.5)));
+        let x0 = xs().fold(f64::INFINITY, f64::min).min(1e9);
+        let x1 = xs().fold(1.0, f64::max) * 1.05;
+        let x0 = if x0 < x1 { x0 } else { x1 / 2.0 };
+        let mut chart = ChartBuilder::on(&body)
+            .margin(14)
+            .x_label_area_size(44)
+            .y_label_area_size(80)
+            .build_cartesian_2d(
+                (x0..x1).log_scale().with_key_points(log_ticks(x0, x1)),
+                (floor..1.0).log_scale().with_key_points(log_ticks(floor, 1.0)),
+            )
+            .map_err(err)?;
+        chart
+            .configure_mesh()
+            .x_label_formatter(&|v| format!("{v}"))
+            .y_label_formatter(&|v| percent(*v))
+            .x_desc(c.x_desc.clone())
+            .y_desc("samples at or above x (log scale)")
+            .draw()
+            .map_err(err)?;
+        // base wider and paler beneath new: where the two curves coincide, both show.
+        for (s, style) in [(&c.base, BASE_COLOUR.mix(0.7).stroke_width(5)), (&c.new, NEW_COLOUR.stroke_width(2))] {
+            let pts = s.points.iter().map(|&(x, y)| (x.max(x0), y.max(floor)));
+            chart.draw_series(LineSeries::new(pts, style)).map_err(err)?;
+        }
+        root.present().map_err(err)?;
+    }
+    Ok(out)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -429,5 +517,73 @@ mod tests {
         assert_eq!(log_ticks(3.0, 600.0), vec![5.0, 10.0, 20.0, 50.0, 100.0, 200.0, 500.0]);
         assert_eq!(log_ticks(1.0, 1.0), vec![1.0]);
         assert!(log_ticks(0.5, 0.9).iter().all(|&t| (0.5..=0.9).contains(&t)));
+    }
+
+    fn ccdf_two() -> CcdfChart {
+        CcdfChart {
+            title: "latency cpu=0, -smp 1: wakeup latency".into(),
+            subtitle: "pooled over the runs of each side".into(),
+            x_desc: "wakeup latency (us, log scale)".into(),
+            base: CcdfSeries { label: "base: sched_features=NO_PREEMPT_SHORT".into(), points: vec![(2.0, 1.0), (3.0, 0.25), (4.0, 0.01), (960.0, 0.01), (1024.0, 0.0)] },
+            new: CcdfSeries { label: "new: (no extra settings)".into(), points: vec![(2.0, 1.0), (3.0, 0.2), (4.0, 0.0)] },
+        }
+    }
+
+    #[test]
+    fn ccdf_chart_has_both_series_log_axes_and_percent_labels() {
+        let c = ccdf_two();
+        let svg = ccdf_chart_svg(&c).unwrap();
+        for label in [
+            "latency cpu=0, -smp 1: wakeup latency",
+            "pooled over the runs of each side",
+            "base: sched_features=NO_PREEMPT_SHORT",
+            "new: (no extra settings)",
+            "wakeup latency (us, log scale)",
+            "samples at or above x (log scale)",
+        ] {
+            assert!(svg.contains(label), "{label} missing");
+        }
+        // The y axis reaches down to the power of ten below 1%, labelled in percent.
+        for tick in ["100%", "10%", "1%", "0.1%"] {
+            assert_eq!(text_xs(&svg, tick).len(), 1, "{tick}: {svg}");
+        }
+        assert!(text_xs(&svg, "0.01%").is_empty(), "no decade below the floor");
+        for tick in ["2", "1000"] {
+            assert_eq!(text_xs(&svg, tick).len(), 1, "x tick {tick}");
+        }
+        // One curve per side (base wide beneath new; the legend's strokes are 3 wide); each
+        // falls from the 100% tick and ends on the axis bottom, the 0.1% tick; base's 1%
+        // plateau sits on the 1% tick.
+        let curve = |c: RGBColor| -> Vec<(i32, i32)> {
+            let width = if c == BASE_COLOUR { 5 } else { 2 };
+            let stroke = format!("stroke=\"#{:02X}{:02X}{:02X}\" stroke-width=\"{width}\"", c.0, c.1, c.2);
+            let found: Vec<&str> = svg.split("<polyline ").skip(1).filter(|e| e.contains(&stroke)).collect();
+            assert_eq!(found.len(), 1, "{svg}");
+            let pts = found[0].split("points=\"").nth(1).unwrap().split('"').next().unwrap();
+            pts.split_whitespace().map(|p| p.split_once(',').map(|(x, y)| (x.parse().unwrap(), y.parse().unwrap())).unwrap()).collect()
+        };
+        let tick_y = |label: &str| {
+            let t = svg.split("<text ").find(|t| t.split_once('>').is_some_and(|(_, r)| r.trim_start().starts_with(&format!("{label}\n</text>")))).unwrap();
+            attr(t, "y")
+        };
+        let (base, new) = (curve(BASE_COLOUR), curve(NEW_COLOUR));
+        assert_eq!((base.len(), new.len()), (5, 3));
+        for c in [&base, &new] {
+            assert_eq!(c[0].1, tick_y("100%"));
+            assert_eq!(c[c.len() - 1].1, tick_y("0.1%"));
+        }
+        assert_eq!((base[2].1, base[3].1), (tick_y("1%"), tick_y("1%")));
+        assert!(base[3].0 > base[2].0 + 500, "the plateau runs out to 960 us: {base:?}");
+    }
+
+    #[test]
+    fn ccdf_floor_is_the_power_of_ten_below_one_sample() {
+        let c = ccdf_two();
+        assert_eq!(ccdf_y_floor(&[&c.base, &c.new]), 0.001, "0.01 is the least: one decade below");
+        let one_in_600 = CcdfSeries { label: String::new(), points: vec![(1.0, 1.0), (2.0, 1.0 / 600.0), (3.0, 0.0)] };
+        assert_eq!(ccdf_y_floor(&[&one_in_600]), 0.001);
+        let none_above = CcdfSeries { label: String::new(), points: vec![(1.0, 1.0), (2.0, 0.0)] };
+        assert_eq!(ccdf_y_floor(&[&none_above]), 0.1);
+        assert_eq!((percent(1.0), percent(0.005), percent(0.1), percent(0.0001)), ("100%".into(), "0.5%".into(), "10%".into(), "0.01%".into()));
     }
 }

@@ -53,7 +53,7 @@ pub fn run(w: &Workload) -> bool {
     let mut v = core::mem::take(&mut *lats.lock());
     v.sort_unstable();
     let ops_milli = (v.len() as u128 * 1_000_000_000_000 / ns.max(1) as u128) as u64;
-    let p = |m| super::schbench::pct(&v, m);
+    let p = |m| super::samples::pct(&v, m);
     crate::kprintln!("fserver: {} threads, burst {} us, sleep {} us, {} ops in {} ms", threads, burst_us, sleep_us, v.len(), ns / 1_000_000);
     crate::kprintln!("Throughput {}.{:03} ops/s  ({} jobs/min)", ops_milli / 1000, ops_milli % 1000, ops_milli * 60 / 1000);
     crate::kprintln!(

@@ -5,12 +5,18 @@
 //! `sched_attr.sched_runtime`, clamped to 0.1-100 ms; 0 keeps the base
 //! slice): the request EEVDF places it with, and with PREEMPT_SHORT the
 //! shorter slice that lets it preempt a hog still inside its own.
+//!
+//! Prints `@fw latency` (nearest-rank percentiles, the slices, and how many wakeups waited
+//! more than twice the sleeper's slice), the latencies as `@fw hist` buckets (kind `wakeup`,
+//! whole microseconds) and `@fw result` lines: `wakeup_p50`, `wakeup_p99`, `wakeup_max` (us)
+//! and `wakeup_over_2slice` (samples), all lower-is-better.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::params::{Param, num, MAX_CPU};
+use super::samples::{pct, print_hist};
 use crate::cmdline::Workload;
 use crate::rq;
 use crate::sync::irq_mutex::IrqMutex;
@@ -60,22 +66,34 @@ pub fn run(w: &Workload) -> bool {
     super::join_all(&tasks);
     let mut v = core::mem::take(&mut *lat.lock());
     v.sort_unstable();
-    let pct = |p: usize| v.get((v.len() * p / 100).min(v.len().saturating_sub(1))).copied().unwrap_or(0);
     let slice = rq::lock(cpu).fair.tunables().base_slice();
     // The slice the policy gave the sleeper (its custom one, clamped).
     let sleeper_slice = sched::tunables::clamp_custom_slice(slice_ns).unwrap_or(slice);
+    let (p50, p90, p99) = (pct(&v, 500), pct(&v, 900), pct(&v, 990));
+    let max = v.last().copied().unwrap_or(0);
+    // The tail a percentile hides when it is 1-2% of the samples: wakeups that waited more
+    // than two of the sleeper's slices (with hz=1000 and a short slice, those that waited for
+    // the tick).
+    let over = v.iter().filter(|&&ns| ns > 2 * sleeper_slice).count() as u64;
     crate::record!(
         "latency",
-        "cpu={} hogs={} samples={} p50_ns={} p90_ns={} p99_ns={} max_ns={} slice_ns={} sleeper_slice_ns={}",
+        "cpu={} hogs={} samples={} p50_ns={} p90_ns={} p99_ns={} max_ns={} slice_ns={} sleeper_slice_ns={} over_2slice={}",
         cpu,
         hogs,
         v.len(),
-        pct(50),
-        pct(90),
-        pct(99),
-        v.last().copied().unwrap_or(0),
+        p50,
+        p90,
+        p99,
+        max,
         slice,
-        sleeper_slice
+        sleeper_slice,
+        over
     );
+    print_hist("latency", "wakeup", v.iter().map(|ns| ns / 1000));
+    // In microseconds with three decimals: the nanoseconds are the thousandths.
+    super::result("latency", "wakeup_p50", p50, "us", false);
+    super::result("latency", "wakeup_p99", p99, "us", false);
+    super::result("latency", "wakeup_max", max, "us", false);
+    super::result("latency", "wakeup_over_2slice", over * 1000, "samples", false);
     v.len() == samples
 }

@@ -14,6 +14,7 @@ pub mod params;
 mod pipe;
 mod pipes;
 mod prodcons;
+mod samples;
 mod schbench;
 mod shares;
 mod spread;

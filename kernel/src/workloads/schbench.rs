@@ -6,7 +6,7 @@
 //! at once, stamps one "now" as their wake time and wakes them all.
 //! Wakeup latency: the wake stamp to the worker running again. Request
 //! latency: one request (sleep + work). Prints schbench's percentile report,
-//! the histogram as `@fw hist` buckets and `@fw result` lines. Work is
+//! the histogram as `@fw hist` buckets (`samples`) and `@fw result` lines. Work is
 //! calibrated at the start; `loops_per_us=N` fixes it instead.
 
 use alloc::sync::Arc;
@@ -14,6 +14,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use super::crew::{name, Crew};
+use super::samples::{pct, print_hist};
 use super::params::{Param, num, MAX_MS};
 use crate::cmdline::Workload;
 use crate::rq;
@@ -55,38 +56,6 @@ pub(super) fn work(iters: u64) {
     for i in 0..iters {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(i | 1);
         core::hint::black_box(x);
-    }
-}
-
-/// Percentile `p`/1000 of sorted `v` (the nearest rank).
-pub(super) fn pct(v: &[u64], p_milli: u64) -> u64 {
-    if v.is_empty() {
-        return 0;
-    }
-    let rank = (v.len() as u64 * p_milli).div_ceil(1000).max(1) as usize;
-    v[rank.min(v.len()) - 1]
-}
-
-/// Prints a log-linear histogram of sorted microsecond samples: below 16 µs
-/// one bucket per µs, above it 8 buckets per power of two.
-pub(super) fn print_hist(workload: &str, kind: &str, us: &[u64]) {
-    let bucket = |v: u64| -> (u64, u64) {
-        if v < 16 {
-            return (v, v + 1);
-        }
-        let shift = 63 - v.leading_zeros() - 3;
-        let lo = (v >> shift) << shift;
-        (lo, lo + (1 << shift))
-    };
-    let mut i = 0;
-    while i < us.len() {
-        let (lo, hi) = bucket(us[i]);
-        let mut j = i;
-        while j < us.len() && us[j] < hi {
-            j += 1;
-        }
-        crate::record!("hist", "workload={} kind={} lo_us={} hi_us={} count={}", workload, kind, lo, hi, j - i);
-        i = j;
     }
 }
 
@@ -204,8 +173,8 @@ pub fn run(w: &Workload) -> bool {
     print_percentiles("Wakeup Latencies", secs, &wv);
     print_percentiles("Request Latencies", secs, &rv);
     crate::kprintln!("average rps: {}.{:02}", rps_milli / 1000, rps_milli % 1000 / 10);
-    print_hist("schbench", "wakeup", &wv);
-    print_hist("schbench", "request", &rv);
+    print_hist("schbench", "wakeup", wv.iter().copied());
+    print_hist("schbench", "request", rv.iter().copied());
     super::result("schbench", "wakeup_p99", pct(&wv, 990) * 1000, "us", false);
     super::result("schbench", "request_p99", pct(&rv, 990) * 1000, "us", false);
     super::result("schbench", "rps", rps_milli, "req/s", true);

@@ -4,10 +4,14 @@
 use super::{test_name, Method, Row, ALPHA, RESULT};
 use crate::plot::{Spread, SweepChart, SweepPoint};
 
-/// `sweep-<metric>.svg`, the metric's characters other than letters, digits, `-` and `_` as `_`.
+/// `s` with its characters other than letters, digits, `-` and `_` as `_`, for a file name.
+pub(super) fn file_safe(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
+}
+
+/// `sweep-<metric>.svg`, the metric made [`file_safe`].
 fn sweep_file_name(metric: &str) -> String {
-    let safe: String = metric.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect();
-    format!("sweep-{safe}.svg")
+    format!("sweep-{}.svg", file_safe(metric))
 }
 
 /// One chart per `@fw result` metric of `rows` (the counters are left out) against the sweep
