@@ -1,8 +1,11 @@
 //! The kernel command line (`-append`), parsed into typed options.
 //!
 //! Options are space-separated `key=value` words. Bad input never stops the
-//! boot: an unknown option, or a value that does not parse, produces one line
-//! `cmdline: ...` naming it and saying what is used instead.
+//! boot: an unknown option, a value that does not parse, or a workload
+//! parameter its declaration (`workloads::params`) does not accept produces
+//! one `cmdline: ...` line naming it and saying what is used instead, and an
+//! `@fw cmdline_problem` record ([`report_problem`]) that the harness refuses
+//! to take figures from.
 
 use alloc::string::String;
 use alloc::vec::Vec;
