@@ -7,7 +7,6 @@
 
 use alloc::collections::BinaryHeap;
 use alloc::sync::Arc;
-use alloc::vec::Vec;
 use core::cmp::{Ordering as CmpOrdering, Reverse};
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -162,18 +161,20 @@ pub(crate) fn on_timer(frame: &mut TrapFrame) -> *mut TrapFrame {
     let cpu = cpu_id();
     TIMER_IRQS[cpu].fetch_add(1, Ordering::Relaxed);
     let now = rq::now_ns();
-    let due: Vec<Arc<Task>> = {
-        let mut heap = SLEEPERS[cpu].lock();
-        let mut due = Vec::new();
-        while heap.peek().is_some_and(|Reverse(s)| s.deadline <= now) {
-            if let Some(Reverse(s)) = heap.pop() {
-                due.push(s.task);
+    // One due sleeper at a time, woken without the heap's lock held (the
+    // wakeup takes runqueue locks). Collecting them into a Vec first cost an
+    // allocation per timer wakeup, whose first-fit search made the wakeup's
+    // cost depend on the heap's layout (and so on the command line's length).
+    loop {
+        let next = {
+            let mut heap = SLEEPERS[cpu].lock();
+            match heap.peek() {
+                Some(Reverse(s)) if s.deadline <= now => heap.pop().map(|Reverse(s)| s.task),
+                _ => None,
             }
-        }
-        due
-    };
-    for t in &due {
-        crate::wakeup::try_to_wake_up(t, WakeFlags::NONE);
+        };
+        let Some(t) = next else { break };
+        crate::wakeup::try_to_wake_up(&t, WakeFlags::NONE);
     }
     let next_tick = NEXT_TICK[cpu].load(Ordering::Relaxed);
     // The LAPIC timer's calibration is only as good as a few percent: a
