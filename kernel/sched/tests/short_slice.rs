@@ -207,7 +207,8 @@ struct SleeperRun {
     lag_end: i64,
     /// What sleeping changed its lag by, summed over its sleeps: zero
     /// unless it slept with negative lag, was kept queued as delayed
-    /// (DELAY_DEQUEUE) and came back at lag 0 (DELAY_ZERO).
+    /// (DELAY_DEQUEUE) and came back with less debt, or at 0 (DELAY_ZERO
+    /// drops the surplus).
     lag_while_asleep: i64,
     /// Sleeps over the whole run that left it delayed.
     delayed_sleeps: usize,
@@ -216,7 +217,7 @@ struct SleeperRun {
 /// The kernel's `workload=latency,hogs=2,samples=3000` under the simulator:
 /// two nice-0 hogs and a sleeper with a custom `slice` that runs 2.76 µs
 /// per period (the kernel's 8.27 ms of sleeper CPU time over 3,000 periods
-/// at `92d529b`) and sleeps 3 ms + 0.44 µs, so that its wakeups drift 3.2
+/// at `3208c9c`) and sleeps 3 ms + 0.44 µs, so that its wakeups drift 3.2
 /// µs later per period against the 1 ms tick (the kernel's drift also
 /// includes its ~3 µs wakeup path). A lost wakeup waits for the next tick,
 /// where the sleeper must run.
@@ -295,8 +296,8 @@ fn sleeper_run(slice: u64, preempt_short: bool) -> SleeperRun {
 /// equal weight, the sleeper is owed a third of the time it spends queued:
 /// running `r` lowers its lag by `2r/3`, waiting `w` raises it by `w/3`.
 /// Sleeping keeps the lag, unless it sleeps with negative lag (then
-/// DELAY_DEQUEUE keeps it queued while asleep and DELAY_ZERO drops what it
-/// gained there). So over any stretch `waited = 2·ran + 3·(lag_end -
+/// DELAY_DEQUEUE keeps it queued while asleep, so it earns the debt back
+/// without waiting, and DELAY_ZERO drops any surplus). So over any stretch `waited = 2·ran + 3·(lag_end -
 /// lag_start) - 3·lag_while_asleep`: checked here to the µs. With
 /// PREEMPT_SHORT the sleeper never sleeps with negative lag after its first
 /// late wakeup (it loses again while its saved lag is still positive);
