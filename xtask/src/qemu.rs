@@ -1,6 +1,12 @@
 //! A typed builder of QEMU command lines, shared by `run` and `test`.
+//!
+//! QEMU runs in the kernel's directory and is given the kernel by its file name alone: its
+//! multiboot loader puts the kernel's path in front of the command line the kernel reads, and
+//! the length of that line shifts where the guest's ticks fall (the kernel scans it at boot), so
+//! under `-icount` a checkout at another path would measure other figures from the same
+//! kernel. The pipe's round trip moved by 18 instructions between two paths of the same ELF.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Everything that decides how the kernel is booted.
@@ -107,7 +113,7 @@ impl QemuConfig {
                 ]);
             }
         }
-        push(&["-kernel", &self.kernel.to_string_lossy()]);
+        push(&["-kernel", &self.kernel_name()]);
         if !self.append.is_empty() {
             push(&["-append", &self.append]);
         }
@@ -118,12 +124,30 @@ impl QemuConfig {
     pub fn command(&self) -> Result<Command, String> {
         let mut c = Command::new(&self.qemu);
         c.args(self.args()?);
+        if let Some(dir) = self.kernel_dir() {
+            c.current_dir(dir);
+        }
         Ok(c)
     }
 
-    /// The command line as a shell would take it (for logs and copy-paste).
+    /// The kernel's directory, where QEMU runs (see the module docs); `None` for a bare name.
+    fn kernel_dir(&self) -> Option<&Path> {
+        self.kernel.parent().filter(|d| !d.as_os_str().is_empty())
+    }
+
+    /// The kernel's file name, as `-kernel` gets it.
+    fn kernel_name(&self) -> String {
+        self.kernel.file_name().map_or_else(|| self.kernel.to_string_lossy(), |n| n.to_string_lossy()).into_owned()
+    }
+
+    /// The command line as a shell would take it (for logs and copy-paste), after a `cd` to
+    /// the kernel's directory.
     pub fn display(&self) -> String {
-        let mut s = shell_quote(&self.qemu.to_string_lossy());
+        let mut s = match self.kernel_dir() {
+            Some(d) => format!("cd {} && ", shell_quote(&d.to_string_lossy())),
+            None => String::new(),
+        };
+        s.push_str(&shell_quote(&self.qemu.to_string_lossy()));
         match self.args() {
             Ok(args) => {
                 for a in args {
@@ -179,8 +203,21 @@ mod tests {
         assert_eq!(
             c.args().unwrap().join(" "),
             "-accel tcg -cpu max -smp 4 -m 512 -nodefaults -display none -no-reboot -serial stdio \
-             -device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel /k/fairway-kernel"
+             -device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel fairway-kernel"
         );
+    }
+
+    #[test]
+    fn qemu_runs_in_the_kernels_directory_so_the_path_is_the_same_everywhere() {
+        let a = QemuConfig::new("qemu-system-x86_64".into(), "/some/checkout/target/k/fairway-kernel".into());
+        let b = QemuConfig::new("qemu-system-x86_64".into(), "/elsewhere/target/k/fairway-kernel".into());
+        assert_eq!(a.args().unwrap(), b.args().unwrap());
+        let cmd = a.command().unwrap();
+        assert_eq!(cmd.get_current_dir(), Some(Path::new("/some/checkout/target/k")));
+        assert!(a.display().starts_with("cd /some/checkout/target/k && qemu-system-x86_64 "), "{}", a.display());
+        let bare = QemuConfig::new("qemu-system-x86_64".into(), "fairway-kernel".into());
+        assert_eq!(bare.command().unwrap().get_current_dir(), None);
+        assert!(bare.display().starts_with("qemu-system-x86_64 "));
     }
 
     #[test]
