@@ -1,6 +1,6 @@
 //! A typed builder of QEMU command lines, shared by `run` and `test`.
 //!
-//! QEMU runs in the kernel's directory and is given the kernel by its file name alone: its
+//! QEMU runs in the kernel's directory and is given the kernel as `./fairway-kernel`: its
 //! multiboot loader puts the kernel's path in front of the command line the kernel reads, and
 //! the length of that line shifts where the guest's ticks fall (the kernel scans it at boot), so
 //! under `-icount` a checkout at another path would measure other figures from the same
@@ -135,9 +135,14 @@ impl QemuConfig {
         self.kernel.parent().filter(|d| !d.as_os_str().is_empty())
     }
 
-    /// The kernel's file name, as `-kernel` gets it.
+    /// The kernel as `-kernel` gets it: `./` and its file name when QEMU runs in its directory.
+    /// The `/` matters: the kernel drops the first word of its command line, QEMU's kernel
+    /// path, only when it looks like a path (`mem/multiboot.rs`).
     fn kernel_name(&self) -> String {
-        self.kernel.file_name().map_or_else(|| self.kernel.to_string_lossy(), |n| n.to_string_lossy()).into_owned()
+        match (self.kernel_dir(), self.kernel.file_name()) {
+            (Some(_), Some(name)) => format!("./{}", name.to_string_lossy()),
+            _ => self.kernel.to_string_lossy().into_owned(),
+        }
     }
 
     /// The command line as a shell would take it (for logs and copy-paste), after a `cd` to
@@ -203,7 +208,7 @@ mod tests {
         assert_eq!(
             c.args().unwrap().join(" "),
             "-accel tcg -cpu max -smp 4 -m 512 -nodefaults -display none -no-reboot -serial stdio \
-             -device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel fairway-kernel"
+             -device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel ./fairway-kernel"
         );
     }
 
