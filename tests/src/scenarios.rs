@@ -9,7 +9,10 @@ pub use crate::boot_checks::{
 use crate::exit::{Outcome, QemuExit};
 use crate::log::Log;
 use crate::topology::Topology;
-use crate::workload_params::{check_workload_help, check_workload_params_malformed, WORKLOAD_PARAMS_MALFORMED};
+use crate::workload_params::{
+    check_too_many_threads, check_too_much_heap, check_workload_help, check_workload_params_malformed, WORKLOAD_PARAMS_MALFORMED,
+    WORKLOAD_TOO_MANY_THREADS, WORKLOAD_TOO_MUCH_HEAP,
+};
 use crate::workloads::{
     check_affinity, check_capacity, check_ebizzy, check_features, check_features_bogus,
     check_fserver, check_hackbench, check_latency, check_overflow, check_pipe, check_pipes, check_trace_pipe,
@@ -271,6 +274,24 @@ pub fn all() -> Vec<Scenario> {
             smp: "1",
             append: WORKLOAD_PARAMS_MALFORMED,
             check: check_workload_params_malformed,
+            complaints: true,
+            ..BASE
+        },
+        Scenario {
+            name: "workload-too-many-threads",
+            smp: "2",
+            append: WORKLOAD_TOO_MANY_THREADS,
+            expect: Outcome::Failure,
+            check: check_too_many_threads,
+            complaints: true,
+            ..BASE
+        },
+        Scenario {
+            name: "workload-too-much-heap",
+            smp: "2",
+            append: WORKLOAD_TOO_MUCH_HEAP,
+            expect: Outcome::Failure,
+            check: check_too_much_heap,
             complaints: true,
             ..BASE
         },

@@ -1,4 +1,5 @@
 use super::*;
+use crate::workload_params::{WORKLOAD_TOO_MANY_THREADS, WORKLOAD_TOO_MUCH_HEAP};
 use crate::log::{format_cpulist, STAGES};
 use std::time::Duration;
 
@@ -80,6 +81,16 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
             out += "@fw cmdline_problem msg=workload=pipe: mode=\"crosss\" is not one of same, cross; using mode=same\n";
             out += "@fw selfcheck name=timer result=ok\n";
             out += &crate::workloads::synthetic::workload("workload=pipe,rounds=100000,mode=same", n);
+        }
+        WORKLOAD_TOO_MANY_THREADS | WORKLOAD_TOO_MUCH_HEAP => {
+            let (name, msg) = if s.append == WORKLOAD_TOO_MANY_THREADS {
+                ("hackbench", "workload=hackbench: groups=10, fds=20, pipe_kb=64 need 400 threads, but 263 thread stacks are free (264 in all: 256 and 4 per CPU, at most 2048); the workload does not run")
+            } else {
+                ("ebizzy", "workload=ebizzy: threads=2, chunks=1024, records=1048576 need 8404992 KiB of heap, but a workload may take 97450 KiB (three quarters of the 129933 KiB free); the workload does not run")
+            };
+            out += "@fw selfcheck name=timer result=ok\n@fw stage name=sched\n@fw stage name=workload\n";
+            out += &format!("@fw workload name={name} cpus={n}\ncmdline: {msg}\n@fw cmdline_problem msg={msg}\n");
+            out += &format!("@fw workload_done name={name} ok=0\n@fw stage name=shutdown\n@fw exit status=0x11 code=failure\n");
         }
         "workload=help" => {
             out += "@fw selfcheck name=timer result=ok\n";
@@ -326,6 +337,11 @@ fn every_scenario_fails_when_its_key_line_is_wrong() {
         ("workload-params-malformed", "mode=same rounds=100000", "mode=cross rounds=100000"),
         ("workload-help", "key=rounds accepts=0..1 default=100000", "key=rounds accepts=0..1 default=1000"),
         ("workload-help", "@fw workload_done name=help ok=1", "@fw workload_done name=help ok=0"),
+        ("workload-too-many-threads", "need 400 threads", "need 40 threads"),
+        ("workload-too-many-threads", "@fw workload_done name=hackbench ok=0\n", "workload: cannot start thread hb-send-6-3: no free thread stack\n@fw workload_done name=hackbench ok=0\n"),
+        ("workload-too-many-threads", "; the workload does not run\n@fw cmdline_problem", "; running what fits\n@fw cmdline_problem"),
+        ("workload-too-much-heap", "name=ebizzy ok=0", "name=ebizzy ok=1"),
+        ("workload-too-much-heap", "@fw workload_done", "@fw taskstat id=3 name=ebizzy-0 nice=0\n@fw workload_done"),
         (
             "cmdline-malformed",
             "cmdline: hz=abc is not a number, using 250\n",

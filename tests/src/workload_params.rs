@@ -52,6 +52,40 @@ pub fn check_workload_params_malformed(log: &Log) -> CheckResult {
     ensure(done.get("ok") == Some("1"), || format!("`{done}`: expected ok=1"))
 }
 
+/// More threads than the kernel has stacks for (hackbench: 10 groups of 20 senders and 20
+/// receivers), at -smp 2 (264 stacks).
+pub const WORKLOAD_TOO_MANY_THREADS: &str = "workload=hackbench,groups=10,fds=20,loops=1";
+/// More heap than there is (ebizzy: 1024 chunks of 2^20 8-byte records, 8 GiB).
+pub const WORKLOAD_TOO_MUCH_HEAP: &str = "workload=ebizzy,chunks=1024,records=1048576,ms=100";
+
+/// A workload whose demand does not fit is refused before it starts anything: exactly one
+/// complaint (line and record) naming its parameters, what it needs and `the workload does not
+/// run`; no thread was started (no `cannot start thread` line, no thread counters) and the
+/// workload reports `ok=0`.
+fn refused(log: &Log, name: &str, pieces: &[&str]) -> CheckResult {
+    let records: Vec<String> = log.records("cmdline_problem").map(|r| r.get("msg").unwrap_or("").to_string()).collect();
+    let lines: Vec<&str> = log.lines_starting_with("cmdline: ").collect();
+    let holds = |s: &str| pieces.iter().all(|p| s.contains(p)) && s.ends_with("the workload does not run");
+    ensure(records.len() == 1 && holds(&records[0]), || {
+        format!("expected one `@fw cmdline_problem` holding {pieces:?} and ending `the workload does not run`, got {records:#?}")
+    })?;
+    ensure(lines.len() == 1 && holds(lines[0]), || format!("expected one such `cmdline: ` line, got {lines:#?}"))?;
+    ensure(!log.contains("cannot start thread"), || "a thread was tried before the refusal".to_string())?;
+    ensure(log.records("taskstat").next().is_none(), || "threads ran (`@fw taskstat` lines)".to_string())?;
+    let done = log.one("workload_done")?;
+    ensure(done.get("name") == Some(name) && done.get("ok") == Some("0"), || {
+        format!("`{done}`: expected name={name} ok=0")
+    })
+}
+
+pub fn check_too_many_threads(log: &Log) -> CheckResult {
+    refused(log, "hackbench", &["workload=hackbench: groups=10, fds=20, pipe_kb=64 need 400 threads, but ", " thread stacks are free (264 in all"])
+}
+
+pub fn check_too_much_heap(log: &Log) -> CheckResult {
+    refused(log, "ebizzy", &["workload=ebizzy: threads=2, chunks=1024, records=1048576 need 8404992 KiB of heap, but a workload may take "])
+}
+
 /// A workload's parameters as README's table gives them: key → the text in parentheses.
 pub type Table = BTreeMap<String, BTreeMap<String, String>>;
 

@@ -26,6 +26,11 @@ pub fn run(w: &Workload) -> bool {
     let nchunks = w.num("chunks") as usize;
     let records = w.num("records") as usize;
     let ms = w.num("ms");
+    // the chunks, and one copy of a chunk per searching thread
+    let record_bytes = (records * core::mem::size_of::<u64>()) as u64;
+    if !super::budget::fits(w, &["threads", "chunks", "records"], threads as u64, (nchunks + threads) as u64 * record_bytes) {
+        return false;
+    }
     let mut rng = super::Rng::new(0xeb1);
     let chunks: Arc<Vec<Vec<u64>>> = Arc::new(
         (0..nchunks)

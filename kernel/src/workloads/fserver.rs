@@ -30,6 +30,9 @@ pub fn run(w: &Workload) -> bool {
     let ms = w.num("ms");
     let burst_us = w.num("burst_us");
     let sleep_us = w.num("sleep_us");
+    if !super::budget::fits(w, &["threads"], threads as u64, 0) {
+        return false;
+    }
     let per_us = super::schbench::calibrate(w);
     let lats = Arc::new(IrqMutex::new(Vec::new()));
     let mut crew = Crew::new(w);

@@ -33,6 +33,10 @@ pub fn run(w: &Workload) -> bool {
     let datasize = w.num("datasize") as usize;
     let fds = w.num("fds") as usize;
     let cap = (w.num("pipe_kb") * 1024) as usize;
+    // senders and receivers; each receiver's pipe ring
+    if !super::budget::fits(w, &["groups", "fds", "pipe_kb"], (groups * fds * 2) as u64, (groups * fds * cap) as u64) {
+        return false;
+    }
     let failed = Arc::new(AtomicBool::new(false));
     let sent = Arc::new(AtomicU64::new(0));
     let received = Arc::new(AtomicU64::new(0));

@@ -38,6 +38,10 @@ pub fn run(w: &Workload) -> bool {
     let period = w.num("period_us") * 1000;
     let samples = w.num("samples") as usize;
     let slice_ns = w.num("slice_us").saturating_mul(1000);
+    // the hogs and the sleeper; its samples
+    if !super::budget::fits(w, &["hogs", "samples"], hogs as u64 + 1, (samples * core::mem::size_of::<u64>()) as u64) {
+        return false;
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
     for _ in 0..hogs {

@@ -3,6 +3,7 @@
 //! read. `demo` is what `cargo xtask run` shows by default.
 
 mod affinity;
+mod budget;
 mod crew;
 mod demo;
 mod ebizzy;

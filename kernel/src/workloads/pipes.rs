@@ -28,6 +28,9 @@ pub(super) const PARAMS: &[Param] = &[
 pub fn run(w: &Workload) -> bool {
     let pairs = w.num("pairs") as usize;
     let rounds = w.num("rounds");
+    if !super::budget::fits(w, &["pairs"], (pairs * 2) as u64, 0) {
+        return false;
+    }
     let mut joins: Vec<Arc<Task>> = Vec::new();
     let mut tallies = Vec::new();
     for _ in 0..pairs {

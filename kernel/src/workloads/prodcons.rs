@@ -36,6 +36,9 @@ pub fn run(w: &Workload) -> bool {
     let short = w.num("short_us") * 1000;
     let long = w.num("long_us") * 1000;
     let every = w.num("long_every");
+    if !super::budget::fits(w, &["pairs", "hogs"], (pairs * 2) as u64 + w.num("hogs"), 0) {
+        return false;
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let items = Arc::new(AtomicU64::new(0));
     let mut tasks = Vec::new();

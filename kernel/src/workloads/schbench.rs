@@ -97,6 +97,10 @@ pub fn run(w: &Workload) -> bool {
     let runtime_ms = w.num("runtime_ms");
     let work_us = w.num("work_us");
     let sleep_us = w.num("sleep_us");
+    // message threads and their workers
+    if !super::budget::fits(w, &["threads", "workers"], (m * (t + 1)) as u64, 0) {
+        return false;
+    }
     let per_us = calibrate(w);
     let iters = per_us * work_us;
     let wake_lat = Arc::new(IrqMutex::new(Vec::new()));

@@ -26,6 +26,9 @@ pub fn run(w: &Workload) -> bool {
     let hogs = w.num("hogs") as usize;
     let start = w.cpu("start_cpu", &cpus);
     let ms = w.num("ms");
+    if !super::budget::fits(w, &["hogs"], hogs as u64, 0) {
+        return false;
+    }
     let stop = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
     for _ in 0..hogs {

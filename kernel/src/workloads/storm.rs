@@ -50,6 +50,9 @@ pub fn run(w: &Workload) -> bool {
         threads -= 1;
     }
     let ms = w.num("ms");
+    if !super::budget::fits(w, &["threads"], threads as u64, 0) {
+        return false;
+    }
     let cpus = super::cpus();
     let stop = Arc::new(AtomicBool::new(false));
     let counts = Arc::new(Counts {

@@ -31,6 +31,10 @@ pub fn run(w: &Workload) -> bool {
     let req = w.num("req") as usize;
     let reply = w.num("reply") as usize;
     let ms = w.num("ms");
+    // a client and a server per pair; two 64 KiB pipes and both sides' buffers
+    if !super::budget::fits(w, &["clients", "req", "reply"], (clients * 2) as u64, (clients * (2 * 64 * 1024 + 2 * (req + reply))) as u64) {
+        return false;
+    }
     let server_iters = super::schbench::calibrate(w) * w.num("server_us");
     let bytes = Arc::new(AtomicU64::new(0));
     let trips = Arc::new(AtomicU64::new(0));
