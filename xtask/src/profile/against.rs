@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use super::counts::{layer_of, Layer};
 use super::report::{shorten, unit_name, Report};
 
 /// What the comparison needs of one profile: the fields of `profile.json` it reads (the others
@@ -125,6 +126,16 @@ pub struct Against {
     pub total: Change,
     /// Every function of either profile (0 where one lacks it), largest |diff| first.
     pub functions: Vec<FnChange>,
+    /// The same split by layer (policy crate, kernel, libraries, stubs), in the order of the
+    /// profile's own layer table; the layers of either profile.
+    pub layers: Vec<LayerChange>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct LayerChange {
+    pub layer: Layer,
+    #[serde(flatten)]
+    pub change: Change,
 }
 
 /// What makes two profiles measure different things; one line each.
@@ -154,6 +165,16 @@ pub fn compare(path: &Path, before: &Side, after: &Side) -> Against {
         .into_iter()
         .map(|n| FnChange { name: n.to_string(), change: Change::new(of(before, n), of(after, n)) })
         .collect();
+    let layer_total = |side: &Side, l: Layer| {
+        side.per_unit(side.functions.iter().filter(|f| layer_of(&f.name) == l).map(|f| f.insns).sum())
+    };
+    let mut present: Vec<Layer> = before.functions.iter().chain(&after.functions).map(|f| layer_of(&f.name)).collect();
+    present.sort_unstable();
+    present.dedup();
+    let layers = present
+        .into_iter()
+        .map(|l| LayerChange { layer: l, change: Change::new(layer_total(before, l), layer_total(after, l)) })
+        .collect();
     // By |diff|, largest first; ties by name (the sort is stable and the names are sorted).
     functions.sort_by(|x, y| y.change.diff.abs().total_cmp(&x.change.diff.abs()));
     Against {
@@ -163,6 +184,7 @@ pub fn compare(path: &Path, before: &Side, after: &Side) -> Against {
         cmdline_after: after.cmdlines[0].clone(),
         total: Change::new(before.per_unit(before.total), after.per_unit(after.total)),
         functions,
+        layers,
     }
 }
 
@@ -200,6 +222,10 @@ impl Against {
         let same = self.functions.len() - changed.len();
         if same > 0 {
             let _ = writeln!(s, "({same} functions unchanged)");
+        }
+        let _ = writeln!(s, "by layer:");
+        for l in &self.layers {
+            row(&mut s, &l.change, l.layer.label());
         }
         s
     }
@@ -300,6 +326,8 @@ mod tests {
                 "        50.0         30.0        -20.0  b",
                 "       100.0        112.0        +12.0  (2 more functions that changed)",
                 "(1 functions unchanged)",
+                "by layer:",
+                "       187.0        149.0        -38.0  assembly stubs and other unmangled symbols",
             ],
             "{text}"
         );
@@ -307,6 +335,20 @@ mod tests {
         let inside = crate::workspace_root().join("target/profile/t-pipe/profile.json");
         let text = compare(&inside, &before, &after).render("rounds", 2);
         assert!(text.starts_with("\nagainst target/profile/t-pipe/profile.json (instructions per round):\n"), "{text}");
+    }
+
+    #[test]
+    fn layers_add_up_each_sides_functions_by_crate() {
+        let before = side("pipe", "1", "rounds", 10, &[("sched::pick", 100), ("fairway_kernel::wakeup::a", 300), ("memcpy", 10)]);
+        let after = side("pipe", "1", "rounds", 10, &[("sched::pick", 80), ("sched::place", 30), ("core::ptr::copy", 20), ("memcpy", 10)]);
+        let c = compare(Path::new("/p"), &before, &after);
+        let got: Vec<(Layer, f64, f64)> = c.layers.iter().map(|l| (l.layer, l.change.before, l.change.after)).collect();
+        assert_eq!(
+            got,
+            [(Layer::Policy, 10.0, 11.0), (Layer::Kernel, 30.0, 0.0), (Layer::Library, 0.0, 2.0), (Layer::Other, 1.0, 1.0)]
+        );
+        let text = c.render("rounds", 5);
+        assert!(text.contains("by layer:\n        10.0         11.0         +1.0  policy crate (sched::)\n"), "{text}");
     }
 
     fn json_of(s: &Side) -> String {
