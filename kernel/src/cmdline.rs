@@ -65,6 +65,10 @@ pub struct Options {
     pub trace: usize,
     /// `stats_ms=N`: also print the schedstat lines every N ms (0: only at the end).
     pub stats_ms: u64,
+    /// `phase_ns=N`: the init thread spins N ns before starting the workload,
+    /// so that under `-icount` a run lands at another phase of the ticks
+    /// (`cargo xtask bench --icount --phases`); 0 by default.
+    pub phase_ns: u64,
     /// `nohz=on|off`: idle CPUs stop their tick (default on).
     pub nohz: bool,
     /// `idle=halt|poll`: an idle CPU halts until an interrupt (default), or
@@ -162,6 +166,7 @@ impl Default for Options {
             workload: Workload::with_defaults(workloads::spec("demo").expect("demo is declared")),
             trace: 0,
             stats_ms: 0,
+            phase_ns: 0,
             nohz: true,
             idle_poll: false,
             balance: sched::balance::BalanceConfig::default(),
@@ -274,6 +279,16 @@ pub fn parse(line: &str) -> Parsed {
                         "idle={:?} is not halt or poll; using idle={}",
                         value,
                         if options.idle_poll { "poll" } else { "halt" }
+                    );
+                }
+            },
+            "phase_ns" => match value.parse::<u64>() {
+                Ok(n) if n <= 100_000_000 => options.phase_ns = n,
+                _ => {
+                    let _ = write!(
+                        problem,
+                        "phase_ns={:?} is not a number of nanoseconds up to 100000000; using phase_ns={}",
+                        value, options.phase_ns
                     );
                 }
             },

@@ -274,7 +274,8 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
     }
     kprintln!("{} of {} CPUs scheduling", rq::online_mask().weight(), online);
     let workload = options.workload.clone();
-    if let Err(e) = task::spawn(task::Spawn::new("init"), move || run_init(workload)) {
+    let phase_ns = options.phase_ns;
+    if let Err(e) = task::spawn(task::Spawn::new("init"), move || run_init(workload, phase_ns)) {
         panic!("cannot start the init thread: {}", e);
     }
     idle::idle_loop()
@@ -295,7 +296,13 @@ fn start_this_cpu(cpu: usize) {
 }
 
 /// The init thread: the workload, the statistics, then QEMU's exit.
-fn run_init(workload: cmdline::Workload) {
+fn run_init(workload: cmdline::Workload, phase_ns: u64) {
+    // Under -icount every boot of one command line is the same run; this
+    // shifts where the workload starts against the CPUs' ticks, for a
+    // deterministic sample of another phase (`bench --phases`).
+    if phase_ns > 0 {
+        workloads::spin_ns(phase_ns);
+    }
     stage("workload");
     let ok = workloads::run(&workload);
     if debug::enabled() {

@@ -25,6 +25,30 @@ pub struct BenchArgs {
     /// Deterministic instruction-counted time; warns when runs differ.
     #[arg(long)]
     pub icount: bool,
+    /// With --icount: run i starts its workload `phase_ns` = i/runs of a tick later, so the
+    /// runs sample where the ticks fall instead of repeating one run.
+    #[arg(long)]
+    pub phases: bool,
+}
+
+/// Why the tick phase matters, for `--phases`: under `-icount` every boot of one command line is
+/// the same run, and a workload whose outcome depends on where the ticks fall (balancing,
+/// preemption windows) is then one sample, which any change moves. Measured: hackbench's
+/// default at -smp 2 printed 0.038 to 0.057 s for the same settings spelt four ways.
+pub const TICK_NS: u64 = 1_000_000;
+
+/// The kernel command line of run `i` of `runs` with `--phases`: `phase_ns` spreads the runs
+/// evenly over one tick (1 ms at the default `hz=1000`).
+pub fn with_phase(append: &str, i: usize, runs: usize) -> String {
+    format!("{append} phase_ns={}", TICK_NS * i as u64 / runs.max(1) as u64)
+}
+
+/// `--phases` needs `--icount`: without it every boot lands at another phase anyway.
+pub fn check_phases(phases: bool, icount: bool) -> Result<(), String> {
+    if phases && !icount {
+        return Err("xtask: --phases needs --icount (without it every boot already starts at another phase of the ticks)".into());
+    }
+    Ok(())
 }
 
 /// How to boot one benchmark run.
@@ -297,6 +321,7 @@ struct BenchJson<'a> {
 }
 
 pub fn bench(a: BenchArgs) -> Result<(), String> {
+    check_phases(a.phases, a.icount)?;
     let w = &a.run;
     let boot = Boot::prepare(&w.boot.smp, a.icount, w.boot.timeout)?;
     let append = cmdline(&w.workload, &w.boot.params, &w.append);
@@ -305,7 +330,8 @@ pub fn bench(a: BenchArgs) -> Result<(), String> {
     let pb = progress(a.runs as u64);
     let mut runs = Vec::new();
     for i in 0..a.runs {
-        let (rec, log) = boot.run(i, &append)?;
+        let line = if a.phases { with_phase(&append, i, a.runs) } else { append.clone() };
+        let (rec, log) = boot.run(i, &line)?;
         write(&dir.join(format!("run-{i}.log")), log.raw().as_bytes())?;
         let msg = rec.results.iter().map(|f| format!("{}={}", f.metric, f.value)).collect::<Vec<_>>().join(" ");
         if !rec.ok {
@@ -328,7 +354,12 @@ pub fn bench(a: BenchArgs) -> Result<(), String> {
     );
     print!("{}{}", summary_table(&summary), outlier_lines(&summary));
     let mut deterministic = None;
-    if a.icount && runs.len() >= 2 {
+    if a.phases {
+        println!(
+            "\nphases: run i started its workload i/{} of a tick ({} ns) late (phase_ns=); each run is deterministic, their spread is the phase's",
+            a.runs, TICK_NS
+        );
+    } else if a.icount && runs.len() >= 2 {
         let diff = differing_runs(&runs);
         deterministic = Some(diff.is_empty());
         if diff.is_empty() {
@@ -383,6 +414,14 @@ mod tests {
     fn cmdline_joins_params_and_extra() {
         assert_eq!(cmdline("hackbench", "", ""), "workload=hackbench");
         assert_eq!(cmdline("hackbench", "loops=5,groups=1", " trace=1 "), "workload=hackbench,loops=5,groups=1 trace=1");
+    }
+
+    #[test]
+    fn phases_spread_runs_over_one_tick_and_need_icount() {
+        assert_eq!(with_phase("workload=pipe", 0, 4), "workload=pipe phase_ns=0");
+        assert_eq!(with_phase("workload=pipe", 3, 4), "workload=pipe phase_ns=750000");
+        assert!(check_phases(true, false).unwrap_err().contains("--phases needs --icount"));
+        assert!(check_phases(true, true).is_ok() && check_phases(false, false).is_ok());
     }
 
     #[test]

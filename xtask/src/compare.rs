@@ -72,6 +72,10 @@ pub struct CompareArgs {
     /// Deterministic instruction-counted time (-icount).
     #[arg(long)]
     pub icount: bool,
+    /// With --icount: run i of both sides starts its workload i/runs of a tick late (the same
+    /// phases on both sides), so the runs sample where the ticks fall (see `bench --phases`).
+    #[arg(long)]
+    pub phases: bool,
     /// Median and the two-sided Mann-Whitney U test instead of Hmean/Amean and Welch's t-test:
     /// one far-off boot then weighs no more than one just beyond the rest.
     #[arg(long)]
@@ -356,6 +360,7 @@ fn params_with(common: &str, point: &str) -> String {
 pub fn compare(a: CompareArgs) -> Result<(), String> {
     let points = sweep_points(a.sweep.as_deref())?;
     let method = if a.robust { Method::Robust } else { Method::Means };
+    crate::bench::check_phases(a.phases, a.icount)?;
     let boot = Boot::prepare(&a.boot.smp, a.icount, a.boot.timeout)?;
     let dir = out_dir(&format!("compare-{}", a.workload))?;
     let pb = progress((points.len() * a.runs * 2) as u64);
@@ -369,7 +374,8 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
         let (mut base, mut new) = (Vec::new(), Vec::new());
         for i in 0..a.runs {
             for (side, line) in lines.iter().enumerate() {
-                let (rec, log) = boot.run(i, line)?;
+                let line = if a.phases { crate::bench::with_phase(line, i, a.runs) } else { line.clone() };
+                let (rec, log) = boot.run(i, &line)?;
                 let tag = if side == 0 { "base" } else { "new" };
                 let name = format!("{tag}-{}-{i}.log", if pt.is_empty() { "default" } else { pt });
                 std::fs::write(dir.join(name), log.raw()).map_err(|e| e.to_string())?;
