@@ -256,6 +256,27 @@ pub fn sweep_y_range(points: &[SweepPoint]) -> (f64, f64) {
     (bottom, hi + 0.18 * span)
 }
 
+/// The head of a base-against-new chart (title, subtitle, one legend line per side in its
+/// colour) drawn into the top of `root`; returns the area below it for the plot.
+fn base_new_header<'a>(
+    root: &DrawingArea<SVGBackend<'a>, Shift>,
+    title: &str,
+    subtitle: &str,
+    base_label: &str,
+    new_label: &str,
+) -> Result<DrawingArea<SVGBackend<'a>, Shift>, String> {
+    let (head, body) = root.split_vertically(92);
+    let small = ("sans-serif", 13).into_font();
+    head.draw(&Text::new(title.to_string(), (12, 8), ("sans-serif", 18).into_font())).map_err(err)?;
+    head.draw(&Text::new(subtitle.to_string(), (12, 32), small.clone())).map_err(err)?;
+    for (i, (label, colour)) in [(base_label, BASE_COLOUR), (new_label, NEW_COLOUR)].into_iter().enumerate() {
+        let y = 56 + 18 * i as i32;
+        head.draw(&PathElement::new(vec![(14, y + 6), (40, y + 6)], colour.stroke_width(3))).map_err(err)?;
+        head.draw(&Text::new(label.to_string(), (48, y), small.clone())).map_err(err)?;
+    }
+    Ok(body)
+}
+
 /// [`sweep_chart_svg`] into `path`.
 pub fn sweep_svg(path: &Path, c: &SweepChart) -> Result<(), String> {
     std::fs::write(path, sweep_chart_svg(c)?).map_err(|e| format!("{}: {e}", path.display()))
@@ -269,16 +290,7 @@ pub fn sweep_chart_svg(c: &SweepChart) -> Result<String, String> {
     {
         let root = SVGBackend::with_string(&mut out, (900, 560)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let (head, body) = root.split_vertically(92);
-        let title = ("sans-serif", 18).into_font();
-        let small = ("sans-serif", 13).into_font();
-        head.draw(&Text::new(c.title.clone(), (12, 8), title)).map_err(err)?;
-        head.draw(&Text::new(c.subtitle.clone(), (12, 32), small.clone())).map_err(err)?;
-        for (i, (label, colour)) in [(&c.base_label, BASE_COLOUR), (&c.new_label, NEW_COLOUR)].into_iter().enumerate() {
-            let y = 56 + 18 * i as i32;
-            head.draw(&PathElement::new(vec![(14, y + 6), (40, y + 6)], colour.stroke_width(3))).map_err(err)?;
-            head.draw(&Text::new(label.clone(), (48, y), small.clone())).map_err(err)?;
-        }
+        let body = base_new_header(&root, &c.title, &c.subtitle, &c.base_label, &c.new_label)?;
         let n = c.points.len();
         let (y0, y1) = sweep_y_range(&c.points);
         let labels: Vec<String> = c.points.iter().map(|p| p.label.clone()).collect();
@@ -380,16 +392,7 @@ pub fn ccdf_chart_svg(c: &CcdfChart) -> Result<String, String> {
     {
         let root = SVGBackend::with_string(&mut out, (900, 560)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
-        let (head, body) = root.split_vertically(92);
-        let title = ("sans-serif", 18).into_font();
-        let small = ("sans-serif", 13).into_font();
-        head.draw(&Text::new(c.title.clone(), (12, 8), title)).map_err(err)?;
-        head.draw(&Text::new(c.subtitle.clone(), (12, 32), small.clone())).map_err(err)?;
-        for (i, (label, colour)) in [(&c.base.label, BASE_COLOUR), (&c.new.label, NEW_COLOUR)].into_iter().enumerate() {
-            let y = 56 + 18 * i as i32;
-            head.draw(&PathElement::new(vec![(14, y + 6), (40, y + 6)], colour.stroke_width(3))).map_err(err)?;
-            head.draw(&Text::new(label.clone(), (48, y), small.clone())).map_err(err)?;
-        }
+        let body = base_new_header(&root, &c.title, &c.subtitle, &c.base.label, &c.new.label)?;
         let floor = ccdf_y_floor(&[&c.base, &c.new]);
         let xs = || [&c.base, &c.new].into_iter().flat_map(|s| s.points.iter().map(|p| p.0.max(0.5)));
         let x0 = xs().fold(f64::INFINITY, f64::min).min(1e9);
