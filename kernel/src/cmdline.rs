@@ -282,9 +282,9 @@ pub fn parse(line: &str) -> Parsed {
                     );
                 }
             },
-            "phase_ns" => match value.parse::<u64>() {
-                Ok(n) if n <= 100_000_000 => options.phase_ns = n,
-                _ => {
+            "phase_ns" => match parse_range(value, 0, 100_000_000) {
+                Some(n) => options.phase_ns = n as u64,
+                None => {
                     let _ = write!(
                         problem,
                         "phase_ns={:?} is not a number of nanoseconds up to 100000000; using phase_ns={}",
@@ -292,9 +292,9 @@ pub fn parse(line: &str) -> Parsed {
                     );
                 }
             },
-            "stats_ms" => match value.parse::<u64>() {
-                Ok(n) if n <= 3_600_000 => options.stats_ms = n,
-                _ => {
+            "stats_ms" => match parse_range(value, 0, 3_600_000) {
+                Some(n) => options.stats_ms = n as u64,
+                None => {
                     let _ = write!(
                         problem,
                         "stats_ms={:?} is not a number of milliseconds up to 3600000; using stats_ms={}",
