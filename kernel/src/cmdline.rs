@@ -146,9 +146,14 @@ impl Workload {
             return want;
         }
         if self.params.iter().any(|(k, _)| k == key) {
-            let mut msg = String::new();
-            let _ = write!(msg, "workload={}: {}={} is not an online CPU (online: {} CPUs); using CPU {}", self.name, key, want, cpus.len(), last);
-            report_problem(&msg);
+            report_problem(format_args!(
+                "workload={}: {}={} is not an online CPU (online: {} CPUs); using CPU {}",
+                self.name,
+                key,
+                want,
+                cpus.len(),
+                last
+            ));
         }
         last
     }
@@ -178,7 +183,9 @@ impl Default for Options {
 /// Reports one problem with the command line: a `cmdline: ` line for the
 /// reader and an `@fw cmdline_problem` record, which `cargo xtask bench`,
 /// `compare`, `profile` and `trace` refuse to take figures from.
-pub fn report_problem(msg: &str) {
+/// `msg` is anything displayable: a parse's message, or `format_args!` at the
+/// call site (no `String` to build first).
+pub fn report_problem(msg: impl core::fmt::Display) {
     crate::kprintln!("cmdline: {}", msg);
     crate::record!("cmdline_problem", "msg={}", msg);
 }

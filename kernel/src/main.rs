@@ -67,12 +67,10 @@ fn boot_main(magic: u32, info: u32) -> ! {
     let parsed = cmdline::parse(&boot.cmdline);
     record!("cmdline", "msg={}", boot.cmdline);
     if boot.cmdline_cut {
-        let mut msg = alloc::string::String::new();
-        let _ = core::fmt::Write::write_fmt(
-            &mut msg,
-            format_args!("longer than {} bytes; the rest is ignored", mem::multiboot::CMDLINE_MAX),
-        );
-        cmdline::report_problem(&msg);
+        cmdline::report_problem(format_args!(
+            "longer than {} bytes; the rest is ignored",
+            mem::multiboot::CMDLINE_MAX
+        ));
     }
     for problem in &parsed.problems {
         cmdline::report_problem(problem);
@@ -242,12 +240,10 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
             ),
             Err(why) => {
                 // a command-line value the machine cannot honour: reported as one
-                let mut msg = alloc::string::String::new();
-                let _ = core::fmt::Write::write_fmt(
-                    &mut msg,
-                    format_args!("trace={}: {}; tracing is off (give a smaller trace=N)", options.trace, why),
-                );
-                cmdline::report_problem(&msg);
+                cmdline::report_problem(format_args!(
+                    "trace={}: {}; tracing is off (give a smaller trace=N)",
+                    options.trace, why
+                ));
             }
         }
     }

@@ -41,12 +41,11 @@ pub(super) const PARAMS: &[Param] = &[
 pub fn run(w: &Workload) -> bool {
     let mut threads = w.num("threads") as usize;
     if threads % 2 == 1 {
-        let mut msg = alloc::string::String::new();
-        let _ = core::fmt::Write::write_fmt(
-            &mut msg,
-            format_args!("workload=storm: threads={} is odd (threads work in partner pairs); using threads={}", threads, threads - 1),
-        );
-        crate::cmdline::report_problem(&msg);
+        crate::cmdline::report_problem(format_args!(
+            "workload=storm: threads={} is odd (threads work in partner pairs); using threads={}",
+            threads,
+            threads - 1
+        ));
         threads -= 1;
     }
     let ms = w.num("ms");
