@@ -20,15 +20,18 @@ const EXPECTED_COMPLAINTS: [&[&str]; 3] = [
     &["workload=pipe: mode=\"crosss\" is not one of same, cross", "using mode=same"],
 ];
 
+/// The kernel's complaints about its command line, both ways it prints them: the
+/// `@fw cmdline_problem` records' messages and the `cmdline: ` lines.
+fn complaints(log: &Log) -> (Vec<String>, Vec<&str>) {
+    let records = log.records("cmdline_problem").map(|r| r.get("msg").unwrap_or("").to_string()).collect();
+    (records, log.lines_starting_with("cmdline: ").collect())
+}
+
 /// Each bad parameter named once, on a `cmdline: ` line and in an `@fw cmdline_problem`
 /// record, and nothing else complained about; the pipe then ran with its defaults (100000
 /// rounds on one CPU) and passed its own checks.
 pub fn check_workload_params_malformed(log: &Log) -> CheckResult {
-    let records: Vec<String> = log
-        .records("cmdline_problem")
-        .map(|r| r.get("msg").unwrap_or("").to_string())
-        .collect();
-    let lines: Vec<&str> = log.lines_starting_with("cmdline: ").collect();
+    let (records, lines) = complaints(log);
     ensure(records.len() == EXPECTED_COMPLAINTS.len() && lines.len() == EXPECTED_COMPLAINTS.len(), || {
         format!(
             "expected {} complaints (records and lines), got records {records:#?} and lines {lines:#?}",
@@ -63,8 +66,7 @@ pub const WORKLOAD_TOO_MUCH_HEAP: &str = "workload=ebizzy,chunks=1024,records=10
 /// run`; no thread was started (no `cannot start thread` line, no thread counters) and the
 /// workload reports `ok=0`.
 fn refused(log: &Log, name: &str, pieces: &[&str]) -> CheckResult {
-    let records: Vec<String> = log.records("cmdline_problem").map(|r| r.get("msg").unwrap_or("").to_string()).collect();
-    let lines: Vec<&str> = log.lines_starting_with("cmdline: ").collect();
+    let (records, lines) = complaints(log);
     let holds = |s: &str| pieces.iter().all(|p| s.contains(p)) && s.ends_with("the workload does not run");
     ensure(records.len() == 1 && holds(&records[0]), || {
         format!("expected one `@fw cmdline_problem` holding {pieces:?} and ending `the workload does not run`, got {records:#?}")
