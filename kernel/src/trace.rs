@@ -102,7 +102,7 @@ pub fn enable(per_cpu: usize, cpus: &[usize]) -> Result<usize, String> {
     }
     CAPACITY.store(per_cpu, Ordering::Relaxed);
     ENABLED.store(true, Ordering::Release);
-    Ok(bytes * cpus.len())
+    Ok(total)
 }
 
 #[inline]
