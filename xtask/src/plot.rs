@@ -131,22 +131,14 @@ fn log_ticks(lo: f64, hi: f64) -> Vec<f64> {
 /// log-linear bucket on a logarithmic microsecond axis. Buckets of several
 /// runs are added up.
 pub fn latency_svg(path: &Path, workload: &str, buckets: &[Bucket]) -> Result<(), String> {
-    let mut kinds: Vec<String> = Vec::new();
-    let mut sums: BTreeMap<(String, u64, u64), u64> = BTreeMap::new();
-    for b in buckets {
-        if !kinds.contains(&b.kind) {
-            kinds.push(b.kind.clone());
-        }
-        *sums.entry((b.kind.clone(), b.lo_us, b.hi_us)).or_default() += b.count;
-    }
+    let kinds = crate::results::bucket_kinds(buckets);
     let root = SVGBackend::new(path, (1000, 320 * kinds.len().max(1) as u32)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
     let panels = root.split_evenly((kinds.len().max(1), 1));
     for (kind, area) in kinds.iter().zip(panels.iter()) {
-        let bs: Vec<(f64, f64, u64)> = sums
-            .iter()
-            .filter(|((k, _, _), _)| k == kind)
-            .map(|((_, lo, hi), &c)| ((*lo as f64).max(0.5), *hi as f64, c))
+        let bs: Vec<(f64, f64, u64)> = crate::results::pool_buckets(buckets, kind)
+            .into_iter()
+            .map(|(lo, hi, c)| ((lo as f64).max(0.5), hi as f64, c))
             .collect();
         let total: u64 = bs.iter().map(|b| b.2).sum();
         let x0 = bs.iter().map(|b| b.0).fold(f64::INFINITY, f64::min).max(0.5);

@@ -25,6 +25,27 @@ pub struct Bucket {
     pub count: u64,
 }
 
+/// The buckets of `kind` among `buckets` (of several runs, say) added up: `(lo_us, hi_us,
+/// count)`, ascending; a bucket several runs have is one, with their counts summed.
+pub fn pool_buckets<'a>(buckets: impl IntoIterator<Item = &'a Bucket>, kind: &str) -> Vec<(u64, u64, u64)> {
+    let mut sums: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+    for b in buckets.into_iter().filter(|b| b.kind == kind) {
+        *sums.entry((b.lo_us, b.hi_us)).or_default() += b.count;
+    }
+    sums.into_iter().map(|((lo, hi), c)| (lo, hi, c)).collect()
+}
+
+/// The hist kinds among `buckets`, in the order they first appear.
+pub fn bucket_kinds<'a>(buckets: impl IntoIterator<Item = &'a Bucket>) -> Vec<String> {
+    let mut kinds: Vec<String> = Vec::new();
+    for b in buckets {
+        if !kinds.contains(&b.kind) {
+            kinds.push(b.kind.clone());
+        }
+    }
+    kinds
+}
+
 /// Everything a boot reported that the benchmark commands keep.
 #[derive(Debug, Clone, Serialize)]
 pub struct RunRecord {

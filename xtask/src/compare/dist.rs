@@ -3,11 +3,9 @@
 //! with `--sweep`), each side's buckets pooled over its runs at that point and drawn as a
 //! complementary CDF: the fraction of samples at or above x.
 
-use std::collections::BTreeMap;
-
 use super::sweep::file_safe;
 use crate::plot::{CcdfChart, CcdfSeries};
-use crate::results::RunRecord;
+use crate::results::{bucket_kinds, pool_buckets, RunRecord};
 
 /// One side's `@fw hist` buckets of one kind, added up over its successful runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -27,30 +25,16 @@ impl Pooled {
 /// The buckets of `kind` over the successful `runs` (a failed boot's samples are left out, as
 /// its figures are from the tables).
 pub fn pool(runs: &[RunRecord], kind: &str) -> Pooled {
-    let mut sums: BTreeMap<(u64, u64), u64> = BTreeMap::new();
-    let mut n = 0;
-    for r in runs.iter().filter(|r| r.ok) {
-        let mut any = false;
-        for b in r.hist.iter().filter(|b| b.kind == kind) {
-            *sums.entry((b.lo_us, b.hi_us)).or_default() += b.count;
-            any = true;
-        }
-        n += any as usize;
+    let ok = || runs.iter().filter(|r| r.ok);
+    Pooled {
+        buckets: pool_buckets(ok().flat_map(|r| &r.hist), kind),
+        runs: ok().filter(|r| r.hist.iter().any(|b| b.kind == kind)).count(),
     }
-    Pooled { buckets: sums.into_iter().map(|((lo, hi), c)| (lo, hi, c)).collect(), runs: n }
 }
 
 /// The hist kinds both sides printed (in a successful run), in the order base first printed them.
 pub fn kinds(base: &[RunRecord], new: &[RunRecord]) -> Vec<String> {
-    let of = |runs: &[RunRecord]| -> Vec<String> {
-        let mut v: Vec<String> = Vec::new();
-        for b in runs.iter().filter(|r| r.ok).flat_map(|r| &r.hist) {
-            if !v.contains(&b.kind) {
-                v.push(b.kind.clone());
-            }
-        }
-        v
-    };
+    let of = |runs: &[RunRecord]| bucket_kinds(runs.iter().filter(|r| r.ok).flat_map(|r| &r.hist));
     let theirs = of(new);
     of(base).into_iter().filter(|k| theirs.contains(k)).collect()
 }
