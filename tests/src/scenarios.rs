@@ -17,7 +17,7 @@ use crate::workloads::{
     check_affinity, check_capacity, check_ebizzy, check_features, check_features_bogus,
     check_fserver, check_hackbench, check_latency, check_overflow, check_pipe, check_pipes, check_trace_pipe,
     check_prodcons, check_schbench, check_shares, check_spread, check_spread_smt, check_storm,
-    check_tbench, check_three_on_two, check_tickless, compare_snap_delta, compare_wake_affine,
+    check_tbench, check_three_on_two, check_tickless, compare_identical, compare_snap_delta, compare_wake_affine,
 };
 
 /// What a check returns: `Err` carries the reason for people.
@@ -616,6 +616,19 @@ pub fn all() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
+            // Deterministic mode, the harness's `--icount`: the same settings twice give the same
+            // serial output, line for line (figures, counters, every CPU's schedstat), with
+            // cross-CPU wakeups, IPIs and balancing on 4 CPUs. A cheaper hackbench than above:
+            // the point is the second boot, not the load.
+            name: "icount-deterministic-smp4",
+            icount: true,
+            smp: "4",
+            append: BENCH_HACKBENCH_SHORT,
+            check: |log| check_hackbench(log, 4, BENCH_HACKBENCH_SHORT),
+            versus: Some(Versus { append: BENCH_HACKBENCH_SHORT, compare: compare_identical }),
+            ..BASE
+        },
+        Scenario {
             name: "bench-schbench-smp2",
             icount: true,
             smp: "2",
@@ -657,6 +670,9 @@ pub fn all() -> Vec<Scenario> {
 /// sender to each receiver (200 KB per receiver through a 64 KiB pipe: senders block).
 pub const BENCH_HACKBENCH: &str =
     "sched_debug=1 workload=hackbench,groups=2,loops=100,datasize=100,fds=20,pipe_kb=64";
+/// `icount-deterministic-smp4`'s hackbench: one group, 20 loops (each boot ~4 s of wall time).
+pub const BENCH_HACKBENCH_SHORT: &str =
+    "sched_debug=1 workload=hackbench,groups=1,loops=20,datasize=100,fds=20,pipe_kb=64";
 pub const BENCH_SCHBENCH: &str =
     "sched_debug=1 workload=schbench,threads=2,workers=4,runtime_ms=300,work_us=200,sleep_us=100";
 pub const BENCH_EBIZZY: &str =

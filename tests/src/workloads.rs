@@ -187,7 +187,7 @@ pub use balance::{
     THREE_ON_TWO_TOLERANCE_PP,
 };
 pub use bench::{
-    check_ebizzy, check_fserver, check_hackbench, check_tbench, fixed, results, scan,
+    check_ebizzy, check_fserver, check_hackbench, check_tbench, compare_identical, fixed, results, scan,
     schedstat_deltas, workload_params, EBIZZY_MIN_BUSY_PERCENT, RUN_SLACK_MS,
 };
 pub use schbench::{check_schbench, percentiles, Percentiles};

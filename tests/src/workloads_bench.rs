@@ -526,3 +526,23 @@ pub fn check_fserver(log: &Log, cpus: u32, append: &str) -> CheckResult {
         )
     })
 }
+
+/// Deterministic mode's promise (`-icount`, `cargo xtask bench --icount`): two boots with the same
+/// settings print the same serial output, line for line, wakeups, IPIs, balancing and figures
+/// included. Names the first line that differs, with both versions and their line numbers.
+pub fn compare_identical(first: &Log, second: &Log) -> CheckResult {
+    let (a, b) = (&first.lines, &second.lines);
+    if let Some(i) = (0..a.len().min(b.len())).find(|&i| a[i].text != b[i].text) {
+        return Err(format!(
+            "the two boots differ at line {}: first `{}`, second `{}` ({} and {} lines in all)",
+            i + 1,
+            a[i].text,
+            b[i].text,
+            a.len(),
+            b.len()
+        ));
+    }
+    ensure(a.len() == b.len(), || {
+        format!("the two boots agree line for line, but the first printed {} lines and the second {}", a.len(), b.len())
+    })
+}
