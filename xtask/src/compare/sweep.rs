@@ -77,8 +77,8 @@ mod tests {
     fn sweep_charts_one_per_result_metric_in_sweep_order_and_none_for_one_point() {
         let side = |ts: &[f64]| -> Vec<RunRecord> { ts.iter().map(|&t| run(&[("time", t, false), ("rps", 100.0 / t, true)])).collect() };
         let points = vec!["groups=4".to_string(), "groups=1".to_string()];
-        let mut all = rows("groups=4", &side(&[1.0, 1.1, 0.9]), &side(&[2.0, 2.2, 1.8]), Method::Means);
-        all.extend(rows("groups=1", &side(&[1.0, 1.1, 0.9]), &side(&[1.0, 1.2, 0.9]), Method::Means));
+        let mut all = rows("groups=4", &side(&[1.0, 1.1, 0.9]), &side(&[2.0, 2.2, 1.8]), Method::Means, false);
+        all.extend(rows("groups=1", &side(&[1.0, 1.1, 0.9]), &side(&[1.0, 1.2, 0.9]), Method::Means, false));
         let charts = sweep_charts("hackbench, -smp 2", "", "sched_features=NO_DELAY_DEQUEUE", &points, &all, Method::Means);
         let names: Vec<&str> = charts.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["sweep-time.svg", "sweep-rps.svg"]);
@@ -94,7 +94,7 @@ mod tests {
         assert!(p4.significant && !time.points[1].significant);
         assert_eq!(rps.points[0].significant, all.iter().find(|r| r.metric == "rps" && r.point == "groups=4").unwrap().significant);
         assert_eq!(sweep_file_name("wakeup p99/us"), "sweep-wakeup_p99_us.svg");
-        let one = rows("groups=1", &side(&[1.0, 1.1]), &side(&[2.0, 2.1]), Method::Robust);
+        let one = rows("groups=1", &side(&[1.0, 1.1]), &side(&[2.0, 2.1]), Method::Robust, false);
         assert!(sweep_charts("t", "", "x", &points[..1], &one, Method::Robust).is_empty(), "no plot for one point");
         assert!(sweep_charts("t", "", "x", &[String::new()], &one, Method::Robust).is_empty(), "nor without --sweep");
         let robust = sweep_charts("t", "a", "b", &["groups=1".into(), "groups=2".into()], &one, Method::Robust);
