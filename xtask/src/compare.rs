@@ -7,6 +7,10 @@
 //! their place, for when a boot falls far off the others; in either mode
 //! such boots are named under the table.
 //!
+//! A row whose runs all printed the same figure on each side (what `--icount` gives: every
+//! boot of one command line is the same run) is marked `exact` instead ([`is_exact`]): its
+//! change is exact for the tick phases run, and no test applies to samples without spread.
+//!
 //! Below it, a second table shows why a figure may have moved: the
 //! `@fw schedstat_delta` counters summed over CPUs per run, Amean (or Median)
 //! per side, the same test, but the plain change `new/base - 1` since a
@@ -122,9 +126,14 @@ pub struct Row {
     /// Results: the change in %, positive = better ([`stats::pdiff`]). Counters: the plain
     /// change `new/base - 1` in % ([`stats::change`]; `null` in JSON when base is 0 and new is not).
     pub pdiff: f64,
-    /// Welch's t-test or, with [`Method::Robust`], Mann-Whitney's.
+    /// Welch's t-test or, with [`Method::Robust`], Mann-Whitney's; `None` when a side has too
+    /// few runs for the test, and for [`Row::exact`] rows.
     pub p_value: Option<f64>,
+    /// p < [`ALPHA`]; never for [`Row::exact`] rows.
     pub significant: bool,
+    /// Every run of each side gave the same figure ([`is_exact`]): the change is exact for the
+    /// tick phases run, not a statistical finding, so the row has no p and no `*`.
+    pub exact: bool,
     pub n_base: usize,
     pub n_new: usize,
     /// Runs far off the rest of their side ([`stats::outliers`]).
@@ -132,8 +141,25 @@ pub struct Row {
     pub new_outliers: Vec<Outlier>,
 }
 
-/// The row of one metric or counter; `kind` is [`RESULT`] or [`COUNTER`].
-fn row(kind: &'static str, point: &str, bs: &Samples, ns: &Samples, method: Method) -> Row {
+/// Whether a row is exact: each side has at least one run, every run of a side gave the same
+/// figure, and either each side has two or more runs or the runs are under `--icount`.
+///
+/// Identical runs have no spread, so a test has nothing to weigh the difference against:
+/// Welch's p is 0 for any difference (even a few ns), and Mann-Whitney's is its smallest. Under
+/// `--icount` every boot of one command line is the same run, so the sides' figures are exact,
+/// but only for the tick phase each run started at; `--phases` runs each at another phase.
+/// With one run per side, the runs' agreement cannot be seen, so only `icount` (every boot is
+/// then known to repeat) makes such a row exact; otherwise Welch gives no p (`-`) as before.
+/// Two or more identical runs per side are exact without `--icount` too (a count fixed by the
+/// workload, say): a test would mislead there just the same.
+pub fn is_exact(base: &[f64], new: &[f64], icount: bool) -> bool {
+    let same = |x: &[f64]| !x.is_empty() && min(x) == max(x);
+    same(base) && same(new) && (icount || (base.len() >= 2 && new.len() >= 2))
+}
+
+/// The row of one metric or counter; `kind` is [`RESULT`] or [`COUNTER`]; `icount`: the runs
+/// were under `--icount` (see [`is_exact`]).
+fn row(kind: &'static str, point: &str, bs: &Samples, ns: &Samples, method: Method, icount: bool) -> Row {
     let f = &bs.figure;
     let counter = kind == COUNTER;
     let (b, n) = (&bs.values, &ns.values);
@@ -142,8 +168,11 @@ fn row(kind: &'static str, point: &str, bs: &Samples, ns: &Samples, method: Meth
         Method::Means if f.higher_is_better && !counter => ("Hmean", stats::hmean),
         Method::Means => ("Amean", stats::amean),
     };
-    let (cb, cn) = (centre(b), centre(n));
+    let exact = is_exact(b, n, icount);
+    // Exact sides are their one figure (a mean of copies can round off it).
+    let (cb, cn) = if exact { (b[0], n[0]) } else { (centre(b), centre(n)) };
     let p = match method {
+        _ if exact => None,
         Method::Means => stats::welch_p(b, n),
         Method::Robust => stats::mann_whitney_p(b, n),
     };
@@ -165,6 +194,7 @@ fn row(kind: &'static str, point: &str, bs: &Samples, ns: &Samples, method: Meth
         pdiff: if counter { stats::change(cb, cn) } else { stats::pdiff(cb, cn, f.higher_is_better) },
         p_value: p,
         significant: p.is_some_and(|p| p < ALPHA),
+        exact,
         n_base: b.len(),
         n_new: n.len(),
         base_outliers: bs.outliers(),
@@ -180,21 +210,22 @@ fn max(x: &[f64]) -> f64 {
     x.iter().copied().fold(f64::NEG_INFINITY, f64::max)
 }
 
-/// The rows of the `@fw result` metrics both sides printed.
-pub fn rows(point: &str, base: &[RunRecord], new: &[RunRecord], method: Method) -> Vec<Row> {
+/// The rows of the `@fw result` metrics both sides printed; `icount`: the runs were under
+/// `--icount` (see [`is_exact`]).
+pub fn rows(point: &str, base: &[RunRecord], new: &[RunRecord], method: Method, icount: bool) -> Vec<Row> {
     let new_samples = results::by_metric(new);
     results::by_metric(base)
         .iter()
         .filter_map(|bs| {
             let ns = new_samples.iter().find(|g| g.figure.metric == bs.figure.metric)?;
-            Some(row(RESULT, point, bs, ns, method))
+            Some(row(RESULT, point, bs, ns, method, icount))
         })
         .collect()
 }
 
 /// The rows of the `@fw schedstat_delta` counters, summed over CPUs per run, that both sides
-/// printed and that are not zero in every run of both.
-pub fn counter_rows(point: &str, base: &[RunRecord], new: &[RunRecord], method: Method) -> Vec<Row> {
+/// printed and that are not zero in every run of both; `icount` as for [`rows`].
+pub fn counter_rows(point: &str, base: &[RunRecord], new: &[RunRecord], method: Method, icount: bool) -> Vec<Row> {
     let new_samples = results::by_counter(new);
     results::by_counter(base)
         .iter()
@@ -203,12 +234,13 @@ pub fn counter_rows(point: &str, base: &[RunRecord], new: &[RunRecord], method: 
             if bs.values.iter().chain(&ns.values).all(|&v| v == 0.0) {
                 return None;
             }
-            Some(row(COUNTER, point, bs, ns, method))
+            Some(row(COUNTER, point, bs, ns, method, icount))
         })
         .collect()
 }
 
-/// The table, mmtests style: `(x.xx%)` normally, `* x.xx%*` when significant.
+/// The table, mmtests style: `(x.xx%)` normally, `* x.xx%*` when significant; `exact` in the p
+/// column for [`Row::exact`] rows.
 pub fn table(rows: &[Row]) -> String {
     render(rows, "metric", 14, |v| format!("{v:.3}"))
 }
@@ -222,7 +254,7 @@ pub fn counter_header(method: Method) -> String {
     };
     format!(
         "schedstat_delta, summed over CPUs (counts; ns for rq_cpu_time and run_delay), {central} per side; \
-         change = new/base - 1, no better or worse; * = the same test as above; counters zero in every run left out"
+         change = new/base - 1, no better or worse; * and exact as above; counters zero in every run left out"
     )
 }
 
@@ -242,7 +274,7 @@ fn render(rows: &[Row], name: &str, name_w: usize, num: fn(f64) -> String) -> St
         } else {
             format!("{:>12} ({:>7.2}%)", num(r.new), r.pdiff)
         };
-        let p = r.p_value.map_or("-".to_string(), |p| format!("{p:.4}"));
+        let p = if r.exact { "exact".to_string() } else { r.p_value.map_or("-".to_string(), |p| format!("{p:.4}")) };
         let _ = writeln!(
             s,
             "{:<6} {:<name_w$} {:<14} {:>12} ({:>7.2}%) {:>23}  {:<8} {}",
@@ -259,19 +291,35 @@ fn render(rows: &[Row], name: &str, name_w: usize, num: fn(f64) -> String) -> St
     s
 }
 
-/// What the table shows and what `*` means.
+/// What `exact` in the p column means ([`Row::exact`]), for the legend.
+pub const EXACT_MEANS: &str = "every run of each side gave the same figure (--icount is deterministic), \
+     so the change is exact for the tick phases run and no test applies; --phases runs each at another phase";
+
+/// What the table shows, what `*` means and what `exact` means.
 pub fn legend(method: Method) -> String {
     match method {
         Method::Means => format!(
             "Hmean for higher-is-better metrics, Amean otherwise; % is the change, positive = better; \
-             * = significant: Welch's two-sided t-test, p < {ALPHA} (runs as samples)"
+             * = significant: Welch's two-sided t-test, p < {ALPHA} (runs as samples); p exact = {EXACT_MEANS}"
         ),
         Method::Robust => format!(
             "Median for every metric; % is the change, positive = better; * = significant: two-sided \
-             Mann-Whitney U test, p < {ALPHA} (exact up to {} runs per side, else normal approximation)",
+             Mann-Whitney U test, p < {ALPHA} (exact up to {} runs per side, else normal approximation); \
+             p exact = {EXACT_MEANS}",
             stats::MANN_WHITNEY_EXACT_MAX
         ),
     }
+}
+
+/// Under `--icount` without `--phases`, when a row is [`Row::exact`]: a note that the runs
+/// sampled one tick phase, so a row's change may be another at another phase.
+pub fn phase_note(rows: &[Row], icount: bool, phases: bool) -> String {
+    if !icount || phases || !rows.iter().any(|r| r.exact) {
+        return String::new();
+    }
+    "note: the rows marked exact are exact for one tick phase: every run of a side started its workload \
+     at the same point of the tick and gave the same figure; add --phases to run each at another phase and see the spread\n"
+        .to_string()
 }
 
 /// One line per metric, side and sweep point with outlier runs (run numbers as in the side's
@@ -305,12 +353,13 @@ pub fn outlier_lines(rows: &[Row], method: Method) -> String {
 
 /// Under `--robust`: a note for each pair of sample sizes at which no p-value can fall below
 /// [`ALPHA`] (3 runs per side: the exact test's smallest p is 0.1), rather than a table that
-/// silently never marks anything.
+/// silently never marks anything. [`Row::exact`] rows are not tested, so more runs would not
+/// change them: they are left out.
 pub fn out_of_reach_notes(rows: &[Row], method: Method) -> String {
     if method != Method::Robust {
         return String::new();
     }
-    let mut sizes: Vec<(usize, usize)> = rows.iter().map(|r| (r.n_base, r.n_new)).collect();
+    let mut sizes: Vec<(usize, usize)> = rows.iter().filter(|r| !r.exact).map(|r| (r.n_base, r.n_new)).collect();
     sizes.sort_unstable();
     sizes.dedup();
     let mut s = String::new();
@@ -388,8 +437,8 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
                 if side == 0 { base.push(rec) } else { new.push(rec) }
             }
         }
-        all_rows.extend(rows(pt, &base, &new, method));
-        all_counters.extend(counter_rows(pt, &base, &new, method));
+        all_rows.extend(rows(pt, &base, &new, method, a.icount));
+        all_counters.extend(counter_rows(pt, &base, &new, method, a.icount));
         all_base.push((pt.clone(), base));
         all_new.push((pt.clone(), new));
     }
@@ -411,7 +460,12 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
     println!("\n{test}");
     // The sample-size note covers the counter rows too (a workload may print no results);
     // outliers are named for the results only (the counter rows keep theirs in compare.json).
-    let notes = format!("{}{}", out_of_reach_notes(&all_rows, method), outlier_lines(&all_rows[..n_results], method));
+    let notes = format!(
+        "{}{}{}",
+        phase_note(&all_rows, a.icount, a.phases),
+        out_of_reach_notes(&all_rows, method),
+        outlier_lines(&all_rows[..n_results], method)
+    );
     if !notes.is_empty() {
         print!("\n{notes}");
     }
@@ -507,7 +561,7 @@ mod tests {
             .iter()
             .map(|&(t, r)| run(&[("time", t, false), ("rps", r, true)]))
             .collect();
-        let r = rows("groups=1", &base, &new, Method::Means);
+        let r = rows("groups=1", &base, &new, Method::Means, false);
         assert_eq!(r.len(), 2);
         assert_eq!(r[0].central, "Amean");
         assert!((r[0].pdiff + 100.0).abs() < 1e-9, "twice the time is 100% worse");
@@ -521,9 +575,96 @@ mod tests {
         assert_eq!(out_of_reach_notes(&r, Method::Means), "", "Welch can reach p < 0.05 with 3 runs");
         // A name longer than the column widens it for every row, so the columns stay aligned.
         let long: Vec<_> = [3.0, 2.0, 3.0].iter().map(|&v| run(&[("wakeup_over_2slice", v, false), ("rps", 100.0, true)])).collect();
-        let t = table(&rows("", &long, &long, Method::Means));
+        let t = table(&rows("", &long, &long, Method::Means, false));
         let starts: Vec<Option<usize>> = t.lines().map(|l| l.find(" -  ").or(l.find(" point "))).collect();
         assert!(starts.iter().all(|&c| c.is_some() && c == starts[0]), "{t}");
+    }
+
+    /// Runs of `usecs` (lower is better) and `ops` (higher is better), one pair per run.
+    fn pipe_side(vals: &[(f64, f64)]) -> Vec<RunRecord> {
+        vals.iter().enumerate().map(|(i, &(us, ops))| RunRecord { run: i, ..run(&[("usecs", us, false), ("ops", ops, true)]) }).collect()
+    }
+
+    #[test]
+    fn identical_runs_per_side_are_exact_not_significant() {
+        // Deterministic (-icount) runs: every run of a side the same; the sides 14 ns apart.
+        let base = pipe_side(&[(3.186, 313_833.5); 4]);
+        let new = pipe_side(&[(3.172, 315_300.1); 4]);
+        for method in [Method::Means, Method::Robust] {
+            for icount in [false, true] {
+                let r = rows("", &base, &new, method, icount);
+                assert!(r.iter().all(|r| r.exact && !r.significant && r.p_value.is_none()), "{method:?} {icount}: {r:?}");
+                assert_eq!((r[0].base, r[0].new), (3.186, 3.172), "each side's one figure");
+                assert!(r[0].pdiff > 0.4, "less time is better: {}", r[0].pdiff);
+                let t = table(&r);
+                assert!(t.contains("       3.172 (   0.44%)  u        exact"), "{t}");
+                assert!(t.lines().skip(1).all(|l| l.ends_with(" exact") && !l.contains('*')), "{t}");
+            }
+        }
+        // Welch alone would star it: zero variance makes p = 0 for any difference.
+        let usecs = |side: &[RunRecord]| -> Vec<f64> { side.iter().map(|r| r.results[0].value).collect() };
+        assert_eq!(stats::welch_p(&usecs(&base), &usecs(&new)), Some(0.0));
+        let json = serde_json::to_value(&rows("", &base, &new, Method::Means, true)[0]).unwrap();
+        assert_eq!((json["exact"].as_bool(), json["significant"].as_bool(), json["p_value"].is_null()), (Some(true), Some(false), true));
+        assert!(legend(Method::Means).contains("p exact = every run of each side gave the same figure"));
+        assert!(legend(Method::Robust).contains("--phases runs each at another phase"));
+    }
+
+    #[test]
+    fn identical_figures_on_both_sides_are_exact_with_no_change() {
+        // 0.1 three times: its mean rounds to 0.10000000000000002, the exact row keeps 0.1.
+        let side = pipe_side(&[(0.1, 0.1); 3]);
+        for method in [Method::Means, Method::Robust] {
+            let r = rows("", &side, &side, method, true);
+            assert!(r.iter().all(|r| r.exact && r.pdiff == 0.0 && r.base == 0.1 && r.new == 0.1), "{method:?}: {r:?}");
+            assert!(table(&r).contains("(   0.00%)  u        exact"), "{}", table(&r));
+        }
+    }
+
+    #[test]
+    fn one_run_per_side_is_exact_only_under_icount() {
+        let (base, new) = (pipe_side(&[(3.186, 313_833.5)]), pipe_side(&[(3.172, 315_300.1)]));
+        let plain = rows("", &base, &new, Method::Means, false);
+        assert!(plain.iter().all(|r| !r.exact && r.p_value.is_none() && !r.significant), "{plain:?}");
+        assert!(table(&plain).lines().skip(1).all(|l| l.ends_with("  u        -")), "{}", table(&plain));
+        let icount = rows("", &base, &new, Method::Means, true);
+        assert!(icount.iter().all(|r| r.exact && r.p_value.is_none() && !r.significant), "{icount:?}");
+        // One side of one run, the other of two identical ones: without --icount the lone run
+        // says nothing about repeating.
+        let two = pipe_side(&[(3.172, 315_300.1); 2]);
+        assert!(rows("", &base, &two, Method::Means, false).iter().all(|r| !r.exact));
+        assert!(rows("", &base, &two, Method::Means, true).iter().all(|r| r.exact));
+    }
+
+    #[test]
+    fn a_side_whose_runs_vary_takes_the_test() {
+        let base = pipe_side(&[(3.186, 313_833.5); 4]);
+        let new = pipe_side(&[(3.0, 333_000.0), (3.01, 332_000.0), (2.99, 334_000.0), (3.0, 333_500.0)]);
+        for icount in [false, true] {
+            let r = rows("", &base, &new, Method::Means, icount);
+            assert!(r.iter().all(|r| !r.exact && r.significant && r.p_value.is_some_and(|p| p > 0.0 && p < ALPHA)), "{r:?}");
+            assert!(table(&r).contains("3.000 *   5.84%*"), "{}", table(&r));
+            assert_eq!(phase_note(&r, icount, false), "", "no exact row, no note");
+        }
+        // One run off by the last digit is enough.
+        let mut almost = base.clone();
+        almost[3].results[0].value = 3.187;
+        let r = rows("", &almost, &base, Method::Means, true);
+        assert!(!r[0].exact && r[1].exact, "{r:?}");
+    }
+
+    #[test]
+    fn exact_rows_under_icount_without_phases_get_one_note() {
+        let (base, new) = (pipe_side(&[(3.186, 313_833.5); 3]), pipe_side(&[(3.172, 315_300.1); 3]));
+        let r = rows("", &base, &new, Method::Robust, true);
+        let note = phase_note(&r, true, false);
+        assert_eq!(note.lines().count(), 1, "one note for all rows: {note}");
+        assert!(note.starts_with("note: the rows marked exact are exact for one tick phase") && note.contains("add --phases"), "{note}");
+        assert_eq!(phase_note(&r, true, true), "", "--phases already samples the phase");
+        assert_eq!(phase_note(&r, false, false), "", "--phases needs --icount");
+        // 3 + 3 runs: no Mann-Whitney p can reach 0.05, but exact rows are not tested, and more
+        // runs would not change them.
+        assert_eq!(out_of_reach_notes(&r, Method::Robust), "");
     }
 
     /// rps per run: base has one boot where the host took the cores (run 2), new is 10% faster.
@@ -537,7 +678,7 @@ mod tests {
     #[test]
     fn one_far_off_boot_hides_a_change_from_the_means_and_not_from_robust_rows() {
         let (base, new) = lost_host();
-        let means = rows("", &base, &new, Method::Means);
+        let means = rows("", &base, &new, Method::Means, false);
         assert!(!means[0].significant, "the outlier's variance drowns the shift: p = {:?}", means[0].p_value);
         assert!(means[0].pdiff > 40.0, "and the Hmean of base falls to 54: {}", means[0].pdiff);
         let warn = outlier_lines(&means, Method::Means);
@@ -545,7 +686,7 @@ mod tests {
         assert!(warn.starts_with("warning: rps, base: outlier run 2 = 20; it drags the Hmean and swells Welch's"), "{warn}");
         assert!(warn.contains("--robust"), "{warn}");
 
-        let robust = rows("", &base, &new, Method::Robust);
+        let robust = rows("", &base, &new, Method::Robust, false);
         let (rps, time) = (&robust[0], &robust[1]);
         assert_eq!((rps.central, rps.base, rps.new), ("Median", 101.0, 112.0));
         assert!((rps.pdiff - (112.0 / 101.0 * 100.0 - 100.0)).abs() < 1e-9);
@@ -570,7 +711,7 @@ mod tests {
     #[test]
     fn robust_rows_say_when_too_few_runs_can_never_be_significant() {
         let (base, new) = lost_host();
-        let r = rows("groups=1", &base[..3], &new[..3], Method::Robust);
+        let r = rows("groups=1", &base[..3], &new[..3], Method::Robust, false);
         assert!((r[0].p_value.unwrap() - 0.1).abs() < 1e-12, "complete separation, 3 + 3");
         assert!(!r[0].significant);
         let note = out_of_reach_notes(&r, Method::Robust);
@@ -615,7 +756,7 @@ mod tests {
     #[test]
     fn counter_rows_sum_cpus_skip_zeros_and_show_the_plain_change() {
         let (base, new) = idle_sides();
-        let r = counter_rows("", &base, &new, Method::Means);
+        let r = counter_rows("", &base, &new, Method::Means, false);
         let names: Vec<&str> = r.iter().map(|r| r.metric.as_str()).collect();
         assert_eq!(names, ["ttwu_count", "run_delay", "resched_ipis", "wake_idle_without_ipi"], "yld_count is 0 on both sides");
         let by = |m: &str| r.iter().find(|r| r.metric == m).unwrap();
@@ -629,19 +770,20 @@ mod tests {
         assert!((ipi.pdiff + 95.0).abs() < 1e-9, "{}", ipi.pdiff);
         assert!((delay.pdiff + 20.0).abs() < 1e-9, "{}", delay.pdiff);
         assert_eq!(noipi.pdiff, f64::INFINITY, "from 0 to 39");
-        // Deterministic runs: zero variance, so the same rule as the result rows: p = 0 where
-        // the sums differ, 1 where they do not.
-        assert!(ipi.significant && ipi.p_value == Some(0.0));
-        assert!(!ttwu.significant && ttwu.p_value == Some(1.0));
+        // Deterministic runs: the same rule as the result rows: exact, whether the sums differ
+        // or not, with no p and no star.
+        assert!(r.iter().all(|r| r.exact && !r.significant && r.p_value.is_none()), "{r:?}");
         let t = counter_table(&r, Method::Means);
         assert!(t.starts_with("schedstat_delta, summed over CPUs (counts; ns for rq_cpu_time and run_delay), Amean per side; change = new/base - 1, no better or worse"), "{t}");
-        assert!(t.contains("Amean  resched_ipis          -                      40.0 (   0.00%)          2.0 * -95.00%*  count    0.0000"), "{t}");
-        assert!(t.contains("         39.0 *    inf%*"), "{t}");
-        assert!(t.contains("ttwu_count") && t.contains("(   0.00%)  count    1.0000"), "{t}");
+        assert!(t.contains("* and exact as above"), "{t}");
+        assert!(t.contains("Amean  resched_ipis          -                      40.0 (   0.00%)          2.0 ( -95.00%)  count    exact"), "{t}");
+        assert!(t.contains("         39.0 (    inf%)"), "{t}");
+        assert!(t.contains("ttwu_count") && t.contains("(   0.00%)  count    exact"), "{t}");
+        assert!(t.lines().skip(2).all(|l| !l.contains('*')), "no star on any row: {t}");
         assert!(!t.contains("yld_count"), "{t}");
         let json = serde_json::to_value(&r[0]).unwrap();
         assert_eq!((json["kind"].as_str(), json["higher_is_better"].is_null()), (Some("schedstat_delta"), true));
-        let res = serde_json::to_value(&rows("", &base, &new, Method::Means)[0]).unwrap();
+        let res = serde_json::to_value(&rows("", &base, &new, Method::Means, false)[0]).unwrap();
         assert_eq!((res["kind"].as_str(), res["higher_is_better"].as_bool()), (Some("result"), Some(false)));
     }
 
@@ -660,14 +802,15 @@ mod tests {
         let base = side(&[(95, 5), (100, 2), (105, 1), (98, 4), (102, 0)]);
         let new = side(&[(60, 43), (55, 42), (65, 38), (58, 40), (62, 39)]);
         for method in [Method::Means, Method::Robust] {
-            let r = counter_rows("pairs=4", &base, &new, method);
+            let r = counter_rows("pairs=4", &base, &new, method, false);
             let (count, local) = (&r[0], &r[1]);
             assert_eq!((count.metric.as_str(), local.metric.as_str()), ("ttwu_count", "ttwu_local"));
             assert!(local.significant && local.pdiff < -35.0, "{method:?}: {local:?}");
             assert!(!count.significant, "{method:?}: {count:?}");
+            assert!(!local.exact && !count.exact, "the runs vary: {method:?}");
             assert!(local.p_value.unwrap() < ALPHA);
         }
-        let robust = counter_rows("pairs=4", &base, &new, Method::Robust);
+        let robust = counter_rows("pairs=4", &base, &new, Method::Robust, false);
         assert_eq!((robust[1].central, robust[1].base, robust[1].new), ("Median", 105.0, 65.0));
         assert!(counter_table(&robust, Method::Robust).contains("Median per side"));
     }

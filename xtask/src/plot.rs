@@ -188,7 +188,7 @@ pub struct SweepPoint {
 #[derive(Clone, Debug)]
 pub struct SweepChart {
     pub title: String,
-    /// What the points, whiskers and `*` are.
+    /// What the points, whiskers and `*` are; one line per `\n`.
     pub subtitle: String,
     /// The swept parameter's name.
     pub x_desc: String,
@@ -249,7 +249,8 @@ pub fn sweep_y_range(points: &[SweepPoint]) -> (f64, f64) {
 }
 
 /// The head of a base-against-new chart (title, subtitle, one legend line per side in its
-/// colour) drawn into the top of `root`; returns the area below it for the plot.
+/// colour) drawn into the top of `root`; returns the area below it for the plot. Each line of
+/// `subtitle` is drawn on its own, the head growing by one line for each beyond the first.
 fn base_new_header<'a>(
     root: &DrawingArea<SVGBackend<'a>, Shift>,
     title: &str,
@@ -257,12 +258,16 @@ fn base_new_header<'a>(
     base_label: &str,
     new_label: &str,
 ) -> Result<DrawingArea<SVGBackend<'a>, Shift>, String> {
-    let (head, body) = root.split_vertically(92);
+    const LINE: i32 = 16;
+    let extra = subtitle.lines().count().saturating_sub(1) as i32 * LINE;
+    let (head, body) = root.split_vertically(92 + extra);
     let small = ("sans-serif", 13).into_font();
     head.draw(&Text::new(title.to_string(), (12, 8), ("sans-serif", 18).into_font())).map_err(err)?;
-    head.draw(&Text::new(subtitle.to_string(), (12, 32), small.clone())).map_err(err)?;
+    for (i, line) in subtitle.lines().enumerate() {
+        head.draw(&Text::new(line.to_string(), (12, 32 + LINE * i as i32), small.clone())).map_err(err)?;
+    }
     for (i, (label, colour)) in [(base_label, BASE_COLOUR), (new_label, NEW_COLOUR)].into_iter().enumerate() {
-        let y = 56 + 18 * i as i32;
+        let y = 56 + extra + 18 * i as i32;
         head.draw(&PathElement::new(vec![(14, y + 6), (40, y + 6)], colour.stroke_width(3))).map_err(err)?;
         head.draw(&Text::new(label.to_string(), (48, y), small.clone())).map_err(err)?;
     }
@@ -488,6 +493,26 @@ mod tests {
         let mut none = two_points();
         none.points[1].significant = false;
         assert!(text_xs(&sweep_chart_svg(&none).unwrap(), "*").is_empty());
+    }
+
+    /// The `y` attribute of the `<text>` element whose content is `content`.
+    fn text_y(svg: &str, content: &str) -> i32 {
+        let t = svg.split("<text ").find(|t| t.split_once('>').is_some_and(|(_, rest)| rest.trim_start().starts_with(content))).unwrap();
+        attr(t, "y")
+    }
+
+    #[test]
+    fn a_subtitle_of_two_lines_draws_both_above_the_legend() {
+        let one = sweep_chart_svg(&two_points()).unwrap();
+        let mut c = two_points();
+        c.subtitle.push_str("\nexact points: the second line");
+        let two = sweep_chart_svg(&c).unwrap();
+        let (first, second) = (text_y(&two, "points: Amean"), text_y(&two, "exact points: the second line"));
+        assert!(second > first, "{first} {second}");
+        assert_eq!(text_y(&two, "points: Amean"), text_y(&one, "points: Amean"), "the first line stays");
+        let (base_one, base_two) = (text_y(&one, "base: (no"), text_y(&two, "base: (no"));
+        assert!(base_two > second && base_two == base_one + 16, "the legend moves down one line: {base_one} {base_two}");
+        assert!(!two.contains("of the runs\nexact"), "no line break inside a text element");
     }
 
     #[test]

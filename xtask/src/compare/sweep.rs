@@ -4,6 +4,12 @@
 use super::{test_name, Method, Row, ALPHA, RESULT};
 use crate::plot::{Spread, SweepChart, SweepPoint};
 
+/// Added to a chart's subtitle when one of its points is [`Row::exact`] (the table's `exact`):
+/// such a point is never starred, and its whiskers are flat. Two lines, as the chart is 900
+/// pixels wide.
+const EXACT_LINES: &str = "\nexact points (flat whiskers, no *): every run of each side gave the same figure (--icount is deterministic),\n\
+     so the change is exact for the tick phases run and no test applies; --phases runs each at another phase";
+
 /// `s` with its characters other than letters, digits, `-` and `_` as `_`, for a file name.
 pub(super) fn file_safe(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' }).collect()
@@ -49,13 +55,17 @@ pub fn sweep_charts(title: &str, base: &str, new: &str, points: &[String], rows:
             let n = mine[0].n_base;
             let runs = if mine.iter().all(|r| r.n_base == n && r.n_new == n) { format!("{n} runs") } else { "runs".to_string() };
             let better = if first.higher_is_better == Some(true) { "higher is better" } else { "lower is better" };
+            let mut subtitle = format!(
+                "points: {} of each side's {runs}; whiskers: min-max of the runs; * = significant ({}, p < {ALPHA})",
+                first.central,
+                test_name(method)
+            );
+            if mine.iter().any(|r| r.exact) {
+                subtitle.push_str(EXACT_LINES);
+            }
             let chart = SweepChart {
                 title: format!("{title}: {m}"),
-                subtitle: format!(
-                    "points: {} of each side's {runs}; whiskers: min-max of the runs; * = significant ({}, p < {ALPHA})",
-                    first.central,
-                    test_name(method)
-                ),
+                subtitle,
                 x_desc: param.to_string(),
                 y_desc: format!("{m} ({}), {better}", first.unit),
                 base_label: side("base", base),
@@ -77,8 +87,8 @@ mod tests {
     fn sweep_charts_one_per_result_metric_in_sweep_order_and_none_for_one_point() {
         let side = |ts: &[f64]| -> Vec<RunRecord> { ts.iter().map(|&t| run(&[("time", t, false), ("rps", 100.0 / t, true)])).collect() };
         let points = vec!["groups=4".to_string(), "groups=1".to_string()];
-        let mut all = rows("groups=4", &side(&[1.0, 1.1, 0.9]), &side(&[2.0, 2.2, 1.8]), Method::Means);
-        all.extend(rows("groups=1", &side(&[1.0, 1.1, 0.9]), &side(&[1.0, 1.2, 0.9]), Method::Means));
+        let mut all = rows("groups=4", &side(&[1.0, 1.1, 0.9]), &side(&[2.0, 2.2, 1.8]), Method::Means, false);
+        all.extend(rows("groups=1", &side(&[1.0, 1.1, 0.9]), &side(&[1.0, 1.2, 0.9]), Method::Means, false));
         let charts = sweep_charts("hackbench, -smp 2", "", "sched_features=NO_DELAY_DEQUEUE", &points, &all, Method::Means);
         let names: Vec<&str> = charts.iter().map(|(n, _)| n.as_str()).collect();
         assert_eq!(names, ["sweep-time.svg", "sweep-rps.svg"]);
@@ -94,11 +104,30 @@ mod tests {
         assert!(p4.significant && !time.points[1].significant);
         assert_eq!(rps.points[0].significant, all.iter().find(|r| r.metric == "rps" && r.point == "groups=4").unwrap().significant);
         assert_eq!(sweep_file_name("wakeup p99/us"), "sweep-wakeup_p99_us.svg");
-        let one = rows("groups=1", &side(&[1.0, 1.1]), &side(&[2.0, 2.1]), Method::Robust);
+        let one = rows("groups=1", &side(&[1.0, 1.1]), &side(&[2.0, 2.1]), Method::Robust, false);
         assert!(sweep_charts("t", "", "x", &points[..1], &one, Method::Robust).is_empty(), "no plot for one point");
         assert!(sweep_charts("t", "", "x", &[String::new()], &one, Method::Robust).is_empty(), "nor without --sweep");
         let robust = sweep_charts("t", "a", "b", &["groups=1".into(), "groups=2".into()], &one, Method::Robust);
         assert!(robust[0].1.subtitle.contains("Median") && robust[0].1.subtitle.contains("Mann-Whitney"));
         assert_eq!(robust[0].1.points.len(), 1, "a point where the metric is missing is left out");
+        assert!(!time.subtitle.contains("exact"), "no exact point, no word on it: {}", time.subtitle);
+    }
+
+    #[test]
+    fn exact_points_are_not_starred_and_the_subtitle_says_why() {
+        // --icount: every run of a side the same; new 10% slower at groups=2 and the same at 1.
+        let side = |t: f64| -> Vec<RunRecord> { (0..3).map(|_| run(&[("time", t, false)])).collect() };
+        let points = vec!["groups=1".to_string(), "groups=2".to_string()];
+        let mut all = rows("groups=1", &side(1.0), &side(1.0), Method::Means, true);
+        all.extend(rows("groups=2", &side(2.0), &side(2.2), Method::Means, true));
+        let charts = sweep_charts("hackbench, -smp 2, --icount", "", "x", &points, &all, Method::Means);
+        let time = &charts[0].1;
+        assert!(time.points.iter().all(|p| !p.significant), "{:?}", time.points);
+        assert_eq!((time.points[1].new.min, time.points[1].new.max), (2.2, 2.2), "flat whisker");
+        let lines: Vec<&str> = time.subtitle.lines().collect();
+        assert_eq!(lines.len(), 3, "{}", time.subtitle);
+        assert!(lines[1].starts_with("exact points (flat whiskers, no *): every run of each side gave the same figure"), "{}", lines[1]);
+        assert!(lines[2].contains("exact for the tick phases run and no test applies; --phases"), "{}", lines[2]);
+        assert!(lines.iter().all(|l| l.len() <= 120), "each line fits the chart's width: {lines:?}");
     }
 }
