@@ -251,11 +251,7 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
     timer::print_stats_every(options.stats_ms);
     timer::set_nohz(options.nohz);
     idle::set_poll(options.idle_poll);
-    let slots = (online * 4 + 256).min(2048);
-    match mem::stack::init(slots) {
-        Ok(n) => kprintln!("thread stacks: {} of {} KiB, each below an unmapped guard page", n, mem::stack::STACK_SIZE / 1024),
-        Err(e) => panic!("cannot set up the thread stacks: {}", e),
-    }
+    init_stacks(online);
     arch::trap::install_hooks(arch::trap::Hooks {
         timer: timer::on_timer,
         resched_ipi: on_resched_ipi,
@@ -275,6 +271,52 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
         panic!("cannot start the init thread: {}", e);
     }
     idle::idle_loop()
+}
+
+/// Threads the kernel itself runs on arena stacks: `init` alone (each CPU's
+/// idle task runs on the stack that CPU booted on).
+const KERNEL_THREADS: usize = 1;
+
+/// Creates the thread-stack arena, sized from the memory still free (see
+/// `mem::stack`), and says how its size was chosen. Exits when not even the
+/// init thread gets a stack.
+fn init_stacks(online: usize) {
+    let workload = workloads::params::MAX_THREADS as usize;
+    let s = match mem::stack::init(online, workload, KERNEL_THREADS) {
+        Ok(s) => s,
+        Err(e) => panic!("cannot set up the thread stacks: {}", e),
+    };
+    kprintln!(
+        "thread stacks: {} of {} KiB, each below an unmapped guard page ({})",
+        s.slots,
+        mem::stack::STACK_SIZE / 1024,
+        s
+    );
+    record!(
+        "stacks",
+        "slots={} wanted={} rule={} free_kib={} share={} floor={} ceiling={}",
+        s.slots,
+        s.wanted,
+        s.rule.word(),
+        s.free / 1024,
+        s.share,
+        s.floor,
+        s.ceiling
+    );
+    if s.slots < KERNEL_THREADS {
+        kprintln!("thread stacks: none for the init thread ({} MiB of memory free). Exiting.", s.free >> 20);
+        arch::exit_with(ExitCode::Oom);
+    }
+    if s.slots < s.floor {
+        // The floor covers the default workload (demo: 3 threads per CPU).
+        kprintln!(
+            "thread stacks: {} is below the {} the kernel is sized for ({} and {} per CPU): workloads needing more are refused, and demo may not start all its threads; give QEMU more memory",
+            s.slots,
+            s.floor,
+            mem::stack::FLOOR_BASE,
+            mem::stack::FLOOR_PER_CPU
+        );
+    }
 }
 
 /// Makes this CPU's current flow its idle task and starts its tick.

@@ -10,8 +10,8 @@ use crate::exit::{Outcome, QemuExit};
 use crate::log::Log;
 use crate::topology::Topology;
 use crate::workload_params::{
-    check_too_many_threads, check_too_much_heap, check_workload_help, check_workload_params_malformed, WORKLOAD_PARAMS_MALFORMED,
-    WORKLOAD_TOO_MANY_THREADS, WORKLOAD_TOO_MUCH_HEAP,
+    check_400_threads, check_too_many_threads, check_too_much_heap, check_workload_help, check_workload_params_malformed,
+    TOO_MANY_THREADS_MIB, WORKLOAD_400_THREADS, WORKLOAD_PARAMS_MALFORMED, WORKLOAD_TOO_MANY_THREADS, WORKLOAD_TOO_MUCH_HEAP,
 };
 use crate::workloads::{
     check_affinity, check_capacity, check_ebizzy, check_features, check_features_bogus,
@@ -280,10 +280,21 @@ pub fn all() -> Vec<Scenario> {
         Scenario {
             name: "workload-too-many-threads",
             smp: "2",
+            memory_mib: TOO_MANY_THREADS_MIB,
             append: WORKLOAD_TOO_MANY_THREADS,
             expect: Outcome::Failure,
             check: check_too_many_threads,
             complaints: true,
+            ..BASE
+        },
+        Scenario {
+            // The same 400 threads fit at the default memory (`-icount`: the run's IPIs and
+            // wakeups do not depend on host load).
+            name: "workload-400-threads",
+            smp: "2",
+            icount: true,
+            append: WORKLOAD_400_THREADS,
+            check: check_400_threads,
             ..BASE
         },
         Scenario {

@@ -84,11 +84,13 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
         }
         WORKLOAD_TOO_MANY_THREADS | WORKLOAD_TOO_MUCH_HEAP => {
             let (name, msg) = if s.append == WORKLOAD_TOO_MANY_THREADS {
-                ("hackbench", "workload=hackbench: groups=10, fds=20, pipe_kb=64 need 400 threads, but 263 thread stacks are free (264 in all: 256 and 4 per CPU, at most 2048); the workload does not run")
+                ("hackbench", "workload=hackbench: groups=10, fds=20, pipe_kb=64 need 400 threads, but 328 thread stacks are free (329 in all: an eighth of the 92 MiB of memory free at boot; more memory gives more, up to 1025); the workload does not run".to_string())
             } else {
-                ("ebizzy", "workload=ebizzy: threads=2, chunks=1024, records=1048576 need 8404992 KiB of heap, but a workload may take 97450 KiB (three quarters of the 129933 KiB free); the workload does not run")
+                ("ebizzy", "workload=ebizzy: threads=2, chunks=1024, records=1048576 need 8404992 KiB of heap, but a workload may take 97450 KiB (three quarters of the 129933 KiB free); the workload does not run".to_string())
             };
-            out += "@fw selfcheck name=timer result=ok\n@fw stage name=sched\n@fw stage name=workload\n";
+            out += "@fw selfcheck name=timer result=ok\n@fw stage name=sched\n";
+            out += &crate::workload_params::synthetic_stacks(s.memory_mib, n as u64);
+            out += "@fw stage name=workload\n";
             out += &format!("@fw workload name={name} cpus={n}\ncmdline: {msg}\n@fw cmdline_problem msg={msg}\n");
             out += &format!("@fw workload_done name={name} ok=0\n@fw stage name=shutdown\n@fw exit status=0x11 code=failure\n");
         }
@@ -98,6 +100,7 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
         }
         a if a.contains("workload=") => {
             out += "@fw selfcheck name=timer result=ok\n";
+            out += &crate::workload_params::synthetic_stacks(s.memory_mib, n as u64);
             out += &crate::workloads::synthetic::workload(a, n);
         }
         _ => {
@@ -346,6 +349,18 @@ fn every_scenario_fails_when_its_key_line_is_wrong() {
         ("workload-help", "key=rounds accepts=0..1 default=100000", "key=rounds accepts=0..1 default=1000"),
         ("workload-help", "@fw workload_done name=help ok=1", "@fw workload_done name=help ok=0"),
         ("workload-too-many-threads", "need 400 threads", "need 40 threads"),
+        // the arena: a size the rule does not give, another bound, a planned stack missing,
+        // the boot line's number, the refusal's reason
+        ("workload-too-many-threads", "slots=329 wanted=329", "slots=330 wanted=330"),
+        ("workload-too-many-threads", "rule=share", "rule=floor"),
+        ("workload-too-many-threads", "wanted=329", "wanted=330"),
+        ("workload-too-many-threads", "thread stacks: 329 of", "thread stacks: 264 of"),
+        ("workload-too-many-threads", "(329 in all: an eighth", "(329 in all: 256 and 4 per CPU"),
+        ("workload-too-many-threads", "; more memory gives more, up to 1025)", ")"),
+        ("workload-400-threads", "rule=ceiling", "rule=share"),
+        ("workload-400-threads", "slots=1025 wanted=1025", "slots=1024 wanted=1024"),
+        ("workload-400-threads", "floor=264", "floor=256"),
+        ("workload-400-threads", "messages_received=4000", "messages_received=3999"),
         ("workload-too-many-threads", "@fw workload_done name=hackbench ok=0\n", "workload: cannot start thread hb-send-6-3: no free thread stack\n@fw workload_done name=hackbench ok=0\n"),
         ("workload-too-many-threads", "; the workload does not run\n@fw cmdline_problem", "; running what fits\n@fw cmdline_problem"),
         ("workload-too-much-heap", "name=ebizzy ok=0", "name=ebizzy ok=1"),

@@ -56,8 +56,16 @@ pub fn check_workload_params_malformed(log: &Log) -> CheckResult {
 }
 
 /// More threads than the kernel has stacks for (hackbench: 10 groups of 20 senders and 20
-/// receivers), at -smp 2 (264 stacks).
+/// receivers, Linux hackbench's default), at -smp 2 and [`TOO_MANY_THREADS_MIB`], where the
+/// stack arena is an eighth of the free memory: about 330 stacks.
 pub const WORKLOAD_TOO_MANY_THREADS: &str = "workload=hackbench,groups=10,fds=20,loops=1";
+/// The memory (`-m`, MiB) of `workload-too-many-threads`: small enough that the arena's share
+/// holds fewer than 400 stacks, large enough that the share, not the floor, decides.
+pub const TOO_MANY_THREADS_MIB: u32 = 128;
+/// The same 400 threads at the default 512 MiB, where the arena is at its ceiling: they run
+/// (`workload-400-threads`). One message per sender and receiver pair keeps it short under TCG.
+pub const WORKLOAD_400_THREADS: &str =
+    "sched_debug=1 workload=hackbench,groups=10,loops=1,datasize=100,fds=20,pipe_kb=64";
 /// More heap than there is (ebizzy: 1024 chunks of 2^20 8-byte records, 8 GiB).
 pub const WORKLOAD_TOO_MUCH_HEAP: &str = "workload=ebizzy,chunks=1024,records=1048576,ms=100";
 
@@ -80,8 +88,88 @@ fn refused(log: &Log, name: &str, pieces: &[&str]) -> CheckResult {
     })
 }
 
+/// KiB of each stack slot in the arena (kernel/src/mem/stack.rs): 32 KiB and a guard page.
+pub const STACK_SLOT_KIB: u64 = 36;
+/// The arena's ceiling: a workload's `MAX_THREADS` (kernel/src/workloads/params.rs) and the
+/// kernel's own init thread.
+pub const STACK_CEILING: u64 = 1024 + 1;
+
+/// The stack arena's size and the bound that decided it (`@fw stacks rule=`), as
+/// kernel/src/mem/stack.rs's `Sizing::plan` computes them from the memory free when it is made
+/// (`@fw stacks free_kib=`) on `cpus` CPUs: an eighth of that memory in slots, at least 256 and 4
+/// per CPU, at most [`STACK_CEILING`], and never more than half of that memory.
+pub fn stack_rule(free_kib: u64, cpus: u64) -> (u64, &'static str) {
+    let share = free_kib / 8 / STACK_SLOT_KIB;
+    let limit = free_kib / 2 / STACK_SLOT_KIB;
+    let floor = 256 + 4 * cpus;
+    let capped = share.min(STACK_CEILING);
+    if capped.max(floor) > limit {
+        (limit, "memory")
+    } else if floor > capped {
+        (floor, "floor")
+    } else if share > STACK_CEILING {
+        (STACK_CEILING, "ceiling")
+    } else {
+        (share, "share")
+    }
+}
+
+/// The `@fw stacks` record on `cpus` CPUs: its size is [`stack_rule`]'s for its own `free_kib=`,
+/// decided by `rule` (each scenario picks its memory for one bound), every planned stack was
+/// created (`wanted = slots`), its `share`, `floor` and `ceiling` fields are the rule's, and the
+/// `thread stacks: ` line gives the same number. Returns (stacks, KiB free).
+pub fn check_stacks(log: &Log, cpus: u64, rule: &str) -> Result<(u64, u64), String> {
+    let r = log.one("stacks")?;
+    let (slots, free_kib) = (r.num("slots")?, r.num("free_kib")?);
+    let (want, want_rule) = stack_rule(free_kib, cpus);
+    ensure(slots == want && r.get("rule") == Some(want_rule), || {
+        format!("`{r}`: the rule gives {want} stacks (rule={want_rule}) for {free_kib} KiB free on {cpus} CPUs")
+    })?;
+    ensure(want_rule == rule, || format!("`{r}`: expected the {rule} bound to decide at this memory"))?;
+    for (k, v) in [("wanted", slots), ("share", free_kib / 8 / STACK_SLOT_KIB), ("floor", 256 + 4 * cpus), ("ceiling", STACK_CEILING)] {
+        ensure(r.num(k)? == v, || format!("`{r}`: expected {k}={v}"))?;
+    }
+    let line = format!("thread stacks: {slots} of 32 KiB, each below an unmapped guard page (");
+    ensure(log.lines_starting_with(&line).count() == 1, || format!("expected one line starting `{line}`"))?;
+    Ok((slots, free_kib))
+}
+
+/// At [`TOO_MANY_THREADS_MIB`] the arena (by the rule) holds fewer than the 400 threads and init,
+/// and the refusal says how many are free and why: an eighth of the memory, and that more memory
+/// gives more.
 pub fn check_too_many_threads(log: &Log) -> CheckResult {
-    refused(log, "hackbench", &["workload=hackbench: groups=10, fds=20, pipe_kb=64 need 400 threads, but ", " thread stacks are free (264 in all"])
+    let (slots, free_kib) = check_stacks(log, 2, "share")?;
+    ensure(slots <= 400, || {
+        format!("{slots} stacks hold 400 threads and init: `workload-too-many-threads` needs less memory than {TOO_MANY_THREADS_MIB} MiB")
+    })?;
+    let why = format!(
+        "need 400 threads, but {} thread stacks are free ({slots} in all: an eighth of the {} MiB of memory free at boot; more memory gives more, up to {STACK_CEILING})",
+        slots - 1,
+        free_kib >> 10
+    );
+    refused(log, "hackbench", &["workload=hackbench: groups=10, fds=20, pipe_kb=64 ", &why])
+}
+
+/// Before the arena was sized from memory, 400 threads were refused at -smp 2 (264 stacks).
+/// At the default 512 MiB the arena is at its ceiling, and the 400 threads run.
+pub fn check_400_threads(log: &Log) -> CheckResult {
+    check_stacks(log, 2, "ceiling")?;
+    crate::workloads::check_hackbench(log, 2, WORKLOAD_400_THREADS)
+}
+
+/// The `@fw stacks` record and `thread stacks: ` line a correct kernel prints with `memory_mib`
+/// MiB on `cpus` CPUs (the free memory a rough model of what is left after the kernel image and
+/// the heap's quarter).
+#[cfg(test)]
+pub(crate) fn synthetic_stacks(memory_mib: u32, cpus: u64) -> String {
+    let free_kib = (memory_mib as u64 * 1024 - 4392) / 4 * 3;
+    let (slots, rule) = stack_rule(free_kib, cpus);
+    format!(
+        "thread stacks: {slots} of 32 KiB, each below an unmapped guard page (the {rule} bound)\n\
+         @fw stacks slots={slots} wanted={slots} rule={rule} free_kib={free_kib} share={} floor={} ceiling={STACK_CEILING}\n",
+        free_kib / 8 / STACK_SLOT_KIB,
+        256 + 4 * cpus
+    )
 }
 
 pub fn check_too_much_heap(log: &Log) -> CheckResult {
@@ -188,6 +276,19 @@ pub(crate) fn synthetic_help() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The rule against what the kernel printed at -smp 2 with -m 512, 128, 64, 24 and 16.
+    #[test]
+    fn stack_rule_matches_the_kernel() {
+        assert_eq!(stack_rule(390592, 2), (1025, "ceiling"));
+        assert_eq!(stack_rule(95680, 2), (332, "share"));
+        assert_eq!(stack_rule(46528, 2), (264, "floor"));
+        assert_eq!(stack_rule(12884, 2), (178, "memory"));
+        assert_eq!(stack_rule(4692, 2), (65, "memory"));
+        // more CPUs raise the floor, even above the ceiling (-smp 256: 1280)
+        assert_eq!(stack_rule(46528, 64), (512, "floor"));
+        assert_eq!(stack_rule(390592 * 4, 256), (1280, "floor"));
+    }
 
     #[test]
     fn readme_table_parses_with_defaults() {

@@ -48,6 +48,11 @@ pub fn init(regions: &[Region], reserved_below: u64) -> Summary {
     Summary { usable_bytes: usable, free_frames: map.free, above_4g_bytes: above }
 }
 
+/// Frames free now (the stack arena is sized from them, after the heap).
+pub fn free_frames() -> usize {
+    FREE.lock().free
+}
+
 /// Allocates `count` physically contiguous frames; returns the first address.
 pub fn alloc_contiguous(count: usize) -> Option<u64> {
     let mut map = FREE.lock();

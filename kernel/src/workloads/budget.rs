@@ -1,8 +1,9 @@
 //! What a workload is about to take, checked before it starts anything:
-//! thread stacks (a fixed arena, `mem::stack`, sized at boot from the
-//! number of CPUs) and heap. Asking for more than there is used to fail
-//! thread by thread (a line per thread that could not start, then a failed
-//! run) or to stop the kernel with OUT OF MEMORY half-way through setup.
+//! thread stacks (a fixed arena, `mem::stack`, sized at boot from the free
+//! memory and the number of CPUs) and heap. Asking for more than there is
+//! used to fail thread by thread (a line per thread that could not start,
+//! then a failed run) or to stop the kernel with OUT OF MEMORY half-way
+//! through setup.
 //! Now the workload is refused with one message that names the parameters
 //! behind the demand and the limit (a `cmdline: ` line and an
 //! `@fw cmdline_problem` record, so the harness takes no figures from it),
@@ -32,11 +33,15 @@ pub(super) fn fits(w: &Workload, keys: &[&str], threads: u64, heap: u64) -> bool
         let _ = write!(msg, "{}{}={}", if i == 0 { "" } else { ", " }, k, w.num(k));
     }
     if threads > free_stacks {
-        let _ = write!(
-            msg,
-            " need {} threads, but {} thread stacks are free ({} in all: 256 and 4 per CPU, at most 2048)",
-            threads, free_stacks, stacks
-        );
+        let _ = write!(msg, " need {} threads, but {} thread stacks are free ({} in all", threads, free_stacks, stacks);
+        if let Some(s) = crate::mem::stack::sizing() {
+            let _ = write!(msg, ": {}", s);
+            // Below the ceiling, memory is what limits the arena.
+            if s.slots < s.ceiling {
+                let _ = write!(msg, "; more memory gives more, up to {}", s.ceiling);
+            }
+        }
+        let _ = write!(msg, ")");
     } else {
         let _ = write!(
             msg,

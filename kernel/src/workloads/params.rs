@@ -76,7 +76,8 @@ pub const fn choice(key: &'static str, choices: &'static [&'static str], help: &
 /// Longest run any timed workload accepts (ms): ten minutes.
 pub const MAX_MS: u64 = 600_000;
 /// Most threads (or pairs, groups' members, clients) a workload may start:
-/// each takes a 32 KiB stack, and the machine has 512 MiB by default.
+/// each takes a 32 KiB stack. The stack arena holds this many (and the
+/// kernel's own) when memory allows: from about 390 MiB (QEMU's `-m`).
 pub const MAX_THREADS: u64 = 1024;
 
 /// The highest CPU number a parameter may name (whether that CPU is online
