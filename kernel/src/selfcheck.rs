@@ -120,6 +120,12 @@ pub fn ap_idle() {
         x86_64::instructions::interrupts::disable();
         if SCHED_START.load(Ordering::Acquire) {
             apic::stop_timer();
+            // While this CPU waited here, the BSP made the stack arena:
+            // it split 2 MiB pages and unmapped the guard pages, flushing
+            // only its own TLB. Whatever this CPU cached of the old
+            // mappings (a 2 MiB entry would hide a guard page) goes before
+            // it runs a thread on those stacks.
+            crate::mem::paging::flush_local_tlb();
             return;
         }
         let request = TIMER_REQUEST.load(Ordering::Acquire);

@@ -3,8 +3,11 @@
 //!
 //! Invariant: the tables only ever map virtual = physical below 4 GiB. A 2 MiB
 //! page is split into 512 4 KiB pages (same physical addresses and flags) when
-//! a 4 KiB page inside it must change. Changes made before the APs start need
-//! no TLB shootdown; later ones would (none are made yet).
+//! a 4 KiB page inside it must change. The only changes after boot are the
+//! stack arena's, made while the APs wait in `selfcheck::ap_idle` before the
+//! scheduler starts, touching nothing they use; each AP flushes its TLB when
+//! it leaves (`flush_local_tlb`). Changes while other CPUs run threads would
+//! need a TLB shootdown (none are made).
 
 use x86_64::registers::control::Cr3;
 
@@ -98,4 +101,13 @@ pub fn set_uncached(start: u64, end: u64) -> Result<(), PagingError> {
 
 fn flush_all() {
     x86_64::instructions::tlb::flush_all();
+}
+
+/// Drops every translation this CPU has cached (the boot tables set no global
+/// pages, so reloading CR3 drops them all). For a CPU that was running while
+/// another changed the tables: `unmap_page` (and the split of a 2 MiB page
+/// it may do first, `pt_entry`) flushes only the
+/// TLB of the CPU that calls them.
+pub fn flush_local_tlb() {
+    flush_all();
 }

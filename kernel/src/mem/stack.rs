@@ -1,6 +1,7 @@
 //! Kernel-thread stacks with guard pages.
 //!
-//! At boot (before the APs start, so no TLB shootdown is ever needed) one
+//! When the scheduler starts (the APs are up but waiting, and flush their
+//! TLBs when released: `selfcheck::ap_idle`, so no shootdown is needed) one
 //! contiguous arena is carved into fixed slots `[guard page][stack]`, the
 //! 2 MiB pages covering it are split into 4 KiB pages and every guard page is
 //! unmapped for good. A thread that runs off the bottom of its stack touches
