@@ -267,22 +267,32 @@ pub fn counter_table(rows: &[Row], method: Method) -> String {
 /// The rows under a header; the name column is `name_w` wide, or as wide as the longest name.
 fn render(rows: &[Row], name: &str, name_w: usize, num: fn(f64) -> String) -> String {
     let name_w = rows.iter().map(|r| r.metric.len()).fold(name_w, usize::max);
-    let mut s = format!("{:<6} {:<name_w$} {:<14} {:>23} {:>23}  {:<8} {}\n", "", name, "point", "base", "new", "unit", "p");
-    for r in rows {
-        let new = if r.significant {
-            format!("{:>12} *{:>7.2}%*", num(r.new), r.pdiff)
-        } else {
-            format!("{:>12} ({:>7.2}%)", num(r.new), r.pdiff)
-        };
-        let p = if r.exact { "exact".to_string() } else { r.p_value.map_or("-".to_string(), |p| format!("{p:.4}")) };
+    // The cells first: a large counter or a change of 10,000% or more widens its column for
+    // every row, so the columns stay aligned.
+    let cells: Vec<(String, String, String)> = rows
+        .iter()
+        .map(|r| {
+            let base = format!("{:>12} ({:>7.2}%)", num(r.base), 0.0);
+            let new = if r.significant {
+                format!("{:>12} *{:>7.2}%*", num(r.new), r.pdiff)
+            } else {
+                format!("{:>12} ({:>7.2}%)", num(r.new), r.pdiff)
+            };
+            let p = if r.exact { "exact".to_string() } else { r.p_value.map_or("-".to_string(), |p| format!("{p:.4}")) };
+            (base, new, p)
+        })
+        .collect();
+    let base_w = cells.iter().map(|c| c.0.len()).fold(23, usize::max);
+    let new_w = cells.iter().map(|c| c.1.len()).fold(23, usize::max);
+    let mut s = format!("{:<6} {:<name_w$} {:<14} {:>base_w$} {:>new_w$}  {:<8} {}\n", "", name, "point", "base", "new", "unit", "p");
+    for (r, (base, new, p)) in rows.iter().zip(&cells) {
         let _ = writeln!(
             s,
-            "{:<6} {:<name_w$} {:<14} {:>12} ({:>7.2}%) {:>23}  {:<8} {}",
+            "{:<6} {:<name_w$} {:<14} {:>base_w$} {:>new_w$}  {:<8} {}",
             r.central,
             r.metric,
             if r.point.is_empty() { "-" } else { &r.point },
-            num(r.base),
-            0.0,
+            base,
             new,
             r.unit,
             p
@@ -780,6 +790,14 @@ mod tests {
         assert!(t.contains("         39.0 (    inf%)"), "{t}");
         assert!(t.contains("ttwu_count") && t.contains("(   0.00%)  count    exact"), "{t}");
         assert!(t.lines().skip(2).all(|l| !l.contains('*')), "no star on any row: {t}");
+        // A change of 10,000% or more, or a number wider than its 12 places, widens its column
+        // for every row instead of pushing its own row out of line.
+        let wide: Vec<_> = [(1.0, 300.0), (2.0, 1e13)].iter().map(|&(a, b)| run(&[("x", a, false), ("y", b, false)])).collect();
+        let narrow: Vec<_> = [(1.0, 300.0), (2.0, 300.0)].iter().map(|&(a, b)| run(&[("x", a * 300.0, false), ("y", b, false)])).collect();
+        let t = table(&rows("", &wide, &narrow, Method::Means, false));
+        assert!(t.contains("5000000000150.000") && t.contains("-29900.00%"), "{t}");
+        let unit_at: Vec<Option<usize>> = t.lines().map(|l| l.find("  u")).collect();
+        assert!(unit_at.iter().all(|&c| c.is_some() && c == unit_at[0]), "the unit column starts in one place: {t}");
         assert!(!t.contains("yld_count"), "{t}");
         let json = serde_json::to_value(&r[0]).unwrap();
         assert_eq!((json["kind"].as_str(), json["higher_is_better"].is_null()), (Some("schedstat_delta"), true));
