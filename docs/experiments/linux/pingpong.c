@@ -9,7 +9,7 @@
  * (`same`: both pinned to CPU 0) and, when the machine has two CPUs, one on each (`cross`).
  * With debugfs, the runs repeat under NO_DELAY_DEQUEUE.
  *
- * Written for this measurement only (docs/experiments/linux-pipe/README.md).
+ * Written for this measurement only (docs/experiments/linux/README.md).
  */
 #define _GNU_SOURCE
 #include <pthread.h>

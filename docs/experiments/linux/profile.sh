@@ -2,13 +2,13 @@
 # Where Linux's one-CPU pipe round trip goes, by source file: two boots of pingpong.c built with
 # -DPROFILE_ROUNDS=N and 2N (threads, one CPU) under fairway's instruction-counting QEMU plugin
 # (tools/qemu-profile, built by `cargo xtask profile`), subtracted address by address and divided
-# by N, as `cargo xtask profile` does for fairway. Needs run.sh's kernel (run it first) and its
+# by N, as `cargo xtask profile` does for fairway. Needs run.sh's kernel (run `run.sh pipe` first) and its
 # debug symbols (the -dbg package, ~320 MB download, 1.8 GB unpacked).
 #
 # usage: profile.sh [TOP]        (also list the TOP functions)
 set -euo pipefail
 TOP=${1:-0}
-WORK=${WORK:-/tmp/fairway-linux-pipe}
+WORK=${WORK:-/tmp/fairway-linux}
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../.." && pwd)
 PLUGIN="$REPO/target/qemu-profile/x86_64-unknown-linux-gnu/release/libqemu_profile.so"
