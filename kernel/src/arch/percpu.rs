@@ -248,6 +248,28 @@ pub fn current_task() -> Option<Arc<Task>> {
     }
 }
 
+/// Runs `f` with the task running on this CPU borrowed from its slot, if its
+/// scheduler has started: `current_task` without the reference count, for
+/// a caller that holds the task across a sleep (a blocking wait).
+#[inline]
+pub fn with_current_task<R>(f: impl FnOnce(&Arc<Task>) -> R) -> Option<R> {
+    let p: *const Task;
+    // SAFETY: as in `current_task`.
+    unsafe {
+        asm!("mov {}, gs:[{off}]", out(reg) p, off = const CURRENT_TASK_OFFSET,
+             options(nostack, readonly, preserves_flags))
+    };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: as in `current_task`, `p` is us, and whenever this code runs,
+    // the slot of the CPU running it owns a strong count of us; only while
+    // it runs is the borrow used, and `ManuallyDrop` gives back no count,
+    // as none was taken.
+    let me = core::mem::ManuallyDrop::new(unsafe { Arc::from_raw(p) });
+    Some(f(&me))
+}
+
 /// Makes `task` this CPU's running task (dropping the previous one's count).
 pub fn set_current_task(task: Arc<Task>) {
     without_interrupts(|| set_current_task_irqs_off(task));
