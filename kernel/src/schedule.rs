@@ -222,7 +222,6 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
         }
         crate::trace::record(now, || crate::trace::Event::Switch { prev: prev.id, prev_state, next: next.id });
         rq.curr = next.clone();
-        task::switch_current(next.clone());
     }
     if crate::debug::enabled() {
         crate::debug::check_rq(&rq);
@@ -234,17 +233,23 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
     } else if prev.is_idle && !next.is_idle {
         crate::idle::exit(cpu, now);
     }
-    // An exiting task has made its last switch: joiners may now free its
-    // stack (they also wait until its frame is saved, below).
-    if finished {
-        prev.exited.complete_all();
-    }
-
-    match context::switch_frames(frame, &prev.ctx, &next.ctx) {
+    let resume = match context::switch_frames(frame, &prev.ctx, &next.ctx) {
         Ok(f) => f,
         Err(SwitchError::RunningElsewhere { cpu: other }) => panic!(
             "invariant: task {} ({}) picked on CPU {} is still running on CPU {}",
             next.id, next.name, cpu, other
         ),
+    };
+    // Last, so that `next` moves into the per-CPU slot instead of being
+    // cloned for it (this CPU alone reads the slot, and nothing above does).
+    if !Arc::ptr_eq(&prev, &next) {
+        task::switch_current(next);
     }
+    // An exiting task has made its last switch (its frame is saved, and
+    // joiners may now free its stack); its joiners' wakeups see `next` as
+    // the running task, as the switch made it.
+    if finished {
+        prev.exited.complete_all();
+    }
+    resume
 }

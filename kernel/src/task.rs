@@ -239,6 +239,13 @@ pub fn current() -> Arc<Task> {
     crate::arch::percpu::current_task().expect("scheduler started on this CPU")
 }
 
+/// Runs `f` with the task running on this CPU borrowed: `current()` without
+/// taking a reference count.
+#[inline]
+pub fn with_current<R>(f: impl FnOnce(&Arc<Task>) -> R) -> R {
+    crate::arch::percpu::with_current_task(f).expect("scheduler started on this CPU")
+}
+
 /// The task running on this CPU, or a stand-in idle task before its
 /// scheduler starts.
 pub fn current_or_idle() -> Arc<Task> {

@@ -100,15 +100,16 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
     let mut rq = rq::lock_task_rq(p);
     let eid = EntityId(p.eid.load(Ordering::Relaxed));
 
-    // Step 2: still queued?
-    if rq.fair.entity(eid).is_some_and(|se| se.on_rq) {
+    // Step 2: still queued? (Whether it is delayed is read in the same
+    // lookup: nothing below changes it before it is used.)
+    if let Some(delayed) = rq.fair.entity(eid).filter(|se| se.on_rq).map(|se| se.sched_delayed) {
         let cpu = rq.cpu;
         // Before the clock is read: the trace's `wakeup` precedes the
         // `enqueue` below, as in step 3 (and Linux's waking/wakeup pair).
         account(p, this, cpu, flags);
         p.set_state(TaskState::Running);
         rq.update_clock();
-        let preempt = if rq.fair.is_delayed(eid) {
+        let preempt = if delayed {
             let wants = rq.fair.wake_delayed(eid, flags).unwrap_or(false);
             queued_woken(&mut rq, p, wants)
         } else {

@@ -133,6 +133,10 @@ pub fn cpu_id() -> usize {
     // calls this (`install`); gs:8 is the `id` field of a live `PerCpu`
     // (repr(C), see the invariant).
     unsafe { asm!("mov {}, gs:[8]", out(reg) id, options(nostack, readonly, preserves_flags)) };
+    // Told to the compiler, so per-CPU arrays indexed by it need no bounds
+    // check. SAFETY: `install` stored `id` only after indexing `CPUS` (of
+    // `MAX_CPUS` entries) with it.
+    unsafe { core::hint::assert_unchecked(id < MAX_CPUS) };
     id
 }
 
@@ -246,6 +250,28 @@ pub fn current_task() -> Option<Arc<Task>> {
         Arc::increment_strong_count(p);
         Some(Arc::from_raw(p))
     }
+}
+
+/// Runs `f` with the task running on this CPU borrowed from its slot, if its
+/// scheduler has started: `current_task` without the reference count, for
+/// a caller that holds the task across a sleep (a blocking wait).
+#[inline]
+pub fn with_current_task<R>(f: impl FnOnce(&Arc<Task>) -> R) -> Option<R> {
+    let p: *const Task;
+    // SAFETY: as in `current_task`.
+    unsafe {
+        asm!("mov {}, gs:[{off}]", out(reg) p, off = const CURRENT_TASK_OFFSET,
+             options(nostack, readonly, preserves_flags))
+    };
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: as in `current_task`, `p` is us, and whenever this code runs,
+    // the slot of the CPU running it owns a strong count of us; only while
+    // it runs is the borrow used, and `ManuallyDrop` gives back no count,
+    // as none was taken.
+    let me = core::mem::ManuallyDrop::new(unsafe { Arc::from_raw(p) });
+    Some(f(&me))
 }
 
 /// Makes `task` this CPU's running task (dropping the previous one's count).

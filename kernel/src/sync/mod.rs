@@ -58,10 +58,19 @@ impl WaitQueue {
     /// `wait_until` once the condition failed: queue, sleep, re-check.
     #[track_caller]
     #[inline(never)]
-    fn block_until(&self, mut cond: impl FnMut() -> bool) {
-        let me = task::current();
+    fn block_until(&self, cond: impl FnMut() -> bool) {
+        // The caller's location is read here: inside the closure it would
+        // be the closure's.
+        let at = core::panic::Location::caller();
+        // Borrowed: the running task outlives its own wait.
+        task::with_current(|me| self.block(me, at, cond));
+    }
+
+    /// `block_until` for the running task `me`, called from `at`.
+    #[inline(always)]
+    fn block(&self, me: &Arc<Task>, at: &'static core::panic::Location<'static>, mut cond: impl FnMut() -> bool) {
         if crate::debug::enabled() {
-            *me.blocked_at.lock() = Some(core::panic::Location::caller());
+            *me.blocked_at.lock() = Some(at);
         }
         loop {
             {
@@ -90,7 +99,7 @@ impl WaitQueue {
         if me.on_wait_queue.load(Ordering::Relaxed) {
             let mut q = self.waiters.lock();
             if me.on_wait_queue.load(Ordering::Relaxed) {
-                q.retain(|t| !Arc::ptr_eq(t, &me));
+                q.retain(|t| !Arc::ptr_eq(t, me));
                 me.on_wait_queue.store(false, Ordering::Relaxed);
                 self.queued.store(q.len(), Ordering::Relaxed);
             }
