@@ -7,9 +7,11 @@
 #   hackbench  hackbench.c: fairway's default hackbench (2 groups, 20+20 threads, 100 loops of
 #              100 bytes) at eight tick phases, time and context switches, with and without
 #              WAKEUP_PREEMPTION (half a minute)
+#   latency    latency.c: fairway's `workload=latency` (two hogs and a sleeper with a custom
+#              slice on CPU 0) for five slices under three feature sets (two minutes; use SMP 1)
 # README.md beside this file has the measured figures and what differs from fairway's workloads.
 #
-# usage: run.sh [pipe|hackbench] [SMP]      (defaults: pipe, 2)
+# usage: run.sh [pipe|hackbench|latency] [SMP]      (defaults: pipe, 2)
 # env:   LINUX_PKG   the Debian package to take the kernel from (default below, bookworm-backports)
 #        WORK        scratch directory (default /tmp/fairway-linux)
 set -euo pipefail
@@ -18,7 +20,8 @@ SMP=${2:-2}
 case "$WHAT" in
     pipe) SRC=pingpong.c ;;
     hackbench) SRC=hackbench.c ;;
-    *) echo "run.sh: unknown program \"$WHAT\" (pipe or hackbench)" >&2; exit 2 ;;
+    latency) SRC=latency.c ;;
+    *) echo "run.sh: unknown program \"$WHAT\" (pipe, hackbench or latency)" >&2; exit 2 ;;
 esac
 LINUX_PKG=${LINUX_PKG:-linux-image-6.12.95+deb12-cloud-amd64-unsigned}
 WORK=${WORK:-/tmp/fairway-linux}
