@@ -57,6 +57,10 @@ pub struct CpuState {
     /// The snapshots wake placement reads, refilled at each wakeup this
     /// CPU performs (kept so that a wakeup allocates nothing).
     pub wake_snaps: Vec<sched::balance::CpuSnapshot>,
+    /// The snapshots a balance attempt reads (`periodic::balance_rq`, for the
+    /// periodic, NOHZ and newidle balancing) and the NOHZ kick test, refilled
+    /// each time: balancing from the tick allocates nothing.
+    pub balance_snaps: Vec<sched::balance::CpuSnapshot>,
 }
 
 pub static STATE: [IrqMutex<Option<CpuState>>; MAX_CPUS] = [const { IrqMutex::new(None) }; MAX_CPUS];
@@ -83,6 +87,7 @@ pub fn init(sds: SchedDomains, cfg: BalanceConfig, caps: CapacityTable, hz: u32)
             newidle: NewidleCounters::default(),
             wake_aged: WakeAvgIdle::default(),
             wake_snaps: Vec::with_capacity(online.len()),
+            balance_snaps: Vec::with_capacity(online.len()),
         });
     }
     GLOBAL.call_once(|| Global { sds, cfg, caps, hz });

@@ -84,7 +84,7 @@ pub fn sched_balance_newidle(cpu: usize) -> u32 {
             NewidleStep::Balance { weight } => weight,
         };
         let t0 = crate::rq::now_ns();
-        let (go_on, pulled) = balance_rq(g, cpu, idx, IdleType::NewlyIdle, &mut state.sd[idx]);
+        let (go_on, pulled) = balance_rq(g, cpu, idx, IdleType::NewlyIdle, &mut state.sd[idx], &mut state.balance_snaps);
         let t1 = crate::rq::now_ns();
         if !walk.record(&mut state.sd[idx].newidle, t1 - t0, pulled, weight, t1, go_on, &mut state.newidle) {
             break;

@@ -8,7 +8,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use sched::balance::nohz::{nohz_balancer_kick, NohzState, NOHZ_BALANCE_KICK, NOHZ_STATS_KICK};
 use sched::balance::interval::max_load_balance_interval;
 
-use super::snapshot::{cpu_snapshot, snapshots};
+use super::snapshot::{cpu_snapshot, snapshots_into};
 use crate::arch::percpu::MAX_CPUS;
 use crate::sync::irq_mutex::IrqMutex;
 
@@ -44,13 +44,18 @@ pub fn balancer_kick(cpu: usize) {
     }
     let this = cpu_snapshot(cpu);
     // Every online CPU: the kick rules look at capacities across the machine.
+    // Into this CPU's reused buffer (its balance state is the outermost lock,
+    // and its own periodic balance has released it by now).
     let online = crate::rq::online_mask();
-    let all = snapshots(&online);
-    let flags = nohz_balancer_kick(&n, &g.sds, &all, &this, now);
+    let mut guard = super::STATE[cpu].lock();
+    let Some(state) = guard.as_mut() else { return };
+    snapshots_into(&online, &mut state.balance_snaps);
+    let all = &state.balance_snaps;
+    let flags = nohz_balancer_kick(&n, &g.sds, all, &this, now);
     if flags & (NOHZ_BALANCE_KICK | NOHZ_STATS_KICK) == 0 {
         return;
     }
-    let Some(ilb) = n.find_new_ilb(cpu, &online, &all) else { return };
+    let Some(ilb) = n.find_new_ilb(cpu, &online, all) else { return };
     if KICK[ilb].fetch_or(flags, Ordering::AcqRel) == 0 {
         // Until the kicked CPU has balanced, do not kick again.
         NOHZ.lock().next_balance = now + max_load_balance_interval(g.hz, g.sds.online().weight());

@@ -4,6 +4,7 @@
 //! balancer. Also the active balance: when nothing could be pulled because
 //! the busiest CPU only runs its current task, that CPU is asked to push it.
 
+use alloc::vec::Vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use sched::balance::interval::{balance_due, failed_count_after, finish_balance, get_sd_balance_interval, max_load_balance_interval};
@@ -11,10 +12,10 @@ use sched::balance::migrate::{need_active_balance, ActiveBalanceInput, DetachPar
 use sched::balance::newidle::decay_newidle_costs;
 use sched::balance::rq::record_pull;
 use sched::balance::sis::update_idle_cpu_scan;
-use sched::balance::{plan_balance, IdleType, LbEnv, Plan, RqOutcome, SdState};
+use sched::balance::{plan_balance, CpuSnapshot, IdleType, LbEnv, Plan, RqOutcome, SdState};
 use sched::Feature;
 
-use super::snapshot::{cpu_snapshot, snapshots};
+use super::snapshot::{cpu_snapshot, snapshots_into};
 use super::{Global, STATE};
 use crate::arch::percpu::MAX_CPUS;
 
@@ -55,7 +56,7 @@ pub fn sched_balance_domains(cpu: usize, idle: bool) {
         if !balance_due(st, interval, now) {
             continue;
         }
-        let (go_on, _) = balance_rq(g, cpu, idx, kind, st);
+        let (go_on, _) = balance_rq(g, cpu, idx, kind, st, &mut state.balance_snaps);
         st.last_balance = now;
         if !go_on {
             break;
@@ -64,15 +65,23 @@ pub fn sched_balance_domains(cpu: usize, idle: bool) {
 }
 
 /// One `sched_balance_rq` attempt of `dst` at domain `idx`: whether the walk
-/// may go on to the parent domain, and how many tasks were pulled.
-pub fn balance_rq(g: &Global, dst: usize, idx: usize, idle: IdleType, st: &mut SdState) -> (bool, u32) {
+/// may go on to the parent domain, and how many tasks were pulled. `snaps` is
+/// `dst`'s reused buffer for the domain's snapshots (`CpuState::balance_snaps`).
+pub fn balance_rq(
+    g: &Global,
+    dst: usize,
+    idx: usize,
+    idle: IdleType,
+    st: &mut SdState,
+    snaps: &mut Vec<CpuSnapshot>,
+) -> (bool, u32) {
     let Some(sd) = g.sds.per_cpu(dst).get(idx) else { return (false, 0) };
     let mut env = LbEnv::new(&g.sds, dst, idx, idle);
     env.cpus = sd.span.intersection(&crate::rq::online_mask());
     env.nr_balance_failed = st.nr_balance_failed;
     for _ in 0..4 {
-        let snaps = snapshots(&sd.span);
-        let (plan, lb_stats) = plan_balance(&env, &snaps, &mut st.stats);
+        snapshots_into(&sd.span, snaps);
+        let (plan, lb_stats) = plan_balance(&env, snaps, &mut st.stats);
         // SIS_UTIL: the LLC domain's balance refreshes how deep wakeups scan.
         if let Some(lbs) = lb_stats {
             if g.sds.sd_llc(dst).is_some_and(|llc| llc.span == sd.span) {

@@ -5,7 +5,6 @@
 //! `Task` and gets a new entity handle on the destination.
 
 use alloc::sync::Arc;
-use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
 use sched::balance::migrate::{Detach, DetachCursor, DetachOutcome, DetachParams};
@@ -49,10 +48,12 @@ pub fn pull_tasks(dst: usize, src: usize, params: &DetachParams, migration: Migr
     params.src_clock_task = s.fair.clock();
     params.src_nr_running = s.fair.nr_queued();
     let mut cursor = DetachCursor::new(&params, migration);
-    // Tail first: the most recently added entities.
-    let candidates: Vec<(u32, Arc<Task>)> =
-        s.tasks.iter().enumerate().rev().filter_map(|(i, t)| t.clone().map(|t| (i as u32, t))).collect();
-    for (eid, t) in candidates {
+    // Tail first: the most recently added entities. By index, one task at a
+    // time: taking one only empties its own slot, and the cursor may stop long
+    // before the list ends (no list of every task, allocated under two locks).
+    for i in (0..s.tasks.len()).rev() {
+        let Some(t) = s.tasks[i].clone() else { continue };
+        let eid = i as u32;
         let Some(snap) = task_snapshot(&s, eid, &t) else { continue };
         match cursor.consider(&snap) {
             Detach::Take => {
