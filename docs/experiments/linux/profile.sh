@@ -26,7 +26,7 @@ fi
 for n in 20000 40000; do
     gcc -O2 -Wall -static -pthread -DPROFILE_ROUNDS=$n -o "init$n" "$HERE/pingpong.c"
     python3 "$HERE/mkinitramfs.py" "init$n" "init$n.cpio"
-    timeout 900 qemu-system-x86_64 -accel tcg -cpu max -smp 1 -m 512 -nodefaults -display none -no-reboot \
+    timeout 900 qemu-system-x86_64 -accel tcg -cpu max,-rdrand,-rdseed -smp 1 -m 512 -nodefaults -display none -no-reboot \
         -serial stdio -icount shift=0,sleep=off -rtc base=2020-01-01,clock=vm -plugin "$PLUGIN,out=$WORK/prof$n.txt" \
         -kernel "$vmlinuz" -initrd "init$n.cpio" -append "console=ttyS0 quiet mitigations=off nokaslr" | grep '^@linux' >&2
 done

@@ -10,6 +10,8 @@
 #   latency    latency.c: fairway's `workload=latency` (two hogs and a sleeper with a custom
 #              slice on CPU 0) for five slices under three feature sets (two minutes; use SMP 1)
 # README.md beside this file has the measured figures and what differs from fairway's workloads.
+# Without RDRAND/RDSEED (which TCG fills from the host) and without KASLR, every boot of one
+# program prints the same figures, as fairway's -icount runs do.
 #
 # usage: run.sh [pipe|hackbench|latency] [SMP]      (defaults: pipe, 2)
 # env:   LINUX_PKG   the Debian package to take the kernel from (default below, bookworm-backports)
@@ -42,6 +44,6 @@ command -v gcc >/dev/null || { echo "run.sh: needs gcc (and libc6-dev for -stati
 gcc -O2 -Wall -static -pthread -o init "$HERE/$SRC"
 python3 "$HERE/mkinitramfs.py" init init.cpio
 echo "run.sh: booting $vmlinuz at -smp $SMP with $SRC as /init" >&2
-timeout 900 qemu-system-x86_64 -accel tcg -cpu max -smp "$SMP" -m 512 -nodefaults -display none -no-reboot \
+timeout 900 qemu-system-x86_64 -accel tcg -cpu max,-rdrand,-rdseed -smp "$SMP" -m 512 -nodefaults -display none -no-reboot \
     -serial stdio -icount shift=0,sleep=off -rtc base=2020-01-01,clock=vm \
-    -kernel "$vmlinuz" -initrd init.cpio -append "console=ttyS0 quiet mitigations=off" | grep '^@linux'
+    -kernel "$vmlinuz" -initrd init.cpio -append "console=ttyS0 quiet mitigations=off nokaslr" | grep '^@linux'
