@@ -305,19 +305,24 @@ fn render(rows: &[Row], name: &str, name_w: usize, num: fn(f64) -> String) -> St
 pub const EXACT_MEANS: &str = "every run of each side gave the same figure (--icount is deterministic), \
      so the change is exact for the tick phases run and no test applies; --phases runs each at another phase";
 
-/// What the table shows, what `*` means and what `exact` means.
-pub fn legend(method: Method) -> String {
-    match method {
+/// What the table shows and what `*` means; with `exact_rows` (some row is [`Row::exact`]), also
+/// what `exact` means: a legend line about a marker the table does not use would only be noise.
+pub fn legend(method: Method, exact_rows: bool) -> String {
+    let base = match method {
         Method::Means => format!(
             "Hmean for higher-is-better metrics, Amean otherwise; % is the change, positive = better; \
-             * = significant: Welch's two-sided t-test, p < {ALPHA} (runs as samples); p exact = {EXACT_MEANS}"
+             * = significant: Welch's two-sided t-test, p < {ALPHA} (runs as samples)"
         ),
         Method::Robust => format!(
             "Median for every metric; % is the change, positive = better; * = significant: two-sided \
-             Mann-Whitney U test, p < {ALPHA} (exact up to {} runs per side, else normal approximation); \
-             p exact = {EXACT_MEANS}",
+             Mann-Whitney U test, p < {ALPHA} (exact up to {} runs per side, else normal approximation)",
             stats::MANN_WHITNEY_EXACT_MAX
         ),
+    };
+    if exact_rows {
+        format!("{base}; p exact = {EXACT_MEANS}")
+    } else {
+        base
     }
 }
 
@@ -466,7 +471,7 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
         a.new
     );
     print!("{}", table(&all_rows[..n_results]));
-    let test = legend(method);
+    let test = legend(method, all_rows.iter().any(|r| r.exact));
     println!("\n{test}");
     // The sample-size note covers the counter rows too (a workload may print no results);
     // outliers are named for the results only (the counter rows keep theirs in compare.json).
@@ -616,8 +621,9 @@ mod tests {
         assert_eq!(stats::welch_p(&usecs(&base), &usecs(&new)), Some(0.0));
         let json = serde_json::to_value(&rows("", &base, &new, Method::Means, true)[0]).unwrap();
         assert_eq!((json["exact"].as_bool(), json["significant"].as_bool(), json["p_value"].is_null()), (Some(true), Some(false), true));
-        assert!(legend(Method::Means).contains("p exact = every run of each side gave the same figure"));
-        assert!(legend(Method::Robust).contains("--phases runs each at another phase"));
+        assert!(legend(Method::Means, true).contains("p exact = every run of each side gave the same figure"));
+        assert!(legend(Method::Robust, true).contains("--phases runs each at another phase"));
+        assert!(!legend(Method::Means, false).contains("exact =") && !legend(Method::Robust, false).contains("p exact"));
     }
 
     #[test]
@@ -715,7 +721,7 @@ mod tests {
         assert!(note.starts_with("note: rps, base: outlier run 2 = 20; the median"), "{note}");
         assert!(!note.contains("--robust"), "{note}");
         assert_eq!(out_of_reach_notes(&robust, Method::Robust), "", "5 runs can reach p < 0.05");
-        assert!(legend(Method::Robust).contains("Mann-Whitney"));
+        assert!(legend(Method::Robust, false).contains("Mann-Whitney"));
     }
 
     #[test]
