@@ -227,11 +227,14 @@ pub fn cpu(id: usize) -> &'static PerCpu {
     &CPUS[id]
 }
 
-/// The task running on this CPU, if its scheduler has started (Linux's
-/// `current`): one load through `gs`, so no interrupt or migration can come
-/// between finding this CPU's area and reading its slot.
-#[inline]
-pub fn current_task() -> Option<Arc<Task>> {
+/// This CPU's slot: the running task's pointer, null before its scheduler
+/// starts. One load through `gs`, so no interrupt or migration can come
+/// between finding this CPU's area and reading its slot. At the load the
+/// slot named the task running this code (the field's invariant), so a
+/// non-null result is the caller itself; it may be preempted and moved
+/// since, but wherever it runs, that CPU's slot owns a strong count of it.
+#[inline(always)]
+fn current_task_ptr() -> *const Task {
     let p: *const Task;
     // A pointer-sized load through `gs` is one instruction.
     // SAFETY: as in `cpu_id`; the offset is `current_task`'s in a live `PerCpu`.
@@ -239,13 +242,19 @@ pub fn current_task() -> Option<Arc<Task>> {
         asm!("mov {}, gs:[{off}]", out(reg) p, off = const CURRENT_TASK_OFFSET,
              options(nostack, readonly, preserves_flags))
     };
+    p
+}
+
+/// The task running on this CPU, if its scheduler has started (Linux's
+/// `current`).
+#[inline]
+pub fn current_task() -> Option<Arc<Task>> {
+    let p = current_task_ptr();
     if p.is_null() {
         return None;
     }
-    // At the load the slot named the task running this code (the field's
-    // invariant), so `p` is us. We may be preempted and moved since, but
-    // wherever we run, that CPU's slot owns a strong count of us.
-    // SAFETY: `p` is alive (above); the increment adds the count the Arc owns.
+    // SAFETY: `p` is us and alive (`current_task_ptr`); the increment adds
+    // the count the Arc owns.
     unsafe {
         Arc::increment_strong_count(p);
         Some(Arc::from_raw(p))
@@ -257,16 +266,11 @@ pub fn current_task() -> Option<Arc<Task>> {
 /// a caller that holds the task across a sleep (a blocking wait).
 #[inline]
 pub fn with_current_task<R>(f: impl FnOnce(&Arc<Task>) -> R) -> Option<R> {
-    let p: *const Task;
-    // SAFETY: as in `current_task`.
-    unsafe {
-        asm!("mov {}, gs:[{off}]", out(reg) p, off = const CURRENT_TASK_OFFSET,
-             options(nostack, readonly, preserves_flags))
-    };
+    let p = current_task_ptr();
     if p.is_null() {
         return None;
     }
-    // SAFETY: as in `current_task`, `p` is us, and whenever this code runs,
+    // SAFETY: `p` is us (`current_task_ptr`), and whenever this code runs,
     // the slot of the CPU running it owns a strong count of us; only while
     // it runs is the borrow used, and `ManuallyDrop` gives back no count,
     // as none was taken.
