@@ -179,6 +179,8 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
     };
 
     let finished = prev_state == b'D';
+    // Whether this is a switch at all (a preempted task may be picked again).
+    let switching = !Arc::ptr_eq(&prev, &next);
     if !prev.is_idle {
         let eid = prev.eid.load(Ordering::Relaxed);
         if finished {
@@ -194,14 +196,14 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
                 Err(err) => panic!("CPU {}: cannot migrate {}: {}", cpu, prev.name, err),
             }
         } else if prev_state == b'R'
-            && !Arc::ptr_eq(&prev, &next)
+            && switching
             && rq.fair.entity(EntityId(eid)).is_some_and(|se| se.on_rq && !se.sched_delayed)
         {
             prev.stats.queued_at.store(now, Ordering::Relaxed);
         }
     }
 
-    if !Arc::ptr_eq(&prev, &next) {
+    if switching {
         rq.stat.pcount += 1;
         prev.stats.nr_switches.fetch_add(1, Ordering::Relaxed);
         if next.is_idle {
@@ -242,7 +244,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
     };
     // Last, so that `next` moves into the per-CPU slot instead of being
     // cloned for it (this CPU alone reads the slot, and nothing above does).
-    if !Arc::ptr_eq(&prev, &next) {
+    if switching {
         task::switch_current(next);
     }
     // An exiting task has made its last switch (its frame is saved, and
