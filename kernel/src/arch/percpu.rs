@@ -134,7 +134,8 @@ pub fn cpu_id() -> usize {
     // (repr(C), see the invariant).
     unsafe { asm!("mov {}, gs:[8]", out(reg) id, options(nostack, readonly, preserves_flags)) };
     // Told to the compiler, so per-CPU arrays indexed by it need no bounds
-    // check. SAFETY: `install` stored `id` only after indexing `CPUS` (of
+    // check.
+    // SAFETY: `install` stored `id` only after indexing `CPUS` (of
     // `MAX_CPUS` entries) with it.
     unsafe { core::hint::assert_unchecked(id < MAX_CPUS) };
     id
