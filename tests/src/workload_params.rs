@@ -99,9 +99,8 @@ pub const STACK_CEILING: u64 = 1024 + 1;
 /// (`@fw stacks free_kib=`) on `cpus` CPUs: an eighth of that memory in slots, at least 256 and 4
 /// per CPU, at most [`STACK_CEILING`], and never more than half of that memory.
 pub fn stack_rule(free_kib: u64, cpus: u64) -> (u64, &'static str) {
-    let share = free_kib / 8 / STACK_SLOT_KIB;
+    let (share, floor) = (stack_share(free_kib), stack_floor(cpus));
     let limit = free_kib / 2 / STACK_SLOT_KIB;
-    let floor = 256 + 4 * cpus;
     let capped = share.min(STACK_CEILING);
     if capped.max(floor) > limit {
         (limit, "memory")
@@ -112,6 +111,16 @@ pub fn stack_rule(free_kib: u64, cpus: u64) -> (u64, &'static str) {
     } else {
         (share, "share")
     }
+}
+
+/// Stacks an eighth of `free_kib` holds (the rule's share).
+fn stack_share(free_kib: u64) -> u64 {
+    free_kib / 8 / STACK_SLOT_KIB
+}
+
+/// 256 stacks and 4 per CPU (the rule's floor).
+fn stack_floor(cpus: u64) -> u64 {
+    256 + 4 * cpus
 }
 
 /// The `@fw stacks` record on `cpus` CPUs: its size is [`stack_rule`]'s for its own `free_kib=`,
@@ -126,7 +135,7 @@ pub fn check_stacks(log: &Log, cpus: u64, rule: &str) -> Result<(u64, u64), Stri
         format!("`{r}`: the rule gives {want} stacks (rule={want_rule}) for {free_kib} KiB free on {cpus} CPUs")
     })?;
     ensure(want_rule == rule, || format!("`{r}`: expected the {rule} bound to decide at this memory"))?;
-    for (k, v) in [("wanted", slots), ("share", free_kib / 8 / STACK_SLOT_KIB), ("floor", 256 + 4 * cpus), ("ceiling", STACK_CEILING)] {
+    for (k, v) in [("wanted", slots), ("share", stack_share(free_kib)), ("floor", stack_floor(cpus)), ("ceiling", STACK_CEILING)] {
         ensure(r.num(k)? == v, || format!("`{r}`: expected {k}={v}"))?;
     }
     let line = format!("thread stacks: {slots} of 32 KiB, each below an unmapped guard page (");
@@ -167,8 +176,8 @@ pub(crate) fn synthetic_stacks(memory_mib: u32, cpus: u64) -> String {
     format!(
         "thread stacks: {slots} of 32 KiB, each below an unmapped guard page (the {rule} bound)\n\
          @fw stacks slots={slots} wanted={slots} rule={rule} free_kib={free_kib} share={} floor={} ceiling={STACK_CEILING}\n",
-        free_kib / 8 / STACK_SLOT_KIB,
-        256 + 4 * cpus
+        stack_share(free_kib),
+        stack_floor(cpus)
     )
 }
 
