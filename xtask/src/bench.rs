@@ -78,7 +78,11 @@ pub fn cmdline(workload: &str, params: &str, extra: &str) -> String {
 impl Boot {
     /// Builds the kernel and finds QEMU.
     pub fn prepare(smp: &str, icount: bool, timeout: u64) -> Result<Boot, String> {
-        let elf = crate::cargo::build_kernel()?;
+        Boot::with_kernel(crate::cargo::build_kernel()?, smp, icount, timeout)
+    }
+
+    /// Boots of the kernel at `elf` (built already); finds QEMU.
+    pub fn with_kernel(elf: PathBuf, smp: &str, icount: bool, timeout: u64) -> Result<Boot, String> {
         let qemu = crate::install::ensure(false)?;
         Ok(Boot { qemu, elf, smp: smp.into(), icount, timeout: Duration::from_secs(timeout) })
     }

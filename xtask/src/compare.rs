@@ -7,6 +7,10 @@
 //! their place, for when a boot falls far off the others; in either mode
 //! such boots are named under the table.
 //!
+//! `--base-rev REV` / `--new-rev REV` boot a side with the kernel of a git revision instead of
+//! the working tree's (built once into `target/revs/`, see `revision.rs`): a patch against the
+//! commit it started from, with the same settings or different ones.
+//!
 //! A row whose runs all printed the same figure on each side (what `--icount` gives: every
 //! boot of one command line is the same run) is marked `exact` instead ([`is_exact`]): its
 //! change is exact for the tick phases run, and no test applies to samples without spread.
@@ -39,6 +43,7 @@ pub use dist::dist_charts;
 use report::{counter_header, counter_table, legend, out_of_reach_notes, outlier_lines, phase_note, table, test_name};
 pub use sweep::sweep_charts;
 use crate::results::{self, Outlier, RunRecord, Samples};
+use crate::revision::{self, Kernel};
 use crate::stats;
 use crate::workload_args::BootArgs;
 
@@ -66,6 +71,13 @@ pub struct CompareArgs {
     /// Extra kernel command line of the new side.
     #[arg(long)]
     pub new: String,
+    /// Boot the baseline with the kernel of this git revision (branch, tag, commit; built once
+    /// into target/revs/) instead of the working tree's.
+    #[arg(long, value_name = "REV")]
+    pub base_rev: Option<String>,
+    /// Boot the new side with the kernel of this git revision instead of the working tree's.
+    #[arg(long, value_name = "REV")]
+    pub new_rev: Option<String>,
     /// `param=v1,v2,...`: one comparison per value of a workload parameter (added to --params).
     #[arg(long)]
     pub sweep: Option<String>,
@@ -247,6 +259,12 @@ struct CompareJson<'a> {
     workload: &'a str,
     base: &'a str,
     new: &'a str,
+    /// What each side's kernel was built from (`working tree (HEAD ...)` or `<commit> <subject>`).
+    base_kernel: &'a str,
+    new_kernel: &'a str,
+    /// The full commit ids of `--base-rev` / `--new-rev` (null for the working tree).
+    base_commit: Option<&'a str>,
+    new_commit: Option<&'a str>,
     smp: &'a str,
     icount: bool,
     robust: bool,
@@ -263,11 +281,46 @@ fn params_with(common: &str, point: &str) -> String {
     [common, point].iter().filter(|s| !s.is_empty()).cloned().collect::<Vec<_>>().join(",")
 }
 
+/// The kernels of the two sides: a revision's when its side names one, else the working tree's
+/// (built only when some side needs it).
+fn side_kernels(base_rev: Option<&str>, new_rev: Option<&str>) -> Result<[Kernel; 2], String> {
+    // A misspelt revision is refused before anything is built.
+    let root = crate::workspace_root();
+    for (flag, rev) in [("--base-rev", base_rev), ("--new-rev", new_rev)] {
+        if let Some(rev) = rev {
+            revision::resolve(&root, rev).map_err(|e| format!("xtask: {flag} {e}"))?;
+        }
+    }
+    let tree = match (base_rev, new_rev) {
+        (Some(_), Some(_)) => None,
+        _ => Some(revision::working_tree(crate::cargo::build_kernel()?)),
+    };
+    let side = |flag: &str, rev: Option<&str>| match rev {
+        Some(r) => revision::kernel_at(flag, r),
+        None => Ok(tree.clone().expect("the working tree is built when a side names no revision")),
+    };
+    Ok([side("--base-rev", base_rev)?, side("--new-rev", new_rev)?])
+}
+
+/// How charts name a side: its settings, and with `--base-rev`/`--new-rev` its kernel too.
+fn side_desc(settings: &str, kernel: &Kernel, by_revision: bool) -> String {
+    if !by_revision {
+        return settings.to_string();
+    }
+    let what = if settings.is_empty() { "(no extra settings)" } else { settings };
+    format!("{what} on {}", kernel.short())
+}
+
 pub fn compare(a: CompareArgs) -> Result<(), String> {
     let points = sweep_points(a.sweep.as_deref())?;
     let method = if a.robust { Method::Robust } else { Method::Means };
     crate::bench::check_phases(a.phases, a.icount)?;
-    let boot = Boot::prepare(&a.boot.smp, a.icount, a.boot.timeout)?;
+    let by_revision = a.base_rev.is_some() || a.new_rev.is_some();
+    let kernels = side_kernels(a.base_rev.as_deref(), a.new_rev.as_deref())?;
+    let boots = [
+        Boot::with_kernel(kernels[0].elf.clone(), &a.boot.smp, a.icount, a.boot.timeout)?,
+        Boot::with_kernel(kernels[1].elf.clone(), &a.boot.smp, a.icount, a.boot.timeout)?,
+    ];
     let dir = out_dir(&format!("compare-{}", a.workload))?;
     let pb = progress((points.len() * a.runs * 2) as u64);
     let (mut all_base, mut all_new, mut all_rows) = (Vec::new(), Vec::new(), Vec::new());
@@ -277,11 +330,14 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
         let params = params_with(&a.boot.params, pt);
         let lines = [cmdline(&a.workload, &params, &a.base), cmdline(&a.workload, &params, &a.new)];
         pb.println(format!("base: {}\nnew:  {}", lines[0], lines[1]));
+        if by_revision {
+            pb.println(format!("base kernel: {}\nnew kernel:  {}", kernels[0].label, kernels[1].label));
+        }
         let (mut base, mut new) = (Vec::new(), Vec::new());
         for i in 0..a.runs {
             for (side, line) in lines.iter().enumerate() {
                 let line = if a.phases { crate::bench::with_phase(line, i, a.runs) } else { line.clone() };
-                let (rec, log) = boot.run(i, &line)?;
+                let (rec, log) = boots[side].run(i, &line)?;
                 let tag = if side == 0 { "base" } else { "new" };
                 let name = format!("{tag}-{}-{i}.log", if pt.is_empty() { "default" } else { pt });
                 std::fs::write(dir.join(name), log.raw()).map_err(|e| e.to_string())?;
@@ -304,7 +360,7 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
     let n_results = all_rows.len();
     all_rows.extend(all_counters);
     println!(
-        "{} -smp {}{}, {} runs per side and point\n  base: {:?}\n  new:  {:?}\n",
+        "{} -smp {}{}, {} runs per side and point\n  base: {:?}\n  new:  {:?}",
         a.workload,
         a.boot.smp,
         if a.icount { " --icount" } else { "" },
@@ -312,6 +368,10 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
         a.base,
         a.new
     );
+    if by_revision {
+        println!("  base kernel: {}\n  new kernel:  {}", kernels[0].label, kernels[1].label);
+    }
+    println!();
     print!("{}", table(&all_rows[..n_results]));
     let test = legend(method, all_rows.iter().any(|r| r.exact));
     println!("\n{test}");
@@ -342,6 +402,10 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
         workload: &a.workload,
         base: &a.base,
         new: &a.new,
+        base_kernel: &kernels[0].label,
+        new_kernel: &kernels[1].label,
+        base_commit: kernels[0].commit.as_deref(),
+        new_commit: kernels[1].commit.as_deref(),
         smp: &a.boot.smp,
         icount: a.icount,
         robust: a.robust,
@@ -360,8 +424,10 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
         a.boot.smp,
         if a.icount { ", --icount" } else { "" }
     );
-    let charts = sweep_charts(&title, &a.base, &a.new, &points, &all_rows[..n_results], method);
-    let dists = dist_charts(&title, &a.base, &a.new, &all_base, &all_new);
+    let (base_desc, new_desc) =
+        (side_desc(&a.base, &kernels[0], by_revision), side_desc(&a.new, &kernels[1], by_revision));
+    let charts = sweep_charts(&title, &base_desc, &new_desc, &points, &all_rows[..n_results], method);
+    let dists = dist_charts(&title, &base_desc, &new_desc, &all_base, &all_new);
     if !charts.is_empty() || !dists.is_empty() {
         println!();
     }
@@ -400,6 +466,16 @@ mod tests {
             schedstat_delta: vec![],
             hist: vec![],
         }
+    }
+
+    #[test]
+    fn charts_name_the_kernel_only_when_a_side_names_a_revision() {
+        let tree = Kernel { elf: "k".into(), label: "working tree (HEAD 0123456789ab)".into(), commit: None };
+        let rev = Kernel { elf: "r".into(), label: "0123456789ab subject".into(), commit: Some("0123456789abcdef".into()) };
+        assert_eq!(side_desc("hz=100", &tree, false), "hz=100");
+        assert_eq!(side_desc("", &tree, false), "", "the charts say (no extra settings) themselves");
+        assert_eq!(side_desc("", &rev, true), "(no extra settings) on 0123456789ab");
+        assert_eq!(side_desc("hz=100", &tree, true), "hz=100 on working tree");
     }
 
     #[test]

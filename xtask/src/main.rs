@@ -9,6 +9,7 @@ mod plot;
 mod profile;
 mod qemu;
 mod results;
+mod revision;
 mod runner;
 mod stats;
 mod symbols;
@@ -50,7 +51,8 @@ enum Cmd {
     List,
     /// Boot a workload N times; summary table, CSV and JSON under target/bench/.
     Bench(bench::BenchArgs),
-    /// Compare two kernel command-line settings on a workload (mmtests-style table).
+    /// Compare two kernel command-line settings, or two builds (--base-rev/--new-rev), on a
+    /// workload (mmtests-style table).
     Compare(compare::CompareArgs),
     /// Boot a workload with trace=1 (or read --from LOG): Perfetto JSON and SVG timeline.
     Trace(trace::TraceArgs),
@@ -258,6 +260,11 @@ mod tests {
         assert_eq!((c.workload.as_str(), c.boot, c.base.as_str(), c.new.as_str()), ("hackbench", boot("", "2", 120), "", "hz=100"));
         let Cmd::Compare(c) = parse(&["compare", "--new", "x", "w", "--params", "a=1", "--smp", "4", "--timeout", "3"]) else { panic!() };
         assert_eq!(c.boot, boot("a=1", "4", 3));
+        assert_eq!((c.base_rev, c.new_rev), (None, None), "both sides boot the working tree unless told");
+        let Cmd::Compare(c) = parse(&["compare", "--new", "", "--base-rev", "main~3", "w"]) else { panic!() };
+        assert_eq!((c.base_rev.as_deref(), c.new_rev), (Some("main~3"), None));
+        let Cmd::Compare(c) = parse(&["compare", "--new", "", "--base-rev", "v1", "--new-rev", "v2", "w"]) else { panic!() };
+        assert_eq!((c.base_rev.as_deref(), c.new_rev.as_deref()), (Some("v1"), Some("v2")));
         // compare has no --append: its two command lines are --base and --new.
         assert!(Cli::try_parse_from(["cargo xtask", "compare", "--new", "x", "w", "--append", "y"]).is_err());
         // profile has no --icount: it always boots under -icount.

@@ -1,0 +1,244 @@
+//! Kernels built from other git revisions, for `compare --base-rev / --new-rev`: the question a
+//! scheduler patch raises ("is my change better than main?") is a comparison of two builds, as
+//! mmtests' compare-kernels makes it, not of two command lines of one build.
+//!
+//! A revision's kernel is built from its own tree, exported with `git archive` (nothing in the
+//! checkout, its index or its worktree list changes), by its own Cargo.toml and toolchain file,
+//! into `target/revs/target` (one target directory for all revisions, so their dependencies are
+//! built once). The ELF is kept as `target/revs/<commit>/fairway-kernel` and reused by later
+//! comparisons: a commit's kernel never changes. The file keeps the name `fairway-kernel`
+//! because QEMU is given the kernel as `./fairway-kernel` from its directory (see `qemu.rs`), so
+//! a revision's boots see the same multiboot command line as the working tree's.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use crate::cargo::{target_dir, KERNEL_PACKAGE, KERNEL_PROFILE, TARGET};
+
+/// A kernel to boot and what it was built from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Kernel {
+    pub elf: PathBuf,
+    /// How reports name it: `working tree (HEAD 1a2b3c4d5e6f)`, `… with uncommitted changes`,
+    /// or `1a2b3c4d5e6f <subject>`.
+    pub label: String,
+    /// The full commit id of a revision; `None` for the working tree.
+    pub commit: Option<String>,
+}
+
+impl Kernel {
+    /// The label's first word for charts: the commit's short id, or `working tree`.
+    pub fn short(&self) -> String {
+        match &self.commit {
+            Some(c) => c[..12.min(c.len())].to_string(),
+            None => "working tree".to_string(),
+        }
+    }
+}
+
+/// `git` in `dir`, its standard output on success, or why it failed.
+fn git(dir: &Path, args: &[&str]) -> Result<String, String> {
+    let out = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run git: {e}"))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr).trim().to_string();
+        return Err(if err.is_empty() { format!("git {} failed ({})", args.join(" "), out.status) } else { err });
+    }
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The full commit id `rev` names in the repository at `repo` (a branch, tag, `HEAD~2`, a short
+/// id): anything that is not one commit is refused, naming `rev`.
+pub fn resolve(repo: &Path, rev: &str) -> Result<String, String> {
+    let refuse = |why: &str| format!("`{rev}` is not a commit of {} ({why})", repo.display());
+    if rev.is_empty() || rev.starts_with('-') {
+        return Err(refuse("give a branch, tag or commit id"));
+    }
+    let spec = format!("{rev}^{{commit}}");
+    match git(repo, &["rev-parse", "--verify", "--quiet", &spec]) {
+        Ok(id) if id.len() == 40 && id.bytes().all(|b| b.is_ascii_hexdigit()) => Ok(id),
+        Ok(other) => Err(refuse(&format!("git rev-parse printed {other:?}"))),
+        Err(e) if e.starts_with("cannot run git") => Err(refuse(&e)),
+        Err(e) if e.contains("not a git repository") => Err(refuse("this checkout is not a git repository")),
+        Err(_) => Err(refuse("git rev-parse knows no such commit")),
+    }
+}
+
+/// `<short id> <subject>` of `commit`.
+fn describe(repo: &Path, commit: &str) -> String {
+    git(repo, &["log", "-1", "--format=%h %s", "--abbrev=12", commit]).unwrap_or_else(|_| commit[..12].to_string())
+}
+
+/// Writes the tree of `commit` into `dest` (created; must not exist yet): `git archive`
+/// unpacked by `tar`.
+pub fn export_tree(repo: &Path, commit: &str, dest: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(dest).map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
+    let mut archive = Command::new("git")
+        .args(["archive", "--format=tar", commit])
+        .current_dir(repo)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run git archive: {e}"))?;
+    let tar = Command::new("tar")
+        .args(["-x", "-f", "-", "-C"])
+        .arg(dest)
+        .stdin(archive.stdout.take().expect("piped"))
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(|e| format!("cannot run tar: {e}"))?;
+    let git_out = archive.wait_with_output().map_err(|e| format!("git archive: {e}"))?;
+    if !git_out.status.success() {
+        return Err(format!("git archive {commit} failed: {}", String::from_utf8_lossy(&git_out.stderr).trim()));
+    }
+    if !tar.status.success() {
+        return Err(format!("unpacking git archive {commit} failed: {}", String::from_utf8_lossy(&tar.stderr).trim()));
+    }
+    Ok(())
+}
+
+/// Where the kernel of `commit` is kept.
+pub fn cached_elf(commit: &str) -> PathBuf {
+    target_dir().join("revs").join(commit).join(KERNEL_PACKAGE)
+}
+
+/// The kernel of the working tree, built by [`crate::cargo::build_kernel`], with its label.
+pub fn working_tree(elf: PathBuf) -> Kernel {
+    let root = crate::workspace_root();
+    let label = match git(&root, &["rev-parse", "--short=12", "HEAD"]) {
+        Ok(head) => {
+            let dirty = git(&root, &["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty());
+            match dirty {
+                Ok(true) => format!("working tree (HEAD {head} with uncommitted changes)"),
+                _ => format!("working tree (HEAD {head})"),
+            }
+        }
+        Err(_) => "working tree".to_string(),
+    };
+    Kernel { elf, label, commit: None }
+}
+
+/// The kernel of revision `rev` of this repository: reused from `target/revs/` when it was
+/// built before, otherwise exported and built (cargo's output goes to the terminal). `flag`
+/// names the option in messages.
+pub fn kernel_at(flag: &str, rev: &str) -> Result<Kernel, String> {
+    let root = crate::workspace_root();
+    let commit = resolve(&root, rev).map_err(|e| format!("xtask: {flag} {e}"))?;
+    let label = describe(&root, &commit);
+    let elf = cached_elf(&commit);
+    if elf.is_file() {
+        eprintln!("xtask: {flag} {rev}: the kernel of {label}, built earlier ({})", elf.display());
+        return Ok(Kernel { elf, label, commit: Some(commit) });
+    }
+    let revs = target_dir().join("revs");
+    let src = revs.join(format!("{commit}.src"));
+    // A previous export that was interrupted: start again from the commit.
+    if src.exists() {
+        std::fs::remove_dir_all(&src).map_err(|e| format!("xtask: cannot remove {}: {e}", src.display()))?;
+    }
+    eprintln!("xtask: {flag} {rev}: building the kernel of {label} in {}", src.display());
+    export_tree(&root, &commit, &src).map_err(|e| format!("xtask: {flag} {rev}: {e}"))?;
+    let build_dir = revs.join("target");
+    let st = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
+        .args(["build", "--profile", KERNEL_PROFILE, "-p", KERNEL_PACKAGE])
+        .current_dir(&src)
+        .env("CARGO_TARGET_DIR", &build_dir)
+        .stdin(Stdio::null())
+        .status()
+        .map_err(|e| format!("xtask: cannot run cargo: {e}"))?;
+    if !st.success() {
+        return Err(format!(
+            "xtask: {flag} {rev}: building the kernel of {label} failed ({st}); its tree is in {} \
+             (a revision from before the kernel was built as `cargo build --profile {KERNEL_PROFILE} -p \
+             {KERNEL_PACKAGE}` cannot be compared this way)",
+            src.display()
+        ));
+    }
+    let built = build_dir.join(TARGET).join(KERNEL_PROFILE).join(KERNEL_PACKAGE);
+    let dir = elf.parent().expect("cached_elf has a directory");
+    std::fs::create_dir_all(dir).map_err(|e| format!("xtask: cannot create {}: {e}", dir.display()))?;
+    // Copied under a temporary name and renamed, so a kept ELF is always a whole one.
+    let partial = dir.join(format!("{KERNEL_PACKAGE}.partial"));
+    std::fs::copy(&built, &partial)
+        .and_then(|_| std::fs::rename(&partial, &elf))
+        .map_err(|e| format!("xtask: cannot keep {} as {}: {e}", built.display(), elf.display()))?;
+    // The tree is only needed for the build (the ELF carries its own debug info).
+    let _ = std::fs::remove_dir_all(&src);
+    Ok(Kernel { elf, label, commit: Some(commit) })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scratch repository with two commits of `file.txt` ("one", then "two"); returns its
+    /// directory and the two commit ids.
+    fn scratch_repo(name: &str) -> (PathBuf, String, String) {
+        let dir = std::env::temp_dir().join(format!("fairway-revision-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let run = |args: &[&str]| git(&dir, args).unwrap();
+        run(&["init", "-q"]);
+        let commit = |text: &str| {
+            std::fs::write(dir.join("file.txt"), text).unwrap();
+            run(&["add", "file.txt"]);
+            run(&["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "-m", text]);
+            run(&["rev-parse", "HEAD"])
+        };
+        let first = commit("one");
+        let second = commit("two");
+        (dir, first, second)
+    }
+
+    #[test]
+    fn revisions_resolve_to_full_commit_ids_and_anything_else_is_named_and_refused() {
+        let (dir, first, second) = scratch_repo("resolve");
+        assert_eq!(resolve(&dir, "HEAD").unwrap(), second);
+        assert_eq!(resolve(&dir, "HEAD~1").unwrap(), first);
+        assert_eq!(resolve(&dir, &first[..8]).unwrap(), first);
+        for bad in ["nosuchbranch", "HEAD~5", "", "--all"] {
+            let e = resolve(&dir, bad).unwrap_err();
+            assert!(e.starts_with(&format!("`{bad}` is not a commit of ")), "{e}");
+        }
+        // a tree is no commit
+        let tree = git(&dir, &["rev-parse", "HEAD^{tree}"]).unwrap();
+        assert!(resolve(&dir, &tree).unwrap_err().contains("no such commit"));
+        let not_repo = std::env::temp_dir().join(format!("fairway-revision-none-{}", std::process::id()));
+        std::fs::create_dir_all(&not_repo).unwrap();
+        // (the temporary directory may itself sit inside a repository; only then does this hold)
+        if git(&not_repo, &["rev-parse", "--git-dir"]).is_err() {
+            assert!(resolve(&not_repo, "HEAD").unwrap_err().contains("not a git repository"));
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_dir_all(&not_repo);
+    }
+
+    #[test]
+    fn an_exported_tree_is_the_commits_not_the_checkouts() {
+        let (dir, first, _) = scratch_repo("export");
+        // an uncommitted edit and an untracked file stay out of every export
+        std::fs::write(dir.join("file.txt"), "edited").unwrap();
+        std::fs::write(dir.join("untracked.txt"), "x").unwrap();
+        let dest = dir.join("out");
+        export_tree(&dir, &first, &dest).unwrap();
+        assert_eq!(std::fs::read_to_string(dest.join("file.txt")).unwrap(), "one");
+        assert!(!dest.join("untracked.txt").exists());
+        assert!(!dest.join(".git").exists());
+        let e = export_tree(&dir, "0123456789012345678901234567890123456789", &dir.join("out2")).unwrap_err();
+        assert!(e.contains("git archive"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_revisions_kernel_keeps_the_kernels_file_name() {
+        // QEMU is given `./fairway-kernel`: a revision's boots must see the same name
+        let p = cached_elf("ab12");
+        assert_eq!(p.file_name().unwrap(), KERNEL_PACKAGE);
+        assert!(p.ends_with("revs/ab12/fairway-kernel"), "{}", p.display());
+    }
+}
