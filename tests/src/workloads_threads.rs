@@ -160,7 +160,7 @@ pub fn check_pipe<const SMP: u32, const CROSS: bool, const POLL: bool>(log: &Log
         }
     }
     if CROSS {
-        check_pipe_ipis(log, &[0, b_cpu as u64], POLL)?;
+        check_pipe_ipis(log, &[0, b_cpu], POLL)?;
     }
     Ok(())
 }
@@ -353,7 +353,7 @@ pub fn check_trace_pipe(log: &Log) -> CheckResult {
                 format!("pid {pid}: at ts={ts} expected its {what} (each wakeup followed by one enqueue)")
             })?;
         }
-        ensure(seq.len() % 2 == 0, || format!("pid {pid}: its last wakeup has no enqueue"))?;
+        ensure(seq.len().is_multiple_of(2), || format!("pid {pid}: its last wakeup has no enqueue"))?;
         let e = enqueued.get(pid).copied().unwrap_or(0);
         ensure((min..=TRACE_PIPE_ROUNDS + 1).contains(&e), || {
             format!("pid {pid}: {e} enqueues, expected {min} to {}", TRACE_PIPE_ROUNDS + 1)
