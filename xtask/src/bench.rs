@@ -12,6 +12,7 @@ use serde::Serialize;
 
 use crate::qemu::QemuConfig;
 use crate::results::{self, Outlier, RunRecord};
+use crate::revision::Kernel;
 use crate::stats;
 use crate::workload_args::WorkloadArgs;
 
@@ -79,6 +80,16 @@ impl Boot {
     /// Builds the kernel and finds QEMU.
     pub fn prepare(smp: &str, icount: bool, timeout: u64) -> Result<Boot, String> {
         Boot::with_kernel(crate::cargo::build_kernel()?, smp, icount, timeout)
+    }
+
+    /// Builds or finds the kernel `--rev` names (the working tree's without one) and finds QEMU;
+    /// says on stderr which kernel a revision's is.
+    pub fn prepare_at(rev: Option<&str>, smp: &str, icount: bool, timeout: u64) -> Result<(Boot, Kernel), String> {
+        let kernel = crate::revision::kernel_for("--rev", rev)?;
+        if rev.is_some() {
+            eprintln!("xtask: booting the kernel of {}", kernel.label);
+        }
+        Ok((Boot::with_kernel(kernel.elf.clone(), smp, icount, timeout)?, kernel))
     }
 
     /// Boots of the kernel at `elf` (built already); finds QEMU.
@@ -316,6 +327,10 @@ pub fn write_csv(dir: &Path, runs: &[RunRecord], label: Option<&str>) -> Result<
 struct BenchJson<'a> {
     workload: &'a str,
     cmdline: &'a str,
+    /// What the kernel was built from (`working tree (HEAD ...)` or `<commit> <subject>`).
+    kernel: &'a str,
+    /// The full commit id with `--rev`; null for the working tree.
+    commit: Option<&'a str>,
     smp: &'a str,
     icount: bool,
     qemu: String,
@@ -327,7 +342,7 @@ struct BenchJson<'a> {
 pub fn bench(a: BenchArgs) -> Result<(), String> {
     check_phases(a.phases, a.icount)?;
     let w = &a.run;
-    let boot = Boot::prepare(&w.boot.smp, a.icount, w.boot.timeout)?;
+    let (boot, kernel) = Boot::prepare_at(w.rev.as_deref(), &w.boot.smp, a.icount, w.boot.timeout)?;
     let append = cmdline(&w.workload, &w.boot.params, &w.append);
     let dir = out_dir(&w.workload)?;
     eprintln!("xtask: {}", boot.config(&append).display());
@@ -349,13 +364,17 @@ pub fn bench(a: BenchArgs) -> Result<(), String> {
     let summary = summarize(&runs);
     let failed = runs.iter().filter(|r| !r.ok).count();
     println!(
-        "{} -smp {}{}: {} runs ({} failed)\n",
+        "{} -smp {}{}: {} runs ({} failed)",
         append,
         w.boot.smp,
         if a.icount { " --icount" } else { "" },
         runs.len(),
         failed
     );
+    if w.rev.is_some() {
+        println!("kernel: {}", kernel.label);
+    }
+    println!();
     print!("{}{}", summary_table(&summary), outlier_lines(&summary));
     let mut deterministic = None;
     if a.phases {
@@ -378,6 +397,8 @@ pub fn bench(a: BenchArgs) -> Result<(), String> {
     let json = BenchJson {
         workload: &w.workload,
         cmdline: &append,
+        kernel: &kernel.label,
+        commit: kernel.commit.as_deref(),
         smp: &w.boot.smp,
         icount: a.icount,
         qemu: boot.config(&append).display(),

@@ -470,8 +470,13 @@ mod tests {
 
     #[test]
     fn charts_name_the_kernel_only_when_a_side_names_a_revision() {
-        let tree = Kernel { elf: "k".into(), label: "working tree (HEAD 0123456789ab)".into(), commit: None };
-        let rev = Kernel { elf: "r".into(), label: "0123456789ab subject".into(), commit: Some("0123456789abcdef".into()) };
+        let tree = Kernel { elf: "k".into(), label: "working tree (HEAD 0123456789ab)".into(), commit: None, source_root: "/ws".into() };
+        let rev = Kernel {
+            elf: "r".into(),
+            label: "0123456789ab subject".into(),
+            commit: Some("0123456789abcdef".into()),
+            source_root: "/ws/target/revs/0123456789abcdef/src".into(),
+        };
         assert_eq!(side_desc("hz=100", &tree, false), "hz=100");
         assert_eq!(side_desc("", &tree, false), "", "the charts say (no extra settings) themselves");
         assert_eq!(side_desc("", &rev, true), "(no extra settings) on 0123456789ab");

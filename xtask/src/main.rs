@@ -238,18 +238,27 @@ mod tests {
 
     #[test]
     fn shared_flags_keep_their_names_and_defaults() {
-        let defaults = WorkloadArgs { workload: "pipe".into(), boot: boot("", "2", 120), append: String::new() };
+        let defaults = WorkloadArgs { workload: "pipe".into(), boot: boot("", "2", 120), append: String::new(), rev: None };
         let Cmd::Bench(b) = parse(&["bench", "pipe"]) else { panic!() };
         assert_eq!((b.run, b.runs, b.icount), (defaults.clone(), 5, false));
         let Cmd::Profile(p) = parse(&["profile", "pipe"]) else { panic!() };
         assert_eq!((p.run, p.vary.as_str(), p.top), (defaults, "rounds", 40));
 
         let set = ["--params", "rounds=9,mode=same", "--smp", "1", "--append", "hz=100", "--timeout", "7"];
-        let given = WorkloadArgs { workload: "pipe".into(), boot: boot("rounds=9,mode=same", "1", 7), append: "hz=100".into() };
+        let given = WorkloadArgs { workload: "pipe".into(), boot: boot("rounds=9,mode=same", "1", 7), append: "hz=100".into(), rev: None };
         let Cmd::Bench(b) = parse(&[&["bench", "pipe"][..], &set].concat()) else { panic!() };
         assert_eq!(b.run, given);
         let Cmd::Profile(p) = parse(&[&["profile"][..], &set, &["pipe"]].concat()) else { panic!() };
         assert_eq!(p.run, given);
+        // --rev: the kernel of a git revision, for bench, profile and trace
+        let Cmd::Bench(b) = parse(&["bench", "pipe", "--rev", "main~1"]) else { panic!() };
+        assert_eq!(b.run.rev.as_deref(), Some("main~1"));
+        let Cmd::Profile(p) = parse(&["profile", "--rev", "v1", "pipe"]) else { panic!() };
+        assert_eq!(p.run.rev.as_deref(), Some("v1"));
+        let Cmd::Trace(t) = parse(&["trace", "pipe", "--rev", "HEAD~2"]) else { panic!() };
+        assert_eq!(t.rev.as_deref(), Some("HEAD~2"));
+        // a converted log was booted already: --rev has nothing to choose
+        assert!(Cli::try_parse_from(["cargo xtask", "trace", "--from", "x.log", "--rev", "main"]).is_err());
 
         let Cmd::Trace(t) = parse(&["trace", "--from", "x.log"]) else { panic!() };
         assert_eq!((t.workload, t.boot, t.append.as_str()), (None, boot("", "2", 120), ""));

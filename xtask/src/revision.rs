@@ -2,13 +2,19 @@
 //! scheduler patch raises ("is my change better than main?") is a comparison of two builds, as
 //! mmtests' compare-kernels makes it, not of two command lines of one build.
 //!
-//! A revision's kernel is built from its own tree, exported with `git archive` (nothing in the
-//! checkout, its index or its worktree list changes), by its own Cargo.toml and toolchain file,
-//! into `target/revs/target` (one target directory for all revisions, so their dependencies are
-//! built once). The ELF is kept as `target/revs/<commit>/fairway-kernel` and reused by later
-//! comparisons: a commit's kernel never changes. The file keeps the name `fairway-kernel`
-//! because QEMU is given the kernel as `./fairway-kernel` from its directory (see `qemu.rs`), so
-//! a revision's boots see the same multiboot command line as the working tree's.
+//! `bench`, `profile` and `trace` take `--rev REV` for the same reason: one revision's figures,
+//! profile or trace, e.g. to give `profile --against` its before.
+//!
+//! A revision's kernel is built from its own tree, exported with `git archive` into
+//! `target/revs/<commit>/src` (nothing in the checkout, its index or its worktree list changes),
+//! by its own Cargo.toml and toolchain file, into `target/revs/target` (one target directory for
+//! all revisions, so their dependencies are built once). The ELF is kept as
+//! `target/revs/<commit>/fairway-kernel` and reused later: a commit's kernel never changes. The
+//! tree is kept beside it (about 2 MB) because the ELF's DWARF names its files there. The file
+//! keeps the name `fairway-kernel` because QEMU is given the kernel as `./fairway-kernel` from
+//! its directory (see `qemu.rs`), so a revision's boots see the same multiboot command line as
+//! the working tree's. Built from the same commit, the two kernels have the same code and data
+//! sections (only the DWARF's paths differ) and print the same figures under `-icount`.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -24,6 +30,8 @@ pub struct Kernel {
     pub label: String,
     /// The full commit id of a revision; `None` for the working tree.
     pub commit: Option<String>,
+    /// The tree the kernel was built from: where its DWARF's project paths start.
+    pub source_root: PathBuf,
 }
 
 impl Kernel {
@@ -107,6 +115,11 @@ pub fn cached_elf(commit: &str) -> PathBuf {
     target_dir().join("revs").join(commit).join(KERNEL_PACKAGE)
 }
 
+/// Where the tree of `commit` is exported and built.
+fn source_dir(commit: &str) -> PathBuf {
+    target_dir().join("revs").join(commit).join("src")
+}
+
 /// The kernel of the working tree, built by [`crate::cargo::build_kernel`], with its label.
 pub fn working_tree(elf: PathBuf) -> Kernel {
     let root = crate::workspace_root();
@@ -120,7 +133,15 @@ pub fn working_tree(elf: PathBuf) -> Kernel {
         }
         Err(_) => "working tree".to_string(),
     };
-    Kernel { elf, label, commit: None }
+    Kernel { elf, label, commit: None, source_root: root }
+}
+
+/// The kernel `--rev` names, or the working tree's (built here) without one.
+pub fn kernel_for(flag: &str, rev: Option<&str>) -> Result<Kernel, String> {
+    match rev {
+        Some(r) => kernel_at(flag, r),
+        None => Ok(working_tree(crate::cargo::build_kernel()?)),
+    }
 }
 
 /// The kernel of revision `rev` of this repository: reused from `target/revs/` when it was
@@ -130,14 +151,13 @@ pub fn kernel_at(flag: &str, rev: &str) -> Result<Kernel, String> {
     let root = crate::workspace_root();
     let commit = resolve(&root, rev).map_err(|e| format!("xtask: {flag} {e}"))?;
     let label = describe(&root, &commit);
-    let elf = cached_elf(&commit);
+    let (elf, src) = (cached_elf(&commit), source_dir(&commit));
     if elf.is_file() {
         eprintln!("xtask: {flag} {rev}: the kernel of {label}, built earlier ({})", elf.display());
-        return Ok(Kernel { elf, label, commit: Some(commit) });
+        return Ok(Kernel { elf, label, commit: Some(commit), source_root: src });
     }
     let revs = target_dir().join("revs");
-    let src = revs.join(format!("{commit}.src"));
-    // A previous export that was interrupted: start again from the commit.
+    // A previous export or build that did not finish: start again from the commit.
     if src.exists() {
         std::fs::remove_dir_all(&src).map_err(|e| format!("xtask: cannot remove {}: {e}", src.display()))?;
     }
@@ -167,9 +187,7 @@ pub fn kernel_at(flag: &str, rev: &str) -> Result<Kernel, String> {
     std::fs::copy(&built, &partial)
         .and_then(|_| std::fs::rename(&partial, &elf))
         .map_err(|e| format!("xtask: cannot keep {} as {}: {e}", built.display(), elf.display()))?;
-    // The tree is only needed for the build (the ELF carries its own debug info).
-    let _ = std::fs::remove_dir_all(&src);
-    Ok(Kernel { elf, label, commit: Some(commit) })
+    Ok(Kernel { elf, label, commit: Some(commit), source_root: src })
 }
 
 #[cfg(test)]
@@ -240,5 +258,6 @@ mod tests {
         let p = cached_elf("ab12");
         assert_eq!(p.file_name().unwrap(), KERNEL_PACKAGE);
         assert!(p.ends_with("revs/ab12/fairway-kernel"), "{}", p.display());
+        assert_eq!(source_dir("ab12").parent(), p.parent(), "the tree beside its kernel");
     }
 }

@@ -39,6 +39,10 @@ pub struct TraceArgs {
     /// Output directory (default target/trace/<timestamp>-<workload>).
     #[arg(short = 'o', long)]
     pub out: Option<PathBuf>,
+    /// Boot the kernel of this git revision (branch, tag, commit; built once into target/revs/)
+    /// instead of the working tree's.
+    #[arg(long, value_name = "REV", conflicts_with = "from")]
+    pub rev: Option<String>,
 }
 
 /// One scheduler event.
@@ -214,7 +218,7 @@ pub fn trace(a: TraceArgs) -> Result<(), String> {
             (Log::parse(&text), p.file_stem().map_or("log".into(), |s| s.to_string_lossy().into_owned()))
         }
         (None, Some(w)) => {
-            let boot = Boot::prepare(&a.boot.smp, a.icount, a.boot.timeout)?;
+            let (boot, _) = Boot::prepare_at(a.rev.as_deref(), &a.boot.smp, a.icount, a.boot.timeout)?;
             let line = cmdline(w, &a.boot.params, &format!("trace=1 {}", a.append));
             eprintln!("xtask: {}", boot.config(&line).display());
             let (rec, log) = boot.run(0, &line)?;

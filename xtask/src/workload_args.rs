@@ -3,10 +3,11 @@
 //!
 //! Two layers, because not every command takes all of them:
 //! - [`BootArgs`]: `--params`, `--smp`, `--timeout`. All four commands.
-//! - [`WorkloadArgs`]: the `WORKLOAD` positional, [`BootArgs`] and `--append`. `bench` and
-//!   `profile`. `compare` has no `--append` (its two command lines are `--base` and `--new`), and
+//! - [`WorkloadArgs`]: the `WORKLOAD` positional, [`BootArgs`], `--append` and `--rev`. `bench`
+//!   and `profile`. `compare` has no `--append` (its two command lines are `--base` and `--new`), and
 //!   `trace`'s `WORKLOAD` is optional (`--from LOG` boots nothing), so those two declare the
-//!   workload themselves and flatten [`BootArgs`] only.
+//!   workload themselves and flatten [`BootArgs`] only (`trace` declares its own `--rev`;
+//!   `compare` has one per side, `--base-rev` and `--new-rev`).
 //!
 //! `--icount` stays with each command: `bench` checks determinism with it, `profile` always runs
 //! under `-icount` and has no such flag. `cargo xtask run`'s `--smp`, `--append` and `--timeout`
@@ -36,4 +37,8 @@ pub struct WorkloadArgs {
     /// Extra kernel command line (e.g. `sched_features=NO_DELAY_DEQUEUE`).
     #[arg(long, default_value = "")]
     pub append: String,
+    /// Boot the kernel of this git revision (branch, tag, commit; built once into target/revs/)
+    /// instead of the working tree's.
+    #[arg(long, value_name = "REV")]
+    pub rev: Option<String>,
 }

@@ -24,6 +24,9 @@ pub struct Side {
     pub base: u64,
     /// The kernel command lines of the two boots.
     pub cmdlines: [String; 2],
+    /// What the kernel was built from (empty in files written before `--rev` existed).
+    #[serde(default)]
+    pub kernel: String,
     /// Instructions of the second boot beyond the first.
     pub total: i64,
     pub functions: Vec<SideFn>,
@@ -44,6 +47,7 @@ impl Side {
             vary: r.vary.clone(),
             base: r.base,
             cmdlines: r.cmdlines.clone(),
+            kernel: r.kernel.clone(),
             total: r.total,
             functions: r.functions.iter().map(|f| SideFn { name: f.name.clone(), insns: f.insns }).collect(),
         }
@@ -123,6 +127,9 @@ pub struct Against {
     /// The first boot's kernel command line of each.
     pub cmdline_before: String,
     pub cmdline_after: String,
+    /// What each kernel was built from (empty when the previous profile.json does not say).
+    pub kernel_before: String,
+    pub kernel_after: String,
     pub total: Change,
     /// Every function of either profile (0 where one lacks it), largest |diff| first.
     pub functions: Vec<FnChange>,
@@ -182,6 +189,8 @@ pub fn compare(path: &Path, before: &Side, after: &Side) -> Against {
         warnings: mismatches(before, after),
         cmdline_before: before.cmdlines[0].clone(),
         cmdline_after: after.cmdlines[0].clone(),
+        kernel_before: before.kernel.clone(),
+        kernel_after: after.kernel.clone(),
         total: Change::new(before.per_unit(before.total), after.per_unit(after.total)),
         functions,
         layers,
@@ -199,6 +208,11 @@ impl Against {
         let mut s = format!("\nagainst {} (instructions per {u}):\n", shown.display());
         let _ = writeln!(s, "  before: {}", self.cmdline_before);
         let _ = writeln!(s, "  after:  {}", self.cmdline_after);
+        if !self.kernel_before.is_empty() || !self.kernel_after.is_empty() {
+            let or_unknown = |k: &str| if k.is_empty() { "(not recorded)".to_string() } else { k.to_string() };
+            let _ = writeln!(s, "  kernel before: {}", or_unknown(&self.kernel_before));
+            let _ = writeln!(s, "  kernel after:  {}", or_unknown(&self.kernel_after));
+        }
         for w in &self.warnings {
             let _ = writeln!(s, "warning: {w}");
         }
@@ -242,6 +256,7 @@ mod tests {
             vary: vary.into(),
             base,
             cmdlines: [format!("workload={workload},{vary}={base}"), format!("workload={workload},{vary}={}", 2 * base)],
+            kernel: String::new(),
             total: fns.iter().map(|f| f.1).sum(),
             functions: fns.iter().map(|&(n, i)| SideFn { name: n.into(), insns: i }).collect(),
         }
@@ -249,6 +264,21 @@ mod tests {
 
     fn rows(c: &Against) -> Vec<(&str, f64, f64, f64)> {
         c.functions.iter().map(|f| (f.name.as_str(), f.change.before, f.change.after, f.change.diff)).collect()
+    }
+
+    #[test]
+    fn kernels_are_named_when_either_profile_records_one() {
+        let mut before = side("pipe", "1", "rounds", 10, &[("a", 100)]);
+        let after = side("pipe", "1", "rounds", 10, &[("a", 90)]);
+        let text = compare(Path::new("/p/profile.json"), &before, &after).render("rounds", 5);
+        assert!(!text.contains("kernel"), "{text}");
+        before.kernel = "0123456789ab subject".into();
+        let text = compare(Path::new("/p/profile.json"), &before, &after).render("rounds", 5);
+        assert!(text.contains("  kernel before: 0123456789ab subject\n  kernel after:  (not recorded)\n"), "{text}");
+        // a profile.json from before `kernel` was recorded still reads, with none
+        let old = serde_json::json!({"workload": "pipe", "smp": "1", "vary": "rounds", "base": 10,
+            "cmdlines": ["a", "b"], "total": 5, "functions": [{"name": "f", "insns": 5}]});
+        assert_eq!(parse_side(&old.to_string()).unwrap().kernel, "");
     }
 
     #[test]

@@ -196,7 +196,7 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
     // Read before building or booting: a wrong path costs nothing.
     let against = a.against.as_deref().map(against::load).transpose()?;
     let plugin = build_plugin()?;
-    let boot = Boot::prepare(&w.boot.smp, true, w.boot.timeout)?;
+    let (boot, kernel) = Boot::prepare_at(w.rev.as_deref(), &w.boot.smp, true, w.boot.timeout)?;
     check_plugin_support(&boot.qemu)?;
     let syms = Symbols::load(&boot.elf)?;
     if syms.is_empty() {
@@ -302,9 +302,11 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
         let chains = dbg.chains(delta.iter().map(|&(pc, _)| pc))?;
         eprintln!("xtask: resolved the inline chains of {} addresses from DWARF", chains.len());
         let symbol_of = |pc| syms.lookup(pc).map_or(NO_SYMBOL, |(n, _)| n);
-        let root = crate::workspace_root();
-        report.inline = Some(inline::aggregate(&delta, symbol_of, &chains, &root, a.within.as_deref()));
+        // the tree the kernel was built from: the working tree's, or a revision's export
+        let root = &kernel.source_root;
+        report.inline = Some(inline::aggregate(&delta, symbol_of, &chains, root, a.within.as_deref()));
     }
+    report.kernel = kernel.label.clone();
     if let Some((path, before)) = &against {
         report.against = Some(against::compare(path, before, &against::Side::of(&report)));
     }
@@ -316,8 +318,8 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
     }
     let mut annotation = None;
     if let Some(name) = &a.annotate {
-        let root = crate::workspace_root();
-        let source = |pc| debuginfo.as_ref().and_then(|d| annotate::source_of(d, pc, name, &root));
+        let root = &kernel.source_root;
+        let source = |pc| debuginfo.as_ref().and_then(|d| annotate::source_of(d, pc, name, root));
         let copies: Vec<_> = copies.iter().map(|c| annotate::annotate(c, &delta, &syms, &source)).collect();
         let figure = report.functions.iter().find(|f| &f.name == name).map_or(0, |f| f.insns);
         annotation = Some(annotate::render_all(name, &copies, base, unit_name(&a.vary), a.collapse).map(|mut text| {
@@ -519,6 +521,7 @@ mod tests {
                 workload: "pipe".into(),
                 boot: crate::workload_args::BootArgs { params: "rounds=10".into(), smp: "2".into(), timeout: 1 },
                 append: String::new(),
+                rev: None,
             },
             vary: "rounds".into(),
             top: 1,

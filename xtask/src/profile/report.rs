@@ -24,6 +24,9 @@ pub struct Report {
     pub base: u64,
     /// The kernel command lines of the two boots.
     pub cmdlines: [String; 2],
+    /// What the kernel was built from (`working tree (HEAD ...)`, or `<commit> <subject>` with
+    /// `--rev`); empty until the caller sets it.
+    pub kernel: String,
     /// Instructions the second boot executed beyond the first (all vCPUs).
     pub total: i64,
     pub per_unit: f64,
@@ -60,6 +63,7 @@ impl Report {
             vary: a.vary.clone(),
             base,
             cmdlines,
+            kernel: String::new(),
             total,
             per_unit: total as f64 / unit,
             layers: layers.into_iter().map(|(l, n)| (l, n as f64 / unit)).collect(),
@@ -88,6 +92,9 @@ impl Report {
             self.smp,
             self.total
         );
+        if !self.kernel.is_empty() {
+            let _ = writeln!(s, "kernel: {}", self.kernel);
+        }
         let _ = writeln!(s, "total: {:.1} instructions per {u}", self.per_unit);
         for (i, figs) in self.kernel_figures.iter().enumerate() {
             if !figs.is_empty() {
