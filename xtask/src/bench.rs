@@ -77,11 +77,6 @@ pub fn cmdline(workload: &str, params: &str, extra: &str) -> String {
 }
 
 impl Boot {
-    /// Builds the kernel and finds QEMU.
-    pub fn prepare(smp: &str, icount: bool, timeout: u64) -> Result<Boot, String> {
-        Boot::with_kernel(crate::cargo::build_kernel()?, smp, icount, timeout)
-    }
-
     /// Builds or finds the kernel `--rev` names (the working tree's without one) and finds QEMU;
     /// says on stderr which kernel a revision's is.
     pub fn prepare_at(rev: Option<&str>, smp: &str, icount: bool, timeout: u64) -> Result<(Boot, Kernel), String> {
