@@ -77,13 +77,9 @@ pub fn cmdline(workload: &str, params: &str, extra: &str) -> String {
 }
 
 impl Boot {
-    /// Builds or finds the kernel `--rev` names (the working tree's without one) and finds QEMU;
-    /// says on stderr which kernel a revision's is.
+    /// Builds or finds the kernel `--rev` names (the working tree's without one) and finds QEMU.
     pub fn prepare_at(rev: Option<&str>, smp: &str, icount: bool, timeout: u64) -> Result<(Boot, Kernel), String> {
         let kernel = crate::revision::kernel_for("--rev", rev)?;
-        if rev.is_some() {
-            eprintln!("xtask: booting the kernel of {}", kernel.label);
-        }
         Ok((Boot::with_kernel(kernel.elf.clone(), smp, icount, timeout)?, kernel))
     }
 

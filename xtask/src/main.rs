@@ -87,6 +87,10 @@ struct RunArgs {
     /// Boot without ACPI tables (QEMU 10: -machine acpi=off).
     #[arg(long)]
     no_acpi: bool,
+    /// Boot the kernel of this git revision (branch, tag, commit; built once into target/revs/)
+    /// instead of the working tree's.
+    #[arg(long, value_name = "REV")]
+    rev: Option<String>,
     /// Extra QEMU arguments, after `--`.
     #[arg(last = true)]
     qemu_args: Vec<String>,
@@ -151,7 +155,7 @@ fn main() -> ExitCode {
 }
 
 fn run(a: RunArgs) -> Result<(), String> {
-    let elf = cargo::build_kernel()?;
+    let elf = revision::kernel_for("--rev", a.rev.as_deref())?.elf;
     let qemu = install::ensure(false)?;
     let syms = Symbols::load(&elf).unwrap_or_else(|e| {
         eprintln!("xtask: no symbols ({e})");
@@ -257,6 +261,10 @@ mod tests {
         assert_eq!(p.run.rev.as_deref(), Some("v1"));
         let Cmd::Trace(t) = parse(&["trace", "pipe", "--rev", "HEAD~2"]) else { panic!() };
         assert_eq!(t.rev.as_deref(), Some("HEAD~2"));
+        let Cmd::Run(r) = parse(&["run", "--rev", "main", "--smp", "2"]) else { panic!() };
+        assert_eq!((r.rev.as_deref(), r.smp.as_str()), (Some("main"), "2"));
+        let Cmd::Run(r) = parse(&["run"]) else { panic!() };
+        assert_eq!((r.rev, r.smp.as_str()), (None, "4"), "the working tree at -smp 4 by default");
         // a converted log was booted already: --rev has nothing to choose
         assert!(Cli::try_parse_from(["cargo xtask", "trace", "--from", "x.log", "--rev", "main"]).is_err());
 

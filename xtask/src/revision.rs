@@ -187,6 +187,7 @@ pub fn kernel_at(flag: &str, rev: &str) -> Result<Kernel, String> {
     std::fs::copy(&built, &partial)
         .and_then(|_| std::fs::rename(&partial, &elf))
         .map_err(|e| format!("xtask: cannot keep {} as {}: {e}", built.display(), elf.display()))?;
+    eprintln!("xtask: {flag} {rev}: kept as {}", elf.display());
     Ok(Kernel { elf, label, commit: Some(commit), source_root: src })
 }
 
