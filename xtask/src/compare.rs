@@ -254,6 +254,28 @@ pub fn counter_rows(point: &str, base: &[RunRecord], new: &[RunRecord], method: 
         .collect()
 }
 
+/// A note naming the `@fw result` metrics and `schedstat_delta` counters that only one side
+/// printed at `point` (in its successful runs): they get no row, and a kernel from another
+/// revision may well print one the other lacks (a counter a patch adds). Empty when both sides
+/// printed the same names.
+pub fn one_sided_note(point: &str, base: &[RunRecord], new: &[RunRecord]) -> String {
+    let names = |runs: &[RunRecord]| {
+        let mut v: Vec<String> = results::by_metric(runs).into_iter().map(|s| format!("result {}", s.figure.metric)).collect();
+        v.extend(results::by_counter(runs).into_iter().map(|s| format!("counter {}", s.figure.metric)));
+        v
+    };
+    let (b, n) = (names(base), names(new));
+    let at = if point.is_empty() { String::new() } else { format!(" at {point}") };
+    let mut s = String::new();
+    for (side, mine, theirs) in [("base", &b, &n), ("new", &n, &b)] {
+        let only: Vec<&str> = mine.iter().filter(|m| !theirs.contains(m)).map(String::as_str).collect();
+        if !only.is_empty() {
+            s += &format!("note: only the {side} side printed{at}: {} (no rows for them)\n", only.join(", "));
+        }
+    }
+    s
+}
+
 #[derive(Serialize)]
 struct CompareJson<'a> {
     workload: &'a str,
@@ -325,6 +347,7 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
     let pb = progress((points.len() * a.runs * 2) as u64);
     let (mut all_base, mut all_new, mut all_rows) = (Vec::new(), Vec::new(), Vec::new());
     let mut all_counters = Vec::new();
+    let mut one_sided = String::new();
     let mut failed = 0;
     for pt in &points {
         let params = params_with(&a.boot.params, pt);
@@ -352,6 +375,7 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
         }
         all_rows.extend(rows(pt, &base, &new, method, a.icount));
         all_counters.extend(counter_rows(pt, &base, &new, method, a.icount));
+        one_sided += &one_sided_note(pt, &base, &new);
         all_base.push((pt.clone(), base));
         all_new.push((pt.clone(), new));
     }
@@ -378,7 +402,8 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
     // The sample-size note covers the counter rows too (a workload may print no results);
     // outliers are named for the results only (the counter rows keep theirs in compare.json).
     let notes = format!(
-        "{}{}{}",
+        "{}{}{}{}",
+        one_sided,
         phase_note(&all_rows, a.icount, a.phases),
         out_of_reach_notes(&all_rows, method),
         outlier_lines(&all_rows[..n_results], method)
@@ -466,6 +491,25 @@ mod tests {
             schedstat_delta: vec![],
             hist: vec![],
         }
+    }
+
+    #[test]
+    fn metrics_and_counters_of_one_side_only_are_named() {
+        let mut b = run(&[("time", 2.0, false), ("old_metric", 1.0, true)]);
+        let n = run(&[("time", 1.9, false)]);
+        b.schedstat_delta = vec![[("cpu".to_string(), 0u64), ("ttwu_count".to_string(), 5)].into_iter().collect()];
+        let mut n2 = n.clone();
+        n2.schedstat_delta = vec![[("cpu".to_string(), 0u64), ("ttwu_count".to_string(), 4), ("new_counter".to_string(), 0)].into_iter().collect()];
+        assert_eq!(
+            one_sided_note("groups=2", &[b.clone()], &[n2]),
+            "note: only the base side printed at groups=2: result old_metric (no rows for them)\n\
+             note: only the new side printed at groups=2: counter new_counter (no rows for them)\n"
+        );
+        assert_eq!(one_sided_note("", &[b.clone()], &[b.clone()]), "", "the same names: no note");
+        // a failed run's figures count for neither side, as in the rows
+        let mut failed = n.clone();
+        failed.ok = false;
+        assert!(one_sided_note("", &[b], &[failed]).contains("only the base side printed: result time, result old_metric"));
     }
 
     #[test]
