@@ -4,7 +4,8 @@
 //!
 //! Dump format (one event per line, see docs/CONSOLE.md):
 //! `@fw trace cpu=C ts=NS ev=switch prev=P prev_state=R|S|D next=N`,
-//! `ev=wakeup pid=P target=T`, `ev=enqueue pid=P preempt=0|1`,
+//! `ev=wakeup pid=P target=T`,
+//! `ev=enqueue pid=P preempt=0|1 curr=C curr_eligible=0|1|- curr_protected=0|1|-`,
 //! `ev=migrate pid=P from=F to=T`, `ev=tick`, `ev=newidle_start`,
 //! `ev=newidle_end pulled=N`; and one
 //! `@fw trace_task pid=P name=NAME` per task (pid 0 is each CPU's idle task).
@@ -28,6 +29,14 @@
 //! enqueued the same way, so it has an `enqueue` after its `migrate`; tasks
 //! pulled by load balancing have only the `migrate`.
 //!
+//! `curr`, `curr_eligible` and `curr_protected` say what the wakeup found running there, as
+//! the preemption check saw it (the wakee already queued): the running task's pid (0 for the
+//! idle task), whether its entity was eligible (V at or past its vruntime) and whether its
+//! slice was still protected (RUN_TO_PARITY); `-` when no fair entity ran or the running task
+//! was the wakee itself. A preempting wakeup of an eligible, protected task needs PREEMPT_SHORT
+//! or a pending reschedule; an ineligible one is never protected. This is how a trace shows why
+//! a wakeup preempted.
+//!
 //! When a ring is full the oldest events are overwritten; the dump says how
 //! many were lost per CPU.
 
@@ -38,16 +47,28 @@ use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use crate::arch::percpu::{cpu_id, MAX_CPUS};
 use crate::sync::irq_mutex::IrqMutex;
 
-/// One recorded event.
+/// One recorded event (16 bytes; 24 with its time stamp, the figure `trace=` sizes the rings
+/// by).
 #[derive(Clone, Copy)]
 pub enum Event {
     Switch { prev: u32, prev_state: u8, next: u32 },
     Wakeup { pid: u32, target: u32 },
-    Enqueue { pid: u32, preempt: bool },
+    Enqueue { pid: u32, preempt: bool, curr: u32, curr_eligible: Option<bool>, curr_protected: Option<bool> },
     Migrate { pid: u32, from: u32, to: u32 },
     Tick,
     NewidleStart,
     NewidleEnd { pulled: u32 },
+}
+
+const _: () = assert!(core::mem::size_of::<(u64, Event)>() == 24, "trace= promises 24 bytes per event");
+
+/// `0`, `1`, or `-` for none.
+fn flag(f: Option<bool>) -> char {
+    match f {
+        Some(true) => '1',
+        Some(false) => '0',
+        None => '-',
+    }
 }
 
 struct Ring {
@@ -183,10 +204,10 @@ pub fn dump() {
                 Event::Wakeup { pid, target } => {
                     crate::record!("trace", "cpu={} ts={} ev=wakeup pid={} target={}", cpu, ts, pid, target)
                 }
-                Event::Enqueue { pid, preempt } => crate::record!(
+                Event::Enqueue { pid, preempt, curr, curr_eligible, curr_protected } => crate::record!(
                     "trace",
-                    "cpu={} ts={} ev=enqueue pid={} preempt={}",
-                    cpu, ts, pid, preempt as u8
+                    "cpu={} ts={} ev=enqueue pid={} preempt={} curr={} curr_eligible={} curr_protected={}",
+                    cpu, ts, pid, preempt as u8, curr, flag(curr_eligible), flag(curr_protected)
                 ),
                 Event::Migrate { pid, from, to } => {
                     crate::record!("trace", "cpu={} ts={} ev=migrate pid={} from={} to={}", cpu, ts, pid, from, to)

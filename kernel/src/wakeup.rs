@@ -284,8 +284,24 @@ fn queued_woken(rq: &mut Rq, p: &Task, wants: bool) -> bool {
     p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
     let preempt = rq.curr.is_idle || wants;
     rq.clock_skip |= preempt;
-    crate::trace::record_on(rq.clock, || (rq.cpu, crate::trace::Event::Enqueue { pid: p.id, preempt }));
+    if crate::trace::enabled() {
+        trace_enqueue(rq, p, EntityId(p.eid.load(Ordering::Relaxed)), preempt);
+    }
     preempt
+}
+
+/// Records the trace's `enqueue` of `p` (entity `eid`) on `rq`'s CPU, with what runs there as
+/// the preemption check saw it. Called only while tracing: out of line and cold, so that the
+/// wakeup's code carries one test of the flag and nothing else.
+#[cold]
+#[inline(never)]
+fn trace_enqueue(rq: &Rq, p: &Task, eid: EntityId, preempt: bool) {
+    let (curr_eligible, curr_protected) = match rq.fair.curr() {
+        Some(c) if c != eid => (Some(rq.fair.entity_eligible(c)), Some(rq.fair.curr_protected())),
+        _ => (None, None),
+    };
+    let ev = crate::trace::Event::Enqueue { pid: p.id, preempt, curr: rq.curr.id, curr_eligible, curr_protected };
+    crate::trace::record_on(rq.clock, || (rq.cpu, ev));
 }
 
 /// Step 2 for a wakee whose entity is queued and not delayed: it set itself
@@ -302,7 +318,9 @@ fn queued_woken(rq: &mut Rq, p: &Task, wants: bool) -> bool {
 fn woken_still_queued(rq: &mut Rq, p: &Task, eid: EntityId, flags: WakeFlags) -> bool {
     let preempt = rq.fair.curr() != Some(eid) && check_preempt(rq, eid, flags);
     rq.clock_skip |= preempt;
-    crate::trace::record_on(rq.clock, || (rq.cpu, crate::trace::Event::Enqueue { pid: p.id, preempt }));
+    if crate::trace::enabled() {
+        trace_enqueue(rq, p, eid, preempt);
+    }
     preempt
 }
 

@@ -588,15 +588,19 @@ fn every_scenario_fails_when_its_key_line_is_wrong() {
         // the trace: a lost event, events out of time order, a switch-in after sleep without
         // its enqueue, an idle CPU's enqueue without preempt, a pipe thread on the wrong CPU;
         // a wakeup without its enqueue, an enqueue before its wakeup, a running thread's
-        // enqueue with preempt.
+        // enqueue with preempt; an enqueue that names another running task than the switches
+        // say, and eligibility given for the idle task and for the wakee itself.
         ("trace-pipe-cross-smp2", "@fw trace_cpu cpu=1 events=2003 lost=0", "@fw trace_cpu cpu=1 events=2003 lost=1"),
         ("trace-pipe-cross-smp2", "@fw trace cpu=0 ts=1010 ev=switch", "@fw trace cpu=0 ts=99999999 ev=switch"),
-        ("trace-pipe-cross-smp2", "@fw trace cpu=1 ts=1180 ev=enqueue pid=2 preempt=1\n", ""),
+        ("trace-pipe-cross-smp2", "@fw trace cpu=1 ts=1180 ev=enqueue pid=2 preempt=1 curr=0 curr_eligible=- curr_protected=-\n", ""),
         ("trace-pipe-cross-smp2", "ts=1180 ev=enqueue pid=2 preempt=1", "ts=1180 ev=enqueue pid=2 preempt=0"),
         ("trace-pipe-cross-smp2", "ts=1185 ev=switch prev=0 prev_state=R next=2", "ts=1185 ev=switch prev=0 prev_state=R next=3"),
-        ("trace-pipe-cross-smp2", "@fw trace cpu=1 ts=1025 ev=enqueue pid=2 preempt=0\n", ""),
+        ("trace-pipe-cross-smp2", "@fw trace cpu=1 ts=1025 ev=enqueue pid=2 preempt=0 curr=2 curr_eligible=- curr_protected=-\n", ""),
         ("trace-pipe-cross-smp2", "ts=1022 ev=wakeup pid=2", "ts=1026 ev=wakeup pid=2"),
         ("trace-pipe-cross-smp2", "ts=1025 ev=enqueue pid=2 preempt=0", "ts=1025 ev=enqueue pid=2 preempt=1"),
+        ("trace-pipe-cross-smp2", "ts=1180 ev=enqueue pid=2 preempt=1 curr=0", "ts=1180 ev=enqueue pid=2 preempt=1 curr=3"),
+        ("trace-pipe-cross-smp2", "ts=1180 ev=enqueue pid=2 preempt=1 curr=0 curr_eligible=-", "ts=1180 ev=enqueue pid=2 preempt=1 curr=0 curr_eligible=1"),
+        ("trace-pipe-cross-smp2", "preempt=0 curr=2 curr_eligible=- curr_protected=-", "preempt=0 curr=2 curr_eligible=- curr_protected=0"),
         // each boot of the pair scenarios on its own.
         ("balance-newidle-snap-vs-delta", "@fw newidle cpu=3 ", "@fw newidle cpu=4 "),
         ("balance-newidle-snap-vs-delta", "items=5000", "items=0"),

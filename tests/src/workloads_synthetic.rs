@@ -534,8 +534,9 @@ fn bench(name: &str, kv: &[(String, String)]) -> String {
 
 /// The `trace=1` dump of a correct cross-CPU pipe run: pipe-a (pid 3) on CPU 0, pipe-b (pid 2)
 /// on CPU 1, each CPU idle (pid 0) while its thread sleeps; first a wakes b while b still runs
-/// (its enqueue has preempt=0, and b goes on to sleep later), then every round, a wakes b (b's
-/// CPU is idle: enqueue with preempt=1, then the switch to b), a blocks, b wakes a, b blocks.
+/// (its enqueue has preempt=0 and found b itself running, and b goes on to sleep later), then
+/// every round, a wakes b (b's CPU is idle: enqueue with preempt=1 that found the idle task,
+/// then the switch to b), a blocks, b wakes a, b blocks.
 fn trace_pipe_cross(rounds: u64) -> String {
     let mut cpu0 = Vec::new();
     let mut cpu1 = Vec::new();
@@ -547,15 +548,15 @@ fn trace_pipe_cross(rounds: u64) -> String {
     cpu0.push(format!("ts={} ev=switch prev=1 prev_state=S next=3", tick(10)));
     cpu1.push(format!("ts={} ev=switch prev=0 prev_state=R next=2", tick(10)));
     cpu0.push(format!("ts={} ev=wakeup pid=2 target=1", tick(0) + 2));
-    cpu1.push(format!("ts={} ev=enqueue pid=2 preempt=0", tick(0) + 5));
+    cpu1.push(format!("ts={} ev=enqueue pid=2 preempt=0 curr=2 curr_eligible=- curr_protected=-", tick(0) + 5));
     cpu1.push(format!("ts={} ev=switch prev=2 prev_state=S next=0", tick(10)));
     for _ in 0..rounds {
         cpu0.push(format!("ts={} ev=wakeup pid=2 target=1", tick(100)));
-        cpu1.push(format!("ts={} ev=enqueue pid=2 preempt=1", tick(50)));
+        cpu1.push(format!("ts={} ev=enqueue pid=2 preempt=1 curr=0 curr_eligible=- curr_protected=-", tick(50)));
         cpu1.push(format!("ts={} ev=switch prev=0 prev_state=R next=2", tick(5)));
         cpu0.push(format!("ts={} ev=switch prev=3 prev_state=S next=0", tick(5)));
         cpu1.push(format!("ts={} ev=wakeup pid=3 target=0", tick(100)));
-        cpu0.push(format!("ts={} ev=enqueue pid=3 preempt=1", tick(50)));
+        cpu0.push(format!("ts={} ev=enqueue pid=3 preempt=1 curr=0 curr_eligible=- curr_protected=-", tick(50)));
         cpu0.push(format!("ts={} ev=switch prev=0 prev_state=R next=3", tick(5)));
         cpu1.push(format!("ts={} ev=switch prev=2 prev_state=S next=0", tick(5)));
     }

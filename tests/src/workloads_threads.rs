@@ -314,6 +314,18 @@ pub fn check_trace_pipe(log: &Log) -> CheckResult {
                 }
                 "enqueue" => {
                     let pid = r.field("pid")?.to_string();
+                    // what it found running is the task the CPU's switches say runs there;
+                    // eligibility and protection are a fair entity's, other than the wakee's
+                    let curr = r.field("curr")?;
+                    if let Some(run) = &running {
+                        ensure(curr == run, || format!("`{r}`: CPU {cpu} was running pid {run}"))?;
+                    }
+                    let flags = [r.field("curr_eligible")?, r.field("curr_protected")?];
+                    if curr == "0" || curr == pid {
+                        ensure(flags == ["-", "-"], || format!("`{r}`: the idle task or the wakee itself has no eligibility"))?;
+                    } else {
+                        ensure(flags.iter().all(|f| *f == "0" || *f == "1"), || format!("`{r}`: a running task is eligible or not"))?;
+                    }
                     if home(&pid).is_some() {
                         ensure(home(&pid) == Some(cpu), || format!("`{r}`: pipe thread enqueued off its CPU"))?;
                         *enqueued.entry(pid.clone()).or_default() += 1;

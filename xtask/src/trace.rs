@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use fairway_scenarios::Log;
+use fairway_scenarios::{Log, Record};
 use serde_json::{json, Value};
 
 use crate::bench::{cmdline, Boot};
@@ -50,11 +50,32 @@ pub struct TraceArgs {
 pub enum Kind {
     Switch { prev: u64, prev_state: String, next: u64 },
     Wakeup { pid: u64, target: u64 },
-    Enqueue { pid: u64, preempt: bool },
+    /// `curr`: what the wakeup found running (`None` in logs from before the kernel said).
+    Enqueue { pid: u64, preempt: bool, curr: Option<Running> },
     Migrate { pid: u64, from: u64, to: u64 },
     Tick,
     NewidleStart,
     NewidleEnd { pulled: u64 },
+}
+
+/// The task an `enqueue` found running on its CPU, as the wakeup-preemption check saw it:
+/// `eligible` and `protected` (RUN_TO_PARITY) are `None` when no fair entity ran (the idle
+/// task, pid 0) or the running task was the wakee itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Running {
+    pub pid: u64,
+    pub eligible: Option<bool>,
+    pub protected: Option<bool>,
+}
+
+/// A `0`/`1` flag of a trace record, or `-` for none.
+fn flag(r: &Record, key: &str) -> Result<Option<bool>, String> {
+    match r.field(key)? {
+        "0" => Ok(Some(false)),
+        "1" => Ok(Some(true)),
+        "-" => Ok(None),
+        other => Err(format!("`{r}`: {key}={other:?} is not 0, 1 or -")),
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -96,6 +117,14 @@ impl Trace {
                         "0" => false,
                         "1" => true,
                         other => return Err(format!("`{r}`: preempt={other:?} is not 0 or 1")),
+                    },
+                    curr: match r.field("curr") {
+                        Err(_) => None,
+                        Ok(_) => Some(Running {
+                            pid: r.num("curr")?,
+                            eligible: flag(r, "curr_eligible")?,
+                            protected: flag(r, "curr_protected")?,
+                        }),
                     },
                 },
                 "migrate" => Kind::Migrate { pid: r.num("pid")?, from: r.num("from")?, to: r.num("to")? },
@@ -168,13 +197,42 @@ pub fn slices(t: &Trace) -> Vec<Slice> {
 pub fn enqueue_counts(t: &Trace) -> BTreeMap<u64, (u64, u64)> {
     let mut out: BTreeMap<u64, (u64, u64)> = BTreeMap::new();
     for e in &t.events {
-        if let Kind::Enqueue { pid, preempt } = e.kind {
+        if let Kind::Enqueue { pid, preempt, .. } = e.kind {
             let c = out.entry(pid).or_default();
             c.0 += 1;
             c.1 += u64::from(!preempt);
         }
     }
     out
+}
+
+/// Why wakeups preempted or not: over the `enqueue`s that found a fair task running (other
+/// than the wakee), how many found it ineligible, eligible in its protected slice, or eligible
+/// past it, and how many of each preempted. `None` when no enqueue says (an older log) or none
+/// found a task running.
+pub fn running_summary(t: &Trace) -> Option<String> {
+    // [ineligible, eligible and protected, eligible and unprotected] x (enqueues, preempting)
+    let mut n = [(0u64, 0u64); 3];
+    for e in &t.events {
+        if let Kind::Enqueue { preempt, curr: Some(Running { eligible: Some(el), protected: Some(pr), .. }), .. } = e.kind {
+            let k = match (el, pr) {
+                (false, _) => 0,
+                (true, true) => 1,
+                (true, false) => 2,
+            };
+            n[k].0 += 1;
+            n[k].1 += u64::from(preempt);
+        }
+    }
+    let total: u64 = n.iter().map(|c| c.0).sum();
+    if total == 0 {
+        return None;
+    }
+    Some(format!(
+        "wakeups that found a task running: {total}; it was ineligible in {} ({} preempted it), eligible \
+         in its protected slice in {} ({} preempted it), eligible past it in {} ({} preempted it)",
+        n[0].0, n[0].1, n[1].0, n[1].1, n[2].0, n[2].1
+    ))
 }
 
 fn us(ns: u64) -> f64 {
@@ -197,10 +255,15 @@ pub fn chrome_json(t: &Trace) -> Value {
     for e in &t.events {
         let (name, args) = match &e.kind {
             Kind::Wakeup { pid, target } => (format!("wakeup {}", t.name(*pid)), json!({"pid": pid, "target_cpu": target})),
-            Kind::Enqueue { pid, preempt } => (
-                format!("enqueue {}{}", t.name(*pid), if *preempt { "" } else { " (no preempt)" }),
-                json!({"pid": pid, "preempt": preempt}),
-            ),
+            Kind::Enqueue { pid, preempt, curr } => {
+                let mut args = json!({"pid": pid, "preempt": preempt});
+                if let Some(c) = curr {
+                    args["curr"] = json!(c.pid);
+                    args["curr_eligible"] = json!(c.eligible);
+                    args["curr_protected"] = json!(c.protected);
+                }
+                (format!("enqueue {}{}", t.name(*pid), if *preempt { "" } else { " (no preempt)" }), args)
+            }
             Kind::Migrate { pid, from, to } => (format!("migrate {}", t.name(*pid)), json!({"pid": pid, "from": from, "to": to})),
             Kind::NewidleStart => ("newidle_start".to_string(), json!({})),
             Kind::NewidleEnd { pulled } => ("newidle_end".to_string(), json!({"pulled": pulled})),
@@ -256,6 +319,9 @@ pub fn trace(a: TraceArgs) -> Result<(), String> {
     for (pid, (n, waited)) in enqueue_counts(&t) {
         println!("{} [{pid}]: {n} enqueues, {waited} without preemption", t.name(pid));
     }
+    if let Some(s) = running_summary(&t) {
+        println!("{s}");
+    }
     let (a0, b0) = t.span();
     println!("{} events over {:.3} ms, {} tasks", t.events.len(), (b0 - a0) as f64 / 1e6, t.tasks.len());
     println!("wrote {}/trace.json (open in https://ui.perfetto.dev), timeline.svg{}", dir.display(),
@@ -279,7 +345,7 @@ mod tests {
 @fw trace cpu=0 ts=2200 ev=newidle_end pulled=0
 @fw trace_cpu cpu=1 events=5 lost=2
 @fw trace cpu=1 ts=1200 ev=tick
-@fw trace cpu=1 ts=1550 ev=enqueue pid=6 preempt=1
+@fw trace cpu=1 ts=1550 ev=enqueue pid=6 preempt=1 curr=0 curr_eligible=- curr_protected=-
 @fw trace cpu=1 ts=1600 ev=switch prev=0 prev_state=R next=6
 @fw trace cpu=1 ts=1700 ev=migrate pid=5 from=0 to=1
 @fw trace cpu=1 ts=1750 ev=enqueue pid=5 preempt=0
@@ -294,8 +360,10 @@ mod tests {
         assert_eq!(t.name(9), "pid9");
         assert_eq!(t.events[0].kind, Kind::Switch { prev: 0, prev_state: "R".into(), next: 5 });
         assert!(t.events.iter().any(|e| e.kind == Kind::Migrate { pid: 5, from: 0, to: 1 }));
-        assert!(t.events.iter().any(|e| e.cpu == 1 && e.kind == Kind::Enqueue { pid: 6, preempt: true }));
-        assert!(t.events.iter().any(|e| e.ts == 1750 && e.kind == Kind::Enqueue { pid: 5, preempt: false }));
+        let idle = Running { pid: 0, eligible: None, protected: None };
+        assert!(t.events.iter().any(|e| e.cpu == 1 && e.kind == Kind::Enqueue { pid: 6, preempt: true, curr: Some(idle) }));
+        // a line from before the kernel said what ran
+        assert!(t.events.iter().any(|e| e.ts == 1750 && e.kind == Kind::Enqueue { pid: 5, preempt: false, curr: None }));
         assert_eq!(t.span(), (1000, 2200));
         assert!(Trace::parse(&Log::parse("@fw trace cpu=0 ts=1 ev=bogus")).is_err());
         assert!(Trace::parse(&Log::parse("@fw trace cpu=0 ts=1 ev=enqueue pid=3 preempt=2")).is_err());
@@ -338,9 +406,33 @@ mod tests {
         let enq: Vec<_> = of("i").into_iter().filter(|e| e["name"].as_str().unwrap().starts_with("enqueue")).collect();
         assert_eq!(enq.len(), 2);
         assert_eq!((enq[0]["name"].as_str(), enq[0]["tid"].as_u64(), enq[0]["ts"].as_f64()), (Some("enqueue pipe-b"), Some(1), Some(1.55)));
-        assert_eq!(enq[0]["args"], json!({"pid": 6, "preempt": true}));
+        assert_eq!(
+            enq[0]["args"],
+            json!({"pid": 6, "preempt": true, "curr": 0, "curr_eligible": null, "curr_protected": null}),
+            "what it found running, when the log says"
+        );
         assert_eq!(enq[1]["name"].as_str(), Some("enqueue pipe-a (no preempt)"));
         assert_eq!(enq[1]["args"], json!({"pid": 5, "preempt": false}));
+    }
+
+    #[test]
+    fn running_summary_counts_each_case_and_its_preemptions() {
+        let log = "@fw trace_task pid=5 name=a\n\
+            @fw trace cpu=0 ts=1 ev=enqueue pid=5 preempt=1 curr=6 curr_eligible=0 curr_protected=0\n\
+            @fw trace cpu=0 ts=2 ev=enqueue pid=5 preempt=1 curr=6 curr_eligible=0 curr_protected=1\n\
+            @fw trace cpu=0 ts=3 ev=enqueue pid=5 preempt=0 curr=6 curr_eligible=1 curr_protected=1\n\
+            @fw trace cpu=0 ts=4 ev=enqueue pid=5 preempt=1 curr=6 curr_eligible=1 curr_protected=0\n\
+            @fw trace cpu=0 ts=5 ev=enqueue pid=5 preempt=1 curr=0 curr_eligible=- curr_protected=-\n";
+        let t = Trace::parse(&Log::parse(log)).unwrap();
+        assert_eq!(
+            running_summary(&t).unwrap(),
+            "wakeups that found a task running: 4; it was ineligible in 2 (2 preempted it), eligible in its \
+             protected slice in 1 (0 preempted it), eligible past it in 1 (1 preempted it)"
+        );
+        // logs without the fields, or with nothing running, have no summary
+        assert_eq!(running_summary(&Trace::parse(&Log::parse(LOG)).unwrap()), None);
+        let bad = "@fw trace cpu=0 ts=1 ev=enqueue pid=5 preempt=1 curr=6 curr_eligible=yes curr_protected=0";
+        assert!(Trace::parse(&Log::parse(bad)).unwrap_err().contains("curr_eligible=\"yes\" is not 0, 1 or -"));
     }
 
     #[test]
