@@ -5,7 +5,9 @@ Boots fairway's default hackbench under -icount with tracing, once per tick phas
 `bench --phases` does), and splits each run into milliseconds: a millisecond is in the
 per-message regime when one CPU saw at least THRESHOLD wakeups that preempted the running
 task (trace `enqueue ... preempt=1`). Prints, per phase, hackbench's time, the switches, the
-milliseconds in that regime and when the first one came; writes an SVG of the context switches
+milliseconds in that regime and when the first one came, and what the preempting wakeups found
+running (the enqueue's `curr` and `curr_eligible`: how many found it ineligible, and how many
+of those in the per-message milliseconds found a sender); writes an SVG of the context switches
 per millisecond of every run, one row per phase.
 
     python3 docs/experiments/hackbench-regimes.py            # boots 8 runs (about a minute)
@@ -25,17 +27,21 @@ TICK_NS = 1_000_000  # hz=1000, as bench --phases assumes
 
 
 def parse(log_path):
-    """The `@fw trace` events of a serial log as dicts, and hackbench's `Time:` in seconds."""
-    events, time_s = [], None
+    """The `@fw trace` events of a serial log as dicts, the task names by pid, and hackbench's
+    `Time:` in seconds."""
+    events, names, time_s = [], {}, None
     with open(log_path) as f:
         for line in f:
             if line.startswith("@fw trace "):
                 events.append(dict(kv.split("=", 1) for kv in line.split()[2:]))
+            elif line.startswith("@fw trace_task "):
+                task = dict(kv.split("=", 1) for kv in line.split()[2:])
+                names[task["pid"]] = task["name"]
             elif line.startswith("Time:"):
                 time_s = float(line.split()[1])
     if not events or time_s is None:
         sys.exit(f"{log_path}: no trace events or no `Time:` line (was it booted with trace=1?)")
-    return events, time_s
+    return events, names, time_s
 
 
 def per_ms(events):
@@ -59,6 +65,25 @@ def per_message_ms(series, threshold):
     return [ms for ms, b in enumerate(series)
             if ms >= 2 and max(b["preempt0"], b["preempt1"]) >= threshold]
 
+
+def preempted(events, names, hot):
+    """Over the preempting wakeups that found a fair task running: how many, how many found it
+    ineligible, and, of those in the `hot` milliseconds, how many found a sender (hb-send-*).
+    None for a kernel whose trace does not say (no `curr_eligible`)."""
+    if not any("curr_eligible" in e for e in events if e["ev"] == "enqueue"):
+        return None
+    start = min(int(e["ts"]) for e in events if e["ev"] == "switch" and e.get("prev") == "1")
+    hot = set(hot)
+    n = ineligible = in_hot = sender = 0
+    for e in events:
+        if e["ev"] != "enqueue" or e.get("preempt") != "1" or e.get("curr_eligible", "-") == "-":
+            continue
+        n += 1
+        ineligible += e["curr_eligible"] == "0"
+        if (int(e["ts"]) - start) // 1_000_000 in hot:
+            in_hot += 1
+            sender += names.get(e["curr"], "").startswith("hb-send")
+    return n, ineligible, in_hot, sender
 
 def svg(rows, path):
     """One row per phase: switches per millisecond against time, per-message ms shaded."""
@@ -108,21 +133,23 @@ def main():
             r = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
             if r.returncode != 0:
                 sys.exit(f"{' '.join(cmd)} failed ({r.returncode}):\n{r.stderr}")
-        events, time_s = parse(os.path.join(d, "serial.log"))
+        events, names, time_s = parse(os.path.join(d, "serial.log"))
         series = per_ms(events)
         hot = per_message_ms(series, a.threshold)
-        rows.append((i, time_s, series, hot))
+        rows.append((i, time_s, series, hot, preempted(events, names, hot)))
     print(f"hackbench -smp {a.smp} --icount, traced; per-message ms: >= {a.threshold} preempting wakeups on one CPU")
     print(f"{'phase':>5} {'Time':>6} {'switches':>8} {'per-msg ms':>10} {'first':>6} "
-          f"{'switches in them':>16} {'others per ms':>13}")
-    for i, time_s, series, hot in rows:
+          f"{'switches in them':>16} {'others per ms':>13}  preempting wakeups: running task ineligible; "
+          "in per-message ms: a sender")
+    for i, time_s, series, hot, pre in rows:
         total = sum(b["switches"] for b in series)
         in_hot = sum(series[ms]["switches"] for ms in hot)
         calm = (total - in_hot) / max(1, len(series) - len(hot))
         first = f"{hot[0]} ms" if hot else "-"
-        print(f"{i:>5} {time_s:>6.3f} {total:>8} {len(hot):>10} {first:>6} {in_hot:>16} {calm:>13.0f}")
+        found = "(not in this trace)" if pre is None else f"{pre[1]} of {pre[0]}; {pre[3]} of {pre[2]}"
+        print(f"{i:>5} {time_s:>6.3f} {total:>8} {len(hot):>10} {first:>6} {in_hot:>16} {calm:>13.0f}  {found}")
     path = os.path.join(out, "switches-per-ms.svg")
-    svg(rows, path)
+    svg([r[:4] for r in rows], path)
     print(f"wrote {path}")
 
 
