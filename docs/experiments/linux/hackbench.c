@@ -5,7 +5,8 @@
  * receiver of its group; each receiver reads LOOPS * FDS messages. Printed per run: guest time
  * (instructions under -icount shift=0) and context switches (/proc/stat ctxt). Runs are
  * started at PHASES points of a tick (busy-waiting i/PHASES of it first), as fairway's
- * `bench --phases`; then again under NO_WAKEUP_PREEMPTION (debugfs).
+ * `bench --phases`; then again under NO_WAKEUP_PREEMPTION, then under NO_PLACE_LAG alone
+ * (debugfs).
  *
  * Written for this measurement only (docs/experiments/linux/README.md).
  */
@@ -149,15 +150,30 @@ int main(void)
 	fflush(stdout);
 	sleep(2); /* let the boot's deferred work finish (free under -icount sleep=off) */
 	run("warmup", 0);
-	for (int pass = 0; pass < 2; pass++) {
-		const char *f = pass ? "NO_WAKEUP_PREEMPTION" : "default";
-		if (pass) {
+	/* each pass's label, and the feature writes that set it up from the previous pass */
+	static const struct {
+		const char *label;
+		const char *writes[2];
+	} passes[] = {
+		{"default", {NULL, NULL}},
+		{"NO_WAKEUP_PREEMPTION", {"NO_WAKEUP_PREEMPTION", NULL}},
+		{"NO_PLACE_LAG", {"WAKEUP_PREEMPTION", "NO_PLACE_LAG"}},
+	};
+	for (unsigned pass = 0; pass < sizeof passes / sizeof passes[0]; pass++) {
+		const char *f = passes[pass].label;
+		int ok = 1;
+		for (int w = 0; w < 2 && passes[pass].writes[w]; w++) {
+			const char *x = passes[pass].writes[w];
 			int fd = open("/sys/kernel/debug/sched/features", O_WRONLY);
-			if (fd < 0 || write(fd, f, strlen(f)) != (ssize_t)strlen(f)) {
-				printf("@linux no_debugfs (NO_WAKEUP_PREEMPTION pass skipped)\n");
+			ok = fd >= 0 && write(fd, x, strlen(x)) == (ssize_t)strlen(x);
+			if (fd >= 0)
+				close(fd);
+			if (!ok)
 				break;
-			}
-			close(fd);
+		}
+		if (!ok) {
+			printf("@linux no_debugfs (%s pass skipped)\n", f);
+			break;
 		}
 		for (int p = 0; p < PHASES; p++)
 			run(f, p);
