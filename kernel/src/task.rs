@@ -48,7 +48,7 @@ impl AffinityMask {
         let w = mask.bits();
         AffinityMask {
             words: [AtomicU64::new(w[0]), AtomicU64::new(w[1]), AtomicU64::new(w[2]), AtomicU64::new(w[3])],
-            weight: AtomicU32::new(mask.weight() as u32),
+            weight: AtomicU32::new(mask.weight()),
             first: AtomicU32::new(mask.first().map_or(u32::MAX, |c| c as u32)),
         }
     }
@@ -61,7 +61,7 @@ impl AffinityMask {
             word.store(bits, Ordering::Release);
         }
         self.first.store(mask.first().map_or(u32::MAX, |c| c as u32), Ordering::Release);
-        self.weight.store(mask.weight() as u32, Ordering::Release);
+        self.weight.store(mask.weight(), Ordering::Release);
     }
     #[inline]
     pub fn contains(&self, cpu: usize) -> bool {

@@ -231,10 +231,8 @@ fn scheduler_tick(cpu: usize) {
     if !idle {
         crate::balance::nohz::balancer_kick(cpu);
     }
-    if cpu == 0 && crate::debug::enabled() {
-        if ticks % 100 == 0 {
-            crate::debug::check_global();
-        }
+    if cpu == 0 && crate::debug::enabled() && ticks.is_multiple_of(100) {
+        crate::debug::check_global();
     }
     // Every 3 s of uptime, from whichever CPU ticks: what a hang looks like.
     if crate::debug::enabled() {
@@ -251,7 +249,7 @@ fn scheduler_tick(cpu: usize) {
         }
     }
     let every = STATS_EVERY_TICKS.load(Ordering::Relaxed);
-    if cpu == 0 && every != 0 && ticks % every == 0 {
+    if cpu == 0 && every != 0 && ticks.is_multiple_of(every) {
         crate::schedstat::print_cpus();
     }
 }

@@ -91,16 +91,13 @@ pub fn discover() -> Result<Platform, AcpiProblem> {
     let mut ioapics = Vec::new();
     for entry in madt.get().entries() {
         match entry {
-            MadtEntry::LocalApic(e) => {
-                if e.flags & 1 != 0 {
-                    processors.push(Processor { apic_id: e.apic_id as u32, node: 0 });
-                }
+            // bit 0: the CPU is enabled (a disabled one falls to `_`)
+            MadtEntry::LocalApic(e) if e.flags & 1 != 0 => {
+                processors.push(Processor { apic_id: e.apic_id as u32, node: 0 });
             }
-            MadtEntry::LocalX2Apic(e) => {
-                if e.flags & 1 != 0 {
-                    let id = e.x2apic_id;
-                    processors.push(Processor { apic_id: id, node: 0 });
-                }
+            MadtEntry::LocalX2Apic(e) if e.flags & 1 != 0 => {
+                let id = e.x2apic_id;
+                processors.push(Processor { apic_id: id, node: 0 });
             }
             MadtEntry::IoApic(e) => ioapics.push(e.io_apic_address as u64),
             _ => {}

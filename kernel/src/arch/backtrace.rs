@@ -19,7 +19,7 @@ pub fn print(cpu: usize, rip: u64, mut rbp: u64) {
     crate::record!("bt", "cpu={} frame=0 addr={:#x}", cpu, rip);
     let mut frame = 1;
     while frame < MAX_FRAMES && rbp != 0 {
-        if rbp % 8 != 0 || !(LOWEST..HIGHEST - 16).contains(&rbp) {
+        if !rbp.is_multiple_of(8) || !(LOWEST..HIGHEST - 16).contains(&rbp) {
             break;
         }
         // SAFETY: rbp is 8-aligned and inside the identity-mapped first 4 GiB,

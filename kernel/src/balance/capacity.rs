@@ -29,7 +29,7 @@ pub fn run_pressure(cpu: usize, capacity_orig: u64, tick_ns: u64) -> u64 {
         }
     }
     // avg += (sample - avg) / 32, in 1024ths of a tick.
-    let sample = if tick_ns == 0 { 0 } else { take * 1024 / tick_ns };
+    let sample = (take * 1024).checked_div(tick_ns).unwrap_or(0);
     let avg = PRESSURE_AVG[cpu].load(Ordering::Relaxed);
     let next = (avg * 31 + sample) / 32;
     PRESSURE_AVG[cpu].store(next, Ordering::Relaxed);

@@ -76,8 +76,8 @@ pub fn sched_balance_newidle(cpu: usize) -> u32 {
     crate::trace::record(now, || crate::trace::Event::NewidleStart);
     let ni_random = g.cfg.features.has(Feature::NiRandom);
     let mut walk = NewidleWalk::new(avg.avg_idle);
-    for idx in 0..chain.len() {
-        let step = walk.step(&chain[idx], &mut state.sd[idx].newidle, ni_random, dice());
+    for (idx, sd) in chain.iter().enumerate() {
+        let step = walk.step(sd, &mut state.sd[idx].newidle, ni_random, dice());
         let weight = match step {
             NewidleStep::Stop => break,
             NewidleStep::Skip => continue,

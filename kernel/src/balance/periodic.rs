@@ -50,9 +50,9 @@ pub fn sched_balance_domains(cpu: usize, idle: bool) {
         decay_newidle_costs(state.sd.iter_mut().map(|s| &mut s.newidle), &mut crate::rq::lock(cpu).avg_idle, now);
     }
     let kind = if idle { IdleType::Idle } else { IdleType::NotIdle };
-    for idx in 0..chain.len() {
+    for (idx, sd) in chain.iter().enumerate() {
         let st = &mut state.sd[idx];
-        let interval = get_sd_balance_interval(&chain[idx], st, !idle, g.hz, max);
+        let interval = get_sd_balance_interval(sd, st, !idle, g.hz, max);
         if !balance_due(st, interval, now) {
             continue;
         }

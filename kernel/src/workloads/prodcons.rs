@@ -57,7 +57,7 @@ pub fn run(w: &Workload) -> bool {
                 super::spin_ns(work);
                 p2.write(&[1], false);
                 n += 1;
-                crate::timer::sleep_ns(if n % every == 0 { long } else { short });
+                crate::timer::sleep_ns(if n.is_multiple_of(every) { long } else { short });
             }
             p2.close();
         }));
