@@ -83,7 +83,7 @@ fn script(t: Tunables, seed: u64, len: usize, h: &mut Hasher, combined: bool) {
     let mut rng = Lcg(seed);
     let mut ids: Vec<EntityId> = Vec::new();
     let mut now = 0u64;
-    if seed % 3 == 0 {
+    if seed.is_multiple_of(3) {
         rq.set_cpu_capacity(512 + rng.below(512));
         rq.set_freq_capacity(256 + rng.below(768));
     }
@@ -95,7 +95,7 @@ fn script(t: Tunables, seed: u64, len: usize, h: &mut Hasher, combined: bool) {
                 let policy = if idle { Policy::Idle } else if rng.below(10) == 0 { Policy::Batch } else { Policy::Normal };
                 let nice = Nice::clamped(rng.below(40) as i32 - 20);
                 let r = rq.fork(nice, policy);
-                h.feed(&r);
+                h.feed(r);
                 if let Ok(id) = r {
                     h.feed(rq.enqueue(id, EnqueueFlags::INITIAL));
                     h.feed(rq.check_preempt_wakeup(id, WakeFlags::FORK));
@@ -111,11 +111,11 @@ fn script(t: Tunables, seed: u64, len: usize, h: &mut Hasher, combined: bool) {
                     if combined && will_enqueue {
                         let wf = [WakeFlags::NONE, WakeFlags::SYNC, WakeFlags::SYNC | WakeFlags::RQ_SELECTED][rng.below(3) as usize];
                         let r = rq.wake(id, EnqueueFlags::WAKEUP, wf);
-                        h.feed(&r.map(|_| ()));
+                        h.feed(r.map(|_| ()));
                         h.feed(r);
                     } else {
                         let r = rq.enqueue(id, EnqueueFlags::WAKEUP);
-                        h.feed(&r);
+                        h.feed(r);
                         if r.is_ok() {
                             let wf = [WakeFlags::NONE, WakeFlags::SYNC, WakeFlags::SYNC | WakeFlags::RQ_SELECTED][rng.below(3) as usize];
                             h.feed(rq.check_preempt_wakeup(id, wf));
@@ -147,7 +147,7 @@ fn script(t: Tunables, seed: u64, len: usize, h: &mut Hasher, combined: bool) {
                 if let Some(id) = pick(&mut rng, &ids) {
                     if rq.curr() != Some(id) {
                         let r = rq.dequeue(id, DequeueFlags::NONE);
-                        h.feed(&r);
+                        h.feed(r);
                         if r.is_ok() {
                             h.feed(rq.enqueue(id, EnqueueFlags::MIGRATED));
                         }
@@ -191,13 +191,13 @@ fn script(t: Tunables, seed: u64, len: usize, h: &mut Hasher, combined: bool) {
             21 => {
                 if let Some(id) = pick(&mut rng, &ids) {
                     let r = rq.remove_entity(id);
-                    h.feed(&r);
+                    h.feed(r);
                     if let Ok(se) = r {
                         ids.retain(|&x| x != id);
                         // half of them come back, as a migration would
                         if rng.below(2) == 0 {
                             let r = rq.add_entity(se);
-                            h.feed(&r);
+                            h.feed(r);
                             if let Ok(n) = r {
                                 h.feed(rq.enqueue(n, EnqueueFlags::MIGRATED | EnqueueFlags::WAKEUP));
                                 ids.push(n);

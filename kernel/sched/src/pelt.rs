@@ -403,7 +403,7 @@ mod tests {
             odd.update(now, true);
             assert_eq!(full.now() - fp, now - ft);
             assert_eq!(half.now() - hp, (((now - ht) as u128 * 512) >> 10) as u64);
-            let d = (((now - ot) as u128 * 1000) >> 10) * 700 >> 10;
+            let d = ((((now - ot) as u128 * 1000) >> 10) * 700) >> 10;
             assert_eq!(odd.now() - op, (d as u64).min(now - op));
         }
     }
