@@ -7,7 +7,8 @@ per-message regime when one CPU saw at least THRESHOLD wakeups that preempted th
 task (trace `enqueue ... preempt=1`). Prints, per phase, hackbench's time, the switches, the
 milliseconds in that regime and when the first one came, and what the preempting wakeups found
 running (the enqueue's `curr` and `curr_eligible`: how many found it ineligible, and how many
-of those in the per-message milliseconds found a sender); writes an SVG of the context switches
+of those in the per-message milliseconds found a sender), and how many of the 40 senders had
+not exited yet when the run's last per-message spell began; writes an SVG of the context switches
 per millisecond of every run, one row per phase.
 
     python3 docs/experiments/hackbench-regimes.py            # boots 8 runs (about a minute)
@@ -85,6 +86,28 @@ def preempted(events, names, hot):
             sender += names.get(e["curr"], "").startswith("hb-send")
     return n, ineligible, in_hot, sender
 
+def last_spell(hot):
+    """The first millisecond of the last run of per-message milliseconds (gaps of up to two
+    milliseconds joined), or None."""
+    if not hot:
+        return None
+    first = hot[-1]
+    for a, b in zip(reversed(hot[:-1]), reversed(hot)):
+        if b - a > 2:
+            break
+        first = a
+    return first
+
+
+def senders_alive(events, names, ms):
+    """Senders (hb-send-*) that had not exited (switched out in state D) by millisecond `ms`."""
+    start = min(int(e["ts"]) for e in events if e["ev"] == "switch" and e.get("prev") == "1")
+    senders = {p for p, n in names.items() if n.startswith("hb-send")}
+    gone = {e["prev"] for e in events if e["ev"] == "switch" and e["prev_state"] == "D"
+            and e["prev"] in senders and (int(e["ts"]) - start) // 1_000_000 < ms}
+    return len(senders) - len(gone)
+
+
 def svg(rows, path):
     """One row per phase: switches per millisecond against time, per-message ms shaded."""
     width, row_h, left, top = 820, 70, 120, 44
@@ -136,18 +159,23 @@ def main():
         events, names, time_s = parse(os.path.join(d, "serial.log"))
         series = per_ms(events)
         hot = per_message_ms(series, a.threshold)
-        rows.append((i, time_s, series, hot, preempted(events, names, hot)))
+        spell = last_spell(hot)
+        alive = None if spell is None else senders_alive(events, names, spell)
+        rows.append((i, time_s, series, hot, preempted(events, names, hot), spell, alive))
     print(f"hackbench -smp {a.smp} --icount, traced; per-message ms: >= {a.threshold} preempting wakeups on one CPU")
     print(f"{'phase':>5} {'Time':>6} {'switches':>8} {'per-msg ms':>10} {'first':>6} "
-          f"{'switches in them':>16} {'others per ms':>13}  preempting wakeups: running task ineligible; "
-          "in per-message ms: a sender")
-    for i, time_s, series, hot, pre in rows:
+          f"{'switches in them':>16} {'others per ms':>13} {'last spell':>10} {'senders left':>12}  "
+          "preempting wakeups: running task ineligible; in per-message ms: a sender")
+    for i, time_s, series, hot, pre, spell, alive in rows:
         total = sum(b["switches"] for b in series)
         in_hot = sum(series[ms]["switches"] for ms in hot)
         calm = (total - in_hot) / max(1, len(series) - len(hot))
         first = f"{hot[0]} ms" if hot else "-"
         found = "(not in this trace)" if pre is None else f"{pre[1]} of {pre[0]}; {pre[3]} of {pre[2]}"
-        print(f"{i:>5} {time_s:>6.3f} {total:>8} {len(hot):>10} {first:>6} {in_hot:>16} {calm:>13.0f}  {found}")
+        spell_s = "-" if spell is None else f"{spell} ms"
+        alive_s = "-" if alive is None else str(alive)
+        print(f"{i:>5} {time_s:>6.3f} {total:>8} {len(hot):>10} {first:>6} {in_hot:>16} {calm:>13.0f} "
+              f"{spell_s:>10} {alive_s:>12}  {found}")
     path = os.path.join(out, "switches-per-ms.svg")
     svg([r[:4] for r in rows], path)
     print(f"wrote {path}")
