@@ -324,6 +324,18 @@ fn side_kernels(base_rev: Option<&str>, new_rev: Option<&str>) -> Result<[Kernel
     Ok([side("--base-rev", base_rev)?, side("--new-rev", new_rev)?])
 }
 
+/// A note when `--base-rev`/`--new-rev` leave both sides on one commit's tree: the table then
+/// compares the settings only.
+pub fn same_kernel_note(kernels: &[Kernel; 2]) -> String {
+    match (&kernels[0].tree_of, &kernels[1].tree_of) {
+        (Some(a), Some(b)) if a == b => format!(
+            "note: both kernels are built from commit {} (its code is the same either way), so only the settings differ\n",
+            &a[..12.min(a.len())]
+        ),
+        _ => String::new(),
+    }
+}
+
 /// How charts name a side: its settings, and with `--base-rev`/`--new-rev` its kernel too.
 fn side_desc(settings: &str, kernel: &Kernel, by_revision: bool) -> String {
     if !by_revision {
@@ -401,8 +413,10 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
     println!("\n{test}");
     // The sample-size note covers the counter rows too (a workload may print no results);
     // outliers are named for the results only (the counter rows keep theirs in compare.json).
+    let same = if by_revision { same_kernel_note(&kernels) } else { String::new() };
     let notes = format!(
-        "{}{}{}{}",
+        "{}{}{}{}{}",
+        same,
         one_sided,
         phase_note(&all_rows, a.icount, a.phases),
         out_of_reach_notes(&all_rows, method),
@@ -514,17 +528,33 @@ mod tests {
 
     #[test]
     fn charts_name_the_kernel_only_when_a_side_names_a_revision() {
-        let tree = Kernel { elf: "k".into(), label: "working tree (HEAD 0123456789ab)".into(), commit: None, source_root: "/ws".into() };
+        let tree = Kernel {
+            elf: "k".into(),
+            label: "working tree (HEAD 0123456789ab)".into(),
+            commit: None,
+            source_root: "/ws".into(),
+            tree_of: Some("0123456789abcdef".into()),
+        };
         let rev = Kernel {
             elf: "r".into(),
             label: "0123456789ab subject".into(),
             commit: Some("0123456789abcdef".into()),
             source_root: "/ws/target/revs/0123456789abcdef/src".into(),
+            tree_of: Some("0123456789abcdef".into()),
         };
         assert_eq!(side_desc("hz=100", &tree, false), "hz=100");
         assert_eq!(side_desc("", &tree, false), "", "the charts say (no extra settings) themselves");
         assert_eq!(side_desc("", &rev, true), "(no extra settings) on 0123456789ab");
         assert_eq!(side_desc("hz=100", &tree, true), "hz=100 on working tree");
+        // a clean working tree at the revision's commit: the same kernel on both sides
+        assert_eq!(
+            same_kernel_note(&[rev.clone(), tree.clone()]),
+            "note: both kernels are built from commit 0123456789ab (its code is the same either way), so only the settings differ\n"
+        );
+        let edited = Kernel { tree_of: None, ..tree.clone() };
+        assert_eq!(same_kernel_note(&[rev.clone(), edited]), "", "uncommitted changes: another kernel");
+        let other = Kernel { tree_of: Some("fedcba".into()), ..rev.clone() };
+        assert_eq!(same_kernel_note(&[rev, other]), "");
     }
 
     #[test]

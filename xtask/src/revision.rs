@@ -32,6 +32,9 @@ pub struct Kernel {
     pub commit: Option<String>,
     /// The tree the kernel was built from: where its DWARF's project paths start.
     pub source_root: PathBuf,
+    /// The commit whose tree it was built from, when that is exact: a revision's, or HEAD for a
+    /// working tree without uncommitted changes to tracked files (untracked files aside).
+    pub tree_of: Option<String>,
 }
 
 impl Kernel {
@@ -123,17 +126,18 @@ fn source_dir(commit: &str) -> PathBuf {
 /// The kernel of the working tree, built by [`crate::cargo::build_kernel`], with its label.
 pub fn working_tree(elf: PathBuf) -> Kernel {
     let root = crate::workspace_root();
-    let label = match git(&root, &["rev-parse", "--short=12", "HEAD"]) {
+    let (label, tree_of) = match git(&root, &["rev-parse", "HEAD"]) {
         Ok(head) => {
+            let short = &head[..12.min(head.len())];
             let dirty = git(&root, &["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty());
             match dirty {
-                Ok(true) => format!("working tree (HEAD {head} with uncommitted changes)"),
-                _ => format!("working tree (HEAD {head})"),
+                Ok(false) => (format!("working tree (HEAD {short})"), Some(head.clone())),
+                _ => (format!("working tree (HEAD {short} with uncommitted changes)"), None),
             }
         }
-        Err(_) => "working tree".to_string(),
+        Err(_) => ("working tree".to_string(), None),
     };
-    Kernel { elf, label, commit: None, source_root: root }
+    Kernel { elf, label, commit: None, source_root: root, tree_of }
 }
 
 /// The kernel `--rev` names, or the working tree's (built here) without one.
@@ -154,7 +158,7 @@ pub fn kernel_at(flag: &str, rev: &str) -> Result<Kernel, String> {
     let (elf, src) = (cached_elf(&commit), source_dir(&commit));
     if elf.is_file() {
         eprintln!("xtask: {flag} {rev}: the kernel of {label}, built earlier ({})", elf.display());
-        return Ok(Kernel { elf, label, commit: Some(commit), source_root: src });
+        return Ok(Kernel { elf, label, tree_of: Some(commit.clone()), commit: Some(commit), source_root: src });
     }
     let revs = target_dir().join("revs");
     // A previous export or build that did not finish: start again from the commit.
@@ -188,7 +192,7 @@ pub fn kernel_at(flag: &str, rev: &str) -> Result<Kernel, String> {
         .and_then(|_| std::fs::rename(&partial, &elf))
         .map_err(|e| format!("xtask: cannot keep {} as {}: {e}", built.display(), elf.display()))?;
     eprintln!("xtask: {flag} {rev}: kept as {}", elf.display());
-    Ok(Kernel { elf, label, commit: Some(commit), source_root: src })
+    Ok(Kernel { elf, label, tree_of: Some(commit.clone()), commit: Some(commit), source_root: src })
 }
 
 #[cfg(test)]
