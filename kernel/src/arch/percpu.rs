@@ -271,10 +271,10 @@ pub fn with_current_task<R>(f: impl FnOnce(&Arc<Task>) -> R) -> Option<R> {
     if p.is_null() {
         return None;
     }
-    // SAFETY: `p` is us (`current_task_ptr`), and whenever this code runs,
-    // the slot of the CPU running it owns a strong count of us; only while
-    // it runs is the borrow used, and `ManuallyDrop` gives back no count,
-    // as none was taken.
+    // `p` is us (`current_task_ptr`), and whenever this code runs, the slot
+    // of the CPU running it owns a strong count of us.
+    // SAFETY: so `p` is alive while the borrow is used (only while this code
+    // runs); `ManuallyDrop` gives back no count, as none was taken.
     let me = core::mem::ManuallyDrop::new(unsafe { Arc::from_raw(p) });
     Some(f(&me))
 }
