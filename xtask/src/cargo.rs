@@ -1,7 +1,7 @@
 //! Building the kernel and running the host unit tests through cargo.
 
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use crate::workspace_root;
@@ -10,8 +10,13 @@ pub const KERNEL_PACKAGE: &str = "fairway-kernel";
 pub const TARGET: &str = "x86_64-unknown-linux-gnu";
 
 fn cargo() -> Command {
+    cargo_in(&workspace_root())
+}
+
+/// The cargo that runs xtask (`$CARGO`), in `dir`.
+pub fn cargo_in(dir: &Path) -> Command {
     let mut c = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()));
-    c.current_dir(workspace_root());
+    c.current_dir(dir);
     c
 }
 
@@ -33,25 +38,35 @@ pub const KERNEL_PROFILE: &str = "kernel";
 
 /// Where the kernel ELF lands.
 pub fn kernel_elf() -> PathBuf {
-    target_dir().join(TARGET).join(KERNEL_PROFILE).join(KERNEL_PACKAGE)
+    elf_in(&target_dir())
 }
 
-/// `cargo build --profile kernel -p fairway-kernel`; returns the ELF's path.
+/// Where a kernel build into the target directory `target` leaves the ELF.
+fn elf_in(target: &Path) -> PathBuf {
+    target.join(TARGET).join(KERNEL_PROFILE).join(KERNEL_PACKAGE)
+}
+
+/// `cargo build --profile kernel -p fairway-kernel` of the working tree; returns the ELF's path.
 pub fn build_kernel() -> Result<PathBuf, String> {
-    let st = cargo()
-        .args(["build", "--profile", KERNEL_PROFILE, "-p", KERNEL_PACKAGE])
-        .stdin(Stdio::null())
-        .status()
-        .map_err(|e| format!("xtask: cannot run cargo: {e}"))?;
-    if !st.success() {
-        return Err(format!("xtask: building the kernel failed ({st})"));
+    build_kernel_in(&workspace_root(), None).map_err(|e| format!("xtask: {e}"))
+}
+
+/// The same build of the tree at `root` (another revision's, say), into the target directory
+/// `target` instead of cargo's own choice when given; returns the ELF's path, or what failed
+/// (cargo's errors are on the terminal).
+pub fn build_kernel_in(root: &Path, target: Option<&Path>) -> Result<PathBuf, String> {
+    let mut c = cargo_in(root);
+    c.args(["build", "--profile", KERNEL_PROFILE, "-p", KERNEL_PACKAGE]).stdin(Stdio::null());
+    if let Some(t) = target {
+        c.env("CARGO_TARGET_DIR", t);
     }
-    let elf = kernel_elf();
+    let st = c.status().map_err(|e| format!("cannot run cargo: {e}"))?;
+    if !st.success() {
+        return Err(format!("building the kernel failed ({st})"));
+    }
+    let elf = target.map_or_else(kernel_elf, elf_in);
     if !elf.is_file() {
-        return Err(format!(
-            "xtask: the kernel build succeeded but {} does not exist",
-            elf.display()
-        ));
+        return Err(format!("the kernel build succeeded but {} does not exist", elf.display()));
     }
     Ok(elf)
 }

@@ -19,7 +19,7 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use crate::cargo::{target_dir, KERNEL_PACKAGE, KERNEL_PROFILE, TARGET};
+use crate::cargo::{target_dir, KERNEL_PACKAGE, KERNEL_PROFILE};
 
 /// A kernel to boot and what it was built from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,23 +167,13 @@ pub fn kernel_at(flag: &str, rev: &str) -> Result<Kernel, String> {
     }
     eprintln!("xtask: {flag} {rev}: building the kernel of {label} in {}", src.display());
     export_tree(&root, &commit, &src).map_err(|e| format!("xtask: {flag} {rev}: {e}"))?;
-    let build_dir = revs.join("target");
-    let st = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .args(["build", "--profile", KERNEL_PROFILE, "-p", KERNEL_PACKAGE])
-        .current_dir(&src)
-        .env("CARGO_TARGET_DIR", &build_dir)
-        .stdin(Stdio::null())
-        .status()
-        .map_err(|e| format!("xtask: cannot run cargo: {e}"))?;
-    if !st.success() {
-        return Err(format!(
-            "xtask: {flag} {rev}: building the kernel of {label} failed ({st}); its tree is in {} \
-             (a revision from before the kernel was built as `cargo build --profile {KERNEL_PROFILE} -p \
-             {KERNEL_PACKAGE}` cannot be compared this way)",
+    let built = crate::cargo::build_kernel_in(&src, Some(&revs.join("target"))).map_err(|e| {
+        format!(
+            "xtask: {flag} {rev}: {label}: {e}; its tree is in {} (a revision from before the kernel was \
+             built as `cargo build --profile {KERNEL_PROFILE} -p {KERNEL_PACKAGE}` cannot be compared this way)",
             src.display()
-        ));
-    }
-    let built = build_dir.join(TARGET).join(KERNEL_PROFILE).join(KERNEL_PACKAGE);
+        )
+    })?;
     let dir = elf.parent().expect("cached_elf has a directory");
     std::fs::create_dir_all(dir).map_err(|e| format!("xtask: cannot create {}: {e}", dir.display()))?;
     // Copied under a temporary name and renamed, so a kept ELF is always a whole one.

@@ -76,8 +76,7 @@ pub struct ProfileArgs {
 pub fn build_plugin() -> Result<PathBuf, String> {
     let dir = crate::workspace_root().join("tools/qemu-profile");
     let target_dir = crate::cargo::target_dir().join("qemu-profile");
-    let st = Command::new(std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into()))
-        .current_dir(&dir)
+    let st = crate::cargo::cargo_in(&dir)
         .args(["build", "--release", "--manifest-path"])
         .arg(dir.join("Cargo.toml"))
         .arg("--target-dir")
