@@ -43,7 +43,7 @@ pub use dist::dist_charts;
 use report::{counter_header, counter_table, legend, out_of_reach_notes, outlier_lines, phase_note, table, test_name};
 pub use sweep::sweep_charts;
 use crate::results::{self, Outlier, RunRecord, Samples};
-use crate::revision::{self, Kernel};
+use crate::revision::{self, Kernel, Revision};
 use crate::stats;
 use crate::workload_args::BootArgs;
 
@@ -306,22 +306,20 @@ fn params_with(common: &str, point: &str) -> String {
 /// The kernels of the two sides: a revision's when its side names one, else the working tree's
 /// (built only when some side needs it).
 fn side_kernels(base_rev: Option<&str>, new_rev: Option<&str>) -> Result<[Kernel; 2], String> {
-    // A misspelt revision is refused before anything is built.
-    let root = crate::workspace_root();
-    for (flag, rev) in [("--base-rev", base_rev), ("--new-rev", new_rev)] {
-        if let Some(rev) = rev {
-            revision::resolve(&root, rev).map_err(|e| format!("xtask: {flag} {e}"))?;
-        }
-    }
-    let tree = match (base_rev, new_rev) {
-        (Some(_), Some(_)) => None,
+    // Both resolved first: a misspelt revision is refused before anything is built.
+    let revs = [
+        base_rev.map(|r| Revision::resolve("--base-rev", r)).transpose()?,
+        new_rev.map(|r| Revision::resolve("--new-rev", r)).transpose()?,
+    ];
+    let tree = match revs {
+        [Some(_), Some(_)] => None,
         _ => Some(revision::working_tree(crate::cargo::build_kernel()?)),
     };
-    let side = |flag: &str, rev: Option<&str>| match rev {
-        Some(r) => revision::kernel_at(flag, r),
+    let side = |r: &Option<Revision>| match r {
+        Some(r) => r.kernel(),
         None => Ok(tree.clone().expect("the working tree is built when a side names no revision")),
     };
-    Ok([side("--base-rev", base_rev)?, side("--new-rev", new_rev)?])
+    Ok([side(&revs[0])?, side(&revs[1])?])
 }
 
 /// A note when `--base-rev`/`--new-rev` leave both sides on one commit's tree: the table then
@@ -330,7 +328,7 @@ pub fn same_kernel_note(kernels: &[Kernel; 2]) -> String {
     match (&kernels[0].tree_of, &kernels[1].tree_of) {
         (Some(a), Some(b)) if a == b => format!(
             "note: both kernels are built from commit {} (its code is the same either way), so only the settings differ\n",
-            &a[..12.min(a.len())]
+            revision::short_id(a)
         ),
         _ => String::new(),
     }

@@ -41,10 +41,15 @@ impl Kernel {
     /// The label's first word for charts: the commit's short id, or `working tree`.
     pub fn short(&self) -> String {
         match &self.commit {
-            Some(c) => c[..12.min(c.len())].to_string(),
+            Some(c) => short_id(c).to_string(),
             None => "working tree".to_string(),
         }
     }
+}
+
+/// The 12-character short form of a commit id, as reports print it.
+pub fn short_id(id: &str) -> &str {
+    &id[..12.min(id.len())]
 }
 
 /// `git` in `dir`, its standard output on success, or why it failed.
@@ -81,7 +86,7 @@ pub fn resolve(repo: &Path, rev: &str) -> Result<String, String> {
 
 /// `<short id> <subject>` of `commit`.
 fn describe(repo: &Path, commit: &str) -> String {
-    git(repo, &["log", "-1", "--format=%h %s", "--abbrev=12", commit]).unwrap_or_else(|_| commit[..12].to_string())
+    git(repo, &["log", "-1", "--format=%h %s", "--abbrev=12", commit]).unwrap_or_else(|_| short_id(commit).to_string())
 }
 
 /// Writes the tree of `commit` into `dest` (created; must not exist yet): `git archive`
@@ -128,7 +133,7 @@ pub fn working_tree(elf: PathBuf) -> Kernel {
     let root = crate::workspace_root();
     let (label, tree_of) = match git(&root, &["rev-parse", "HEAD"]) {
         Ok(head) => {
-            let short = &head[..12.min(head.len())];
+            let short = short_id(&head);
             let dirty = git(&root, &["status", "--porcelain", "--untracked-files=no"]).map(|s| !s.is_empty());
             match dirty {
                 Ok(false) => (format!("working tree (HEAD {short})"), Some(head.clone())),
@@ -143,46 +148,62 @@ pub fn working_tree(elf: PathBuf) -> Kernel {
 /// The kernel `--rev` names, or the working tree's (built here) without one.
 pub fn kernel_for(flag: &str, rev: Option<&str>) -> Result<Kernel, String> {
     match rev {
-        Some(r) => kernel_at(flag, r),
+        Some(r) => Revision::resolve(flag, r)?.kernel(),
         None => Ok(working_tree(crate::cargo::build_kernel()?)),
     }
 }
 
-/// The kernel of revision `rev` of this repository: reused from `target/revs/` when it was
-/// built before, otherwise exported and built (cargo's output goes to the terminal). `flag`
-/// names the option in messages.
-pub fn kernel_at(flag: &str, rev: &str) -> Result<Kernel, String> {
-    let root = crate::workspace_root();
-    let commit = resolve(&root, rev).map_err(|e| format!("xtask: {flag} {e}"))?;
-    let label = describe(&root, &commit);
-    let (elf, src) = (cached_elf(&commit), source_dir(&commit));
-    if elf.is_file() {
-        eprintln!("xtask: {flag} {rev}: the kernel of {label}, built earlier ({})", elf.display());
-        return Ok(Kernel { elf, label, tree_of: Some(commit.clone()), commit: Some(commit), source_root: src });
+/// A revision named by an option (`flag`, e.g. `--base-rev`), resolved to its commit: resolving
+/// first refuses a misspelt name before anything is built.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Revision {
+    flag: String,
+    rev: String,
+    commit: String,
+}
+
+impl Revision {
+    /// `rev` of this repository as [`resolve`] finds it; the error names `flag`.
+    pub fn resolve(flag: &str, rev: &str) -> Result<Revision, String> {
+        let commit = resolve(&crate::workspace_root(), rev).map_err(|e| format!("xtask: {flag} {e}"))?;
+        Ok(Revision { flag: flag.to_string(), rev: rev.to_string(), commit })
     }
-    let revs = target_dir().join("revs");
-    // A previous export or build that did not finish: start again from the commit.
-    if src.exists() {
-        std::fs::remove_dir_all(&src).map_err(|e| format!("xtask: cannot remove {}: {e}", src.display()))?;
+
+    /// Its kernel: reused from `target/revs/` when it was built before, otherwise exported and
+    /// built (cargo's output goes to the terminal).
+    pub fn kernel(&self) -> Result<Kernel, String> {
+        let (flag, rev, commit) = (&self.flag, &self.rev, &self.commit);
+        let root = crate::workspace_root();
+        let label = describe(&root, commit);
+        let (elf, src) = (cached_elf(commit), source_dir(commit));
+        if elf.is_file() {
+            eprintln!("xtask: {flag} {rev}: the kernel of {label}, built earlier ({})", elf.display());
+            return Ok(Kernel { elf, label, tree_of: Some(commit.clone()), commit: Some(commit.clone()), source_root: src });
+        }
+        let revs = target_dir().join("revs");
+        // A previous export or build that did not finish: start again from the commit.
+        if src.exists() {
+            std::fs::remove_dir_all(&src).map_err(|e| format!("xtask: cannot remove {}: {e}", src.display()))?;
+        }
+        eprintln!("xtask: {flag} {rev}: building the kernel of {label} in {}", src.display());
+        export_tree(&root, commit, &src).map_err(|e| format!("xtask: {flag} {rev}: {e}"))?;
+        let built = crate::cargo::build_kernel_in(&src, Some(&revs.join("target"))).map_err(|e| {
+            format!(
+                "xtask: {flag} {rev}: {label}: {e}; its tree is in {} (a revision from before the kernel was \
+                 built as `cargo build --profile {KERNEL_PROFILE} -p {KERNEL_PACKAGE}` cannot be compared this way)",
+                src.display()
+            )
+        })?;
+        let dir = elf.parent().expect("cached_elf has a directory");
+        std::fs::create_dir_all(dir).map_err(|e| format!("xtask: cannot create {}: {e}", dir.display()))?;
+        // Copied under a temporary name and renamed, so a kept ELF is always a whole one.
+        let partial = dir.join(format!("{KERNEL_PACKAGE}.partial"));
+        std::fs::copy(&built, &partial)
+            .and_then(|_| std::fs::rename(&partial, &elf))
+            .map_err(|e| format!("xtask: cannot keep {} as {}: {e}", built.display(), elf.display()))?;
+        eprintln!("xtask: {flag} {rev}: kept as {}", elf.display());
+        Ok(Kernel { elf, label, tree_of: Some(commit.clone()), commit: Some(commit.clone()), source_root: src })
     }
-    eprintln!("xtask: {flag} {rev}: building the kernel of {label} in {}", src.display());
-    export_tree(&root, &commit, &src).map_err(|e| format!("xtask: {flag} {rev}: {e}"))?;
-    let built = crate::cargo::build_kernel_in(&src, Some(&revs.join("target"))).map_err(|e| {
-        format!(
-            "xtask: {flag} {rev}: {label}: {e}; its tree is in {} (a revision from before the kernel was \
-             built as `cargo build --profile {KERNEL_PROFILE} -p {KERNEL_PACKAGE}` cannot be compared this way)",
-            src.display()
-        )
-    })?;
-    let dir = elf.parent().expect("cached_elf has a directory");
-    std::fs::create_dir_all(dir).map_err(|e| format!("xtask: cannot create {}: {e}", dir.display()))?;
-    // Copied under a temporary name and renamed, so a kept ELF is always a whole one.
-    let partial = dir.join(format!("{KERNEL_PACKAGE}.partial"));
-    std::fs::copy(&built, &partial)
-        .and_then(|_| std::fs::rename(&partial, &elf))
-        .map_err(|e| format!("xtask: cannot keep {} as {}: {e}", built.display(), elf.display()))?;
-    eprintln!("xtask: {flag} {rev}: kept as {}", elf.display());
-    Ok(Kernel { elf, label, tree_of: Some(commit.clone()), commit: Some(commit), source_root: src })
 }
 
 #[cfg(test)]
