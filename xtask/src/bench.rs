@@ -14,7 +14,7 @@ use crate::qemu::QemuConfig;
 use crate::results::{self, Outlier, RunRecord};
 use crate::revision::Kernel;
 use crate::stats;
-use crate::workload_args::WorkloadArgs;
+use crate::workload_args::{RevArg, WorkloadArgs};
 
 #[derive(clap::Args, Clone)]
 pub struct BenchArgs {
@@ -78,8 +78,8 @@ pub fn cmdline(workload: &str, params: &str, extra: &str) -> String {
 
 impl Boot {
     /// Builds or finds the kernel `--rev` names (the working tree's without one) and finds QEMU.
-    pub fn prepare_at(rev: Option<&str>, smp: &str, icount: bool, timeout: u64) -> Result<(Boot, Kernel), String> {
-        let kernel = crate::revision::kernel_for("--rev", rev)?;
+    pub fn prepare_at(rev: &RevArg, smp: &str, icount: bool, timeout: u64) -> Result<(Boot, Kernel), String> {
+        let kernel = rev.kernel()?;
         Ok((Boot::with_kernel(kernel.elf.clone(), smp, icount, timeout)?, kernel))
     }
 
@@ -333,7 +333,7 @@ struct BenchJson<'a> {
 pub fn bench(a: BenchArgs) -> Result<(), String> {
     check_phases(a.phases, a.icount)?;
     let w = &a.run;
-    let (boot, kernel) = Boot::prepare_at(w.rev.as_deref(), &w.boot.smp, a.icount, w.boot.timeout)?;
+    let (boot, kernel) = Boot::prepare_at(&w.kernel, &w.boot.smp, a.icount, w.boot.timeout)?;
     let append = cmdline(&w.workload, &w.boot.params, &w.append);
     let dir = out_dir(&w.workload)?;
     eprintln!("xtask: {}", boot.config(&append).display());
@@ -362,7 +362,7 @@ pub fn bench(a: BenchArgs) -> Result<(), String> {
         runs.len(),
         failed
     );
-    if w.rev.is_some() {
+    if w.kernel.rev.is_some() {
         println!("kernel: {}", kernel.label);
     }
     println!();

@@ -26,6 +26,7 @@ use fairway_scenarios::QemuExit;
 
 use crate::qemu::QemuConfig;
 use crate::symbols::Symbols;
+use crate::workload_args::RevArg;
 
 #[derive(Parser)]
 #[command(
@@ -87,10 +88,8 @@ struct RunArgs {
     /// Boot without ACPI tables (QEMU 10: -machine acpi=off).
     #[arg(long)]
     no_acpi: bool,
-    /// Boot the kernel of this git revision (branch, tag, commit; built once into target/revs/)
-    /// instead of the working tree's.
-    #[arg(long, value_name = "REV")]
-    rev: Option<String>,
+    #[command(flatten)]
+    kernel: RevArg,
     /// Extra QEMU arguments, after `--`.
     #[arg(last = true)]
     qemu_args: Vec<String>,
@@ -155,7 +154,7 @@ fn main() -> ExitCode {
 }
 
 fn run(a: RunArgs) -> Result<(), String> {
-    let elf = revision::kernel_for("--rev", a.rev.as_deref())?.elf;
+    let elf = a.kernel.kernel()?.elf;
     let qemu = install::ensure(false)?;
     let syms = Symbols::load(&elf).unwrap_or_else(|e| {
         eprintln!("xtask: no symbols ({e})");
@@ -242,29 +241,29 @@ mod tests {
 
     #[test]
     fn shared_flags_keep_their_names_and_defaults() {
-        let defaults = WorkloadArgs { workload: "pipe".into(), boot: boot("", "2", 120), append: String::new(), rev: None };
+        let defaults = WorkloadArgs { workload: "pipe".into(), boot: boot("", "2", 120), append: String::new(), kernel: RevArg::default() };
         let Cmd::Bench(b) = parse(&["bench", "pipe"]) else { panic!() };
         assert_eq!((b.run, b.runs, b.icount), (defaults.clone(), 5, false));
         let Cmd::Profile(p) = parse(&["profile", "pipe"]) else { panic!() };
         assert_eq!((p.run, p.vary.as_str(), p.top), (defaults, "rounds", 40));
 
         let set = ["--params", "rounds=9,mode=same", "--smp", "1", "--append", "hz=100", "--timeout", "7"];
-        let given = WorkloadArgs { workload: "pipe".into(), boot: boot("rounds=9,mode=same", "1", 7), append: "hz=100".into(), rev: None };
+        let given = WorkloadArgs { workload: "pipe".into(), boot: boot("rounds=9,mode=same", "1", 7), append: "hz=100".into(), kernel: RevArg::default() };
         let Cmd::Bench(b) = parse(&[&["bench", "pipe"][..], &set].concat()) else { panic!() };
         assert_eq!(b.run, given);
         let Cmd::Profile(p) = parse(&[&["profile"][..], &set, &["pipe"]].concat()) else { panic!() };
         assert_eq!(p.run, given);
         // --rev: the kernel of a git revision, for bench, profile and trace
         let Cmd::Bench(b) = parse(&["bench", "pipe", "--rev", "main~1"]) else { panic!() };
-        assert_eq!(b.run.rev.as_deref(), Some("main~1"));
+        assert_eq!(b.run.kernel.rev.as_deref(), Some("main~1"));
         let Cmd::Profile(p) = parse(&["profile", "--rev", "v1", "pipe"]) else { panic!() };
-        assert_eq!(p.run.rev.as_deref(), Some("v1"));
+        assert_eq!(p.run.kernel.rev.as_deref(), Some("v1"));
         let Cmd::Trace(t) = parse(&["trace", "pipe", "--rev", "HEAD~2"]) else { panic!() };
-        assert_eq!(t.rev.as_deref(), Some("HEAD~2"));
+        assert_eq!(t.kernel.rev.as_deref(), Some("HEAD~2"));
         let Cmd::Run(r) = parse(&["run", "--rev", "main", "--smp", "2"]) else { panic!() };
-        assert_eq!((r.rev.as_deref(), r.smp.as_str()), (Some("main"), "2"));
+        assert_eq!((r.kernel.rev.as_deref(), r.smp.as_str()), (Some("main"), "2"));
         let Cmd::Run(r) = parse(&["run"]) else { panic!() };
-        assert_eq!((r.rev, r.smp.as_str()), (None, "4"), "the working tree at -smp 4 by default");
+        assert_eq!((r.kernel.rev, r.smp.as_str()), (None, "4"), "the working tree at -smp 4 by default");
         // a converted log was booted already: --rev has nothing to choose
         assert!(Cli::try_parse_from(["cargo xtask", "trace", "--from", "x.log", "--rev", "main"]).is_err());
 

@@ -145,14 +145,6 @@ pub fn working_tree(elf: PathBuf) -> Kernel {
     Kernel { elf, label, commit: None, source_root: root, tree_of }
 }
 
-/// The kernel `--rev` names, or the working tree's (built here) without one.
-pub fn kernel_for(flag: &str, rev: Option<&str>) -> Result<Kernel, String> {
-    match rev {
-        Some(r) => Revision::resolve(flag, r)?.kernel(),
-        None => Ok(working_tree(crate::cargo::build_kernel()?)),
-    }
-}
-
 /// A revision named by an option (`flag`, e.g. `--base-rev`), resolved to its commit: resolving
 /// first refuses a misspelt name before anything is built.
 #[derive(Debug, Clone, PartialEq, Eq)]

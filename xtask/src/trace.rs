@@ -18,14 +18,14 @@ use fairway_scenarios::{Log, Record};
 use serde_json::{json, Value};
 
 use crate::bench::{cmdline, Boot};
-use crate::workload_args::BootArgs;
+use crate::workload_args::{BootArgs, RevArg};
 
 #[derive(clap::Args)]
 pub struct TraceArgs {
     /// Workload to boot with `trace=1` (not needed with --from).
     pub workload: Option<String>,
     /// Convert an existing serial log instead of booting.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "rev")]
     pub from: Option<PathBuf>,
     // Not WorkloadArgs: the workload is optional here (--from boots nothing).
     #[command(flatten)]
@@ -39,10 +39,8 @@ pub struct TraceArgs {
     /// Output directory (default target/trace/<timestamp>-<workload>).
     #[arg(short = 'o', long)]
     pub out: Option<PathBuf>,
-    /// Boot the kernel of this git revision (branch, tag, commit; built once into target/revs/)
-    /// instead of the working tree's.
-    #[arg(long, value_name = "REV", conflicts_with = "from")]
-    pub rev: Option<String>,
+    #[command(flatten)]
+    pub kernel: RevArg,
 }
 
 /// One scheduler event.
@@ -281,7 +279,7 @@ pub fn trace(a: TraceArgs) -> Result<(), String> {
             (Log::parse(&text), p.file_stem().map_or("log".into(), |s| s.to_string_lossy().into_owned()))
         }
         (None, Some(w)) => {
-            let (boot, _) = Boot::prepare_at(a.rev.as_deref(), &a.boot.smp, a.icount, a.boot.timeout)?;
+            let (boot, _) = Boot::prepare_at(&a.kernel, &a.boot.smp, a.icount, a.boot.timeout)?;
             let line = cmdline(w, &a.boot.params, &format!("trace=1 {}", a.append));
             eprintln!("xtask: {}", boot.config(&line).display());
             let (rec, log) = boot.run(0, &line)?;

@@ -195,7 +195,7 @@ pub fn profile(a: ProfileArgs) -> Result<(), String> {
     // Read before building or booting: a wrong path costs nothing.
     let against = a.against.as_deref().map(against::load).transpose()?;
     let plugin = build_plugin()?;
-    let (boot, kernel) = Boot::prepare_at(w.rev.as_deref(), &w.boot.smp, true, w.boot.timeout)?;
+    let (boot, kernel) = Boot::prepare_at(&w.kernel, &w.boot.smp, true, w.boot.timeout)?;
     check_plugin_support(&boot.qemu)?;
     let syms = Symbols::load(&boot.elf)?;
     if syms.is_empty() {
@@ -520,7 +520,7 @@ mod tests {
                 workload: "pipe".into(),
                 boot: crate::workload_args::BootArgs { params: "rounds=10".into(), smp: "2".into(), timeout: 1 },
                 append: String::new(),
-                rev: None,
+                kernel: Default::default(),
             },
             vary: "rounds".into(),
             top: 1,
