@@ -349,10 +349,10 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
     crate::bench::check_phases(a.phases, a.icount)?;
     let by_revision = a.base_rev.is_some() || a.new_rev.is_some();
     let kernels = side_kernels(a.base_rev.as_deref(), a.new_rev.as_deref())?;
-    let boots = [
-        Boot::with_kernel(kernels[0].elf.clone(), &a.boot.smp, a.icount, a.boot.timeout)?,
-        Boot::with_kernel(kernels[1].elf.clone(), &a.boot.smp, a.icount, a.boot.timeout)?,
-    ];
+    // QEMU is found once; the sides differ in their kernel only.
+    let base_boot = Boot::with_kernel(kernels[0].elf.clone(), &a.boot.smp, a.icount, a.boot.timeout)?;
+    let new_boot = Boot { elf: kernels[1].elf.clone(), ..base_boot.clone() };
+    let boots = [base_boot, new_boot];
     let dir = out_dir(&format!("compare-{}", a.workload))?;
     let pb = progress((points.len() * a.runs * 2) as u64);
     let (mut all_base, mut all_new, mut all_rows) = (Vec::new(), Vec::new(), Vec::new());
