@@ -29,7 +29,8 @@ TICK_NS = 1_000_000  # hz=1000, as bench --phases assumes
 
 def parse(log_path):
     """The `@fw trace` events of a serial log as dicts, the task names by pid, and hackbench's
-    `Time:` in seconds."""
+    `Time:` in seconds. Each event gets `ms`: the millisecond it fell in, counted from the
+    workload's start (init's first switch away, pid 1)."""
     events, names, time_s = [], {}, None
     with open(log_path) as f:
         for line in f:
@@ -42,16 +43,17 @@ def parse(log_path):
                 time_s = float(line.split()[1])
     if not events or time_s is None:
         sys.exit(f"{log_path}: no trace events or no `Time:` line (was it booted with trace=1?)")
+    start = min(int(e["ts"]) for e in events if e["ev"] == "switch" and e.get("prev") == "1")
+    for e in events:
+        e["ms"] = (int(e["ts"]) - start) // 1_000_000
     return events, names, time_s
 
 
 def per_ms(events):
-    """Switches and preempting wakeups per CPU in each millisecond since init handed over to
-    the workload (its first switch away from pid 1)."""
-    start = min(int(e["ts"]) for e in events if e["ev"] == "switch" and e.get("prev") == "1")
+    """Switches and preempting wakeups per CPU in each millisecond of the workload."""
     bins = collections.defaultdict(collections.Counter)
     for e in events:
-        ms = (int(e["ts"]) - start) // 1_000_000
+        ms = e["ms"]
         if ms < 0:
             continue
         if e["ev"] == "switch":
@@ -73,7 +75,6 @@ def preempted(events, names, hot):
     None for a kernel whose trace does not say (no `curr_eligible`)."""
     if not any("curr_eligible" in e for e in events if e["ev"] == "enqueue"):
         return None
-    start = min(int(e["ts"]) for e in events if e["ev"] == "switch" and e.get("prev") == "1")
     hot = set(hot)
     n = ineligible = in_hot = sender = 0
     for e in events:
@@ -81,7 +82,7 @@ def preempted(events, names, hot):
             continue
         n += 1
         ineligible += e["curr_eligible"] == "0"
-        if (int(e["ts"]) - start) // 1_000_000 in hot:
+        if e["ms"] in hot:
             in_hot += 1
             sender += names.get(e["curr"], "").startswith("hb-send")
     return n, ineligible, in_hot, sender
@@ -101,10 +102,9 @@ def last_spell(hot):
 
 def senders_alive(events, names, ms):
     """Senders (hb-send-*) that had not exited (switched out in state D) by millisecond `ms`."""
-    start = min(int(e["ts"]) for e in events if e["ev"] == "switch" and e.get("prev") == "1")
     senders = {p for p, n in names.items() if n.startswith("hb-send")}
     gone = {e["prev"] for e in events if e["ev"] == "switch" and e["prev_state"] == "D"
-            and e["prev"] in senders and (int(e["ts"]) - start) // 1_000_000 < ms}
+            and e["prev"] in senders and e["ms"] < ms}
     return len(senders) - len(gone)
 
 
