@@ -1,11 +1,12 @@
 //! What `compare` prints below its rows: the mmtests-style tables of results and of
 //! `schedstat_delta` counters, the legend saying what `*` and `exact` mean, and the notes
-//! (one tick phase sampled, outlier runs, sample sizes that can never be significant).
+//! (one tick phase sampled, metrics only one side printed, outlier runs, sample sizes that can
+//! never be significant).
 
 use std::fmt::Write as _;
 
 use super::{Method, Row, ALPHA};
-use crate::results;
+use crate::results::{self, RunRecord};
 use crate::stats;
 
 /// The table, mmtests style: `(x.xx%)` normally, `* x.xx%*` when significant; `exact` in the p
@@ -166,5 +167,52 @@ pub(super) fn test_name(method: Method) -> &'static str {
     match method {
         Method::Means => "Welch's two-sided t-test",
         Method::Robust => "two-sided Mann-Whitney U test",
+    }
+}
+
+/// A note naming the `@fw result` metrics and `schedstat_delta` counters that only one side
+/// printed at `point` (in its successful runs): they get no row, and a kernel from another
+/// revision may well print one the other lacks (a counter a patch adds). Empty when both sides
+/// printed the same names.
+pub fn one_sided_note(point: &str, base: &[RunRecord], new: &[RunRecord]) -> String {
+    let names = |runs: &[RunRecord]| {
+        let mut v: Vec<String> = results::by_metric(runs).into_iter().map(|s| format!("result {}", s.figure.metric)).collect();
+        v.extend(results::by_counter(runs).into_iter().map(|s| format!("counter {}", s.figure.metric)));
+        v
+    };
+    let (b, n) = (names(base), names(new));
+    let at = if point.is_empty() { String::new() } else { format!(" at {point}") };
+    let mut s = String::new();
+    for (side, mine, theirs) in [("base", &b, &n), ("new", &n, &b)] {
+        let only: Vec<&str> = mine.iter().filter(|m| !theirs.contains(m)).map(String::as_str).collect();
+        if !only.is_empty() {
+            s += &format!("note: only the {side} side printed{at}: {} (no rows for them)\n", only.join(", "));
+        }
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::compare::tests::run;
+
+    #[test]
+    fn metrics_and_counters_of_one_side_only_are_named() {
+        let mut b = run(&[("time", 2.0, false), ("old_metric", 1.0, true)]);
+        let n = run(&[("time", 1.9, false)]);
+        b.schedstat_delta = vec![[("cpu".to_string(), 0u64), ("ttwu_count".to_string(), 5)].into_iter().collect()];
+        let mut n2 = n.clone();
+        n2.schedstat_delta = vec![[("cpu".to_string(), 0u64), ("ttwu_count".to_string(), 4), ("new_counter".to_string(), 0)].into_iter().collect()];
+        assert_eq!(
+            one_sided_note("groups=2", &[b.clone()], &[n2]),
+            "note: only the base side printed at groups=2: result old_metric (no rows for them)\n\
+             note: only the new side printed at groups=2: counter new_counter (no rows for them)\n"
+        );
+        assert_eq!(one_sided_note("", &[b.clone()], &[b.clone()]), "", "the same names: no note");
+        // a failed run's figures count for neither side, as in the rows
+        let mut failed = n.clone();
+        failed.ok = false;
+        assert!(one_sided_note("", &[b], &[failed]).contains("only the base side printed: result time, result old_metric"));
     }
 }
