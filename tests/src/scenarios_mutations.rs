@@ -1,0 +1,325 @@
+//! The mutations of `every_scenario_fails_when_its_key_line_is_wrong`: per scenario, a line
+//! (or part of one) of its synthetic log and what it becomes, each a change that scenario's
+//! check must reject. Data only, kept apart from the test that applies it.
+
+/// `(scenario, text in its synthetic log, replacement)`; the first occurrence is replaced.
+pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
+    ("smp-1", "online=1 expected=1", "online=0 expected=1"),
+    ("smp-2", "@fw cpu id=1 ", "@fw cpu id=7 "),
+    ("smp-4", "result=ok", "result=fail"),
+    (
+        "smp-8",
+        "@fw sd cpu=3 level=MC span=0-7 groups=3/4/5/6/7/0/1/2",
+        "@fw sd cpu=3 level=MC span=0-7 groups=0/1/2/3/4/5/6/7",
+    ),
+    (
+        "smp-16",
+        "@fw sd cpu=15 level=MC",
+        "@fw sd cpu=15 level=PKG",
+    ),
+    ("smp-32", "online=32 expected=32", "online=31 expected=32"),
+    ("smp-64", "@fw cpu id=63 ", "@fw cpu id=62 "),
+    (
+        "topo-2s2c2t",
+        "@fw sd cpu=5 level=PKG span=0-7 groups=4-7/0-3",
+        "@fw sd cpu=5 level=PKG span=0-7 groups=0-3/4-7",
+    ),
+    (
+        "topo-2s2c2t",
+        "@fw cpu id=5 apic=5 pkg=1 core=0 smt=1",
+        "@fw cpu id=5 apic=5 pkg=1 core=1 smt=1",
+    ),
+    (
+        "topo-numa2",
+        "@fw cpu id=6 apic=6 pkg=1 core=2 smt=0 llc=1 node=1",
+        "@fw cpu id=6 apic=6 pkg=1 core=2 smt=0 llc=1 node=0",
+    ),
+    (
+        "topo-1s4c2t",
+        "@fw sd cpu=2 level=SMT span=2-3 groups=2/3 flags=0x0\n",
+        "",
+    ),
+    (
+        "topo-4s1c1t",
+        "@fw cpu id=2 apic=2 pkg=2",
+        "@fw cpu id=2 apic=2 pkg=0",
+    ),
+    (
+        "topo-numa2",
+        "@fw sd cpu=6 level=NUMA span=0-7 groups=4-7/0-3",
+        "@fw sd cpu=6 level=PKG span=0-7 groups=4-7/0-3",
+    ),
+    ("topo-numa2", "numa_nodes=2", "numa_nodes=1"),
+    ("apic-xapic", "mode=xapic", "mode=x2apic"),
+    ("apic-x2apic", "mode=x2apic", "mode=xapic"),
+    ("no-acpi", "none=1", "rsdp=0xf5000 cpus=1"),
+    // any scenario not about bad input fails on a complaint about its command line
+    ("smp-4", "@fw cpus online", "@fw cmdline_problem msg=unknown option `x`, ignored\n@fw cpus online"),
+    ("pipe-same-smp1", "@fw stage name=workload\n", "@fw cmdline_problem msg=workload=pipe: unknown parameter \"round\"\n@fw stage name=workload\n"),
+    (
+        "workload-params-malformed",
+        "cmdline: workload=pipe: mode=\"crosss\" is not one of same, cross; using mode=same\n",
+        "",
+    ),
+    ("workload-params-malformed", "unknown parameter \"round\" (pipe takes rounds, mode)", "unknown parameter \"round\""),
+    ("workload-params-malformed", "mode=same rounds=100000", "mode=cross rounds=100000"),
+    ("workload-help", "key=rounds accepts=0..1 default=100000", "key=rounds accepts=0..1 default=1000"),
+    ("workload-help", "@fw workload_done name=help ok=1", "@fw workload_done name=help ok=0"),
+    ("workload-too-many-threads", "need 400 threads", "need 40 threads"),
+    // the arena: a size the rule does not give, another bound, a planned stack missing,
+    // the boot line's number, the refusal's reason
+    ("workload-too-many-threads", "slots=329 wanted=329", "slots=330 wanted=330"),
+    ("workload-too-many-threads", "rule=share", "rule=floor"),
+    ("workload-too-many-threads", "wanted=329", "wanted=330"),
+    ("workload-too-many-threads", "thread stacks: 329 of", "thread stacks: 264 of"),
+    ("workload-too-many-threads", "(329 in all: an eighth", "(329 in all: 256 and 4 per CPU"),
+    ("workload-too-many-threads", "; more memory gives more, up to 1025)", ")"),
+    ("workload-400-threads", "rule=ceiling", "rule=share"),
+    ("workload-400-threads", "slots=1025 wanted=1025", "slots=1024 wanted=1024"),
+    ("workload-400-threads", "floor=264", "floor=256"),
+    ("workload-400-threads", "messages_received=4000", "messages_received=3999"),
+    ("workload-too-many-threads", "@fw workload_done name=hackbench ok=0\n", "workload: cannot start thread hb-send-6-3: no free thread stack\n@fw workload_done name=hackbench ok=0\n"),
+    ("workload-too-many-threads", "; the workload does not run\n@fw cmdline_problem", "; running what fits\n@fw cmdline_problem"),
+    ("workload-too-much-heap", "name=ebizzy ok=0", "name=ebizzy ok=1"),
+    ("workload-too-much-heap", "@fw workload_done", "@fw taskstat id=3 name=ebizzy-0 nice=0\n@fw workload_done"),
+    (
+        "cmdline-malformed",
+        "cmdline: hz=abc is not a number, using 250\n",
+        "",
+    ),
+    (
+        "cmdline-malformed",
+        "cmdline: log=loud",
+        "cmdline: level=loud",
+    ),
+    ("crash-page-fault", "cr2=0x1dead0000", "cr2=0x1dead0004"),
+    (
+        "crash-page-fault",
+        "@fw bt cpu=0 frame=1 addr=0x105678\n",
+        "",
+    ),
+    (
+        "crash-page-fault",
+        "rax=0x0 rbx=0x1 rcx=0x2 rdx=0x3 rsp=0x2000 rbp=0x2010\n",
+        "",
+    ),
+    ("crash-page-fault", "vector=14", "vector=13"),
+    (
+        "crash-divide-error",
+        "vector=0 name=#DE",
+        "vector=6 name=#UD",
+    ),
+    ("crash-panic", "deliberate panic", "other panic"),
+    ("crash-panic", "@fw panic cpu=0", "@fw panic cpu=1"),
+    ("crash-oom", "size=16777216", "size=0"),
+    ("crash-oom", "OUT OF MEMORY", "out of luck"),
+    // Every workload scenario: the invariant checks must have been on, the workload must
+    // have finished ok, and one schedstat per CPU.
+    ("shares-smp2", "invariant checks on", "invariant checks off"),
+    ("storm-smp8", "@fw workload_done name=storm ok=1", "@fw workload_done name=storm ok=0"),
+    ("affinity-smp4", "@fw schedstat cpu=3 ", "@fw schedstat cpu=4 "),
+    ("latency-smp1", "@fw workload name=latency cpus=1", "@fw workload name=latency cpus=2"),
+    // shares: runtime share off by > 2 points, a weight not Linux's, wrong CPU, a task
+    // missing, the CPU's time below the hogs'.
+    ("shares-smp2", "runtime_ns=102400000 ", "runtime_ns=142400000 "),
+    ("shares-smp8", "weight=3121", "weight=3120"),
+    ("shares-smp1", "weight=335 runtime_ns=33500000 ran_on=0", "weight=335 runtime_ns=33500000 ran_on=0-1"),
+    ("shares-smp2", "@fw share task=hog+5 cpu=1", "@fw share task=hog+5 cpu=0"),
+    ("shares-smp2", "@fw share task=hog0", "@fw shared task=hog0"),
+    ("shares-smp2", "nice=-5 weight=3121", "nice=-4 weight=3121"),
+    ("shares-smp1", "rq_cpu_time=100000000000 ", "rq_cpu_time=447999999 "),
+    // storm: a thread not finished, a lost semaphore up, a lost byte, a missing sleep,
+    // a thread never woken, a missing taskstat.
+    ("storm-smp8", "finished=64", "finished=63"),
+    ("storm-smp1", "sem_ups=2000", "sem_ups=1999"),
+    ("storm-smp1", "pipe_received=16064", "pipe_received=16056"),
+    ("storm-smp8", "sleeps=2000", "sleeps=1999"),
+    ("storm-smp8", "mutex_count=2000", "mutex_count=1999"),
+    ("storm-smp8", "rounds=1000 sleeps=2000 sem_downs=2000 sem_ups=2000 pipe_sent=16256 pipe_received=16256", "rounds=0 sleeps=0 sem_downs=0 sem_ups=0 pipe_sent=256 pipe_received=256"),
+    ("storm-smp1", "name=stormb nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=21 nr_migrations=0 nr_wakeups=11 ", "name=stormb nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=21 nr_migrations=0 nr_wakeups=0 "),
+    ("storm-smp1", "name=storma", "name=stormc"),
+    // latency: p99 at two slices, a sample missing, a sleeper woken too rarely, a slice
+    // not the one the CPU count gives, the sleeper on another CPU.
+    ("latency-smp2", "p99_ns=1400000", "p99_ns=2800000"),
+    ("latency-smp1", "p99_ns=700000", "p99_ns=1400000"),
+    ("latency-smp2", "hogs=2 samples=300 p50", "hogs=2 samples=299 p50"),
+    ("latency-smp2", "name=sleeper nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=301 nr_migrations=0 nr_wakeups=300 ", "name=sleeper nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=301 nr_migrations=0 nr_wakeups=299 "),
+    ("latency-smp2", "slice_ns=1400000", "slice_ns=2800000"),
+    ("latency-smp2", "nr_wakeups_sync=0 cpus=1\n@fw taskstat id=2", "nr_wakeups_sync=0 cpus=0\n@fw taskstat id=2"),
+    ("latency-smp1", "p50_ns=3099 p90_ns=3264", "p50_ns=3300 p90_ns=3264"),
+    // latency's results: a value not the record's, a unit, one missing; over_2slice not
+    // what max says; the histogram: a count off, a bucket missing or of the wrong width,
+    // the median's sample (the 150th) in another bucket than the record's p50.
+    ("latency-smp1", "metric=wakeup_p99 value=700.000", "metric=wakeup_p99 value=700.001"),
+    ("latency-smp2", "metric=wakeup_max value=2799.000", "metric=wakeup_max value=2799.001"),
+    ("latency-smp2", "metric=wakeup_p50 value=3.099 unit=us", "metric=wakeup_p50 value=3.099 unit=ms"),
+    ("latency-smp1", "@fw result workload=latency metric=wakeup_over_2slice value=0.000 unit=samples better=lower\n", ""),
+    ("latency-smp1", "over_2slice=0", "over_2slice=1"),
+    ("latency-smp1", "lo_us=3 hi_us=4 count=221", "lo_us=3 hi_us=4 count=220"),
+    ("latency-short-slice-smp1", "@fw hist workload=latency kind=wakeup lo_us=192 hi_us=208 count=1\n", ""),
+    ("latency-smp2", "lo_us=2048 hi_us=2304", "lo_us=2048 hi_us=2560"),
+    (
+        "latency-smp1",
+        "lo_us=2 hi_us=3 count=75\n@fw hist workload=latency kind=wakeup lo_us=3 hi_us=4 count=221",
+        "lo_us=2 hi_us=3 count=175\n@fw hist workload=latency kind=wakeup lo_us=3 hi_us=4 count=121",
+    ),
+    // short slice: p99 at two of the sleeper's slices, the slice not what was asked.
+    ("latency-short-slice-smp1", "p99_ns=100000", "p99_ns=200000"),
+    ("latency-short-slice-smp1", "sleeper_slice_ns=100000", "sleeper_slice_ns=700000"),
+    // affinity: a pinned thread strayed, a CPU without its pinned thread, the mover
+    // elsewhere, or not moved.
+    ("affinity-smp4", "allowed=2 ran_on=2", "allowed=2 ran_on=2-3"),
+    ("affinity-smp8", "@fw affinity task=pinned id=7 allowed=5 ran_on=5\n", ""),
+    ("affinity-smp8", "allowed=7 ran_on=0,7", "allowed=7 ran_on=0,6-7"),
+    ("affinity-smp4", "allowed=3 ran_on=0,3", "allowed=3 ran_on=0"),
+    ("affinity-smp4", "task=mover id=6 allowed=3", "task=mover id=6 allowed=0,3"),
+    ("affinity-smp8", "now_on=7", "now_on=0"),
+    ("affinity-smp8", "allowed=1 ran_on=1", "allowed=1-2 ran_on=1"),
+    // pipe: both threads on one CPU in cross mode, a thread that ran elsewhere, too few
+    // or too many wakeups, a wakeup not WF_SYNC, a local wakeup across CPUs, too few
+    // switches on one CPU.
+    ("pipe-cross-smp2", "a_cpu=0 b_cpu=1", "a_cpu=0 b_cpu=0"),
+    ("pipe-same-smp2", "a_cpu=0 b_cpu=0", "a_cpu=0 b_cpu=1"),
+    ("pipe-same-smp2", "nr_wakeups_sync=99500 cpus=0", "nr_wakeups_sync=99500 cpus=0-1"),
+    ("pipe-cross-smp8", "name=pipe-a nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=100002 nr_migrations=0 nr_wakeups=99500 nr_wakeups_local=0 nr_wakeups_remote=99500 nr_wakeups_sync=99500", "name=pipe-a nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=100002 nr_migrations=0 nr_wakeups=79999 nr_wakeups_local=0 nr_wakeups_remote=79999 nr_wakeups_sync=79999"),
+    ("pipe-same-smp1", "nr_wakeups=99300 nr_wakeups_local=99300 nr_wakeups_remote=0 nr_wakeups_sync=99300", "nr_wakeups=100001 nr_wakeups_local=100001 nr_wakeups_remote=0 nr_wakeups_sync=100001"),
+    ("pipe-same-smp2", "nr_wakeups_sync=99300", "nr_wakeups_sync=99299"),
+    ("pipe-cross-smp2", "nr_wakeups_local=0 nr_wakeups_remote=99500", "nr_wakeups_local=99500 nr_wakeups_remote=0"),
+    ("pipe-same-smp1", "nr_switches=100002 nr_migrations=0 nr_wakeups=99500", "nr_switches=99998 nr_migrations=0 nr_wakeups=99500"),
+    ("pipe-cross-smp2", "rounds=100000 a_cpu", "rounds=99999 a_cpu"),
+    ("pipe-same-smp2", "@fw pipe mode=same", "@fw pipe mode=cross"),
+    ("pipe-same-smp2", "name=pipe-b", "name=pipe-c"),
+    // stack overflow: another thread named, the report line missing, not a #PF, the
+    // fault elsewhere than the guard page.
+    ("crash-stack-overflow", "task=deep-recursion", "task=init"),
+    ("crash-stack-overflow", "STACK OVERFLOW in thread", "stack overflow in thread"),
+    ("crash-stack-overflow", "vector=14 name=#PF", "vector=13 name=#GP"),
+    ("crash-stack-overflow", "cr2=0x8230ec8", "cr2=0x8230ec0"),
+    // sched_features: a feature not applied, a default lost, a complaint; the bogus one
+    // not reported, or applied anyway.
+    ("sched-features", " NO_DELAY_DEQUEUE", " DELAY_DEQUEUE"),
+    ("sched-features", " NO_RUN_TO_PARITY", " RUN_TO_PARITY"),
+    ("sched-features", "msg=PLACE_LAG", "msg=NO_PLACE_LAG"),
+    ("sched-features", "@fw stage name=workload\n", "cmdline: sched_features: odd\n@fw stage name=workload\n"),
+    ("sched-features-bogus", "unknown feature \"BOGUS\"", "unknown feature \"BOGU\""),
+    ("sched-features-bogus", "@fw stage name=workload\n", "cmdline: another\n@fw stage name=workload\n"),
+    ("sched-features-bogus", " DELAY_DEQUEUE", " NO_DELAY_DEQUEUE"),
+    // spread: two hogs on a CPU at t_ms=100 or at the end, a sample missing, two hogs
+    // ending on one CPU, a hog missing.
+    ("balance-spread-smp8", "t_ms=100 per_cpu=1,1,1,1,1,1,1,1", "t_ms=100 per_cpu=2,0,1,1,1,1,1,1"),
+    ("balance-spread-smp8", "t_ms=300 per_cpu=1,1,1,1,1,1,1,1", "t_ms=300 per_cpu=1,1,1,1,1,1,0,2"),
+    ("balance-spread-smp8", "@fw spread t_ms=200 per_cpu=1,1,1,1,1,1,1,1\n", ""),
+    ("balance-spread-smp8", "t_ms=10 per_cpu=8,0,0,0,0,0,0,0", "t_ms=10 per_cpu=7,0,0,0,0,0,0,0"),
+    ("balance-spread-smp8", "@fw hog id=3 cpu=1 runtime_ns=300000000 migrations=1 ran_on=0-1", "@fw hog id=3 cpu=0 runtime_ns=300000000 migrations=1 ran_on=0-1"),
+    ("balance-spread-smp8", "@fw hog id=9 cpu=7 runtime_ns=300000000 migrations=1 ran_on=0,7\n", ""),
+    // SMT: two hogs on the threads of core 1; a core ID not QEMU's.
+    ("balance-smt-1s4c2t", "@fw hog id=2 cpu=0 runtime_ns=500000000 migrations=1 ran_on=0", "@fw hog id=2 cpu=3 runtime_ns=500000000 migrations=1 ran_on=0,3"),
+    ("balance-smt-1s4c2t", "@fw cpu id=6 apic=6 pkg=0 core=3", "@fw cpu id=6 apic=6 pkg=0 core=0"),
+    // 3 hogs on 2 CPUs: one hog at 50% (another then at 83%), one at 77.7%.
+    ("balance-3-hogs-on-2", "@fw hog id=2 cpu=0 runtime_ns=4000000000", "@fw hog id=2 cpu=0 runtime_ns=3000000000"),
+    ("balance-3-hogs-on-2", "@fw hog id=3 cpu=1 runtime_ns=4000000000", "@fw hog id=3 cpu=1 runtime_ns=4660000000"),
+    ("balance-3-hogs-on-2", "@fw hog id=4 cpu=0 runtime_ns=4000000000 migrations=1 ran_on=0\n", ""),
+    // capacity: the hog stayed on the half-capacity CPU; a capacity refused.
+    ("balance-capacity-smp2", "cpu=0 runtime_ns=1000000000 migrations=1 ran_on=0-1", "cpu=1 runtime_ns=1000000000 migrations=1 ran_on=0-1"),
+    ("balance-capacity-smp2", "ran_on=0-1", "ran_on=0"),
+    ("balance-capacity-smp4", "cpu=3 runtime_ns=1000000000 migrations=1 ran_on=0,3", "cpu=0 runtime_ns=1000000000 migrations=1 ran_on=0,3"),
+    ("balance-capacity-smp4", "@fw stage name=workload\n", "cmdline: cpu_capacity=0:512,1:512 is bad\n@fw stage name=workload\n"),
+    // tickless: an idle CPU ticking (6 > 5 per second), the busy CPU not ticking, an idle
+    // CPU not ticking with nohz=off, a CPU's line missing.
+    ("nohz-idle-cpus", "cpu=3 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1 ttwu_local=1 rq_cpu_time=5 run_delay=5 pcount=3 ticks=0 timer_irqs=0", "cpu=3 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1 ttwu_local=1 rq_cpu_time=5 run_delay=5 pcount=3 ticks=0 timer_irqs=6"),
+    ("nohz-idle-cpus", "ticks=1000 timer_irqs=1000", "ticks=1000 timer_irqs=499"),
+    ("nohz-off", "cpu=2 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1 ttwu_local=1 rq_cpu_time=5 run_delay=5 pcount=3 ticks=1000 timer_irqs=1000", "cpu=2 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1 ttwu_local=1 rq_cpu_time=5 run_delay=5 pcount=3 ticks=1000 timer_irqs=499"),
+    ("nohz-off", "@fw schedstat_delta cpu=3 ", "@fw schedstat_deltx cpu=3 "),
+    // IPIs: a halted CPU woken without one, too few IPIs; a polling CPU sent IPIs, or
+    // counting too few silent wakeups.
+    ("pipe-cross-smp2", "resched_ipis=99500 wake_idle_without_ipi=0", "resched_ipis=99500 wake_idle_without_ipi=4"),
+    ("pipe-cross-smp2", "resched_ipis=99500", "resched_ipis=79000"),
+    ("pipe-cross-idle-poll-smp2", "resched_ipis=3 ", "resched_ipis=1001 "),
+    ("pipe-cross-idle-poll-smp2", "wake_idle_without_ipi=99500", "wake_idle_without_ipi=79999"),
+            // hackbench: a message lost or invented, the report or the result not the run's time,
+    // the header not the parameters, a result or a CPU's schedstat delta missing, a delta
+    // above the counter's total since boot, a CPU that woke nothing on another CPU or ran
+    // no thread, a CPU count not the -smp.
+    ("bench-hackbench-smp2", "messages_received=80000", "messages_received=79999"),
+    ("bench-hackbench-smp2", "messages_sent=80000", "messages_sent=80001"),
+    ("bench-hackbench-smp2", "Time: 0.047", "Time: 0.048"),
+    ("bench-hackbench-smp2", "metric=time value=0.047", "metric=time value=0.470"),
+    ("bench-hackbench-smp2", "@fw result workload=hackbench metric=time value=0.047 unit=s better=lower\n", ""),
+    ("bench-hackbench-smp2", "metric=time value=0.047 unit=s better=lower", "metric=time value=0.047 unit=s better=higher"),
+    ("bench-hackbench-smp2", "Each sender will pass 100 messages", "Each sender will pass 10 messages"),
+    ("bench-hackbench-smp2", "ns=47535941", "ns=535941"),
+    ("bench-hackbench-smp2", "@fw schedstat_delta cpu=1 ", "@fw schedstat_deltx cpu=1 "),
+    ("bench-hackbench-smp2", "ticks=1000 timer_irqs=1000 resched_ipis=2", "ticks=1000 timer_irqs=1000 resched_ipis=1000001"),
+    ("bench-hackbench-smp4", "cpu=2 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=3", "cpu=2 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1"),
+    ("bench-hackbench-smp4", "cpu=3 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=3 ttwu_local=1 rq_cpu_time=5", "cpu=3 yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=3 ttwu_local=1 rq_cpu_time=0"),
+    ("bench-hackbench-smp4", "(== 80 tasks)", "(== 40 tasks)"),
+    ("bench-hackbench-smp4", "@fw workload name=hackbench cpus=4", "@fw workload name=hackbench cpus=2"),
+    // schbench: percentiles out of order, the star elsewhere, a count below its rank, a
+    // request shorter than its sleep, more wakeups than requests, a histogram not adding
+    // up or not log-linear, zero rps, results or `average rps` not the report's, the
+    // closing line or the runtime not the parameters.
+    ("bench-schbench-smp2", "90.0th: 2700", "90.0th: 1000"),
+    ("bench-schbench-smp2", "* 99.0th: 2971", "  99.0th: 2971"),
+    ("bench-schbench-smp2", "99.9th: 2999       (1392 samples)", "99.9th: 2999       (1391 samples)"),
+    ("bench-schbench-smp2", "min=300, max=4298", "min=150, max=4298"),
+    ("bench-schbench-smp2", "min=1, max=3000", "min=1, max=3100"),
+    ("bench-schbench-smp2", "(1393 total samples)", "(1401 total samples)"),
+    ("bench-schbench-smp2", "kind=request lo_us=320 hi_us=352 count=11", "kind=request lo_us=320 hi_us=352 count=12"),
+    ("bench-schbench-smp2", "kind=request lo_us=4096 hi_us=4608 count=73", "kind=request lo_us=4096 hi_us=4352 count=73"),
+    ("bench-schbench-smp2", "@fw hist workload=schbench kind=wakeup lo_us=4 hi_us=5 count=1\n", ""),
+    ("bench-schbench-smp2", "metric=rps value=4647.540", "metric=rps value=0.000"),
+    ("bench-schbench-smp2", "metric=wakeup_p99 value=2971.000", "metric=wakeup_p99 value=2970.000"),
+    ("bench-schbench-smp2", "average rps: 4647.54", "average rps: 4647.55"),
+    ("bench-schbench-smp2", "workers each, work 200 us", "workers each, work 100 us"),
+    ("bench-schbench-smp2", "runtime 1 (s) (1400", "runtime 3 (s) (1400"),
+    // ebizzy: no search, records/s or the result not searches over real, real not the
+    // run's ms, the closing line not the parameters, the CPUs idle for most of the run.
+    ("bench-ebizzy-smp2", "210649 searches", "0 searches"),
+    ("bench-ebizzy-smp2", "701874 records/s\n", "701875 records/s\n"),
+    ("bench-ebizzy-smp2", "real     0.30 s", "real     0.20 s"),
+    ("bench-ebizzy-smp2", "value=701874.497", "value=801874.497"),
+    ("bench-ebizzy-smp2", "ebizzy: 2 threads", "ebizzy: 1 threads"),
+    ("bench-ebizzy-smp2", "rq_cpu_time=300000000 run_delay=5 pcount=3 ticks=2 ", "rq_cpu_time=30000000 run_delay=5 pcount=3 ticks=2 "),
+    // tbench: a request unanswered, bytes not the round trips', the throughput not
+    // bytes/ns, the summary's procs, the latency result not the summary's, a short run,
+    // nothing moved, the result missing.
+    ("bench-tbench-smp2", "served=29155", "served=29154"),
+    ("bench-tbench-smp2", "bytes=126882560", "bytes=126882559"),
+    ("bench-tbench-smp2", "Throughput 422.195 MB/sec", "Throughput 422.196 MB/sec"),
+    ("bench-tbench-smp2", "4 procs", "2 procs"),
+    ("bench-tbench-smp2", "metric=max_latency value=1.259", "metric=max_latency value=1.260"),
+    ("bench-tbench-smp2", "ns=300530135", "ns=200530135"),
+    ("bench-tbench-smp2", "round_trips=29155 served=29155 bytes=126882560", "round_trips=0 served=0 bytes=0"),
+    ("bench-tbench-smp2", "@fw result workload=tbench metric=throughput", "@fw resulx workload=tbench metric=throughput"),
+    // fserver: no op, latencies out of order, jobs/min or ops/s not the ops', the p99
+    // result not the summary's, more ops than the sleeps allow, p50 below the burst, the
+    // first line not the parameters.
+    ("bench-fserver-smp2", "5467 ops in 300 ms", "0 ops in 300 ms"),
+    ("bench-fserver-smp2", "p99 233  max 355", "p99 433  max 355"),
+    ("bench-fserver-smp2", "(1091737 jobs/min)", "(1091736 jobs/min)"),
+    ("bench-fserver-smp2", "Throughput 18195.628 ops/s", "Throughput 18295.628 ops/s"),
+    ("bench-fserver-smp2", "metric=burst_p99 value=233.642", "metric=burst_p99 value=234.642"),
+    ("bench-fserver-smp2", "5467 ops in 300 ms", "25467 ops in 300 ms"),
+    ("bench-fserver-smp2", "p50 64 ", "p50 10 "),
+    ("bench-fserver-smp2", "4 threads, burst 50 us", "8 threads, burst 50 us"),
+    // the trace: a lost event, events out of time order, a switch-in after sleep without
+    // its enqueue, an idle CPU's enqueue without preempt, a pipe thread on the wrong CPU;
+    // a wakeup without its enqueue, an enqueue before its wakeup, a running thread's
+    // enqueue with preempt; an enqueue that names another running task than the switches
+    // say, and eligibility given for the idle task and for the wakee itself.
+    ("trace-pipe-cross-smp2", "@fw trace_cpu cpu=1 events=2003 lost=0", "@fw trace_cpu cpu=1 events=2003 lost=1"),
+    ("trace-pipe-cross-smp2", "@fw trace cpu=0 ts=1010 ev=switch", "@fw trace cpu=0 ts=99999999 ev=switch"),
+    ("trace-pipe-cross-smp2", "@fw trace cpu=1 ts=1180 ev=enqueue pid=2 preempt=1 curr=0 curr_eligible=- curr_protected=-\n", ""),
+    ("trace-pipe-cross-smp2", "ts=1180 ev=enqueue pid=2 preempt=1", "ts=1180 ev=enqueue pid=2 preempt=0"),
+    ("trace-pipe-cross-smp2", "ts=1185 ev=switch prev=0 prev_state=R next=2", "ts=1185 ev=switch prev=0 prev_state=R next=3"),
+    ("trace-pipe-cross-smp2", "@fw trace cpu=1 ts=1025 ev=enqueue pid=2 preempt=0 curr=2 curr_eligible=- curr_protected=-\n", ""),
+    ("trace-pipe-cross-smp2", "ts=1022 ev=wakeup pid=2", "ts=1026 ev=wakeup pid=2"),
+    ("trace-pipe-cross-smp2", "ts=1025 ev=enqueue pid=2 preempt=0", "ts=1025 ev=enqueue pid=2 preempt=1"),
+    ("trace-pipe-cross-smp2", "ts=1180 ev=enqueue pid=2 preempt=1 curr=0", "ts=1180 ev=enqueue pid=2 preempt=1 curr=3"),
+    ("trace-pipe-cross-smp2", "ts=1180 ev=enqueue pid=2 preempt=1 curr=0 curr_eligible=-", "ts=1180 ev=enqueue pid=2 preempt=1 curr=0 curr_eligible=1"),
+    ("trace-pipe-cross-smp2", "preempt=0 curr=2 curr_eligible=- curr_protected=-", "preempt=0 curr=2 curr_eligible=- curr_protected=0"),
+    // each boot of the pair scenarios on its own.
+    ("balance-newidle-snap-vs-delta", "@fw newidle cpu=3 ", "@fw newidle cpu=4 "),
+    ("balance-newidle-snap-vs-delta", "items=5000", "items=0"),
+    ("balance-wake-affine-on-vs-off", "same_llc=8000", "same_llc=7999"),
+];
