@@ -157,7 +157,12 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
     };
     if picked.is_none() && !prev.is_idle && crate::balance::newidle::newidle_begin(&mut rq) {
         // About to idle, and another CPU is overloaded: newidle balancing,
-        // without our lock (it takes two).
+        // without our lock (it takes two). The balancer reads this CPU's
+        // published counts, so publish them now that prev is off the queue:
+        // as in Linux's `sched_balance_rq`, which reads the live `dst_rq`
+        // (`nr_running == 0`) with prev already dequeued. Published before,
+        // the stale count said "not the balancer" and nothing was pulled.
+        crate::balance::snapshot::publish_load(&rq);
         drop(rq);
         crate::balance::newidle::sched_balance_newidle(cpu);
         rq = rq::lock(cpu);
