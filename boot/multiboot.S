@@ -1,7 +1,14 @@
-/* Multiboot 1 header and the 32-bit to 64-bit switch of the boot CPU.
+/* Multiboot 1 and Multiboot 2 headers and the 32-bit to 64-bit switch of the
+ * boot CPU.
  *
- * QEMU enters here in 32-bit protected mode, paging off, EAX = 0x2BADB002 and
- * EBX = physical address of the multiboot information. We clear .bss, build
+ * A Multiboot 1 loader (QEMU's -kernel, GRUB's `multiboot`) enters here with
+ * EAX = 0x2BADB002, a Multiboot 2 loader (GRUB's `multiboot2`, on BIOS and on
+ * UEFI alike, as no EFI boot-services tag is requested) with EAX = 0x36D76289;
+ * both in 32-bit protected mode, paging off, EBX = physical address of the
+ * boot information, which kernel_entry hands to Rust's parser untouched.
+ * Both headers carry the load addresses (Multiboot 1's a.out kludge, Multiboot
+ * 2's address and entry tags): the kernel is a 64-bit ELF that neither
+ * protocol loads as one, so the loaders copy it as a flat image. We clear .bss, build
  * page tables that identity-map the first 4 GiB with 2 MiB pages (kernel, RAM
  * and the APIC/IOAPIC MMIO windows all live there), enable PAE, long mode,
  * paging, SSE, and jump to Rust's `kernel_entry(magic, info)`.
@@ -17,6 +24,29 @@ multiboot_header:
     .long __load_end                       /* load_end_addr */
     .long __kernel_end                     /* bss_end_addr */
     .long multiboot_entry                  /* entry_addr */
+
+    /* Multiboot 2: 8-byte aligned, in the first 32 KiB; tags are 8-byte aligned. */
+    .balign 8
+multiboot2_header:
+    .long 0xE85250D6                       /* magic */
+    .long 0                                /* architecture: i386 protected mode */
+    .long multiboot2_header_end - multiboot2_header
+    .long -(0xE85250D6 + 0 + (multiboot2_header_end - multiboot2_header))
+    .balign 8
+    .word 2, 0                             /* address tag: type, flags */
+    .long 24                               /* size */
+    .long multiboot2_header                /* header_addr */
+    .long __kernel_start                   /* load_addr */
+    .long __load_end                       /* load_end_addr */
+    .long __kernel_end                     /* bss_end_addr */
+    .balign 8
+    .word 3, 0                             /* entry address tag */
+    .long 12
+    .long multiboot_entry
+    .balign 8
+    .word 0, 0                             /* end tag */
+    .long 8
+multiboot2_header_end:
 
     .section .text.boot, "ax"
     .code32

@@ -52,24 +52,26 @@ fn boot_main(magic: u32, info: u32) -> ! {
     stage("entry");
     stage("console");
 
-    if magic != mem::multiboot::BOOTLOADER_MAGIC {
-        kprintln!("not started by a multiboot loader (EAX = {:#x}); cannot find memory. Exiting.", magic);
-        arch::exit_with(ExitCode::Failure);
-    }
-    let Some(early) = mem::multiboot::early(info) else {
-        kprintln!("the boot loader passed no memory map; cannot continue. Exiting.");
-        arch::exit_with(ExitCode::Failure);
+    stage("bootinfo");
+    let early = match mem::multiboot::early(magic, info) {
+        Ok(b) => b,
+        Err(fatal) => {
+            kprintln!("boot: {}. Exiting.", fatal);
+            record!("boot_fatal", "msg={}", fatal);
+            arch::exit_with(ExitCode::Failure);
+        }
     };
+    report_boot_info(&early);
     init_memory(&early);
-    let boot = early.into_boot_info();
 
     stage("cmdline");
-    let parsed = cmdline::parse(&boot.cmdline);
-    record!("cmdline", "msg={}", boot.cmdline);
-    if boot.cmdline_cut {
+    let cmdline = early.cmdline();
+    let parsed = cmdline::parse(&cmdline);
+    record!("cmdline", "msg={}", cmdline);
+    if early.problems().any(|p| *p == bootinfo::Problem::CmdlineCut) {
         cmdline::report_problem(format_args!(
             "longer than {} bytes; the rest is ignored",
-            mem::multiboot::CMDLINE_MAX
+            bootinfo::CMDLINE_MAX
         ));
     }
     for problem in &parsed.problems {
@@ -83,19 +85,21 @@ fn boot_main(magic: u32, info: u32) -> ! {
     arch::pit::disable_8259();
 
     stage("acpi");
-    let platform = match arch::acpi::discover() {
+    let platform = match arch::acpi::discover(early.rsdp.as_ref()) {
         Ok(p) => {
             kprintln!(
-                "ACPI: RSDP at {:#x}, {} CPUs and {} I/O APICs in the MADT, {} NUMA nodes in the SRAT",
+                "ACPI: RSDP at {:#x} (from {}), {} CPUs and {} I/O APICs in the MADT, {} NUMA nodes in the SRAT",
                 p.rsdp,
+                p.rsdp_source.describe(),
                 p.processors.len(),
                 p.ioapics.len(),
                 p.numa_nodes
             );
             record!(
                 "acpi",
-                "rsdp={:#x} cpus={} ioapics={} numa_nodes={}",
+                "rsdp={:#x} rsdp_source={} cpus={} ioapics={} numa_nodes={}",
                 p.rsdp,
+                p.rsdp_source.word(),
                 p.processors.len(),
                 p.ioapics.len(),
                 p.numa_nodes
@@ -108,7 +112,6 @@ fn boot_main(magic: u32, info: u32) -> ! {
             None
         }
     };
-
     // The RSDP search reads the BIOS data area in page 0; from now on page 0
     // is unmapped so that a null pointer dereference faults.
     if let Err(e) = mem::paging::unmap_page(0) {
@@ -387,8 +390,46 @@ fn explain_page_fault(cr2: u64) -> bool {
     true
 }
 
+/// Says how the kernel was booted and what the boot information held (`@fw boot`), and each
+/// problem with it (`@fw boot_problem`) with the fallback taken.
+fn report_boot_info(b: &mem::multiboot::BootInfo) {
+    let loader = if b.loader_name().is_empty() { "unnamed loader" } else { b.loader_name() };
+    let rsdp = b.rsdp.map_or("none", |r| r.source.word());
+    kprintln!(
+        "boot: {} from {}; memory from the {} ({} regions), command line {}, RSDP {}",
+        b.protocol.word(),
+        loader,
+        match b.memory_source {
+            bootinfo::MemorySource::MemoryMap => "memory map",
+            bootinfo::MemorySource::BasicMeminfo => "basic memory sizes",
+        },
+        b.regions().len(),
+        if b.has_cmdline { "from the boot loader" } else { "not passed (defaults)" },
+        match b.rsdp {
+            Some(r) => r.source.describe(),
+            None if b.acpi_tags > 0 => "tags all invalid: the BIOS areas will be scanned",
+            None => "not passed: the BIOS areas will be scanned",
+        }
+    );
+    record!(
+        "boot",
+        "protocol={} memory={} regions={} cmdline={} rsdp={} acpi_tags={}",
+        b.protocol.word(),
+        b.memory_source.word(),
+        b.regions().len(),
+        u8::from(b.has_cmdline),
+        rsdp,
+        b.acpi_tags
+    );
+    // (a cut command line is reported with the command line's own problems)
+    for p in b.problems().filter(|p| **p != bootinfo::Problem::CmdlineCut) {
+        kprintln!("boot: {}", p);
+        record!("boot_problem", "msg={}", p);
+    }
+}
+
 /// Sets up the frame allocator and the heap from the memory map.
-fn init_memory(early: &mem::multiboot::EarlyInfo) {
+fn init_memory(early: &mem::multiboot::BootInfo) {
     stage("memory");
     let (kstart, kend) = mem::kernel_range();
     let summary = mem::frame::init(early.regions(), kend);

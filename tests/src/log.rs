@@ -11,6 +11,7 @@ use std::time::Duration;
 pub const STAGES: &[&str] = &[
     "entry",
     "console",
+    "bootinfo",
     "memory",
     "heap",
     "cmdline",

@@ -1,4 +1,5 @@
-//! ACPI: the RSDP (found by scanning the EBDA and the BIOS area), the MADT
+//! ACPI: the RSDP (from the boot loader's Multiboot 2 ACPI tag, else found by scanning the
+//! EBDA and the BIOS area, the only way under Multiboot 1), the MADT
 //! (local APICs and I/O APICs, through the `acpi` crate), and the SRAT/SLIT
 //! for NUMA nodes (parsed here: the crate version that builds on stable has no
 //! SRAT support).
@@ -43,10 +44,37 @@ pub struct Processor {
     pub node: u32,
 }
 
+/// Where the RSDP came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RsdpOrigin {
+    /// A Multiboot 2 ACPI tag (a copy of the firmware's RSDP).
+    BootLoader(bootinfo::RsdpSource),
+    /// The scan of the EBDA and 0xE0000..0xFFFFF.
+    BiosScan,
+}
+
+impl RsdpOrigin {
+    pub fn word(self) -> &'static str {
+        match self {
+            RsdpOrigin::BootLoader(s) => s.word(),
+            RsdpOrigin::BiosScan => "bios_scan",
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            RsdpOrigin::BootLoader(s) => s.describe(),
+            RsdpOrigin::BiosScan => "the BIOS-area scan",
+        }
+    }
+}
+
 /// What fairway needs from the ACPI tables.
 #[derive(Debug)]
 pub struct Platform {
+    /// Physical address of the RSDP the tables were read from (for a boot loader's, its copy).
     pub rsdp: usize,
+    pub rsdp_source: RsdpOrigin,
     /// Enabled processors in MADT order (the boot CPU is among them).
     pub processors: Vec<Processor>,
     pub ioapics: Vec<u64>,
@@ -67,17 +95,40 @@ pub enum AcpiProblem {
 impl core::fmt::Display for AcpiProblem {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
-            AcpiProblem::NoRsdp => write!(f, "no RSDP in the BIOS areas"),
+            AcpiProblem::NoRsdp => write!(f, "no RSDP from the boot loader nor in the BIOS areas"),
             AcpiProblem::NoMadt => write!(f, "no MADT among the tables"),
             AcpiProblem::Invalid(e) => write!(f, "invalid tables: {:?}", e),
         }
     }
 }
 
-/// Finds the tables and reads the MADT, SRAT and SLIT.
-pub fn discover() -> Result<Platform, AcpiProblem> {
-    // SAFETY: fairway boots through multiboot on a BIOS platform; the EBDA and
-    // 0xE0000..0xFFFFF areas the crate scans are identity-mapped low memory.
+/// The boot loader's RSDP, copied into the kernel image (identity-mapped, so its address is a
+/// physical one the table parser can map): the loader's own copy lies in memory handed out since.
+static RSDP_COPY: spin::Once<[u8; bootinfo::RSDP_MAX]> = spin::Once::new();
+
+/// Finds the tables (through the boot loader's RSDP when it passed a valid one, else by the
+/// BIOS-area scan) and reads the MADT, SRAT and SLIT.
+pub fn discover(from_loader: Option<&bootinfo::Rsdp>) -> Result<Platform, AcpiProblem> {
+    if let Some(r) = from_loader {
+        let copy = RSDP_COPY.call_once(|| {
+            let mut b = [0; bootinfo::RSDP_MAX];
+            b[..r.bytes().len()].copy_from_slice(r.bytes());
+            b
+        });
+        let rsdp = copy.as_ptr() as usize;
+        // SAFETY: `rsdp` is the address of a validated RSDP copy in the kernel image; the
+        // tables it points at lie in identity-mapped memory below 4 GiB.
+        match unsafe { AcpiTables::from_rsdp(IdentityMapped, rsdp) } {
+            Ok(tables) => return read_tables(tables, rsdp, RsdpOrigin::BootLoader(r.source)),
+            Err(e) => crate::kprintln!(
+                "ACPI: the RSDP from {} gives no usable tables ({:?}); scanning the BIOS areas",
+                r.source.describe(),
+                e
+            ),
+        }
+    }
+    // SAFETY: the EBDA and 0xE0000..0xFFFFF areas the crate scans are identity-mapped low
+    // memory (on a UEFI machine they hold no RSDP, and the scan finds none).
     let rsdp_mapping = unsafe { Rsdp::search_for_on_bios(IdentityMapped) }.map_err(|e| match e {
         acpi::AcpiError::NoValidRsdp => AcpiProblem::NoRsdp,
         e => AcpiProblem::Invalid(e),
@@ -86,6 +137,10 @@ pub fn discover() -> Result<Platform, AcpiProblem> {
     // SAFETY: the crate validated this RSDP (signature and checksums) in the search.
     let tables = unsafe { AcpiTables::from_validated_rsdp(IdentityMapped, rsdp_mapping) }
         .map_err(AcpiProblem::Invalid)?;
+    read_tables(tables, rsdp, RsdpOrigin::BiosScan)
+}
+
+fn read_tables(tables: AcpiTables<IdentityMapped>, rsdp: usize, rsdp_source: RsdpOrigin) -> Result<Platform, AcpiProblem> {
     let madt = tables.find_table::<Madt>().map_err(|_| AcpiProblem::NoMadt)?;
     let mut processors = Vec::new();
     let mut ioapics = Vec::new();
@@ -108,7 +163,7 @@ pub fn discover() -> Result<Platform, AcpiProblem> {
         numa_nodes = srat.apply(&mut processors);
     }
     let distances = tables.find_table::<Slit>().ok().map(|slit| slit.matrix());
-    Ok(Platform { rsdp, processors, ioapics, numa_nodes, distances })
+    Ok(Platform { rsdp, rsdp_source, processors, ioapics, numa_nodes, distances })
 }
 
 /// System Resource Affinity Table header; entries follow.
