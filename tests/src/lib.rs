@@ -23,6 +23,7 @@
 //! 4. `cargo test -p fairway-scenarios`, then `cargo xtask test my-case`.
 
 pub mod boot_checks;
+pub mod boot_image;
 pub mod exit;
 pub mod log;
 pub mod scenarios;
@@ -34,5 +35,5 @@ pub use exit::{Outcome, QemuExit};
 pub use log::{
     format_cpulist, format_groups, parse_cpulist, parse_groups, Line, Log, Record, STAGES,
 };
-pub use scenarios::{all, CheckResult, Scenario, Versus, BASE};
+pub use scenarios::{all, Boot, CheckResult, Firmware, Scenario, Versus, BASE};
 pub use topology::{Level, Topology};

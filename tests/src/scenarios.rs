@@ -6,6 +6,10 @@ pub use crate::boot_checks::{
     cpu_lines, cpu_placement, cpus_online, domains, healthy_boot, names_word, selfchecks_ok,
     CRASH_ADDRESS, MALFORMED, MALFORMED_OPTIONS, SMP64_ONLINE_WITHIN,
 };
+use crate::boot_image::{
+    check_image_bios_2s2c2t, check_image_bios_no_acpi, check_image_bios_smp4, check_image_uefi_2s2c2t,
+    check_image_uefi_smp4,
+};
 use crate::exit::{Outcome, QemuExit};
 use crate::log::Log;
 use crate::topology::Topology;
@@ -38,6 +42,8 @@ pub struct Scenario {
     pub numa_nodes: u32,
     /// Boot without ACPI tables (`-machine acpi=off`).
     pub no_acpi: bool,
+    /// How the kernel is loaded: QEMU's own Multiboot 1 loader, or GRUB from the image.
+    pub boot: Boot,
     pub memory_mib: u32,
     /// Guest time counted in instructions (`-icount shift=0,sleep=off`, as `cargo xtask run
     /// --icount`): for checks on measured latencies, which host load would otherwise decide
@@ -58,6 +64,36 @@ pub struct Scenario {
     /// other scenario fails on any `@fw cmdline_problem`: a misspelt parameter would otherwise
     /// run the defaults and test something else than it says.
     pub complaints: bool,
+}
+
+/// How a scenario's kernel is loaded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Boot {
+    /// QEMU's Multiboot 1 loader (`-kernel`, `-append`).
+    Kernel,
+    /// The GRUB image of `cargo xtask image` (`-cdrom`), which the harness builds; its default
+    /// menu entry boots the kernel through Multiboot 2 with the default command line, so the
+    /// scenario's `append` must be empty.
+    Image(Firmware),
+}
+
+/// The firmware an image boots under.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Firmware {
+    /// QEMU's default BIOS.
+    SeaBios,
+    /// UEFI (`-bios` OVMF.fd, the `ovmf` package).
+    Ovmf,
+}
+
+impl std::fmt::Display for Boot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Boot::Kernel => write!(f, "kernel"),
+            Boot::Image(Firmware::SeaBios) => write!(f, "image-bios"),
+            Boot::Image(Firmware::Ovmf) => write!(f, "image-uefi"),
+        }
+    }
 }
 
 /// A second boot of a scenario, with another kernel command line, and a check comparing the two
@@ -81,6 +117,7 @@ pub const BASE: Scenario = Scenario {
     append: "",
     numa_nodes: 0,
     no_acpi: false,
+    boot: Boot::Kernel,
     memory_mib: 512,
     icount: false,
     timeout_s: 90,
@@ -260,6 +297,42 @@ pub fn all() -> Vec<Scenario> {
             smp: "4",
             no_acpi: true,
             check: check_no_acpi,
+            ..BASE
+        },
+        // The GRUB image (Multiboot 2, RSDP from GRUB's ACPI tag) under SeaBIOS and UEFI.
+        Scenario {
+            name: "image-bios-smp4",
+            boot: Boot::Image(Firmware::SeaBios),
+            check: check_image_bios_smp4,
+            ..BASE
+        },
+        Scenario {
+            name: "image-bios-2s2c2t",
+            smp: "8,sockets=2,cores=2,threads=2",
+            boot: Boot::Image(Firmware::SeaBios),
+            check: check_image_bios_2s2c2t,
+            ..BASE
+        },
+        Scenario {
+            name: "image-bios-no-acpi",
+            no_acpi: true,
+            boot: Boot::Image(Firmware::SeaBios),
+            check: check_image_bios_no_acpi,
+            ..BASE
+        },
+        Scenario {
+            name: "image-uefi-smp4",
+            boot: Boot::Image(Firmware::Ovmf),
+            timeout_s: 120,
+            check: check_image_uefi_smp4,
+            ..BASE
+        },
+        Scenario {
+            name: "image-uefi-2s2c2t",
+            smp: "8,sockets=2,cores=2,threads=2",
+            boot: Boot::Image(Firmware::Ovmf),
+            timeout_s: 120,
+            check: check_image_uefi_2s2c2t,
             ..BASE
         },
         Scenario {

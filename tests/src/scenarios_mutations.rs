@@ -53,6 +53,18 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("apic-xapic", "mode=xapic", "mode=x2apic"),
     ("apic-x2apic", "mode=x2apic", "mode=xapic"),
     ("no-acpi", "none=1", "rsdp=0xf5000 cpus=1"),
+    // the image: the kernel loaded through Multiboot 1; the RSDP from the scan, not GRUB's tag;
+    // GRUB's other tag; a problem with its information; a CPU without its hogs; the demo
+    // failed; CPUs missing; ACPI found where there is none.
+    ("image-bios-smp4", "protocol=multiboot2", "protocol=multiboot1"),
+    ("image-bios-smp4", "rsdp_source=mb2_old", "rsdp_source=bios_scan"),
+    ("image-uefi-smp4", "rsdp=mb2_new acpi_tags=2", "rsdp=mb2_old acpi_tags=2"),
+    ("image-uefi-smp4", "@fw acpi ", "@fw boot_problem msg=the multiboot2 tag list is truncated at byte 96 of 100; the tags after it are ignored\n@fw acpi "),
+    ("image-uefi-2s2c2t", "CPU 7:  hog-5", "CPU 8:  hog-5"),
+    ("image-bios-2s2c2t", "name=demo ok=1", "name=demo ok=0"),
+    ("image-bios-2s2c2t", "online=8 expected=8", "online=4 expected=8"),
+    ("image-bios-no-acpi", "none=1", "rsdp=0xf5000 cpus=1"),
+    ("image-bios-no-acpi", "rsdp=none acpi_tags=0", "rsdp=mb2_old acpi_tags=1"),
     // any scenario not about bad input fails on a complaint about its command line
     ("smp-4", "@fw cpus online", "@fw cmdline_problem msg=unknown option `x`, ignored\n@fw cpus online"),
     ("pipe-same-smp1", "@fw stage name=workload\n", "@fw cmdline_problem msg=workload=pipe: unknown parameter \"round\"\n@fw stage name=workload\n"),

@@ -15,6 +15,18 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
     for st in &STAGES[..3] {
         out += &format!("@fw stage name={st}\n");
     }
+    let rsdp_source = match s.boot {
+        Boot::Kernel => "bios_scan",
+        Boot::Image(f) => crate::boot_image::expected_rsdp(f).1,
+    };
+    match s.boot {
+        Boot::Kernel => out += "@fw boot protocol=multiboot1 memory=mmap regions=7 cmdline=1 rsdp=none acpi_tags=0\n",
+        Boot::Image(_) if s.no_acpi => out += "@fw boot protocol=multiboot2 memory=mmap regions=7 cmdline=1 rsdp=none acpi_tags=0\n",
+        Boot::Image(f) => {
+            let (tags, source) = crate::boot_image::expected_rsdp(f);
+            out += &format!("@fw boot protocol=multiboot2 memory=mmap regions=18 cmdline=1 rsdp={source} acpi_tags={tags}\n");
+        }
+    }
     out += &format!("@fw cmdline raw=1 msg={}\n", s.append);
     if s.append == MALFORMED {
         out += "@fw cmdline_problem msg=unknown option `bogus`, ignored\n";
@@ -27,7 +39,7 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
         out += "@fw acpi none=1\n";
     } else {
         out += &format!(
-            "@fw acpi rsdp=0xf5000 cpus={n} ioapics=1 numa_nodes={}\n",
+            "@fw acpi rsdp=0xf5000 rsdp_source={rsdp_source} cpus={n} ioapics=1 numa_nodes={}\n",
             topo.nodes.max(1)
         );
     }
@@ -105,6 +117,16 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
             out += "@fw selfcheck name=timer result=ok\n";
             out += &crate::workload_params::synthetic_stacks(s.memory_mib, n as u64);
             out += &crate::workloads::synthetic::workload(a, n);
+        }
+        "" if s.boot != Boot::Kernel => {
+            // the image's default entry: the default command line, the demo workload
+            out += "@fw selfcheck name=timer result=ok\n@fw stage name=sched\n@fw stage name=workload\n";
+            out += &format!("@fw workload name=demo cpus={n}\n");
+            for c in 0..n {
+                out += &format!("CPU {c}:  hog-5  69.0% (expected 69.6%)  hog0  23.0% (expected 22.8%)  hog+5   8.0% (expected 7.4%)\n");
+            }
+            out += "@fw pipe mode=same rounds=2000 a_cpu=0 b_cpu=0 total_ns=34479934 ns_per_round_trip=17239\n";
+            out += "@fw workload_done name=demo ok=1\n@fw stage name=shutdown\n@fw exit status=0x10 code=success\n";
         }
         _ => {
             out += "@fw selfcheck name=rbtree result=ok\n@fw stage name=shutdown\n";

@@ -1,8 +1,10 @@
-//! Finding QEMU and, where needed, installing QEMU 10.
+//! Finding QEMU and, where needed, installing QEMU 10; the same for the tools that build and
+//! boot the GRUB image (`grub-mkrescue` and the GRUB platforms, xorriso, mtools, OVMF).
 //!
-//! The decision ([`decide`]) is a pure function of what was found (version, /etc/os-release, the
-//! machine's Debian deb822 source, whether we are root), so it is unit-tested; [`ensure`] gathers
-//! those facts and carries the plan out.
+//! The decisions ([`decide`], [`decide_image_tools`]) are pure functions of what was found
+//! (version or missing tools, /etc/os-release, the machine's Debian deb822 source, whether we
+//! are root), so they are unit-tested; [`ensure`] and [`ensure_image_tools`] gather those facts
+//! and carry the plan out.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -249,24 +251,7 @@ pub fn ensure(verbose: bool) -> Result<PathBuf, String> {
         }
         Plan::Install { why, steps } => {
             eprintln!("xtask: {why}; installing QEMU {MIN_MAJOR}");
-            for step in &steps {
-                eprintln!("xtask: + {}", step.shell());
-                match step {
-                    Step::WriteFile { path, contents } => std::fs::write(path, contents)
-                        .map_err(|e| format!("xtask: writing {path}: {e}"))?,
-                    Step::Run(a) => {
-                        let st = Command::new(&a[0])
-                            .args(&a[1..])
-                            .env("DEBIAN_FRONTEND", "noninteractive")
-                            .stdin(std::process::Stdio::null())
-                            .status()
-                            .map_err(|e| format!("xtask: {}: {e}", a[0]))?;
-                        if !st.success() {
-                            return Err(format!("xtask: `{}` failed ({st})", step.shell()));
-                        }
-                    }
-                }
-            }
+            carry_out(&steps)?;
             let q = find_qemu()
                 .ok_or_else(|| format!("xtask: {QEMU} still not found after the install"))?;
             match qemu_version(&q) {
@@ -278,6 +263,133 @@ pub fn ensure(verbose: bool) -> Result<PathBuf, String> {
                     "xtask: after the install {} reports version {v:?}",
                     q.display()
                 )),
+            }
+        }
+    }
+}
+
+/// Runs install steps in order; stops at the first that fails.
+fn carry_out(steps: &[Step]) -> Result<(), String> {
+    for step in steps {
+        eprintln!("xtask: + {}", step.shell());
+        match step {
+            Step::WriteFile { path, contents } => {
+                std::fs::write(path, contents).map_err(|e| format!("xtask: writing {path}: {e}"))?
+            }
+            Step::Run(a) => {
+                let st = Command::new(&a[0])
+                    .args(&a[1..])
+                    .env("DEBIAN_FRONTEND", "noninteractive")
+                    .stdin(std::process::Stdio::null())
+                    .status()
+                    .map_err(|e| format!("xtask: {}: {e}", a[0]))?;
+                if !st.success() {
+                    return Err(format!("xtask: `{}` failed ({st})", step.shell()));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What the GRUB image and its UEFI boots need, each as (how it is found, the Debian package
+/// that provides it): a command on PATH, a directory (a GRUB platform's modules), or `OVMF`
+/// (the firmware file, see [`find_ovmf`]).
+pub const IMAGE_TOOLS: &[(&str, &str)] = &[
+    ("grub-mkrescue", "grub-common"),
+    ("/usr/lib/grub/i386-pc", "grub-pc-bin"),
+    ("/usr/lib/grub/x86_64-efi", "grub-efi-amd64-bin"),
+    ("xorriso", "xorriso"),
+    ("mformat", "mtools"),
+    ("OVMF", "ovmf"),
+];
+
+/// UEFI firmware for QEMU's `-bios`: `$FAIRWAY_OVMF`, else the first of these that exists.
+pub const OVMF_CANDIDATES: &[&str] = &["/usr/share/ovmf/OVMF.fd", "/usr/share/qemu/OVMF.fd"];
+
+pub fn find_ovmf() -> Option<PathBuf> {
+    if let Some(p) = std::env::var_os("FAIRWAY_OVMF") {
+        return Some(PathBuf::from(p));
+    }
+    OVMF_CANDIDATES.iter().map(PathBuf::from).find(|p| p.is_file())
+}
+
+fn on_path(cmd: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(cmd).is_file()))
+}
+
+/// The packages whose tools are missing here, in [`IMAGE_TOOLS`] order.
+pub fn missing_image_packages() -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = IMAGE_TOOLS
+        .iter()
+        .filter(|(what, _)| match *what {
+            "OVMF" => find_ovmf().is_none(),
+            w if w.starts_with('/') => !Path::new(w).is_dir(),
+            w => !on_path(w),
+        })
+        .map(|&(_, pkg)| pkg)
+        .collect();
+    v.dedup();
+    v
+}
+
+/// What to do about the image tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolPlan {
+    Ready,
+    Install { why: String, steps: Vec<Step> },
+    Manual { why: String, commands: Vec<String> },
+}
+
+/// Decides what to do about the missing image packages (`missing`: Debian package names).
+pub fn decide_image_tools(missing: &[&str], os: &Os, root: bool) -> ToolPlan {
+    if missing.is_empty() {
+        return ToolPlan::Ready;
+    }
+    let why = format!("the GRUB image needs the Debian packages {}", missing.join(" "));
+    if let Os::Other(name) = os {
+        return ToolPlan::Manual {
+            why: format!("{why}; automatic install is only done on Debian 12/13 (this is {name})"),
+            commands: vec![format!(
+                "install grub-mkrescue with the GRUB platforms i386-pc and x86_64-efi, xorriso, mtools and OVMF \
+                 with your system's package manager (or set FAIRWAY_OVMF to an OVMF.fd)"
+            )],
+        };
+    }
+    let mut install = vec!["apt-get", "install", "-y", "--no-install-recommends"];
+    install.extend_from_slice(missing);
+    let steps = vec![Step::run(&["apt-get", "update"]), Step::run(&install)];
+    if root {
+        ToolPlan::Install { why, steps }
+    } else {
+        ToolPlan::Manual { why: format!("{why}; not root, so run as root:"), commands: steps.iter().map(Step::shell).collect() }
+    }
+}
+
+/// Makes sure the image tools are there, installing them when we can.
+pub fn ensure_image_tools(verbose: bool) -> Result<(), String> {
+    let os = parse_os_release(&std::fs::read_to_string("/etc/os-release").unwrap_or_default());
+    match decide_image_tools(&missing_image_packages(), &os, is_root()) {
+        ToolPlan::Ready => {
+            if verbose {
+                println!("xtask: the GRUB image tools are installed (OVMF: {})", find_ovmf().unwrap_or_default().display());
+            }
+            Ok(())
+        }
+        ToolPlan::Manual { why, commands } => {
+            let mut msg = format!("xtask: {why}");
+            for c in commands {
+                msg.push_str(&format!("\n    {c}"));
+            }
+            Err(msg)
+        }
+        ToolPlan::Install { why, steps } => {
+            eprintln!("xtask: {why}; installing them");
+            carry_out(&steps)?;
+            match missing_image_packages() {
+                m if m.is_empty() => Ok(()),
+                m => Err(format!("xtask: after the install, still missing: {}", m.join(" "))),
             }
         }
     }
@@ -429,5 +541,37 @@ Types: deb\nURIs: http://other/debian\nSuites: bookworm\n";
             decide(None, &Os::Bookworm, None, true),
             Plan::Manual { .. }
         ));
+    }
+
+    #[test]
+    fn image_tools_install_on_debian_as_root_only_what_is_missing() {
+        assert_eq!(decide_image_tools(&[], &Os::Other("x".into()), false), ToolPlan::Ready);
+        for os in [Os::Bookworm, Os::Trixie] {
+            let ToolPlan::Install { why, steps } = decide_image_tools(&["grub-pc-bin", "ovmf"], &os, true) else {
+                panic!()
+            };
+            assert!(why.contains("grub-pc-bin ovmf"), "{why}");
+            assert_eq!(
+                steps.iter().map(Step::shell).collect::<Vec<_>>(),
+                [
+                    "apt-get update",
+                    "DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends grub-pc-bin ovmf"
+                ]
+            );
+        }
+        let ToolPlan::Manual { commands, .. } = decide_image_tools(&["xorriso"], &Os::Bookworm, false) else {
+            panic!()
+        };
+        assert_eq!(commands.len(), 2);
+        let ToolPlan::Manual { why, .. } = decide_image_tools(&["xorriso"], &Os::Other("Fedora".into()), true) else {
+            panic!()
+        };
+        assert!(why.contains("Fedora"));
+    }
+
+    #[test]
+    fn every_image_tool_names_its_package() {
+        let pkgs: Vec<_> = IMAGE_TOOLS.iter().map(|t| t.1).collect();
+        assert_eq!(pkgs, ["grub-common", "grub-pc-bin", "grub-efi-amd64-bin", "xorriso", "mtools", "ovmf"]);
     }
 }

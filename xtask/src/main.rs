@@ -1,9 +1,10 @@
-//! fairway's harness: `cargo xtask build | run | test | qemu-install | list | bench | compare | trace |
-//! profile`.
+//! fairway's harness: `cargo xtask build | image | run | test | qemu-install | list | bench | compare |
+//! trace | profile`.
 
 mod bench;
 mod cargo;
 mod compare;
+mod image;
 mod install;
 mod plot;
 mod profile;
@@ -42,11 +43,15 @@ struct Cli {
 enum Cmd {
     /// Build the kernel (release) and print the ELF's path.
     Build,
+    /// Build a bootable hybrid ISO (GRUB for BIOS and UEFI, the kernel, a boot menu) and print
+    /// its path; write it to a USB stick with `dd` (README).
+    Image(ImageArgs),
     /// Build the kernel and boot it in QEMU, streaming the serial console.
     Run(RunArgs),
     /// Host unit tests of every crate, then the QEMU scenarios; ends with `N passed, N failed`.
     Test(TestArgs),
-    /// Make sure QEMU >= 10 is installed (installs it as root on Debian 12/13).
+    /// Make sure QEMU >= 10 and the GRUB image tools are installed (installs them as root on
+    /// Debian 12/13).
     QemuInstall,
     /// List the QEMU scenarios.
     List,
@@ -88,11 +93,28 @@ struct RunArgs {
     /// Boot without ACPI tables (QEMU 10: -machine acpi=off).
     #[arg(long)]
     no_acpi: bool,
+    /// Boot the GRUB image (built as `cargo xtask image` does) from a CD-ROM instead of the
+    /// kernel through QEMU's own loader; the command line is then the menu entry's.
+    #[arg(long, conflicts_with = "append")]
+    image: bool,
+    /// With --image: boot under UEFI (OVMF) instead of SeaBIOS.
+    #[arg(long, requires = "image")]
+    uefi: bool,
     #[command(flatten)]
     kernel: RevArg,
     /// Extra QEMU arguments, after `--`.
     #[arg(last = true)]
     qemu_args: Vec<String>,
+}
+
+#[derive(clap::Args)]
+struct ImageArgs {
+    /// Where to write the ISO (default target/image/fairway.iso).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// Seconds the GRUB menu waits before booting its first entry.
+    #[arg(long, default_value_t = image::DEFAULT_TIMEOUT)]
+    timeout: u32,
 }
 
 #[derive(clap::Args)]
@@ -131,12 +153,13 @@ fn main() -> ExitCode {
         Cmd::Compare(a) => compare::compare(a),
         Cmd::Trace(a) => trace::trace(a),
         Cmd::Profile(a) => profile::profile(a),
-        Cmd::QemuInstall => install::ensure(true).map(|_| ()),
+        Cmd::Image(a) => image::image(a.out, a.timeout),
+        Cmd::QemuInstall => install::ensure(true).and_then(|_| install::ensure_image_tools(true)),
         Cmd::List => {
             for s in fairway_scenarios::all() {
                 println!(
-                    "{:<20} -smp {:<30} -cpu {:<7} numa={} no_acpi={} expect={} append={:?}",
-                    s.name, s.smp, s.cpu, s.numa_nodes, s.no_acpi, s.expect, s.append
+                    "{:<20} -smp {:<30} -cpu {:<7} numa={} no_acpi={} boot={} expect={} append={:?}",
+                    s.name, s.smp, s.cpu, s.numa_nodes, s.no_acpi, s.boot, s.expect, s.append
                 );
             }
             Ok(())
@@ -171,6 +194,14 @@ fn run(a: RunArgs) -> Result<(), String> {
     cfg.memory_mib = a.mem;
     cfg.numa_nodes = a.numa;
     cfg.no_acpi = a.no_acpi;
+    if a.image {
+        let iso = test::scenario_image(&cfg.kernel);
+        image::build_iso(&cfg.kernel, &iso, image::DEFAULT_TIMEOUT)?;
+        cfg.cdrom = Some(iso);
+        if a.uefi {
+            cfg.bios = Some(install::find_ovmf().ok_or("xtask: no OVMF firmware (the `ovmf` package; or set FAIRWAY_OVMF)")?);
+        }
+    }
     cfg.extra = a.qemu_args;
     eprintln!("xtask: {}", cfg.display());
     let cmd = cfg.command()?;

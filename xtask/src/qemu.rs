@@ -25,6 +25,12 @@ pub struct QemuConfig {
     pub numa_nodes: u32,
     /// Boot without ACPI tables. (QEMU 10 dropped `-no-acpi`; `-machine acpi=off` replaces it.)
     pub no_acpi: bool,
+    /// Boot this GRUB image (`-cdrom`) instead of the kernel through QEMU's own Multiboot 1
+    /// loader (`-kernel`); its command line then comes from the image's `grub.cfg`, so
+    /// `append` must be empty. A path in the kernel's directory is given as `./NAME`.
+    pub cdrom: Option<PathBuf>,
+    /// Firmware instead of SeaBIOS (`-bios`): OVMF for a UEFI boot.
+    pub bios: Option<PathBuf>,
     /// Appended verbatim after everything else.
     pub extra: Vec<String>,
 }
@@ -42,6 +48,8 @@ impl QemuConfig {
             icount: false,
             numa_nodes: 0,
             no_acpi: false,
+            cdrom: None,
+            bios: None,
             extra: Vec::new(),
         }
     }
@@ -113,9 +121,25 @@ impl QemuConfig {
                 ]);
             }
         }
-        push(&["-kernel", &self.kernel_name()]);
-        if !self.append.is_empty() {
-            push(&["-append", &self.append]);
+        if let Some(bios) = &self.bios {
+            push(&["-bios", &bios.to_string_lossy()]);
+        }
+        match &self.cdrom {
+            Some(iso) => {
+                if !self.append.is_empty() {
+                    return Err(format!(
+                        "a GRUB image takes its command line from its grub.cfg, not -append `{}`",
+                        self.append
+                    ));
+                }
+                push(&["-cdrom", &self.in_kernel_dir(iso)]);
+            }
+            None => {
+                push(&["-kernel", &self.kernel_name()]);
+                if !self.append.is_empty() {
+                    push(&["-append", &self.append]);
+                }
+            }
         }
         a.extend(self.extra.iter().cloned());
         Ok(a)
@@ -142,6 +166,15 @@ impl QemuConfig {
         match (self.kernel_dir(), self.kernel.file_name()) {
             (Some(_), Some(name)) => format!("./{}", name.to_string_lossy()),
             _ => self.kernel.to_string_lossy().into_owned(),
+        }
+    }
+
+    /// `path` as QEMU (running in the kernel's directory) is given it: `./NAME` for a file in
+    /// that directory, else unchanged.
+    fn in_kernel_dir(&self, path: &Path) -> String {
+        match (self.kernel_dir(), path.parent(), path.file_name()) {
+            (Some(k), Some(p), Some(name)) if k == p => format!("./{}", name.to_string_lossy()),
+            _ => path.to_string_lossy().into_owned(),
         }
     }
 
@@ -251,6 +284,23 @@ mod tests {
             .any(|w| w[0] == "-append" && w[1] == "log=debug hz=100"));
         assert_eq!(&a[a.len() - 2..], &["-d", "int"]);
         assert!(c.display().contains("-append 'log=debug hz=100'"));
+    }
+
+    #[test]
+    fn an_iso_boots_by_cdrom_with_the_chosen_firmware_and_no_append() {
+        let mut c = cfg();
+        c.cdrom = Some("/k/fairway.iso".into());
+        assert_eq!(
+            c.args().unwrap().join(" "),
+            "-accel tcg -cpu max -smp 4 -m 512 -nodefaults -display none -no-reboot -serial stdio \
+             -device isa-debug-exit,iobase=0xf4,iosize=0x04 -cdrom ./fairway.iso"
+        );
+        c.bios = Some("/usr/share/ovmf/OVMF.fd".into());
+        c.cdrom = Some("/elsewhere/f.iso".into());
+        let s = c.args().unwrap().join(" ");
+        assert!(s.ends_with(" -bios /usr/share/ovmf/OVMF.fd -cdrom /elsewhere/f.iso"), "{s}");
+        c.append = "hz=100".into();
+        assert!(c.args().unwrap_err().contains("grub.cfg"));
     }
 
     #[test]

@@ -248,7 +248,7 @@ mod tests {
         assert_eq!(r.exit, QemuExit::Timeout);
         assert_eq!(seen.len(), 2);
         assert_eq!(r.log.last_stage(), Some("console"));
-        assert_eq!(r.log.next_stage(), Some("memory"));
+        assert_eq!(r.log.next_stage(), Some("bootinfo"));
         assert!(r.log.lines[0].at.is_some());
     }
 

@@ -7,12 +7,12 @@ use std::sync::{Arc, Condvar, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use fairway_scenarios::{Log, QemuExit, Scenario};
+use fairway_scenarios::{Boot, Firmware, Log, QemuExit, Scenario};
 
 use crate::qemu::QemuConfig;
 use crate::runner;
 use crate::symbols::Symbols;
-use crate::{cargo, install};
+use crate::{cargo, image, install};
 
 /// The verdict on one scenario.
 #[derive(Debug)]
@@ -44,9 +44,20 @@ impl Slots {
     }
 }
 
+/// The GRUB image the scenarios boot: built by `test` next to the kernel it holds.
+pub fn scenario_image(elf: &Path) -> PathBuf {
+    elf.with_file_name("fairway.iso")
+}
+
 /// The QEMU configuration of a scenario.
-pub fn config(s: &Scenario, qemu: &Path, elf: &Path) -> QemuConfig {
+pub fn config(s: &Scenario, qemu: &Path, elf: &Path) -> Result<QemuConfig, String> {
     let mut c = QemuConfig::new(qemu.to_path_buf(), elf.to_path_buf());
+    if let Boot::Image(firmware) = s.boot {
+        c.cdrom = Some(scenario_image(elf));
+        if firmware == Firmware::Ovmf {
+            c.bios = Some(install::find_ovmf().ok_or("no OVMF firmware (the `ovmf` package; or set FAIRWAY_OVMF)")?);
+        }
+    }
     c.smp = s.smp.into();
     c.cpu = s.cpu.into();
     c.append = s.append.into();
@@ -54,7 +65,7 @@ pub fn config(s: &Scenario, qemu: &Path, elf: &Path) -> QemuConfig {
     c.no_acpi = s.no_acpi;
     c.memory_mib = s.memory_mib;
     c.icount = s.icount;
-    c
+    Ok(c)
 }
 
 /// Judges a finished run and writes its report.
@@ -134,7 +145,7 @@ fn boot_details(
 
 /// One boot of a scenario: its QEMU command line and how it ended, or why it could not start.
 fn boot(s: &Scenario, qemu: &Path, elf: &Path) -> Result<(String, runner::RunResult), String> {
-    let cfg = config(s, qemu, elf);
+    let cfg = config(s, qemu, elf)?;
     let cmd = cfg.command()?;
     let r = runner::run(cmd, Duration::from_secs(s.timeout_s), &mut |_| {}, None);
     Ok((cfg.display(), r))
@@ -337,12 +348,33 @@ pub fn test(
             }
             Ok((elf, qemu)) => {
                 let syms = Arc::new(Symbols::load(&elf).unwrap_or_default());
+                // The image scenarios need the GRUB image of this kernel; without it they alone fail.
+                let mut selected = selected;
+                let mut vs = Vec::new();
+                if selected.iter().any(|s| s.boot != Boot::Kernel) {
+                    let iso = scenario_image(&elf);
+                    println!("==> building the GRUB image {}", iso.display());
+                    let t = Instant::now();
+                    match image::build_iso(&elf, &iso, image::DEFAULT_TIMEOUT) {
+                        Ok(()) => println!("xtask: image built in {:.1} s", t.elapsed().as_secs_f64()),
+                        Err(e) => {
+                            println!("{e}");
+                            let (images, kernels): (Vec<_>, Vec<_>) =
+                                selected.into_iter().partition(|s| s.boot != Boot::Kernel);
+                            selected = kernels;
+                            let why = e.lines().next().unwrap_or("").to_string();
+                            vs.extend(images.iter().map(|s| not_run(s, &why)));
+                            vs.iter().for_each(|v| print!("{}", v.report));
+                        }
+                    }
+                }
                 let n = selected.len();
                 println!(
                     "==> {n} QEMU scenario(s), {jobs} slot(s) in parallel: {}",
                     elf.display()
                 );
-                run_scenarios(selected, qemu, elf, syms, jobs, show_logs)
+                vs.extend(run_scenarios(selected, qemu, elf, syms, jobs, show_logs));
+                vs
             }
         }
     };
@@ -438,7 +470,7 @@ case "$A" in ok) exit 33;; panic) exit 37;; hang) exec sleep 100;; reset) exit 0
         let h = &get("hangs").report;
         assert!(h.starts_with("FAIL hangs (timeout after 2 s"), "{h}");
         assert!(
-            h.contains("last stage reached: console; never reached: memory"),
+            h.contains("last stage reached: console; never reached: bootinfo"),
             "{h}"
         );
         assert!(
