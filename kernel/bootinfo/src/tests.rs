@@ -28,7 +28,7 @@ impl Mb2 {
         self.0.extend_from_slice(&kind.to_le_bytes());
         self.0.extend_from_slice(&(8 + payload.len() as u32).to_le_bytes());
         self.0.extend_from_slice(payload);
-        while self.0.len() % 8 != 0 {
+        while !self.0.len().is_multiple_of(8) {
             self.0.push(0);
         }
         self
