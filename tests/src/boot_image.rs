@@ -91,3 +91,19 @@ pub(crate) fn check_image_bios_no_acpi(log: &Log) -> CheckResult {
     selfchecks_ok(log)?;
     demo_ran(log, 1)
 }
+
+/// Why the image boots through Multiboot 2: under UEFI, GRUB's `multiboot` (Multiboot 1) passes
+/// no RSDP and none lies in the BIOS areas, so the kernel finds no ACPI tables and, of the 4 CPUs
+/// QEMU has, brings up the boot CPU alone (then runs the demo on it).
+pub(crate) fn check_image_uefi_multiboot1(log: &Log) -> CheckResult {
+    let b = log.one("boot")?;
+    ensure(
+        b.get("protocol") == Some("multiboot1") && b.get("rsdp") == Some("none") && b.num("acpi_tags")? == 0,
+        || format!("`{b}`: expected protocol=multiboot1 rsdp=none acpi_tags=0"),
+    )?;
+    let acpi = log.one("acpi")?;
+    ensure(acpi.get("none") == Some("1"), || format!("`{acpi}`: expected none=1 (no RSDP in the BIOS areas under UEFI)"))?;
+    crate::boot_checks::cpus_online(log, 1)?;
+    selfchecks_ok(log)?;
+    demo_ran(log, 1)
+}

@@ -8,7 +8,7 @@ pub use crate::boot_checks::{
 };
 use crate::boot_image::{
     check_image_bios_2s2c2t, check_image_bios_no_acpi, check_image_bios_smp4, check_image_uefi_2s2c2t,
-    check_image_uefi_smp4,
+    check_image_uefi_multiboot1, check_image_uefi_smp4,
 };
 use crate::exit::{Outcome, QemuExit};
 use crate::log::Log;
@@ -75,6 +75,9 @@ pub enum Boot {
     /// menu entry boots the kernel through Multiboot 2 with the default command line, so the
     /// scenario's `append` must be empty.
     Image(Firmware),
+    /// The same image with its Multiboot 1 entry as the default (the harness builds that
+    /// variant too): GRUB's `multiboot`, which passes no RSDP.
+    ImageMultiboot1(Firmware),
 }
 
 /// The firmware an image boots under.
@@ -92,6 +95,8 @@ impl std::fmt::Display for Boot {
             Boot::Kernel => write!(f, "kernel"),
             Boot::Image(Firmware::SeaBios) => write!(f, "image-bios"),
             Boot::Image(Firmware::Ovmf) => write!(f, "image-uefi"),
+            Boot::ImageMultiboot1(Firmware::SeaBios) => write!(f, "image-mb1-bios"),
+            Boot::ImageMultiboot1(Firmware::Ovmf) => write!(f, "image-mb1-uefi"),
         }
     }
 }
@@ -333,6 +338,13 @@ pub fn all() -> Vec<Scenario> {
             boot: Boot::Image(Firmware::Ovmf),
             timeout_s: 120,
             check: check_image_uefi_2s2c2t,
+            ..BASE
+        },
+        Scenario {
+            name: "image-uefi-multiboot1",
+            boot: Boot::ImageMultiboot1(Firmware::Ovmf),
+            timeout_s: 120,
+            check: check_image_uefi_multiboot1,
             ..BASE
         },
         Scenario {

@@ -65,6 +65,8 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("image-bios-2s2c2t", "online=8 expected=8", "online=4 expected=8"),
     ("image-bios-no-acpi", "none=1", "rsdp=0xf5000 cpus=1"),
     ("image-bios-no-acpi", "rsdp=none acpi_tags=0", "rsdp=mb2_old acpi_tags=1"),
+    ("image-uefi-multiboot1", "protocol=multiboot1", "protocol=multiboot2"),
+    ("image-uefi-multiboot1", "online=1 expected=1", "online=4 expected=4"),
     // any scenario not about bad input fails on a complaint about its command line
     ("smp-4", "@fw cpus online", "@fw cmdline_problem msg=unknown option `x`, ignored\n@fw cpus online"),
     ("pipe-same-smp1", "@fw stage name=workload\n", "@fw cmdline_problem msg=workload=pipe: unknown parameter \"round\"\n@fw stage name=workload\n"),

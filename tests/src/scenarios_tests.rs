@@ -1,4 +1,5 @@
 use super::*;
+use crate::scenarios::Firmware;
 use crate::workload_params::{WORKLOAD_TOO_MANY_THREADS, WORKLOAD_TOO_MUCH_HEAP};
 use crate::log::{format_cpulist, STAGES};
 use std::time::Duration;
@@ -16,11 +17,14 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
         out += &format!("@fw stage name={st}\n");
     }
     let rsdp_source = match s.boot {
-        Boot::Kernel => "bios_scan",
+        Boot::Kernel | Boot::ImageMultiboot1(_) => "bios_scan",
         Boot::Image(f) => crate::boot_image::expected_rsdp(f).1,
     };
+    // under UEFI, Multiboot 1 finds no ACPI: the boot CPU alone
+    let n = if matches!(s.boot, Boot::ImageMultiboot1(Firmware::Ovmf)) { 1 } else { n };
+    let no_acpi = s.no_acpi || n == 1 && topo.cpus() > 1;
     match s.boot {
-        Boot::Kernel => out += "@fw boot protocol=multiboot1 memory=mmap regions=7 cmdline=1 rsdp=none acpi_tags=0\n",
+        Boot::Kernel | Boot::ImageMultiboot1(_) => out += "@fw boot protocol=multiboot1 memory=mmap regions=7 cmdline=1 rsdp=none acpi_tags=0\n",
         Boot::Image(_) if s.no_acpi => out += "@fw boot protocol=multiboot2 memory=mmap regions=7 cmdline=1 rsdp=none acpi_tags=0\n",
         Boot::Image(f) => {
             let (tags, source) = crate::boot_image::expected_rsdp(f);
@@ -35,7 +39,7 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
         out += "cmdline: hz=abc is not a number, using 250\n";
         out += "cmdline: idle=\"sometimes\" is not halt or poll; using idle=halt\n";
     }
-    if s.no_acpi {
+    if no_acpi {
         out += "@fw acpi none=1\n";
     } else {
         out += &format!(
@@ -57,7 +61,7 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
         );
     }
     out += &format!("@fw cpus online={n} expected={n} boot_us=1234\n");
-    if !s.no_acpi {
+    if !no_acpi {
         for c in 0..n {
             for l in topo.expected_levels(c) {
                 out += &format!("@fw sd cpu={c} {} flags=0x0\n", l.describe());

@@ -37,8 +37,13 @@ pub const ENTRIES: &[Entry] = &[
     Entry { title: "fairway via Multiboot 1 (RSDP from the BIOS-area scan; none on UEFI)", multiboot1: true, cmdline: "" },
 ];
 
-/// The image's `grub.cfg`.
-pub fn grub_cfg(timeout: u32) -> String {
+/// The menu entry that boots through Multiboot 1.
+pub fn multiboot1_entry() -> usize {
+    ENTRIES.iter().position(|e| e.multiboot1).expect("the menu has a Multiboot 1 entry")
+}
+
+/// The image's `grub.cfg`, booting entry `default` when the menu times out.
+pub fn grub_cfg(timeout: u32, default: usize) -> String {
     let mut s = String::from(
         "# fairway's boot menu (written by `cargo xtask image`).\n\
          # GRUB on the first serial port (115200 8N1) as well as the screen; where there is no\n\
@@ -47,7 +52,7 @@ pub fn grub_cfg(timeout: u32) -> String {
          terminal_input serial console\n\
          terminal_output serial console\n",
     );
-    s.push_str(&format!("set timeout={timeout}\nset default=0\n"));
+    s.push_str(&format!("set timeout={timeout}\nset default={default}\n"));
     for e in ENTRIES {
         let command = if e.multiboot1 { "multiboot" } else { "multiboot2" };
         let line = if e.cmdline.is_empty() {
@@ -76,9 +81,10 @@ pub fn mkrescue_command(root: &Path, iso: &Path) -> Command {
     c
 }
 
-/// Builds the ISO at `iso` around the kernel ELF `elf`, installing the tools first where the
-/// harness can (see `install::ensure_image_tools`).
-pub fn build_iso(elf: &Path, iso: &Path, timeout: u32) -> Result<(), String> {
+/// Builds the ISO at `iso` around the kernel ELF `elf`, its menu booting entry `default` after
+/// `timeout` seconds, installing the tools first where the harness can (see
+/// `install::ensure_image_tools`).
+pub fn build_iso(elf: &Path, iso: &Path, timeout: u32, default: usize) -> Result<(), String> {
     install::ensure_image_tools(false)?;
     let root = iso.with_extension("root");
     let _ = std::fs::remove_dir_all(&root);
@@ -86,7 +92,7 @@ pub fn build_iso(elf: &Path, iso: &Path, timeout: u32) -> Result<(), String> {
     std::fs::create_dir_all(&grub).map_err(|e| format!("xtask: creating {}: {e}", grub.display()))?;
     let kernel = root.join(KERNEL_IN_IMAGE.trim_start_matches('/'));
     std::fs::copy(elf, &kernel).map_err(|e| format!("xtask: copying the kernel to {}: {e}", kernel.display()))?;
-    std::fs::write(grub.join("grub.cfg"), grub_cfg(timeout)).map_err(|e| format!("xtask: writing grub.cfg: {e}"))?;
+    std::fs::write(grub.join("grub.cfg"), grub_cfg(timeout, default)).map_err(|e| format!("xtask: writing grub.cfg: {e}"))?;
     let out = mkrescue_command(&root, iso)
         .stdin(Stdio::null())
         .output()
@@ -108,7 +114,7 @@ pub fn image(out: Option<PathBuf>, timeout: u32) -> Result<(), String> {
     if let Some(dir) = iso.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).map_err(|e| format!("xtask: creating {}: {e}", dir.display()))?;
     }
-    build_iso(&elf, &iso, timeout)?;
+    build_iso(&elf, &iso, timeout, 0)?;
     println!("{}", iso.display());
     Ok(())
 }
@@ -119,7 +125,7 @@ mod tests {
 
     #[test]
     fn the_menu_boots_the_default_command_line_first_under_multiboot2() {
-        let cfg = grub_cfg(3);
+        let cfg = grub_cfg(3, 0);
         assert!(cfg.contains("set timeout=3\nset default=0\n"), "{cfg}");
         assert!(cfg.contains("serial --unit=0 --speed=115200"), "{cfg}");
         assert!(cfg.contains("terminal_output serial console\n"), "{cfg}");
@@ -133,6 +139,8 @@ mod tests {
         assert_eq!(cfg.matches("menuentry ").count(), ENTRIES.len());
         assert_eq!(cfg.matches("    multiboot /boot/fairway-kernel\n").count(), 1, "one Multiboot 1 entry");
         assert!(cfg.contains("    multiboot2 /boot/fairway-kernel workload=pipe,mode=cross\n"));
+        assert_eq!(ENTRIES[multiboot1_entry()].cmdline, "", "the Multiboot 1 entry has the default command line");
+        assert!(grub_cfg(0, multiboot1_entry()).contains(&format!("set timeout=0\nset default={}\n", multiboot1_entry())));
     }
 
     /// Every entry's command line is one the kernel accepts without a complaint: the options and

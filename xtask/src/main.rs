@@ -195,8 +195,8 @@ fn run(a: RunArgs) -> Result<(), String> {
     cfg.numa_nodes = a.numa;
     cfg.no_acpi = a.no_acpi;
     if a.image {
-        let iso = test::scenario_image(&cfg.kernel);
-        image::build_iso(&cfg.kernel, &iso, image::DEFAULT_TIMEOUT)?;
+        let iso = test::scenario_image(&cfg.kernel, false);
+        image::build_iso(&cfg.kernel, &iso, image::DEFAULT_TIMEOUT, 0)?;
         cfg.cdrom = Some(iso);
         if a.uefi {
             cfg.bios = Some(install::find_ovmf().ok_or("xtask: no OVMF firmware (the `ovmf` package; or set FAIRWAY_OVMF)")?);
