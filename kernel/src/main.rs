@@ -61,8 +61,8 @@ fn boot_main(magic: u32, info: u32) -> ! {
             arch::exit_with(ExitCode::Failure);
         }
     };
-    report_boot_info(&early);
-    init_memory(&early);
+    report_boot_info(early);
+    init_memory(early);
 
     stage("cmdline");
     let cmdline = early.cmdline();
@@ -112,6 +112,7 @@ fn boot_main(magic: u32, info: u32) -> ! {
             None
         }
     };
+
     // The RSDP search reads the BIOS data area in page 0; from now on page 0
     // is unmapped so that a null pointer dereference faults.
     if let Err(e) = mem::paging::unmap_page(0) {

@@ -21,9 +21,14 @@ impl bootinfo::PhysMem for LowMemory {
     }
 }
 
+/// The copy, in .bss: `BootInfo` is about 5 KiB, and boot_main's frame stays on CPU 0's boot
+/// stack (its idle stack) for good.
+static BOOT_INFO: spin::Once<BootInfo> = spin::Once::new();
+
 /// Reads the boot information (`magic` from EAX, `info` from EBX) into a copy of its own.
 /// Must run before any allocation: the loaders put their structures in memory the frame
 /// allocator hands out (QEMU places the command line right after the kernel image).
-pub fn early(magic: u32, info: u32) -> Result<BootInfo, Fatal> {
-    bootinfo::parse(magic, info as u64, &LowMemory)
+pub fn early(magic: u32, info: u32) -> Result<&'static BootInfo, Fatal> {
+    let parsed = bootinfo::parse(magic, info as u64, &LowMemory)?;
+    Ok(BOOT_INFO.call_once(|| parsed))
 }
