@@ -184,7 +184,8 @@ pub(crate) fn backtrace(log: &Log, min_frames: usize) -> CheckResult {
 // The scenarios' checks.
 
 pub(crate) fn check_boot<const N: u32>(log: &Log) -> CheckResult {
-    healthy_boot(log, &N.to_string(), 0)
+    healthy_boot(log, &N.to_string(), 0)?;
+    crate::boot_image::booted_by_qemu(log)
 }
 
 /// Wall time within which 64 CPUs must be online.

@@ -7,6 +7,20 @@ use crate::log::Log;
 use crate::scenarios::{CheckResult, Firmware};
 use crate::topology::Topology;
 
+/// The kernel booted by QEMU's `-kernel` (the other scenarios): Multiboot 1, memory map and
+/// command line from it, no RSDP passed, so ACPI came from the BIOS-area scan.
+pub fn booted_by_qemu(log: &Log) -> CheckResult {
+    let b = log.one("boot")?;
+    for (key, want) in [("protocol", "multiboot1"), ("memory", "mmap"), ("cmdline", "1"), ("rsdp", "none")] {
+        ensure(b.get(key) == Some(want), || format!("`{b}`: expected {key}={want}"))?;
+    }
+    if let Some(p) = log.records("boot_problem").next() {
+        return Err(format!("a problem with QEMU's boot information: `{p}`"));
+    }
+    let acpi = log.one("acpi")?;
+    ensure(acpi.get("rsdp_source") == Some("bios_scan"), || format!("`{acpi}`: expected rsdp_source=bios_scan"))
+}
+
 /// What the firmware's RSDP makes GRUB pass: QEMU's ACPI tables for SeaBIOS have a revision 0
 /// RSDP (GRUB passes only the old tag), OVMF installs a revision 2 one (GRUB passes both tags,
 /// and the kernel takes the new). `(acpi_tags, rsdp source)`.

@@ -1,6 +1,7 @@
 //! fairway's QEMU integration scenarios: data plus check functions, run by `cargo xtask test`.
 //!
-//! Each [`Scenario`] says how to boot the kernel (`-smp`, `-cpu`, `-append`, NUMA nodes, ACPI,
+//! Each [`Scenario`] says how to boot the kernel (`-kernel` or the GRUB image under SeaBIOS or
+//! OVMF, `-smp`, `-cpu`, `-append`, NUMA nodes, ACPI,
 //! memory, timeout, parallel slots), which kernel outcome QEMU's exit status must report
 //! ([`Outcome`]), and a `check` function that asserts exact things on the parsed serial [`Log`]
 //! (the `@fw` lines of docs/CONSOLE.md). The harness boots each scenario, decodes the exit status

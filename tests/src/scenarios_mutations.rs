@@ -6,6 +6,9 @@
 pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("smp-1", "online=1 expected=1", "online=0 expected=1"),
     ("smp-2", "@fw cpu id=1 ", "@fw cpu id=7 "),
+    // QEMU's -kernel: Multiboot 1, ACPI from the BIOS-area scan
+    ("smp-2", "rsdp_source=bios_scan", "rsdp_source=mb2_old"),
+    ("smp-8", "protocol=multiboot1", "protocol=multiboot2"),
     ("smp-4", "result=ok", "result=fail"),
     (
         "smp-8",
