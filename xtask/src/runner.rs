@@ -1,12 +1,22 @@
 //! Runs a child (QEMU) with a hard timeout, streaming its stdout line by line.
 //!
+//! The child's stdout is an unlinked regular file that a thread here follows, not a pipe. QEMU
+//! makes its stdout non-blocking, and a write to a full pipe fails: its serial port then stays
+//! busy until QEMU's main loop retries, and the kernel, waiting for the port to take the next
+//! byte, spins for as long as the host takes to read. Under `-icount` that spin is guest time,
+//! so how fast this process read moved every figure a boot measured (issue 17: `storm` at
+//! `-smp 1` moved by a few timer interrupts between two boots). A write to a regular file never
+//! waits for its reader.
+//!
 //! The child never outlives the harness: a guard kills it on drop (early return, panic), the
 //! timeout kills it, and on Linux `PR_SET_PDEATHSIG` kills it if the harness itself dies.
 
+use std::fs::{File, OpenOptions};
 use std::io::{BufRead, BufReader, Read};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -67,16 +77,86 @@ enum Msg {
     Eof,
 }
 
-/// Spawns `cmd` (stdin closed, stdout and stderr piped) and runs it for at most `timeout`.
-/// `on_line` sees each stdout line as it arrives; `on_stderr` each stderr line.
+/// A new unlinked regular file: the child's handle (write) and ours (read), two open file
+/// descriptions so that each has its own offset.
+fn console_file() -> std::io::Result<(File, File)> {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let path = std::env::temp_dir().join(format!(
+        "fairway-console-{}-{}",
+        std::process::id(),
+        SEQ.fetch_add(1, Ordering::Relaxed)
+    ));
+    let w = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)?;
+    let r = File::open(&path);
+    let _ = std::fs::remove_file(&path);
+    Ok((w, r?))
+}
+
+/// How often the follower looks for more output when it has read everything.
+const FOLLOW_POLL: Duration = Duration::from_millis(5);
+
+/// Follows the child's output file as `tail -f` does: hands `line` each line (without its
+/// `\r\n`) as soon as it is complete, and the last one even without a newline. Returns when a
+/// read that began after `exited` was set found nothing more, or when `line` returns false.
+fn follow(file: File, exited: &AtomicBool, line: &mut dyn FnMut(String) -> bool) {
+    let emit = |buf: &[u8], line: &mut dyn FnMut(String) -> bool| {
+        line(
+            String::from_utf8_lossy(buf)
+                .trim_end_matches(['\n', '\r'])
+                .to_string(),
+        )
+    };
+    let mut r = BufReader::new(file);
+    let mut buf = Vec::new();
+    loop {
+        let done = exited.load(Ordering::Acquire);
+        match r.read_until(b'\n', &mut buf) {
+            Err(_) => break,
+            Ok(_) if buf.ends_with(b"\n") => {
+                if !emit(&buf, line) {
+                    return;
+                }
+                buf.clear();
+            }
+            // The end of what was written so far; a partial line stays in `buf`.
+            Ok(_) if done => break,
+            Ok(_) => thread::sleep(FOLLOW_POLL),
+        }
+    }
+    if !buf.is_empty() {
+        emit(&buf, line);
+    }
+}
+
+/// Spawns `cmd` (stdin closed, stdout an unlinked regular file followed here, stderr piped) and
+/// runs it for at most `timeout`. `on_line` sees each stdout line as it arrives; `on_stderr`
+/// each stderr line.
 pub fn run(
     mut cmd: Command,
     timeout: Duration,
     on_line: &mut dyn FnMut(&str),
     on_stderr: Option<StderrSink>,
 ) -> RunResult {
+    let start = Instant::now();
+    let (out_w, out_r) = match console_file() {
+        Ok(f) => f,
+        Err(e) => {
+            return RunResult {
+                exit: QemuExit::SpawnFailed(format!(
+                    "cannot create the console file in {}: {e}",
+                    std::env::temp_dir().display()
+                )),
+                log: Log::default(),
+                stderr: String::new(),
+                elapsed: start.elapsed(),
+            }
+        }
+    };
     cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
+        .stdout(Stdio::from(out_w))
         .stderr(Stdio::piped());
     // SAFETY: prctl and getppid are async-signal-safe; nothing else runs between fork and exec.
     unsafe {
@@ -89,7 +169,6 @@ pub fn run(
             Ok(())
         });
     }
-    let start = Instant::now();
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
@@ -102,30 +181,23 @@ pub fn run(
             };
         }
     };
-    let stdout = child.stdout.take().expect("piped stdout");
+    // The command still holds our copy of the file's write side; the child has its own.
+    drop(cmd);
     let stderr = child.stderr.take().expect("piped stderr");
     let mut guard = ChildGuard::new(child);
 
+    // Set once the child is reaped: from then on, an empty read is the end of its output.
+    let exited = Arc::new(AtomicBool::new(false));
     let (tx, rx) = mpsc::channel();
-    thread::spawn(move || {
-        let mut r = BufReader::new(stdout);
-        let mut buf = Vec::new();
-        loop {
-            buf.clear();
-            match r.read_until(b'\n', &mut buf) {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    let line = String::from_utf8_lossy(&buf)
-                        .trim_end_matches(['\n', '\r'])
-                        .to_string();
-                    if tx.send(Msg::Line(line, start.elapsed())).is_err() {
-                        return;
-                    }
-                }
-            }
-        }
-        let _ = tx.send(Msg::Eof);
-    });
+    {
+        let exited = exited.clone();
+        thread::spawn(move || {
+            follow(out_r, &exited, &mut |line| {
+                tx.send(Msg::Line(line, start.elapsed())).is_ok()
+            });
+            let _ = tx.send(Msg::Eof);
+        });
+    }
     let (etx, erx) = mpsc::channel();
     thread::spawn(move || {
         let mut on_stderr = on_stderr;
@@ -153,41 +225,34 @@ pub fn run(
     let mut log = Log::default();
     let mut timed_out = false;
     let mut status = None;
-    // Phase 1: stream stdout until EOF or the deadline.
+    let mut last_check: Option<Instant> = None;
+    // Stream the lines until the follower has read the last of them; every `FOLLOW_POLL`, see
+    // whether the child exited or the deadline passed, and if so tell the follower.
     loop {
-        let left = deadline.saturating_duration_since(Instant::now());
-        match rx.recv_timeout(left) {
+        match rx.recv_timeout(FOLLOW_POLL) {
             Ok(Msg::Line(l, at)) => {
                 on_line(&l);
                 log.push(&l, Some(at));
             }
             Ok(Msg::Eof) | Err(mpsc::RecvTimeoutError::Disconnected) => break,
-            Err(mpsc::RecvTimeoutError::Timeout) => {
-                timed_out = true;
-                status = guard.kill();
-                break;
-            }
+            Err(mpsc::RecvTimeoutError::Timeout) => {}
         }
-    }
-    // Phase 2: stdout closed; wait for the exit, still bounded by the deadline.
-    while status.is_none() && !timed_out {
+        if exited.load(Ordering::Relaxed) || last_check.is_some_and(|t| t.elapsed() < FOLLOW_POLL) {
+            continue;
+        }
+        last_check = Some(Instant::now());
         match guard.try_wait() {
             Ok(Some(s)) => status = Some(s),
             Ok(None) if Instant::now() >= deadline => {
                 timed_out = true;
                 status = guard.kill();
             }
-            Ok(None) => thread::sleep(Duration::from_millis(10)),
-            Err(_) => {
-                status = guard.kill();
-                break;
-            }
+            Ok(None) => continue,
+            Err(_) => status = guard.kill(),
         }
-    }
-    // Lines already read before the kill still belong to the log.
-    while let Ok(Msg::Line(l, at)) = rx.recv_timeout(Duration::from_millis(200)) {
-        on_line(&l);
-        log.push(&l, Some(at));
+        // Reaped: whatever it wrote is in the file; the lines read so far, and those after,
+        // belong to the log.
+        exited.store(true, Ordering::Release);
     }
     let stderr = erx.recv_timeout(Duration::from_secs(2)).unwrap_or_default();
     let exit = QemuExit::decode(
@@ -289,6 +354,29 @@ mod tests {
             quiet(cmd, Duration::from_secs(10)).exit,
             QemuExit::Signal(15)
         );
+    }
+
+    /// QEMU makes its stdout non-blocking; when it was a pipe, a write that found the pipe full
+    /// failed with EAGAIN, the serial port stayed busy until QEMU's main loop retried, and the
+    /// guest spun on the port for as long as the host took: under `-icount` that spin is guest
+    /// time, so a slow reader changed the figures. `dd oflag=nonblock` writing 4 MiB at once is
+    /// that writer: it fails on a pipe however fast the reader, and must not here.
+    #[test]
+    fn a_nonblocking_writer_never_waits_for_the_reader() {
+        let mut cmd = Command::new("sh");
+        cmd.args([
+            "-c",
+            "dd if=/dev/zero bs=4M count=1 oflag=nonblock status=none || exit 35; exit 33",
+        ]);
+        let r = quiet(cmd, Duration::from_secs(30));
+        assert_eq!(
+            r.exit,
+            QemuExit::Kernel(fairway_scenarios::Outcome::Success),
+            "dd's stderr: {}",
+            r.stderr
+        );
+        let bytes: usize = r.log.lines.iter().map(|l| l.text.len()).sum();
+        assert_eq!(bytes, 4 << 20);
     }
 
     #[test]
