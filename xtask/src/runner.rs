@@ -81,18 +81,21 @@ enum Msg {
 /// descriptions so that each has its own offset.
 fn console_file() -> std::io::Result<(File, File)> {
     static SEQ: AtomicU64 = AtomicU64::new(0);
-    let path = std::env::temp_dir().join(format!(
-        "fairway-console-{}-{}",
-        std::process::id(),
-        SEQ.fetch_add(1, Ordering::Relaxed)
-    ));
-    let w = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&path)?;
-    let r = File::open(&path);
-    let _ = std::fs::remove_file(&path);
-    Ok((w, r?))
+    loop {
+        let path = std::env::temp_dir().join(format!(
+            "fairway-console-{}-{}",
+            std::process::id(),
+            SEQ.fetch_add(1, Ordering::Relaxed)
+        ));
+        // (a name left by a process that had this pid and died between open and unlink: next)
+        let w = match OpenOptions::new().write(true).create_new(true).open(&path) {
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            w => w?,
+        };
+        let r = File::open(&path);
+        let _ = std::fs::remove_file(&path);
+        return Ok((w, r?));
+    }
 }
 
 /// How often the follower looks for more output when it has read everything.
