@@ -21,7 +21,7 @@ use crate::workloads::{
     check_affinity, check_capacity, check_ebizzy, check_features, check_features_bogus,
     check_fserver, check_hackbench, check_latency, check_overflow, check_pipe, check_pipes, check_trace_pipe,
     check_prodcons, check_schbench, check_shares, check_spread, check_spread_smt, check_storm,
-    check_tbench, check_three_on_two, check_tickless, compare_identical, compare_snap_delta, compare_wake_affine,
+    check_tbench, check_three_on_two, check_tickless, check_deterministic_boot, compare_identical, compare_snap_delta, compare_wake_affine,
 };
 
 /// What a check returns: `Err` carries the reason for people.
@@ -205,6 +205,29 @@ impl Scenario {
     pub fn topology(&self) -> Result<Topology, String> {
         Topology::from_smp(self.smp, self.numa_nodes)
     }
+}
+
+/// `icount-deterministic-WORKLOAD-smpN`: `append` booted twice at `-smp N` under `-icount`; each
+/// boot must have run the workload ([`check_deterministic_boot`]) and the two serial logs must
+/// be identical line for line ([`compare_identical`], which names the first line that differs).
+/// With `icount-deterministic-smp4` (hackbench) they boot every workload `workload=` knows; a
+/// host test holds the list to kernel/src/workloads/mod.rs.
+macro_rules! deterministic {
+    ($w:literal, $smp:literal, $append:literal) => {
+        deterministic!($w, $smp, $append, Outcome::Success)
+    };
+    ($w:literal, $smp:literal, $append:literal, $expect:expr) => {
+        Scenario {
+            name: concat!("icount-deterministic-", $w, "-smp", $smp),
+            icount: true,
+            smp: stringify!($smp),
+            append: $append,
+            expect: $expect,
+            check: |log| check_deterministic_boot(log, $w, $smp),
+            versus: Some(Versus { append: $append, compare: compare_identical }),
+            ..BASE
+        }
+    };
 }
 
 /// Every scenario, in the order they are listed.
@@ -724,6 +747,26 @@ pub fn all() -> Vec<Scenario> {
             versus: Some(Versus { append: BENCH_HACKBENCH_SHORT, compare: compare_identical }),
             ..BASE
         },
+        // Every other workload of `workload=`, each booted twice in instruction time as
+        // `cargo xtask bench` boots it (no `sched_debug`), with short parameters: the two serial
+        // logs must be identical (`deterministic!`). storm at -smp 1 and 4 is issue 17's case.
+        deterministic!("demo", 2, "workload=demo,ms=50"),
+        deterministic!("shares", 2, "workload=shares,cpu=1,ms=100"),
+        deterministic!("storm", 1, "workload=storm,threads=2,ms=100"),
+        deterministic!("storm", 4, "workload=storm,threads=16,ms=100"),
+        deterministic!("latency", 2, "workload=latency,cpu=1,hogs=2,period_us=1000,samples=50"),
+        deterministic!("affinity", 2, "workload=affinity,ms=100"),
+        deterministic!("pipe", 2, "workload=pipe,rounds=2000,mode=cross"),
+        deterministic!("yield", 1, "workload=yield,rounds=2000"),
+        deterministic!("overflow", 2, "workload=overflow", Outcome::Exception),
+        deterministic!("schbench", 2, "workload=schbench,threads=1,workers=2,runtime_ms=100,work_us=200,sleep_us=100"),
+        deterministic!("ebizzy", 2, "workload=ebizzy,threads=2,chunks=4,records=256,ms=100"),
+        deterministic!("tbench", 2, "workload=tbench,clients=2,req=256,reply=4096,server_us=5,ms=100"),
+        deterministic!("fserver", 2, "workload=fserver,threads=4,burst_us=50,sleep_us=100,ms=100"),
+        deterministic!("spread", 2, "workload=spread,hogs=2,start_cpu=0,ms=100"),
+        deterministic!("prodcons", 2, "workload=prodcons,pairs=2,ms=100,hogs=1"),
+        deterministic!("pipes", 2, "workload=pipes,pairs=2,rounds=500"),
+        deterministic!("help", 1, "workload=help"),
         Scenario {
             name: "bench-schbench-smp2",
             icount: true,

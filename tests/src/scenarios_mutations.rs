@@ -339,4 +339,11 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("balance-newidle-snap-vs-delta", "@fw newidle cpu=3 ", "@fw newidle cpu=4 "),
     ("balance-newidle-snap-vs-delta", "items=5000", "items=0"),
     ("balance-wake-affine-on-vs-off", "same_llc=8000", "same_llc=7999"),
+    // a determinism boot whose workload failed, stopped early, or ran on fewer CPUs; the
+    // overflow boot without its stack overflow (the pairs' own: determinism_scenarios_*).
+    ("icount-deterministic-storm-smp4", "@fw workload_done name=storm ok=1", "@fw workload_done name=storm ok=0"),
+    ("icount-deterministic-storm-smp1", "@fw workload name=storm cpus=1", "@fw workload name=storm cpus=2"),
+    ("icount-deterministic-storm-smp4", "@fw schedstat cpu=3 ", "@fw schedstax cpu=3 "),
+    ("icount-deterministic-overflow-smp2", "@fw stack_overflow ", "@fw fault "),
+    ("icount-deterministic-help-smp1", "@fw workload_done name=help ok=1\n", ""),
 ];

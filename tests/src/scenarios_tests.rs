@@ -115,7 +115,7 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
         }
         "workload=help" => {
             out += "@fw selfcheck name=timer result=ok\n";
-            out += &crate::workload_params::synthetic_help();
+            out += &crate::workload_params::synthetic_help(n);
         }
         a if a.contains("workload=") => {
             out += "@fw selfcheck name=timer result=ok\n";
@@ -287,6 +287,54 @@ fn versus_scenarios_fail_when_a_boot_or_the_comparison_is_wrong() {
         (s.smp, s.icount, true)
     );
     assert_eq!(b.append.replace("delta", "snap"), s.append);
+}
+
+/// The `icount-deterministic-*` scenarios boot every workload the kernel declares
+/// (kernel/src/workloads/mod.rs's `SPECS`), each with the same command line twice: a workload
+/// added without one fails here.
+#[test]
+fn determinism_scenarios_cover_every_workload() {
+    let src = include_str!("../../kernel/src/workloads/mod.rs");
+    let declared: std::collections::BTreeSet<&str> = src
+        .split("Spec { name: \"")
+        .skip(1)
+        .map(|rest| rest.split('"').next().unwrap())
+        .collect();
+    assert!(declared.len() >= 17 && declared.contains("storm"), "{declared:?}");
+    let mut booted = std::collections::BTreeSet::new();
+    for s in all().into_iter().filter(|s| s.name.starts_with("icount-deterministic-")) {
+        let w = s.append.split_whitespace().find_map(|o| o.strip_prefix("workload=")).unwrap();
+        booted.insert(w.split(',').next().unwrap().to_string());
+        let v = s.versus.unwrap_or_else(|| panic!("{}: one boot", s.name));
+        assert!(s.icount && v.append == s.append, "{}", s.name);
+    }
+    let booted: std::collections::BTreeSet<&str> = booted.iter().map(String::as_str).collect();
+    assert_eq!(booted, declared);
+}
+
+/// Each determinism pair fails when either boot did not run its workload to the end, and when
+/// the boots differ in one counter of one CPU, or by a line.
+#[test]
+fn determinism_scenarios_fail_on_an_unfinished_boot_or_a_difference() {
+    for s in all().into_iter().filter(|s| s.name.starts_with("icount-deterministic-")) {
+        let good = synthetic(&s);
+        run_versus(&s, &good, &good).unwrap_or_else(|e| panic!("{}: {e}", s.name));
+        let key = if s.expect == Outcome::Success { " ok=1\n" } else { "@fw stack_overflow " };
+        let unfinished = good.replacen(key, if key == " ok=1\n" { " ok=0\n" } else { "@fw stack_overflox " }, 1);
+        assert_ne!(unfinished, good, "{}", s.name);
+        for (a, b) in [(&unfinished, &unfinished), (&good, &unfinished), (&unfinished, &good)] {
+            run_versus(&s, a, b).expect_err(&format!("{}: passed a boot without `{key}`", s.name));
+        }
+        // one CPU's counter, or the overflow's address; one line more at the end
+        let counter = if s.expect == Outcome::Success { "sched_count=" } else { "addr=0x" };
+        let differ = good.replacen(counter, &format!("{counter}1"), 1);
+        let longer = format!("{good}extra\n");
+        for other in [differ, longer] {
+            assert_ne!(other, good, "{}", s.name);
+            let e = run_versus(&s, &good, &other).expect_err(&format!("{}: passed two different boots", s.name));
+            assert!(e.contains("differ at line") || e.contains("lines and the second"), "{}: {e}", s.name);
+        }
+    }
 }
 
 #[test]

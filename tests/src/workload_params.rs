@@ -268,9 +268,9 @@ fn states_default(text: &str, default: &str) -> bool {
 
 /// The log a correct kernel prints for `workload=help`: README's table as records.
 #[cfg(test)]
-pub(crate) fn synthetic_help() -> String {
+pub(crate) fn synthetic_help(cpus: u32) -> String {
     let table = readme_workloads(include_str!("../../README.md")).unwrap();
-    let mut out = String::from("@fw stage name=sched\n@fw stage name=workload\n@fw workload name=help cpus=2\n");
+    let mut out = format!("@fw stage name=sched\n@fw stage name=workload\n@fw workload name=help cpus={cpus}\n");
     for (w, keys) in table {
         for (k, text) in keys {
             let default = text.split([' ', ';']).next().unwrap_or("");
@@ -278,7 +278,17 @@ pub(crate) fn synthetic_help() -> String {
             out += &format!("@fw workload_param workload={w} key={k} accepts=0..1 default={default}\n");
         }
     }
-    out += "@fw workload_done name=help ok=1\n@fw stage name=shutdown\n@fw exit status=0x10 code=success\n";
+    // As kernel/src/workloads/mod.rs ends every workload: the deltas, the verdict, the totals.
+    let stat = "yld_count=0 sched_count=0 sched_goidle=0 ttwu_count=0 ttwu_local=0 rq_cpu_time=0 \
+                run_delay=0 pcount=0 ticks=11 timer_irqs=11 resched_ipis=0 wake_idle_without_ipi=0";
+    for c in 0..cpus {
+        out += &format!("@fw schedstat_delta cpu={c} {stat}\n");
+    }
+    out += "@fw workload_done name=help ok=1\n";
+    for c in 0..cpus {
+        out += &format!("@fw schedstat cpu={c} {stat}\n");
+    }
+    out += "@fw stage name=shutdown\n@fw exit status=0x10 code=success\n";
     out
 }
 
@@ -312,7 +322,7 @@ mod tests {
     #[test]
     fn help_check_catches_drift_both_ways() {
         let readme = include_str!("../../README.md");
-        let good = synthetic_help();
+        let good = synthetic_help(2);
         check_help_against(&Log::parse(&good), readme).unwrap();
         // the kernel drops a parameter README lists
         let dropped = good.replacen("key=rounds ", "key=roundz ", 1);

@@ -90,6 +90,12 @@ pub fn workload_ran(log: &Log, name: &str, cpus: u32, finished: bool) -> CheckRe
     ensure(line.contains("invariant checks on"), || {
         format!("`{line}`: expected the invariant checks on (sched_debug=1)")
     })?;
+    workload_reported(log, name, cpus, finished)
+}
+
+/// [`workload_ran`] without the invariant checks: for the scenarios that boot the kernel as
+/// `cargo xtask bench` does (`sched_debug=0`).
+pub fn workload_reported(log: &Log, name: &str, cpus: u32, finished: bool) -> CheckResult {
     let w = log.one("workload")?;
     ensure(w.get("name") == Some(name), || {
         format!("`{w}`: expected name={name}")
@@ -187,7 +193,7 @@ pub use balance::{
     THREE_ON_TWO_TOLERANCE_PP,
 };
 pub use bench::{
-    check_ebizzy, check_fserver, check_hackbench, check_tbench, compare_identical, fixed, results, scan,
+    check_deterministic_boot, check_ebizzy, check_fserver, check_hackbench, check_tbench, compare_identical, fixed, results, scan,
     schedstat_deltas, workload_params, EBIZZY_MIN_BUSY_PERCENT, RUN_SLACK_MS,
 };
 pub use schbench::{check_schbench, percentiles, Percentiles};

@@ -527,6 +527,18 @@ pub fn check_fserver(log: &Log, cpus: u32, append: &str) -> CheckResult {
     })
 }
 
+/// Each boot of an `icount-deterministic-*` scenario: the workload `name` started on `cpus` CPUs
+/// and finished with `ok=1` and one `@fw schedstat` per CPU, or, for `overflow`, ran into its
+/// guard page (which ends the boot). A pair of boots that both did nothing would agree; this is
+/// what makes their agreement ([`compare_identical`]) mean something.
+pub fn check_deterministic_boot(log: &Log, name: &str, cpus: u32) -> CheckResult {
+    if name == "overflow" {
+        super::workload_reported(log, name, cpus, false)?;
+        return log.one("stack_overflow").map(|_| ());
+    }
+    super::workload_reported(log, name, cpus, true)
+}
+
 /// Deterministic mode's promise (`-icount`, `cargo xtask bench --icount`): two boots with the same
 /// settings print the same serial output, line for line, wakeups, IPIs, balancing and figures
 /// included. Names the first line that differs, with both versions and their line numbers.

@@ -157,6 +157,26 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                 out += &trace_pipe_cross(rounds);
             }
         }
+        "demo" => {
+            let ms = get(&kv, "ms", "300");
+            out += &format!("demo: three hogs at nice -5, 0 and 5 on each of {cpus} CPUs for {ms} ms\n");
+            for c in 0..cpus {
+                out += &format!(
+                    "CPU {c}:  hog-5  60.9% (expected 60.9%)  hog0  25.7% (expected 25.7%)  \
+                     hog+5  13.4% (expected 13.4%)\n"
+                );
+            }
+            out += "@fw pipe mode=same rounds=2000 a_cpu=0 b_cpu=0 total_ns=34000000 \
+                    ns_per_round_trip=17000\n";
+        }
+        "yield" => {
+            let rounds: u64 = get(&kv, "rounds", "100000").parse().unwrap();
+            out += &format!(
+                "@fw yield rounds={rounds} cpu=0 total_ns={} switches={} ns_per_switch=1000\n",
+                rounds * 2000,
+                rounds * 2
+            );
+        }
         "overflow" => {
             out += "STACK OVERFLOW in thread deep-recursion (id 2): it ran into its guard \
                     page at 0x8230ec8\n";
