@@ -1,6 +1,6 @@
 //! Property tests: the balancing decisions never panic on arbitrary
-//! snapshots and topologies; an imbalance never exceeds what the busiest
-//! group has; no decision sends a task outside its affinity.
+//! snapshots and topologies; an imbalance stays within the bounds of Linux's
+//! formulas; no decision sends a task outside its affinity.
 
 #![allow(clippy::manual_is_multiple_of)]
 
@@ -92,10 +92,13 @@ proptest! {
             let (g, sdst) = sched_balance_find_src_group(&env, &cpus);
             if let SrcGroup::Busiest { group, migration } = g {
                 prop_assert!(migration.imbalance > 0);
+                // As Linux's calculate_imbalance: util is bounded by the
+                // local group's room, tasks by the busiest's (all-class)
+                // count or the local idle CPUs; load is not bounded.
                 let cap = match migration.kind {
-                    MigrationType::Load => group.group_load.max(group.misfit_task_load),
-                    MigrationType::Util => group.group_util,
-                    MigrationType::Task => group.sum_h_nr_running as u64,
+                    MigrationType::Load => u64::MAX,
+                    MigrationType::Util => sdst.local.group_capacity.max(sdst.local.group_util),
+                    MigrationType::Task => (group.sum_nr_running as u64 + 1).max(sdst.local.idle_cpus as u64),
                     MigrationType::Misfit => 1,
                 };
                 prop_assert!(migration.imbalance <= cap, "{:?} > {} in {:?}", migration, cap, group);

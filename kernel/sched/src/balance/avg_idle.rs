@@ -6,9 +6,12 @@
 //! One [`AvgIdle`] per run-queue, mutated under that run-queue's lock:
 //! - [`AvgIdle::enter_newidle`] when the CPU starts a newidle balance (the
 //!   idle period starts there, so balancing time counts as idle);
-//! - [`AvgIdle::pulled`] when that balance pulled work (no idle period);
-//! - [`AvgIdle::end_idle`] when a task is activated on the CPU (today's
-//!   Linux: at wakeup activation; tip-2026: whenever the idle task is put);
+//! - [`AvgIdle::newidle_done`] when that balance ends: if it pulled work,
+//!   or a task was queued meanwhile, the period closes with no sample;
+//! - [`AvgIdle::end_idle`] when a woken task is activated on the CPU while
+//!   a period is open, whatever runs there then (v6.19 core.c:
+//!   `ttwu_do_activate`, which tests `idle_stamp` only; not on fork, not on
+//!   a balancer's migration; tip-2026 moved it to `put_prev_task_idle`);
 //!   it folds the idle period into the average and returns the sample.
 //!
 //! The average is `avg += (sample - avg) / 8` (signed, truncating toward
@@ -118,6 +121,16 @@ impl AvgIdle {
     /// The newidle balance pulled a task: no idle period after all.
     pub fn pulled(&mut self) {
         self.idle_stamp = 0;
+    }
+
+    /// The end of a newidle balance: `not_idle` (it pulled, or a task was
+    /// queued meanwhile) closes the period without a sample, as fair.c:
+    /// sched_balance_newidle() does in v6.19 (it clears `idle_stamp`; the
+    /// period is folded in only by a later wakeup activation otherwise).
+    pub fn newidle_done(&mut self, not_idle: bool) {
+        if not_idle {
+            self.pulled();
+        }
     }
 
     /// A task is activated at `now`: if an idle period was open, fold its

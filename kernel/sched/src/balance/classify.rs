@@ -126,7 +126,8 @@ pub fn update_sd_pick_busiest(
         GroupType::Imbalanced => false,
         // Lower ASYM_PACKING priority wins; without priorities keep the first.
         GroupType::AsymPacking => false,
-        GroupType::MisfitTask => sg.misfit_task_load >= b.misfit_task_load,
+        // Strictly larger only: a tie keeps the first group found (v6.9+).
+        GroupType::MisfitTask => sg.misfit_task_load > b.misfit_task_load,
         GroupType::SmtBalance if sg.idle_cpus != 0 || b.idle_cpus != 0 => has_spare(sg, b),
         GroupType::SmtBalance | GroupType::FullyBusy => {
             sg.avg_load > b.avg_load || (sg.avg_load == b.avg_load && !is_smt(b))

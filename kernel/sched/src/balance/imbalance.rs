@@ -12,9 +12,11 @@
 //! (`migrate`). No lock is needed for these two calls.
 //!
 //! Amounts: `Load` in load units (weight scale), `Util` in util units,
-//! `Task` in tasks, `Misfit` is 1. The amount never exceeds the busiest
-//! group's own load / util / task count (property-tested). Products are
-//! `u128`; differences saturate at 0.
+//! `Task` in tasks, `Misfit` is 1. As in Linux, the amount is not capped by
+//! the busiest group's own load / util / task count (`detach_tasks` stops
+//! when the source runs dry). Products are `u128`; differences saturate at
+//! 0; a `Load` amount above `u64::MAX` (impossible with real loads)
+//! saturates.
 
 use super::capacity::{capacity_greater, check_cpu_capacity};
 use super::classify::GroupType;
@@ -129,7 +131,7 @@ pub fn calculate_imbalance(env: &LbEnv<'_>, sds: &mut SdLbStats) -> Option<Migra
             if imb == 0 && env.idle != IdleType::NotIdle {
                 return m(MigrationType::Task, 1);
             }
-            return m(MigrationType::Util, imb.min(busiest.group_util));
+            return m(MigrationType::Util, imb);
         }
         let mut imb = if busiest.group_weight == 1 || sds.prefer_sibling {
             sibling_imbalance(env.idle, &busiest, local)
@@ -143,7 +145,7 @@ pub fn calculate_imbalance(env: &LbEnv<'_>, sds: &mut SdLbStats) -> Option<Migra
             }
         }
         imb >>= 1;
-        return if imb == 0 { None } else { m(MigrationType::Task, imb.min(busiest.sum_h_nr_running as u64)) };
+        return if imb == 0 { None } else { m(MigrationType::Task, imb) };
     }
     if local.group_type < GroupType::Overloaded {
         local.avg_load = avg_load(local.group_load, local.group_capacity);
@@ -158,7 +160,7 @@ pub fn calculate_imbalance(env: &LbEnv<'_>, sds: &mut SdLbStats) -> Option<Migra
     let (avg, local) = (sds.avg_load, &sds.local);
     let from = busiest.avg_load.saturating_sub(avg) as u128 * busiest.group_capacity as u128;
     let to = avg.saturating_sub(local.avg_load) as u128 * local.group_capacity as u128;
-    let imb = (from.min(to) / 1024).min(busiest.group_load as u128) as u64;
+    let imb = (from.min(to) / 1024).min(u64::MAX as u128) as u64;
     if imb == 0 {
         None
     } else {
@@ -269,10 +271,10 @@ pub fn sched_balance_find_src_rq(
             }
             MigrationType::Util => {
                 let util = snap.util_cfs_boost();
+                // Strictly above the best so far, which starts at 0: a CPU
+                // without util is never the source.
                 if nr > 1 && util > best_val {
                     (best_val, best) = (util, Some(snap.cpu));
-                } else if nr > 1 && best.is_none() {
-                    best = Some(snap.cpu);
                 }
             }
             MigrationType::Task => {

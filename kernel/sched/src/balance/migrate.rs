@@ -64,6 +64,9 @@ pub struct DetachParams {
     pub dst_h_nr_runnable: u32,
     /// CPUs of dst's local group (for a DST_PINNED retry target).
     pub dst_group: CpuMask,
+    /// The attempt's candidate CPUs (Linux `env->cpus`): a DST_PINNED
+    /// retry target is taken from `dst_group ∩ cpus`.
+    pub cpus: CpuMask,
     /// Balance context.
     pub idle: IdleType,
     /// The stopper thread of active balancing.
@@ -99,6 +102,7 @@ impl DetachParams {
             dst_cpu: dst.cpu,
             dst_h_nr_runnable: dst.h_nr_runnable,
             dst_group: sd.groups.first().map_or(CpuMask::single(dst.cpu), |g| g.span),
+            cpus: sd.span,
             idle,
             active: false,
             sd_flags: sd.flags,
@@ -253,19 +257,24 @@ impl DetachCursor {
             return Detach::Stop(StopReason::NeedBreak);
         }
         self.examined_any = true;
+        // As fair.c: can_migrate_task(), only a task that passed the
+        // affinity test clears LBF_ALL_PINNED: the delayed, ineligible and
+        // per-CPU kthread rejections come before that test.
         let hot = match can_migrate_task(p, e, self.kind) {
             Ok(h) => {
                 self.out.all_pinned = false;
                 h
             }
             Err(why) => {
-                if why == CantMigrate::Affinity {
-                    self.out.some_pinned = true;
-                    if !e.idle.eq(&IdleType::NewlyIdle) && !e.active && self.out.new_dst_cpu.is_none() {
-                        self.out.new_dst_cpu = e.dst_group.intersection(&p.allowed).first();
+                match why {
+                    CantMigrate::Affinity => {
+                        self.out.some_pinned = true;
+                        if !e.idle.eq(&IdleType::NewlyIdle) && !e.active && self.out.new_dst_cpu.is_none() {
+                            self.out.new_dst_cpu = e.dst_group.intersection(&e.cpus).intersection(&p.allowed).first();
+                        }
                     }
-                } else {
-                    self.out.all_pinned = false;
+                    CantMigrate::Running | CantMigrate::CacheHot => self.out.all_pinned = false,
+                    CantMigrate::Delayed | CantMigrate::Ineligible | CantMigrate::PerCpuKthread => {}
                 }
                 return Detach::Skip(Some(why));
             }
@@ -320,6 +329,65 @@ impl DetachCursor {
         o.all_pinned &= self.examined_any;
         o.imbalance_left = self.imbalance;
         o
+    }
+}
+
+/// The order of Linux's `rq->cfs_tasks` list over a runqueue's entity slots
+/// (slots are reused, so their index says nothing about age). A task goes to
+/// the head when it is put on the list (`account_entity_enqueue`: fork,
+/// wakeup, migration), when it is picked to run (`set_next_task_fair`) and
+/// when `detach_tasks` skips it; `detach_tasks` walks from the tail, the task
+/// least recently enqueued or run.
+///
+/// Invariant: stamps of distinct slots differ, except never-stamped slots
+/// (0); the walk orders by (stamp, slot). The sequence is `u64`: one stamp
+/// per nanosecond would take 584 years to wrap.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CfsTasksOrder {
+    seq: u64,
+    stamp: alloc::vec::Vec<u64>,
+}
+
+impl CfsTasksOrder {
+    /// Moves `slot` to the head of the list.
+    pub fn to_head(&mut self, slot: usize) {
+        if self.stamp.len() <= slot {
+            self.stamp.resize(slot + 1, 0);
+        }
+        self.seq += 1;
+        self.stamp[slot] = self.seq;
+    }
+
+    /// A walk from the tail over the slots as they are now: slots moved to
+    /// the head during the walk are not visited again.
+    pub fn from_tail(&self) -> TailWalk {
+        TailWalk { after: None, end: self.seq }
+    }
+}
+
+/// A walk of [`CfsTasksOrder`] from its tail (see [`CfsTasksOrder::from_tail`]).
+#[derive(Clone, Copy, Debug)]
+pub struct TailWalk {
+    after: Option<(u64, usize)>,
+    end: u64,
+}
+
+impl TailWalk {
+    /// The next slot toward the head among those `live` says hold a task.
+    /// O(slots) per step: the walk examines at most `loop_max` tasks.
+    pub fn next(&mut self, order: &CfsTasksOrder, live: impl Fn(usize) -> bool) -> Option<usize> {
+        let mut best: Option<(u64, usize)> = None;
+        for (i, &st) in order.stamp.iter().enumerate() {
+            let key = (st, i);
+            if st > self.end || self.after.is_some_and(|a| key <= a) || best.is_some_and(|b| key >= b) {
+                continue;
+            }
+            if live(i) {
+                best = Some(key);
+            }
+        }
+        self.after = best;
+        best.map(|(_, i)| i)
     }
 }
 

@@ -126,19 +126,43 @@ impl NewidleDomainState {
     }
 }
 
-/// The periodic decay (in `sched_balance_domains`): decay each domain and,
-/// if any decayed, reset `max_idle_balance_cost` to
-/// `max(migration_cost, Σ max_newidle_lb_cost)`.
+/// The periodic decay of `sched_balance_domains`, one domain at a time,
+/// bottom-up: [`DecayPass::visit`] decays a domain and says whether it
+/// decayed (the walk goes on past a "not the balancer" domain only while
+/// domains decay); [`DecayPass::finish`] then resets `max_idle_balance_cost`
+/// to `max(migration_cost, Σ max_newidle_lb_cost)` of the visited domains if
+/// the LAST visited one decayed. As fair.c: sched_balance_domains() in v6.19,
+/// which overwrites `need_decay` at each domain (an `|=` was proposed upstream
+/// in 2026, unmerged).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DecayPass {
+    need_decay: bool,
+    max_cost: Nanos,
+}
+
+impl DecayPass {
+    /// Decays one domain's cost at `now`; returns whether it decayed.
+    pub fn visit(&mut self, st: &mut NewidleDomainState, now: Nanos) -> bool {
+        self.need_decay = st.update_newidle_cost(0, 0, now);
+        self.max_cost = self.max_cost.saturating_add(st.max_newidle_lb_cost);
+        self.need_decay
+    }
+
+    /// Applies the pass to the runqueue's `max_idle_balance_cost`.
+    pub fn finish(self, avg: &mut AvgIdle) {
+        if self.need_decay {
+            avg.max_idle_balance_cost = self.max_cost.max(SYSCTL_SCHED_MIGRATION_COST);
+        }
+    }
+}
+
+/// A [`DecayPass`] over every domain (a walk that never stops early).
 pub fn decay_newidle_costs<'a>(states: impl IntoIterator<Item = &'a mut NewidleDomainState>, avg: &mut AvgIdle, now: Nanos) {
-    let mut decayed = false;
-    let mut sum: Nanos = 0;
+    let mut pass = DecayPass::default();
     for st in states {
-        decayed |= st.update_newidle_cost(0, 0, now);
-        sum = sum.saturating_add(st.max_newidle_lb_cost);
+        pass.visit(st, now);
     }
-    if decayed {
-        avg.max_idle_balance_cost = sum.max(SYSCTL_SCHED_MIGRATION_COST);
-    }
+    pass.finish(avg);
 }
 
 /// Why a newidle balance is not tried.
