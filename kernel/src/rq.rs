@@ -9,6 +9,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use sched::balance::migrate::CfsTasksOrder;
 use sched::balance::AvgIdle;
 use sched::cpumask::CpuMask;
 use sched::tunables::Tunables;
@@ -46,6 +47,9 @@ pub struct Rq {
     /// Linux's `rq->avg_idle` and `max_idle_balance_cost`: the idle periods
     /// newidle balancing opens (`balance::newidle`) and wakeups close.
     pub avg_idle: AvgIdle,
+    /// The order of Linux's `cfs_tasks` list over `tasks`' slots (slots are
+    /// reused): the balancer detaches from its tail.
+    pub order: CfsTasksOrder,
 }
 
 impl Rq {
@@ -63,6 +67,8 @@ impl Rq {
         task.eid.store(eid, Ordering::Relaxed);
         task.cpu.store(self.cpu, Ordering::Release);
         self.tasks[i] = Some(task);
+        // Put on cfs_tasks: at its head (fair.c: account_entity_enqueue()).
+        self.order.to_head(i);
     }
 
     /// Forgets the owner of entity `eid`.
@@ -183,6 +189,7 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
             capacity: 1024,
             misfit_task_load: 0,
             avg_idle: AvgIdle::new(),
+            order: CfsTasksOrder::default(),
         })
     });
     assert!(fresh, "CPU {}'s runqueue started twice", cpu);

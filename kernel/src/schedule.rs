@@ -196,6 +196,9 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
                 Ok(se) => {
                     rq.detach(e.0);
                     let target = push.unwrap_or_else(|| prev.affinity.load().first().unwrap_or(cpu));
+                    if push.is_some() {
+                        crate::balance::periodic::note_pushed(cpu, target);
+                    }
                     crate::wakeup::queue_migration(prev.clone(), se, target);
                 }
                 Err(err) => panic!("CPU {}: cannot migrate {}: {}", cpu, prev.name, err),
@@ -222,6 +225,8 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
             }
             rq.stat.run_delay += waited;
             next.stats.exec_start.store(now, Ordering::Relaxed);
+            // Picked: to the head of cfs_tasks (fair.c: set_next_task_fair()).
+            rq.order.to_head(next.eid.load(Ordering::Relaxed) as usize);
         }
         if !next.is_idle {
             // (an idle task has run on its CPU since `rq::init_cpu`)

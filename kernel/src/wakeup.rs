@@ -266,6 +266,7 @@ fn activate(rq: &mut Rq, p: Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags
         }
         None => (EntityId(p.eid.load(Ordering::Relaxed)), EnqueueFlags::WAKEUP),
     };
+    rq.order.to_head(eid.0 as usize); // fair.c: account_entity_enqueue(): cfs_tasks head
     let wants = match rq.fair.wake(eid, eflags, flags) {
         Ok(w) => w,
         Err(e) => panic!("CPU {}: enqueue of task {} ({}): {}", rq.cpu, p.id, p.name, e),

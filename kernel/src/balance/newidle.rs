@@ -93,9 +93,7 @@ pub fn sched_balance_newidle(cpu: usize) -> u32 {
     {
         let mut rq = crate::rq::lock(cpu);
         walk.finish(&mut rq.avg_idle);
-        if walk.pulled > 0 {
-            rq.avg_idle.pulled();
-        }
+        rq.avg_idle.newidle_done(walk.pulled > 0);
     }
     crate::trace::record_now(|| crate::trace::Event::NewidleEnd { pulled: walk.pulled });
     walk.pulled

@@ -3,7 +3,7 @@
 //! periodic balance on behalf of every tickless CPU (`find_new_ilb`, then
 //! each idle CPU's domains in `ilb_order`).
 
-use core::sync::atomic::{AtomicU32, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use sched::balance::nohz::{nohz_balancer_kick, NohzState, NOHZ_BALANCE_KICK, NOHZ_STATS_KICK};
 use sched::balance::interval::max_load_balance_interval;
@@ -21,6 +21,39 @@ static NOHZ: IrqMutex<NohzState> = IrqMutex::new(NohzState {
 });
 /// Kick flags waiting for each CPU (handled in its reschedule IPI).
 static KICK: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(0) }; MAX_CPUS];
+
+/// What NOHZ idle balancing did, per CPU (`@fw nohz`): kicks this CPU sent,
+/// kicked balances it ran, passes it ran on behalf of another (tickless) CPU,
+/// and tasks those passes pulled to that CPU.
+#[derive(Default)]
+struct NohzCounters {
+    kicks_sent: AtomicU64,
+    ilb_runs: AtomicU64,
+    balanced_for_others: AtomicU64,
+    pulled_for_others: AtomicU64,
+}
+static COUNTERS: [NohzCounters; MAX_CPUS] = [const {
+    NohzCounters {
+        kicks_sent: AtomicU64::new(0),
+        ilb_runs: AtomicU64::new(0),
+        balanced_for_others: AtomicU64::new(0),
+        pulled_for_others: AtomicU64::new(0),
+    }
+}; MAX_CPUS];
+
+/// Prints `cpu`'s `@fw nohz` record.
+pub fn print_counters(cpu: usize) {
+    let c = &COUNTERS[cpu];
+    crate::record!(
+        "nohz",
+        "cpu={} kicks_sent={} ilb_runs={} balanced_for_others={} pulled_for_others={}",
+        cpu,
+        c.kicks_sent.load(Ordering::Relaxed),
+        c.ilb_runs.load(Ordering::Relaxed),
+        c.balanced_for_others.load(Ordering::Relaxed),
+        c.pulled_for_others.load(Ordering::Relaxed)
+    );
+}
 
 /// `cpu` stopped its tick.
 pub fn enter_idle(cpu: usize) {
@@ -59,6 +92,7 @@ pub fn balancer_kick(cpu: usize) {
     if KICK[ilb].fetch_or(flags, Ordering::AcqRel) == 0 {
         // Until the kicked CPU has balanced, do not kick again.
         NOHZ.lock().next_balance = now + max_load_balance_interval(g.hz, g.sds.online().weight());
+        COUNTERS[cpu].kicks_sent.fetch_add(1, Ordering::Relaxed);
         // The reschedule IPI without a reschedule request: the kicked CPU
         // balances in the IPI handler and switches only if it pulled work.
         crate::schedule::send_resched_ipi(ilb);
@@ -78,12 +112,17 @@ pub fn run_kicked(cpu: usize) {
     }
     let Some(g) = super::global() else { return };
     let order: alloc::vec::Vec<usize> = NOHZ.lock().ilb_order(cpu).collect();
+    COUNTERS[cpu].ilb_runs.fetch_add(1, Ordering::Relaxed);
     for c in order {
         // Each tickless CPU balances as itself; stop if work arrived here.
         if crate::rq::need_resched(cpu) {
             break;
         }
-        super::periodic::sched_balance_domains(c, true);
+        let pulled = super::periodic::sched_balance_domains(c, true);
+        if c != cpu {
+            COUNTERS[cpu].balanced_for_others.fetch_add(1, Ordering::Relaxed);
+            COUNTERS[cpu].pulled_for_others.fetch_add(pulled as u64, Ordering::Relaxed);
+        }
     }
     let now = super::jiffies();
     let next = now + 1;

@@ -5,14 +5,15 @@
 //! the busiest CPU only runs its current task, that CPU is asked to push it.
 
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use sched::balance::interval::{balance_due, failed_count_after, finish_balance, get_sd_balance_interval, max_load_balance_interval};
 use sched::balance::migrate::{need_active_balance, ActiveBalanceInput, DetachParams};
-use sched::balance::newidle::decay_newidle_costs;
+use sched::balance::newidle::DecayPass;
 use sched::balance::rq::record_pull;
 use sched::balance::sis::update_idle_cpu_scan;
-use sched::balance::{plan_balance, CpuSnapshot, IdleType, LbEnv, Plan, RqOutcome, SdState};
+use sched::balance::{plan_balance, CpuSnapshot, IdleType, LbEnv, Migration, Plan, RqOutcome, SdState};
+use sched::cpumask::CpuMask;
 use sched::Feature;
 
 use super::snapshot::{cpu_snapshot, snapshots_into};
@@ -31,37 +32,102 @@ pub fn take_active_push(cpu: usize) -> Option<usize> {
     }
 }
 
-/// Balances `cpu`'s domains whose interval has passed (`idle`: whether the
-/// CPU runs its idle task).
-pub fn sched_balance_domains(cpu: usize, idle: bool) {
+/// Tasks an active balance pushed, by source CPU and domain index (Linux's
+/// `alb_pushed` of the busiest CPU's lowest domain that holds the target),
+/// counted by the switch that moves the task (it holds a runqueue lock, so
+/// not the balance state: added to `alb_pushed` when printed).
+static ALB_PUSHED: [[AtomicU64; MAX_LEVELS]; MAX_CPUS] = [const { [const { AtomicU64::new(0) }; MAX_LEVELS] }; MAX_CPUS];
+
+/// The switch on `src` moved its running task to `dst` for an active balance.
+pub fn note_pushed(src: usize, dst: usize) {
     let Some(g) = super::global() else { return };
+    if let Some(idx) = g.sds.per_cpu(src).iter().position(|sd| sd.span.contains(dst)) {
+        if let Some(c) = ALB_PUSHED[src].get(idx) {
+            c.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+}
+
+/// `alb_pushed` of `cpu`'s domain `idx` (see [`note_pushed`]).
+pub fn alb_pushed(cpu: usize, idx: usize) -> u64 {
+    ALB_PUSHED[cpu].get(idx).map_or(0, |c| c.load(Ordering::Relaxed))
+}
+
+/// Balances `cpu`'s domains whose interval has passed (`idle`: whether the
+/// CPU runs its idle task); returns how many tasks it pulled to `cpu`.
+pub fn sched_balance_domains(cpu: usize, idle: bool) -> u32 {
+    let Some(g) = super::global() else { return 0 };
     let chain = g.sds.per_cpu(cpu);
     if chain.is_empty() {
-        return;
+        return 0;
     }
     let now = super::jiffies();
     let max = max_load_balance_interval(g.hz, g.sds.online().weight());
     let mut guard = STATE[cpu].lock();
-    let Some(state) = guard.as_mut() else { return };
-    // Age each domain's max_newidle_lb_cost (and max_idle_balance_cost).
-    {
-        // Balance state before the runqueue lock (the lock order).
-        let now = crate::rq::now_ns();
-        decay_newidle_costs(state.sd.iter_mut().map(|s| &mut s.newidle), &mut crate::rq::lock(cpu).avg_idle, now);
-    }
-    let kind = if idle { IdleType::Idle } else { IdleType::NotIdle };
+    let Some(state) = guard.as_mut() else { return 0 };
+    let mut pulled = 0;
+    let mut kind = if idle { IdleType::Idle } else { IdleType::NotIdle };
+    // As fair.c: sched_balance_domains(): each visited domain's newidle cost
+    // ages first; once a domain said "not the balancer", the walk goes on
+    // only while domains decay, and the runqueue's max_idle_balance_cost
+    // follows the last visited one.
+    let ns = crate::rq::now_ns();
+    let mut decay = DecayPass::default();
+    let mut continue_balancing = true;
     for (idx, sd) in chain.iter().enumerate() {
         let st = &mut state.sd[idx];
-        let interval = get_sd_balance_interval(sd, st, !idle, g.hz, max);
+        let decayed = decay.visit(&mut st.newidle, ns);
+        if !continue_balancing {
+            if decayed {
+                continue;
+            }
+            break;
+        }
+        let interval = get_sd_balance_interval(sd, st, kind != IdleType::Idle, g.hz, max);
         if !balance_due(st, interval, now) {
             continue;
         }
-        let (go_on, _) = balance_rq(g, cpu, idx, kind, st, &mut state.balance_snaps);
+        let (go_on, moved) = balance_rq(g, cpu, idx, kind, st, &mut state.balance_snaps);
         st.last_balance = now;
-        if !go_on {
-            break;
+        continue_balancing = go_on;
+        pulled += moved;
+        if moved > 0 {
+            // It has work now: the higher domains balance as a busy CPU.
+            kind = IdleType::NotIdle;
         }
     }
+    // Balance state before the runqueue lock (the lock order).
+    decay.finish(&mut crate::rq::lock(cpu).avg_idle);
+    pulled
+}
+
+/// Linux's `sgc->imbalance`, shared by every CPU whose domain at chain index
+/// `i` has the group: `SGC_IMBALANCE[i]` holds the groups (by first CPU)
+/// whose last balance left an imbalance that pinned tasks kept in place.
+/// Indexed by position in the chain (domains are symmetric here).
+static SGC_IMBALANCE: [[AtomicBool; MAX_CPUS]; MAX_LEVELS] = [const { [const { AtomicBool::new(false) }; MAX_CPUS] }; MAX_LEVELS];
+const MAX_LEVELS: usize = 8;
+
+/// Sets or clears the `sgc->imbalance` flag of `dst`'s group in its parent
+/// domain (the domain at `idx + 1`), as fair.c: sched_balance_rq() does.
+fn set_parent_group_imbalance(g: &Global, dst: usize, idx: usize, on: bool) {
+    let Some(parent) = g.sds.per_cpu(dst).get(idx + 1) else { return };
+    let Some(first) = parent.groups.iter().find(|gr| gr.span.contains(dst)).and_then(|gr| gr.span.first()) else { return };
+    if let Some(level) = SGC_IMBALANCE.get(idx + 1) {
+        level[first].store(on, Ordering::Relaxed);
+    }
+}
+
+/// The groups of the domain at `idx` of `dst` whose flag is set.
+fn imbalanced_groups(g: &Global, dst: usize, idx: usize) -> CpuMask {
+    let mut m = CpuMask::new();
+    let (Some(sd), Some(level)) = (g.sds.per_cpu(dst).get(idx), SGC_IMBALANCE.get(idx)) else { return m };
+    for first in sd.groups.iter().filter_map(|gr| gr.span.first()) {
+        if level[first].load(Ordering::Relaxed) {
+            m.set(first);
+        }
+    }
+    m
 }
 
 /// One `sched_balance_rq` attempt of `dst` at domain `idx`: whether the walk
@@ -79,6 +145,8 @@ pub fn balance_rq(
     let mut env = LbEnv::new(&g.sds, dst, idx, idle);
     env.cpus = sd.span.intersection(&crate::rq::online_mask());
     env.nr_balance_failed = st.nr_balance_failed;
+    env.imbalanced_groups = imbalanced_groups(g, dst, idx);
+    let dst_group = sd.groups.iter().find(|gr| gr.span.contains(dst)).map_or(CpuMask::single(dst), |gr| gr.span);
     for _ in 0..4 {
         snapshots_into(&sd.span, snaps);
         let (plan, lb_stats) = plan_balance(&env, snaps, &mut st.stats);
@@ -93,10 +161,12 @@ pub fn balance_rq(
         }
         match plan {
             Plan::NotBalancer => {
+                set_parent_group_imbalance(g, dst, idx, false);
                 finish_balance(st, sd, idle, None, RqOutcome::Balanced);
                 return (false, 0);
             }
             Plan::Balanced(_) | Plan::NoBusyQueue => {
+                set_parent_group_imbalance(g, dst, idx, false);
                 finish_balance(st, sd, idle, None, RqOutcome::Balanced);
                 return (true, 0);
             }
@@ -107,31 +177,56 @@ pub fn balance_rq(
                 params.nr_migrate = g.cfg.nr_migrate;
                 params.place_lag = g.cfg.features.has(Feature::PlaceLag);
                 params.lb_min = g.cfg.features.has(Feature::LbMin);
-                let out = super::pull::pull_tasks(dst, src, &params, migration);
+                params.cpus = env.cpus;
+                let mut out = super::pull::pull_tasks(dst, src, &params, migration);
                 record_pull(&mut st.stats, idle, &out);
-                if out.moved > 0 {
-                    finish_balance(st, sd, idle, Some(migration.kind), RqOutcome::Moved(out.moved));
-                    return (true, out.moved);
+                let mut moved = out.moved;
+                // LBF_DST_PINNED: tasks that may not run on dst may run on
+                // another CPU of its group: move them there instead (dst
+                // leaves the candidates so that it is not chosen again).
+                let mut left = Migration { imbalance: out.imbalance_left, ..migration };
+                while let Some(nd) = out.new_dst_cpu.filter(|&c| c != src && left.imbalance > 0) {
+                    env.cpus.clear(params.dst_cpu);
+                    let nsnap = cpu_snapshot(nd);
+                    params.dst_cpu = nd;
+                    params.dst_h_nr_runnable = nsnap.h_nr_runnable;
+                    params.cpus = env.cpus;
+                    out = super::pull::pull_tasks(nd, src, &params, left);
+                    record_pull(&mut st.stats, idle, &out);
+                    moved += out.moved;
+                    left.imbalance = out.imbalance_left;
+                }
+                // LBF_SOME_PINNED with imbalance left: the parent domain sees
+                // this group as imbalanced (group_imbalanced).
+                if out.some_pinned && left.imbalance > 0 {
+                    set_parent_group_imbalance(g, dst, idx, true);
+                }
+                if moved > 0 {
+                    finish_balance(st, sd, idle, Some(migration.kind), RqOutcome::Moved(moved));
+                    return (true, moved);
                 }
                 if out.all_pinned {
+                    // Linux's redo: another source, while candidates remain
+                    // outside dst's own group.
                     env.cpus.clear(src);
-                    if env.cpus.weight() > 1 {
+                    if !env.cpus.is_subset(&dst_group) {
                         continue;
                     }
                     finish_balance(st, sd, idle, Some(migration.kind), RqOutcome::AllPinned);
                     return (true, 0);
                 }
                 let failed = failed_count_after(st, idle, migration.kind);
-                let need = idle != IdleType::NewlyIdle
-                    && need_active_balance(&ActiveBalanceInput {
-                        kind: migration.kind,
-                        idle,
-                        dst: &dsnap,
-                        src: &ssnap,
-                        imbalance_pct: sd.imbalance_pct,
-                        cache_nice_tries: sd.cache_nice_tries,
-                        nr_balance_failed: failed,
-                    });
+                // As fair.c: sched_balance_rq(): asked for every idle type,
+                // newidle included (only the failure count skips newidle).
+                let need = need_active_balance(&ActiveBalanceInput {
+                    kind: migration.kind,
+                    idle,
+                    dst: &dsnap,
+                    src: &ssnap,
+                    imbalance_pct: sd.imbalance_pct,
+                    cache_nice_tries: sd.cache_nice_tries,
+                    nr_balance_failed: failed,
+                });
                 let active = if need {
                     st.stats.alb_count += 1;
                     if ACTIVE_PUSH[src].compare_exchange(0, dst + 1, Ordering::AcqRel, Ordering::Relaxed).is_ok() {

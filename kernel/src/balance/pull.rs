@@ -48,21 +48,25 @@ pub fn pull_tasks(dst: usize, src: usize, params: &DetachParams, migration: Migr
     params.src_clock_task = s.fair.clock();
     params.src_nr_running = s.fair.nr_queued();
     let mut cursor = DetachCursor::new(&params, migration);
-    // Tail first: the most recently added entities. By index, one task at a
-    // time: taking one only empties its own slot, and the cursor may stop long
-    // before the list ends (no list of every task, allocated under two locks).
-    for i in (0..s.tasks.len()).rev() {
+    // From the tail of cfs_tasks: the task least recently queued or run
+    // (fair.c: detach_tasks()). One task at a time: taking one only empties
+    // its own slot, and the cursor may stop long before the list ends (no
+    // list of every task, allocated under two locks).
+    let mut walk = s.order.from_tail();
+    let mut last = None;
+    while let Some(i) = walk.next(&s.order, |i| s.tasks.get(i).is_some_and(|t| t.is_some())) {
         let Some(t) = s.tasks[i].clone() else { continue };
         let eid = i as u32;
         let Some(snap) = task_snapshot(&s, eid, &t) else { continue };
         match cursor.consider(&snap) {
             Detach::Take => {
-                move_task(&mut s, &mut d, eid, &t);
+                last = move_task(&mut s, &mut d, eid, &t).or(last);
                 if cursor.stop_after_take().is_some() {
                     break;
                 }
             }
-            Detach::Skip(_) => {}
+            // Skipped: rotated to the head (not visited again by this walk).
+            Detach::Skip(_) => s.order.to_head(i),
             Detach::Stop(_) => break,
         }
     }
@@ -70,12 +74,9 @@ pub fn pull_tasks(dst: usize, src: usize, params: &DetachParams, migration: Migr
     if out.moved > 0 {
         super::snapshot::publish(&s);
         super::snapshot::publish(&d);
-        let preempt = if d.curr.is_idle {
-            true
-        } else {
-            let last = d.tasks.iter().rposition(|t| t.is_some()).unwrap_or(0) as u32;
-            d.fair.check_preempt_wakeup(EntityId(last), WakeFlags::NONE).unwrap_or(false)
-        };
+        // The last task attached asks whether to preempt (attach_task()).
+        let preempt = d.curr.is_idle
+            || last.is_some_and(|e| d.fair.check_preempt_wakeup(e, WakeFlags::NONE).unwrap_or(false));
         drop(s);
         drop(d);
         if preempt {
@@ -85,11 +86,12 @@ pub fn pull_tasks(dst: usize, src: usize, params: &DetachParams, migration: Migr
     out
 }
 
-/// Moves queued entity `eid` (task `t`) from `s` to `d`.
-fn move_task(s: &mut Rq, d: &mut Rq, eid: u32, t: &Arc<Task>) {
+/// Moves queued entity `eid` (task `t`) from `s` to `d`; returns its new
+/// entity on `d` (None if it could not be dequeued).
+fn move_task(s: &mut Rq, d: &mut Rq, eid: u32, t: &Arc<Task>) -> Option<EntityId> {
     let e = EntityId(eid);
     if s.fair.dequeue(e, DequeueFlags::NONE).is_err() {
-        return;
+        return None;
     }
     let se = match s.fair.remove_entity(e) {
         Ok(se) => se,
@@ -107,4 +109,5 @@ fn move_task(s: &mut Rq, d: &mut Rq, eid: u32, t: &Arc<Task>) {
     t.stats.nr_migrations.fetch_add(1, Ordering::Relaxed);
     t.stats.queued_at.store(d.clock, Ordering::Relaxed);
     crate::trace::record(d.clock, || crate::trace::Event::Migrate { pid: t.id, from: s.cpu as u32, to: d.cpu as u32 });
+    Some(ne)
 }

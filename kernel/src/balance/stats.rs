@@ -7,8 +7,16 @@
 use alloc::string::String;
 
 use sched::balance::domain_stats::{write_domstat_line, DomainLine};
+use sched::balance::DomainStats;
 
 use super::STATE;
+
+/// `stats` with the pushes the switch counted (`periodic::note_pushed`).
+fn with_pushed(cpu: usize, idx: usize, stats: &DomainStats) -> DomainStats {
+    let mut s = *stats;
+    s.alb_pushed = s.alb_pushed.wrapping_add(super::periodic::alb_pushed(cpu, idx));
+    s
+}
 
 /// Prints `cpu`'s `domainN <mask> ...` lines (Linux's layout).
 pub fn print_domain_lines(cpu: usize) {
@@ -17,7 +25,7 @@ pub fn print_domain_lines(cpu: usize) {
     let guard = STATE[cpu].lock();
     let Some(state) = guard.as_ref() else { return };
     for (i, (sd, st)) in g.sds.per_cpu(cpu).iter().zip(state.sd.iter()).enumerate() {
-        crate::kprintln!("{}", DomainLine { index: i, span: sd.span, nr_cpu_ids: nr, stats: &st.stats });
+        crate::kprintln!("{}", DomainLine { index: i, span: sd.span, nr_cpu_ids: nr, stats: &with_pushed(cpu, i, &st.stats) });
     }
 }
 
@@ -27,9 +35,9 @@ pub fn print_all() {
     for cpu in g.sds.online().iter() {
         let guard = STATE[cpu].lock();
         let Some(state) = guard.as_ref() else { continue };
-        for (sd, st) in g.sds.per_cpu(cpu).iter().zip(state.sd.iter()) {
+        for (i, (sd, st)) in g.sds.per_cpu(cpu).iter().zip(state.sd.iter()).enumerate() {
             let mut line = String::new();
-            let _ = write_domstat_line(&mut line, cpu, sd.level, &st.stats);
+            let _ = write_domstat_line(&mut line, cpu, sd.level, &with_pushed(cpu, i, &st.stats));
             crate::kprintln!("{}", line);
             let n = st.newidle.counters;
             crate::record!(
@@ -47,5 +55,7 @@ pub fn print_all() {
             cpu, n.attempts, n.successes, n.tasks_pulled, n.time_ns, n.gate_skips + super::newidle::quick_gate_skips(cpu),
             n.cost_stops, n.random_skips, avg.avg_idle, avg.max_idle_balance_cost
         );
+        drop(guard);
+        super::nohz::print_counters(cpu);
     }
 }
