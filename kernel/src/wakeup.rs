@@ -249,9 +249,7 @@ fn take_entity(rq: &mut Rq, p: &Arc<Task>) -> SchedEntity {
 /// returns whether the running task should be preempted.
 fn activate(rq: &mut Rq, p: Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags) -> bool {
     rq.update_clock();
-    if rq.curr.is_idle {
-        crate::balance::newidle::note_activate(rq);
-    }
+    crate::balance::newidle::note_activate(rq);
     let (eid, eflags) = match se {
         Some(se) => {
             let eid = match rq.fair.add_entity(se) {
@@ -431,9 +429,7 @@ pub(crate) fn wake_up_new_task(p: &Arc<Task>) {
             panic!("CPU {}: enqueue of new task {}: {}", cpu, p.name, e);
         }
         p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
-        if rq.curr.is_idle {
-            crate::balance::newidle::note_activate(&mut rq);
-        }
+        // No avg_idle sample: wake_up_new_task() is not ttwu_do_activate().
         let preempt = check_preempt(&mut rq, eid, WakeFlags::FORK);
         crate::balance::snapshot::publish_load(&rq);
         preempt

@@ -42,6 +42,11 @@ fn dice() -> u32 {
 /// for `sched_balance_newidle` only if it could.
 pub fn newidle_begin(rq: &mut crate::rq::Rq) -> bool {
     let Some(g) = super::global() else { return false };
+    // As fair.c: sched_balance_newidle(): a wakeup already on its way means
+    // no idle period (and no balancing); otherwise the period starts here.
+    if crate::wakeup::wake_list_pending(rq.cpu) {
+        return false;
+    }
     rq.avg_idle.enter_newidle(rq.clock);
     if !g.cfg.newidle || g.sds.per_cpu(rq.cpu).is_empty() {
         return false;
@@ -93,15 +98,26 @@ pub fn sched_balance_newidle(cpu: usize) -> u32 {
     {
         let mut rq = crate::rq::lock(cpu);
         walk.finish(&mut rq.avg_idle);
-        rq.avg_idle.newidle_done(walk.pulled > 0);
+        // Not going idle after all: a pull, or a task queued here while the
+        // lock was dropped, closes the period without a sample (fair.c:
+        // sched_balance_newidle() clears idle_stamp when it "pulled").
+        let not_idle = walk.pulled > 0 || rq.fair.nr_queued() > 0;
+        rq.avg_idle.newidle_done(not_idle);
     }
     crate::trace::record_now(|| crate::trace::Event::NewidleEnd { pulled: walk.pulled });
     walk.pulled
 }
 
-/// A task is activated on the locked `rq` at its clock: close an open idle
-/// period and fold it into `avg_idle`.
+/// A woken task is activated on the locked `rq` at its clock: close an open
+/// idle period and fold it into `avg_idle`. As core.c: ttwu_do_activate(),
+/// whenever a period is open (`idle_stamp`), whatever runs now: a wakeup
+/// that lands while newidle balancing has dropped the lock ends the period.
+/// Not for a new task (wake_up_new_task() takes no sample) nor a migration.
+#[inline]
 pub fn note_activate(rq: &mut crate::rq::Rq) {
+    if rq.avg_idle.idle_stamp == 0 {
+        return;
+    }
     let Some(g) = super::global() else { return };
     let now = rq.clock;
     rq.avg_idle.end_idle(now, g.cfg.avg_idle_clamp, g.cfg.avg_idle_ceiling_pct);
