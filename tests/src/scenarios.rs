@@ -22,6 +22,7 @@ use crate::workloads::{
     check_fserver, check_hackbench, check_latency, check_overflow, check_pipe, check_pipes, check_trace_pipe,
     check_prodcons, check_schbench, check_shares, check_spread, check_spread_smt, check_storm,
     check_tbench, check_three_on_two, check_tickless, check_deterministic_boot, compare_identical, compare_snap_delta, compare_wake_affine,
+    check_newidle_off, check_newidle_pull, compare_capacity_push, compare_nohz_on_off, workload_ran, NOHZ_PULL_SMP,
 };
 
 /// What a check returns: `Err` carries the reason for people.
@@ -655,8 +656,9 @@ pub fn all() -> Vec<Scenario> {
             // selects that gate. With the default prodcons pattern (idle periods of tens of
             // microseconds, a 5 ms one every 10th item) a long period lifts snap's avg_idle to
             // the 1 ms ceiling, so several short periods still pass the gate, while delta's
-            // rises by at most 1/8 of it and stays below 0.5 ms. Measured: 1318 vs 10 attempts
-            // in 1 s (snap/delta); with `hogs=2`: 971 vs 11. (With today's gate, against the
+            // rises by at most 1/8 of it and stays below 0.5 ms. Measured: 327 vs 10 attempts
+            // in 1 s (snap/delta), pulling 4 vs 1 tasks (1318 vs 10 attempts, none pulling,
+            // before newidle read its CPU's live counts). (With today's gate, against the
             // measured cost of a few microseconds, the two clamps differ only by noise.) The
             // command lines differ only in avg_idle_clamp.
             append: "sched_debug=1 newidle_gate=migration_cost avg_idle_clamp=snap workload=prodcons,pairs=4,ms=1000",
@@ -684,7 +686,46 @@ pub fn all() -> Vec<Scenario> {
             icount: true,
             smp: "2",
             append: "sched_debug=1 cpu_capacity=1:512 workload=spread,hogs=1,start_cpu=1,ms=1000",
-            check: check_capacity_smp2,
+            check: |log| workload_ran(log, "spread", 2, true),
+            // The same hog without the pressure: never misfit, it stays, and nothing is pushed.
+            versus: Some(Versus {
+                append: "sched_debug=1 workload=spread,hogs=1,start_cpu=1,ms=1000",
+                compare: |cap, flat| {
+                    check_capacity_smp2(cap)?;
+                    compare_capacity_push(cap, flat)
+                },
+            }),
+            ..BASE
+        },
+        Scenario {
+            name: "balance-newidle-pull-on-vs-off",
+            icount: true,
+            smp: "4",
+            // fserver's short bursts between short sleeps: CPUs go idle often while others
+            // hold two runnable threads. Its check reads the command line's parameters.
+            append: NEWIDLE_PULL_ON,
+            check: |log| check_fserver(log, 4, NEWIDLE_PULL_ON),
+            versus: Some(Versus {
+                append: NEWIDLE_PULL_OFF,
+                compare: |on, off| {
+                    check_newidle_pull(on, 4, "fserver")?;
+                    check_newidle_off(off)
+                },
+            }),
+            ..BASE
+        },
+        Scenario {
+            name: "balance-nohz-pull-on-vs-off",
+            icount: true,
+            smp: "4",
+            // Two hogs started on CPU 0; the other CPUs idle without a tick (nohz=on), so only a
+            // kicked NOHZ balance (or nothing, with nohz=off: their own ticks) can spread them.
+            append: "sched_debug=1 nohz=on workload=spread,hogs=2,start_cpu=0,ms=300",
+            check: |log| workload_ran(log, "spread", NOHZ_PULL_SMP, true),
+            versus: Some(Versus {
+                append: "sched_debug=1 nohz=off workload=spread,hogs=2,start_cpu=0,ms=300",
+                compare: compare_nohz_on_off,
+            }),
             ..BASE
         },
         Scenario {
@@ -823,6 +864,13 @@ pub const BENCH_FSERVER: &str =
 
 /// The `-smp` of `balance-smt-1s4c2t`: one socket, 4 cores of 2 threads.
 pub const SMT_SMP: &str = "8,sockets=1,cores=4,threads=2";
+
+/// The two boots of `balance-newidle-pull-on-vs-off`: the same fserver run, traced, with
+/// newidle balancing on and off.
+pub const NEWIDLE_PULL_ON: &str =
+    "sched_debug=1 trace=1 newidle=on workload=fserver,threads=8,burst_us=50,sleep_us=100,ms=300";
+pub const NEWIDLE_PULL_OFF: &str =
+    "sched_debug=1 trace=1 newidle=off workload=fserver,threads=8,burst_us=50,sleep_us=100,ms=300";
 
 /// `pairs=` and `ms=` of `balance-newidle-snap-vs-delta`'s prodcons (both boots).
 pub const PRODCONS_PAIRS: u64 = 4;

@@ -210,6 +210,45 @@ fn versus_scenarios_fail_when_a_boot_or_the_comparison_is_wrong() {
             "pairs=4 ms=1000",
             "pairs=4 ms=2000",
         ),
+        // delta pulls as much as snap; snap's schedstat not counting its pulls.
+        (
+            "balance-newidle-snap-vs-delta",
+            1,
+            "pulled=1 ",
+            "pulled=4 ",
+        ),
+        (
+            "balance-newidle-snap-vs-delta",
+            0,
+            "lb_gained_newidle=4 ",
+            "lb_gained_newidle=3 ",
+        ),
+        // newidle=off still trying or pulling; newidle=on never pulling.
+        ("balance-newidle-pull-on-vs-off", 1, "attempts=0 ", "attempts=1 "),
+        ("balance-newidle-pull-on-vs-off", 1, "lb_count_newidle=0 ", "lb_count_newidle=2 "),
+        ("balance-newidle-pull-on-vs-off", 0, "pulled=2 ", "pulled=0 "),
+        // nohz=off still kicking; nohz=on no hog on a tickless CPU that gained it.
+        ("balance-nohz-pull-on-vs-off", 1, "ilb_runs=0 ", "ilb_runs=5 "),
+        ("balance-nohz-pull-on-vs-off", 0, "lb_gained_idle=1 ", "lb_gained_idle=0 "),
+        // the misfit hog: stayed on the half-capacity CPU, never ran there, the push asked for
+        // but the switch never moved it.
+        (
+            "balance-capacity-smp2",
+            0,
+            "cpu=0 runtime_ns=1000000000 migrations=1 ran_on=0-1",
+            "cpu=1 runtime_ns=1000000000 migrations=1 ran_on=0-1",
+        ),
+        ("balance-capacity-smp2", 0, "ran_on=0-1", "ran_on=0"),
+        ("balance-capacity-smp2", 0, "alb_pushed=1 ", "alb_pushed=0 "),
+        // the newidle pass ended without pulling; the pulled task not the one run next.
+        ("balance-newidle-pull-on-vs-off", 0, "ev=newidle_end pulled=1", "ev=newidle_end pulled=0"),
+        ("balance-newidle-pull-on-vs-off", 0, "prev_state=S next=7", "prev_state=S next=8"),
+        // NOHZ: nothing pulled for a tickless CPU; the hog that moved did not.
+        ("balance-nohz-pull-on-vs-off", 0, "pulled_for_others=1", "pulled_for_others=0"),
+        ("balance-nohz-pull-on-vs-off", 0, "migrations=1 ran_on=0,2", "migrations=0 ran_on=0,2"),
+        // without the pressure the hog moved anyway; or a push happened.
+        ("balance-capacity-smp2", 1, "migrations=0 ran_on=1", "migrations=1 ran_on=1"),
+        ("balance-capacity-smp2", 1, "alb_count=0 ", "alb_count=1 "),
         // affine wakeups with wake_affine=off; none with on; a pair line not adding up to
         // the total; the partners on one CPU as often with off.
         (

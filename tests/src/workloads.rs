@@ -183,6 +183,8 @@ mod schbench;
 mod fairness;
 #[path = "workloads_idle.rs"]
 mod idle;
+#[path = "workloads_lb.rs"]
+pub(crate) mod lb;
 #[path = "workloads_threads.rs"]
 mod threads;
 #[path = "workloads_wakeup.rs"]
@@ -208,6 +210,10 @@ pub use idle::{
 pub use threads::{
     check_affinity, check_overflow, check_pipe, check_storm, check_trace_pipe, PIPE_MIN_WAKEUPS_PERCENT,
     PIPE_ROUNDS, TRACE_PIPE_ROUNDS,
+};
+pub use lb::{
+    check_active_push, check_newidle_off, check_newidle_pull, check_nohz_pull, compare_capacity_push,
+    compare_nohz_on_off, newidle_pulls_in_trace, record_sum, NewidlePull, NOHZ_PULL_HOGS, NOHZ_PULL_SMP,
 };
 pub use wakeup::{check_pipes, compare_wake_affine, domstat_sum, pipes_total};
 

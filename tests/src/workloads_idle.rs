@@ -110,6 +110,10 @@ pub fn check_prodcons<const SMP: u32, const PAIRS: u64, const MS: u64>(log: &Log
 /// often. With a 1 ms ceiling, a long idle period sets snap's `avg_idle` to the ceiling but
 /// raises delta's by at most 1/8 of it, so after each long period snap needs ~16 more short
 /// idle periods than delta before `avg_idle` falls below the newidle cost and the gate closes.
+///
+/// Attempts are not the effect: the pulls are. Snap's extra attempts must pull tasks (Σ
+/// `pulled=` above delta's, and above 0), and in each boot the domain schedstat's
+/// `lb_gained_newidle` counts the same tasks as the `@fw newidle` lines.
 pub fn compare_snap_delta(snap: &Log, delta: &Log) -> CheckResult {
     let (s, d) = (
         newidle_attempts_per_s(snap)?,
@@ -117,5 +121,15 @@ pub fn compare_snap_delta(snap: &Log, delta: &Log) -> CheckResult {
     );
     ensure(d < s, || {
         format!("newidle attempts/s: delta {d:.1} is not below snap {s:.1}")
+    })?;
+    let pulled = |log: &Log, which: &str| -> Result<u64, String> {
+        let p = super::lb::record_sum(log, "newidle", "pulled")?;
+        let g = super::lb::record_sum(log, "domstat", "lb_gained_newidle")?;
+        ensure(p == g, || format!("{which}: Σ newidle pulled={p} but Σ lb_gained_newidle={g}"))?;
+        Ok(p)
+    };
+    let (ps, pd) = (pulled(snap, "snap")?, pulled(delta, "delta")?);
+    ensure(ps > pd, || {
+        format!("newidle pulls: snap {ps} is not above delta {pd} (snap's extra attempts pulled nothing)")
     })
 }

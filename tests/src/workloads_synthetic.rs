@@ -195,9 +195,13 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                 .filter(|c| !option(append, "cpu_capacity").contains(&format!("{c}:512")))
                 .collect();
             let step = (big.len() as u32 / hogs).max(1) as usize;
-            let ends: Vec<u32> = (0..hogs as usize)
-                .map(|i| big[(i * step) % big.len()])
-                .collect();
+            // One hog on a full-capacity CPU is already balanced: it stays where it started.
+            let stays = hogs == 1 && big.contains(&start);
+            let ends: Vec<u32> = if stays {
+                vec![start]
+            } else {
+                (0..hogs as usize).map(|i| big[(i * step) % big.len()]).collect()
+            };
             let count = |on: &[u32]| {
                 (0..cpus)
                     .map(|c| on.iter().filter(|&&x| x == c).count().to_string())
@@ -216,10 +220,12 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
             // Each hog's share of the run: all of it, or cpus/hogs of it.
             let runtime = ms * 1_000_000 * (big.len() as u64).min(hogs as u64) / hogs as u64;
             for (i, c) in ends.iter().enumerate() {
+                let ran = if *c == start { vec![start] } else { vec![start.min(*c), start.max(*c)] };
                 out += &format!(
-                    "@fw hog id={} cpu={c} runtime_ns={runtime} migrations=1 ran_on={}\n",
+                    "@fw hog id={} cpu={c} runtime_ns={runtime} migrations={} ran_on={}\n",
                     i + 2,
-                    format_cpulist(&[start.min(*c), start.max(*c)])
+                    if stays { 0 } else { 1 },
+                    format_cpulist(&ran)
                 );
             }
         }
@@ -250,6 +256,9 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
         }
         "hackbench" | "schbench" | "ebizzy" | "tbench" | "fserver" => {
             out += &bench(&name, &kv);
+            if name == "fserver" && option(append, "trace") == "1" {
+                out += &trace_newidle(option(append, "newidle") != "off");
+            }
         }
         other => panic!("no synthetic output for workload {other}"),
     }
@@ -305,23 +314,68 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
     } else {
         100
     };
-    let attempts = match option(append, "avg_idle_clamp") {
-        "snap" => 1000,
-        "delta" => 600,
-        _ => 800,
+    // Newidle pulls too, more with snap than delta, none with newidle=off.
+    let (attempts, pulled) = match (option(append, "newidle"), option(append, "avg_idle_clamp")) {
+        ("off", _) => (0, 0),
+        (_, "snap") => (1000, 4),
+        (_, "delta") => (600, 1),
+        _ => (800, 2),
     };
+    // With cpu_capacity= a misfit hog on CPU 1 is pushed: CPU 0 asks, CPU 1 pushes.
+    let capacity = !option(append, "cpu_capacity").is_empty();
+    let nohz = option(append, "nohz") != "off";
     for c in 0..cpus {
+        let (alb_count, alb_pushed) = match (capacity, c) {
+            (true, 0) => (1, 0),
+            (true, 1) => (0, 1),
+            _ => (0, 0),
+        };
         out += &format!(
-            "@fw domstat cpu={c} level=MC lb_count_idle=3 ttwu_wake_remote=7 \
-             ttwu_move_affine={affine} ttwu_move_balance=0\n"
+            "@fw domstat cpu={c} level=MC lb_count_idle=3 lb_gained_idle=1 \
+             lb_count_newidle={attempts} lb_gained_newidle={pulled} alb_count={alb_count} \
+             alb_pushed={alb_pushed} ttwu_wake_remote=7 ttwu_move_affine={affine} \
+             ttwu_move_balance=0\n"
         );
         out += &format!(
-            "@fw newidle cpu={c} attempts={attempts} successes=1 pulled=1 time_ns=9 \
+            "@fw newidle cpu={c} attempts={attempts} successes={pulled} pulled={pulled} time_ns=9 \
              gate_skips=2 cost_stops=0 random_skips=0 avg_idle=1000 \
              max_idle_balance_cost=500000\n"
         );
+        // Tickless idle CPUs: CPU 0 (busy) kicks CPU 1, which balances for the others and
+        // pulls one task to one of them.
+        let (kicks, runs, pulls) = match (nohz, c) {
+            (true, 0) => (300, 0, 0),
+            (true, 1) => (0, 300, 1),
+            _ => (0, 0, 0),
+        };
+        out += &format!(
+            "@fw nohz cpu={c} kicks_sent={kicks} ilb_runs={runs} balanced_for_others={runs} \
+             pulled_for_others={pulls}\n"
+        );
     }
     out + "@fw stage name=shutdown\n@fw exit status=33 code=success\n"
+}
+
+/// The `trace=1` dump of a correct fserver run: with newidle balancing, CPU 2 goes idle, pulls
+/// pid 7 from CPU 1 and runs it; without, CPU 2 just goes idle.
+fn trace_newidle(on: bool) -> String {
+    let mut out = String::from("@fw trace_task pid=0 name=idle\n@fw trace_task pid=7 name=fserver\n");
+    let ev: Vec<&str> = if on {
+        vec![
+            "ts=100 ev=switch prev=5 prev_state=S next=0",
+            "ts=110 ev=newidle_start",
+            "ts=120 ev=migrate pid=7 from=1 to=2",
+            "ts=130 ev=newidle_end pulled=1",
+            "ts=140 ev=switch prev=5 prev_state=S next=7",
+        ]
+    } else {
+        vec!["ts=100 ev=switch prev=5 prev_state=S next=0"]
+    };
+    out += &format!("@fw trace_cpu cpu=2 events={} lost=0\n", ev.len());
+    for e in ev {
+        out += &format!("@fw trace cpu=2 {e}\n");
+    }
+    out
 }
 
 /// The value of a `key=value` option of an `-append` string ("" when absent).

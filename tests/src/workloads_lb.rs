@@ -1,0 +1,207 @@
+//! Load balancing proven by its effect (issue 15): each mechanism moved a task, seen in the
+//! trace or in the task's own counters, in the boot where it must act, and did nothing in the
+//! boot where it must not. Counters alone are never enough: a counter that moves while no task
+//! moves is the defect these checks exist to catch.
+
+use std::collections::BTreeMap;
+
+use super::{ensure, workload_ran};
+use crate::log::{Log, Record};
+use crate::scenarios::CheckResult;
+
+/// The sum of `key=` over the `@fw kind` records (at least one must exist).
+pub fn record_sum(log: &Log, kind: &str, key: &str) -> Result<u64, String> {
+    let mut sum = 0;
+    let mut n = 0;
+    for r in log.records(kind) {
+        sum += r.num(key)?;
+        n += 1;
+    }
+    ensure(n > 0, || format!("no `@fw {kind}` line"))?;
+    Ok(sum)
+}
+
+/// One newidle pull as the trace shows it: on CPU `cpu`, between an `ev=newidle_start` and the
+/// next `ev=newidle_end pulled=N` (N ≥ 1), an `ev=migrate pid=P from=F to=cpu` with F ≠ cpu,
+/// and the next `ev=switch` there runs P.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewidlePull {
+    pub cpu: u64,
+    pub pid: String,
+    pub from: u64,
+}
+
+/// Every newidle pull in the `trace=1` dump (see [`NewidlePull`]), and the number of
+/// `ev=newidle_start` events.
+pub fn newidle_pulls_in_trace(log: &Log) -> Result<(Vec<NewidlePull>, u64), String> {
+    let mut per_cpu: BTreeMap<u64, Vec<&Record>> = BTreeMap::new();
+    for r in log.records("trace") {
+        per_cpu.entry(r.num("cpu")?).or_default().push(r);
+    }
+    let mut pulls = Vec::new();
+    let mut starts = 0;
+    for (&cpu, evs) in &per_cpu {
+        // In a newidle pass: the tasks it migrated here so far.
+        let mut open: Option<Vec<(String, u64)>> = None;
+        // A pull waiting for the switch that runs it.
+        let mut want: Option<NewidlePull> = None;
+        for r in evs {
+            match r.field("ev")? {
+                "newidle_start" => {
+                    starts += 1;
+                    open = Some(Vec::new());
+                }
+                "migrate" if open.is_some() => {
+                    let (to, from) = (r.num("to")?, r.num("from")?);
+                    if to == cpu && from != cpu {
+                        if let Some(v) = open.as_mut() {
+                            v.push((r.field("pid")?.to_string(), from));
+                        }
+                    }
+                }
+                "newidle_end" => {
+                    let moved = open.take().unwrap_or_default();
+                    if r.num("pulled")? > 0 {
+                        if let Some((pid, from)) = moved.last() {
+                            want = Some(NewidlePull { cpu, pid: pid.clone(), from: *from });
+                        }
+                    }
+                }
+                "switch" => {
+                    if let Some(p) = want.take() {
+                        if r.field("next")? == p.pid {
+                            pulls.push(p);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok((pulls, starts))
+}
+
+/// `newidle=on` boot of `balance-newidle-pull-on-vs-off`: the workload ran, the `@fw newidle`
+/// counters pulled tasks, the newidle lb counters of the domain schedstat moved with them
+/// (`lb_gained_newidle` = Σ `pulled=`), and the trace shows a CPU going idle that pulled a task
+/// from another CPU and ran it next (the task really moved and ran on the pulling CPU).
+pub fn check_newidle_pull(log: &Log, cpus: u32, workload: &str) -> CheckResult {
+    workload_ran(log, workload, cpus, true)?;
+    let pulled = record_sum(log, "newidle", "pulled")?;
+    ensure(pulled > 0, || "newidle=on: Σ `@fw newidle pulled=` is 0: newidle balancing never pulled".into())?;
+    let gained = record_sum(log, "domstat", "lb_gained_newidle")?;
+    ensure(gained == pulled, || {
+        format!("Σ lb_gained_newidle={gained} of the domain schedstat, but Σ newidle pulled={pulled}")
+    })?;
+    ensure(record_sum(log, "domstat", "lb_count_newidle")? > 0, || "Σ lb_count_newidle is 0".into())?;
+    let (pulls, _) = newidle_pulls_in_trace(log)?;
+    let p = pulls.first().ok_or_else(|| {
+        "no newidle pull in the trace: no `newidle_start`, `migrate pid=P from=F to=CPU`, \
+         `newidle_end pulled>0` on one CPU followed by its switch to P"
+            .to_string()
+    })?;
+    ensure(log.records("trace_task").any(|r| r.get("pid") == Some(p.pid.as_str())), || {
+        format!("the pulled pid {} has no `@fw trace_task`", p.pid)
+    })
+}
+
+/// `newidle=off` boot: no newidle attempt, pull or lb count, no `newidle_start` in the trace.
+pub fn check_newidle_off(log: &Log) -> CheckResult {
+    for key in ["attempts", "pulled"] {
+        let n = record_sum(log, "newidle", key)?;
+        ensure(n == 0, || format!("newidle=off: Σ `@fw newidle {key}=` is {n}"))?;
+    }
+    for key in ["lb_count_newidle", "lb_gained_newidle"] {
+        let n = record_sum(log, "domstat", key)?;
+        ensure(n == 0, || format!("newidle=off: Σ {key} is {n}"))?;
+    }
+    let (_, starts) = newidle_pulls_in_trace(log)?;
+    ensure(starts == 0, || format!("newidle=off: {starts} `ev=newidle_start` in the trace"))
+}
+
+/// The hogs of `workload=spread` as (id, cpu at the end, migrations, ran_on).
+fn hogs(log: &Log) -> Result<Vec<(u64, u64, u64, Vec<u32>)>, String> {
+    log.records("hog")
+        .map(|r| Ok((r.num("id")?, r.num("cpu")?, r.num("migrations")?, r.cpus("ran_on")?)))
+        .collect()
+}
+
+/// `nohz=on` boot of `balance-nohz-pull-on-vs-off` (`workload=spread,hogs=HOGS,start_cpu=0`):
+/// the idle CPUs are tickless, so a busy CPU kicked one (Σ `kicks_sent` > 0), which balanced on
+/// behalf of another tickless CPU and pulled a hog to it (`pulled_for_others` > 0 on the kicked
+/// CPU X); a hog that migrated ended on a CPU Y ∉ {0, X} whose idle balancing gained it
+/// (`lb_gained_idle` > 0 there), and the hogs end on distinct CPUs.
+pub fn check_nohz_pull<const SMP: u32, const HOGS: u64>(log: &Log) -> CheckResult {
+    workload_ran(log, "spread", SMP, true)?;
+    let kicks = record_sum(log, "nohz", "kicks_sent")?;
+    ensure(kicks > 0, || "nohz=on: no NOHZ kick sent".into())?;
+    let ilbs: Vec<u64> = log
+        .records("nohz")
+        .filter(|r| r.num("pulled_for_others").is_ok_and(|n| n > 0))
+        .map(|r| r.num("cpu"))
+        .collect::<Result<_, _>>()?;
+    ensure(!ilbs.is_empty(), || "nohz=on: no CPU pulled a task on behalf of a tickless CPU".into())?;
+    let hogs = hogs(log)?;
+    ensure(hogs.len() as u64 == HOGS, || format!("expected {HOGS} `@fw hog`, got {}", hogs.len()))?;
+    let mut ends: Vec<u64> = hogs.iter().map(|h| h.1).collect();
+    ends.sort();
+    ends.dedup();
+    ensure(ends.len() as u64 == HOGS, || format!("hogs share a CPU at the end: {hogs:?}"))?;
+    let gained = |cpu: u64| {
+        log.records("domstat")
+            .filter(|r| r.num("cpu").ok() == Some(cpu))
+            .any(|r| r.num("lb_gained_idle").is_ok_and(|n| n > 0))
+    };
+    let moved = hogs.iter().any(|(_, cpu, migr, ran)| {
+        *migr > 0 && *cpu != 0 && !ilbs.contains(cpu) && ran.contains(&(*cpu as u32)) && gained(*cpu)
+    });
+    ensure(moved, || {
+        format!(
+            "no hog migrated to a tickless CPU other than the kicked ones {ilbs:?} that gained it by \
+             idle balancing: {hogs:?}"
+        )
+    })
+}
+
+/// (`nohz=on`, `nohz=off`): with the tick on everywhere nobody kicks, runs or pulls for others.
+pub fn compare_nohz_on_off(on: &Log, off: &Log) -> CheckResult {
+    check_nohz_pull::<NOHZ_PULL_SMP, NOHZ_PULL_HOGS>(on)?;
+    workload_ran(off, "spread", NOHZ_PULL_SMP, true)?;
+    for key in ["kicks_sent", "ilb_runs", "balanced_for_others", "pulled_for_others"] {
+        let n = record_sum(off, "nohz", key)?;
+        ensure(n == 0, || format!("nohz=off: Σ `@fw nohz {key}=` is {n}"))?;
+    }
+    Ok(())
+}
+
+/// `-smp` and `hogs=` of `balance-nohz-pull-on-vs-off`.
+pub const NOHZ_PULL_SMP: u32 = 4;
+pub const NOHZ_PULL_HOGS: u64 = 2;
+
+/// The active balance of `balance-capacity-smp2`: the hog on the half-capacity CPU was running
+/// alone there (nothing to detach), so the idle full-capacity CPU asked for a push (Σ
+/// `alb_count` > 0) and the push moved it (Σ `alb_pushed` > 0, counted where the switch moves
+/// the task, on the pushing CPU's domain).
+pub fn check_active_push(log: &Log) -> CheckResult {
+    let (count, pushed) = (record_sum(log, "domstat", "alb_count")?, record_sum(log, "domstat", "alb_pushed")?);
+    ensure(count > 0, || "no active balance was asked for (Σ alb_count = 0)".into())?;
+    ensure(pushed > 0 && pushed <= count, || {
+        format!("Σ alb_pushed={pushed} with Σ alb_count={count}: the push must have moved the task")
+    })
+}
+
+/// (capacity boot, no-capacity boot) of `balance-capacity-smp2`: without the pressure the same
+/// hog stays on its CPU 1, never misfit, and no active balance is asked for or pushed.
+pub fn compare_capacity_push(cap: &Log, flat: &Log) -> CheckResult {
+    check_active_push(cap)?;
+    workload_ran(flat, "spread", 2, true)?;
+    let h = hogs(flat)?;
+    ensure(h.len() == 1 && h[0].1 == 1 && h[0].2 == 0 && h[0].3 == [1], || {
+        format!("no capacity pressure: the hog must stay on CPU 1 (ran_on=1, migrations=0), got {h:?}")
+    })?;
+    for key in ["alb_count", "alb_pushed"] {
+        let n = record_sum(flat, "domstat", key)?;
+        ensure(n == 0, || format!("no capacity pressure: Σ {key} is {n}"))?;
+    }
+    Ok(())
+}
