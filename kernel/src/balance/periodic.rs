@@ -147,6 +147,7 @@ pub fn balance_rq(
     env.nr_balance_failed = st.nr_balance_failed;
     env.imbalanced_groups = imbalanced_groups(g, dst, idx);
     let dst_group = sd.groups.iter().find(|gr| gr.span.contains(dst)).map_or(CpuMask::single(dst), |gr| gr.span);
+    let mut all_pinned_seen = false;
     for _ in 0..4 {
         snapshots_into(&sd.span, snaps);
         let (plan, lb_stats) = plan_balance(&env, snaps, &mut st.stats);
@@ -160,13 +161,19 @@ pub fn balance_rq(
             }
         }
         match plan {
+            // Balanced: the parent's group flag clears, unless a redo after an
+            // all-pinned source got here (those tasks had no chance to move).
             Plan::NotBalancer => {
-                set_parent_group_imbalance(g, dst, idx, false);
+                if !all_pinned_seen {
+                    set_parent_group_imbalance(g, dst, idx, false);
+                }
                 finish_balance(st, sd, idle, None, RqOutcome::Balanced);
                 return (false, 0);
             }
             Plan::Balanced(_) | Plan::NoBusyQueue => {
-                set_parent_group_imbalance(g, dst, idx, false);
+                if !all_pinned_seen {
+                    set_parent_group_imbalance(g, dst, idx, false);
+                }
                 finish_balance(st, sd, idle, None, RqOutcome::Balanced);
                 return (true, 0);
             }
@@ -179,11 +186,13 @@ pub fn balance_rq(
                 params.lb_min = g.cfg.features.has(Feature::LbMin);
                 params.cpus = env.cpus;
                 let mut out = super::pull::pull_tasks(dst, src, &params, migration);
-                record_pull(&mut st.stats, idle, &out);
-                let mut moved = out.moved;
-                // LBF_DST_PINNED: tasks that may not run on dst may run on
-                // another CPU of its group: move them there instead (dst
-                // leaves the candidates so that it is not chosen again).
+                // The LBF_* flags of the whole attempt: ALL_PINNED is set once and only
+                // cleared, SOME_PINNED only set, the counts add up (schedstat counts the
+                // attempt once).
+                let mut total = out;
+                // LBF_DST_PINNED: tasks that may not run on dst may run on another CPU of
+                // its group: move them there instead (dst leaves the candidates so that it
+                // is not chosen again).
                 let mut left = Migration { imbalance: out.imbalance_left, ..migration };
                 while let Some(nd) = out.new_dst_cpu.filter(|&c| c != src && left.imbalance > 0) {
                     env.cpus.clear(params.dst_cpu);
@@ -192,22 +201,26 @@ pub fn balance_rq(
                     params.dst_h_nr_runnable = nsnap.h_nr_runnable;
                     params.cpus = env.cpus;
                     out = super::pull::pull_tasks(nd, src, &params, left);
-                    record_pull(&mut st.stats, idle, &out);
-                    moved += out.moved;
+                    total.moved += out.moved;
+                    total.hot_moved += out.hot_moved;
+                    total.all_pinned &= out.all_pinned;
+                    total.some_pinned |= out.some_pinned;
                     left.imbalance = out.imbalance_left;
                 }
-                // LBF_SOME_PINNED with imbalance left: the parent domain sees
-                // this group as imbalanced (group_imbalanced).
-                if out.some_pinned && left.imbalance > 0 {
+                record_pull(&mut st.stats, idle, &total);
+                // LBF_SOME_PINNED with imbalance left: the parent domain sees this group
+                // as imbalanced (group_imbalanced).
+                if total.some_pinned && left.imbalance > 0 {
                     set_parent_group_imbalance(g, dst, idx, true);
                 }
-                if moved > 0 {
-                    finish_balance(st, sd, idle, Some(migration.kind), RqOutcome::Moved(moved));
-                    return (true, moved);
+                if total.moved > 0 {
+                    finish_balance(st, sd, idle, Some(migration.kind), RqOutcome::Moved(total.moved));
+                    return (true, total.moved);
                 }
-                if out.all_pinned {
-                    // Linux's redo: another source, while candidates remain
-                    // outside dst's own group.
+                if total.all_pinned {
+                    // Linux's redo: another source, while candidates remain outside
+                    // dst's own group.
+                    all_pinned_seen = true;
                     env.cpus.clear(src);
                     if !env.cpus.is_subset(&dst_group) {
                         continue;
