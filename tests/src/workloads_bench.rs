@@ -219,8 +219,9 @@ fn delta_sum(deltas: &[&Record], key: &str) -> Result<u64, String> {
 /// (`G` groups of `2F` descriptors, `2GF` tasks; `L` messages of `D` bytes per sender), every one
 /// of the `G·F·F·L` messages written and read (`@fw hackbench`), `Time:` and
 /// `@fw result metric=time` both the run's `ns=` in seconds, at least a millisecond (so the
-/// figure is not 0.000). With more threads than CPUs, receivers wake senders elsewhere: every
-/// CPU woke threads on another CPU (`ttwu_count > ttwu_local`) and reschedule IPIs were taken.
+/// figure is not 0.000). With more threads than CPUs, receivers wake senders elsewhere: more
+/// than half of the CPUs woke threads on another CPU (`ttwu_count > ttwu_local`) and
+/// reschedule IPIs were taken.
 pub fn check_hackbench(log: &Log, cpus: u32, append: &str) -> CheckResult {
     let p = workload_params(append, "hackbench")?;
     let (groups, loops, datasize, fds) = (
@@ -267,11 +268,16 @@ pub fn check_hackbench(log: &Log, cpus: u32, append: &str) -> CheckResult {
     ensure(v == ns / 1_000_000, || {
         format!("@fw result metric=time value={v} ms is not `{h}`'s ns= in seconds")
     })?;
+    // Most CPUs, not each: in a run of a few milliseconds one CPU may hold only threads whose
+    // partners it never had to wake elsewhere (issue 15's avg_idle sampling moved
+    // icount-deterministic-smp4's 5 ms run into that case on CPU 1, with more newidle pulls).
+    let mut remote = 0;
     for d in &deltas {
-        ensure(d.num("ttwu_count")? > d.num("ttwu_local")?, || {
-            format!("`{d}`: this CPU woke no thread on another CPU")
-        })?;
+        remote += (d.num("ttwu_count")? > d.num("ttwu_local")?) as usize;
     }
+    ensure(remote * 2 > deltas.len(), || {
+        format!("only {remote} of {} CPUs woke a thread on another CPU: {deltas:?}", deltas.len())
+    })?;
     ensure(delta_sum(&deltas, "resched_ipis")? > 0, || {
         "no CPU took a reschedule IPI during the run".into()
     })
