@@ -349,4 +349,13 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("icount-deterministic-storm-smp4", "@fw schedstat cpu=3 ", "@fw schedstax cpu=3 "),
     ("icount-deterministic-overflow-smp2", "@fw stack_overflow ", "@fw fault "),
     ("icount-deterministic-help-smp1", "@fw workload_done name=help ok=1\n", ""),
+    // idle while others wait: the top figure not the top level's, a level missing, the level
+    // figures falling with the level, a run not ok
+    (
+        "balance-idle-wait-newidle-on-vs-off",
+        "idle_wait_ns=2000000 idle_wait_mc_ns=2000000",
+        "idle_wait_ns=2000000 idle_wait_mc_ns=1999999",
+    ),
+    ("balance-newidle-clamp-snap-vs-avg", "idle_wait_mc_ns=", "idle_wait_xx_ns="),
+    ("balance-newidle-clamp-avg-vs-delta", "items=5000", "items=0"),
 ];

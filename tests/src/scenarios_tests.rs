@@ -281,6 +281,15 @@ fn versus_scenarios_fail_when_a_boot_or_the_comparison_is_wrong() {
             "same_llc=2000\n",
             "same_llc=1999\n",
         ),
+        // newidle=on pulled nothing, or off pulled; off waited no longer than on (the limit
+        // is 85%: 2.0 of 4.0 ms passes, 2.0 of 2.3 does not)
+        ("balance-idle-wait-newidle-on-vs-off", 0, "pulled=20", "pulled=0"),
+        ("balance-idle-wait-newidle-on-vs-off", 1, "pulled=0", "pulled=1"),
+        ("balance-idle-wait-newidle-on-vs-off", 1, "idle_wait_ns=4000000 idle_wait_mc_ns=4000000", "idle_wait_ns=2300000 idle_wait_mc_ns=2300000"),
+        // the clamp that gates less pulled no more, or tried no more
+        ("balance-newidle-clamp-snap-vs-avg", 1, "pulled=20", "pulled=30"),
+        ("balance-newidle-clamp-snap-vs-avg", 1, "attempts=800", "attempts=1000"),
+        ("balance-newidle-clamp-avg-vs-delta", 1, "pulled=10", "pulled=20"),
         // the deterministic pair: one counter, one figure, or one line more in either boot
         ("icount-deterministic-smp4", 1, "ttwu_count=", "ttwu_count=1"),
         ("icount-deterministic-smp4", 0, "Time: ", "Time: 1"),

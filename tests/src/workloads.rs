@@ -179,6 +179,8 @@ mod balance;
 mod bench;
 #[path = "workloads_schbench.rs"]
 mod schbench;
+#[path = "workloads_effect.rs"]
+mod effect;
 #[path = "workloads_fairness.rs"]
 mod fairness;
 #[path = "workloads_idle.rs"]
@@ -197,6 +199,10 @@ pub use balance::{
 pub use bench::{
     check_deterministic_boot, check_ebizzy, check_fserver, check_hackbench, check_tbench, compare_identical, fixed, results, scan,
     schedstat_deltas, workload_params, EBIZZY_MIN_BUSY_PERCENT, RUN_SLACK_MS,
+};
+pub use effect::{
+    check_idle_wait_fserver, check_idle_wait_prodcons, compare_clamp_pulls, compare_newidle_on_off, idle_wait_deltas,
+    idle_wait_total, newidle_sum, IdleWait,
 };
 pub use schbench::{check_schbench, percentiles, Percentiles};
 pub use fairness::{

@@ -290,11 +290,19 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
             }
             _ => (1, ipis, 5),
         };
+        // Idle while others wait: twice as long without newidle balancing; one MC level
+        // (QEMU's default topology) above one CPU.
+        let wait: u64 = if option(append, "newidle") == "off" { 4_000_000 } else { 2_000_000 };
+        let idle_wait = if cpus > 1 {
+            format!(" idle_ns=10000000 idle_wait_ns={wait} idle_wait_mc_ns={wait}")
+        } else {
+            " idle_ns=10000000 idle_wait_ns=0".to_string()
+        };
         out += &format!(
             "@fw schedstat_delta cpu={c} yld_count=0 sched_count=10 sched_goidle=1 \
              ttwu_count={ttwu} ttwu_local=1 rq_cpu_time={busy_ns} run_delay=5 pcount=3 \
              ticks={irqs} timer_irqs={irqs} resched_ipis={ipis} \
-             wake_idle_without_ipi={silent}\n"
+             wake_idle_without_ipi={silent}{idle_wait}\n"
         );
     }
     // As kernel/src/workloads/mod.rs prints them: the deltas, then the end of the run.
@@ -303,8 +311,13 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
         out += &format!(
             "@fw schedstat cpu={c} yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1000 \
              ttwu_local=1 rq_cpu_time={} run_delay=5 pcount=3 ticks=2000 timer_irqs=1000000 \
-             resched_ipis=1000000 wake_idle_without_ipi=1000000\n",
-            100_000_000_000u64 + c as u64
+             resched_ipis=1000000 wake_idle_without_ipi=1000000{}\n",
+            100_000_000_000u64 + c as u64,
+            if cpus > 1 {
+                " idle_ns=100000000000 idle_wait_ns=50000000000 idle_wait_mc_ns=50000000000"
+            } else {
+                " idle_ns=100000000000 idle_wait_ns=0"
+            }
         );
     }
     // The balancer's statistics: affine wakeups unless wake_affine=off; newidle attempts,
@@ -596,10 +609,20 @@ fn bench(name: &str, kv: &[(String, String)]) -> String {
                 rate % 1000,
                 rate * 60 / 1000
             );
-            out += "Burst latency (usec): p50 64  p90 123  p99 233  max 355\n";
+            // The percentiles grow with the burst (50 us: 64, 123, 233, 355).
+            let k = (burst / 50).max(1);
+            out += &format!(
+                "Burst latency (usec): p50 {}  p90 {}  p99 {}  max {}\n",
+                64 * k,
+                123 * k,
+                233 * k,
+                355 * k
+            );
             out += &result_line("fserver", "ops_per_s", rate, "ops/s", "higher");
-            out += "@fw result workload=fserver metric=burst_p99 value=233.642 unit=us \
-                    better=lower\n";
+            out += &format!(
+                "@fw result workload=fserver metric=burst_p99 value={}.642 unit=us better=lower\n",
+                233 * k
+            );
         }
         other => panic!("{other} is not a benchmark workload"),
     }

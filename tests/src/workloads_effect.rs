@@ -1,0 +1,119 @@
+//! Balancing proven by its effect: "idle while others wait" (`idle_wait_*_ns` of
+//! `@fw schedstat_delta`, docs/CONSOLE.md) with newidle balancing on and off.
+
+use super::{check_fserver, check_prodcons, ensure};
+use crate::log::Log;
+use crate::scenarios::CheckResult;
+
+/// One CPU's "idle while others wait" figures from its `@fw schedstat_delta` line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IdleWait {
+    pub cpu: u64,
+    pub idle_ns: u64,
+    /// `(level, ns)` bottom-up, one per `@fw sd` line of the CPU.
+    pub levels: Vec<(String, u64)>,
+    pub top: u64,
+}
+
+/// The `@fw schedstat_delta` idle figures of every CPU, each checked against the CPU's sched
+/// domains (`@fw sd`): one `idle_wait_<level>_ns` per level, bottom-up (lower-case level name),
+/// nondecreasing with the level (domains nest), none above `idle_ns`, and `idle_wait_ns` the top
+/// level's (0 without domains).
+pub fn idle_wait_deltas(log: &Log) -> Result<Vec<IdleWait>, String> {
+    let mut out = Vec::new();
+    for r in log.records("schedstat_delta") {
+        let cpu = r.num("cpu")?;
+        let idle_ns = r.num("idle_ns")?;
+        let mut levels = Vec::new();
+        for sd in log.records("sd").filter(|s| s.num("cpu").ok() == Some(cpu)) {
+            let name = sd.field("level")?.to_ascii_lowercase();
+            let v = r.num(&format!("idle_wait_{name}_ns"))?;
+            levels.push((name, v));
+        }
+        let top = r.num("idle_wait_ns")?;
+        ensure(top == levels.last().map_or(0, |l| l.1), || {
+            format!("`{r}`: idle_wait_ns={top} is not the top level's figure ({levels:?})")
+        })?;
+        ensure(levels.windows(2).all(|w| w[0].1 <= w[1].1), || {
+            format!("`{r}`: idle_wait falls with the level ({levels:?}), but domains nest")
+        })?;
+        ensure(top <= idle_ns, || format!("`{r}`: idle_wait_ns above idle_ns"))?;
+        out.push(IdleWait { cpu, idle_ns, levels, top });
+    }
+    ensure(!out.is_empty(), || "no `@fw schedstat_delta` line".into())?;
+    Ok(out)
+}
+
+/// Σ `idle_wait_ns` over the CPUs.
+pub fn idle_wait_total(log: &Log) -> Result<u64, String> {
+    Ok(idle_wait_deltas(log)?.iter().map(|w| w.top).sum())
+}
+
+/// Σ of a `@fw newidle` field over the CPUs.
+pub fn newidle_sum(log: &Log, key: &str) -> Result<u64, String> {
+    let mut sum = 0;
+    let mut n = 0;
+    for r in log.records("newidle") {
+        sum += r.num(key)?;
+        n += 1;
+    }
+    ensure(n > 0, || "no `@fw newidle` line".into())?;
+    Ok(sum)
+}
+
+/// Every CPU of `SMP` has its idle figures, consistent with its domains.
+fn idle_wait_every_cpu<const SMP: u32>(log: &Log) -> CheckResult {
+    let w = idle_wait_deltas(log)?;
+    let cpus: Vec<u64> = w.iter().map(|w| w.cpu).collect();
+    ensure(cpus == (0..SMP as u64).collect::<Vec<_>>(), || {
+        format!("expected `@fw schedstat_delta` with idle figures for CPUs 0..{SMP}, got {cpus:?}")
+    })
+}
+
+/// One boot of the newidle-effect pair: the `fserver` of `append` (its parameters read from it)
+/// on `SMP` CPUs passed its checks, and every CPU's idle figures are consistent with its domains.
+pub fn check_idle_wait_fserver<const SMP: u32>(log: &Log, append: &str) -> CheckResult {
+    check_fserver(log, SMP, append)?;
+    idle_wait_every_cpu::<SMP>(log)
+}
+
+/// One boot of a clamp pair: `workload=prodcons,pairs=PAIRS,ms=MS` on `SMP` CPUs passed its
+/// checks, and every CPU's idle figures are consistent with its domains.
+pub fn check_idle_wait_prodcons<const SMP: u32, const PAIRS: u64, const MS: u64>(log: &Log) -> CheckResult {
+    check_prodcons::<SMP, PAIRS, MS>(log)?;
+    idle_wait_every_cpu::<SMP>(log)
+}
+
+/// (the boot with the clamp that lets more idle periods through the gate, the other): it tried
+/// newidle balancing more often and pulled more tasks (Σ `attempts` and Σ `pulled` over the
+/// CPUs both strictly higher). The order the clamps give `avg_idle` after a long idle period:
+/// `snap` jumps to the ceiling, `avg` moves 1/8 of the way, `delta` adds at most 1/8 of the
+/// ceiling, so snap's gate stays open longest and delta's shortest.
+pub fn compare_clamp_pulls(more: &Log, fewer: &Log) -> CheckResult {
+    let (a_more, a_fewer) = (newidle_sum(more, "attempts")?, newidle_sum(fewer, "attempts")?);
+    let (p_more, p_fewer) = (newidle_sum(more, "pulled")?, newidle_sum(fewer, "pulled")?);
+    ensure(a_more > a_fewer && p_more > p_fewer, || {
+        format!(
+            "newidle summed over CPUs: attempts {a_more} vs {a_fewer}, pulled {p_more} vs {p_fewer}: \
+             expected the first boot's clamp to try and pull more"
+        )
+    })
+}
+
+/// (`newidle=on` boot, `newidle=off` boot): with newidle balancing, idle CPUs pull queued tasks
+/// (Σ `pulled` > 0; none without it, where nothing calls it), and the CPUs spend less time idle
+/// while a CPU of their domain has a queue: Σ `idle_wait_ns` with on is at most
+/// `ON_PERCENT` % of off's.
+pub fn compare_newidle_on_off<const ON_PERCENT: u64>(on: &Log, off: &Log) -> CheckResult {
+    let (p_on, p_off) = (newidle_sum(on, "pulled")?, newidle_sum(off, "pulled")?);
+    ensure(p_on > 0 && p_off == 0, || {
+        format!("newidle pulled (summed over CPUs): {p_on} with newidle=on, {p_off} with off: expected > 0 and 0")
+    })?;
+    let (w_on, w_off) = (idle_wait_total(on)?, idle_wait_total(off)?);
+    ensure(w_on * 100 <= w_off * ON_PERCENT, || {
+        format!(
+            "idle_wait_ns summed over CPUs: {w_on} with newidle=on, {w_off} with off: expected on <= \
+             {ON_PERCENT}% of off"
+        )
+    })
+}
