@@ -8,7 +8,9 @@
 //! waited on this runqueue before running; `pcount` timeslices run here.
 //! Beyond Linux's fields, the `@fw` records add `ticks`, `timer_irqs`,
 //! `resched_ipis` (reschedule IPIs taken) and `wake_idle_without_ipi`
-//! (wakeups that reached this CPU while it polled in idle, with no IPI).
+//! (wakeups that reached this CPU while it polled in idle, with no IPI),
+//! then `idle_ns`, `idle_wait_ns` and `idle_wait_<level>_ns` ("idle while
+//! others wait", `balance::idle_wait`).
 
 use core::fmt::Write;
 use core::sync::atomic::Ordering;
@@ -38,6 +40,9 @@ pub struct CpuStat {
     /// Wakeups and reschedules that reached this CPU while it polled in
     /// idle (`idle=poll`), so that no IPI was sent.
     pub wake_idle_without_ipi: u64,
+    /// Time with no runnable task, and idle while a CPU of each domain had
+    /// two or more (`balance::idle_wait`).
+    pub idle_wait: crate::balance::idle_wait::IdleWait,
 }
 
 /// Every online CPU's counters now (ttwu counts included).
@@ -49,6 +54,7 @@ pub fn snapshot() -> alloc::vec::Vec<(usize, CpuStat)> {
             (s.ttwu_count, s.ttwu_local) = crate::wakeup::ttwu_stats(cpu);
             s.timer_irqs = crate::timer::timer_irqs(cpu);
             (s.resched_ipis, s.wake_idle_without_ipi) = crate::idle::ipi_stats(cpu);
+            s.idle_wait = crate::balance::idle_wait::read(cpu);
             (cpu, s)
         })
         .collect()
@@ -58,9 +64,11 @@ pub fn snapshot() -> alloc::vec::Vec<(usize, CpuStat)> {
 pub fn print_delta(before: &[(usize, CpuStat)]) {
     for (cpu, now) in snapshot() {
         let b = before.iter().find(|(c, _)| *c == cpu).map(|(_, s)| *s).unwrap_or_default();
+        let mut extra = String::new();
+        let _ = crate::balance::idle_wait::write_fields(&mut extra, &now.idle_wait.since(&b.idle_wait));
         crate::record!(
             "schedstat_delta",
-            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={} timer_irqs={} resched_ipis={} wake_idle_without_ipi={}",
+            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={} timer_irqs={} resched_ipis={} wake_idle_without_ipi={}{}",
             cpu,
             now.yld_count - b.yld_count,
             now.sched_count - b.sched_count,
@@ -73,7 +81,8 @@ pub fn print_delta(before: &[(usize, CpuStat)]) {
             now.ticks - b.ticks,
             now.timer_irqs - b.timer_irqs,
             now.resched_ipis - b.resched_ipis,
-            now.wake_idle_without_ipi - b.wake_idle_without_ipi
+            now.wake_idle_without_ipi - b.wake_idle_without_ipi,
+            extra
         );
     }
 }
@@ -83,11 +92,13 @@ pub fn print_delta(before: &[(usize, CpuStat)]) {
 pub fn print_cpus() {
     crate::kprintln!("version 17");
     for (cpu, s) in snapshot() {
+        let mut extra = String::new();
+        let _ = crate::balance::idle_wait::write_fields(&mut extra, &s.idle_wait);
         crate::record!(
             "schedstat",
-            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={} timer_irqs={} resched_ipis={} wake_idle_without_ipi={}",
+            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={} timer_irqs={} resched_ipis={} wake_idle_without_ipi={}{}",
             cpu, s.yld_count, s.sched_count, s.sched_goidle, s.ttwu_count, s.ttwu_local, s.rq_cpu_time,
-            s.run_delay, s.pcount, s.ticks, s.timer_irqs, s.resched_ipis, s.wake_idle_without_ipi
+            s.run_delay, s.pcount, s.ticks, s.timer_irqs, s.resched_ipis, s.wake_idle_without_ipi, extra
         );
         // Linux: cpuN yld_count 0 sched_count sched_goidle ttwu_count ttwu_local rq_cpu_time run_delay pcount
         crate::kprintln!(

@@ -150,7 +150,7 @@ pub fn by_metric(runs: &[RunRecord]) -> Vec<Samples> {
 
 /// The `@fw schedstat_delta` counters in the order docs/CONSOLE.md lists them; others a log may
 /// carry follow in name order.
-pub const SCHEDSTAT_COUNTERS: [&str; 12] = [
+pub const SCHEDSTAT_COUNTERS: [&str; 14] = [
     "yld_count",
     "sched_count",
     "sched_goidle",
@@ -163,11 +163,14 @@ pub const SCHEDSTAT_COUNTERS: [&str; 12] = [
     "timer_irqs",
     "resched_ipis",
     "wake_idle_without_ipi",
+    "idle_ns",
+    "idle_wait_ns",
 ];
 
-/// The unit of a `schedstat_delta` counter: `ns` for the two times, `count` for the rest.
+/// The unit of a `schedstat_delta` counter: `ns` for the times (`rq_cpu_time`, `run_delay` and
+/// every `*_ns`: `idle_ns`, `idle_wait_ns`, `idle_wait_<level>_ns`), `count` for the rest.
 pub fn counter_unit(counter: &str) -> &'static str {
-    if matches!(counter, "rq_cpu_time" | "run_delay") { "ns" } else { "count" }
+    if matches!(counter, "rq_cpu_time" | "run_delay") || counter.ends_with("_ns") { "ns" } else { "count" }
 }
 
 /// One run's `schedstat_delta` counters summed over its CPUs (`cpu` itself is no counter). A
@@ -278,6 +281,7 @@ Time: 0.303
         assert_eq!(c[1].values, vec![5979.0, 5979.0]);
         assert_eq!(c[1].runs, vec![0, 2], "the failed run 1 is skipped");
         assert_eq!((counter_unit("run_delay"), counter_unit("ticks")), ("ns", "count"));
+        assert_eq!((counter_unit("idle_wait_ns"), counter_unit("idle_wait_mc_ns")), ("ns", "ns"));
         let none = RunRecord { schedstat_delta: vec![], ..run(3, true) };
         assert!(by_counter(&[none]).is_empty(), "no schedstat_delta lines: no counters, not zeros");
     }

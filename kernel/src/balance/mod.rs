@@ -14,6 +14,7 @@
 //! | `wake.rs` | `select_task_rq_fair` for wakeups and forks |
 //! | `nohz.rs` | NOHZ idle balancing: busy CPUs kick an idle one |
 //! | `capacity.rs` | `cpu_capacity=`: a pressure source that really slows a CPU, misfit status |
+//! | `idle_wait.rs` | "idle while others wait": the time a CPU idles while a CPU of its domain has a queue |
 //! | `stats.rs` | per-domain `/proc/schedstat` lines and newidle counters |
 //!
 //! Lock order (see docs/DESIGN.md): a CPU's balance state (`STATE[cpu]`) is
@@ -21,6 +22,7 @@
 //! lives in the runqueue (as in Linux), under its lock.
 
 pub mod capacity;
+pub mod idle_wait;
 pub mod newidle;
 pub mod nohz;
 pub mod periodic;
@@ -90,6 +92,7 @@ pub fn init(sds: SchedDomains, cfg: BalanceConfig, caps: CapacityTable, hz: u32)
             balance_snaps: Vec::with_capacity(online.len()),
         });
     }
+    idle_wait::init(&sds);
     GLOBAL.call_once(|| Global { sds, cfg, caps, hz });
 }
 

@@ -23,7 +23,7 @@ pub fn counter_header(method: Method) -> String {
         Method::Robust => "Median",
     };
     format!(
-        "schedstat_delta, summed over CPUs (counts; ns for rq_cpu_time and run_delay), {central} per side; \
+        "schedstat_delta, summed over CPUs (counts; ns for rq_cpu_time, run_delay and the *_ns idle times), {central} per side; \
          change = new/base - 1, no better or worse; * and exact as above; counters zero in every run left out"
     )
 }

@@ -378,7 +378,7 @@ mod tests {
         // or not, with no p and no star.
         assert!(r.iter().all(|r| r.exact && !r.significant && r.p_value.is_none()), "{r:?}");
         let t = counter_table(&r, Method::Means);
-        assert!(t.starts_with("schedstat_delta, summed over CPUs (counts; ns for rq_cpu_time and run_delay), Amean per side; change = new/base - 1, no better or worse"), "{t}");
+        assert!(t.starts_with("schedstat_delta, summed over CPUs (counts; ns for rq_cpu_time, run_delay and the *_ns idle times), Amean per side; change = new/base - 1, no better or worse"), "{t}");
         assert!(t.contains("* and exact as above"), "{t}");
         assert!(t.contains("Amean  resched_ipis          -                      40.0 (   0.00%)          2.0 ( -95.00%)  count    exact"), "{t}");
         assert!(t.contains("         39.0 (    inf%)"), "{t}");

@@ -1,0 +1,264 @@
+//! "Idle while others wait": the effect balancing exists to minimise.
+//!
+//! For each CPU `c` and each of its sched domains `sd`, `idle_wait[c][sd]`
+//! is the time during which `c` had no runnable task while at least one
+//! other CPU of `sd`'s span had two or more (`h_nr_runnable >= 2`: one
+//! running, one or more waiting that an idle CPU could have run). `idle[c]`
+//! is the time `c` had no runnable task at all, the denominator. Both count
+//! from the moment balancing is set up; both follow the values each CPU
+//! publishes for the balancer (`snapshot::publish_load`, under its runqueue
+//! lock, at every enqueue, switch, pull and tick), so they see what the
+//! balancer could have seen: a task woken onto an idle CPU ends its idle time
+//! when it is enqueued, not when it first runs. Domains nest, so a CPU's
+//! `idle_wait` grows with the level and its top level is its figure for the
+//! machine (its largest domain).
+//!
+//! It is exact and event-driven, so a tickless CPU loses nothing and an
+//! `-icount` run reproduces it: each domain instance (a span, shared by the
+//! CPUs of the span) keeps the number of its CPUs with two or more runnable
+//! tasks and the integral `A(t)` of "that number is above zero" over time,
+//! updated under a leaf lock only when a CPU crosses the threshold. A CPU
+//! reads `A` of each of its domains when it becomes idle and again when it
+//! stops being idle, and adds the difference. A CPU with no runnable task
+//! never has two, so "another CPU" holds by construction. Between crossings
+//! the fast paths pay two loads and two compares (`on_publish`).
+//!
+//! Overflow: the times are u64 nanoseconds since boot (584 years).
+
+use alloc::vec::Vec;
+use core::fmt::Write;
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+
+use sched::topology::{Level, SchedDomains};
+
+use crate::arch::percpu::MAX_CPUS;
+use crate::sync::irq_mutex::IrqMutex;
+
+/// Domain levels a CPU can have (SMT, MC, PKG, NODE and NUMA levels).
+pub const MAX_LEVELS: usize = 8;
+
+/// One domain instance's count of CPUs with two or more runnable tasks and
+/// the integral of "some CPU has" (ns).
+#[derive(Default)]
+struct Waiting {
+    overloaded: u32,
+    since: u64,
+    acc: u64,
+}
+
+impl Waiting {
+    /// `A(t)`: how long, up to `t`, some CPU of the span had two or more.
+    fn value(&self, t: u64) -> u64 {
+        if self.overloaded > 0 {
+            self.acc + t.saturating_sub(self.since)
+        } else {
+            self.acc
+        }
+    }
+}
+
+/// The domain instances, and which of them each CPU belongs to, bottom-up
+/// (as `SchedDomains::per_cpu`).
+struct Layout {
+    doms: Vec<IrqMutex<Waiting>>,
+    of_cpu: Vec<Vec<(Level, usize)>>,
+}
+
+static LAYOUT: spin::Once<Layout> = spin::Once::new();
+
+/// One CPU's side, written only by that CPU's publish (under its runqueue
+/// lock) and read by the statistics.
+struct PerCpu {
+    idle: AtomicBool,
+    overloaded: AtomicBool,
+    idle_since: AtomicU64,
+    idle_ns: AtomicU64,
+    /// `A` of each domain when this CPU last became idle.
+    entry: [AtomicU64; MAX_LEVELS],
+    wait_ns: [AtomicU64; MAX_LEVELS],
+}
+
+impl PerCpu {
+    const fn new() -> Self {
+        PerCpu {
+            // No CPU runs anything before the scheduler starts.
+            idle: AtomicBool::new(true),
+            overloaded: AtomicBool::new(false),
+            idle_since: AtomicU64::new(0),
+            idle_ns: AtomicU64::new(0),
+            entry: [const { AtomicU64::new(0) }; MAX_LEVELS],
+            wait_ns: [const { AtomicU64::new(0) }; MAX_LEVELS],
+        }
+    }
+}
+
+static PER_CPU: [PerCpu; MAX_CPUS] = [const { PerCpu::new() }; MAX_CPUS];
+
+/// The runnable count at which a CPU counts as having a queue: 2, or never
+/// (`u32::MAX`) for a CPU without domains (`-smp 1`), whose queue no other
+/// CPU could take: there its fast paths never leave `on_publish`.
+static QUEUE_AT: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(u32::MAX) }; MAX_CPUS];
+
+/// Sets up the domain instances (once, on the boot CPU, before any CPU
+/// publishes). Idle periods count from now.
+pub fn init(sds: &SchedDomains) {
+    let now = crate::rq::now_ns();
+    let mut spans: Vec<sched::cpumask::CpuMask> = Vec::new();
+    let mut of_cpu = Vec::new();
+    for cpu in 0..MAX_CPUS.min(sds.online().iter().last().map_or(0, |c| c + 1)) {
+        let mut mine = Vec::new();
+        if sds.online().contains(cpu) {
+            for sd in sds.per_cpu(cpu).iter().take(MAX_LEVELS) {
+                let id = match spans.iter().position(|s| *s == sd.span) {
+                    Some(i) => i,
+                    None => {
+                        spans.push(sd.span);
+                        spans.len() - 1
+                    }
+                };
+                mine.push((sd.level, id));
+            }
+            PER_CPU[cpu].idle_since.store(now, Ordering::Relaxed);
+            if !mine.is_empty() {
+                QUEUE_AT[cpu].store(2, Ordering::Relaxed);
+            }
+        }
+        of_cpu.push(mine);
+    }
+    let doms = spans.iter().map(|_| IrqMutex::new(Waiting::default())).collect();
+    LAYOUT.call_once(|| Layout { doms, of_cpu });
+}
+
+/// `cpu` published `runnable` runnable tasks (`h_nr_runnable`; call under its
+/// runqueue lock, from `snapshot::publish_load`).
+#[inline]
+pub fn on_publish(cpu: usize, runnable: u32) {
+    let me = &PER_CPU[cpu];
+    let idle = runnable == 0;
+    let overloaded = runnable >= QUEUE_AT[cpu].load(Ordering::Relaxed);
+    if me.idle.load(Ordering::Relaxed) == idle && me.overloaded.load(Ordering::Relaxed) == overloaded {
+        return;
+    }
+    transition(cpu, idle, overloaded);
+}
+
+#[cold]
+fn transition(cpu: usize, idle: bool, overloaded: bool) {
+    let Some(layout) = LAYOUT.get() else { return };
+    let Some(mine) = layout.of_cpu.get(cpu) else { return };
+    let me = &PER_CPU[cpu];
+    let was_idle = me.idle.load(Ordering::Relaxed);
+    let was_overloaded = me.overloaded.load(Ordering::Relaxed);
+    // Leave "overloaded" before becoming idle, and stop being idle before
+    // becoming overloaded: a CPU is never both.
+    if was_overloaded && !overloaded {
+        for &(_, id) in mine {
+            let mut w = layout.doms[id].lock();
+            let t = crate::rq::now_ns();
+            if w.overloaded == 1 {
+                w.acc += t.saturating_sub(w.since);
+            }
+            w.overloaded = w.overloaded.saturating_sub(1);
+        }
+        me.overloaded.store(false, Ordering::Relaxed);
+    }
+    if was_idle != idle {
+        let mut t = 0;
+        for (l, &(_, id)) in mine.iter().enumerate() {
+            let w = layout.doms[id].lock();
+            t = crate::rq::now_ns();
+            let a = w.value(t);
+            if idle {
+                me.entry[l].store(a, Ordering::Relaxed);
+            } else {
+                let gained = a.saturating_sub(me.entry[l].load(Ordering::Relaxed));
+                me.wait_ns[l].fetch_add(gained, Ordering::Relaxed);
+            }
+        }
+        if mine.is_empty() {
+            t = crate::rq::now_ns();
+        }
+        if idle {
+            me.idle_since.store(t, Ordering::Relaxed);
+        } else {
+            let since = me.idle_since.load(Ordering::Relaxed);
+            me.idle_ns.fetch_add(t.saturating_sub(since), Ordering::Relaxed);
+        }
+        me.idle.store(idle, Ordering::Relaxed);
+    }
+    if !was_overloaded && overloaded {
+        for &(_, id) in mine {
+            let mut w = layout.doms[id].lock();
+            if w.overloaded == 0 {
+                w.since = crate::rq::now_ns();
+            }
+            w.overloaded += 1;
+        }
+        me.overloaded.store(true, Ordering::Relaxed);
+    }
+}
+
+/// `cpu`'s figures so far: its idle time and, per domain level bottom-up,
+/// its idle-while-others-wait time (ns), an ongoing idle period included.
+pub fn read(cpu: usize) -> IdleWait {
+    let mut out = IdleWait::default();
+    let Some(layout) = LAYOUT.get() else { return out };
+    let Some(mine) = layout.of_cpu.get(cpu) else { return out };
+    let me = &PER_CPU[cpu];
+    // Under the CPU's runqueue lock, so that no transition of its own
+    // falls between the reads.
+    let _rq = crate::rq::lock(cpu);
+    let idle = me.idle.load(Ordering::Relaxed);
+    let now = crate::rq::now_ns();
+    out.idle_ns = me.idle_ns.load(Ordering::Relaxed);
+    if idle {
+        out.idle_ns += now.saturating_sub(me.idle_since.load(Ordering::Relaxed));
+    }
+    for (l, &(level, id)) in mine.iter().enumerate() {
+        let mut v = me.wait_ns[l].load(Ordering::Relaxed);
+        if idle {
+            let w = layout.doms[id].lock();
+            v += w.value(crate::rq::now_ns()).saturating_sub(me.entry[l].load(Ordering::Relaxed));
+        }
+        out.levels[l] = Some((level, v));
+    }
+    out
+}
+
+/// One CPU's figures (see `read`).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct IdleWait {
+    pub idle_ns: u64,
+    pub levels: [Option<(Level, u64)>; MAX_LEVELS],
+}
+
+impl IdleWait {
+    /// The top level's figure (0 without domains).
+    pub fn top(&self) -> u64 {
+        self.levels.iter().flatten().last().map_or(0, |&(_, v)| v)
+    }
+
+    /// What the figures gained since `before` (the same CPU's).
+    pub fn since(&self, before: &IdleWait) -> IdleWait {
+        let mut d = *self;
+        d.idle_ns = self.idle_ns.saturating_sub(before.idle_ns);
+        for (l, b) in d.levels.iter_mut().zip(before.levels.iter()) {
+            if let (Some((_, v)), Some((_, bv))) = (l.as_mut(), b) {
+                *v = v.saturating_sub(*bv);
+            }
+        }
+        d
+    }
+}
+
+/// Writes ` idle_ns=.. idle_wait_ns=..` and one ` idle_wait_<level>_ns=..`
+/// per domain level (lower-case level name) for the schedstat records.
+pub fn write_fields(w: &mut impl Write, iw: &IdleWait) -> core::fmt::Result {
+    write!(w, " idle_ns={} idle_wait_ns={}", iw.idle_ns, iw.top())?;
+    for &(level, v) in iw.levels.iter().flatten() {
+        let mut name = alloc::string::String::new();
+        let _ = write!(name, "{}", level);
+        write!(w, " idle_wait_{}_ns={}", name.to_ascii_lowercase(), v)?;
+    }
+    Ok(())
+}
