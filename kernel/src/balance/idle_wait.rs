@@ -21,13 +21,13 @@
 //! reads `A` of each of its domains when it becomes idle and again when it
 //! stops being idle, and adds the difference. A CPU with no runnable task
 //! never has two, so "another CPU" holds by construction. Between crossings
-//! the fast paths pay two loads and two compares (`on_publish`).
+//! the fast paths pay one load and two compares (`on_publish`).
 //!
 //! Overflow: the times are u64 nanoseconds since boot (584 years).
 
 use alloc::vec::Vec;
 use core::fmt::Write;
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use sched::topology::{Level, SchedDomains};
 
@@ -94,10 +94,15 @@ impl PerCpu {
 
 static PER_CPU: [PerCpu; MAX_CPUS] = [const { PerCpu::new() }; MAX_CPUS];
 
-/// The runnable count at which a CPU counts as having a queue: 2, or never
-/// (`u32::MAX`) for a CPU without domains (`-smp 1`), whose queue no other
-/// CPU could take: there its fast paths never leave `on_publish`.
-static QUEUE_AT: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(u32::MAX) }; MAX_CPUS];
+/// Each CPU's band of runnable counts that change none of its states,
+/// `lo << 32 | hi` for `lo <= runnable < hi`: `[0, 1)` idle, `[1, 2)` one
+/// task, `[2, MAX)` a queue; `[1, MAX)` for a CPU without domains (`-smp 1`),
+/// whose queue no other CPU could take. The fast paths load it and compare.
+static BAND: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(band(0, 1)) }; MAX_CPUS];
+
+const fn band(lo: u32, hi: u32) -> u64 {
+    (lo as u64) << 32 | hi as u64
+}
 
 /// Sets up the domain instances (once, on the boot CPU, before any CPU
 /// publishes). Idle periods count from now.
@@ -119,9 +124,6 @@ pub fn init(sds: &SchedDomains) {
                 mine.push((sd.level, id));
             }
             PER_CPU[cpu].idle_since.store(now, Ordering::Relaxed);
-            if !mine.is_empty() {
-                QUEUE_AT[cpu].store(2, Ordering::Relaxed);
-            }
         }
         of_cpu.push(mine);
     }
@@ -133,20 +135,28 @@ pub fn init(sds: &SchedDomains) {
 /// runqueue lock, from `snapshot::publish_load`).
 #[inline]
 pub fn on_publish(cpu: usize, runnable: u32) {
-    let me = &PER_CPU[cpu];
-    let idle = runnable == 0;
-    let overloaded = runnable >= QUEUE_AT[cpu].load(Ordering::Relaxed);
-    if me.idle.load(Ordering::Relaxed) == idle && me.overloaded.load(Ordering::Relaxed) == overloaded {
-        return;
+    let b = BAND[cpu].load(Ordering::Relaxed);
+    if runnable < (b >> 32) as u32 || runnable >= b as u32 {
+        transition(cpu, runnable);
     }
-    transition(cpu, idle, overloaded);
 }
 
 #[cold]
-fn transition(cpu: usize, idle: bool, overloaded: bool) {
+fn transition(cpu: usize, runnable: u32) {
     let Some(layout) = LAYOUT.get() else { return };
     let Some(mine) = layout.of_cpu.get(cpu) else { return };
     let me = &PER_CPU[cpu];
+    let idle = runnable == 0;
+    let overloaded = runnable >= 2 && !mine.is_empty();
+    BAND[cpu].store(
+        match (idle, overloaded) {
+            (true, _) => band(0, 1),
+            (false, true) => band(2, u32::MAX),
+            (false, false) if mine.is_empty() => band(1, u32::MAX),
+            (false, false) => band(1, 2),
+        },
+        Ordering::Relaxed,
+    );
     let was_idle = me.idle.load(Ordering::Relaxed);
     let was_overloaded = me.overloaded.load(Ordering::Relaxed);
     // Leave "overloaded" before becoming idle, and stop being idle before

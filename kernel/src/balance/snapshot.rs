@@ -71,7 +71,8 @@ pub fn publish(rq: &Rq) {
 
 /// Publishes what enqueues, dequeues and switches change (call with the
 /// lock held, after one): the counts, the idle flag, the queue's PELT
-/// averages and `avg_idle`.
+/// averages and `avg_idle`. Inlined: it is on the switch and wakeup paths.
+#[inline]
 pub fn publish_load(rq: &Rq) {
     let p = &PUBLISHED[rq.cpu];
     let pelt = rq.fair.pelt();
