@@ -9,7 +9,7 @@
 //! Beyond Linux's fields, the `@fw` records add `ticks`, `timer_irqs`,
 //! `resched_ipis` (reschedule IPIs taken) and `wake_idle_without_ipi`
 //! (wakeups that reached this CPU while it polled in idle, with no IPI),
-//! then `idle_ns`, `idle_wait_ns` and `idle_wait_<level>_ns` ("idle while
+//! `pressure_ns` (what the `cpu_capacity=` pressure source took), then `idle_ns`, `idle_wait_ns` and `idle_wait_<level>_ns` ("idle while
 //! others wait", `balance::idle_wait`).
 
 use core::fmt::Write;
@@ -40,6 +40,8 @@ pub struct CpuStat {
     /// Wakeups and reschedules that reached this CPU while it polled in
     /// idle (`idle=poll`), so that no IPI was sent.
     pub wake_idle_without_ipi: u64,
+    /// ns the `cpu_capacity=` pressure source took from this CPU's ticks.
+    pub pressure_ns: u64,
     /// Time with no runnable task, and idle while a CPU of each domain had
     /// two or more (`balance::idle_wait`).
     pub idle_wait: crate::balance::idle_wait::IdleWait,
@@ -68,7 +70,7 @@ pub fn print_delta(before: &[(usize, CpuStat)]) {
         let _ = crate::balance::idle_wait::write_fields(&mut extra, &now.idle_wait.since(&b.idle_wait));
         crate::record!(
             "schedstat_delta",
-            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={} timer_irqs={} resched_ipis={} wake_idle_without_ipi={}{}",
+            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={} timer_irqs={} resched_ipis={} wake_idle_without_ipi={} pressure_ns={}{}",
             cpu,
             now.yld_count - b.yld_count,
             now.sched_count - b.sched_count,
@@ -82,6 +84,7 @@ pub fn print_delta(before: &[(usize, CpuStat)]) {
             now.timer_irqs - b.timer_irqs,
             now.resched_ipis - b.resched_ipis,
             now.wake_idle_without_ipi - b.wake_idle_without_ipi,
+            now.pressure_ns - b.pressure_ns,
             extra
         );
     }
@@ -96,9 +99,9 @@ pub fn print_cpus() {
         let _ = crate::balance::idle_wait::write_fields(&mut extra, &s.idle_wait);
         crate::record!(
             "schedstat",
-            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={} timer_irqs={} resched_ipis={} wake_idle_without_ipi={}{}",
+            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={} timer_irqs={} resched_ipis={} wake_idle_without_ipi={} pressure_ns={}{}",
             cpu, s.yld_count, s.sched_count, s.sched_goidle, s.ttwu_count, s.ttwu_local, s.rq_cpu_time,
-            s.run_delay, s.pcount, s.ticks, s.timer_irqs, s.resched_ipis, s.wake_idle_without_ipi, extra
+            s.run_delay, s.pcount, s.ticks, s.timer_irqs, s.resched_ipis, s.wake_idle_without_ipi, s.pressure_ns, extra
         );
         // Linux: cpuN yld_count 0 sched_count sched_goidle ttwu_count ttwu_local rq_cpu_time run_delay pcount
         crate::kprintln!(

@@ -201,10 +201,10 @@ pub(crate) fn on_timer(frame: &mut TrapFrame) -> *mut TrapFrame {
 /// for a switch when its slice is used up.
 fn scheduler_tick(cpu: usize) {
     let capacity_orig = rq::lock(cpu).capacity_orig;
-    if capacity_orig < 1024 {
-        crate::balance::capacity::run_pressure(cpu, capacity_orig, tick_ns());
-    }
+    let pressure_ns =
+        if capacity_orig < 1024 { crate::balance::capacity::run_pressure(cpu, capacity_orig, tick_ns()) } else { 0 };
     let mut rq = rq::lock(cpu);
+    rq.stat.pressure_ns += pressure_ns;
     rq.update_clock();
     crate::balance::capacity::update(&mut rq);
     rq.stat.ticks += 1;

@@ -150,7 +150,7 @@ pub fn by_metric(runs: &[RunRecord]) -> Vec<Samples> {
 
 /// The `@fw schedstat_delta` counters in the order docs/CONSOLE.md lists them; others a log may
 /// carry follow in name order.
-pub const SCHEDSTAT_COUNTERS: [&str; 14] = [
+pub const SCHEDSTAT_COUNTERS: [&str; 15] = [
     "yld_count",
     "sched_count",
     "sched_goidle",
@@ -163,6 +163,7 @@ pub const SCHEDSTAT_COUNTERS: [&str; 14] = [
     "timer_irqs",
     "resched_ipis",
     "wake_idle_without_ipi",
+    "pressure_ns",
     "idle_ns",
     "idle_wait_ns",
 ];
