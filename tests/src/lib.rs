@@ -26,6 +26,7 @@
 pub mod boot_checks;
 pub mod boot_image;
 pub mod exit;
+pub mod liveness;
 pub mod log;
 pub mod scenarios;
 pub mod topology;

@@ -357,5 +357,7 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
         "idle_wait_ns=2000000 idle_wait_mc_ns=1999999",
     ),
     ("balance-newidle-clamp-snap-vs-avg", "idle_wait_mc_ns=", "idle_wait_xx_ns="),
-    ("balance-newidle-clamp-avg-vs-delta", "items=5000", "items=0"),
+    ("balance-newidle-clamp-snap-vs-avg", "items=5000", "items=0"),
+    ("balance-fork-placement-smp4", "name=ebizzy ok=1", "name=ebizzy ok=0"),
+    ("balance-capacity-pressure-smp1", ", 105324 searches", ", 0 searches"),
 ];

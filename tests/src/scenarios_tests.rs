@@ -289,7 +289,14 @@ fn versus_scenarios_fail_when_a_boot_or_the_comparison_is_wrong() {
         // the clamp that gates less pulled no more, or tried no more
         ("balance-newidle-clamp-snap-vs-avg", 1, "pulled=20", "pulled=30"),
         ("balance-newidle-clamp-snap-vs-avg", 1, "attempts=800", "attempts=1000"),
-        ("balance-newidle-clamp-avg-vs-delta", 1, "pulled=10", "pulled=20"),
+        // a worker not fork-balanced, one pushed with spread=1, a worker on the forker's CPU
+        ("balance-fork-placement-smp4", 0, "sbf_count=4 sbf_pushed=3", "sbf_count=4 sbf_pushed=2"),
+        ("balance-fork-placement-smp4", 1, "sbf_count=1 sbf_pushed=0", "sbf_count=1 sbf_pushed=1"),
+        ("balance-fork-placement-smp4", 0, "rq_cpu_time=5000000 ", "rq_cpu_time=50000000 "),
+        // no pressure, pressure at full capacity, as much done at half capacity
+        ("balance-capacity-pressure-smp1", 0, "pressure_ns=100000000 idle_ns", "pressure_ns=0 idle_ns"),
+        ("balance-capacity-pressure-smp1", 1, "wake_idle_without_ipi=0 pressure_ns=0", "wake_idle_without_ipi=0 pressure_ns=1"),
+        ("balance-capacity-pressure-smp1", 0, ", 105324 searches", ", 210649 searches"),
         // the deterministic pair: one counter, one figure, or one line more in either boot
         ("icount-deterministic-smp4", 1, "ttwu_count=", "ttwu_count=1"),
         ("icount-deterministic-smp4", 0, "Time: ", "Time: 1"),

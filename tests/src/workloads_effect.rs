@@ -117,3 +117,77 @@ pub fn compare_newidle_on_off<const ON_PERCENT: u64>(on: &Log, off: &Log) -> Che
         )
     })
 }
+
+/// The `searches` of ebizzy's closing line (`ebizzy: T threads, C chunks of R records, N
+/// searches`).
+fn ebizzy_searches(log: &Log) -> Result<u64, String> {
+    let line = log.lines_starting_with("ebizzy: ").next().ok_or("no `ebizzy: ` line")?;
+    line.strip_suffix(" searches")
+        .and_then(|l| l.rsplit(' ').next())
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| format!("`{line}`: no searches count"))
+}
+
+/// A CPU's field of `@fw schedstat_delta`.
+fn delta_of(log: &Log, cpu: u64, key: &str) -> Result<u64, String> {
+    log.records("schedstat_delta")
+        .find(|r| r.num("cpu").ok() == Some(cpu))
+        .ok_or_else(|| format!("no `@fw schedstat_delta cpu={cpu}`"))?
+        .num(key)
+}
+
+/// One boot of the fork pair or the pressure pair: `workload=ebizzy` ran on `SMP` CPUs, ok, and
+/// searched.
+pub fn check_ebizzy_ran<const SMP: u32>(log: &Log) -> CheckResult {
+    super::workload_ran(log, "ebizzy", SMP, true)?;
+    ensure(ebizzy_searches(log)? > 0, || "ebizzy searched nothing".into())
+}
+
+/// (`spread=0` boot, `spread=1` boot) of `workload=ebizzy,threads=THREADS,ms=MS` on 4 CPUs,
+/// started by a thread on CPU 0. With `spread=0` each worker is placed by fork balancing
+/// (`select_task_rq_fork`): every one lands on an idle CPU away from the forker (Σ `sbf_pushed`
+/// grows by `THREADS`, `sbf_count` by `THREADS` more than with `spread=1`), so CPU 0 runs none
+/// of them (its `rq_cpu_time` during the run below a tenth of `MS`) and CPUs 1..=THREADS each
+/// run one the whole time (at least nine tenths of `MS`). With `spread=1` the workload gives
+/// each worker its CPU and fork balancing is not asked: no fork is pushed.
+pub fn compare_fork_placement<const THREADS: u64, const MS: u64>(placed: &Log, given: &Log) -> CheckResult {
+    let sum = |log: &Log, k: &str| super::domstat_sum(log, k);
+    let (c0, c1) = (sum(placed, "sbf_count")?, sum(given, "sbf_count")?);
+    let (p0, p1) = (sum(placed, "sbf_pushed")?, sum(given, "sbf_pushed")?);
+    ensure(c0 == c1 + THREADS && p0 == THREADS && p1 == 0, || {
+        format!(
+            "sbf_count {c0} vs {c1}, sbf_pushed {p0} vs {p1} (spread=0 vs spread=1): expected the {THREADS} \
+             workers to be fork-balanced and pushed with spread=0, none pushed with spread=1"
+        )
+    })?;
+    let ms_ns = MS * 1_000_000;
+    let busy0 = delta_of(placed, 0, "rq_cpu_time")?;
+    ensure(busy0 * 10 < ms_ns, || {
+        format!("spread=0: the forker's CPU 0 ran {busy0} ns of the {MS} ms run: a worker started there")
+    })?;
+    for c in 1..=THREADS {
+        let busy = delta_of(placed, c, "rq_cpu_time")?;
+        ensure(busy * 10 >= ms_ns * 9, || {
+            format!("spread=0: CPU {c} ran {busy} ns of the {MS} ms run: expected a worker all the time")
+        })?;
+    }
+    Ok(())
+}
+
+/// (`cpu_capacity=0:512` boot, full-capacity boot) of `workload=ebizzy,threads=1,ms=MS` at
+/// `-smp 1`: the pressure source took half of CPU 0's ticks (`pressure_ns` within 40-60% of
+/// `MS`; 0 at full capacity), and the one thread got correspondingly less done (its searches
+/// 40-60% of the full-capacity boot's).
+pub fn compare_capacity_pressure<const MS: u64>(slow: &Log, full: &Log) -> CheckResult {
+    let ms_ns = MS * 1_000_000;
+    let (p_slow, p_full) = (delta_of(slow, 0, "pressure_ns")?, delta_of(full, 0, "pressure_ns")?);
+    ensure(p_slow * 10 >= ms_ns * 4 && p_slow * 10 <= ms_ns * 6 && p_full == 0, || {
+        format!(
+            "pressure_ns {p_slow} at capacity 512, {p_full} at 1024: expected 40-60% of the {MS} ms run, and 0"
+        )
+    })?;
+    let (s_slow, s_full) = (ebizzy_searches(slow)?, ebizzy_searches(full)?);
+    ensure(s_slow * 10 >= s_full * 4 && s_slow * 10 <= s_full * 6, || {
+        format!("ebizzy searches: {s_slow} at capacity 512, {s_full} at 1024: expected 40-60% of it")
+    })
+}

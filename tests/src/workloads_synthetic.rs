@@ -255,7 +255,13 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
             );
         }
         "hackbench" | "schbench" | "ebizzy" | "tbench" | "fserver" => {
-            out += &bench(&name, &kv);
+            let b = bench(&name, &kv);
+            // Half the searches on a CPU of half the capacity (only the searches are read).
+            if option(append, "cpu_capacity") == "0:512" {
+                out += &b.replace(", 210649 searches", ", 105324 searches");
+            } else {
+                out += &b;
+            }
             if name == "fserver" && option(append, "trace") == "1" {
                 out += &trace_newidle(option(append, "newidle") != "off");
             }
@@ -285,11 +291,22 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
         // keep every CPU busy for the whole run.
         let (ttwu, ipis, busy_ns) = match name.as_str() {
             "hackbench" | "schbench" | "ebizzy" | "tbench" | "fserver" => {
-                let busy = if name == "ebizzy" { ms * 1_000_000 } else { 5 };
+                // ebizzy keeps a CPU per worker busy; fewer workers than CPUs leave CPU 0
+                // (the forker's) to fork balancing's choice: idle.
+                let workers: u64 = get(&kv, "threads", &cpus.to_string()).parse().unwrap();
+                let busy = if name != "ebizzy" {
+                    5
+                } else if c == 0 && workers < cpus as u64 {
+                    5_000_000
+                } else {
+                    ms * 1_000_000
+                };
                 (3, ipis + 2, busy)
             }
             _ => (1, ipis, 5),
         };
+        // The capacity pressure source takes half of CPU 0's ticks at cpu_capacity=0:512.
+        let pressure = if c == 0 && option(append, "cpu_capacity") == "0:512" { ms * 500_000 } else { 0 };
         // Idle while others wait: twice as long without newidle balancing; one MC level
         // (QEMU's default topology) above one CPU.
         let wait: u64 = if option(append, "newidle") == "off" { 4_000_000 } else { 2_000_000 };
@@ -302,7 +319,7 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
             "@fw schedstat_delta cpu={c} yld_count=0 sched_count=10 sched_goidle=1 \
              ttwu_count={ttwu} ttwu_local=1 rq_cpu_time={busy_ns} run_delay=5 pcount=3 \
              ticks={irqs} timer_irqs={irqs} resched_ipis={ipis} \
-             wake_idle_without_ipi={silent}{idle_wait}\n"
+             wake_idle_without_ipi={silent} pressure_ns={pressure}{idle_wait}\n"
         );
     }
     // As kernel/src/workloads/mod.rs prints them: the deltas, then the end of the run.
@@ -311,7 +328,7 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
         out += &format!(
             "@fw schedstat cpu={c} yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1000 \
              ttwu_local=1 rq_cpu_time={} run_delay=5 pcount=3 ticks=2000 timer_irqs=1000000 \
-             resched_ipis=1000000 wake_idle_without_ipi=1000000{}\n",
+             resched_ipis=1000000 wake_idle_without_ipi=1000000 pressure_ns=100000000000{}\n",
             100_000_000_000u64 + c as u64,
             if cpus > 1 {
                 " idle_ns=100000000000 idle_wait_ns=50000000000 idle_wait_mc_ns=50000000000"
@@ -337,6 +354,12 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
     // With cpu_capacity= a misfit hog on CPU 1 is pushed: CPU 0 asks, CPU 1 pushes.
     let capacity = !option(append, "cpu_capacity").is_empty();
     let nohz = option(append, "nohz") != "off";
+    // Fork balancing places the workers of a benchmark without spread=1 (one fork before it).
+    let forked: u64 = if name == "ebizzy" && get(&kv, "spread", "0") == "0" {
+        get(&kv, "threads", &cpus.to_string()).parse().unwrap()
+    } else {
+        0
+    };
     for c in 0..cpus {
         let (alb_count, alb_pushed) = match (capacity, c) {
             (true, 0) => (1, 0),
@@ -346,8 +369,10 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
         out += &format!(
             "@fw domstat cpu={c} level=MC lb_count_idle=3 lb_gained_idle=1 \
              lb_count_newidle={attempts} lb_gained_newidle={pulled} alb_count={alb_count} \
-             alb_pushed={alb_pushed} ttwu_wake_remote=7 ttwu_move_affine={affine} \
-             ttwu_move_balance=0\n"
+             alb_pushed={alb_pushed} sbf_count={} sbf_pushed={} ttwu_wake_remote=7 ttwu_move_affine={affine} \
+             ttwu_move_balance=0\n",
+            if c == 0 { 1 + forked } else { 0 },
+            if c == 0 { forked } else { 0 }
         );
         out += &format!(
             "@fw newidle cpu={c} attempts={attempts} successes={pulled} pulled={pulled} time_ns=9 \
