@@ -110,7 +110,8 @@ pub fn init(sds: &SchedDomains) {
     let now = crate::rq::now_ns();
     let mut spans: Vec<sched::cpumask::CpuMask> = Vec::new();
     let mut of_cpu = Vec::new();
-    for cpu in 0..MAX_CPUS.min(sds.online().iter().last().map_or(0, |c| c + 1)) {
+    let nr = sds.online().iter().last().map_or(0, |c| c + 1);
+    for (cpu, me) in PER_CPU.iter().enumerate().take(nr) {
         let mut mine = Vec::new();
         if sds.online().contains(cpu) {
             for sd in sds.per_cpu(cpu).iter().take(MAX_LEVELS) {
@@ -123,7 +124,7 @@ pub fn init(sds: &SchedDomains) {
                 };
                 mine.push((sd.level, id));
             }
-            PER_CPU[cpu].idle_since.store(now, Ordering::Relaxed);
+            me.idle_since.store(now, Ordering::Relaxed);
         }
         of_cpu.push(mine);
     }
