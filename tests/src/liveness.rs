@@ -20,17 +20,13 @@ pub const ACTIONS: [&str; 12] = [
     "capacity pressure",
 ];
 
-/// The rows whose scenarios are still to be written (issue 15: by the load-balancing,
+/// The rows whose scenarios are still to be written (issue 15: periodic pulls per idle type, the
 /// wakeup-placement and EEVDF work); their cells say `pending`. Strict both ways: a row here
 /// that names scenarios, or a row not here that says `pending`, fails.
 pub const PENDING: &[&str] = &[
     "periodic pull, CPU_IDLE",
     "periodic pull, CPU_NOT_IDLE",
-    "periodic pull, CPU_NEWLY_IDLE",
-    "active balance push",
-    "NOHZ idle balance",
     "select_idle_sibling hit and scan depth",
-    "misfit migration",
     "delayed dequeue and requeue",
 ];
 
