@@ -296,3 +296,34 @@ fn nohz_kicks() {
     n.after_idle_balance(100, hz, true, 200);
     assert_eq!(nohz_newidle_balance(&n, 1_000_000, 101), 0);
 }
+
+#[test]
+fn idle_only_skip_path_still_runs_wake_idle_on_prev() {
+    // The 2005 rule (`wake_balance=idle_only`): the waker's core (CPUs 0, 1)
+    // is busy, so the wakee is not balanced toward the waker; but, as in the
+    // 2005 try_to_wake_up, `wake_idle(prev)` still runs: a busy prev (CPU 2)
+    // with an idle SMT sibling (CPU 3) sends the wakee to that sibling.
+    let sds = topo(1, 4, 2); // SMT pairs (0,1) (2,3) (4,5) (6,7)
+    let mut cpus: Vec<CpuSnapshot> = (0..8).map(|c| CpuSnapshot::hogs(c, 1)).collect();
+    cpus[3] = CpuSnapshot::idle(3);
+    cpus[6] = CpuSnapshot::idle(6); // an idle CPU elsewhere: not the 2005 rule's business
+    let p = TaskSnapshot::hog(1, 2);
+    let llc = llc_full(8);
+    let idle_only = BalanceConfig { wake_balance: WakeBalance::IdleOnly, ..BalanceConfig::default() };
+    let d = select_task_rq_fair(&ctx(&sds, &cpus, &p, 0, &llc, &idle_only), &mut WakeAvgIdle::default());
+    assert_eq!((d.cpu, d.path), (3, WakePath::Prev), "prev's idle sibling: {d:?}");
+    // The sibling test honours the task's allowed CPUs.
+    let pinned = TaskSnapshot { allowed: [0usize, 1, 2, 6].into_iter().collect(), ..p };
+    let d = select_task_rq_fair(&ctx(&sds, &cpus, &pinned, 0, &llc, &idle_only), &mut WakeAvgIdle::default());
+    assert_eq!((d.cpu, d.path), (2, WakePath::Prev), "sibling not allowed: prev");
+    // A busy sibling: prev.
+    let mut busy = cpus.clone();
+    busy[3].set_hogs(1);
+    let d = select_task_rq_fair(&ctx(&sds, &busy, &p, 0, &llc, &idle_only), &mut WakeAvgIdle::default());
+    assert_eq!((d.cpu, d.path), (2, WakePath::Prev), "sibling busy: prev");
+    // An idle prev stays prev (wake_idle returns an idle CPU itself first).
+    let mut idle_prev = cpus.clone();
+    idle_prev[2] = CpuSnapshot::idle(2);
+    let d = select_task_rq_fair(&ctx(&sds, &idle_prev, &p, 0, &llc, &idle_only), &mut WakeAvgIdle::default());
+    assert_eq!((d.cpu, d.path), (2, WakePath::Prev));
+}

@@ -54,7 +54,8 @@ pub enum WakeBalance {
     Linux,
     /// The 2005 rule (Ingo Molnar, patch #3): consider moving the wakee only
     /// when the waking CPU or one of its SMT siblings is idle; otherwise
-    /// wake on the previous CPU.
+    /// wake on the previous CPU or, as the 2005 `wake_idle` did there, on an
+    /// idle allowed SMT sibling of a busy previous CPU.
     IdleOnly,
     /// No wake balancing: always the previous CPU (if still allowed).
     Off,

@@ -113,7 +113,8 @@ pub fn wake_affine(sds: &SchedDomains, sd: &SchedDomain, p: &TaskSnapshot, this:
 pub enum WakePath {
     /// select_idle_sibling after wake_affine / on prev.
     Fast,
-    /// WakeBalance::Off, or IdleOnly with no idle CPU near the waker.
+    /// WakeBalance::Off, or IdleOnly with no idle CPU near the waker (then
+    /// prev or its idle allowed SMT sibling: `wake_idle_2005`).
     Prev,
     /// No allowed CPU known: prev unchanged.
     Fallback,
@@ -159,6 +160,18 @@ pub struct WakeCtx<'a> {
     pub cfg: &'a BalanceConfig,
 }
 
+/// The 2005 `wake_idle(cpu, p)`, which the 2005 `try_to_wake_up` ran on
+/// every path, the one that kept `prev` included: `cpu` itself if idle, else
+/// the first idle CPU of its SMT domain (the level with `SD_WAKE_IDLE`) among
+/// the task's allowed CPUs, else `cpu`.
+pub fn wake_idle_2005(sds: &SchedDomains, cpus: &[CpuSnapshot], p: &TaskSnapshot, cpu: usize) -> usize {
+    let idle = |c: usize| cpu_snap(cpus, c).is_some_and(|s| s.available_idle());
+    if idle(cpu) {
+        return cpu;
+    }
+    smt_mask(sds, cpu).intersection(&p.allowed).iter().find(|&c| idle(c)).unwrap_or(cpu)
+}
+
 /// The scan depth for `target`'s LLC: SIS_UTIL's `nr_idle_scan + 1`
 /// (overriding SIS_PROP, as in 6.0–6.6 when both were on), else SIS_PROP's
 /// depth from the waking CPU, else unlimited. Returns `(nr, no_scan)`.
@@ -197,7 +210,7 @@ pub fn select_task_rq_fair(ctx: &WakeCtx<'_>, aged: &mut WakeAvgIdle) -> WakeDec
         WakeBalance::IdleOnly => {
             let near_idle = smt_mask(sds, this).iter().any(|c| cpu_snap(ctx.cpus, c).is_some_and(|s| s.available_idle()));
             if !near_idle {
-                return at_prev;
+                return WakeDecision { cpu: wake_idle_2005(sds, ctx.cpus, p, prev), ..at_prev };
             }
         }
         WakeBalance::Linux => {}
