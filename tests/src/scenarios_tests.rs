@@ -281,6 +281,12 @@ fn versus_scenarios_fail_when_a_boot_or_the_comparison_is_wrong() {
             "same_llc=2000\n",
             "same_llc=1999\n",
         ),
+        // aged: the fresh boot's wakee not on the idle last CPU; the aged boot deeper than 4
+        ("sis-prop-aged-depth", 0, "cpu=6 wakeups=0\n@fw wakeplace_cpu cpu=7 wakeups=100", "cpu=6 wakeups=100\n@fw wakeplace_cpu cpu=7 wakeups=0"),
+        ("sis-prop-aged-depth", 1, "depth_sum=400", "depth_sum=404"),
+        // SIS_UTIL: the busy LLC's wakee on an idle CPU; the light one's on the waker's CPU
+        ("sis-util-depth-by-load", 1, "cpu=0 wakeups=100\n@fw wakeplace_cpu cpu=1 wakeups=0", "cpu=0 wakeups=94\n@fw wakeplace_cpu cpu=1 wakeups=6"),
+        ("sis-util-depth-by-load", 0, "cpu=0 wakeups=0\n@fw wakeplace_cpu cpu=1 wakeups=0\n@fw wakeplace_cpu cpu=2 wakeups=0\n@fw wakeplace_cpu cpu=3 wakeups=100", "cpu=0 wakeups=100\n@fw wakeplace_cpu cpu=1 wakeups=0\n@fw wakeplace_cpu cpu=2 wakeups=0\n@fw wakeplace_cpu cpu=3 wakeups=0"),
         // the deterministic pair: one counter, one figure, or one line more in either boot
         ("icount-deterministic-smp4", 1, "ttwu_count=", "ttwu_count=1"),
         ("icount-deterministic-smp4", 0, "Time: ", "Time: 1"),

@@ -167,7 +167,7 @@ fn sis_prop_depth_per_variant() {
     sis_prop_account(SisProp::SuccessWeighted, &mut l, &mut aged, 8000, 8, true, false);
     assert_eq!(l.avg_scan_cost, 250);
     let mut l = LlcShared::new(16);
-    sis_prop_account(SisProp::Legacy, &mut l, &mut aged, 8000, 3, false, true);
+    assert!(!sis_prop_account(SisProp::Legacy, &mut l, &mut aged, 8000, 3, false, true));
     assert_eq!(l.avg_scan_cost, 0, "legacy ignores truncated scans");
     sis_prop_account(SisProp::PerCpuCost, &mut l, &mut aged, 8000, 4, false, true);
     assert_eq!(l.avg_scan_cost, 250, "per-CPU cost counts them");

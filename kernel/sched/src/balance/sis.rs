@@ -109,6 +109,7 @@ pub fn sis_prop_depth(variant: SisProp, avg_idle: Nanos, aged: &mut WakeAvgIdle,
 /// Folds one scan into SIS_PROP's cost average. `scan_time` is the time the
 /// kernel measured around the scan, `scanned` the CPUs examined, `found`
 /// whether it found an idle CPU, `truncated` whether the depth ran out.
+/// Returns whether the scan was folded in.
 ///
 /// - `Legacy`, `Aged`: whole-scan cost, only for scans not cut short
 ///   (`Aged` also consumes `wake_avg_idle` by the scan time).
@@ -116,11 +117,10 @@ pub fn sis_prop_depth(variant: SisProp, avg_idle: Nanos, aged: &mut WakeAvgIdle,
 /// - `SuccessWeighted`: whole-scan cost of every scan, a successful scan's
 ///   cost counted at a quarter (our reading of "weight successful scans
 ///   ×4": a success buys an uncontended CPU, so it is cheaper).
-pub fn sis_prop_account(variant: SisProp, llc: &mut LlcShared, aged: &mut WakeAvgIdle, scan_time: Nanos, scanned: u32, found: bool, truncated: bool) {
+pub fn sis_prop_account(variant: SisProp, llc: &mut LlcShared, aged: &mut WakeAvgIdle, scan_time: Nanos, scanned: u32, found: bool, truncated: bool) -> bool {
     match variant {
-        SisProp::Off => {}
+        SisProp::Off => return false,
         SisProp::Legacy if !truncated => llc.avg_scan_cost = update_avg(llc.avg_scan_cost, scan_time),
-        SisProp::Legacy => {}
         SisProp::PerCpuCost => llc.avg_scan_cost = update_avg(llc.avg_scan_cost, scan_time / scanned.max(1) as u64),
         SisProp::SuccessWeighted => {
             let t = if found { scan_time / 4 } else { scan_time };
@@ -130,8 +130,10 @@ pub fn sis_prop_account(variant: SisProp, llc: &mut LlcShared, aged: &mut WakeAv
             aged.wake_avg_idle -= aged.wake_avg_idle.min(scan_time);
             llc.avg_scan_cost = update_avg(llc.avg_scan_cost, scan_time);
         }
-        SisProp::Aged => {}
+        // 5.x's `if (!--nr) return -1;` left before the accounting.
+        SisProp::Legacy | SisProp::Aged => return false,
     }
+    true
 }
 
 /// The result of a scan.

@@ -214,8 +214,7 @@ pub fn account_scan(cfg: &BalanceConfig, sds: &SchedDomains, this_cpu: usize, d:
     let Some(scan) = d.sis.and_then(|s| s.scan) else { return false };
     let Some(time) = scan.time.filter(|_| !scan.idle_core) else { return false };
     let Some(l) = llc.get_mut(sds.sd_llc_id(this_cpu)) else { return false };
-    sis_prop_account(cfg.sis_prop, l, aged, time, scan.scanned, scan.cpu.is_some(), scan.truncated);
-    true
+    sis_prop_account(cfg.sis_prop, l, aged, time, scan.scanned, scan.cpu.is_some(), scan.truncated)
 }
 
 /// `select_task_rq_fair` for a wakeup. `aged` is the waking CPU's
