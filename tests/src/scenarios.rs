@@ -23,7 +23,8 @@ use crate::workloads::{
     check_prodcons, check_schbench, check_shares, check_spread, check_spread_smt, check_storm,
     check_tbench, check_three_on_two, check_tickless, check_deterministic_boot, compare_identical, compare_snap_delta, compare_wake_affine,
     check_newidle_off, check_newidle_pull, compare_capacity_push, compare_nohz_on_off, workload_ran, NOHZ_PULL_SMP,
-    check_sis_aged, check_sis_util, check_wake_2005, check_wake_affine_sync, compare_sis_aged, compare_sis_util,
+    check_sis_aged, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
+    compare_sis_util, SIS_UTIL_CONTRADICTION,
 };
 
 /// What a check returns: `Err` carries the reason for people.
@@ -708,6 +709,15 @@ pub fn all() -> Vec<Scenario> {
                 append: "sched_debug=1 workload=wakeplace,waker=0,prev=1,hog_mask=126,rounds=100",
                 compare: compare_sis_util::<8>,
             }),
+            ..BASE
+        },
+        Scenario {
+            name: "cmdline-sis-util-contradiction",
+            icount: true,
+            smp: "8",
+            append: SIS_UTIL_CONTRADICTION,
+            check: check_sis_util_contradiction,
+            complaints: true,
             ..BASE
         },
         Scenario {

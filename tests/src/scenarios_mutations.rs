@@ -360,6 +360,10 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("wake-2005-sibling-busy", "cpu=2 wakeups=100\n@fw wakeplace_cpu cpu=3 wakeups=0", "cpu=2 wakeups=0\n@fw wakeplace_cpu cpu=3 wakeups=100"),
     ("wake-2005-sibling-not-allowed", "cpu=2 wakeups=100\n@fw wakeplace_cpu cpu=3 wakeups=0", "cpu=2 wakeups=0\n@fw wakeplace_cpu cpu=3 wakeups=100"),
     ("wake-2005-smt-sibling", "wake_balance=idle_only wake_affine", "wake_balance=linux wake_affine"),
+    // the contradiction not reported, or the earlier switch winning
+    ("cmdline-sis-util-contradiction", "cmdline: sched_features=SIS_UTIL contradicts", "cmdline: sched_features=SIS_UTIL contradicted"),
+    ("cmdline-sis-util-contradiction", "sis_prop=off sis_util=on", "sis_prop=off sis_util=off"),
+    ("cmdline-sis-util-contradiction", " SIS_UTIL\n", " NO_SIS_UTIL\n"),
     // what the waker's nice weight in wake_affine_weight gave (measured before the fix)
     ("wake-affine-sync-waker-load", "cpu=0 wakeups=0\n@fw wakeplace_cpu cpu=1 wakeups=100", "cpu=0 wakeups=17\n@fw wakeplace_cpu cpu=1 wakeups=83"),
 ];

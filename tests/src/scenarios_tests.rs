@@ -117,6 +117,13 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
             out += "@fw selfcheck name=timer result=ok\n";
             out += &crate::workload_params::synthetic_help(n);
         }
+        crate::workloads::SIS_UTIL_CONTRADICTION => {
+            let msg = "sched_features=SIS_UTIL contradicts sis_util=off given earlier; the later one wins: sis_util=on (SIS_UTIL)";
+            out += &format!("cmdline: {msg}\n@fw cmdline_problem msg={msg}\n");
+            out += "@fw selfcheck name=timer result=ok\n";
+            out += &crate::workload_params::synthetic_stacks(s.memory_mib, n as u64);
+            out += &crate::workloads::synthetic::workload(s.append, n);
+        }
         a if a.contains("workload=") => {
             out += "@fw selfcheck name=timer result=ok\n";
             out += &crate::workload_params::synthetic_stacks(s.memory_mib, n as u64);

@@ -213,3 +213,28 @@ pub fn check_wake_affine_sync(log: &Log) -> CheckResult {
     ensure(w.hogs == [w.waker] && w.prev != w.waker, || format!("hogs {:?}: expected the waker's CPU only", w.hogs))?;
     mostly_on(&w, &[w.prev], "the waker's CPU is the heavier one once the waker's own small load is discounted")
 }
+
+// ---------------------------------------------------------------------------------------------
+// sis_util= and sched_features= contradicting each other
+
+/// The command line of `cmdline-sis-util-contradiction`: `sis_util=off`, then
+/// `sched_features=SIS_UTIL`, on the busy-LLC wakeplace run of `sis-util-depth-by-load`.
+pub const SIS_UTIL_CONTRADICTION: &str =
+    "sched_debug=1 sis_util=off sched_features=SIS_UTIL workload=wakeplace,waker=0,prev=1,hog_mask=126,rounds=100";
+
+/// `cmdline-sis-util-contradiction`: both ways of setting SIS_UTIL act in command-line order, so
+/// the later `sched_features=SIS_UTIL` wins; exactly one complaint says so (a `cmdline:` line and
+/// its `@fw cmdline_problem`); the boot line and `@fw sched_features` agree that SIS_UTIL is on;
+/// and it acts: the wakeups' scan depth is SIS_UTIL's for a busy LLC.
+pub fn check_sis_util_contradiction(log: &Log) -> CheckResult {
+    let want = "sched_features=SIS_UTIL contradicts sis_util=off given earlier; the later one wins: sis_util=on (SIS_UTIL)";
+    let lines: Vec<&str> = log.lines_starting_with("cmdline: ").collect();
+    ensure(lines == [format!("cmdline: {want}").as_str()], || format!("`cmdline: ` lines {lines:?}: expected exactly `cmdline: {want}`"))?;
+    let probs: Vec<&Record> = log.records("cmdline_problem").collect();
+    ensure(probs.len() == 1 && probs[0].get("msg") == Some(want), || {
+        format!("{} `@fw cmdline_problem` records: expected one with msg={want}", probs.len())
+    })?;
+    let f = log.one("sched_features")?.field("msg")?;
+    ensure(f.split_whitespace().any(|t| t == "SIS_UTIL"), || format!("`@fw sched_features msg={f}`: expected SIS_UTIL on"))?;
+    check_sis_util::<8>(log)
+}

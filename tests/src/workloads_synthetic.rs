@@ -39,6 +39,7 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
         "RUN_TO_PARITY",
         "NO_NEXT_BUDDY",
         "DELAY_DEQUEUE",
+        "SIS_UTIL",
     ]
     .into_iter()
     .map(String::from)
@@ -670,8 +671,9 @@ fn wakeplace(append: &str, kv: &[(String, String)], cpus: u32) -> String {
     fn or<'a>(v: &'a str, d: &'a str) -> &'a str {
         if v.is_empty() { d } else { v }
     }
-    let (sis_util, sis_prop, wake_balance) =
-        (or(option(append, "sis_util"), "on"), or(option(append, "sis_prop"), "off"), or(option(append, "wake_balance"), "linux"));
+    // A later sched_features=SIS_UTIL wins over sis_util=off.
+    let sis_util = if option(append, "sched_features") == "SIS_UTIL" { "on" } else { or(option(append, "sis_util"), "on") };
+    let (sis_prop, wake_balance) = (or(option(append, "sis_prop"), "off"), or(option(append, "wake_balance"), "linux"));
     let mut out = format!(
         "@fw balance_config msg=avg_idle_clamp=avg avg_idle_ceiling=200 sis_prop={sis_prop} sis_util={sis_util} \
          wake_balance={wake_balance} wake_affine=on ni_random=on newidle=on newidle_gate=cost\n"
