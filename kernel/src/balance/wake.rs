@@ -72,6 +72,10 @@ pub fn init_wake_aged(cpu: usize, avg_idle: u64) {
 /// An idle `cpu` is being woken and its `avg_idle` was just updated with the
 /// idle period that ends (`ttwu_do_activate` in 5.14–6.6): half of it is
 /// the idle time predicted for that CPU's own wakeups.
+/// Out of line and cold: only `sis_prop=aged` calls it, and the idle
+/// wakeup path of every other setting keeps its inlined shape.
+#[cold]
+#[inline(never)]
 pub fn note_idle_wakeup(cpu: usize, avg_idle: u64) {
     let mut a = load_aged(cpu);
     a.on_idle_wakeup(avg_idle, jiffies());
