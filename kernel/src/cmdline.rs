@@ -200,6 +200,8 @@ pub struct Parsed {
 pub fn parse(line: &str) -> Parsed {
     let mut options = Options::default();
     let mut problems = Vec::new();
+    // `sis_util=`/`ni_random=` and `sched_features=` set the same features.
+    let mut ledger = sched::balance::config::SwitchLedger::default();
     for word in line.split_ascii_whitespace() {
         let (key, value) = match word.split_once('=') {
             Some((k, v)) => (k, v),
@@ -248,7 +250,15 @@ pub fn parse(line: &str) -> Parsed {
             "sched_features" => {
                 let mut f = options.sched_features;
                 match f.apply(&value.replace(',', " ")) {
-                    Ok(()) => options.sched_features = f,
+                    Ok(()) => {
+                        options.sched_features = f;
+                        for tok in value.split(',') {
+                            let (name, on) = tok.strip_prefix("NO_").map_or((tok, true), |n| (n, false));
+                            if let Some(msg) = sched::Feature::from_name(name).and_then(|feat| ledger.note(feat, on, false)) {
+                                problems.push(msg);
+                            }
+                        }
+                    }
                     Err(e) => {
                         let _ = write!(
                             problem,
@@ -337,7 +347,16 @@ pub fn parse(line: &str) -> Parsed {
                 }
             },
             _ => match options.balance.apply(key, value) {
-                Ok(true) => {}
+                Ok(true) => {
+                    // A balancing switch that is a feature acts on the features.
+                    if let Some(&(_, feat)) = sched::balance::config::SHARED_SWITCHES.iter().find(|(k, _)| *k == key) {
+                        let on = options.balance.features.has(feat);
+                        options.sched_features.set(feat, on);
+                        if let Some(msg) = ledger.note(feat, on, true) {
+                            problems.push(msg);
+                        }
+                    }
+                }
                 Ok(false) => {
                     let _ = write!(problem, "unknown option {:?} ignored", word);
                 }
@@ -350,6 +369,8 @@ pub fn parse(line: &str) -> Parsed {
             problems.push(problem);
         }
     }
+    // One set of features for the policy core and the balancer.
+    options.balance.features = options.sched_features;
     Parsed { options, problems }
 }
 

@@ -25,6 +25,8 @@ use crate::workloads::{
     check_newidle_off, check_newidle_pull, compare_capacity_push, compare_nohz_on_off, workload_ran, NOHZ_PULL_SMP,
     check_idle_wait_fserver, check_idle_wait_prodcons, compare_clamp_pulls, compare_newidle_on_off,
     check_ebizzy_ran, compare_capacity_pressure, compare_fork_placement,
+    check_sis_aged, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
+    compare_sis_util, SIS_UTIL_CONTRADICTION,
 };
 
 /// What a check returns: `Err` carries the reason for people.
@@ -720,6 +722,21 @@ pub fn all() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
+            name: "sis-prop-aged-depth",
+            icount: true,
+            smp: "8",
+            // SIS_PROP `aged` (5.14-6.6) with SIS_UTIL off: the waker (CPU 0) wakes from a 1 ms
+            // idle and wakes the wakee at once, or after spinning 20 ms (its wake_avg_idle aged
+            // to 0); hogs on CPUs 1-6, CPU 7 idle. The command lines differ only in busy_us.
+            append: "sched_debug=1 sis_util=off sis_prop=aged workload=wakeplace,waker=0,prev=1,hog_mask=126,rounds=100",
+            check: check_sis_aged::<8>,
+            versus: Some(Versus {
+                append: "sched_debug=1 sis_util=off sis_prop=aged workload=wakeplace,waker=0,prev=1,hog_mask=126,rounds=100,busy_us=20000",
+                compare: compare_sis_aged::<8>,
+            }),
+            ..BASE
+        },
+        Scenario {
             // Fork placement: 3 ebizzy workers forked on CPU 0 of 4 start on the idle CPUs 1-3;
             // with spread=1 the workload places them itself and fork balancing is not asked.
             // Measured (Σ sbf_count, sbf_pushed): 4, 3 vs 1, 0; CPU 0 busy 6.0 ms of 200.
@@ -735,6 +752,19 @@ pub fn all() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
+            name: "sis-util-depth-by-load",
+            icount: true,
+            smp: "8",
+            // SIS_UTIL (default): hogs on CPUs 1-2, then on CPUs 1-6; the LLC's util sets the depth.
+            append: "sched_debug=1 workload=wakeplace,waker=0,prev=1,hog_mask=6,rounds=100",
+            check: check_sis_util::<8>,
+            versus: Some(Versus {
+                append: "sched_debug=1 workload=wakeplace,waker=0,prev=1,hog_mask=126,rounds=100",
+                compare: compare_sis_util::<8>,
+            }),
+            ..BASE
+        },
+        Scenario {
             // Capacity pressure: cpu_capacity=0:512 really halves what a CPU gets done.
             // Measured: 22446 vs 44992 searches (49.9%).
             name: "balance-capacity-pressure-smp1",
@@ -746,6 +776,47 @@ pub fn all() -> Vec<Scenario> {
                 append: "sched_debug=1 workload=ebizzy,threads=1,chunks=10,records=4096,ms=200",
                 compare: compare_capacity_pressure::<200>,
             }),
+            ..BASE
+        },
+        Scenario {
+            name: "cmdline-sis-util-contradiction",
+            icount: true,
+            smp: "8",
+            append: SIS_UTIL_CONTRADICTION,
+            check: check_sis_util_contradiction,
+            complaints: true,
+            ..BASE
+        },
+        Scenario {
+            name: "wake-2005-smt-sibling",
+            icount: true,
+            smp: WAKE_2005_SMP,
+            append: "sched_debug=1 wake_balance=idle_only workload=wakeplace,waker=0,prev=2,hog_mask=6,rounds=100",
+            check: check_wake_2005,
+            ..BASE
+        },
+        Scenario {
+            name: "wake-2005-sibling-busy",
+            icount: true,
+            smp: WAKE_2005_SMP,
+            append: "sched_debug=1 wake_balance=idle_only workload=wakeplace,waker=0,prev=2,hog_mask=14,rounds=100",
+            check: check_wake_2005,
+            ..BASE
+        },
+        Scenario {
+            name: "wake-2005-sibling-not-allowed",
+            icount: true,
+            smp: WAKE_2005_SMP,
+            append: "sched_debug=1 wake_balance=idle_only workload=wakeplace,waker=0,prev=2,hog_mask=6,allowed_mask=7,rounds=100",
+            check: check_wake_2005,
+            ..BASE
+        },
+        Scenario {
+            name: "wake-affine-sync-waker-load",
+            icount: true,
+            smp: "2",
+            append: "sched_debug=1 workload=wakeplace,waker=0,prev=1,hog_mask=1,light_mask=2,rounds=100",
+            check: check_wake_affine_sync,
             ..BASE
         },
         Scenario {
@@ -874,6 +945,7 @@ pub fn all() -> Vec<Scenario> {
         deterministic!("spread", 2, "workload=spread,hogs=2,start_cpu=0,ms=100"),
         deterministic!("prodcons", 2, "workload=prodcons,pairs=2,ms=100,hogs=1"),
         deterministic!("pipes", 2, "workload=pipes,pairs=2,rounds=500"),
+        deterministic!("wakeplace", 2, "workload=wakeplace,waker=0,prev=1,hog_mask=1,light_mask=2,rounds=20,warm_ms=20"),
         deterministic!("help", 1, "workload=help"),
         Scenario {
             name: "bench-schbench-smp2",
@@ -946,6 +1018,9 @@ pub const NEWIDLE_PULL_ON: &str =
     "sched_debug=1 trace=1 newidle=on workload=fserver,threads=8,burst_us=50,sleep_us=100,ms=300";
 pub const NEWIDLE_PULL_OFF: &str =
     "sched_debug=1 trace=1 newidle=off workload=fserver,threads=8,burst_us=50,sleep_us=100,ms=300";
+
+/// The SMT topology of the `wake-2005-*` scenarios: two packages of one core of two threads.
+pub const WAKE_2005_SMP: &str = "4,sockets=2,cores=1,threads=2";
 
 /// `pairs=` and `ms=` of `balance-newidle-snap-vs-delta`'s prodcons (both boots).
 pub const PRODCONS_PAIRS: u64 = 4;

@@ -360,4 +360,21 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("balance-newidle-clamp-snap-vs-avg", "items=5000", "items=0"),
     ("balance-fork-placement-smp4", "name=ebizzy ok=1", "name=ebizzy ok=0"),
     ("balance-capacity-pressure-smp1", ", 105324 searches", ", 0 searches"),
+    // sis_util=off ignored (the boot line still on), a truncated aged scan accounted
+    ("sis-prop-aged-depth", "sis_prop=aged sis_util=off", "sis_prop=aged sis_util=on"),
+    ("sis-prop-aged-depth", "accounted=100", "accounted=99"),
+    // a depth the formula does not give for 2 hogs of 8 CPUs; a wakeup not counted
+    ("sis-util-depth-by-load", "depth_sum=800", "depth_sum=500"),
+    ("sis-util-depth-by-load", "scans=100", "scans=99"),
+    // the wakee left on prev, or sent to the busy / not allowed sibling
+    ("wake-2005-smt-sibling", "cpu=2 wakeups=0\n@fw wakeplace_cpu cpu=3 wakeups=100", "cpu=2 wakeups=100\n@fw wakeplace_cpu cpu=3 wakeups=0"),
+    ("wake-2005-sibling-busy", "cpu=2 wakeups=100\n@fw wakeplace_cpu cpu=3 wakeups=0", "cpu=2 wakeups=0\n@fw wakeplace_cpu cpu=3 wakeups=100"),
+    ("wake-2005-sibling-not-allowed", "cpu=2 wakeups=100\n@fw wakeplace_cpu cpu=3 wakeups=0", "cpu=2 wakeups=0\n@fw wakeplace_cpu cpu=3 wakeups=100"),
+    ("wake-2005-smt-sibling", "wake_balance=idle_only wake_affine", "wake_balance=linux wake_affine"),
+    // the contradiction not reported, or the earlier switch winning
+    ("cmdline-sis-util-contradiction", "cmdline: sched_features=SIS_UTIL contradicts", "cmdline: sched_features=SIS_UTIL contradicted"),
+    ("cmdline-sis-util-contradiction", "sis_prop=off sis_util=on", "sis_prop=off sis_util=off"),
+    ("cmdline-sis-util-contradiction", " SIS_UTIL\n", " NO_SIS_UTIL\n"),
+    // what the waker's nice weight in wake_affine_weight gave (measured before the fix)
+    ("wake-affine-sync-waker-load", "cpu=0 wakeups=0\n@fw wakeplace_cpu cpu=1 wakeups=100", "cpu=0 wakeups=17\n@fw wakeplace_cpu cpu=1 wakeups=83"),
 ];

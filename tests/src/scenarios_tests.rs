@@ -117,6 +117,13 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
             out += "@fw selfcheck name=timer result=ok\n";
             out += &crate::workload_params::synthetic_help(n);
         }
+        crate::workloads::SIS_UTIL_CONTRADICTION => {
+            let msg = "sched_features=SIS_UTIL contradicts sis_util=off given earlier; the later one wins: sis_util=on (SIS_UTIL)";
+            out += &format!("cmdline: {msg}\n@fw cmdline_problem msg={msg}\n");
+            out += "@fw selfcheck name=timer result=ok\n";
+            out += &crate::workload_params::synthetic_stacks(s.memory_mib, n as u64);
+            out += &crate::workloads::synthetic::workload(s.append, n);
+        }
         a if a.contains("workload=") => {
             out += "@fw selfcheck name=timer result=ok\n";
             out += &crate::workload_params::synthetic_stacks(s.memory_mib, n as u64);
@@ -297,6 +304,12 @@ fn versus_scenarios_fail_when_a_boot_or_the_comparison_is_wrong() {
         ("balance-capacity-pressure-smp1", 0, "pressure_ns=100000000 idle_ns", "pressure_ns=0 idle_ns"),
         ("balance-capacity-pressure-smp1", 1, "wake_idle_without_ipi=0 pressure_ns=0", "wake_idle_without_ipi=0 pressure_ns=1"),
         ("balance-capacity-pressure-smp1", 0, ", 105324 searches", ", 210649 searches"),
+        // aged: the fresh boot's wakee not on the idle last CPU; the aged boot deeper than 4
+        ("sis-prop-aged-depth", 0, "cpu=6 wakeups=0\n@fw wakeplace_cpu cpu=7 wakeups=100", "cpu=6 wakeups=100\n@fw wakeplace_cpu cpu=7 wakeups=0"),
+        ("sis-prop-aged-depth", 1, "depth_sum=400", "depth_sum=404"),
+        // SIS_UTIL: the busy LLC's wakee on an idle CPU; the light one's on the waker's CPU
+        ("sis-util-depth-by-load", 1, "cpu=0 wakeups=100\n@fw wakeplace_cpu cpu=1 wakeups=0", "cpu=0 wakeups=94\n@fw wakeplace_cpu cpu=1 wakeups=6"),
+        ("sis-util-depth-by-load", 0, "cpu=0 wakeups=0\n@fw wakeplace_cpu cpu=1 wakeups=0\n@fw wakeplace_cpu cpu=2 wakeups=0\n@fw wakeplace_cpu cpu=3 wakeups=100", "cpu=0 wakeups=100\n@fw wakeplace_cpu cpu=1 wakeups=0\n@fw wakeplace_cpu cpu=2 wakeups=0\n@fw wakeplace_cpu cpu=3 wakeups=0"),
         // the deterministic pair: one counter, one figure, or one line more in either boot
         ("icount-deterministic-smp4", 1, "ttwu_count=", "ttwu_count=1"),
         ("icount-deterministic-smp4", 0, "Time: ", "Time: 1"),

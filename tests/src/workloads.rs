@@ -191,6 +191,8 @@ pub(crate) mod lb;
 mod threads;
 #[path = "workloads_wakeup.rs"]
 mod wakeup;
+#[path = "workloads_placement.rs"]
+mod placement;
 
 pub use balance::{
     check_capacity, check_spread, check_spread_smt, check_three_on_two, SPREAD_WITHIN_MS,
@@ -222,6 +224,10 @@ pub use lb::{
     compare_nohz_on_off, newidle_pulls_in_trace, record_sum, NewidlePull, NOHZ_PULL_HOGS, NOHZ_PULL_SMP,
 };
 pub use wakeup::{check_pipes, compare_wake_affine, domstat_sum, pipes_total};
+pub use placement::{
+    check_sis_aged, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
+    compare_sis_util, nr_idle_scan, wakeplace, Wakeplace, SIS_UTIL_CONTRADICTION,
+};
 
 // ---------------------------------------------------------------------------------------------
 // What a correct kernel prints, for the unit tests.

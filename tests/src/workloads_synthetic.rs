@@ -39,6 +39,7 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
         "RUN_TO_PARITY",
         "NO_NEXT_BUDDY",
         "DELAY_DEQUEUE",
+        "SIS_UTIL",
     ]
     .into_iter()
     .map(String::from)
@@ -253,6 +254,9 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                 pairs * same,
                 pairs * rounds
             );
+        }
+        "wakeplace" => {
+            out += &wakeplace(append, &kv, cpus);
         }
         "hackbench" | "schbench" | "ebizzy" | "tbench" | "fserver" => {
             let b = bench(&name, &kv);
@@ -692,6 +696,71 @@ fn trace_pipe_cross(rounds: u64) -> String {
     }
     for e in &cpu1 {
         out += &format!("@fw trace cpu=1 {e}\n");
+    }
+    out
+}
+
+/// `workload=wakeplace` as a correct kernel prints it: the balancing line, where the wakee ran
+/// (the scenario's expected CPU for every round) and the waker's `@fw sis` scans.
+fn wakeplace(append: &str, kv: &[(String, String)], cpus: u32) -> String {
+    let n: u64 = get(kv, "rounds", "200").parse().unwrap();
+    let waker: u32 = get(kv, "waker", "0").parse().unwrap();
+    let prev: u32 = get(kv, "prev", "1").parse().unwrap();
+    let hogs: u64 = get(kv, "hog_mask", "0").parse().unwrap();
+    let light: u64 = get(kv, "light_mask", "0").parse().unwrap();
+    let allowed: u64 = match get(kv, "allowed_mask", "0").parse().unwrap() {
+        0 => (1u64 << cpus) - 1,
+        m => m,
+    };
+    let busy: u64 = get(kv, "busy_us", "0").parse().unwrap();
+    let list = |m: u64| {
+        let v: Vec<u32> = (0..cpus).filter(|c| m & (1 << c) != 0).collect();
+        if v.is_empty() { "-".to_string() } else { format_cpulist(&v) }
+    };
+    fn or<'a>(v: &'a str, d: &'a str) -> &'a str {
+        if v.is_empty() { d } else { v }
+    }
+    // A later sched_features=SIS_UTIL wins over sis_util=off.
+    let sis_util = if option(append, "sched_features") == "SIS_UTIL" { "on" } else { or(option(append, "sis_util"), "on") };
+    let (sis_prop, wake_balance) = (or(option(append, "sis_prop"), "off"), or(option(append, "wake_balance"), "linux"));
+    let mut out = format!(
+        "@fw balance_config msg=avg_idle_clamp=avg avg_idle_ceiling=200 sis_prop={sis_prop} sis_util={sis_util} \
+         wake_balance={wake_balance} wake_affine=on ni_random=on newidle=on newidle_gate=cost\n"
+    );
+    // (CPU the wakee runs on, scans, scanned, found, truncated, depth_sum, no_scan, accounted)
+    let last = cpus - 1;
+    let (on, sis) = if wake_balance == "idle_only" {
+        let sib = prev ^ 1;
+        let on = if allowed & (1 << sib) != 0 && hogs & (1 << sib) == 0 { sib } else { prev };
+        (on, [0; 7])
+    } else if light != 0 {
+        (prev, [0; 7])
+    } else if sis_prop == "aged" && busy > 0 {
+        (waker, [n, 3 * n, 0, n, 4 * n, 0, 0])
+    } else if sis_prop == "aged" {
+        (last, [n, (cpus as u64 - 1) * n, n, 0, 100 * n, 0, n])
+    } else if hogs.count_ones() <= 2 {
+        (hogs.count_ones() + 1, [n, 3 * n, n, 0, 8 * n, 0, 0])
+    } else {
+        (waker, [n - 5, 2 * n, 0, n - 5, 3 * (n - 5), 5, 0])
+    };
+    out += &format!(
+        "@fw wakeplace waker={waker} prev={prev} allowed={} hogs={} light={} rounds={n} sleep_us=1000 \
+         busy_us={busy} work_us=50 home=1 warm_ms=200\n",
+        list(allowed),
+        list(hogs),
+        list(light)
+    );
+    for c in 0..cpus {
+        out += &format!("@fw wakeplace_cpu cpu={c} wakeups={}\n", if c == on { n } else { 0 });
+    }
+    for c in 0..cpus {
+        let v = if c == waker { sis } else { [0; 7] };
+        out += &format!(
+            "@fw sis cpu={c} scans={} scanned={} found={} truncated={} idle_core_scans=0 limited={} \
+             depth_sum={} no_scan={} accounted={} time_ns={}\n",
+            v[0], v[1], v[2], v[3], v[0], v[4], v[5], v[6], v[0] * 300
+        );
     }
     out
 }

@@ -140,7 +140,7 @@ proptest! {
         let llc: Vec<LlcShared> = (0..n).map(|i| LlcShared { nr_idle_scan: (vals[i][0] % 9) as u32, avg_scan_cost: vals[i][1] % 100_000 }).collect();
         let any_allowed = cpus.iter().any(|s| p.allows(s.cpu));
         for cfg in &cfgs {
-            let ctx = WakeCtx { sds: &sds, cpus: &cpus, task: &p, this_cpu: dst, waker_flips: (misc % 50) as u32, waker_load: misc % 3000, sync: misc % 2 == 0, waker_pcpu_kthread: misc % 9 == 0, llc: &llc, now_jiffies: misc % 1000, cfg };
+            let ctx = WakeCtx { sds: &sds, cpus: &cpus, task: &p, this_cpu: dst, waker_flips: (misc % 50) as u32, waker_load: misc % 3000, sync: misc % 2 == 0, waker_pcpu_kthread: misc % 9 == 0, llc: &llc, now_jiffies: misc % 1000, cfg, clock: None };
             let mut aged = WakeAvgIdle { wake_avg_idle: misc, wake_stamp: misc % 500 };
             let d = select_task_rq_fair(&ctx, &mut aged);
             if any_allowed {

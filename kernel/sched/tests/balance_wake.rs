@@ -20,7 +20,7 @@ fn topo(llcs: u32, cores: u32, threads: u32) -> SchedDomains {
 }
 
 fn ctx<'a>(sds: &'a SchedDomains, cpus: &'a [CpuSnapshot], task: &'a TaskSnapshot, this: usize, llc: &'a [LlcShared], cfg: &'a BalanceConfig) -> WakeCtx<'a> {
-    WakeCtx { sds, cpus, task, this_cpu: this, waker_flips: 1, waker_load: 1024, sync: true, waker_pcpu_kthread: false, llc, now_jiffies: 100, cfg }
+    WakeCtx { sds, cpus, task, this_cpu: this, waker_flips: 1, waker_load: 1024, sync: true, waker_pcpu_kthread: false, llc, now_jiffies: 100, cfg, clock: None }
 }
 
 fn llc_full(n: usize) -> Vec<LlcShared> {
@@ -95,7 +95,7 @@ fn select_idle_sibling_finds_an_idle_cpu_and_prefers_idle_cores() {
     cpus[6] = CpuSnapshot::idle(6);
     cpus[7] = CpuSnapshot::idle(7); // a fully idle core
     let p = TaskSnapshot::hog(1, 0);
-    let input = SisInput { sds: &sds, cpus: &cpus, task: &p, prev: 0, target: 0, waker_pcpu_kthread_on_prev: false, nr: None, no_scan: false, asym: false };
+    let input = SisInput { sds: &sds, cpus: &cpus, task: &p, prev: 0, target: 0, waker_pcpu_kthread_on_prev: false, nr: None, no_scan: false, asym: false, clock: None };
     let r = select_idle_sibling(&input);
     assert!(r.cpu == 6 || r.cpu == 7, "whole idle core first: {r:?}");
     // No idle core: an idle SMT sibling of prev, then any idle CPU.
@@ -167,7 +167,7 @@ fn sis_prop_depth_per_variant() {
     sis_prop_account(SisProp::SuccessWeighted, &mut l, &mut aged, 8000, 8, true, false);
     assert_eq!(l.avg_scan_cost, 250);
     let mut l = LlcShared::new(16);
-    sis_prop_account(SisProp::Legacy, &mut l, &mut aged, 8000, 3, false, true);
+    assert!(!sis_prop_account(SisProp::Legacy, &mut l, &mut aged, 8000, 3, false, true));
     assert_eq!(l.avg_scan_cost, 0, "legacy ignores truncated scans");
     sis_prop_account(SisProp::PerCpuCost, &mut l, &mut aged, 8000, 4, false, true);
     assert_eq!(l.avg_scan_cost, 250, "per-CPU cost counts them");
@@ -295,4 +295,134 @@ fn nohz_kicks() {
     assert_eq!(nohz_newidle_balance(&n, 100_000, 100), 0);
     n.after_idle_balance(100, hz, true, 200);
     assert_eq!(nohz_newidle_balance(&n, 1_000_000, 101), 0);
+}
+
+#[test]
+fn idle_only_skip_path_still_runs_wake_idle_on_prev() {
+    // The 2005 rule (`wake_balance=idle_only`): the waker's core (CPUs 0, 1)
+    // is busy, so the wakee is not balanced toward the waker; but, as in the
+    // 2005 try_to_wake_up, `wake_idle(prev)` still runs: a busy prev (CPU 2)
+    // with an idle SMT sibling (CPU 3) sends the wakee to that sibling.
+    let sds = topo(1, 4, 2); // SMT pairs (0,1) (2,3) (4,5) (6,7)
+    let mut cpus: Vec<CpuSnapshot> = (0..8).map(|c| CpuSnapshot::hogs(c, 1)).collect();
+    cpus[3] = CpuSnapshot::idle(3);
+    cpus[6] = CpuSnapshot::idle(6); // an idle CPU elsewhere: not the 2005 rule's business
+    let p = TaskSnapshot::hog(1, 2);
+    let llc = llc_full(8);
+    let idle_only = BalanceConfig { wake_balance: WakeBalance::IdleOnly, ..BalanceConfig::default() };
+    let d = select_task_rq_fair(&ctx(&sds, &cpus, &p, 0, &llc, &idle_only), &mut WakeAvgIdle::default());
+    assert_eq!((d.cpu, d.path), (3, WakePath::Prev), "prev's idle sibling: {d:?}");
+    // The sibling test honours the task's allowed CPUs.
+    let pinned = TaskSnapshot { allowed: [0usize, 1, 2, 6].into_iter().collect(), ..p };
+    let d = select_task_rq_fair(&ctx(&sds, &cpus, &pinned, 0, &llc, &idle_only), &mut WakeAvgIdle::default());
+    assert_eq!((d.cpu, d.path), (2, WakePath::Prev), "sibling not allowed: prev");
+    // A busy sibling: prev.
+    let mut busy = cpus.clone();
+    busy[3].set_hogs(1);
+    let d = select_task_rq_fair(&ctx(&sds, &busy, &p, 0, &llc, &idle_only), &mut WakeAvgIdle::default());
+    assert_eq!((d.cpu, d.path), (2, WakePath::Prev), "sibling busy: prev");
+    // An idle prev stays prev (wake_idle returns an idle CPU itself first).
+    let mut idle_prev = cpus.clone();
+    idle_prev[2] = CpuSnapshot::idle(2);
+    let d = select_task_rq_fair(&ctx(&sds, &idle_prev, &p, 0, &llc, &idle_only), &mut WakeAvgIdle::default());
+    assert_eq!((d.cpu, d.path), (2, WakePath::Prev));
+}
+
+/// A fake clock for select_idle_cpu's loop: each read advances it by 1 µs.
+fn ticking() -> impl Fn() -> u64 {
+    let t = std::cell::Cell::new(0u64);
+    move || {
+        t.set(t.get() + 1000);
+        t.get()
+    }
+}
+
+#[test]
+fn sis_prop_accounts_only_timed_depth_limited_scans_in_the_wakers_llc() {
+    // Two LLCs of 4 CPUs. The waker runs on CPU 0 (LLC 0); the wakee's prev
+    // is CPU 5 (LLC 1), busy; wake_affine off, so the scan runs in LLC 1.
+    let sds = topo(2, 4, 1);
+    let mut cpus: Vec<CpuSnapshot> = (0..8).map(|c| CpuSnapshot { avg_idle: 1_000_000, ..CpuSnapshot::hogs(c, 1) }).collect();
+    cpus[7] = CpuSnapshot::idle(7);
+    let p = TaskSnapshot::hog(1, 5);
+    let mut cfg = BalanceConfig { sis_prop: SisProp::Legacy, wake_affine: false, ..BalanceConfig::default() };
+    cfg.features.set(Feature::SisUtil, false);
+    let mut llc = llc_full(8);
+    llc[0].avg_scan_cost = 8000;
+    llc[1].avg_scan_cost = 500;
+    let clock = ticking();
+    let c = WakeCtx { clock: Some(ScanClock(&clock)), sync: false, ..ctx(&sds, &cpus, &p, 0, &llc, &cfg) };
+    let mut aged = WakeAvgIdle::default();
+    let d = select_task_rq_fair(&c, &mut aged);
+    assert_eq!(d.cpu, 7);
+    let scan = d.sis.unwrap().scan.unwrap();
+    // The depth reads the waker's LLC cost: 4 × (1 ms / 512) / 8001 = 0 → 4;
+    // with LLC 1's cost (500) it would be 15.
+    assert_eq!(scan.nr, Some(4));
+    // The loop alone is timed: one read before, one after.
+    assert_eq!(scan.time, Some(1000));
+    assert!(account_scan(&cfg, &sds, 0, &d, &mut llc, &mut aged));
+    assert_eq!(llc[0].avg_scan_cost, 8000 - 7000 / 8, "written to this_sd, the waker's LLC");
+    assert_eq!(llc[1].avg_scan_cost, 500, "the target's LLC is untouched");
+}
+
+#[test]
+fn sis_prop_does_not_account_whole_core_scans() {
+    // SMT pairs; a whole idle core (6, 7): has_idle_core, no depth, no accounting.
+    let sds = topo(1, 4, 2);
+    let mut cpus: Vec<CpuSnapshot> = (0..8).map(|c| CpuSnapshot::hogs(c, 1)).collect();
+    cpus[6] = CpuSnapshot::idle(6);
+    cpus[7] = CpuSnapshot::idle(7);
+    let p = TaskSnapshot::hog(1, 2);
+    for variant in [SisProp::Legacy, SisProp::PerCpuCost, SisProp::SuccessWeighted, SisProp::Aged] {
+        let mut cfg = BalanceConfig { sis_prop: variant, wake_affine: false, ..BalanceConfig::default() };
+        cfg.features.set(Feature::SisUtil, false);
+        let mut llc = llc_full(8);
+        llc[0].avg_scan_cost = 3000;
+        let clock = ticking();
+        let c = WakeCtx { clock: Some(ScanClock(&clock)), ..ctx(&sds, &cpus, &p, 0, &llc, &cfg) };
+        let mut aged = WakeAvgIdle { wake_avg_idle: 400_000, wake_stamp: 100 };
+        let d = select_task_rq_fair(&c, &mut aged);
+        assert!(d.cpu == 6 || d.cpu == 7, "{d:?}");
+        let scan = d.sis.unwrap().scan.unwrap();
+        assert!(scan.idle_core && scan.nr.is_none(), "{scan:?}");
+        assert!(!account_scan(&cfg, &sds, 0, &d, &mut llc, &mut aged), "{variant:?}");
+        assert_eq!(llc[0].avg_scan_cost, 3000);
+        assert_eq!(aged.wake_avg_idle, 400_000);
+    }
+}
+
+#[test]
+fn sis_util_and_sis_prop_both_on_depth_from_util_cost_still_learnt() {
+    // 6.0–6.6 with both features: SIS_UTIL's depth, SIS_PROP's aging and accounting.
+    let sds = topo(1, 8, 1);
+    let mut cpus: Vec<CpuSnapshot> = (0..8).map(|c| CpuSnapshot::hogs(c, 1)).collect();
+    cpus[2] = CpuSnapshot::idle(2);
+    let p = TaskSnapshot::hog(1, 0);
+    let cfg = BalanceConfig { sis_prop: SisProp::Aged, ..BalanceConfig::default() };
+    let mut llc = llc_full(8);
+    llc[0].nr_idle_scan = 3;
+    let clock = ticking();
+    let c = WakeCtx { clock: Some(ScanClock(&clock)), now_jiffies: 102, ..ctx(&sds, &cpus, &p, 0, &llc, &cfg) };
+    let mut aged = WakeAvgIdle { wake_avg_idle: 400_000, wake_stamp: 100 };
+    let d = select_task_rq_fair(&c, &mut aged);
+    let scan = d.sis.unwrap().scan.unwrap();
+    assert_eq!((d.cpu, scan.nr), (2, Some(4)), "nr_idle_scan + 1");
+    assert_eq!(aged, WakeAvgIdle { wake_avg_idle: 100_000, wake_stamp: 102 }, "aged by two jiffies");
+    assert!(account_scan(&cfg, &sds, 0, &d, &mut llc, &mut aged));
+    assert_eq!(aged.wake_avg_idle, 99_000, "the scan's 1 µs consumed");
+    assert_eq!(llc[0].avg_scan_cost, 125);
+}
+
+#[test]
+fn sis_util_refresh_skips_newidle_and_non_llc_domains() {
+    use sched::balance::IdleType;
+    // fair.c: update_idle_cpu_scan() returns early for CPU_NEWLY_IDLE, with
+    // SIS_UTIL off, and for a domain that is not the LLC.
+    let u = 512 * 8; // 50% of an 8-CPU LLC
+    assert_eq!(idle_cpu_scan_refresh(true, IdleType::NotIdle, 8, 8, u, 117), Some(update_idle_cpu_scan(u, 8, 117)));
+    assert_eq!(idle_cpu_scan_refresh(true, IdleType::Idle, 8, 8, u, 117), Some(5));
+    assert_eq!(idle_cpu_scan_refresh(true, IdleType::NewlyIdle, 8, 8, u, 117), None);
+    assert_eq!(idle_cpu_scan_refresh(false, IdleType::NotIdle, 8, 8, u, 117), None);
+    assert_eq!(idle_cpu_scan_refresh(true, IdleType::NotIdle, 16, 8, u, 117), None);
 }

@@ -34,7 +34,7 @@ pub mod wake;
 use alloc::vec::Vec;
 
 use sched::balance::{BalanceConfig, CapacityTable, NewidleCounters, SdState};
-use sched::balance::sis::{LlcShared, WakeAvgIdle};
+use sched::balance::sis::{LlcShared, SisStats};
 use sched::topology::SchedDomains;
 
 use crate::arch::percpu::MAX_CPUS;
@@ -51,11 +51,12 @@ pub struct Global {
 static GLOBAL: spin::Once<Global> = spin::Once::new();
 
 /// One CPU's balancing state: one `SdState` per domain (bottom-up, as
-/// `sds.per_cpu(cpu)`), its newidle counters and its SIS_PROP aging.
+/// `sds.per_cpu(cpu)`), its newidle counters and what its wakeups' idle
+/// scans did (its SIS_PROP aging is in `wake::WAKE_AGED`).
 pub struct CpuState {
     pub sd: Vec<SdState>,
     pub newidle: NewidleCounters,
-    pub wake_aged: WakeAvgIdle,
+    pub sis: SisStats,
     /// The snapshots wake placement reads, refilled at each wakeup this
     /// CPU performs (kept so that a wakeup allocates nothing).
     pub wake_snaps: Vec<sched::balance::CpuSnapshot>,
@@ -83,11 +84,12 @@ pub fn init(sds: SchedDomains, cfg: BalanceConfig, caps: CapacityTable, hz: u32)
         }
     }
     for &cpu in &online {
+        wake::init_wake_aged(cpu, sched::balance::avg_idle::AvgIdle::new().avg_idle);
         let sd = sds.per_cpu(cpu).iter().map(SdState::new).collect();
         *STATE[cpu].lock() = Some(CpuState {
             sd,
             newidle: NewidleCounters::default(),
-            wake_aged: WakeAvgIdle::default(),
+            sis: SisStats::default(),
             wake_snaps: Vec::with_capacity(online.len()),
             balance_snaps: Vec::with_capacity(online.len()),
         });

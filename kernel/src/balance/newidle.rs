@@ -120,5 +120,11 @@ pub fn note_activate(rq: &mut crate::rq::Rq) {
     }
     let Some(g) = super::global() else { return };
     let now = rq.clock;
-    rq.avg_idle.end_idle(now, g.cfg.avg_idle_clamp, g.cfg.avg_idle_ceiling_pct);
+    let ended = rq.avg_idle.end_idle(now, g.cfg.avg_idle_clamp, g.cfg.avg_idle_ceiling_pct).is_some();
+    // SIS_PROP `Aged` (5.14–6.6 ttwu_do_activate()): the prediction for this
+    // CPU's own wakeups starts at half the updated avg_idle. Only `aged`
+    // reads it, so the other settings skip the clock read it costs.
+    if ended && g.cfg.sis_prop == sched::balance::SisProp::Aged {
+        super::wake::note_idle_wakeup(rq.cpu, rq.avg_idle.avg_idle);
+    }
 }

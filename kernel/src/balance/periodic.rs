@@ -11,7 +11,7 @@ use sched::balance::interval::{balance_due, failed_count_after, finish_balance, 
 use sched::balance::migrate::{need_active_balance, ActiveBalanceInput, DetachParams};
 use sched::balance::newidle::DecayPass;
 use sched::balance::rq::record_pull;
-use sched::balance::sis::update_idle_cpu_scan;
+use sched::balance::sis::idle_cpu_scan_refresh;
 use sched::balance::{plan_balance, CpuSnapshot, IdleType, LbEnv, Migration, Plan, RqOutcome, SdState};
 use sched::cpumask::CpuMask;
 use sched::Feature;
@@ -151,10 +151,12 @@ pub fn balance_rq(
     for _ in 0..4 {
         snapshots_into(&sd.span, snaps);
         let (plan, lb_stats) = plan_balance(&env, snaps, &mut st.stats);
-        // SIS_UTIL: the LLC domain's balance refreshes how deep wakeups scan.
+        // SIS_UTIL: the LLC domain's balance refreshes how deep wakeups scan
+        // (not a newidle one: fair.c update_idle_cpu_scan()).
         if let Some(lbs) = lb_stats {
-            if g.sds.sd_llc(dst).is_some_and(|llc| llc.span == sd.span) {
-                let nr = update_idle_cpu_scan(lbs.sum_util, sd.span_weight, sd.imbalance_pct);
+            let sis_util = g.cfg.features.has(Feature::SisUtil);
+            let llc_weight = g.sds.sd_llc_size(dst);
+            if let Some(nr) = idle_cpu_scan_refresh(sis_util, idle, sd.span_weight, llc_weight, lbs.sum_util, sd.imbalance_pct) {
                 if let Some(l) = super::LLC.lock().get_mut(g.sds.sd_llc_id(dst)) {
                     l.nr_idle_scan = nr;
                 }

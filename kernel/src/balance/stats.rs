@@ -2,7 +2,9 @@
 //! of Linux's `/proc/schedstat` (`print_domain_lines`, called right after
 //! that CPU's `cpuN` line), then (`print_all`) a `@fw domstat`
 //! record per CPU and level, a `@fw newidle_sd` record per CPU and level (the
-//! newidle counters of that domain) and a `@fw newidle` record per CPU.
+//! newidle counters of that domain), a `@fw sis` record per CPU (its
+//! wakeups' select_idle_cpu scans: depth, hits, time) and a `@fw newidle`
+//! record per CPU.
 
 use alloc::string::String;
 
@@ -47,6 +49,12 @@ pub fn print_all() {
                 st.newidle.max_newidle_lb_cost
             );
         }
+        let s = state.sis;
+        crate::record!(
+            "sis",
+            "cpu={} scans={} scanned={} found={} truncated={} idle_core_scans={} limited={} depth_sum={} no_scan={} accounted={} time_ns={}",
+            cpu, s.scans, s.scanned, s.found, s.truncated, s.idle_core_scans, s.limited, s.depth_sum, s.no_scan, s.accounted, s.time_ns
+        );
         let n = state.newidle;
         let avg = crate::rq::lock(cpu).avg_idle;
         crate::record!(

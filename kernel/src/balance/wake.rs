@@ -6,9 +6,11 @@
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
 
+use core::sync::atomic::AtomicU64;
+
 use sched::balance::fork::select_task_rq_fork;
-use sched::balance::sis::sis_prop_account;
-use sched::balance::wake::{count_wakeup, llc_span, select_task_rq_fair, WakeCtx};
+use sched::balance::sis::{ScanClock, WakeAvgIdle};
+use sched::balance::wake::{account_scan, count_wakeup, llc_span, select_task_rq_fair, WakeCtx};
 use sched::balance::TaskSnapshot;
 use sched::cpumask::CpuMask;
 use sched::topology::SD_BALANCE_FORK;
@@ -16,6 +18,7 @@ use sched::{EntityId, WakeFlags};
 
 use super::snapshot::{snapshots, snapshots_into};
 use super::{jiffies, LLC, STATE};
+use crate::arch::percpu::MAX_CPUS;
 use crate::task::Task;
 
 /// The values placement needs from a sleeping task's entity (read by the
@@ -53,6 +56,51 @@ impl WakeeLoad {
     }
 }
 
+/// Each runqueue's SIS_PROP `Aged` state (Linux 5.14–6.6's `rq->wake_stamp`
+/// and `rq->wake_avg_idle`): set when an idle CPU is woken
+/// ([`note_idle_wakeup`], under that runqueue's lock), read, aged and
+/// consumed by the wakeups that CPU performs (without the lock, as Linux
+/// reads `this_rq()`'s). Atomics, so neither side takes a lock the other holds.
+static WAKE_AGED: [[AtomicU64; 2]; MAX_CPUS] = [const { [AtomicU64::new(0), AtomicU64::new(0)] }; MAX_CPUS];
+
+/// Sets `cpu`'s SIS_PROP `Aged` prediction at boot (Linux's `sched_init`:
+/// the whole initial `avg_idle`, stamped now).
+pub fn init_wake_aged(cpu: usize, avg_idle: u64) {
+    store_aged(cpu, WakeAvgIdle { wake_avg_idle: avg_idle, wake_stamp: jiffies() });
+}
+
+/// An idle `cpu` is being woken and its `avg_idle` was just updated with the
+/// idle period that ends (`ttwu_do_activate` in 5.14–6.6): half of it is
+/// the idle time predicted for that CPU's own wakeups.
+/// Out of line and cold: only `sis_prop=aged` calls it, and the idle
+/// wakeup path of every other setting keeps its inlined shape.
+#[cold]
+#[inline(never)]
+pub fn note_idle_wakeup(cpu: usize, avg_idle: u64) {
+    let mut a = load_aged(cpu);
+    a.on_idle_wakeup(avg_idle, jiffies());
+    store_aged(cpu, a);
+}
+
+fn load_aged(cpu: usize) -> WakeAvgIdle {
+    let a = &WAKE_AGED[cpu];
+    WakeAvgIdle { wake_avg_idle: a[0].load(Ordering::Relaxed), wake_stamp: a[1].load(Ordering::Relaxed) }
+}
+
+fn store_aged(cpu: usize, v: WakeAvgIdle) {
+    let a = &WAKE_AGED[cpu];
+    a[0].store(v.wake_avg_idle, Ordering::Relaxed);
+    a[1].store(v.wake_stamp, Ordering::Relaxed);
+}
+
+/// The waker's `task_h_load` for a sync wakeup (without task groups: its
+/// PELT `load_avg`), read from this CPU's runqueue, where it runs. Only
+/// sync wakeups read it (`wake_affine_weight`), so only they pay the lock.
+fn current_load_avg(this: usize) -> u64 {
+    let rq = crate::rq::lock(this);
+    rq.fair.curr().and_then(|e| rq.fair.entity(e)).map_or(0, |se| se.avg.load_avg)
+}
+
 /// The placement view of a sleeping task.
 fn wakee_snapshot(p: &Task, l: WakeeLoad, prev: usize) -> TaskSnapshot {
     let WakeeLoad { weight, load_avg: load, util } = l;
@@ -85,12 +133,17 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
     let task = wakee_snapshot(p, load, prev);
     // The waker (the task this CPU runs) records the wakee: wake_wide's flips.
     let waker = crate::task::current_or_idle();
+    let sync = flags.contains(WakeFlags::SYNC);
     let (waker_flips, waker_load) = if waker.is_idle {
         (0, 0)
     } else {
-        let mut w = waker.wakee.lock();
-        w.record_wakee(p.id as u64, jiffies(), g.hz);
-        (w.wakee_flips, crate::task::nice_weight(waker.nice_value()))
+        let flips = {
+            let mut w = waker.wakee.lock();
+            w.record_wakee(p.id as u64, jiffies(), g.hz);
+            w.wakee_flips
+        };
+        // fair.c: wake_affine_weight() discounts task_h_load(current).
+        (flips, if sync { current_load_avg(this) } else { 0 })
     };
     let mut span = llc_span(&g.sds, this).union(&llc_span(&g.sds, prev));
     span.set(this);
@@ -99,7 +152,8 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
     let mut guard = STATE[this].lock();
     let state = guard.as_mut()?;
     snapshots_into(&span, &mut state.wake_snaps);
-    let llc = LLC.lock();
+    let mut llc = LLC.lock();
+    let clock = crate::rq::now_ns;
     let ctx = WakeCtx {
         sds: &g.sds,
         cpus: &state.wake_snaps,
@@ -107,26 +161,26 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
         this_cpu: this,
         waker_flips,
         waker_load,
-        sync: flags.contains(WakeFlags::SYNC),
+        sync,
         waker_pcpu_kthread: false,
         llc: &llc,
         now_jiffies: jiffies(),
         cfg: &g.cfg,
+        clock: Some(ScanClock(&clock)),
     };
-    let t0 = crate::rq::now_ns();
-    let d = select_task_rq_fair(&ctx, &mut state.wake_aged);
-    let scan_time = crate::rq::now_ns() - t0;
+    let mut aged = load_aged(this);
+    let d = select_task_rq_fair(&ctx, &mut aged);
+    // SIS_PROP learns what a scan costs in this CPU's LLC (`this_sd`).
+    let accounted = account_scan(&g.cfg, &g.sds, this, &d, &mut llc, &mut aged);
     drop(llc);
-    if let Some(r) = d.sis.and_then(|s| s.recent_used_cpu) {
-        p.recent_used_cpu.store(r, Ordering::Relaxed);
+    if g.cfg.sis_prop == sched::balance::SisProp::Aged {
+        store_aged(this, aged);
     }
-    // SIS_PROP learns what a scan costs in this LLC (with SIS_UTIL off).
-    if !g.cfg.features.has(sched::Feature::SisUtil) {
-        if let Some(scan) = d.sis.and_then(|s| s.scan) {
-            if let Some(l) = LLC.lock().get_mut(g.sds.sd_llc_id(d.cpu)) {
-                sis_prop_account(g.cfg.sis_prop, l, &mut state.wake_aged, scan_time, scan.scanned, scan.cpu.is_some(), scan.truncated);
-            }
+    if let Some(sis) = d.sis {
+        if let Some(r) = sis.recent_used_cpu {
+            p.recent_used_cpu.store(r, Ordering::Relaxed);
         }
+        state.sis.record(sis.scan.as_ref(), sis.no_scan, accounted);
     }
     count_wakeup(&g.sds, this, prev, &d, state.sd.as_mut_slice());
     Some(d.cpu)

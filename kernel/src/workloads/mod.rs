@@ -21,6 +21,7 @@ mod shares;
 mod spread;
 mod storm;
 mod tbench;
+mod wakeplace;
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -49,6 +50,7 @@ pub const SPECS: &[Spec] = &[
     Spec { name: "spread", about: "hogs started on one CPU: how balancing spreads them", params: &[spread::PARAMS] },
     Spec { name: "prodcons", about: "producer/consumer pairs with short idle periods: newidle", params: &[prodcons::PARAMS] },
     Spec { name: "pipes", about: "ping-pong pairs free to move: wake_affine", params: &[pipes::PARAMS] },
+    Spec { name: "wakeplace", about: "one wakee woken from a pinned waker beside pinned hogs: where placement puts it", params: &[wakeplace::PARAMS] },
     Spec { name: "help", about: "lists these workloads and their parameters", params: &[] },
 ];
 
@@ -77,6 +79,7 @@ pub fn run(w: &Workload) -> bool {
         "spread" => spread::run(w),
         "prodcons" => prodcons::run(w),
         "pipes" => pipes::run(w),
+        "wakeplace" => wakeplace::run(w),
         "help" => {
             params::print_help(SPECS);
             true

@@ -19,6 +19,7 @@
 //! `apply_cmdline` accepts back.
 
 use alloc::string::String;
+use core::fmt::Write;
 use core::fmt;
 use core::str::FromStr;
 
@@ -54,7 +55,8 @@ pub enum WakeBalance {
     Linux,
     /// The 2005 rule (Ingo Molnar, patch #3): consider moving the wakee only
     /// when the waking CPU or one of its SMT siblings is idle; otherwise
-    /// wake on the previous CPU.
+    /// wake on the previous CPU or, as the 2005 `wake_idle` did there, on an
+    /// idle allowed SMT sibling of a busy previous CPU.
     IdleOnly,
     /// No wake balancing: always the previous CPU (if still allowed).
     Off,
@@ -213,10 +215,71 @@ impl fmt::Display for BalanceConfig {
     }
 }
 
+/// The features that a balancing switch and `sched_features=` both set:
+/// `sis_util=` is SIS_UTIL, `ni_random=` is NI_RANDOM.
+pub const SHARED_SWITCHES: [(&str, Feature); 2] = [("sis_util", Feature::SisUtil), ("ni_random", Feature::NiRandom)];
+
+/// What each way set each of [`SHARED_SWITCHES`] to last on a command
+/// line, so that a contradiction between the two ways is reported. Both
+/// ways act, in command-line order: the later one wins, like any option
+/// given twice.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SwitchLedger {
+    /// Per shared feature: [by `sched_features=`, by the balancing switch].
+    last: [[Option<bool>; 2]; 2],
+}
+
+impl SwitchLedger {
+    /// Records that `f` was set to `on`, by its balancing switch
+    /// (`by_switch`) or by `sched_features=`. Returns the message to report
+    /// when the other way set it the other way earlier; features that are
+    /// not shared are ignored.
+    pub fn note(&mut self, f: Feature, on: bool, by_switch: bool) -> Option<String> {
+        let i = SHARED_SWITCHES.iter().position(|&(_, g)| g == f)?;
+        let key = SHARED_SWITCHES[i].0;
+        self.last[i][by_switch as usize] = Some(on);
+        let other = self.last[i][!by_switch as usize]?;
+        if other == on {
+            return None;
+        }
+        let onoff = |b: bool| if b { "on" } else { "off" };
+        let no = |b: bool| if b { "" } else { "NO_" };
+        let name = f.name();
+        let mut m = String::new();
+        // (`write!` into a String: `format!` would link the prebuilt alloc's unwinding.)
+        let _ = if by_switch {
+            write!(m, "{key}={} contradicts sched_features={}{name} given earlier", onoff(on), no(other))
+        } else {
+            write!(m, "sched_features={}{name} contradicts {key}={} given earlier", no(on), onoff(other))
+        };
+        let _ = write!(m, "; the later one wins: {key}={} ({}{name})", onoff(on), no(on));
+        Some(m)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use alloc::string::ToString;
+
+    #[test]
+    fn switch_ledger_reports_contradictions_and_the_later_wins() {
+        let mut l = SwitchLedger::default();
+        assert_eq!(l.note(Feature::SisUtil, false, true), None, "first setter");
+        assert_eq!(l.note(Feature::SisUtil, false, false), None, "agreeing");
+        assert_eq!(
+            l.note(Feature::SisUtil, true, false).as_deref(),
+            Some("sched_features=SIS_UTIL contradicts sis_util=off given earlier; the later one wins: sis_util=on (SIS_UTIL)")
+        );
+        assert_eq!(
+            l.note(Feature::SisUtil, false, true).as_deref(),
+            Some("sis_util=off contradicts sched_features=SIS_UTIL given earlier; the later one wins: sis_util=off (NO_SIS_UTIL)")
+        );
+        assert_eq!(l.note(Feature::SisUtil, true, true), None, "agrees with sched_features=SIS_UTIL");
+        assert_eq!(l.note(Feature::NiRandom, true, false), None);
+        assert!(l.note(Feature::NiRandom, false, true).unwrap().starts_with("ni_random=off contradicts sched_features=NI_RANDOM"));
+        assert_eq!(l.note(Feature::WaIdle, false, true), None, "not a shared feature");
+    }
 
     #[test]
     fn parse_display_round_trip_and_errors() {

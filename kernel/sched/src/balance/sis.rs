@@ -10,7 +10,8 @@
 //! which CPU, how many CPUs were scanned and whether the scan was cut short,
 //! so the kernel can time the call and feed [`sis_prop_account`].
 //! `nr_idle_scan` is refreshed by [`update_idle_cpu_scan`] during periodic
-//! balancing of the domain that equals the LLC (`SdLbStats::sum_util`).
+//! and NOHZ (not newidle) balancing of the domain that equals the LLC
+//! (`SdLbStats::sum_util`; the gate is [`idle_cpu_scan_refresh`]).
 //!
 //! Arithmetic: SIS_UTIL's `x²·pct²` is at most `1024²·2^32` in `u128`;
 //! SIS_PROP products are `u128`, depths clamp to `u32`.
@@ -23,7 +24,7 @@ use super::avg_idle::update_avg;
 use super::capacity::task_fits_cpu;
 use super::config::SisProp;
 use super::env::smt_mask;
-use super::snapshot::{cpu_snap, CpuSnapshot, TaskSnapshot};
+use super::snapshot::{cpu_snap, CpuSnapshot, IdleType, TaskSnapshot};
 
 /// Per-LLC shared state (`sd_llc_shared` plus SIS_PROP's `avg_scan_cost`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,6 +50,18 @@ pub fn update_idle_cpu_scan(sum_util: u64, llc_weight: u32, imbalance_pct: u32) 
     let p = imbalance_pct as u128;
     let y = 1024 - (x * x * p * p / (10_000 * 1024)).min(1024);
     (y * w / 1024) as u32
+}
+
+/// Whether a balance attempt refreshes SIS_UTIL's `nr_idle_scan`, and to
+/// what (fair.c: `update_idle_cpu_scan()`): only with SIS_UTIL on, never
+/// from newidle balancing (`CPU_NEWLY_IDLE`: a CPU about to idle would
+/// refresh it far too often), and only for the domain that spans the LLC
+/// (`sd_weight == llc_weight`). `None`: leave it as it is.
+pub fn idle_cpu_scan_refresh(sis_util: bool, idle: IdleType, sd_weight: u32, llc_weight: u32, sum_util: u64, imbalance_pct: u32) -> Option<u32> {
+    if !sis_util || idle == IdleType::NewlyIdle || sd_weight != llc_weight {
+        return None;
+    }
+    Some(update_idle_cpu_scan(sum_util, llc_weight, imbalance_pct))
 }
 
 /// Per-run-queue SIS_PROP state of the `Aged` variant (5.14).
@@ -96,6 +109,7 @@ pub fn sis_prop_depth(variant: SisProp, avg_idle: Nanos, aged: &mut WakeAvgIdle,
 /// Folds one scan into SIS_PROP's cost average. `scan_time` is the time the
 /// kernel measured around the scan, `scanned` the CPUs examined, `found`
 /// whether it found an idle CPU, `truncated` whether the depth ran out.
+/// Returns whether the scan was folded in.
 ///
 /// - `Legacy`, `Aged`: whole-scan cost, only for scans not cut short
 ///   (`Aged` also consumes `wake_avg_idle` by the scan time).
@@ -103,11 +117,10 @@ pub fn sis_prop_depth(variant: SisProp, avg_idle: Nanos, aged: &mut WakeAvgIdle,
 /// - `SuccessWeighted`: whole-scan cost of every scan, a successful scan's
 ///   cost counted at a quarter (our reading of "weight successful scans
 ///   ×4": a success buys an uncontended CPU, so it is cheaper).
-pub fn sis_prop_account(variant: SisProp, llc: &mut LlcShared, aged: &mut WakeAvgIdle, scan_time: Nanos, scanned: u32, found: bool, truncated: bool) {
+pub fn sis_prop_account(variant: SisProp, llc: &mut LlcShared, aged: &mut WakeAvgIdle, scan_time: Nanos, scanned: u32, found: bool, truncated: bool) -> bool {
     match variant {
-        SisProp::Off => {}
+        SisProp::Off => return false,
         SisProp::Legacy if !truncated => llc.avg_scan_cost = update_avg(llc.avg_scan_cost, scan_time),
-        SisProp::Legacy => {}
         SisProp::PerCpuCost => llc.avg_scan_cost = update_avg(llc.avg_scan_cost, scan_time / scanned.max(1) as u64),
         SisProp::SuccessWeighted => {
             let t = if found { scan_time / 4 } else { scan_time };
@@ -117,8 +130,10 @@ pub fn sis_prop_account(variant: SisProp, llc: &mut LlcShared, aged: &mut WakeAv
             aged.wake_avg_idle -= aged.wake_avg_idle.min(scan_time);
             llc.avg_scan_cost = update_avg(llc.avg_scan_cost, scan_time);
         }
-        SisProp::Aged => {}
+        // 5.x's `if (!--nr) return -1;` left before the accounting.
+        SisProp::Legacy | SisProp::Aged => return false,
     }
+    true
 }
 
 /// The result of a scan.
@@ -132,6 +147,25 @@ pub struct ScanResult {
     pub truncated: bool,
     /// The scan looked for idle cores and found none (clear `has_idle_cores`).
     pub no_idle_core: bool,
+    /// The scan looked for whole idle cores (`has_idle_core`): no depth
+    /// limit, and SIS_PROP neither limits nor accounts it.
+    pub idle_core: bool,
+    /// The depth limit it ran with (`nr`; `None` = unlimited).
+    pub nr: Option<u32>,
+    /// The time of the scan loop alone (Linux's `cpu_clock` pair around
+    /// `select_idle_cpu`'s loop), when a clock was given.
+    pub time: Option<Nanos>,
+}
+
+/// The clock `select_idle_cpu` reads before and after its loop (the
+/// kernel's `now_ns`; tests pass a fake).
+#[derive(Clone, Copy)]
+pub struct ScanClock<'a>(pub &'a dyn Fn() -> Nanos);
+
+impl core::fmt::Debug for ScanClock<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("ScanClock")
+    }
 }
 
 fn idle(cpus: &[CpuSnapshot], c: usize) -> bool {
@@ -146,8 +180,20 @@ pub fn has_idle_cores(sds: &SchedDomains, cpus: &[CpuSnapshot], span: &CpuMask) 
 
 /// `select_idle_cpu`: scan `span ∩ allowed` from `target + 1`, wrapping.
 /// `nr` is the depth (`None` = unlimited); with `has_idle_core` whole idle
-/// cores are looked for first and the depth is not charged.
-pub fn select_idle_cpu(sds: &SchedDomains, cpus: &[CpuSnapshot], span: &CpuMask, allowed: &CpuMask, target: usize, has_idle_core: bool, nr: Option<u32>) -> ScanResult {
+/// cores are looked for first and the depth is not charged. `clock`, when
+/// given, is read right before and after the loop (`ScanResult::time`).
+pub fn select_idle_cpu(sds: &SchedDomains, cpus: &[CpuSnapshot], span: &CpuMask, allowed: &CpuMask, target: usize, has_idle_core: bool, nr: Option<u32>, clock: Option<ScanClock<'_>>) -> ScanResult {
+    let t0 = clock.map(|c| (c.0)());
+    let mut r = scan_loop(sds, cpus, span, allowed, target, has_idle_core, nr);
+    if let (Some(c), Some(t0)) = (clock, t0) {
+        r.time = Some((c.0)().saturating_sub(t0));
+    }
+    r.idle_core = has_idle_core;
+    r.nr = nr;
+    r
+}
+
+fn scan_loop(sds: &SchedDomains, cpus: &[CpuSnapshot], span: &CpuMask, allowed: &CpuMask, target: usize, has_idle_core: bool, nr: Option<u32>) -> ScanResult {
     let mut left = span.intersection(allowed);
     let mut r = ScanResult::default();
     let mut idle_cpu = None;
@@ -210,6 +256,8 @@ pub struct SisInput<'a> {
     pub no_scan: bool,
     /// Capacities differ across the machine (select_idle_capacity).
     pub asym: bool,
+    /// The clock that times the scan loop (`None`: not timed).
+    pub clock: Option<ScanClock<'a>>,
 }
 
 /// Where the wakee goes and why.
@@ -221,12 +269,15 @@ pub struct SisResult {
     pub scan: Option<ScanResult>,
     /// The task's new `recent_used_cpu` (prev), when step 4 updated it.
     pub recent_used_cpu: Option<usize>,
+    /// The search reached select_idle_cpu, and SIS_UTIL refused the scan
+    /// (`nr_idle_scan` 0).
+    pub no_scan: bool,
 }
 
 /// `select_idle_sibling` (§4.4).
 pub fn select_idle_sibling(i: &SisInput<'_>) -> SisResult {
     let (sds, cpus, p) = (i.sds, i.cpus, i.task);
-    let done = |cpu, recent| SisResult { cpu, scan: None, recent_used_cpu: recent };
+    let done = |cpu, recent| SisResult { cpu, scan: None, recent_used_cpu: recent, no_scan: false };
     let fits = |c: usize| !i.asym || cpu_snap(cpus, c).is_some_and(|s| task_fits_cpu(p.util, s.cap()));
     if idle(cpus, i.target) && fits(i.target) {
         return done(i.target, None);
@@ -269,9 +320,60 @@ pub fn select_idle_sibling(i: &SisInput<'_>) -> SisResult {
         }
     }
     if i.no_scan {
-        return done(i.target, new_recent);
+        return SisResult { no_scan: true, ..done(i.target, new_recent) };
     }
     let nr = if has_idle_core { None } else { i.nr };
-    let scan = select_idle_cpu(sds, cpus, &llc.span, &p.allowed, i.target, has_idle_core, nr);
-    SisResult { cpu: scan.cpu.unwrap_or(i.target), scan: Some(scan), recent_used_cpu: new_recent }
+    let scan = select_idle_cpu(sds, cpus, &llc.span, &p.allowed, i.target, has_idle_core, nr, i.clock);
+    SisResult { cpu: scan.cpu.unwrap_or(i.target), scan: Some(scan), recent_used_cpu: new_recent, no_scan: false }
+}
+
+/// What one CPU's wakeups did in `select_idle_cpu` (printed as `@fw sis`).
+/// Counts only grow; `time_ns` adds the loop times measured with the
+/// wakeup's clock (`ScanResult::time`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SisStats {
+    /// select_idle_cpu scans run.
+    pub scans: u64,
+    /// CPUs examined by them, in all.
+    pub scanned: u64,
+    /// Scans that found an idle CPU.
+    pub found: u64,
+    /// Scans the depth limit cut short.
+    pub truncated: u64,
+    /// Scans for whole idle cores (no depth limit).
+    pub idle_core_scans: u64,
+    /// Scans that ran with a depth limit (`nr`), and the sum of those `nr`:
+    /// `depth_sum / limited` is the mean depth (Linux's `nr`: at most
+    /// `nr - 1` CPUs examined).
+    pub limited: u64,
+    pub depth_sum: u64,
+    /// Wakeups where SIS_UTIL said the LLC is overloaded (`nr_idle_scan` 0): no scan.
+    pub no_scan: u64,
+    /// Scans folded into SIS_PROP's average cost.
+    pub accounted: u64,
+    /// Time spent in the scan loops (ns).
+    pub time_ns: u64,
+}
+
+impl SisStats {
+    /// Counts one wakeup's `select_idle_sibling` outcome: its scan if one
+    /// ran, or a scan SIS_UTIL refused (`no_scan`); `accounted` says whether
+    /// SIS_PROP folded it into its cost.
+    pub fn record(&mut self, scan: Option<&ScanResult>, no_scan: bool, accounted: bool) {
+        let Some(s) = scan else {
+            self.no_scan += no_scan as u64;
+            return;
+        };
+        self.scans += 1;
+        self.scanned += s.scanned as u64;
+        self.found += s.cpu.is_some() as u64;
+        self.truncated += s.truncated as u64;
+        self.idle_core_scans += s.idle_core as u64;
+        if let Some(nr) = s.nr {
+            self.limited += 1;
+            self.depth_sum += nr as u64;
+        }
+        self.accounted += accounted as u64;
+        self.time_ns += s.time.unwrap_or(0);
+    }
 }

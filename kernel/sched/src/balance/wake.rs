@@ -10,8 +10,9 @@
 //! [`WakeeState`], then [`select_task_rq_fair`] with snapshots, and enqueues
 //! the wakee on `WakeDecision::cpu` (locking that run-queue). It stores
 //! `recent_used_cpu` back into the task, adds `ttwu_*` schedstat counts from
-//! the decision ([`count_wakeup`]), and, with SIS_PROP, times the call and
-//! feeds `sis::sis_prop_account`. The chosen CPU is always allowed for the
+//! the decision ([`count_wakeup`]), and, with SIS_PROP, passes a clock
+//! (`WakeCtx::clock`) that times select_idle_cpu's loop and feeds the scan to
+//! [`account_scan`]. The chosen CPU is always allowed for the
 //! task when any allowed CPU is known; otherwise `prev` is returned.
 //!
 //! Fork and exec use `fork::sched_balance_find_dst_cpu`.
@@ -23,7 +24,7 @@ use crate::topology::{SchedDomain, SchedDomains, SD_WAKE_AFFINE};
 use super::config::{BalanceConfig, SisProp, WakeBalance};
 use super::domain_stats::DomainStats;
 use super::env::smt_mask;
-use super::sis::{select_idle_sibling, sis_prop_depth, LlcShared, SisInput, SisResult, WakeAvgIdle};
+use super::sis::{select_idle_sibling, sis_prop_account, sis_prop_depth, LlcShared, ScanClock, SisInput, SisResult, WakeAvgIdle};
 use super::snapshot::{cpu_snap, CpuSnapshot, TaskSnapshot};
 
 /// A task's waker-side wakeup history (`wakee_flips`, `last_wakee`).
@@ -113,7 +114,8 @@ pub fn wake_affine(sds: &SchedDomains, sd: &SchedDomain, p: &TaskSnapshot, this:
 pub enum WakePath {
     /// select_idle_sibling after wake_affine / on prev.
     Fast,
-    /// WakeBalance::Off, or IdleOnly with no idle CPU near the waker.
+    /// WakeBalance::Off, or IdleOnly with no idle CPU near the waker (then
+    /// prev or its idle allowed SMT sibling: `wake_idle_2005`).
     Prev,
     /// No allowed CPU known: prev unchanged.
     Fallback,
@@ -157,25 +159,62 @@ pub struct WakeCtx<'a> {
     pub now_jiffies: u64,
     /// Configuration.
     pub cfg: &'a BalanceConfig,
+    /// The clock that times select_idle_cpu's loop (`None`: untimed).
+    pub clock: Option<ScanClock<'a>>,
+}
+
+/// The 2005 `wake_idle(cpu, p)`, which the 2005 `try_to_wake_up` ran on
+/// every path, the one that kept `prev` included: `cpu` itself if idle, else
+/// the first idle CPU of its SMT domain (the level with `SD_WAKE_IDLE`) among
+/// the task's allowed CPUs, else `cpu`.
+pub fn wake_idle_2005(sds: &SchedDomains, cpus: &[CpuSnapshot], p: &TaskSnapshot, cpu: usize) -> usize {
+    let idle = |c: usize| cpu_snap(cpus, c).is_some_and(|s| s.available_idle());
+    if idle(cpu) {
+        return cpu;
+    }
+    smt_mask(sds, cpu).intersection(&p.allowed).iter().find(|&c| idle(c)).unwrap_or(cpu)
 }
 
 /// The scan depth for `target`'s LLC: SIS_UTIL's `nr_idle_scan + 1`
 /// (overriding SIS_PROP, as in 6.0–6.6 when both were on), else SIS_PROP's
 /// depth from the waking CPU, else unlimited. Returns `(nr, no_scan)`.
+///
+/// SIS_PROP's depth is computed (and `Aged` ages `wake_avg_idle`) even when
+/// SIS_UTIL overrides it, as 6.0–6.6's `select_idle_cpu` did. Its cost is
+/// `this_sd`'s, the waking CPU's LLC, and its span the target's LLC
+/// (`sd->span_weight`). Linux skips all of it when `has_idle_core`: the
+/// caller passes `nr` through only when there is no idle core.
 pub fn scan_depth(ctx: &WakeCtx<'_>, target: usize, aged: &mut WakeAvgIdle) -> (Option<u32>, bool) {
     let sds = ctx.sds;
     let shared = ctx.llc.get(sds.sd_llc_id(target)).copied().unwrap_or(LlcShared::new(sds.sd_llc_size(target)));
+    let prop = if ctx.cfg.sis_prop == SisProp::Off {
+        None
+    } else {
+        let this_shared = ctx.llc.get(sds.sd_llc_id(ctx.this_cpu)).copied().unwrap_or(shared);
+        let avg_idle = cpu_snap(ctx.cpus, ctx.this_cpu).map_or(0, |s| s.avg_idle);
+        sis_prop_depth(ctx.cfg.sis_prop, avg_idle, aged, ctx.now_jiffies, sds.sd_llc_size(target), this_shared.avg_scan_cost)
+    };
     if ctx.cfg.features.has(Feature::SisUtil) {
         let nr = shared.nr_idle_scan.saturating_add(1);
         return (Some(nr), nr == 1);
     }
-    if ctx.cfg.sis_prop == SisProp::Off {
-        return (None, false);
+    (prop, false)
+}
+
+/// SIS_PROP's accounting at the end of `select_idle_cpu` (5.x–6.6): a scan
+/// that ran with SIS_PROP on and no idle core (`!has_idle_core`) folds the
+/// time of its loop into the average cost of `this_sd`, the waking CPU's
+/// LLC, the same one its depth was read from (and `Aged` consumes
+/// `wake_avg_idle`); which scans count is the variant's
+/// ([`sis_prop_account`]). Returns whether a scan was accounted.
+pub fn account_scan(cfg: &BalanceConfig, sds: &SchedDomains, this_cpu: usize, d: &WakeDecision, llc: &mut [LlcShared], aged: &mut WakeAvgIdle) -> bool {
+    if cfg.sis_prop == SisProp::Off {
+        return false;
     }
-    let this_shared = ctx.llc.get(sds.sd_llc_id(ctx.this_cpu)).copied().unwrap_or(shared);
-    let avg_idle = cpu_snap(ctx.cpus, ctx.this_cpu).map_or(0, |s| s.avg_idle);
-    let nr = sis_prop_depth(ctx.cfg.sis_prop, avg_idle, aged, ctx.now_jiffies, sds.sd_llc_size(target), this_shared.avg_scan_cost);
-    (nr, false)
+    let Some(scan) = d.sis.and_then(|s| s.scan) else { return false };
+    let Some(time) = scan.time.filter(|_| !scan.idle_core) else { return false };
+    let Some(l) = llc.get_mut(sds.sd_llc_id(this_cpu)) else { return false };
+    sis_prop_account(cfg.sis_prop, l, aged, time, scan.scanned, scan.cpu.is_some(), scan.truncated)
 }
 
 /// `select_task_rq_fair` for a wakeup. `aged` is the waking CPU's
@@ -197,7 +236,7 @@ pub fn select_task_rq_fair(ctx: &WakeCtx<'_>, aged: &mut WakeAvgIdle) -> WakeDec
         WakeBalance::IdleOnly => {
             let near_idle = smt_mask(sds, this).iter().any(|c| cpu_snap(ctx.cpus, c).is_some_and(|s| s.available_idle()));
             if !near_idle {
-                return at_prev;
+                return WakeDecision { cpu: wake_idle_2005(sds, ctx.cpus, p, prev), ..at_prev };
             }
         }
         WakeBalance::Linux => {}
@@ -234,6 +273,7 @@ pub fn select_task_rq_fair(ctx: &WakeCtx<'_>, aged: &mut WakeAvgIdle) -> WakeDec
         nr,
         no_scan,
         asym,
+        clock: ctx.clock,
     });
     let cpu = if p.allows(sis.cpu) { sis.cpu } else { target };
     WakeDecision { cpu, path: WakePath::Fast, affine, sis: Some(sis) }

@@ -1,0 +1,241 @@
+//! Wakeup placement by its effect (`workload=wakeplace`, kernel/src/workloads/wakeplace.rs):
+//! where one wakee runs after each of its wakeups, with the CPUs around it made busy on purpose,
+//! and what its waker's `select_idle_cpu` scans did (`@fw sis`). The SIS scan depth of SIS_PROP
+//! `aged` (5.14–6.6) and of SIS_UTIL (6.0 on), the 2005 rule's `wake_idle` on an SMT sibling, and
+//! the waker's load in a sync `wake_affine_weight`.
+
+use super::{ensure, num_is, workload_ran};
+use crate::log::{Log, Record};
+use crate::scenarios::CheckResult;
+
+/// Linux's `imbalance_pct` of an MC (LLC) domain.
+const MC_IMBALANCE_PCT: u64 = 117;
+
+/// The part of a boot's `@fw balance_config msg=` for `key` (`sis_util`, `sis_prop`, ...).
+fn balance_config<'a>(log: &'a Log, key: &str) -> Result<&'a str, String> {
+    let r = log.one("balance_config")?;
+    let msg = r.field("msg")?;
+    msg.split_whitespace()
+        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
+        .ok_or_else(|| format!("`{r}`: no `{key}=`"))
+}
+
+/// The CPUs of a `wakeplace` cpulist field (`-`: none).
+fn cpu_set(r: &Record, key: &str) -> Result<Vec<u32>, String> {
+    if r.field(key)? == "-" { Ok(Vec::new()) } else { r.cpus(key) }
+}
+
+/// The setting of a wakeplace run: (waker, prev, allowed, hogs, light, rounds).
+pub struct Wakeplace {
+    pub waker: u32,
+    pub prev: u32,
+    pub allowed: Vec<u32>,
+    pub hogs: Vec<u32>,
+    pub rounds: u64,
+    /// Wakeups the wakee ran after, per CPU (index = CPU).
+    pub on: Vec<u64>,
+}
+
+/// A wakeplace run on `cpus` CPUs: it ran and finished, with invariant checks, and its per-CPU
+/// wakeup lines add up to its rounds. `sis_util` is the `sis_util=` the boot line must show.
+pub fn wakeplace(log: &Log, cpus: u32, sis_util: &str) -> Result<Wakeplace, String> {
+    workload_ran(log, "wakeplace", cpus, true)?;
+    let got = balance_config(log, "sis_util")?;
+    ensure(got == sis_util, || {
+        format!("`@fw balance_config` says sis_util={got}: expected sis_util={sis_util} (the command line's)")
+    })?;
+    let r = log.one("wakeplace")?;
+    let mut on = vec![0; cpus as usize];
+    let mut n = 0;
+    for c in log.records("wakeplace_cpu") {
+        let cpu = c.num("cpu")? as usize;
+        ensure(cpu == n && cpu < on.len(), || format!("`{c}`: expected cpu={n}"))?;
+        on[cpu] = c.num("wakeups")?;
+        n += 1;
+    }
+    ensure(n == cpus as usize, || format!("{n} `@fw wakeplace_cpu` lines: expected {cpus}"))?;
+    let rounds = r.num("rounds")?;
+    let sum: u64 = on.iter().sum();
+    ensure(sum == rounds, || format!("the `@fw wakeplace_cpu` wakeups add up to {sum}, not rounds={rounds}"))?;
+    Ok(Wakeplace {
+        waker: r.num("waker")? as u32,
+        prev: r.num("prev")? as u32,
+        allowed: r.cpus("allowed")?,
+        hogs: cpu_set(r, "hogs")?,
+        rounds,
+        on,
+    })
+}
+
+/// The waker's `@fw sis` line.
+fn sis<'a>(log: &'a Log, cpu: u32) -> Result<&'a Record, String> {
+    log.records("sis")
+        .find(|r| r.num("cpu").ok() == Some(cpu as u64))
+        .ok_or_else(|| format!("no `@fw sis cpu={cpu}`"))
+}
+
+/// At least 95% of `w`'s wakeups ran on one of `want`.
+fn mostly_on(w: &Wakeplace, want: &[u32], why: &str) -> CheckResult {
+    let hit: u64 = want.iter().map(|&c| w.on[c as usize]).sum();
+    ensure(hit * 100 >= w.rounds * 95, || {
+        format!("the wakee ran on CPUs {want:?} after {hit} of {} wakeups (per CPU {:?}): expected >= 95% ({why})", w.rounds, w.on)
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// SIS_PROP aged: the depth follows the waker CPU's wake_avg_idle (two boots)
+
+/// One boot of `sis-prop-aged-depth` on `CPUS` CPUs (one LLC): `sis_util=off sis_prop=aged`, the
+/// waker on CPU 0, the wakee's prev CPU 1, hogs on every CPU but 0 and the last. Every wakeup
+/// reaches select_idle_cpu (target, prev and recent CPU all busy) and SIS_PROP limits it.
+pub fn check_sis_aged<const CPUS: u32>(log: &Log) -> CheckResult {
+    let w = wakeplace(log, CPUS, "off")?;
+    let prop = balance_config(log, "sis_prop")?;
+    ensure(prop == "aged", || format!("sis_prop={prop}: expected aged"))?;
+    let s = sis(log, w.waker)?;
+    num_is(s, "scans", w.rounds)?;
+    num_is(s, "limited", w.rounds)?;
+    num_is(s, "no_scan", 0)?;
+    num_is(s, "idle_core_scans", 0)?;
+    // 5.14's accounting: every scan not cut short, none that was.
+    num_is(s, "accounted", w.rounds - s.num("truncated")?)
+}
+
+/// (`busy_us=0` boot, `busy_us=20000` boot) of `sis-prop-aged-depth`. The waker sleeps 1 ms before
+/// each wakeup, so its CPU wakes from idle with `wake_avg_idle = avg_idle / 2` (5.14–6.6
+/// `ttwu_do_activate`). Woken right away, the predicted idle time is hundreds of microseconds and
+/// the depth `LLC × wake_avg_idle / (avg_scan_cost + 1)` far above the LLC: each scan goes from
+/// CPU 1 to the idle last CPU (examining every other CPU) and the wakee runs there. Spinning 20 ms
+/// first, the prediction halves each jiffy to 0 and the depth is the minimum, 4: three CPUs
+/// examined (all busy), the scan cut short, and the wakee queued on the waker's CPU (the target).
+pub fn compare_sis_aged<const CPUS: u32>(fresh: &Log, aged: &Log) -> CheckResult {
+    let last = CPUS - 1;
+    let (wf, wa) = (wakeplace(fresh, CPUS, "off")?, wakeplace(aged, CPUS, "off")?);
+    let (sf, sa) = (sis(fresh, wf.waker)?, sis(aged, wa.waker)?);
+    let n = wf.rounds;
+    num_is(sf, "found", n)?;
+    num_is(sf, "truncated", 0)?;
+    num_is(sf, "scanned", n * (CPUS as u64 - 1))?;
+    let depth = sf.num("depth_sum")?;
+    ensure(depth >= n * CPUS as u64, || {
+        format!("`{sf}`: depth_sum={depth}: expected every depth >= {CPUS} (nr - 1 CPUs examined reach CPU {last})")
+    })?;
+    mostly_on(&wf, &[last], "the deep scan finds the idle last CPU")?;
+    let m = wa.rounds;
+    num_is(sa, "depth_sum", 4 * m)?;
+    num_is(sa, "truncated", m)?;
+    num_is(sa, "found", 0)?;
+    num_is(sa, "scanned", 3 * m)?;
+    mostly_on(&wa, &[wa.waker], "depth 4 stops before the idle CPU; the target is the waker's CPU")
+}
+
+// ---------------------------------------------------------------------------------------------
+// SIS_UTIL: the depth falls as the LLC gets busy (two boots)
+
+/// SIS_UTIL's `nr_idle_scan` for a summed util of an LLC of `w` CPUs (fair.c:
+/// `update_idle_cpu_scan()`): `w · (1 − min(1, (u/w)² · pct² / (10⁴ · 1024)))`.
+pub fn nr_idle_scan(sum_util: u64, w: u64) -> u64 {
+    let x = sum_util / w;
+    let t = (x * x * MC_IMBALANCE_PCT * MC_IMBALANCE_PCT / (10_000 * 1024)).min(1024);
+    (1024 - t) * w / 1024
+}
+
+/// One boot of `sis-util-depth-by-load` on `CPUS` CPUs (one LLC, default features): with `k`
+/// hogs, the LLC's util is between `k · 900` (hogs whose PELT util has settled near 1000 after
+/// `warm_ms`, as the last periodic balance of the LLC sampled it) and `(k + 1) · 1024` (plus the
+/// waker and the wakee), so the mean depth `nr = nr_idle_scan + 1` of the wakeups that reach
+/// select_idle_cpu (a refused scan counts as `nr = 1`) lies between the formula's values there.
+pub fn check_sis_util<const CPUS: u32>(log: &Log) -> CheckResult {
+    let w = wakeplace(log, CPUS, "on")?;
+    let s = sis(log, w.waker)?;
+    let k = w.hogs.len() as u64;
+    let attempts = s.num("scans")? + s.num("no_scan")?;
+    num_is(s, "limited", s.num("scans")?)?;
+    ensure(attempts == w.rounds, || format!("`{s}`: scans + no_scan = {attempts}: expected rounds={}", w.rounds))?;
+    let nr_sum = s.num("depth_sum")? + s.num("no_scan")?;
+    let (lo, hi) = (nr_idle_scan((k + 1) * 1024, CPUS as u64) + 1, nr_idle_scan(k * 900, CPUS as u64) + 1);
+    ensure(lo * attempts <= nr_sum && nr_sum <= hi * attempts, || {
+        format!("`{s}`: mean depth {nr_sum}/{attempts}: expected between {lo} and {hi} with {k} hogs of {CPUS} CPUs")
+    })
+}
+
+/// (2 hogs, 6 hogs) of `sis-util-depth-by-load`: the busier LLC's mean depth is lower, and the
+/// effect follows: with 2 hogs (CPUs 1, 2) the scan from CPU 1 reaches an idle CPU and the wakee
+/// runs on one of CPUs 3..; with 6 (CPUs 1..6) it stops before the idle last CPU, or does not
+/// scan, and the wakee runs on the waker's CPU.
+pub fn compare_sis_util<const CPUS: u32>(light: &Log, busy: &Log) -> CheckResult {
+    let (wl, wb) = (wakeplace(light, CPUS, "on")?, wakeplace(busy, CPUS, "on")?);
+    let mean = |log: &Log, w: &Wakeplace| -> Result<(u64, u64), String> {
+        let s = sis(log, w.waker)?;
+        Ok((s.num("depth_sum")? + s.num("no_scan")?, s.num("scans")? + s.num("no_scan")?))
+    };
+    let ((dl, nl), (db, nb)) = (mean(light, &wl)?, mean(busy, &wb)?);
+    ensure(wl.hogs.len() < wb.hogs.len() && dl * nb > db * nl, || {
+        format!("mean depth {dl}/{nl} with {} hogs, {db}/{nb} with {}: expected lower with more", wl.hogs.len(), wb.hogs.len())
+    })?;
+    let idle: Vec<u32> = (0..CPUS).filter(|c| *c != wl.waker && !wl.hogs.contains(c)).collect();
+    mostly_on(&wl, &idle, "a light LLC is scanned deep enough to reach an idle CPU")?;
+    mostly_on(&wb, &[wb.waker], "a busy LLC is barely scanned; the target is the waker's CPU")
+}
+
+// ---------------------------------------------------------------------------------------------
+// The 2005 rule: wake_idle(prev) on the skip path
+
+/// `wake_balance=idle_only` at `-smp 4,sockets=2,cores=1,threads=2` (SMT pairs 0-1, 2-3): the
+/// waker on CPU 0, a hog on CPU 1 (so the waker's core has no idle CPU and the wakee is not
+/// balanced toward it), the wakee's prev CPU 2 busy with a hog. The 2005 `try_to_wake_up` still
+/// ran `wake_idle(prev)`: prev's SMT sibling (CPU 3) takes the wakee when it is idle and allowed;
+/// otherwise it stays on prev.
+pub fn check_wake_2005(log: &Log) -> CheckResult {
+    let w = wakeplace(log, 4, "on")?;
+    let wb = balance_config(log, "wake_balance")?;
+    ensure(wb == "idle_only", || format!("wake_balance={wb}: expected idle_only"))?;
+    let sibling = w.prev ^ 1;
+    ensure(w.hogs.contains(&(w.waker ^ 1)) && w.hogs.contains(&w.prev), || {
+        format!("hogs {:?}: the scenario needs the waker's sibling and prev busy", w.hogs)
+    })?;
+    if w.allowed.contains(&sibling) && !w.hogs.contains(&sibling) {
+        mostly_on(&w, &[sibling], "prev busy, its SMT sibling idle and allowed: wake_idle picks the sibling")
+    } else {
+        mostly_on(&w, &[w.prev], "the sibling is busy or not allowed: prev")
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sync wake_affine_weight discounts the waker's load, not its weight
+
+/// `-smp 2`: the waker on CPU 0 beside a nice-0 hog, the wakee's prev CPU 1 beside a nice-5 hog
+/// (weight 335), sync wakeups. WA_IDLE has no opinion (both CPUs busy, two tasks on the waker's);
+/// WA_WEIGHT compares CPU 0's load less the waker's `task_h_load` (its PELT load, small: it sleeps
+/// 1 ms per round) plus the wakee's, about 1024, with CPU 1's, about 335: prev stays. Discounting
+/// the waker's nice weight (1024) instead made CPU 0 look empty and pulled the wakee onto it.
+pub fn check_wake_affine_sync(log: &Log) -> CheckResult {
+    let w = wakeplace(log, 2, "on")?;
+    ensure(w.hogs == [w.waker] && w.prev != w.waker, || format!("hogs {:?}: expected the waker's CPU only", w.hogs))?;
+    mostly_on(&w, &[w.prev], "the waker's CPU is the heavier one once the waker's own small load is discounted")
+}
+
+// ---------------------------------------------------------------------------------------------
+// sis_util= and sched_features= contradicting each other
+
+/// The command line of `cmdline-sis-util-contradiction`: `sis_util=off`, then
+/// `sched_features=SIS_UTIL`, on the busy-LLC wakeplace run of `sis-util-depth-by-load`.
+pub const SIS_UTIL_CONTRADICTION: &str =
+    "sched_debug=1 sis_util=off sched_features=SIS_UTIL workload=wakeplace,waker=0,prev=1,hog_mask=126,rounds=100";
+
+/// `cmdline-sis-util-contradiction`: both ways of setting SIS_UTIL act in command-line order, so
+/// the later `sched_features=SIS_UTIL` wins; exactly one complaint says so (a `cmdline:` line and
+/// its `@fw cmdline_problem`); the boot line and `@fw sched_features` agree that SIS_UTIL is on;
+/// and it acts: the wakeups' scan depth is SIS_UTIL's for a busy LLC.
+pub fn check_sis_util_contradiction(log: &Log) -> CheckResult {
+    let want = "sched_features=SIS_UTIL contradicts sis_util=off given earlier; the later one wins: sis_util=on (SIS_UTIL)";
+    let lines: Vec<&str> = log.lines_starting_with("cmdline: ").collect();
+    ensure(lines == [format!("cmdline: {want}").as_str()], || format!("`cmdline: ` lines {lines:?}: expected exactly `cmdline: {want}`"))?;
+    let probs: Vec<&Record> = log.records("cmdline_problem").collect();
+    ensure(probs.len() == 1 && probs[0].get("msg") == Some(want), || {
+        format!("{} `@fw cmdline_problem` records: expected one with msg={want}", probs.len())
+    })?;
+    let f = log.one("sched_features")?.field("msg")?;
+    ensure(f.split_whitespace().any(|t| t == "SIS_UTIL"), || format!("`@fw sched_features msg={f}`: expected SIS_UTIL on"))?;
+    check_sis_util::<8>(log)
+}
