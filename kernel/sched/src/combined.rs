@@ -408,8 +408,10 @@ impl FairRq {
         }
 
         // update_curr: charge the running entity (and `after_charge`,
-        // spelled out: `self` is borrowed through the two entities)
-        if now > cse.exec_start && charge_entity(cse, now, math, base_slice) && self.nr_queued > 1 {
+        // spelled out: `self` is borrowed through the two entities); not
+        // for a requeue, which Linux does without it (fair.c
+        // `requeue_delayed_entity()`): there the preemption check charges
+        if !DELAYED && now > cse.exec_start && charge_entity(cse, now, math, base_slice) && self.nr_queued > 1 {
             self.need_resched = true;
             if self.next == Some(c) {
                 self.next = None;
@@ -420,9 +422,6 @@ impl FairRq {
         let avg: &mut AvgVruntime = &mut self.avg;
         let pnow = self.pelt_clock.now();
 
-        // V is the running entity's vruntime (set by the re-placement into
-        // an otherwise empty tree below): it is eligible without the test
-        let mut curr_at_v = false;
         if DELAYED {
             // requeue_delayed of `i`, queued (so in the tree: it is not curr)
             // and delayed
@@ -476,7 +475,6 @@ impl FairRq {
                         // recenter: `i` and the running entity both at the
                         // latter's vruntime, which is V (`set_single`)
                         avg.set_single(v_mean, if inserted { w } else { 0 });
-                        curr_at_v = true;
                     } else {
                         if inserted {
                             avg.add(se.vruntime, w);
@@ -489,6 +487,9 @@ impl FairRq {
             se.sched_delayed = false;
             self.h_nr_runnable += 1;
             self.stats.delayed_requeued += 1;
+            // check_preempt_wakeup, whose update_curr charges the running
+            // entity now (after the requeue, as in Linux)
+            return Some(self.check_preempt_idx(i, wf, false));
         } else {
             // place_entity (nr_queued > 0: curr is queued)
             let v_mean = avg.mean_or_curr(ct);
@@ -565,8 +566,7 @@ impl FairRq {
         // the protection (update_protect_slice).
         if !short && !feats.has(Feature::NextBuddy) && self.next.is_none() {
             let protected = vbefore(cse.vruntime, cse.vprot);
-            // with `curr_at_v` the test is `0 >= 0` (key 0 and S = 0)
-            if protected && (curr_at_v || avg.eligible(cse.vruntime, ct)) {
+            if protected && avg.eligible(cse.vruntime, ct) {
                 self.stats.picks += 1;
                 if feats.has(Feature::RunToParity) {
                     // cfs_rq_min_slice: curr is queued

@@ -34,9 +34,11 @@ impl FairRq {
         }
     }
 
-    /// Wakeup of a delayed entity: runnable again without a second enqueue.
+    /// Wakeup of a delayed entity: runnable again without a second enqueue
+    /// (fair.c `requeue_delayed_entity()`). The running entity is not
+    /// charged first: with DELAY_ZERO the lag is taken at V as of its last
+    /// charge; the preemption check that follows charges it.
     pub(crate) fn requeue_delayed(&mut self, i: u32) {
-        self.update_curr();
         self.update_entity_pelt(i);
         if self.feat(Feature::DelayZero) {
             self.update_entity_lag(i);

@@ -338,6 +338,10 @@ impl FairRq {
             }
         };
         self.update_rq_pelt();
+        // fair.c `migrate_task_rq_fair()`: an entity that changes CPU is not
+        // cache hot on its new one (`task_hot()` reads 0 as cold) until it
+        // runs there
+        se.exec_start = 0;
         se.avg.last_update_time = self.pelt_clock.now();
         self.pelt.attach(&se.avg, se.w());
         self.slots[i as usize] = Slot { se, live: true };

@@ -1,0 +1,153 @@
+//! Orders of operations that must follow Linux v6.19's fair.c (issue 15,
+//! items 7, 9 and 11): each test names the Linux function it pins and
+//! asserts values computed from its inputs.
+
+mod common;
+
+use common::check_invariants;
+use sched::balance::migrate::task_hot;
+use sched::balance::snapshot::{CpuSnapshot, IdleType, TaskSnapshot};
+use sched::balance::DetachParams;
+use sched::time::{vdiff, Nanos};
+use sched::topology::{CpuTopology, SchedDomains};
+use sched::{DequeueFlags as D, DequeueOutcome, EnqueueFlags as E, EntityId, FairRq, Nice, Policy, Tunables, WakeFlags};
+
+const MS: Nanos = 1_000_000;
+
+fn rq(features: &str) -> FairRq {
+    let mut t = Tunables::new(1);
+    t.features = features.parse().unwrap();
+    FairRq::new(t)
+}
+
+fn forked(rq: &mut FairRq, n: usize) -> Vec<EntityId> {
+    let ids: Vec<_> = (0..n).map(|_| rq.fork(Nice::ZERO, Policy::Normal).unwrap()).collect();
+    for &id in &ids {
+        rq.enqueue(id, E::INITIAL).unwrap();
+    }
+    ids
+}
+
+fn two_cpus() -> SchedDomains {
+    let cpus: Vec<CpuTopology> = (0..2)
+        .map(|i| CpuTopology { cpu: i, apic_id: i as u32, smt_id: 0, core_id: i as u32, pkg_id: 0, llc_id: 0, node: 0 })
+        .collect();
+    SchedDomains::build(&cpus, None).unwrap()
+}
+
+/// Item 7, fair.c `migrate_task_rq_fair()` (`se->exec_start = 0`): a task
+/// that just moved to this CPU is not cache hot here, however recently it
+/// ran on the CPU it came from; `task_hot()` reads the 0 as "cold".
+#[test]
+fn a_migrated_task_is_not_cache_hot() {
+    let mut src = rq("");
+    let ids = forked(&mut src, 2);
+    src.update_clock(MS);
+    let a = src.schedule().unwrap();
+    src.update_clock(2 * MS);
+    let b = ids.into_iter().find(|&x| x != a).unwrap();
+    src.set_curr(b).unwrap(); // a ran from 1 ms to 2 ms, then waits
+    assert_eq!(src.entity(a).unwrap().exec_start, 2 * MS);
+    src.dequeue(a, D::NONE).unwrap();
+    let se = src.remove_entity(a).unwrap();
+
+    let mut dst = rq("");
+    dst.update_clock(2 * MS);
+    let na = dst.add_entity(se).unwrap();
+    dst.enqueue(na, E::MIGRATED).unwrap();
+    let moved = dst.entity(na).unwrap();
+    assert_eq!(moved.exec_start, 0, "migrate_task_rq_fair zeroes exec_start");
+
+    // the effect: a balancer on the other CPU 0.1 ms later does not find it hot
+    let sds = two_cpus();
+    let snaps = [CpuSnapshot::hogs(0, 0), CpuSnapshot::hogs(1, 2)];
+    let mut p = DetachParams::new(&snaps[0], &snaps[1], IdleType::NewlyIdle, &sds.per_cpu(0)[0], 0);
+    p.src_clock_task = 2 * MS + 100_000;
+    let mut t = TaskSnapshot::hog(1, 1);
+    t.exec_start = moved.exec_start;
+    assert!(!task_hot(&t, &p));
+    // and the same task had it stayed (exec_start 2 ms, 0.1 ms < 0.5 ms ago) is hot
+    t.exec_start = 2 * MS;
+    assert!(task_hot(&t, &p));
+
+    // once it runs on the new CPU, it has a start time there again
+    dst.update_clock(3 * MS);
+    assert_eq!(dst.schedule(), Some(na));
+    assert_eq!(dst.entity(na).unwrap().exec_start, 3 * MS);
+    check_invariants(&dst).unwrap();
+}
+
+/// A running entity `c` that has run 1 ms since it was picked, and a
+/// sleeper `w` woken with an earlier deadline (both nice 0, 0.7 ms
+/// slices, no initial half slice). Returns (rq, c, w).
+fn sync_wakeup_setup(features: &str) -> (FairRq, EntityId, EntityId) {
+    let mut rq = rq(&format!("NO_PLACE_DEADLINE_INITIAL {features}"));
+    let ids = forked(&mut rq, 2);
+    let c = rq.schedule().unwrap();
+    let w = ids.into_iter().find(|&x| x != c).unwrap();
+    // w sleeps 0.1 ms in, with lag V - v = 0.05 ms
+    rq.update_clock(100_000);
+    assert_eq!(rq.dequeue(w, D::SLEEP), Ok(DequeueOutcome::Dequeued));
+    assert_eq!(rq.entity(w).unwrap().vlag, 50_000);
+    rq.update_clock(MS);
+    (rq, c, w)
+}
+
+/// Item 9, fair.c `preempt_sync()` in v6.19: the waker's run time is
+/// `rq_clock_task - exec_start` after `check_preempt_wakeup_fair()`'s
+/// `update_curr()`, which is 0: a sync wakeup sets the buddy but does not
+/// force a reschedule, although the waker ran 1 ms (> 0.5 ms) since its
+/// pick and the wakee's deadline is earlier.
+#[test]
+fn sync_wakeup_measures_time_since_the_last_charge() {
+    let (mut rq, c, w) = sync_wakeup_setup("NEXT_BUDDY");
+    rq.enqueue(w, E::WAKEUP).unwrap();
+    // V = c's vruntime (1 ms) alone; w's lag 0.05 ms inflated by (W + w)/W = 2
+    let (wse, cse) = (*rq.entity(w).unwrap(), *rq.entity(c).unwrap());
+    assert_eq!(vdiff(cse.vruntime, wse.vruntime), 100_000);
+    assert!(vdiff(cse.deadline, wse.deadline) > 0, "the wakee's deadline is earlier");
+    assert!(!rq.check_preempt_wakeup(w, WakeFlags::SYNC).unwrap());
+    assert!(!rq.need_resched());
+    assert_eq!(rq.next_buddy(), Some(w), "the buddy decides at the next pick");
+    // and the same through the combined wakeup
+    let (mut rq2, _c, w2) = sync_wakeup_setup("NEXT_BUDDY");
+    assert!(!rq2.wake(w2, E::WAKEUP, WakeFlags::SYNC).unwrap());
+}
+
+/// Item 11(a), fair.c `requeue_delayed_entity()` (via `enqueue_task_fair()`
+/// with `ENQUEUE_DELAYED`): the wakeup of a delayed entity does not charge
+/// the running entity before it recomputes the lag (DELAY_ZERO), so a
+/// delayed entity whose lag is still negative at the uncharged V stays
+/// where it is; the charge comes with the preemption check after.
+#[test]
+fn requeue_of_a_delayed_entity_does_not_charge_the_running_one_first() {
+    for combined in [false, true] {
+        let mut rq = rq("NO_PLACE_DEADLINE_INITIAL");
+        let ids = forked(&mut rq, 2);
+        let a = rq.schedule().unwrap();
+        let b = ids.into_iter().find(|&x| x != a).unwrap();
+        // a runs 0.6 ms (0.3 ms ahead of V) and sleeps: delayed
+        rq.update_clock(600_000);
+        assert_eq!(rq.dequeue(a, D::SLEEP), Ok(DequeueOutcome::Delayed));
+        assert_eq!(rq.schedule(), Some(b));
+        let va = rq.entity(a).unwrap().vruntime;
+        // b is charged at 0.8 ms (vruntime 0.2 ms), then runs on to 1.3 ms
+        rq.update_clock(800_000);
+        rq.update_curr();
+        rq.update_clock(1_300_000);
+        // uncharged: b's vruntime 0.2 ms, V = 0.4 ms < 0.6 ms: a is not eligible
+        // charged: b's vruntime 0.7 ms, V = 0.65 ms > 0.6 ms: a would be re-placed
+        let preempt = if combined {
+            rq.wake(a, E::WAKEUP, WakeFlags::NONE).unwrap()
+        } else {
+            rq.enqueue(a, E::WAKEUP).unwrap();
+            rq.check_preempt_wakeup(a, WakeFlags::NONE).unwrap()
+        };
+        assert_eq!(rq.entity(a).unwrap().vruntime, va, "combined {combined}: left in place");
+        assert!(!rq.is_delayed(a));
+        // the preemption check charged b afterwards
+        assert_eq!(rq.entity(b).unwrap().sum_exec_runtime, 700_000);
+        let _ = preempt;
+        check_invariants(&rq).unwrap();
+    }
+}
