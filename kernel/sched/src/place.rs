@@ -7,8 +7,8 @@
 //!   (`|vlag| < 2^63`, `W + w < 2^53`), and clamped back into `i64`;
 //! - the reweight rescale `x·w_old/w_new` is formed in `i128` and clamped.
 
-use crate::entity::EntityId;
-use crate::fair_rq::{EnqueueFlags, FairRq, SchedError};
+use crate::entity::{EntityId, SchedEntity};
+use crate::fair_rq::{DequeueFlags, EnqueueFlags, FairRq, SchedError};
 use crate::features::Feature;
 use crate::time::{vadd, vdiff, Nanos};
 use crate::tunables::clamp_custom_slice;
@@ -98,72 +98,108 @@ impl FairRq {
         self.recenter();
     }
 
-    /// Take a queued entity out of every count, with its lag saved and its
-    /// deadline made relative, so its weight can change before it is
-    /// re-placed. Returns whether it was queued.
-    fn lift_for_reweight(&mut self, i: u32) -> bool {
-        if !self.se(i).on_rq {
-            return false;
+    /// Linux's protocol for changing a task's attributes (core.c
+    /// `set_user_nice()`, `__sched_setscheduler()`: the `sched_change`
+    /// guard): a queued entity is dequeued as for a migration (lag saved
+    /// and clamped, deadline kept relative with PLACE_REL_DEADLINE), a
+    /// running one is put back (`put_prev_task()`); `change` runs on the
+    /// entity off the queue; then it is enqueued again (`ENQUEUE_RESTORE`:
+    /// placed from its saved lag, behind entities of equal deadline) and,
+    /// if it was running, made the running one again (`set_next_task()`: a
+    /// new `exec_start` and protection, `set_protect_slice()`). A pending
+    /// reschedule request is neither set nor cleared by it. Returns whether
+    /// the entity was (queued, running).
+    fn change_attributes(&mut self, i: u32, change: impl FnOnce(&mut SchedEntity)) -> (bool, bool) {
+        let queued = self.se(i).on_rq;
+        let running = self.curr == Some(i);
+        let resched = self.need_resched;
+        if queued {
+            // cannot fail: i is live and queued
+            let _ = self.dequeue(EntityId(i), DequeueFlags::NONE);
         }
-        self.update_curr();
-        self.update_entity_lag(i);
-        let se = self.se_mut(i);
-        se.deadline = se.deadline.wrapping_sub(se.vruntime);
-        se.rel_deadline = true;
-        self.load_weight -= se.w();
-        self.unlink_for_place(i);
-        true
+        if running {
+            self.put_prev();
+        }
+        change(self.se_mut(i));
+        if queued {
+            self.update_curr();
+            self.enqueue_placed(i, EnqueueFlags::NONE);
+        }
+        if running {
+            self.set_next(i);
+        }
+        self.need_resched = resched;
+        (queued, running)
     }
 
     /// Change an entity's nice level (its policy weight for `SCHED_IDLE`
-    /// stays). See [`FairRq::set_weight`].
+    /// stays), as core.c `set_user_nice()` does; see
+    /// [`FairRq::set_weight`]. Then, as fair.c `prio_changed_fair()`: a
+    /// running entity whose priority went down asks for a reschedule, a
+    /// queued one that is not running is tested for wakeup preemption.
     pub fn reweight(&mut self, id: EntityId, nice: Nice) -> Result<(), SchedError> {
         let i = self.idx(id)?;
+        let old = self.se(i).nice;
         self.se_mut(i).nice = nice;
         if self.se(i).policy == crate::entity::Policy::Idle {
             return Ok(());
         }
-        self.set_weight(id, nice.weight())
-    }
-
-    /// Change an entity's weight, preserving its lag `w·(V - v)` (Linux
-    /// `reweight_entity`, 6.12 design): save the clamped lag, scale the
-    /// virtual lag and the relative deadline by `w_old/w_new`, and re-place
-    /// it. The PELT load average is rescaled to the new weight.
-    pub fn set_weight(&mut self, id: EntityId, weight: LoadWeight) -> Result<(), SchedError> {
-        let i = self.idx(id)?;
-        self.update_entity_pelt(i);
-        let queued = self.lift_for_reweight(i);
-        let se = self.se_mut(i);
-        let (old, new) = (se.w() as i128, weight.weight() as i128);
-        se.vlag = clamp_i64(se.vlag as i128 * old / new);
-        if se.rel_deadline {
-            se.deadline = clamp_i64(se.deadline as i64 as i128 * old / new) as u64;
+        let (queued, running) = self.reweight_idx(i, nice.weight());
+        if !queued || old == nice || self.nr_queued == 1 {
+            return Ok(());
         }
-        se.weight = weight;
-        se.avg.refresh_load_avg(weight.weight());
-        if queued {
-            self.place_entity(i, EnqueueFlags::NONE);
-            self.load_weight += weight.weight();
-            self.relink_after_place(i);
+        if running {
+            if nice > old {
+                self.need_resched = true;
+            }
+        } else {
+            self.check_preempt_idx(i, crate::fair_rq::WakeFlags::NONE, false);
         }
         Ok(())
     }
 
-    /// Set a custom slice (`sched_setattr` runtime): clamped to
-    /// 0.1-100 ms; 0 returns to the default base slice. A queued entity's
-    /// tree augment is refreshed in place; the new size applies from its next
-    /// request.
+    /// Change an entity's weight, preserving its lag `w·(V - v)`: the
+    /// entity leaves the queue and comes back as [`FairRq::reweight`]'s
+    /// `set_user_nice()` does it, and off the queue fair.c
+    /// `reweight_entity()` scales its saved virtual lag, and its deadline
+    /// when relative, by `w_old/w_new`. The PELT load average is rescaled
+    /// to the new weight.
+    pub fn set_weight(&mut self, id: EntityId, weight: LoadWeight) -> Result<(), SchedError> {
+        let i = self.idx(id)?;
+        self.reweight_idx(i, weight);
+        Ok(())
+    }
+
+    fn reweight_idx(&mut self, i: u32, weight: LoadWeight) -> (bool, bool) {
+        self.update_entity_pelt(i);
+        self.change_attributes(i, |se| {
+            let (old, new) = (se.w() as i128, weight.weight() as i128);
+            se.vlag = clamp_i64(se.vlag as i128 * old / new);
+            if se.rel_deadline {
+                se.deadline = clamp_i64(se.deadline as i64 as i128 * old / new) as u64;
+            }
+            se.weight = weight;
+            se.avg.refresh_load_avg(weight.weight());
+        })
+    }
+
+    /// Set a custom slice (`sched_setattr` runtime, core.c
+    /// `__setscheduler_params()`): clamped to 0.1-100 ms; 0 returns to the
+    /// default base slice. A queued or running entity leaves the queue and
+    /// comes back (see [`FairRq::reweight`]): its lag is clamped with the
+    /// old slice's bound, a relative deadline keeps the rest of its current
+    /// request (the new size applies from its next one), and a running
+    /// entity's protection is recomputed.
     pub fn set_slice(&mut self, id: EntityId, ns: Nanos) -> Result<(), SchedError> {
         let i = self.idx(id)?;
         let (slice, custom) = match clamp_custom_slice(ns) {
             Some(s) => (s, true),
             None => (self.base_slice, false),
         };
-        let se = self.se_mut(i);
-        se.slice = slice;
-        se.custom_slice = custom;
-        self.tree.set_slice(i, slice);
+        self.change_attributes(i, |se| {
+            se.slice = slice;
+            se.custom_slice = custom;
+        });
         Ok(())
     }
 }

@@ -151,3 +151,134 @@ fn requeue_of_a_delayed_entity_does_not_charge_the_running_one_first() {
         check_invariants(&rq).unwrap();
     }
 }
+/// Three nice-0 entities without the initial half slice; the first picked
+/// runs `ran` ns and is switched away from by `set_curr` of the second.
+/// Returns (rq, the one that ran and now waits, the running one, the third).
+fn ran_then_waits(features: &str, ran: Nanos) -> (FairRq, EntityId, EntityId, EntityId) {
+    let mut rq = rq(&format!("NO_PLACE_DEADLINE_INITIAL {features}"));
+    let ids = forked(&mut rq, 3);
+    let x = rq.schedule().unwrap();
+    let rest: Vec<_> = ids.into_iter().filter(|&e| e != x).collect();
+    rq.update_clock(ran);
+    rq.set_curr(rest[0]).unwrap();
+    (rq, x, rest[0], rest[1])
+}
+
+fn vslice(rq: &FairRq, slice: Nanos, nice: i32) -> u64 {
+    sched::weight::calc_delta_fair_with(rq.tunables().delta_math, slice, Nice::clamped(nice).weight())
+}
+
+/// Item 11(b), core.c `set_user_nice()`: the task is dequeued (not a
+/// sleep) before `reweight_entity()`, so with NO_PLACE_REL_DEADLINE its
+/// deadline is not kept relative and the re-placement gives it a fresh
+/// request at the new weight; with PLACE_REL_DEADLINE the remaining
+/// request is kept, rescaled by w_old/w_new.
+#[test]
+fn renice_of_a_waiting_task_without_rel_deadline_gets_a_fresh_request() {
+    let (mut rq, x, _, _) = ran_then_waits("NO_PLACE_REL_DEADLINE", 300_000);
+    rq.reweight(x, Nice::clamped(-5)).unwrap();
+    let se = *rq.entity(x).unwrap();
+    assert_eq!(se.w(), 3121);
+    assert_eq!(vdiff(se.deadline, se.vruntime) as u64, vslice(&rq, 700_000, -5), "fresh 0.7 ms request at weight 3121");
+    check_invariants(&rq).unwrap();
+
+    // PLACE_REL_DEADLINE: the 0.4 ms left of its request, scaled by 1024/3121
+    let (mut rq, x, _, _) = ran_then_waits("", 300_000);
+    rq.reweight(x, Nice::clamped(-5)).unwrap();
+    let se = *rq.entity(x).unwrap();
+    assert_eq!(vdiff(se.deadline, se.vruntime), 400_000 * 1024 / 3121);
+    check_invariants(&rq).unwrap();
+}
+
+/// Item 11(d) and item 9's reweight of the running entity, core.c
+/// `set_user_nice()`: the running task is put back and set running again
+/// (`put_prev_task()` / `set_next_task()`), so its protection is
+/// recomputed from its rescaled deadline (`set_protect_slice()`), not kept
+/// at the old, unscaled end; and a lower priority of the running task asks
+/// for a reschedule (fair.c `prio_changed_fair()`).
+#[test]
+fn renice_of_the_running_task_recomputes_its_protection() {
+    let (mut rq, _, c, _) = ran_then_waits("", 300_000);
+    rq.update_clock(500_000); // c has run 0.2 ms of its 0.7 ms request
+    let before = *rq.entity(c).unwrap();
+    assert_eq!(before.vprot, before.deadline);
+    rq.reweight(c, Nice::clamped(5)).unwrap();
+    let se = *rq.entity(c).unwrap();
+    assert_eq!(rq.curr(), Some(c));
+    assert_eq!(vdiff(se.deadline, se.vruntime), 500_000 * 1024 / 335, "the rest of its request, rescaled");
+    assert_eq!(se.vprot, se.deadline, "protection to its new deadline");
+    assert_eq!(se.exec_start, 500_000);
+    assert_eq!(se.prev_sum_exec_runtime, se.sum_exec_runtime);
+    assert!(rq.need_resched(), "its priority went down");
+    check_invariants(&rq).unwrap();
+
+    // a higher priority of the running task asks for nothing
+    let (mut rq, _, c, _) = ran_then_waits("", 300_000);
+    rq.update_clock(500_000);
+    rq.reweight(c, Nice::clamped(-5)).unwrap();
+    assert!(!rq.need_resched());
+    let se = *rq.entity(c).unwrap();
+    assert_eq!(se.vprot, se.deadline);
+}
+
+/// Item 11(c), core.c `__sched_setscheduler()` with `__setscheduler_params()`:
+/// a slice change dequeues the task (its lag saved and clamped with the
+/// old slice's bound) and re-places it; in place, a lag beyond the bound
+/// would survive.
+#[test]
+fn slice_change_of_a_waiting_task_re_places_it_with_its_lag_clamped() {
+    let mut rq = rq("NO_PLACE_DEADLINE_INITIAL");
+    let ids = forked(&mut rq, 2);
+    let hog = rq.schedule().unwrap();
+    let x = ids.into_iter().find(|&e| e != hog).unwrap();
+    rq.set_slice(hog, 10_000_000).unwrap();
+    rq.update_curr_at(6_000_000);
+    // V = 3 ms, x at 0: lag 3 ms, beyond max(2 · 0.7 ms, 1 ms tick) = 1.4 ms
+    assert_eq!(vdiff(rq.avg_vruntime(), rq.entity(x).unwrap().vruntime), 3_000_000);
+    rq.set_slice(x, 200_000).unwrap();
+    let se = *rq.entity(x).unwrap();
+    assert_eq!((se.slice, se.custom_slice), (200_000, true));
+    // re-placed at V of the others (the hog at 6 ms) minus 1.4 ms · (W + w)/W
+    assert_eq!(vdiff(rq.entity(hog).unwrap().vruntime, se.vruntime), 2_800_000);
+    assert_eq!(vdiff(rq.avg_vruntime(), se.vruntime), 1_400_000);
+    // the relative deadline is kept: the new size applies from its next request
+    check_invariants(&rq).unwrap();
+}
+
+/// Item 9, fair.c `set_preempt_buddy()`: a sync wakeup consults
+/// `preempt_sync()` only when the wakee became the buddy; when an earlier
+/// buddy is kept, the EEVDF pick decides. Here the kept buddy `x` and the
+/// running `c` are not eligible, so the pick is the wakee `w` and it
+/// preempts (`preempt_sync()` would have said no: `w`'s deadline is not
+/// before `c`'s).
+#[test]
+fn sync_wakeup_with_a_kept_buddy_is_decided_by_the_pick() {
+    let mut rq = rq("NEXT_BUDDY NO_PREEMPT_SHORT NO_DELAY_DEQUEUE NO_PLACE_DEADLINE_INITIAL");
+    let ids: Vec<_> = (0..3).map(|_| rq.fork(Nice::ZERO, Policy::Normal).unwrap()).collect();
+    rq.set_slice(ids[1], 3 * MS).unwrap();
+    rq.set_slice(ids[2], 3 * MS).unwrap();
+    for &id in &ids {
+        rq.enqueue(id, E::INITIAL).unwrap();
+    }
+    // x (0.7 ms request, the earliest deadline) runs 0.06 ms and sleeps
+    let x = rq.schedule().unwrap();
+    assert_eq!(x, ids[0]);
+    rq.update_clock(60_000);
+    assert_eq!(rq.dequeue(x, D::SLEEP), Ok(DequeueOutcome::Dequeued));
+    assert_eq!(rq.entity(x).unwrap().vlag, -40_000);
+    let c = rq.schedule().unwrap();
+    let w = if c == ids[1] { ids[2] } else { ids[1] };
+    // c runs 1 ms; x wakes 0.06 ms right of V and becomes the buddy
+    rq.update_clock(1_060_000);
+    rq.enqueue(x, E::WAKEUP).unwrap();
+    assert!(!rq.check_preempt_wakeup(x, WakeFlags::NONE).unwrap());
+    assert_eq!(rq.next_buddy(), Some(x));
+    assert!(!rq.entity_eligible(x) && !rq.entity_eligible(c));
+    // w sleeps and wakes (sync) with a fresh 3 ms request: x's deadline is earlier
+    assert_eq!(rq.dequeue(w, D::SLEEP), Ok(DequeueOutcome::Dequeued));
+    rq.enqueue(w, E::WAKEUP).unwrap();
+    assert!(vdiff(rq.entity(w).unwrap().deadline, rq.entity(x).unwrap().deadline) > 0);
+    assert!(rq.check_preempt_wakeup(w, WakeFlags::SYNC).unwrap(), "the pick is w");
+    assert_eq!(rq.next_buddy(), Some(x), "the earlier buddy is kept");
+    check_invariants(&rq).unwrap();
+}
