@@ -9,18 +9,16 @@
 
 use crate::entity::{EntityId, SchedEntity};
 use crate::fair_rq::{DequeueFlags, EnqueueFlags, FairRq, SchedError};
-use crate::features::Feature;
+use crate::features::{Feature, Features};
 use crate::time::{vadd, vdiff, Nanos};
 use crate::tunables::clamp_custom_slice;
-use crate::weight::{clamp_i64, LoadWeight, Nice};
+use crate::weight::{calc_delta_fair_with, clamp_i64, DeltaMath, LoadWeight, Nice};
 
 impl FairRq {
-    /// The bound of a stored lag for entity `i`, in its virtual ns:
-    /// `calc_delta_fair(max(2·slice, TICK_NSEC))`.
+    /// The bound of a stored lag for entity `i` ([`lag_limit`]).
     #[inline(always)]
     pub(crate) fn lag_limit(&self, i: u32) -> i64 {
-        let span = self.se(i).slice.saturating_mul(2).max(self.tun.tick_nsec());
-        clamp_i64(self.vdelta(span, i) as i128)
+        lag_limit(self.se(i), self.tun.delta_math, self.tun.tick_nsec())
     }
 
     /// Save a queued entity's virtual lag `V - v`, clamped to
@@ -34,48 +32,19 @@ impl FairRq {
     #[inline(always)]
     pub(crate) fn update_entity_lag_at(&mut self, i: u32, v_mean: u64) {
         let (math, tick) = (self.tun.delta_math, self.tun.tick_nsec());
-        let se = &mut self.slots[i as usize].se;
-        let vl = vdiff(v_mean, se.vruntime);
-        // lag_limit
-        let span = se.slice.saturating_mul(2).max(tick);
-        let limit = clamp_i64(crate::weight::calc_delta_fair_with(math, span, se.weight) as i128);
-        se.vlag = vl.clamp(-limit, limit);
+        save_lag(&mut self.slots[i as usize].se, v_mean, math, tick);
     }
 
     /// Place an entity that is not counted in the queue (Linux
-    /// `place_entity`): vruntime `V - lag`, where the saved lag is inflated
-    /// by `(W + w)/W` so that the lag it keeps after joining equals the saved
-    /// one; deadline one request later (half a request for a new task with
-    /// PLACE_DEADLINE_INITIAL), or the saved relative deadline.
+    /// `place_entity`, see [`place_se`]) against V of the queue.
     #[inline(always)]
     pub(crate) fn place_entity(&mut self, i: u32, flags: EnqueueFlags) {
         let v_mean = self.avg_vruntime();
-        if !self.se(i).custom_slice {
-            self.se_mut(i).slice = self.base_slice;
-        }
-        let mut vslice = self.vdelta(self.se(i).slice, i);
-        let se = self.se(i);
-        let mut lag: i64 = 0;
-        if self.feat(Feature::PlaceLag) && self.nr_queued > 0 && se.vlag != 0 {
-            let mut wq = self.avg.sum_weight() + self.curr_term().map_or(0, |c| c.1);
-            if wq == 0 {
-                wq = 1;
-            }
-            lag = place_lag(se.vlag, wq, se.w());
-        }
-        let initial = flags.contains(EnqueueFlags::INITIAL);
-        let se = self.se_mut(i);
-        se.vruntime = vadd(v_mean, lag.saturating_neg());
-        if se.rel_deadline {
-            se.deadline = se.deadline.wrapping_add(se.vruntime);
-            se.rel_deadline = false;
-            return;
-        }
-        if initial && self.tun.features.has(Feature::PlaceDeadlineInitial) {
-            vslice /= 2;
-        }
-        let se = self.se_mut(i);
-        se.deadline = se.vruntime.wrapping_add(vslice);
+        // the weight V is taken over (curr counted while queued); only
+        // read when there is a lag to apply
+        let wq = (self.nr_queued > 0).then(|| self.avg.sum_weight() + self.curr_term().map_or(0, |c| c.1));
+        let (feats, math, base) = (self.tun.features, self.tun.delta_math, self.base_slice);
+        place_se(&mut self.slots[i as usize].se, v_mean, wq, flags.contains(EnqueueFlags::INITIAL), feats, math, base);
     }
 
     /// Take a queued entity out of V and `nr_queued` (and the tree unless it
@@ -202,6 +171,66 @@ impl FairRq {
         });
         Ok(())
     }
+}
+
+/// The bound of a stored lag, in the entity's virtual ns, of fair.c
+/// `update_entity_lag()`: `calc_delta_fair(max(2·slice, TICK_NSEC))`. The
+/// one definition that the plain and the combined paths call.
+#[inline(always)]
+pub(crate) fn lag_limit(se: &SchedEntity, math: DeltaMath, tick: Nanos) -> i64 {
+    let span = se.slice.saturating_mul(2).max(tick);
+    clamp_i64(calc_delta_fair_with(math, span, se.weight) as i128)
+}
+
+/// fair.c `update_entity_lag()` on a borrowed entity, with V given: its
+/// virtual lag `V - v`, clamped to `±`[`lag_limit`].
+#[inline(always)]
+pub(crate) fn save_lag(se: &mut SchedEntity, v_mean: u64, math: DeltaMath, tick: Nanos) {
+    let limit = lag_limit(se, math, tick);
+    se.vlag = vdiff(v_mean, se.vruntime).clamp(-limit, limit);
+}
+
+/// fair.c `place_entity()` on a borrowed entity that is not counted in
+/// the queue, with `v_mean` = V of the queue and `wq` = the weight V is
+/// taken over (`None`: nothing is queued, so no lag applies): the default
+/// slice reloaded unless custom; vruntime `V - lag`, where with PLACE_LAG
+/// the saved lag is inflated by `(W + w)/W` ([`place_lag`]) so that the
+/// lag it keeps after joining equals the saved one; deadline the saved
+/// relative one, or one request later (half a request for a new task,
+/// `initial`, with PLACE_DEADLINE_INITIAL). The one definition that the
+/// plain and the combined paths call.
+#[inline(always)]
+pub(crate) fn place_se(
+    se: &mut SchedEntity,
+    v_mean: u64,
+    wq: Option<u64>,
+    initial: bool,
+    feats: Features,
+    math: DeltaMath,
+    base_slice: Nanos,
+) {
+    if !se.custom_slice {
+        se.slice = base_slice;
+    }
+    let mut vslice = calc_delta_fair_with(math, se.slice, se.weight);
+    let mut lag: i64 = 0;
+    if let Some(wq) = wq {
+        if feats.has(Feature::PlaceLag) && se.vlag != 0 {
+            // an empty weight (cannot happen with something queued) as 1,
+            // as Linux does
+            lag = place_lag(se.vlag, wq.max(1), se.w());
+        }
+    }
+    se.vruntime = vadd(v_mean, lag.saturating_neg());
+    if se.rel_deadline {
+        se.deadline = se.deadline.wrapping_add(se.vruntime);
+        se.rel_deadline = false;
+        return;
+    }
+    if initial && feats.has(Feature::PlaceDeadlineInitial) {
+        vslice /= 2;
+    }
+    se.deadline = se.vruntime.wrapping_add(vslice);
 }
 
 /// The placement lag of `place_entity`: the saved lag inflated by
