@@ -307,6 +307,26 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
             100_000_000_000u64 + c as u64
         );
     }
+    // Delayed dequeues (after the schedstat lines, as schedstat.rs prints them): the one-CPU
+    // pipe's sleeps follow its wakeups, most of them delayed unless NO_DELAY_DEQUEUE.
+    let delay_on = !append.contains("NO_DELAY_DEQUEUE");
+    for c in 0..cpus {
+        let rounds: u64 = get(&kv, "rounds", "100000").parse().unwrap();
+        let line = if name == "pipe" && c == 0 && get(&kv, "mode", "same") == "same" && delay_on {
+            let sleeps = (rounds - rounds / 200) + (rounds - rounds * 7 / 1000) + 3;
+            let delayed = sleeps - 100;
+            format!(
+                "sleeps={sleeps} delayed={delayed} requeued={} picked=3 dequeued=4 pending=1 \
+                 delayed_ns=500000 delayed_max_ns=6000 leave_lag=-300 zeroed=2",
+                delayed - 5
+            )
+        } else {
+            "sleeps=200000 delayed=0 requeued=0 picked=0 dequeued=0 pending=0 delayed_ns=0 \
+             delayed_max_ns=0 leave_lag=0 zeroed=0"
+                .to_string()
+        };
+        out += &format!("@fw delayed cpu={c} {line}\n");
+    }
     // The balancer's statistics: affine wakeups unless wake_affine=off; newidle attempts,
     // fewer with avg_idle_clamp=delta than snap.
     let affine = if option(append, "wake_affine") == "off" {

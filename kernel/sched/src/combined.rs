@@ -131,6 +131,7 @@ impl FairRq {
             let must_yield = charge_entity(se, now, math, base_slice);
             self.after_charge(c, must_yield);
         }
+        self.stats.sleeps += 1;
         let se = &mut self.slots[c as usize].se;
         let (v, w) = (se.vruntime, se.w());
         // update_entity_pelt: c runs and is queued and runnable until now
@@ -146,6 +147,7 @@ impl FairRq {
             let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
             self.pelt.update(pnow, input, 1);
             se.sched_delayed = true;
+            se.delayed_at = now;
             self.h_nr_runnable -= 1;
             self.stats.delayed += 1;
             if self.next == Some(c) {
@@ -195,6 +197,7 @@ impl FairRq {
             let must_yield = charge_entity(se, now, math, base_slice);
             self.after_charge(c, must_yield);
         }
+        self.stats.sleeps += 1;
         let se = &mut self.slots[c as usize].se;
         // update_entity_pelt: c runs and is queued and runnable until now
         let w = se.w();
@@ -459,6 +462,7 @@ impl FairRq {
             se.sched_delayed = false;
             self.h_nr_runnable += 1;
             self.stats.delayed_requeued += 1;
+            self.stats.end_delay(se.delayed_at, now);
             // check_preempt_wakeup, whose update_curr charges the running
             // entity now (after the requeue, as in Linux)
             return Some(self.check_preempt_idx(i, wf, false));

@@ -74,12 +74,37 @@ pub struct RqStats {
     /// Picks that found no eligible entity and fell back to the earliest
     /// deadline. Always 0 unless an arithmetic invariant broke.
     pub no_eligible_fallbacks: u64,
+    /// Sleeps: `dequeue(SLEEP)` of a runnable entity (delayed or not).
+    pub sleeps: u64,
     /// Sleeps turned into delayed dequeues.
     pub delayed: u64,
     /// Delayed entities finally dequeued by a pick.
     pub delayed_dequeued_by_pick: u64,
+    /// Delayed entities finally dequeued, by a pick or an explicit
+    /// `dequeue(SLEEP | DELAYED)` (exit).
+    pub delayed_dequeued: u64,
     /// Delayed entities woken (requeued in place).
     pub delayed_requeued: u64,
+    /// Task-clock ns delayed entities stayed queued asleep, summed over
+    /// the delays that ended here (by a requeue or a final dequeue).
+    pub delayed_ns: u64,
+    /// The longest of those delays.
+    pub delayed_max_ns: u64,
+    /// Saved lags (virtual ns) delayed entities left with at their final
+    /// dequeue, summed (after DELAY_ZERO): never positive with DELAY_ZERO.
+    pub delayed_leave_lag: i64,
+    /// Final dequeues whose positive lag DELAY_ZERO dropped.
+    pub delay_zeroed: u64,
+}
+
+impl RqStats {
+    /// A delay that began at `since` ends at `now`.
+    #[inline]
+    pub(crate) fn end_delay(&mut self, since: Nanos, now: Nanos) {
+        let d = now.saturating_sub(since);
+        self.delayed_ns = self.delayed_ns.saturating_add(d);
+        self.delayed_max_ns = self.delayed_max_ns.max(d);
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -511,6 +536,9 @@ impl FairRq {
         let sleep = flags.contains(DequeueFlags::SLEEP);
         let is_curr = self.curr == Some(i);
         self.update_curr();
+        if sleep && !self.se(i).sched_delayed {
+            self.stats.sleeps += 1;
+        }
         let mut v_mean = None;
         if self.se(i).sched_delayed {
             if sleep && !flags.contains(DequeueFlags::DELAYED) {
@@ -566,7 +594,10 @@ impl FairRq {
     #[inline(never)]
     pub(crate) fn delay_dequeue(&mut self, i: u32, is_curr: bool) {
         self.update_entity_pelt(i);
-        self.se_mut(i).sched_delayed = true;
+        let now = self.clock;
+        let se = self.se_mut(i);
+        se.sched_delayed = true;
+        se.delayed_at = now;
         self.h_nr_runnable -= 1;
         self.stats.delayed += 1;
         if self.next == Some(i) {
