@@ -125,6 +125,8 @@ impl FairRq {
         let (math, tick, feats) = (self.tun.delta_math, self.tun.tick_nsec(), self.tun.features);
         let (now, base_slice) = (self.clock, self.base_slice);
         let pnow = self.pelt_clock.now();
+        // dequeue_task_fair's util_est (c is runnable)
+        self.util_est_dequeue_update(c, true);
         let se = &mut self.slots[c as usize].se;
         // update_curr
         if now > se.exec_start {
@@ -191,6 +193,8 @@ impl FairRq {
     fn sleep_alone(&mut self, c: u32) -> Option<EntityId> {
         let (math, now, base_slice) = (self.tun.delta_math, self.clock, self.base_slice);
         let pnow = self.pelt_clock.now();
+        // dequeue_task_fair's util_est (c is runnable)
+        self.util_est_dequeue_update(c, true);
         let se = &mut self.slots[c as usize].se;
         // update_curr
         if now > se.exec_start {
@@ -319,6 +323,10 @@ impl FairRq {
             return false;
         }
         let se = &mut slot.se;
+        // enqueue_task_fair's util_est_enqueue
+        if feats.has(Feature::UtilEst) && !se.sched_delayed {
+            crate::pelt::util_est_enqueue(&mut self.pelt, &se.avg);
+        }
         // place_entity: V of empty sums is v0; nr_queued == 0, so no lag
         place_se(se, self.avg.mean(None), None, ef.contains(EnqueueFlags::INITIAL), feats, math, base_slice);
         // update_entity_pelt (not running, not queued until now; nothing
@@ -410,6 +418,12 @@ impl FairRq {
         let avg: &mut AvgVruntime = &mut self.avg;
         let pnow = self.pelt_clock.now();
 
+        // enqueue_task_fair's util_est_enqueue: a delayed entity's requeue
+        // puts its EWMA back; a plain wakeup adds it unless it arrives
+        // still delayed (migrated so)
+        if feats.has(Feature::UtilEst) && (DELAYED || !se.sched_delayed) {
+            crate::pelt::util_est_enqueue(&mut self.pelt, &se.avg);
+        }
         if DELAYED {
             // requeue_delayed of `i`, queued (so in the tree: it is not curr)
             // and delayed

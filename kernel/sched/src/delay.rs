@@ -45,6 +45,11 @@ impl FairRq {
     /// charged first: with DELAY_ZERO the lag is taken at V as of its last
     /// charge; the preemption check that follows charges it.
     pub(crate) fn requeue_delayed(&mut self, i: u32) {
+        // enqueue_task_fair(ENQUEUE_DELAYED): util_est back in the sum first
+        if self.feat(Feature::UtilEst) {
+            let se = &self.slots[i as usize].se;
+            crate::pelt::util_est_enqueue(&mut self.pelt, &se.avg);
+        }
         self.update_entity_pelt(i);
         if self.feat(Feature::DelayZero) {
             self.update_entity_lag(i);

@@ -485,6 +485,7 @@ impl FairRq {
             return Err(SchedError::AlreadyQueued(id));
         }
         if self.curr == Some(i) {
+            self.util_est_enqueue(i);
             self.place_entity(i, flags);
             self.update_curr();
             self.enqueue_account(i, true);
@@ -499,6 +500,7 @@ impl FairRq {
     /// queued nor running, after `update_curr`: place, account, insert.
     #[inline(always)]
     pub(crate) fn enqueue_placed(&mut self, i: u32, flags: EnqueueFlags) {
+        self.util_est_enqueue(i);
         self.place_entity(i, flags);
         self.enqueue_account(i, false);
     }
@@ -535,6 +537,9 @@ impl FairRq {
         }
         let sleep = flags.contains(DequeueFlags::SLEEP);
         let is_curr = self.curr == Some(i);
+        if !(self.se(i).sched_delayed && sleep && !flags.contains(DequeueFlags::DELAYED)) {
+            self.util_est_dequeue_update(i, sleep);
+        }
         self.update_curr();
         if sleep && !self.se(i).sched_delayed {
             self.stats.sleeps += 1;
@@ -587,6 +592,35 @@ impl FairRq {
         }
         self.recenter();
         Ok(DequeueOutcome::Dequeued)
+    }
+
+    /// fair.c `enqueue_task_fair()`'s `util_est_enqueue()`: the queue's
+    /// util_est gains the EWMA of an entity that becomes runnable (not of
+    /// one that arrives still delayed).
+    #[inline(always)]
+    pub(crate) fn util_est_enqueue(&mut self, i: u32) {
+        if self.feat(Feature::UtilEst) && !self.se(i).sched_delayed {
+            let se = &self.slots[i as usize].se;
+            crate::pelt::util_est_enqueue(&mut self.pelt, &se.avg);
+        }
+    }
+
+    /// fair.c `dequeue_task_fair()`'s `util_est_dequeue()` (unless the
+    /// entity is delayed: its EWMA left the sum when it was) and
+    /// `util_est_update()` (at a sleep), before the dequeue itself.
+    #[inline(always)]
+    pub(crate) fn util_est_dequeue_update(&mut self, i: u32, sleep: bool) {
+        if !self.feat(Feature::UtilEst) {
+            return;
+        }
+        let cap = self.pelt_clock.cpu_capacity();
+        let se = &mut self.slots[i as usize].se;
+        if !se.sched_delayed {
+            crate::pelt::util_est_dequeue(&mut self.pelt, &se.avg);
+        }
+        if sleep {
+            crate::pelt::util_est_update(&mut se.avg, cap);
+        }
     }
 
     /// A sleep of a queued, not eligible entity turned into a delayed

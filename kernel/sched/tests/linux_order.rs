@@ -282,3 +282,54 @@ fn sync_wakeup_with_a_kept_buddy_is_decided_by_the_pick() {
     assert_eq!(rq.next_buddy(), Some(x), "the earlier buddy is kept");
     check_invariants(&rq).unwrap();
 }
+
+/// Item 9, UTIL_EST (fair.c `util_est_enqueue()`, `util_est_dequeue()`,
+/// `util_est_update()`, v6.19): a task's EWMA follows its `util_avg` at
+/// its sleeps (up at once, down a quarter of the way), and the queue's
+/// `util_est` is the sum of its runnable tasks' EWMAs: it keeps the
+/// estimate of a task that is awake though its `util_avg` decayed while it
+/// slept. NO_UTIL_EST keeps the sums at 0.
+#[test]
+fn util_est_follows_the_sleeps() {
+    use sched::pelt::UTIL_AVG_UNCHANGED;
+    let mut rq = rq("");
+    let a = rq.fork(Nice::ZERO, Policy::Normal).unwrap();
+    rq.enqueue(a, E::INITIAL).unwrap();
+    let ewma0 = rq.entity(a).unwrap().avg.util_est;
+    assert_eq!(ewma0, 0);
+    assert_eq!(rq.pelt().util_est, 0);
+    rq.schedule();
+    rq.tick(100 * MS);
+    // it sleeps after 100 ms of running: the EWMA jumps to its util_avg
+    let util = rq.entity(a).unwrap().avg.util_avg;
+    assert!(util > 800, "util_avg {util} after 100 ms running");
+    assert_eq!(rq.dequeue(a, D::SLEEP), Ok(DequeueOutcome::Dequeued));
+    rq.schedule();
+    assert_eq!(rq.entity(a).unwrap().avg.util_est, util | UTIL_AVG_UNCHANGED);
+    assert_eq!(rq.pelt().util_est, 0, "nothing runnable");
+    // 60 ms asleep: util_avg decays, the queue's estimate is the EWMA once it wakes
+    rq.update_clock(160 * MS);
+    rq.enqueue(a, E::WAKEUP).unwrap();
+    assert_eq!(rq.pelt().util_est, util);
+    rq.schedule();
+    rq.tick(161 * MS);
+    let se = *rq.entity(a).unwrap();
+    assert!(se.avg.util_avg + 10 < util, "decayed: {} vs {util}", se.avg.util_avg);
+    // it sleeps again after 1 ms: a quarter of the way down
+    assert_eq!(rq.dequeue(a, D::SLEEP), Ok(DequeueOutcome::Dequeued));
+    let dequeued = se.avg.util_avg;
+    assert!(dequeued + 10 >= se.avg.runnable_avg, "not contended");
+    let want = ((util << 2) - (util - dequeued)) >> 2;
+    assert_eq!(rq.entity(a).unwrap().avg.util_est, want | UTIL_AVG_UNCHANGED);
+    assert_eq!(rq.pelt().util_est, 0);
+
+    let mut rq = self::rq("NO_UTIL_EST");
+    let a = rq.fork(Nice::ZERO, Policy::Normal).unwrap();
+    rq.enqueue(a, E::INITIAL).unwrap();
+    rq.schedule();
+    rq.tick(100 * MS);
+    rq.dequeue(a, D::SLEEP).unwrap();
+    rq.schedule();
+    rq.enqueue(a, E::WAKEUP).unwrap();
+    assert_eq!((rq.pelt().util_est, rq.entity(a).unwrap().avg.util_est), (0, 0));
+}
