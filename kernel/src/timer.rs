@@ -200,7 +200,12 @@ pub(crate) fn on_timer(frame: &mut TrapFrame) -> *mut TrapFrame {
 /// One scheduler tick (Linux's `sched_tick`): charge the running task and ask
 /// for a switch when its slice is used up.
 fn scheduler_tick(cpu: usize) {
-    let capacity_orig = rq::lock(cpu).capacity_orig;
+    let capacity_orig = {
+        let mut rq = rq::lock(cpu);
+        // booked before the spin, so that no clock read during it counts it
+        rq.pressure_ns += crate::balance::capacity::pressure_ns(rq.capacity_orig, tick_ns());
+        rq.capacity_orig
+    };
     if capacity_orig < 1024 {
         crate::balance::capacity::run_pressure(cpu, capacity_orig, tick_ns());
     }
@@ -212,7 +217,7 @@ fn scheduler_tick(cpu: usize) {
     let resched = if rq.curr.is_idle {
         rq.fair.nr_queued() > 0
     } else {
-        let now = rq.clock;
+        let now = rq.clock_task();
         rq.fair.tick(now)
     };
     if crate::debug::enabled() {

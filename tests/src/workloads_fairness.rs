@@ -322,3 +322,26 @@ pub fn check_delay_dequeue<const ON: bool>(log: &Log) -> CheckResult {
         format!("`{r}`: with DELAY_ZERO a delayed entity leaves with no positive lag (leave_lag <= 0, zeroed <= dequeued)")
     })
 }
+
+// ---------------------------------------------------------------------------------------------
+// capacity pressure
+
+/// The `shares-pressure` scenario's run time (ms) and CPU 1's `cpu_capacity=`.
+pub const PRESSURE_MS: u64 = 500;
+/// See [`PRESSURE_MS`].
+pub const PRESSURE_CAPACITY: u64 = 512;
+
+/// `cpu_capacity=1:512 workload=shares,cpu=1`: the pressure source takes half of every tick on
+/// CPU 1, like IRQ time, and the hogs are charged only the time they ran (Linux's
+/// `rq_clock_task` leaves IRQ time out): their runtimes add up to CAP/1024 of the run, within
+/// 5 points (not the whole run), and still split by weight as [`check_shares`] asks.
+pub fn check_shares_pressure(log: &Log) -> CheckResult {
+    workload_ran(log, "shares", 2, true)?;
+    shares(log, 1)?;
+    let total: u64 = log.records("share").map(|r| r.num("runtime_ns")).sum::<Result<_, _>>()?;
+    let pct = total * 100 / (PRESSURE_MS * 1_000_000);
+    let want = PRESSURE_CAPACITY * 100 / 1024;
+    ensure(pct + 5 >= want && pct <= want + 5, || {
+        format!("the hogs ran {total} ns of {PRESSURE_MS} ms ({pct} %): expected {want} % ± 5, the time the pressure left them")
+    })
+}

@@ -21,7 +21,7 @@ static PRESSURE_AVG: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_C
 /// Runs the pressure source for one tick on `cpu` (interrupts off); returns
 /// the ns it took.
 pub fn run_pressure(cpu: usize, capacity_orig: u64, tick_ns: u64) -> u64 {
-    let take = tick_ns * 1024u64.saturating_sub(capacity_orig.min(1024)) / 1024;
+    let take = pressure_ns(capacity_orig, tick_ns);
     if take > 0 {
         let end = crate::rq::now_ns() + take;
         while crate::rq::now_ns() < end {
@@ -34,6 +34,14 @@ pub fn run_pressure(cpu: usize, capacity_orig: u64, tick_ns: u64) -> u64 {
     let next = (avg * 31 + sample) / 32;
     PRESSURE_AVG[cpu].store(next, Ordering::Relaxed);
     take
+}
+
+/// The ns the pressure source takes per tick: `(1024 - CAP) / 1024` of it.
+/// Like IRQ or RT time it is no fair task's: `Rq::clock_task` leaves it out,
+/// so the running task is not charged for it (Linux charges capacity
+/// pressure to no task: it lowers `cpu_capacity` and scales PELT time).
+pub fn pressure_ns(capacity_orig: u64, tick_ns: u64) -> u64 {
+    tick_ns * 1024u64.saturating_sub(capacity_orig.min(1024)) / 1024
 }
 
 /// Updates `rq`'s capacity from its pressure and its misfit status from its
