@@ -34,6 +34,11 @@ pub struct Rq {
     pub idle: Arc<Task>,
     /// Task clock in ns (from the TSC), updated at each operation batch.
     pub clock: u64,
+    /// Time the `cpu_capacity=` pressure source took on this CPU since boot
+    /// (ns): no task's time, so it is left out of the task clock the fair
+    /// class charges (`clock_task`), as Linux's `update_rq_clock_task()`
+    /// leaves out IRQ time.
+    pub pressure_ns: u64,
     /// A wakeup that updated `clock` asked this CPU to switch: the switch
     /// skips its own, back-to-back update (Linux's `rq_clock_skip_update`).
     pub clock_skip: bool,
@@ -76,13 +81,20 @@ impl Rq {
         self.tasks.get_mut(eid as usize).and_then(|t| t.take())
     }
 
-    /// Brings the clock and the fair class's clock to now.
+    /// Brings the clock and the fair class's clock (`clock_task`) to now.
     pub fn update_clock(&mut self) {
         let now = now_ns();
         if now > self.clock {
             self.clock = now;
         }
-        self.fair.update_clock(self.clock);
+        self.fair.update_clock(self.clock_task());
+    }
+
+    /// Linux's `rq_clock_task`: `clock` less the pressure time (the time
+    /// tasks could run; the fair class only moves forward on it).
+    #[inline]
+    pub fn clock_task(&self) -> u64 {
+        self.clock.saturating_sub(self.pressure_ns)
     }
 }
 
@@ -183,6 +195,7 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
             curr: idle.clone(),
             idle,
             clock: now_ns(),
+            pressure_ns: 0,
             clock_skip: false,
             stat: CpuStat::default(),
             capacity_orig: 1024,

@@ -111,6 +111,27 @@ pub fn print_cpus() {
         );
         crate::balance::stats::print_domain_lines(cpu);
     }
+    for (cpu, _) in snapshot() {
+        print_delayed(cpu);
+    }
+}
+
+/// Prints `cpu`'s delayed-dequeue counters (DELAY_DEQUEUE) as a
+/// `@fw delayed` record: sleeps, the delayed ones, how they ended
+/// (requeued by a wakeup, dequeued for good by a pick or at exit, or still
+/// pending), how long they stayed queued asleep and the lag they left with.
+fn print_delayed(cpu: usize) {
+    let (s, pending) = {
+        let rq = crate::rq::lock(cpu);
+        let pending = rq.fair.queued().filter(|&e| rq.fair.is_delayed(e)).count();
+        (*rq.fair.stats(), pending)
+    };
+    crate::record!(
+        "delayed",
+        "cpu={} sleeps={} delayed={} requeued={} picked={} dequeued={} pending={} delayed_ns={} delayed_max_ns={} leave_lag={} zeroed={}",
+        cpu, s.sleeps, s.delayed, s.delayed_requeued, s.delayed_dequeued_by_pick, s.delayed_dequeued, pending,
+        s.delayed_ns, s.delayed_max_ns, s.delayed_leave_lag, s.delay_zeroed
+    );
 }
 
 /// Prints one task's counters as a `@fw taskstat` record.

@@ -117,9 +117,11 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
 
     if !prev.is_idle {
         let eid = EntityId(prev.eid.load(Ordering::Relaxed));
-        let ran = now.saturating_sub(prev.stats.exec_start.load(Ordering::Relaxed));
+        // exec times on the task clock, without the pressure time
+        let now_task = rq.clock_task();
+        let ran = now_task.saturating_sub(prev.stats.exec_start.load(Ordering::Relaxed));
         prev.stats.sum_exec_runtime.fetch_add(ran, Ordering::Relaxed);
-        prev.stats.exec_start.store(now, Ordering::Relaxed);
+        prev.stats.exec_start.store(now_task, Ordering::Relaxed);
         rq.stat.rq_cpu_time += ran;
         match prev.state() {
             TaskState::Sleeping | TaskState::Dead if !voluntary => {}
@@ -224,7 +226,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
                 next.stats.wait_max.store(waited, Ordering::Relaxed);
             }
             rq.stat.run_delay += waited;
-            next.stats.exec_start.store(now, Ordering::Relaxed);
+            next.stats.exec_start.store(rq.clock_task(), Ordering::Relaxed);
             // Picked: to the head of cfs_tasks (fair.c: set_next_task_fair()).
             rq.order.to_head(next.eid.load(Ordering::Relaxed) as usize);
         }

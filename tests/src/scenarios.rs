@@ -18,8 +18,8 @@ use crate::workload_params::{
     TOO_MANY_THREADS_MIB, WORKLOAD_400_THREADS, WORKLOAD_PARAMS_MALFORMED, WORKLOAD_TOO_MANY_THREADS, WORKLOAD_TOO_MUCH_HEAP,
 };
 use crate::workloads::{
-    check_affinity, check_capacity, check_ebizzy, check_features, check_features_bogus,
-    check_fserver, check_hackbench, check_latency, check_overflow, check_pipe, check_pipes, check_trace_pipe,
+    check_affinity, check_capacity, check_ebizzy, check_features, check_features_bogus, check_shares_pressure,
+    check_delay_dequeue, check_fserver, check_hackbench, check_latency, check_overflow, check_pipe, check_pipes, check_trace_pipe,
     check_prodcons, check_schbench, check_shares, check_spread, check_spread_smt, check_storm,
     check_tbench, check_three_on_two, check_tickless, check_deterministic_boot, compare_identical, compare_snap_delta, compare_wake_affine,
     check_newidle_off, check_newidle_pull, compare_capacity_push, compare_nohz_on_off, workload_ran, NOHZ_PULL_SMP,
@@ -477,6 +477,14 @@ pub fn all() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
+            name: "shares-pressure",
+            smp: "2",
+            icount: true,
+            append: "sched_debug=1 cpu_capacity=1:512 workload=shares,cpu=1,ms=500",
+            check: check_shares_pressure,
+            ..BASE
+        },
+        Scenario {
             name: "shares-smp8",
             smp: "8",
             append: "sched_debug=1 workload=shares,cpu=1,ms=2000",
@@ -552,6 +560,22 @@ pub fn all() -> Vec<Scenario> {
             smp: "1",
             append: "sched_debug=1 workload=pipe,rounds=100000,mode=same",
             check: check_pipe::<1, false, false>,
+            ..BASE
+        },
+        Scenario {
+            name: "delay-dequeue",
+            icount: true,
+            smp: "1",
+            append: "sched_debug=1 workload=pipe,rounds=100000,mode=same",
+            check: check_delay_dequeue::<true>,
+            ..BASE
+        },
+        Scenario {
+            name: "delay-dequeue-off",
+            icount: true,
+            smp: "1",
+            append: "sched_debug=1 sched_features=NO_DELAY_DEQUEUE workload=pipe,rounds=100000,mode=same",
+            check: check_delay_dequeue::<false>,
             ..BASE
         },
         Scenario {

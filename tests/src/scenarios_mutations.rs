@@ -200,12 +200,20 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("pipe-same-smp2", "nr_wakeups_sync=99500 cpus=0", "nr_wakeups_sync=99500 cpus=0-1"),
     ("pipe-cross-smp8", "name=pipe-a nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=100002 nr_migrations=0 nr_wakeups=99500 nr_wakeups_local=0 nr_wakeups_remote=99500 nr_wakeups_sync=99500", "name=pipe-a nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=100002 nr_migrations=0 nr_wakeups=79999 nr_wakeups_local=0 nr_wakeups_remote=79999 nr_wakeups_sync=79999"),
     ("pipe-same-smp1", "nr_wakeups=99300 nr_wakeups_local=99300 nr_wakeups_remote=0 nr_wakeups_sync=99300", "nr_wakeups=100001 nr_wakeups_local=100001 nr_wakeups_remote=0 nr_wakeups_sync=100001"),
+    ("pipe-same-smp1", "nr_wakeups=99300 nr_wakeups_local=99300 nr_wakeups_remote=0 nr_wakeups_sync=99300", "nr_wakeups=49999 nr_wakeups_local=49999 nr_wakeups_remote=0 nr_wakeups_sync=49999"),
     ("pipe-same-smp2", "nr_wakeups_sync=99300", "nr_wakeups_sync=99299"),
     ("pipe-cross-smp2", "nr_wakeups_local=0 nr_wakeups_remote=99500", "nr_wakeups_local=99500 nr_wakeups_remote=0"),
     ("pipe-same-smp1", "nr_switches=100002 nr_migrations=0 nr_wakeups=99500", "nr_switches=99998 nr_migrations=0 nr_wakeups=99500"),
     ("pipe-cross-smp2", "rounds=100000 a_cpu", "rounds=99999 a_cpu"),
     ("pipe-same-smp2", "@fw pipe mode=same", "@fw pipe mode=cross"),
     ("pipe-same-smp2", "name=pipe-b", "name=pipe-c"),
+    // DELAY_DEQUEUE: a delayed sleeper that left with credit (its lag not paid), and delayed
+    // dequeues with the feature off.
+    ("delay-dequeue", "leave_lag=-300", "leave_lag=300"),
+    ("delay-dequeue", "delayed=198703 requeued=198698", "delayed=198703 requeued=198697"),
+    // capacity pressure charged to the hogs: they would have run the whole 500 ms
+    ("shares-pressure", "weight=1024 runtime_ns=56320000", "weight=1024 runtime_ns=300000000"),
+    ("delay-dequeue-off", "@fw delayed cpu=0 sleeps=200000 delayed=0", "@fw delayed cpu=0 sleeps=200000 delayed=1"),
     // stack overflow: another thread named, the report line missing, not a #PF, the
     // fault elsewhere than the guard page.
     ("crash-stack-overflow", "task=deep-recursion", "task=init"),

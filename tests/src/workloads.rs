@@ -208,7 +208,7 @@ pub use effect::{
 };
 pub use schbench::{check_schbench, percentiles, Percentiles};
 pub use fairness::{
-    check_features, check_features_bogus, check_latency, check_shares, FEATURES_BOGUS,
+    check_delay_dequeue, check_features, check_features_bogus, check_latency, check_shares, check_shares_pressure, FEATURES_BOGUS,
     FEATURES_SET, SHARES_NICE, SHARE_TOLERANCE_PP,
 };
 pub use idle::{

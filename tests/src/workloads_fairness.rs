@@ -268,3 +268,80 @@ pub fn check_features_bogus(log: &Log) -> CheckResult {
     }
     Ok(())
 }
+
+// ---------------------------------------------------------------------------------------------
+// DELAY_DEQUEUE
+
+/// The `delay-dequeue` scenarios: the one-CPU pipe (`workload=pipe,mode=same`), whose threads each
+/// sleep right after waking the other, while ahead of V (they ran more than the one they woke), so
+/// with DELAY_DEQUEUE (`ON`) their sleeps are delayed. `check_pipe`'s checks, then CPU 0's
+/// `@fw delayed`: it counts at least one sleep per wakeup of the two threads (each wakeup ends a
+/// sleep); with `ON`, some sleeps were delayed, every delay ended by a requeue (the partner's
+/// wakeup), a final dequeue (picked once eligible) or is still pending (at most the two threads),
+/// some ended each way a delay can end in a pipe (requeued and picked), they stayed queued for some
+/// time, and the lag they left with is never positive (DELAY_ZERO: the debt was paid, no credit
+/// kept); without it (`sched_features=NO_DELAY_DEQUEUE`), none at all.
+pub fn check_delay_dequeue<const ON: bool>(log: &Log) -> CheckResult {
+    super::check_pipe::<1, false, false>(log)?;
+    let (line, toks) = feature_tokens(log)?;
+    let want = if ON { "DELAY_DEQUEUE" } else { "NO_DELAY_DEQUEUE" };
+    ensure(has_token(&toks, want), || format!("`{line}`: expected {want}"))?;
+    let r = log
+        .records("delayed")
+        .find(|r| r.num("cpu").ok() == Some(0))
+        .ok_or("no `@fw delayed cpu=0`")?;
+    let wakeups = one_taskstat(log, "pipe-a")?.num("nr_wakeups")? + one_taskstat(log, "pipe-b")?.num("nr_wakeups")?;
+    let sleeps = r.num("sleeps")?;
+    ensure(sleeps >= wakeups, || {
+        format!("`{r}`: expected sleeps >= {wakeups}, the two threads' wakeups")
+    })?;
+    let n = |k: &str| r.num(k);
+    let (delayed, requeued, picked, dequeued, pending) =
+        (n("delayed")?, n("requeued")?, n("picked")?, n("dequeued")?, n("pending")?);
+    let (ns, max_ns, zeroed) = (n("delayed_ns")?, n("delayed_max_ns")?, n("zeroed")?);
+    let leave_lag: i64 = r.field("leave_lag")?.parse().map_err(|_| format!("`{r}`: leave_lag is no integer"))?;
+    if !ON {
+        return ensure(
+            [delayed, requeued, picked, dequeued, pending, ns, max_ns, zeroed] == [0; 8] && leave_lag == 0,
+            || format!("`{r}`: with NO_DELAY_DEQUEUE expected no delayed dequeue at all"),
+        );
+    }
+    ensure(delayed > 0 && delayed <= sleeps, || {
+        format!("`{r}`: expected from 1 to {sleeps} (the sleeps) delayed dequeues")
+    })?;
+    ensure(delayed == requeued + dequeued + pending && pending <= 2, || {
+        format!("`{r}`: every delay ends by a requeue, a final dequeue or is pending (at most the two threads)")
+    })?;
+    ensure(requeued > 0 && picked > 0 && picked <= dequeued, || {
+        format!("`{r}`: expected delays ended by the partner's wakeup (requeued) and by a pick (picked <= dequeued)")
+    })?;
+    ensure(ns > 0 && max_ns > 0 && max_ns <= ns, || {
+        format!("`{r}`: expected a positive time delayed, the longest within the sum")
+    })?;
+    ensure(leave_lag <= 0 && zeroed <= dequeued, || {
+        format!("`{r}`: with DELAY_ZERO a delayed entity leaves with no positive lag (leave_lag <= 0, zeroed <= dequeued)")
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// capacity pressure
+
+/// The `shares-pressure` scenario's run time (ms) and CPU 1's `cpu_capacity=`.
+pub const PRESSURE_MS: u64 = 500;
+/// See [`PRESSURE_MS`].
+pub const PRESSURE_CAPACITY: u64 = 512;
+
+/// `cpu_capacity=1:512 workload=shares,cpu=1`: the pressure source takes half of every tick on
+/// CPU 1, like IRQ time, and the hogs are charged only the time they ran (Linux's
+/// `rq_clock_task` leaves IRQ time out): their runtimes add up to CAP/1024 of the run, within
+/// 5 points (not the whole run), and still split by weight as [`check_shares`] asks.
+pub fn check_shares_pressure(log: &Log) -> CheckResult {
+    workload_ran(log, "shares", 2, true)?;
+    shares(log, 1)?;
+    let total: u64 = log.records("share").map(|r| r.num("runtime_ns")).sum::<Result<_, _>>()?;
+    let pct = total * 100 / (PRESSURE_MS * 1_000_000);
+    let want = PRESSURE_CAPACITY * 100 / 1024;
+    ensure(pct + 5 >= want && pct <= want + 5, || {
+        format!("the hogs ran {total} ns of {PRESSURE_MS} ms ({pct} %): expected {want} % ± 5, the time the pressure left them")
+    })
+}

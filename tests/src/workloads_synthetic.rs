@@ -76,13 +76,15 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
     match name.as_str() {
         "shares" => {
             let cpu: u32 = get(&kv, "cpu", "1").parse().unwrap();
+            // under capacity pressure the hogs run about half of a 500 ms run (246 ms)
+            let per_weight = if option(append, "cpu_capacity").is_empty() { 100_000 } else { 55_000 };
             for (id, (nice, task)) in (2..).zip(SHARES_NICE) {
                 let w = nice_weight(nice).unwrap();
                 out += &taskstat(id, task, nice, 0, 100, &cpu.to_string());
                 out += &format!(
                     "@fw share task={task} cpu={cpu} nice={nice} weight={w} \
                      runtime_ns={} ran_on={cpu}\n",
-                    w * 100_000
+                    w * per_weight
                 );
             }
         }
@@ -340,6 +342,26 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                 " idle_ns=100000000000 idle_wait_ns=0"
             }
         );
+    }
+    // Delayed dequeues (after the schedstat lines, as schedstat.rs prints them): the one-CPU
+    // pipe's sleeps follow its wakeups, most of them delayed unless NO_DELAY_DEQUEUE.
+    let delay_on = !append.contains("NO_DELAY_DEQUEUE");
+    for c in 0..cpus {
+        let rounds: u64 = get(&kv, "rounds", "100000").parse().unwrap();
+        let line = if name == "pipe" && c == 0 && get(&kv, "mode", "same") == "same" && delay_on {
+            let sleeps = (rounds - rounds / 200) + (rounds - rounds * 7 / 1000) + 3;
+            let delayed = sleeps - 100;
+            format!(
+                "sleeps={sleeps} delayed={delayed} requeued={} picked=3 dequeued=4 pending=1 \
+                 delayed_ns=500000 delayed_max_ns=6000 leave_lag=-300 zeroed=2",
+                delayed - 5
+            )
+        } else {
+            "sleeps=200000 delayed=0 requeued=0 picked=0 dequeued=0 pending=0 delayed_ns=0 \
+             delayed_max_ns=0 leave_lag=0 zeroed=0"
+                .to_string()
+        };
+        out += &format!("@fw delayed cpu={c} {line}\n");
     }
     // The balancer's statistics: affine wakeups unless wake_affine=off; newidle attempts,
     // fewer with avg_idle_clamp=delta than snap.

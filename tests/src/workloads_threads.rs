@@ -114,6 +114,14 @@ pub const PIPE_ROUNDS: u64 = 100_000;
 /// (55-99 % with a busy host, as a stalled vCPU thread lets the partner answer first).
 pub const PIPE_MIN_WAKEUPS_PERCENT: u64 = 80;
 
+/// [`PIPE_MIN_WAKEUPS_PERCENT`] for the one-CPU pipe (`mode=same`), lower: since the requeue of a
+/// delayed sleeper follows Linux (fair.c `requeue_delayed_entity()` does not charge the running
+/// task first, so a sleeper still behind V keeps its place and its earlier deadline instead of
+/// being re-placed at V with a fresh request), the woken partner preempts the writer before its
+/// read in about four rounds of ten: 62 000 and 62 139 wakeups of 100 000 per thread at -smp 1
+/// (`delay-dequeue`), 78 793 with NO_DELAY_DEQUEUE (`delay-dequeue-off`).
+pub const PIPE_SAME_MIN_WAKEUPS_PERCENT: u64 = 50;
+
 /// `workload=pipe,rounds=100000,mode=same|cross` on `SMP` CPUs (`CROSS`: `mode=cross`): the
 /// threads on CPU 0 (and CPU 1 for cross), each having run only there; each thread woken at most
 /// once per round trip (only the partner's one write per round can wake it; writes never block)
@@ -141,7 +149,8 @@ pub fn check_pipe<const SMP: u32, const CROSS: bool, const POLL: bool>(log: &Log
         cpus_are(t, "cpus", &[cpu])?;
         num_is(t, "nr_migrations", 0)?;
         let w = t.num("nr_wakeups")?;
-        let min = PIPE_ROUNDS * PIPE_MIN_WAKEUPS_PERCENT / 100;
+        let pct = if CROSS { PIPE_MIN_WAKEUPS_PERCENT } else { PIPE_SAME_MIN_WAKEUPS_PERCENT };
+        let min = PIPE_ROUNDS * pct / 100;
         ensure((min..=PIPE_ROUNDS).contains(&w), || {
             format!("`{t}`: expected nr_wakeups from {min} to {PIPE_ROUNDS}")
         })?;

@@ -17,7 +17,11 @@
 //!    than `2^32` entities, so `|S| < 2^115` and `W < 2^52`; every product
 //!    and sum stays below `2^117`, far inside `i128`. No checked or
 //!    saturating step is needed, and no shift of precision (Linux's
-//!    `PARANOID_AVG`) is ever required.
+//!    `PARANOID_AVG`) is ever required. This deliberately departs from
+//!    Linux v6.19, whose 64-bit sums can overflow (after about 104 days of
+//!    one lone task on a queue, by the issue-15 differential run); upstream
+//!    fixed that after v6.19 (section 1.5, tip 2026), and these sums give
+//!    the fixed results.
 //! 2. The run-queue keeps v0 at V: it re-centres after every tree insert
 //!    and remove (v6.19) and, by default, on every tick (the 2026 fix).
 //! 3. Stored lag is clamped (`fair_rq::update_entity_lag`), so every key is

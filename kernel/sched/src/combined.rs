@@ -19,8 +19,9 @@ use crate::fair_rq::{DequeueFlags, DequeueOutcome, EnqueueFlags, FairRq, SchedEr
 use crate::features::Feature;
 use crate::pelt::PeltInput;
 use crate::pick::charge_entity;
-use crate::time::{vadd, vbefore, vmin};
-use crate::weight::{calc_delta_fair_with, clamp_i64};
+use crate::place::{place_se, save_lag};
+use crate::time::{vbefore, vmin};
+use crate::weight::calc_delta_fair_with;
 
 impl FairRq {
     /// A wakeup in one call: `enqueue(id, ef)` and, if that succeeded,
@@ -116,19 +117,23 @@ impl FairRq {
     /// `dequeue(c, SLEEP)` of the running entity `c`, which is queued and
     /// not delayed, with `c` borrowed once: the steps of `dequeue`
     /// (`update_curr`, the DELAY_DEQUEUE eligibility test, `update_entity_pelt`,
-    /// `update_entity_lag_at` with `lag_limit`, the accounting, `recenter`)
-    /// restated on the borrow; keep them in step.
+    /// the lag saved by `place::save_lag` (with `place::lag_limit`, the
+    /// functions `update_entity_lag` calls), the accounting, `recenter`) on
+    /// the borrow.
     #[inline(always)]
     fn sleep_curr(&mut self, c: u32) -> DequeueOutcome {
         let (math, tick, feats) = (self.tun.delta_math, self.tun.tick_nsec(), self.tun.features);
         let (now, base_slice) = (self.clock, self.base_slice);
         let pnow = self.pelt_clock.now();
+        // dequeue_task_fair's util_est (c is runnable)
+        self.util_est_dequeue_update(c, true);
         let se = &mut self.slots[c as usize].se;
         // update_curr
         if now > se.exec_start {
             let must_yield = charge_entity(se, now, math, base_slice);
             self.after_charge(c, must_yield);
         }
+        self.stats.sleeps += 1;
         let se = &mut self.slots[c as usize].se;
         let (v, w) = (se.vruntime, se.w());
         // update_entity_pelt: c runs and is queued and runnable until now
@@ -144,6 +149,7 @@ impl FairRq {
             let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
             self.pelt.update(pnow, input, 1);
             se.sched_delayed = true;
+            se.delayed_at = now;
             self.h_nr_runnable -= 1;
             self.stats.delayed += 1;
             if self.next == Some(c) {
@@ -158,11 +164,7 @@ impl FairRq {
         se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, true, w);
         let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
         self.pelt.update(pnow, input, 1);
-        // update_entity_lag_at, lag_limit
-        let vl = crate::time::vdiff(v_mean, v);
-        let span = se.slice.saturating_mul(2).max(tick);
-        let limit = clamp_i64(calc_delta_fair_with(math, span, se.weight) as i128);
-        se.vlag = vl.clamp(-limit, limit);
+        save_lag(se, v_mean, math, tick);
         // sleep: the deadline stays absolute; curr: not in the tree
         se.on_rq = false;
         self.nr_queued -= 1;
@@ -191,12 +193,15 @@ impl FairRq {
     fn sleep_alone(&mut self, c: u32) -> Option<EntityId> {
         let (math, now, base_slice) = (self.tun.delta_math, self.clock, self.base_slice);
         let pnow = self.pelt_clock.now();
+        // dequeue_task_fair's util_est (c is runnable)
+        self.util_est_dequeue_update(c, true);
         let se = &mut self.slots[c as usize].se;
         // update_curr
         if now > se.exec_start {
             let must_yield = charge_entity(se, now, math, base_slice);
             self.after_charge(c, must_yield);
         }
+        self.stats.sleeps += 1;
         let se = &mut self.slots[c as usize].se;
         // update_entity_pelt: c runs and is queued and runnable until now
         let w = se.w();
@@ -318,22 +323,12 @@ impl FairRq {
             return false;
         }
         let se = &mut slot.se;
+        // enqueue_task_fair's util_est_enqueue
+        if feats.has(Feature::UtilEst) && !se.sched_delayed {
+            crate::pelt::util_est_enqueue(&mut self.pelt, &se.avg);
+        }
         // place_entity: V of empty sums is v0; nr_queued == 0, so no lag
-        let v_mean = self.avg.mean(None);
-        if !se.custom_slice {
-            se.slice = base_slice;
-        }
-        let mut vslice = calc_delta_fair_with(math, se.slice, se.weight);
-        se.vruntime = v_mean;
-        if se.rel_deadline {
-            se.deadline = se.deadline.wrapping_add(se.vruntime);
-            se.rel_deadline = false;
-        } else {
-            if ef.contains(EnqueueFlags::INITIAL) && feats.has(Feature::PlaceDeadlineInitial) {
-                vslice /= 2;
-            }
-            se.deadline = se.vruntime.wrapping_add(vslice);
-        }
+        place_se(se, self.avg.mean(None), None, ef.contains(EnqueueFlags::INITIAL), feats, math, base_slice);
         // update_entity_pelt (not running, not queued until now; nothing
         // runs on the queue)
         // (no freshness pre-test: each update is a no-op when its
@@ -369,13 +364,14 @@ impl FairRq {
     /// both entities borrowed once: `i` is either neither queued nor running
     /// (`DELAYED = false`; the same steps as `update_curr`, `place_entity`,
     /// `update_entity_pelt`, the accounting, `enqueue_tree`, `recenter`), or
-    /// queued and delayed (`DELAYED = true`; `update_curr` and
-    /// `requeue_delayed`: PELT, and
+    /// queued and delayed (`DELAYED = true`; `requeue_delayed`: PELT, and
     /// with DELAY_ZERO the saved lag and, when it is positive, the
     /// re-placement at V as `unlink_for_place`, `place_entity`,
-    /// `relink_after_place` do it); then `check_preempt_wakeup`. Each block
-    /// is spelled out on the two borrows and names the helper it restates;
-    /// keep them in step. Returns `None`, having changed nothing, when this
+    /// `relink_after_place` do it); then `check_preempt_wakeup`. The lag
+    /// and the placement are the functions the plain path calls
+    /// (`place::save_lag`, `place::place_se`); the bookkeeping around them
+    /// is written out on the two borrows and names the helper it follows.
+    /// Returns `None`, having changed nothing, when this
     /// case does not apply (`i` is no live entity, is not in the state
     /// `DELAYED` names, or is the running one; no running entity, or it is
     /// off the queue); the wakeup then takes the general path, which also
@@ -408,8 +404,10 @@ impl FairRq {
         }
 
         // update_curr: charge the running entity (and `after_charge`,
-        // spelled out: `self` is borrowed through the two entities)
-        if now > cse.exec_start && charge_entity(cse, now, math, base_slice) && self.nr_queued > 1 {
+        // spelled out: `self` is borrowed through the two entities); not
+        // for a requeue, which Linux does without it (fair.c
+        // `requeue_delayed_entity()`): there the preemption check charges
+        if !DELAYED && now > cse.exec_start && charge_entity(cse, now, math, base_slice) && self.nr_queued > 1 {
             self.need_resched = true;
             if self.next == Some(c) {
                 self.next = None;
@@ -420,9 +418,12 @@ impl FairRq {
         let avg: &mut AvgVruntime = &mut self.avg;
         let pnow = self.pelt_clock.now();
 
-        // V is the running entity's vruntime (set by the re-placement into
-        // an otherwise empty tree below): it is eligible without the test
-        let mut curr_at_v = false;
+        // enqueue_task_fair's util_est_enqueue: a delayed entity's requeue
+        // puts its EWMA back; a plain wakeup adds it unless it arrives
+        // still delayed (migrated so)
+        if feats.has(Feature::UtilEst) && (DELAYED || !se.sched_delayed) {
+            crate::pelt::util_est_enqueue(&mut self.pelt, &se.avg);
+        }
         if DELAYED {
             // requeue_delayed of `i`, queued (so in the tree: it is not curr)
             // and delayed
@@ -434,11 +435,8 @@ impl FairRq {
             let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
             self.pelt.update(pnow, input, 1);
             if feats.has(Feature::DelayZero) {
-                // update_entity_lag (lag_limit): V with `i` in the tree
-                let vl = crate::time::vdiff(avg.mean(ct), se.vruntime);
-                let span = se.slice.saturating_mul(2).max(self.tun.tick_nsec());
-                let limit = clamp_i64(calc_delta_fair_with(math, span, se.weight) as i128);
-                se.vlag = vl.clamp(-limit, limit);
+                // update_entity_lag: V with `i` in the tree
+                save_lag(se, avg.mean(ct), math, self.tun.tick_nsec());
                 if se.vlag > 0 {
                     // it became eligible while delayed: re-place it at V
                     // with a fresh request. unlink_for_place (not curr):
@@ -457,17 +455,7 @@ impl FairRq {
                     // (`mean_or_curr`'s shortcut)
                     let alone = avg.sum_weight() == 0 && avg.sum_w_vruntime() == 0 && cse.w() != 0;
                     let v_mean = if alone { cse.vruntime } else { avg.mean(ct) };
-                    if !se.custom_slice {
-                        se.slice = base_slice;
-                    }
-                    let vslice = calc_delta_fair_with(math, se.slice, se.weight);
-                    se.vruntime = v_mean;
-                    if se.rel_deadline {
-                        se.deadline = se.deadline.wrapping_add(se.vruntime);
-                        se.rel_deadline = false;
-                    } else {
-                        se.deadline = se.vruntime.wrapping_add(vslice);
-                    }
+                    place_se(se, v_mean, None, false, feats, math, base_slice);
                     // relink_after_place (not curr)
                     se.on_rq = true;
                     self.nr_queued += 1;
@@ -476,7 +464,6 @@ impl FairRq {
                         // recenter: `i` and the running entity both at the
                         // latter's vruntime, which is V (`set_single`)
                         avg.set_single(v_mean, if inserted { w } else { 0 });
-                        curr_at_v = true;
                     } else {
                         if inserted {
                             avg.add(se.vruntime, w);
@@ -489,29 +476,15 @@ impl FairRq {
             se.sched_delayed = false;
             self.h_nr_runnable += 1;
             self.stats.delayed_requeued += 1;
+            self.stats.end_delay(se.delayed_at, now);
+            // check_preempt_wakeup, whose update_curr charges the running
+            // entity now (after the requeue, as in Linux)
+            return Some(self.check_preempt_idx(i, wf, false));
         } else {
-            // place_entity (nr_queued > 0: curr is queued)
-            let v_mean = avg.mean_or_curr(ct);
-            if !se.custom_slice {
-                se.slice = base_slice;
-            }
-            let mut vslice = calc_delta_fair_with(math, se.slice, se.weight);
-            let mut lag: i64 = 0;
-            if feats.has(Feature::PlaceLag) && se.vlag != 0 {
-                // wq >= curr's weight > 0
-                let wq = avg.sum_weight() + cse.w();
-                lag = crate::place::place_lag(se.vlag, wq, se.w());
-            }
-            se.vruntime = vadd(v_mean, lag.saturating_neg());
-            if se.rel_deadline {
-                se.deadline = se.deadline.wrapping_add(se.vruntime);
-                se.rel_deadline = false;
-            } else {
-                if ef.contains(EnqueueFlags::INITIAL) && feats.has(Feature::PlaceDeadlineInitial) {
-                    vslice /= 2;
-                }
-                se.deadline = se.vruntime.wrapping_add(vslice);
-            }
+            // place_entity (nr_queued > 0: curr is queued, so the weight
+            // V is taken over is at least curr's)
+            let wq = avg.sum_weight() + cse.w();
+            place_se(se, avg.mean_or_curr(ct), Some(wq), ef.contains(EnqueueFlags::INITIAL), feats, math, base_slice);
 
             // update_entity_pelt (not running, not queued until now)
             // (no freshness pre-test: each update is a no-op when its
@@ -565,8 +538,7 @@ impl FairRq {
         // the protection (update_protect_slice).
         if !short && !feats.has(Feature::NextBuddy) && self.next.is_none() {
             let protected = vbefore(cse.vruntime, cse.vprot);
-            // with `curr_at_v` the test is `0 >= 0` (key 0 and S = 0)
-            if protected && (curr_at_v || avg.eligible(cse.vruntime, ct)) {
+            if protected && avg.eligible(cse.vruntime, ct) {
                 self.stats.picks += 1;
                 if feats.has(Feature::RunToParity) {
                     // cfs_rq_min_slice: curr is queued

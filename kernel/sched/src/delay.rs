@@ -27,16 +27,29 @@ impl FairRq {
     /// Last step of the final dequeue of a delayed entity.
     pub(crate) fn finish_delayed_dequeue(&mut self, i: u32) {
         let zero = self.feat(Feature::DelayZero);
-        let se = self.se_mut(i);
+        let now = self.clock;
+        let se = &mut self.slots[i as usize].se;
         se.sched_delayed = false;
         if zero && se.vlag > 0 {
             se.vlag = 0;
+            self.stats.delay_zeroed += 1;
         }
+        self.stats.delayed_dequeued += 1;
+        self.stats.delayed_leave_lag = self.stats.delayed_leave_lag.saturating_add(se.vlag);
+        let since = se.delayed_at;
+        self.stats.end_delay(since, now);
     }
 
-    /// Wakeup of a delayed entity: runnable again without a second enqueue.
+    /// Wakeup of a delayed entity: runnable again without a second enqueue
+    /// (fair.c `requeue_delayed_entity()`). The running entity is not
+    /// charged first: with DELAY_ZERO the lag is taken at V as of its last
+    /// charge; the preemption check that follows charges it.
     pub(crate) fn requeue_delayed(&mut self, i: u32) {
-        self.update_curr();
+        // enqueue_task_fair(ENQUEUE_DELAYED): util_est back in the sum first
+        if self.feat(Feature::UtilEst) {
+            let se = &self.slots[i as usize].se;
+            crate::pelt::util_est_enqueue(&mut self.pelt, &se.avg);
+        }
         self.update_entity_pelt(i);
         if self.feat(Feature::DelayZero) {
             self.update_entity_lag(i);
@@ -50,5 +63,7 @@ impl FairRq {
         self.se_mut(i).sched_delayed = false;
         self.h_nr_runnable += 1;
         self.stats.delayed_requeued += 1;
+        let (since, now) = (self.se(i).delayed_at, self.clock);
+        self.stats.end_delay(since, now);
     }
 }

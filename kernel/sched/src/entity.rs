@@ -70,6 +70,10 @@ pub struct SchedEntity {
     pub on_rq: bool,
     /// Asleep but kept queued until eligible (DELAY_DEQUEUE).
     pub sched_delayed: bool,
+    /// Task clock when its dequeue was last delayed (for
+    /// [`RqStats`](crate::fair_rq::RqStats)' delay times; meaningful while
+    /// `sched_delayed`).
+    pub delayed_at: Nanos,
     /// Task clock when it last started running or was last accounted.
     pub exec_start: Nanos,
     /// Total runtime.
@@ -97,6 +101,7 @@ impl SchedEntity {
             rel_deadline: false,
             on_rq: false,
             sched_delayed: false,
+            delayed_at: 0,
             exec_start: 0,
             sum_exec_runtime: 0,
             prev_sum_exec_runtime: 0,

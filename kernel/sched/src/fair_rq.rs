@@ -74,12 +74,37 @@ pub struct RqStats {
     /// Picks that found no eligible entity and fell back to the earliest
     /// deadline. Always 0 unless an arithmetic invariant broke.
     pub no_eligible_fallbacks: u64,
+    /// Sleeps: `dequeue(SLEEP)` of a runnable entity (delayed or not).
+    pub sleeps: u64,
     /// Sleeps turned into delayed dequeues.
     pub delayed: u64,
     /// Delayed entities finally dequeued by a pick.
     pub delayed_dequeued_by_pick: u64,
+    /// Delayed entities finally dequeued, by a pick or an explicit
+    /// `dequeue(SLEEP | DELAYED)` (exit).
+    pub delayed_dequeued: u64,
     /// Delayed entities woken (requeued in place).
     pub delayed_requeued: u64,
+    /// Task-clock ns delayed entities stayed queued asleep, summed over
+    /// the delays that ended here (by a requeue or a final dequeue).
+    pub delayed_ns: u64,
+    /// The longest of those delays.
+    pub delayed_max_ns: u64,
+    /// Saved lags (virtual ns) delayed entities left with at their final
+    /// dequeue, summed (after DELAY_ZERO): never positive with DELAY_ZERO.
+    pub delayed_leave_lag: i64,
+    /// Final dequeues whose positive lag DELAY_ZERO dropped.
+    pub delay_zeroed: u64,
+}
+
+impl RqStats {
+    /// A delay that began at `since` ends at `now`.
+    #[inline]
+    pub(crate) fn end_delay(&mut self, since: Nanos, now: Nanos) {
+        let d = now.saturating_sub(since);
+        self.delayed_ns = self.delayed_ns.saturating_add(d);
+        self.delayed_max_ns = self.delayed_max_ns.max(d);
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -338,6 +363,10 @@ impl FairRq {
             }
         };
         self.update_rq_pelt();
+        // fair.c `migrate_task_rq_fair()`: an entity that changes CPU is not
+        // cache hot on its new one (`task_hot()` reads 0 as cold) until it
+        // runs there
+        se.exec_start = 0;
         se.avg.last_update_time = self.pelt_clock.now();
         self.pelt.attach(&se.avg, se.w());
         self.slots[i as usize] = Slot { se, live: true };
@@ -456,6 +485,7 @@ impl FairRq {
             return Err(SchedError::AlreadyQueued(id));
         }
         if self.curr == Some(i) {
+            self.util_est_enqueue(i);
             self.place_entity(i, flags);
             self.update_curr();
             self.enqueue_account(i, true);
@@ -470,6 +500,7 @@ impl FairRq {
     /// queued nor running, after `update_curr`: place, account, insert.
     #[inline(always)]
     pub(crate) fn enqueue_placed(&mut self, i: u32, flags: EnqueueFlags) {
+        self.util_est_enqueue(i);
         self.place_entity(i, flags);
         self.enqueue_account(i, false);
     }
@@ -506,7 +537,13 @@ impl FairRq {
         }
         let sleep = flags.contains(DequeueFlags::SLEEP);
         let is_curr = self.curr == Some(i);
+        if !(self.se(i).sched_delayed && sleep && !flags.contains(DequeueFlags::DELAYED)) {
+            self.util_est_dequeue_update(i, sleep);
+        }
         self.update_curr();
+        if sleep && !self.se(i).sched_delayed {
+            self.stats.sleeps += 1;
+        }
         let mut v_mean = None;
         if self.se(i).sched_delayed {
             if sleep && !flags.contains(DequeueFlags::DELAYED) {
@@ -557,12 +594,44 @@ impl FairRq {
         Ok(DequeueOutcome::Dequeued)
     }
 
+    /// fair.c `enqueue_task_fair()`'s `util_est_enqueue()`: the queue's
+    /// util_est gains the EWMA of an entity that becomes runnable (not of
+    /// one that arrives still delayed).
+    #[inline(always)]
+    pub(crate) fn util_est_enqueue(&mut self, i: u32) {
+        if self.feat(Feature::UtilEst) && !self.se(i).sched_delayed {
+            let se = &self.slots[i as usize].se;
+            crate::pelt::util_est_enqueue(&mut self.pelt, &se.avg);
+        }
+    }
+
+    /// fair.c `dequeue_task_fair()`'s `util_est_dequeue()` (unless the
+    /// entity is delayed: its EWMA left the sum when it was) and
+    /// `util_est_update()` (at a sleep), before the dequeue itself.
+    #[inline(always)]
+    pub(crate) fn util_est_dequeue_update(&mut self, i: u32, sleep: bool) {
+        if !self.feat(Feature::UtilEst) {
+            return;
+        }
+        let cap = self.pelt_clock.cpu_capacity();
+        let se = &mut self.slots[i as usize].se;
+        if !se.sched_delayed {
+            crate::pelt::util_est_dequeue(&mut self.pelt, &se.avg);
+        }
+        if sleep {
+            crate::pelt::util_est_update(&mut se.avg, cap);
+        }
+    }
+
     /// A sleep of a queued, not eligible entity turned into a delayed
     /// dequeue (see `delay`).
     #[inline(never)]
     pub(crate) fn delay_dequeue(&mut self, i: u32, is_curr: bool) {
         self.update_entity_pelt(i);
-        self.se_mut(i).sched_delayed = true;
+        let now = self.clock;
+        let se = self.se_mut(i);
+        se.sched_delayed = true;
+        se.delayed_at = now;
         self.h_nr_runnable -= 1;
         self.stats.delayed += 1;
         if self.next == Some(i) {

@@ -105,6 +105,69 @@ pub struct SchedAvg {
     pub runnable_avg: u64,
     /// Utilisation average (at most 1024).
     pub util_avg: u64,
+    /// UTIL_EST (fair.c `util_est_*`, v6.19): for an entity, the EWMA of
+    /// its `util_avg` at its sleeps, with [`UTIL_AVG_UNCHANGED`] set while
+    /// `util_avg` has not changed since the EWMA was last updated; for a
+    /// run-queue, the sum of its runnable entities' EWMAs (flag masked).
+    pub util_est: u64,
+}
+
+/// The flag of an entity's `util_est`: its `util_avg` did not change since
+/// the last `util_est_update` (Linux `UTIL_AVG_UNCHANGED`).
+pub const UTIL_AVG_UNCHANGED: u64 = 0x8000_0000;
+/// The least change of the EWMA worth making: 1% of the capacity scale
+/// (Linux `UTIL_EST_MARGIN`).
+pub const UTIL_EST_MARGIN: u64 = SCHED_CAPACITY_SCALE / 100;
+/// The EWMA's weight of a new sample, `1/2^2` (Linux `UTIL_EST_WEIGHT_SHIFT`).
+pub const UTIL_EST_WEIGHT_SHIFT: u32 = 2;
+
+/// An entity's util_est without the flag (Linux `_task_util_est`).
+#[inline(always)]
+pub fn task_util_est_raw(avg: &SchedAvg) -> u64 {
+    avg.util_est & !UTIL_AVG_UNCHANGED
+}
+
+/// fair.c `util_est_enqueue()`: the run-queue's sum gains the entity's EWMA.
+#[inline(always)]
+pub fn util_est_enqueue(rq: &mut SchedAvg, se: &SchedAvg) {
+    rq.util_est = rq.util_est.saturating_add(task_util_est_raw(se));
+}
+
+/// fair.c `util_est_dequeue()`: the run-queue's sum loses it (never below 0).
+#[inline(always)]
+pub fn util_est_dequeue(rq: &mut SchedAvg, se: &SchedAvg) {
+    rq.util_est -= rq.util_est.min(task_util_est_raw(se));
+}
+
+/// fair.c `util_est_update()` at a sleep: unless `util_avg` is unchanged
+/// since the last update, the EWMA jumps up to `util_avg`, or moves a
+/// quarter of the way down to it, except when the change is under
+/// [`UTIL_EST_MARGIN`] or the task was contended (`util_avg + margin <
+/// runnable_avg`: its util is no measure of its need); a `util_avg` above
+/// the CPU's capacity (`cpu_capacity`) leaves everything as it is. Then the
+/// flag is set.
+#[inline]
+pub fn util_est_update(se: &mut SchedAvg, cpu_capacity: u64) {
+    let mut ewma = se.util_est;
+    if ewma & UTIL_AVG_UNCHANGED != 0 {
+        return;
+    }
+    let dequeued = se.util_avg;
+    if ewma <= dequeued {
+        ewma = dequeued;
+    } else {
+        let diff = ewma - dequeued;
+        if diff >= UTIL_EST_MARGIN {
+            if dequeued > cpu_capacity {
+                return;
+            }
+            if dequeued + UTIL_EST_MARGIN >= se.runnable_avg {
+                // ewma - diff/4, as Linux forms it: ((ewma << 2) - diff) >> 2
+                ewma = ((ewma << UTIL_EST_WEIGHT_SHIFT) - diff) >> UTIL_EST_WEIGHT_SHIFT;
+            }
+        }
+    }
+    se.util_est = ewma | UTIL_AVG_UNCHANGED;
 }
 
 impl SchedAvg {
@@ -161,7 +224,12 @@ impl SchedAvg {
             return false;
         }
         let input = PeltInput { load: on_rq as u64, runnable: runnable as u64, running };
-        self.accumulate(units, input, weight)
+        let refreshed = self.accumulate(units, input, weight);
+        if refreshed {
+            // fair.c `cfs_se_util_change()`: util_avg changed
+            self.util_est &= !UTIL_AVG_UNCHANGED;
+        }
+        refreshed
     }
 
     /// Whole 1024 ns units from the last update to `now` (`None` when

@@ -99,13 +99,10 @@ impl FairRq {
                 Action::Short
             } else if wf.contains(WakeFlags::FORK) || self.se(w).sched_delayed {
                 return false;
-            } else if self.feat(Feature::NextBuddy) {
-                self.set_next_buddy(w);
-                if wf.contains(WakeFlags::SYNC) {
-                    self.preempt_sync(c, w, wf)
-                } else {
-                    Action::Pick
-                }
+            } else if self.feat(Feature::NextBuddy) && self.set_next_buddy(w) && wf.contains(WakeFlags::SYNC) {
+                // fair.c: set_preempt_buddy() gates preempt_sync(): a kept
+                // (earlier) buddy leaves the decision to the pick
+                self.preempt_sync(c, w, wf)
             } else {
                 Action::Pick
             }
@@ -135,25 +132,35 @@ impl FairRq {
     }
 
     /// NEXT_BUDDY: nominate the wakee unless the current buddy's deadline
-    /// is earlier.
-    fn set_next_buddy(&mut self, w: u32) {
+    /// is earlier (fair.c: `set_preempt_buddy()`); returns whether the
+    /// wakee became the buddy.
+    fn set_next_buddy(&mut self, w: u32) -> bool {
         let keep = self.next.is_some_and(|n| n != w && vbefore(self.se(n).deadline, self.se(w).deadline));
         if !keep {
             self.next = Some(w);
         }
+        !keep
     }
 
-    /// A sync wakeup (the waker is about to sleep): switch at once if the
-    /// wakee's deadline is earlier and the current entity has run at least
-    /// the migration cost (a quarter of it when this CPU was chosen for the
-    /// wakee) since it was picked; otherwise leave the buddy to the next pick.
+    /// A sync wakeup (the waker is about to sleep), fair.c `preempt_sync()`:
+    /// switch at once if the wakee's deadline is earlier and the current
+    /// entity has run at least the migration cost (a quarter of it when this
+    /// CPU was chosen for the wakee) since its `exec_start`; otherwise leave
+    /// the buddy to the next pick.
+    ///
+    /// As in Linux v6.19, the time is `clock - exec_start` read after
+    /// `check_preempt_wakeup_fair()`'s `update_curr()`, which has just moved
+    /// `exec_start` to the clock: it is 0 for a charged entity, so a sync
+    /// wakeup does not force the switch and the buddy decides at the next
+    /// pick (not the runtime since the pick, `sum - prev_sum`, which an
+    /// earlier fairway used).
     fn preempt_sync(&self, c: u32, w: u32, wf: WakeFlags) -> Action {
         let mut threshold = MIGRATION_COST_NS;
         if wf.contains(WakeFlags::RQ_SELECTED) {
             threshold /= 4;
         }
         let cse = self.se(c);
-        let ran = cse.sum_exec_runtime.saturating_sub(cse.prev_sum_exec_runtime);
+        let ran = self.clock.saturating_sub(cse.exec_start);
         if vbefore(self.se(w).deadline, cse.deadline) && ran >= threshold {
             Action::Resched
         } else {

@@ -155,11 +155,13 @@ impl LoadWeight {
 /// results within one part in 2^32 of each other for table weights.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum DeltaMath {
-    /// `delta * 1024 / w` with a real division (Linux 6.19 on 64-bit).
+    /// `delta * 1024 / w` with a real division: Linux on 64-bit after
+    /// v6.19 (the division in `__calc_delta()` is an upstream change that
+    /// v6.19 does not have yet).
     #[default]
     Divide,
-    /// Multiply by the cached inverse `2^32 / w` and shift (Linux on 32-bit
-    /// and in all kernels before the 64-bit division was adopted).
+    /// Multiply by the cached inverse `2^32 / w` and shift: Linux v6.19
+    /// itself, and every kernel on 32-bit.
     InverseMultiply,
 }
 

@@ -184,8 +184,9 @@ fn pipe_round_trips_equal_their_sequences() {
 /// The kernel's same-CPU pipe (`examples/hotpath.rs`, `pipe-k`): time
 /// passes between the wakeup and the block, so the waker's sleep is delayed
 /// and its partner's wakeup requeues it, re-placing it when it became
-/// eligible meanwhile (the wake took longer than the block after it) or
-/// leaving it in place (shorter, or equal: lag exactly 0). Each wakeup
+/// eligible by the running entity's last charge (a tick halfway through
+/// the wake's run, longer than the block after it) or leaving it in place
+/// (shorter, or equal: lag exactly 0). Each wakeup
 /// follows the kernel: only a queued-and-delayed or an unqueued partner is
 /// woken; a preempting wakeup switches at once. Combined vs sequential:
 /// equal results and whole-queue state after each step, and every path
@@ -213,7 +214,13 @@ fn kernel_pipe_sequences_equal_their_sequences() {
             let mut now = 1_000;
             let (mut replaced, mut in_place, mut fresh_wakes, mut delayed_sleeps, mut slept) = (0, 0, 0, 0, 0);
             for n in 0..3_000 {
-                now += t_wake;
+                // a tick halfway: the requeue of a delayed partner sees V as
+                // of the running entity's last charge (fair.c
+                // `requeue_delayed_entity()` does not charge it), so it is
+                // re-placed only when V passed it by the tick
+                now += t_wake / 2;
+                assert_eq!(seq.tick(now), comb.tick(now), "tick {n}");
+                now += t_wake - t_wake / 2;
                 seq.update_clock(now);
                 comb.update_clock(now);
                 let se = *seq.entity(other).unwrap();

@@ -155,3 +155,44 @@ fn delayed_entity_counts_as_load_not_runnable_in_pelt() {
     assert!(after.load_sum >= before.load_sum * 995 / 1000, "load keeps accruing: {} -> {}", before.load_sum, after.load_sum);
     assert!(after.runnable_sum <= before.runnable_sum * 99 / 100, "runnable decays: {} -> {}", before.runnable_sum, after.runnable_sum);
 }
+
+/// The delayed-dequeue counters (`@fw delayed`) follow what happened: a
+/// sleeper 1 ms ahead of V (two nice-0 entities: a ran 2 ms, so V = 1 ms)
+/// stays queued until the other has run 2.1 ms more (V past a's 2 ms;
+/// at exactly 2 ms both are eligible and the other's deadline is the
+/// earlier), is then picked and dequeued for good with lag <= 0
+/// (DELAY_ZERO), after 2.1 ms delayed; a second sleep woken before it is paid is
+/// requeued, its delay ending at the wakeup.
+#[test]
+fn delay_counters_follow_the_delays() {
+    let (mut rq, a, others) = with_ineligible_curr("NO_PLACE_DEADLINE_INITIAL", 2);
+    let b = others[0];
+    assert_eq!(rq.dequeue(a, D::SLEEP), Ok(DequeueOutcome::Delayed));
+    assert_eq!(rq.schedule(), Some(b));
+    // b runs 1.9 ms: V = 1.95 ms < 2 ms, a still delayed
+    rq.tick(3_900_000);
+    assert_eq!(rq.schedule(), Some(b));
+    assert!(rq.is_delayed(a));
+    // at 4.1 ms V = 2.05 ms passed a: the pick dequeues it for good
+    rq.tick(4_100_000);
+    rq.schedule();
+    assert!(!rq.is_delayed(a) && !rq.entity(a).unwrap().on_rq);
+    let s = *rq.stats();
+    assert_eq!((s.sleeps, s.delayed, s.delayed_dequeued_by_pick, s.delayed_dequeued, s.delayed_requeued), (1, 1, 1, 1, 0));
+    assert_eq!((s.delayed_ns, s.delayed_max_ns), (2_100_000, 2_100_000));
+    assert_eq!(s.delayed_leave_lag, rq.entity(a).unwrap().vlag);
+    assert!(s.delayed_leave_lag <= 0);
+
+    // wake a, let it run 2 ms (1 ms ahead of V) and sleep; wake it 0.5 ms later
+    rq.enqueue(a, E::WAKEUP).unwrap();
+    rq.set_curr(a).unwrap();
+    rq.tick(6_100_000);
+    assert_eq!(rq.dequeue(a, D::SLEEP), Ok(DequeueOutcome::Delayed));
+    rq.schedule();
+    rq.update_clock(6_600_000);
+    rq.enqueue(a, E::WAKEUP).unwrap();
+    let s = *rq.stats();
+    assert_eq!((s.sleeps, s.delayed, s.delayed_requeued, s.delayed_dequeued), (2, 2, 1, 1));
+    assert_eq!((s.delayed_ns, s.delayed_max_ns), (2_600_000, 2_100_000));
+    check_invariants(&rq).unwrap();
+}

@@ -21,7 +21,7 @@ static PRESSURE_AVG: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_C
 /// Runs the pressure source for one tick on `cpu` (interrupts off); returns
 /// the ns it took.
 pub fn run_pressure(cpu: usize, capacity_orig: u64, tick_ns: u64) -> u64 {
-    let take = tick_ns * 1024u64.saturating_sub(capacity_orig.min(1024)) / 1024;
+    let take = pressure_ns(capacity_orig, tick_ns);
     if take > 0 {
         let end = crate::rq::now_ns() + take;
         while crate::rq::now_ns() < end {
@@ -36,6 +36,14 @@ pub fn run_pressure(cpu: usize, capacity_orig: u64, tick_ns: u64) -> u64 {
     take
 }
 
+/// The ns the pressure source takes per tick: `(1024 - CAP) / 1024` of it.
+/// Like IRQ or RT time it is no fair task's: `Rq::clock_task` leaves it out,
+/// so the running task is not charged for it (Linux charges capacity
+/// pressure to no task: it lowers `cpu_capacity` and scales PELT time).
+pub fn pressure_ns(capacity_orig: u64, tick_ns: u64) -> u64 {
+    tick_ns * 1024u64.saturating_sub(capacity_orig.min(1024)) / 1024
+}
+
 /// Updates `rq`'s capacity from its pressure and its misfit status from its
 /// running task (at each tick, under the runqueue lock).
 pub fn update(rq: &mut Rq) {
@@ -48,7 +56,8 @@ pub fn update(rq: &mut Rq) {
         let se = rq.fair.entity(e)?;
         let allowed = t.affinity.load();
         Some(CurrTask {
-            util: se.avg.util_avg,
+            // task_util_est: max(util_avg, its UTIL_EST EWMA)
+            util: se.avg.util_avg.max(sched::pelt::task_util_est_raw(&se.avg)),
             load: se.avg.load_avg,
             pinned: allowed.weight() == 1,
             max_allowed_capacity: g.caps.max_in(&allowed),

@@ -19,6 +19,8 @@ struct Published {
     load_avg: AtomicU64,
     runnable_avg: AtomicU64,
     util_avg: AtomicU64,
+    /// The fair queue's util_est (UTIL_EST: its runnable tasks' EWMAs).
+    util_est: AtomicU64,
     capacity_orig: AtomicU64,
     capacity: AtomicU64,
     misfit_task_load: AtomicU64,
@@ -47,6 +49,7 @@ impl Published {
             load_avg: AtomicU64::new(0),
             runnable_avg: AtomicU64::new(0),
             util_avg: AtomicU64::new(0),
+            util_est: AtomicU64::new(0),
             capacity_orig: AtomicU64::new(1024),
             capacity: AtomicU64::new(1024),
             misfit_task_load: AtomicU64::new(0),
@@ -83,6 +86,7 @@ pub fn publish_load(rq: &Rq) {
     p.load_avg.store(pelt.load_avg, Ordering::Relaxed);
     p.runnable_avg.store(pelt.runnable_avg, Ordering::Relaxed);
     p.util_avg.store(pelt.util_avg, Ordering::Relaxed);
+    p.util_est.store(pelt.util_est, Ordering::Relaxed);
     p.avg_idle.store(rq.avg_idle.avg_idle, Ordering::Relaxed);
     // Under this CPU's runqueue lock, so the flag and the count agree.
     let overloaded = rq.fair.nr_queued() >= 2 || rq.misfit_task_load > 0;
@@ -113,7 +117,7 @@ pub fn cpu_snapshot(cpu: usize) -> CpuSnapshot {
         load_avg: p.load_avg.load(Ordering::Relaxed),
         runnable_avg: p.runnable_avg.load(Ordering::Relaxed),
         util_avg: p.util_avg.load(Ordering::Relaxed),
-        util_est: 0,
+        util_est: p.util_est.load(Ordering::Relaxed),
         capacity_orig,
         capacity: p.capacity.load(Ordering::Relaxed).clamp(1, capacity_orig),
         avg_idle: p.avg_idle.load(Ordering::Relaxed),

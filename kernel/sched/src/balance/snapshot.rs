@@ -77,7 +77,8 @@ pub struct CpuSnapshot {
     pub runnable_avg: u64,
     /// The fair queue's PELT `util_avg`.
     pub util_avg: u64,
-    /// The fair queue's util_est (0 without UTIL_EST).
+    /// The fair queue's util_est (`FairRq::pelt().util_est`: the sum of its
+    /// runnable tasks' EWMAs; 0 without UTIL_EST).
     pub util_est: u64,
     /// Capacity before any pressure (`arch_scale_cpu_capacity`), out of 1024.
     pub capacity_orig: u64,
