@@ -26,8 +26,6 @@ pub const ACTIONS: [&str; 12] = [
 pub const PENDING: &[&str] = &[
     "periodic pull, CPU_IDLE",
     "periodic pull, CPU_NOT_IDLE",
-    "select_idle_sibling hit and scan depth",
-    "delayed dequeue and requeue",
 ];
 
 /// One row: action, count, effect, acts in, quiet in.
