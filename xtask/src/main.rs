@@ -81,11 +81,11 @@ struct RunArgs {
     /// Deterministic instruction-counted time (-icount shift=0,sleep=off) and a fixed RTC.
     #[arg(long)]
     icount: bool,
-    /// Hard timeout in seconds; QEMU is killed after it.
-    #[arg(long, default_value_t = 120)]
+    /// Hard timeout in seconds (at least 1); QEMU is killed after it.
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
     timeout: u64,
-    /// Guest memory in MiB.
-    #[arg(long, default_value_t = 512)]
+    /// Guest memory in MiB (at least 1; the kernel needs more, growing with --smp: see README).
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
     mem: u32,
     /// NUMA nodes splitting CPUs and memory evenly.
     #[arg(long, default_value_t = 0)]
@@ -127,8 +127,8 @@ struct TestArgs {
     /// Skip the QEMU scenarios.
     #[arg(long)]
     no_qemu: bool,
-    /// Scenarios run at once (the machine has 2 cores).
-    #[arg(long, default_value_t = 2)]
+    /// Scenarios run at once (the machine has 2 cores; at least 1).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     jobs: u32,
     /// Print the serial log of passing scenarios too.
     #[arg(long)]
@@ -314,6 +314,12 @@ mod tests {
         assert_eq!((c.base_rev.as_deref(), c.new_rev.as_deref()), (Some("v1"), Some("v2")));
         // compare has no --append: its two command lines are --base and --new.
         assert!(Cli::try_parse_from(["cargo xtask", "compare", "--new", "x", "w", "--append", "y"]).is_err());
+        // a zero that would mean "kill at once" or "no memory" is refused, with the flag named
+        for bad in [&["run", "--timeout", "0"][..], &["run", "--mem", "0"], &["bench", "pipe", "--timeout", "0"], &["test", "--jobs", "0"]] {
+            let argv = std::iter::once("cargo xtask").chain(bad.iter().copied());
+            let e = Cli::try_parse_from(argv).err().unwrap_or_else(|| panic!("{bad:?} was accepted"));
+            assert!(e.to_string().contains(bad[bad.len() - 2]), "{bad:?}: {e}");
+        }
         // profile has no --icount: it always boots under -icount.
         assert!(Cli::try_parse_from(["cargo xtask", "profile", "pipe", "--icount"]).is_err());
     }
