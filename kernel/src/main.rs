@@ -189,7 +189,12 @@ fn boot_main(magic: u32, info: u32) -> ! {
     let mut caps = sched::balance::CapacityTable::new(online);
     for &(cpu, cap) in &options.cpu_capacity {
         if cpu >= online || !caps.set(cpu, cap) {
-            kprintln!("cmdline: cpu_capacity: CPU {} capacity {} is not an online CPU with a capacity of 1..1024; ignored", cpu, cap);
+            // Known only once the CPUs are counted, so checked here, but
+            // reported like every parse problem: the harness refuses the run.
+            cmdline::report_problem(format_args!(
+                "cpu_capacity: CPU {} capacity {} is not an online CPU (online: {}) with a capacity of 1..1024; CPU {} keeps 1024",
+                cpu, cap, online, cpu
+            ));
         }
     }
     let mut balance_cfg = options.balance;
@@ -473,10 +478,40 @@ fn init_memory(early: &mem::multiboot::BootInfo) {
 /// QEMU's `-icount` an x2APIC read of it aborts QEMU with "Bad icount read".)
 fn calibrate() {
     const MS: u64 = 20;
-    let mut tsc0 = 0;
-    let mut tsc1 = 0;
-    arch::pit::measure(MS, || tsc0 = arch::time::rdtsc(), || tsc1 = arch::time::rdtsc());
-    let tsc_hz = (tsc1 - tsc0) * 1000 / MS;
+    let measure_with = |channel: u8| {
+        let (mut tsc0, mut tsc1) = (0, 0);
+        let (before, after) = (|| tsc0 = arch::time::rdtsc(), || tsc1 = arch::time::rdtsc());
+        if channel == 2 {
+            arch::pit::measure(MS, before, after);
+        } else {
+            arch::pit::measure_channel0(MS, before, after);
+        }
+        tsc1.wrapping_sub(tsc0) * 1000 / MS
+    };
+    let mut tsc_hz = measure_with(2);
+    if !arch::time::TSC_HZ_PLAUSIBLE.contains(&tsc_hz) {
+        // No port 0x61 (microvm): its read of 0xff ends the wait at once.
+        kprintln!(
+            "timer: the TSC measured {} kHz against PIT channel 2 (port 0x61), outside {} to {} MHz; measuring against channel 0",
+            tsc_hz / 1000,
+            arch::time::TSC_HZ_PLAUSIBLE.start() / 1_000_000,
+            arch::time::TSC_HZ_PLAUSIBLE.end() / 1_000_000
+        );
+        tsc_hz = measure_with(0);
+    }
+    if !arch::time::TSC_HZ_PLAUSIBLE.contains(&tsc_hz) {
+        // Every timeout, delay and tick would be off by the same factor: an
+        // AP's start-up delays too short, the self-check's deadlines wrong.
+        let msg = format_args!(
+            "the TSC measured {} kHz against the PIT, outside {} to {} MHz: there is no working PIT to calibrate against, and no time can be kept",
+            tsc_hz / 1000,
+            arch::time::TSC_HZ_PLAUSIBLE.start() / 1_000_000,
+            arch::time::TSC_HZ_PLAUSIBLE.end() / 1_000_000
+        );
+        kprintln!("timer: {}. Exiting.", msg);
+        record!("boot_fatal", "msg={}", msg);
+        arch::exit_with(ExitCode::Failure);
+    }
     arch::time::set_tsc_hz(tsc_hz);
 
     // Several short countdowns; the shortest measured one has the least
