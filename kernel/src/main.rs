@@ -62,7 +62,7 @@ fn boot_main(magic: u32, info: u32) -> ! {
         }
     };
     report_boot_info(early);
-    init_memory(early);
+    let memory = init_memory(early);
 
     stage("cmdline");
     let cmdline = early.cmdline();
@@ -153,6 +153,7 @@ fn boot_main(magic: u32, info: u32) -> ! {
     } else {
         nodes.push(0);
     }
+    check_memory_for(apic_ids.len(), memory);
     mark_online(0);
     let failures = arch::smp::start_aps(&apic_ids, ap_main);
     for f in &failures {
@@ -435,7 +436,34 @@ fn report_boot_info(b: &mem::multiboot::BootInfo) {
 }
 
 /// Sets up the frame allocator and the heap from the memory map.
-fn init_memory(early: &mem::multiboot::BootInfo) {
+/// Stops the boot, before any other CPU starts, when the heap cannot hold
+/// what `cpus` CPUs take (`mem::heap_need`): without this the boot ran out of
+/// heap in the self-check or the SMP stage, saying nothing about why.
+fn check_memory_for(cpus: usize, m: mem::frame::Summary) {
+    // What the heap holds already (the ACPI tables' copies) is within HEAP_BASE.
+    let size = mem::heap::usage().1;
+    let need = mem::heap_need(cpus as u64);
+    if size as u64 >= need {
+        return;
+    }
+    let free = m.free_frames as u64 * mem::FRAME_SIZE;
+    let usable_need = mem::usable_need(cpus as u64, m.usable_bytes, free);
+    let msg = format_args!(
+        "{} MiB is too small for {} CPUs: need at least {} MiB (the heap, a quarter of the memory free after the kernel image, is {} KiB and must hold {} KiB: {} MiB and {} KiB per CPU)",
+        m.usable_bytes >> 20,
+        cpus,
+        usable_need.div_ceil(1 << 20),
+        size / 1024,
+        need / 1024,
+        mem::HEAP_BASE >> 20,
+        mem::HEAP_PER_CPU >> 10
+    );
+    kprintln!("memory: {}. Exiting.", msg);
+    record!("boot_fatal", "msg={}", msg);
+    arch::exit_with(ExitCode::Oom);
+}
+
+fn init_memory(early: &mem::multiboot::BootInfo) -> mem::frame::Summary {
     stage("memory");
     let (kstart, kend) = mem::kernel_range();
     let summary = mem::frame::init(early.regions(), kend);
@@ -455,7 +483,7 @@ fn init_memory(early: &mem::multiboot::BootInfo) {
     stage("heap");
     // A quarter of free memory, between 8 and 256 MiB.
     let free = summary.free_frames as u64 * mem::FRAME_SIZE;
-    let size = (free / 4).clamp(8 << 20, 256 << 20);
+    let size = (free / 4).clamp(mem::HEAP_MIN, mem::HEAP_MAX);
     let Some(start) = mem::frame::alloc_contiguous((size / mem::FRAME_SIZE) as usize) else {
         kprintln!(
             "memory: cannot find {} MiB of contiguous RAM for the kernel heap ({} MiB free). Exiting.",
@@ -466,10 +494,12 @@ fn init_memory(early: &mem::multiboot::BootInfo) {
     };
     mem::heap::init(start, size as usize);
     kprintln!("heap: {} MiB at {:#x}", size >> 20, start);
+    record!("memory", "usable_kib={} free_kib={} heap_kib={}", summary.usable_bytes >> 10, free >> 10, size >> 10);
     // Device windows uncached.
     if let Err(e) = mem::paging::set_uncached(0xfec0_0000, 0x1_0000_0000) {
         kprintln!("memory: cannot map the APIC windows uncached ({})", e);
     }
+    summary
 }
 
 /// Measures the TSC against 20 ms of the PIT, then the LAPIC timer against

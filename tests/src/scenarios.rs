@@ -380,6 +380,24 @@ pub fn all() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
+            name: "memory-too-small-smp31",
+            smp: "31",
+            memory_mib: 32,
+            expect: Outcome::Oom,
+            check: check_memory_too_small,
+            ..BASE
+        },
+        Scenario {
+            // 47 MiB usable is the need at the time of writing; 52 leaves room for the image to grow
+            name: "memory-enough-smp31",
+            smp: "31",
+            memory_mib: 52,
+            append: MICROVM_APPEND,
+            check: check_memory_enough,
+            timeout_s: 120,
+            ..BASE
+        },
+        Scenario {
             // No port 0x61 (no PC speaker): the PIT's channel 2 cannot be read, channel 0 can.
             name: "machine-microvm",
             qemu_extra: &["-machine", "microvm"],

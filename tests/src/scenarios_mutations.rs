@@ -5,6 +5,11 @@
 /// `(scenario, text in its synthetic log, replacement)`; the first occurrence is replaced.
 pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("smp-1", "online=1 expected=1", "online=0 expected=1"),
+    // the old kernel: no word on memory, the self-check ran out of heap
+    ("memory-too-small-smp31", "@fw boot_fatal msg=", "@fw oom size=524288 align=8 heap_used=7893960 heap_size=8388608\n@fw note msg="),
+    ("memory-too-small-smp31", "msg=31 MiB is too small for 31 CPUs: need at least 47 MiB", "msg=31 MiB is too small for 31 CPUs: need at least 46 MiB"),
+    ("memory-enough-smp31", "online=31 expected=31", "online=30 expected=31"),
+    ("memory-enough-smp31", "usable_kib=52224", "usable_kib=40960"),
     // the old kernel on microvm: a TSC rate 1000x low, accepted without a second measurement
     ("machine-microvm", "@fw timer tsc_hz=2603562000", "@fw timer tsc_hz=2431000"),
     ("machine-microvm", "measuring against channel 0\n", "\n"),

@@ -64,6 +64,16 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
             topo.node_of(c)
         );
     }
+    // what QEMU's -m gives: the first MiB is not usable; the image and page tables take 3 MiB
+    let usable_kib = (s.memory_mib as u64 - 1) * 1024;
+    let free_kib = usable_kib - 3 * 1024;
+    out += &format!("@fw memory usable_kib={usable_kib} free_kib={free_kib} heap_kib={}\n", (free_kib / 4).max(8192));
+    if s.name == "memory-too-small-smp31" {
+        let need = crate::boot_checks::usable_need_kib(31, usable_kib, free_kib).div_ceil(1024);
+        let msg = format!("{} MiB is too small for 31 CPUs: need at least {need} MiB (the heap, a quarter of the memory free after the kernel image, is 8192 KiB and must hold 11072 KiB: 5 MiB and 192 KiB per CPU)", usable_kib / 1024);
+        out += &format!("memory: {msg}. Exiting.\n@fw boot_fatal msg={msg}\n@fw exit status=0x14 code=oom\n");
+        return out;
+    }
     if s.qemu_extra.contains(&"microvm,pit=off") {
         let msg = "the TSC measured 2631 kHz against the PIT, outside 100 to 100000 MHz: there is no working PIT to calibrate against, and no time can be kept";
         out += &format!("timer: {msg}. Exiting.\n@fw boot_fatal msg={msg}\n@fw exit status=0x11 code=failure\n");
