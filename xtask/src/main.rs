@@ -176,7 +176,27 @@ fn main() -> ExitCode {
     }
 }
 
+/// Refuses `--mem` below what the kernel's heap needs for the CPUs of `--smp` (the heap is a
+/// quarter of the free memory and must hold 5 MiB and 192 KiB per CPU: README, "Memory the boot
+/// needs"). Only the pairs that cannot boot whatever the image's size: between this bound and the
+/// kernel's own (a few MiB more), the kernel refuses with the exact need.
+fn check_mem_for_smp(smp: &str, mem_mib: u32) -> Result<(), String> {
+    let Ok(topo) = fairway_scenarios::topology::Topology::from_smp(smp, 0) else {
+        return Ok(()); // QEMU judges a -smp it cannot parse
+    };
+    let cpus = topo.cpus() as u64;
+    let heap_kib = fairway_scenarios::boot_checks::heap_need_kib(cpus);
+    if heap_kib <= 8 * 1024 || u64::from(mem_mib) * 1024 > 4 * heap_kib {
+        return Ok(());
+    }
+    Err(format!(
+        "xtask: --mem {mem_mib} is too small for --smp {smp} ({cpus} CPUs): the kernel's heap, a quarter of the free memory, must hold {heap_kib} KiB (5 MiB and 192 KiB per CPU), so --mem must be above {} MiB, and a few MiB more for the kernel image (the kernel names the exact need)",
+        4 * heap_kib / 1024
+    ))
+}
+
 fn run(a: RunArgs) -> Result<(), String> {
+    check_mem_for_smp(&a.smp, a.mem)?;
     let elf = a.kernel.kernel()?.elf;
     let qemu = install::ensure(false)?;
     let syms = Symbols::load(&elf).unwrap_or_else(|e| {
@@ -251,6 +271,19 @@ mod tests {
 
     fn boot(params: &str, smp: &str, timeout: u64) -> BootArgs {
         BootArgs { params: params.into(), smp: smp.into(), timeout }
+    }
+
+    #[test]
+    fn impossible_mem_for_smp_is_refused_before_booting() {
+        // 31 CPUs: 5120 + 31 * 192 = 11072 KiB of heap, four times that is 43.25 MiB
+        let e = check_mem_for_smp("31", 32).unwrap_err();
+        assert!(e.contains("--mem 32 is too small for --smp 31 (31 CPUs)") && e.contains("11072 KiB") && e.contains("above 43 MiB"), "{e}");
+        assert!(check_mem_for_smp("31", 43).is_err());
+        assert!(check_mem_for_smp("31", 44).is_ok(), "from 44 MiB on the kernel itself judges");
+        assert!(check_mem_for_smp("64,sockets=2,cores=16,threads=2", 48).is_err());
+        // up to 16 CPUs the heap's 8 MiB minimum holds the need: the kernel boots at -m 12
+        assert!(check_mem_for_smp("16", 12).is_ok());
+        assert!(check_mem_for_smp("1", 12).is_ok());
     }
 
     #[test]
