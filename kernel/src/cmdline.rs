@@ -377,7 +377,8 @@ pub fn parse(line: &str) -> Parsed {
 /// `workload=NAME[,key=value...]`: the workload, with the parameters its
 /// declaration accepts; one message per parameter dropped (added to
 /// `problems`). An unknown workload or a parameter that is not `key=value`
-/// rejects the whole option.
+/// rejects the whole option; an empty parameter (a trailing or doubled
+/// comma, `workload=pipe,rounds=5,`) is no parameter and is skipped.
 fn parse_workload(value: &str, problems: &mut Vec<String>) -> Result<Workload, String> {
     let mut parts = value.split(',');
     let name = parts.next().unwrap_or("");
@@ -388,7 +389,7 @@ fn parse_workload(value: &str, problems: &mut Vec<String>) -> Result<Workload, S
         return Err(e);
     };
     let mut w = Workload::with_defaults(spec);
-    for p in parts {
+    for p in parts.filter(|p| !p.is_empty()) {
         let (k, v) = match p.split_once('=') {
             Some((k, v)) if !k.is_empty() => (k, v),
             _ => {

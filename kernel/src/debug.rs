@@ -126,7 +126,12 @@ fn fail(rq: &Rq, what: &str) -> ! {
 }
 
 /// Prints every CPU's runqueue and every task's state (`sched_debug=1`, every
-/// 2 s from CPU 0's tick): what a hang looks like from inside.
+/// 3 s of uptime from whichever CPU ticks): what a hang looks like from
+/// inside. Each CPU line is read under that CPU's runqueue lock (one lock at
+/// a time, never waited for: a busy lock is said so). The task lines take no
+/// lock (a dump must not deadlock on a hung CPU's lock), so they are a later
+/// sample than the CPU lines: a task can show `Running` (runnable) on a CPU
+/// whose line above had nothing queued; the header line says so.
 pub fn dump_all() {
     for cpu in rq::online_mask().iter() {
         let Some(rq) = rq::try_lock(cpu) else {
@@ -143,6 +148,7 @@ pub fn dump_all() {
             rq.clock
         );
     }
+    crate::kprintln!("dump: tasks, a lock-free sample taken after the CPU lines (runqueues may have changed since)");
     for t in task::all() {
         crate::kprintln!(
             "dump: task {} ({}) state={:?} cpu={} eid={} on_cpu={} switches={} wakeups={} blocked_at={:?}",

@@ -62,7 +62,7 @@ fn boot_main(magic: u32, info: u32) -> ! {
         }
     };
     report_boot_info(early);
-    init_memory(early);
+    let memory = init_memory(early);
 
     stage("cmdline");
     let cmdline = early.cmdline();
@@ -153,6 +153,7 @@ fn boot_main(magic: u32, info: u32) -> ! {
     } else {
         nodes.push(0);
     }
+    check_memory_for(apic_ids.len(), memory);
     mark_online(0);
     let failures = arch::smp::start_aps(&apic_ids, ap_main);
     for f in &failures {
@@ -189,7 +190,12 @@ fn boot_main(magic: u32, info: u32) -> ! {
     let mut caps = sched::balance::CapacityTable::new(online);
     for &(cpu, cap) in &options.cpu_capacity {
         if cpu >= online || !caps.set(cpu, cap) {
-            kprintln!("cmdline: cpu_capacity: CPU {} capacity {} is not an online CPU with a capacity of 1..1024; ignored", cpu, cap);
+            // Known only once the CPUs are counted, so checked here, but
+            // reported like every parse problem: the harness refuses the run.
+            cmdline::report_problem(format_args!(
+                "cpu_capacity: CPU {} capacity {} is not an online CPU (online: {}) with a capacity of 1..1024; CPU {} keeps 1024",
+                cpu, cap, online, cpu
+            ));
         }
     }
     let mut balance_cfg = options.balance;
@@ -430,7 +436,34 @@ fn report_boot_info(b: &mem::multiboot::BootInfo) {
 }
 
 /// Sets up the frame allocator and the heap from the memory map.
-fn init_memory(early: &mem::multiboot::BootInfo) {
+/// Stops the boot, before any other CPU starts, when the heap cannot hold
+/// what `cpus` CPUs take (`mem::heap_need`): without this the boot ran out of
+/// heap in the self-check or the SMP stage, saying nothing about why.
+fn check_memory_for(cpus: usize, m: mem::frame::Summary) {
+    // What the heap holds already (the ACPI tables' copies) is within HEAP_BASE.
+    let size = mem::heap::usage().1;
+    let need = mem::heap_need(cpus as u64);
+    if size as u64 >= need {
+        return;
+    }
+    let free = m.free_frames as u64 * mem::FRAME_SIZE;
+    let usable_need = mem::usable_need(cpus as u64, m.usable_bytes, free);
+    let msg = format_args!(
+        "{} MiB is too small for {} CPUs: need at least {} MiB (the heap, a quarter of the memory free after the kernel image, is {} KiB and must hold {} KiB: {} MiB and {} KiB per CPU)",
+        m.usable_bytes >> 20,
+        cpus,
+        usable_need.div_ceil(1 << 20),
+        size / 1024,
+        need / 1024,
+        mem::HEAP_BASE >> 20,
+        mem::HEAP_PER_CPU >> 10
+    );
+    kprintln!("memory: {}. Exiting.", msg);
+    record!("boot_fatal", "msg={}", msg);
+    arch::exit_with(ExitCode::Oom);
+}
+
+fn init_memory(early: &mem::multiboot::BootInfo) -> mem::frame::Summary {
     stage("memory");
     let (kstart, kend) = mem::kernel_range();
     let summary = mem::frame::init(early.regions(), kend);
@@ -450,7 +483,7 @@ fn init_memory(early: &mem::multiboot::BootInfo) {
     stage("heap");
     // A quarter of free memory, between 8 and 256 MiB.
     let free = summary.free_frames as u64 * mem::FRAME_SIZE;
-    let size = (free / 4).clamp(8 << 20, 256 << 20);
+    let size = (free / 4).clamp(mem::HEAP_MIN, mem::HEAP_MAX);
     let Some(start) = mem::frame::alloc_contiguous((size / mem::FRAME_SIZE) as usize) else {
         kprintln!(
             "memory: cannot find {} MiB of contiguous RAM for the kernel heap ({} MiB free). Exiting.",
@@ -461,10 +494,12 @@ fn init_memory(early: &mem::multiboot::BootInfo) {
     };
     mem::heap::init(start, size as usize);
     kprintln!("heap: {} MiB at {:#x}", size >> 20, start);
+    record!("memory", "usable_kib={} free_kib={} heap_kib={}", summary.usable_bytes >> 10, free >> 10, size >> 10);
     // Device windows uncached.
     if let Err(e) = mem::paging::set_uncached(0xfec0_0000, 0x1_0000_0000) {
         kprintln!("memory: cannot map the APIC windows uncached ({})", e);
     }
+    summary
 }
 
 /// Measures the TSC against 20 ms of the PIT, then the LAPIC timer against
@@ -473,10 +508,40 @@ fn init_memory(early: &mem::multiboot::BootInfo) {
 /// QEMU's `-icount` an x2APIC read of it aborts QEMU with "Bad icount read".)
 fn calibrate() {
     const MS: u64 = 20;
-    let mut tsc0 = 0;
-    let mut tsc1 = 0;
-    arch::pit::measure(MS, || tsc0 = arch::time::rdtsc(), || tsc1 = arch::time::rdtsc());
-    let tsc_hz = (tsc1 - tsc0) * 1000 / MS;
+    let measure_with = |channel: u8| {
+        let (mut tsc0, mut tsc1) = (0, 0);
+        let (before, after) = (|| tsc0 = arch::time::rdtsc(), || tsc1 = arch::time::rdtsc());
+        if channel == 2 {
+            arch::pit::measure(MS, before, after);
+        } else {
+            arch::pit::measure_channel0(MS, before, after);
+        }
+        tsc1.wrapping_sub(tsc0) * 1000 / MS
+    };
+    let mut tsc_hz = measure_with(2);
+    if !arch::time::TSC_HZ_PLAUSIBLE.contains(&tsc_hz) {
+        // No port 0x61 (microvm): its read of 0xff ends the wait at once.
+        kprintln!(
+            "timer: the TSC measured {} kHz against PIT channel 2 (port 0x61), outside {} to {} MHz; measuring against channel 0",
+            tsc_hz / 1000,
+            arch::time::TSC_HZ_PLAUSIBLE.start() / 1_000_000,
+            arch::time::TSC_HZ_PLAUSIBLE.end() / 1_000_000
+        );
+        tsc_hz = measure_with(0);
+    }
+    if !arch::time::TSC_HZ_PLAUSIBLE.contains(&tsc_hz) {
+        // Every timeout, delay and tick would be off by the same factor: an
+        // AP's start-up delays too short, the self-check's deadlines wrong.
+        let msg = format_args!(
+            "the TSC measured {} kHz against the PIT, outside {} to {} MHz: there is no working PIT to calibrate against, and no time can be kept",
+            tsc_hz / 1000,
+            arch::time::TSC_HZ_PLAUSIBLE.start() / 1_000_000,
+            arch::time::TSC_HZ_PLAUSIBLE.end() / 1_000_000
+        );
+        kprintln!("timer: {}. Exiting.", msg);
+        record!("boot_fatal", "msg={}", msg);
+        arch::exit_with(ExitCode::Failure);
+    }
     arch::time::set_tsc_hz(tsc_hz);
 
     // Several short countdowns; the shortest measured one has the least

@@ -71,22 +71,20 @@ fn timers(options: &Options, online: usize) -> bool {
     arm_timer(ticks, options.hz);
     // Generous: TCG may run many vCPUs on few host cores.
     let deadline = arch::time::uptime_us() + 2_000_000 + ticks * 1_000_000 / options.hz as u64 * 4;
-    let done = |c: usize| percpu::cpu(c).timer_ticks.load(Ordering::Relaxed) - start[c] >= ticks;
+    let taken = |c: usize| percpu::cpu(c).timer_ticks.load(Ordering::Relaxed).wrapping_sub(start[c]);
     // Poll with interrupts on (not hlt: this CPU's own timer stops after its
     // ticks, and nothing else would wake it to notice a slow CPU).
     x86_64::instructions::interrupts::enable();
-    while !(0..online).all(done) && arch::time::uptime_us() < deadline {
+    while !(0..online).all(|c| taken(c) >= ticks) && arch::time::uptime_us() < deadline {
         core::hint::spin_loop();
     }
     x86_64::instructions::interrupts::disable();
-    let slow: Vec<usize> = (0..online).filter(|&c| !done(c)).collect();
+    // Each count read once: the verdict and the line printed come from the
+    // same value (a late tick between two reads once printed "only 10 of 10").
+    let counts: Vec<u64> = (0..online).map(taken).collect();
+    let slow: Vec<usize> = (0..online).filter(|&c| counts[c] < ticks).collect();
     for &c in &slow {
-        crate::kprintln!(
-            "self-check: CPU {} took only {} of {} timer interrupts",
-            c,
-            percpu::cpu(c).timer_ticks.load(Ordering::Relaxed) - start[c],
-            ticks
-        );
+        crate::kprintln!("self-check: CPU {} took only {} of {} timer interrupts", c, counts[c], ticks);
     }
     report(
         "timer",

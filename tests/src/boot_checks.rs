@@ -9,8 +9,10 @@ use crate::scenarios::CheckResult;
 use crate::topology::Topology;
 
 /// The malformed options of `cmdline-malformed`: (whole command line, option names).
-pub const MALFORMED: &str = "bogus=1 log=loud hz=abc idle=sometimes";
-pub const MALFORMED_OPTIONS: [&str; 4] = ["bogus", "log", "hz", "idle"];
+/// `cpu_capacity=9:512` names a CPU that is not online: checked only after SMP bring-up, it must
+/// be reported like the rest (line and record).
+pub const MALFORMED: &str = "bogus=1 log=loud hz=abc idle=sometimes cpu_capacity=9:512";
+pub const MALFORMED_OPTIONS: [&str; 5] = ["bogus", "log", "hz", "idle", "cpu_capacity"];
 
 // ---------------------------------------------------------------------------------------------
 // Building blocks, usable by any scenario.
@@ -249,14 +251,102 @@ pub(crate) fn check_no_acpi(log: &Log) -> CheckResult {
     cpu_lines(log, 1)
 }
 
+/// One `cmdline: ` line and one `@fw cmdline_problem` record per bad option (a line alone is
+/// read by people, not by `bench`/`compare`, which then take the run's figures).
+/// The kernel's heap need (kernel/src/mem/mod.rs `heap_need`), KiB: 5 MiB and 192 KiB per CPU.
+pub fn heap_need_kib(cpus: u64) -> u64 {
+    5 * 1024 + 192 * cpus
+}
+
+/// The usable memory (KiB) `cpus` CPUs need, from the boot's `@fw memory usable_kib= free_kib=`:
+/// what is not free (the image, the low MiB) and four times the heap need (the heap is a
+/// quarter of the free memory; valid above 16 CPUs, where the need passes the heap's 8 MiB
+/// minimum).
+pub fn usable_need_kib(cpus: u64, usable_kib: u64, free_kib: u64) -> u64 {
+    usable_kib.saturating_sub(free_kib) + 4 * heap_need_kib(cpus)
+}
+
+/// The usable memory need computed from this boot's `@fw memory` record, in MiB (rounded up),
+/// and the usable MiB the boot had.
+fn memory_need(log: &Log, cpus: u64) -> Result<(u64, u64), String> {
+    let m = log.one("memory")?;
+    let (usable, free) = (m.num("usable_kib")?, m.num("free_kib")?);
+    Ok((usable_need_kib(cpus, usable, free).div_ceil(1024), usable / 1024))
+}
+
+/// `-smp 31 -m 32`: the heap cannot hold what 31 CPUs take. The kernel says so before starting
+/// any other CPU, with the need computed from its own memory figures, and exits `oom`; nothing
+/// ran out of memory first.
+pub(crate) fn check_memory_too_small(log: &Log) -> CheckResult {
+    let (need, usable) = memory_need(log, 31)?;
+    ensure(usable < need, || format!("{usable} MiB usable is not below the need {need} MiB: the scenario tests nothing"))?;
+    let f = log.one("boot_fatal")?;
+    let want = format!("{usable} MiB is too small for 31 CPUs: need at least {need} MiB");
+    ensure(f.get("msg").is_some_and(|m| m.starts_with(&want)), || format!("`{f}`: expected msg= to start `{want}`"))?;
+    ensure(log.records("cpus").next().is_none(), || "other CPUs were started (`@fw cpus`)".into())?;
+    ensure(log.records("oom").next().is_none(), || "the heap ran out (`@fw oom`) before the check".into())
+}
+
+/// `-smp 31` with the memory the refusal names, and a little more: the boot is healthy and the
+/// workload runs.
+pub(crate) fn check_memory_enough(log: &Log) -> CheckResult {
+    let (need, usable) = memory_need(log, 31)?;
+    ensure(usable >= need, || format!("{usable} MiB usable is below the need {need} MiB: give the scenario more"))?;
+    ensure(log.records("boot_fatal").next().is_none(), || "the boot was refused".into())?;
+    healthy_boot(log, "31", 0)?;
+    let done = log.one("workload_done")?;
+    ensure(done.get("ok") == Some("1"), || format!("`{done}`: expected ok=1"))
+}
+
+/// The command line of `machine-microvm`: a short workload with its own checks.
+pub const MICROVM_APPEND: &str = "workload=pipe,rounds=1000";
+/// The TSC rates the kernel's calibration accepts (kernel/src/arch/time.rs `TSC_HZ_PLAUSIBLE`).
+pub const TSC_HZ_PLAUSIBLE: std::ops::RangeInclusive<u64> = 100_000_000..=100_000_000_000;
+/// The line saying the PIT's channel 2 (port 0x61) gave nothing and channel 0 is used.
+pub const CHANNEL0_FALLBACK: &str = "measuring against channel 0";
+
+/// `-machine microvm` has no port 0x61: the first calibration is refused, the second (PIT
+/// channel 0) is plausible, and then the machine works: every CPU online, every self-check ok,
+/// the workload done.
+pub(crate) fn check_microvm(log: &Log) -> CheckResult {
+    let n = log.lines_starting_with("timer: ").filter(|l| l.contains(CHANNEL0_FALLBACK)).count();
+    ensure(n == 1, || format!("expected one line `... {CHANNEL0_FALLBACK}`, found {n}"))?;
+    let t = log.one("timer")?;
+    let hz = t.num("tsc_hz")?;
+    ensure(TSC_HZ_PLAUSIBLE.contains(&hz), || format!("`{t}`: tsc_hz outside {TSC_HZ_PLAUSIBLE:?}"))?;
+    cpus_online(log, 4)?;
+    selfchecks_ok(log)?;
+    let done = log.one("workload_done")?;
+    ensure(done.get("ok") == Some("1"), || format!("`{done}`: expected ok=1"))
+}
+
+/// No PIT: both calibrations are implausible, and the kernel says so (`@fw boot_fatal` naming
+/// the PIT) and exits before starting any other CPU, instead of running with a clock 1000x off.
+pub(crate) fn check_no_pit(log: &Log) -> CheckResult {
+    let f = log.one("boot_fatal")?;
+    ensure(f.get("msg").is_some_and(|m| m.contains("no working PIT")), || {
+        format!("`{f}`: expected msg= to say there is no working PIT")
+    })?;
+    ensure(log.records("timer").next().is_none(), || "a TSC rate was accepted (`@fw timer`)".into())?;
+    ensure(log.records("cpus").next().is_none(), || "the boot went on to start CPUs".into())
+}
+
 pub(crate) fn check_malformed_cmdline(log: &Log) -> CheckResult {
     let lines: Vec<&str> = log.lines_starting_with("cmdline: ").collect();
+    let records: Vec<&str> = log.records("cmdline_problem").filter_map(|r| r.get("msg")).collect();
     for opt in MALFORMED_OPTIONS {
         let n = lines.iter().filter(|l| names_word(l, opt)).count();
         ensure(n == 1, || {
             format!("expected one `cmdline: ` line naming `{opt}`, found {n}: {lines:#?}")
         })?;
+        let n = records.iter().filter(|m| names_word(m, opt)).count();
+        ensure(n == 1, || {
+            format!("expected one `@fw cmdline_problem` naming `{opt}`, found {n}: {records:#?}")
+        })?;
     }
+    ensure(records.len() == MALFORMED_OPTIONS.len(), || {
+        format!("expected {} `@fw cmdline_problem` records, found {records:#?}", MALFORMED_OPTIONS.len())
+    })?;
     ensure(lines.len() == MALFORMED_OPTIONS.len(), || {
         format!(
             "expected {} `cmdline: ` lines (one per bad option), found {}: {lines:#?}",

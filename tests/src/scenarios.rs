@@ -4,7 +4,7 @@
 use crate::boot_checks::*;
 pub use crate::boot_checks::{
     cpu_lines, cpu_placement, cpus_online, domains, healthy_boot, names_word, selfchecks_ok,
-    CRASH_ADDRESS, MALFORMED, MALFORMED_OPTIONS, SMP64_ONLINE_WITHIN,
+    CRASH_ADDRESS, MALFORMED, MICROVM_APPEND, MALFORMED_OPTIONS, SMP64_ONLINE_WITHIN,
 };
 use crate::boot_image::{
     check_image_bios_2s2c2t, check_image_bios_no_acpi, check_image_bios_smp4, check_image_uefi_2s2c2t,
@@ -14,8 +14,8 @@ use crate::exit::{Outcome, QemuExit};
 use crate::log::Log;
 use crate::topology::Topology;
 use crate::workload_params::{
-    check_400_threads, check_too_many_threads, check_too_much_heap, check_workload_help, check_workload_params_malformed,
-    TOO_MANY_THREADS_MIB, WORKLOAD_400_THREADS, WORKLOAD_PARAMS_MALFORMED, WORKLOAD_TOO_MANY_THREADS, WORKLOAD_TOO_MUCH_HEAP,
+    check_400_threads, check_schbench_no_sample, check_too_many_threads, check_too_much_heap, check_workload_help, check_workload_params_malformed,
+    TOO_MANY_THREADS_MIB, WORKLOAD_400_THREADS, WORKLOAD_SCHBENCH_NO_SAMPLE, WORKLOAD_PARAMS_MALFORMED, WORKLOAD_TOO_MANY_THREADS, WORKLOAD_TOO_MUCH_HEAP,
 };
 use crate::workloads::{
     check_affinity, check_capacity, check_ebizzy, check_features, check_features_bogus, check_shares_pressure,
@@ -47,6 +47,9 @@ pub struct Scenario {
     pub numa_nodes: u32,
     /// Boot without ACPI tables (`-machine acpi=off`).
     pub no_acpi: bool,
+    /// Extra QEMU arguments, after the harness's own (as `cargo xtask run -- ARGS`): another
+    /// machine type, e.g. `-machine microvm`. xtask's `test::config` copies them.
+    pub qemu_extra: &'static [&'static str],
     /// How the kernel is loaded: QEMU's own Multiboot 1 loader, or GRUB from the image.
     pub boot: Boot,
     pub memory_mib: u32,
@@ -127,6 +130,7 @@ pub const BASE: Scenario = Scenario {
     append: "",
     numa_nodes: 0,
     no_acpi: false,
+    qemu_extra: &[],
     boot: Boot::Kernel,
     memory_mib: 512,
     icount: false,
@@ -376,6 +380,41 @@ pub fn all() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
+            name: "memory-too-small-smp31",
+            smp: "31",
+            memory_mib: 32,
+            expect: Outcome::Oom,
+            check: check_memory_too_small,
+            ..BASE
+        },
+        Scenario {
+            // 47 MiB usable is the need at the time of writing; 52 leaves room for the image to grow
+            name: "memory-enough-smp31",
+            smp: "31",
+            memory_mib: 52,
+            append: MICROVM_APPEND,
+            check: check_memory_enough,
+            timeout_s: 120,
+            ..BASE
+        },
+        Scenario {
+            // No port 0x61 (no PC speaker): the PIT's channel 2 cannot be read, channel 0 can.
+            name: "machine-microvm",
+            qemu_extra: &["-machine", "microvm"],
+            append: MICROVM_APPEND,
+            check: check_microvm,
+            ..BASE
+        },
+        Scenario {
+            // No PIT at all: nothing to calibrate the TSC against, a clean refusal.
+            name: "machine-no-pit",
+            smp: "2",
+            qemu_extra: &["-machine", "microvm,pit=off"],
+            expect: Outcome::Failure,
+            check: check_no_pit,
+            ..BASE
+        },
+        Scenario {
             name: "cmdline-malformed",
             append: MALFORMED,
             check: check_malformed_cmdline,
@@ -416,6 +455,15 @@ pub fn all() -> Vec<Scenario> {
             append: WORKLOAD_TOO_MUCH_HEAP,
             expect: Outcome::Failure,
             check: check_too_much_heap,
+            complaints: true,
+            ..BASE
+        },
+        Scenario {
+            name: "workload-schbench-no-sample",
+            smp: "2",
+            append: WORKLOAD_SCHBENCH_NO_SAMPLE,
+            expect: Outcome::Failure,
+            check: check_schbench_no_sample,
             complaints: true,
             ..BASE
         },

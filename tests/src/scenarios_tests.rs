@@ -1,6 +1,6 @@
 use super::*;
 use crate::scenarios::Firmware;
-use crate::workload_params::{WORKLOAD_TOO_MANY_THREADS, WORKLOAD_TOO_MUCH_HEAP};
+use crate::workload_params::{WORKLOAD_SCHBENCH_NO_SAMPLE, WORKLOAD_TOO_MANY_THREADS, WORKLOAD_TOO_MUCH_HEAP};
 use crate::log::{format_cpulist, STAGES};
 use std::time::Duration;
 
@@ -33,11 +33,15 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
     }
     out += &format!("@fw cmdline raw=1 msg={}\n", s.append);
     if s.append == MALFORMED {
-        out += "@fw cmdline_problem msg=unknown option `bogus`, ignored\n";
-        out += "cmdline: unknown option `bogus`, ignored\n";
-        out += "cmdline: log=loud is not a level, using info\n";
-        out += "cmdline: hz=abc is not a number, using 250\n";
-        out += "cmdline: idle=\"sometimes\" is not halt or poll; using idle=halt\n";
+        for msg in [
+            "unknown option `bogus`, ignored",
+            "log=loud is not a level, using info",
+            "hz=abc is not a number, using 250",
+            "idle=\"sometimes\" is not halt or poll; using idle=halt",
+            "cpu_capacity: CPU 9 capacity 512 is not an online CPU (online: 4) with a capacity of 1..1024; CPU 9 keeps 1024",
+        ] {
+            out += &format!("cmdline: {msg}\n@fw cmdline_problem msg={msg}\n");
+        }
     }
     if no_acpi {
         out += "@fw acpi none=1\n";
@@ -60,6 +64,25 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
             topo.node_of(c)
         );
     }
+    // what QEMU's -m gives: the first MiB is not usable; the image and page tables take 3 MiB
+    let usable_kib = (s.memory_mib as u64 - 1) * 1024;
+    let free_kib = usable_kib - 3 * 1024;
+    out += &format!("@fw memory usable_kib={usable_kib} free_kib={free_kib} heap_kib={}\n", (free_kib / 4).max(8192));
+    if s.name == "memory-too-small-smp31" {
+        let need = crate::boot_checks::usable_need_kib(31, usable_kib, free_kib).div_ceil(1024);
+        let msg = format!("{} MiB is too small for 31 CPUs: need at least {need} MiB (the heap, a quarter of the memory free after the kernel image, is 8192 KiB and must hold 11072 KiB: 5 MiB and 192 KiB per CPU)", usable_kib / 1024);
+        out += &format!("memory: {msg}. Exiting.\n@fw boot_fatal msg={msg}\n@fw exit status=0x14 code=oom\n");
+        return out;
+    }
+    if s.qemu_extra.contains(&"microvm,pit=off") {
+        let msg = "the TSC measured 2631 kHz against the PIT, outside 100 to 100000 MHz: there is no working PIT to calibrate against, and no time can be kept";
+        out += &format!("timer: {msg}. Exiting.\n@fw boot_fatal msg={msg}\n@fw exit status=0x11 code=failure\n");
+        return out;
+    }
+    if s.qemu_extra.contains(&"microvm") {
+        out += "timer: the TSC measured 2431 kHz against PIT channel 2 (port 0x61), outside 100 to 100000 MHz; measuring against channel 0\n";
+    }
+    out += "@fw timer tsc_hz=2603562000 lapic_hz=1000243000\n";
     out += &format!("@fw cpus online={n} expected={n} boot_us=1234\n");
     if !no_acpi {
         for c in 0..n {
@@ -101,9 +124,11 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
             out += "@fw selfcheck name=timer result=ok\n";
             out += &crate::workloads::synthetic::workload("workload=pipe,rounds=100000,mode=same", n);
         }
-        WORKLOAD_TOO_MANY_THREADS | WORKLOAD_TOO_MUCH_HEAP => {
+        WORKLOAD_TOO_MANY_THREADS | WORKLOAD_TOO_MUCH_HEAP | WORKLOAD_SCHBENCH_NO_SAMPLE => {
             let (name, msg) = if s.append == WORKLOAD_TOO_MANY_THREADS {
                 ("hackbench", "workload=hackbench: groups=10, fds=20, pipe_kb=64 need 400 threads, but 328 thread stacks are free (329 in all: an eighth of the 92 MiB of memory free at boot; more memory gives more, up to 1025); the workload does not run".to_string())
+            } else if s.append == WORKLOAD_SCHBENCH_NO_SAMPLE {
+                ("schbench", "workload=schbench: sleep_us=100 + work_us=1000000 is not shorter than runtime_ms=100: no request can end and be woken within the run, so there would be no sample; the workload does not run".to_string())
             } else {
                 ("ebizzy", "workload=ebizzy: threads=2, chunks=1024, records=1048576 need 8404992 KiB of heap, but a workload may take 97450 KiB (three quarters of the 129933 KiB free); the workload does not run".to_string())
             };

@@ -9,8 +9,9 @@ use crate::boot_checks::ensure;
 use crate::log::Log;
 use crate::scenarios::CheckResult;
 
-/// An unknown key, a value that is no number and a word that is no choice, for `pipe`.
-pub const WORKLOAD_PARAMS_MALFORMED: &str = "workload=pipe,round=5,rounds=abc,mode=crosss";
+/// An unknown key, a value that is no number and a word that is no choice, for `pipe`, and a
+/// trailing comma, which is no parameter and must not drop the option.
+pub const WORKLOAD_PARAMS_MALFORMED: &str = "workload=pipe,round=5,rounds=abc,mode=crosss,";
 
 /// The complaints a correct kernel prints for [`WORKLOAD_PARAMS_MALFORMED`], each as a
 /// `cmdline: ` line and an `@fw cmdline_problem` record (pieces each must contain).
@@ -68,6 +69,16 @@ pub const WORKLOAD_400_THREADS: &str =
     "sched_debug=1 workload=hackbench,groups=10,loops=1,datasize=100,fds=20,pipe_kb=64";
 /// More heap than there is (ebizzy: 1024 chunks of 2^20 8-byte records, 8 GiB).
 pub const WORKLOAD_TOO_MUCH_HEAP: &str = "workload=ebizzy,chunks=1024,records=1048576,ms=100";
+
+/// A schbench request (100 us of sleep and 1 s of work) ten times the length of the run: no
+/// request can end and be woken before the run does, so there could be no sample.
+pub const WORKLOAD_SCHBENCH_NO_SAMPLE: &str = "workload=schbench,work_us=1000000,runtime_ms=100";
+
+/// [`WORKLOAD_SCHBENCH_NO_SAMPLE`] is refused before any thread starts, naming the request's
+/// parts and the run's length (computed from the command line: sleep_us's default is 100).
+pub fn check_schbench_no_sample(log: &Log) -> CheckResult {
+    refused(log, "schbench", &["sleep_us=100 + work_us=1000000", "runtime_ms=100", "no sample"])
+}
 
 /// A workload whose demand does not fit is refused before it starts anything: exactly one
 /// complaint (line and record) naming its parameters, what it needs and `the workload does not

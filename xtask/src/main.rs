@@ -81,11 +81,11 @@ struct RunArgs {
     /// Deterministic instruction-counted time (-icount shift=0,sleep=off) and a fixed RTC.
     #[arg(long)]
     icount: bool,
-    /// Hard timeout in seconds; QEMU is killed after it.
-    #[arg(long, default_value_t = 120)]
+    /// Hard timeout in seconds (at least 1); QEMU is killed after it.
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
     timeout: u64,
-    /// Guest memory in MiB.
-    #[arg(long, default_value_t = 512)]
+    /// Guest memory in MiB (at least 1; the kernel needs more, growing with --smp: see README).
+    #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
     mem: u32,
     /// NUMA nodes splitting CPUs and memory evenly.
     #[arg(long, default_value_t = 0)]
@@ -127,8 +127,8 @@ struct TestArgs {
     /// Skip the QEMU scenarios.
     #[arg(long)]
     no_qemu: bool,
-    /// Scenarios run at once (the machine has 2 cores).
-    #[arg(long, default_value_t = 2)]
+    /// Scenarios run at once (the machine has 2 cores; at least 1).
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u32).range(1..))]
     jobs: u32,
     /// Print the serial log of passing scenarios too.
     #[arg(long)]
@@ -176,7 +176,27 @@ fn main() -> ExitCode {
     }
 }
 
+/// Refuses `--mem` below what the kernel's heap needs for the CPUs of `--smp` (the heap is a
+/// quarter of the free memory and must hold 5 MiB and 192 KiB per CPU: README, "Memory the boot
+/// needs"). Only the pairs that cannot boot whatever the image's size: between this bound and the
+/// kernel's own (a few MiB more), the kernel refuses with the exact need.
+fn check_mem_for_smp(smp: &str, mem_mib: u32) -> Result<(), String> {
+    let Ok(topo) = fairway_scenarios::topology::Topology::from_smp(smp, 0) else {
+        return Ok(()); // QEMU judges a -smp it cannot parse
+    };
+    let cpus = topo.cpus() as u64;
+    let heap_kib = fairway_scenarios::boot_checks::heap_need_kib(cpus);
+    if heap_kib <= 8 * 1024 || u64::from(mem_mib) * 1024 > 4 * heap_kib {
+        return Ok(());
+    }
+    Err(format!(
+        "xtask: --mem {mem_mib} is too small for --smp {smp} ({cpus} CPUs): the kernel's heap, a quarter of the free memory, must hold {heap_kib} KiB (5 MiB and 192 KiB per CPU), so --mem must be above {} MiB, and a few MiB more for the kernel image (the kernel names the exact need)",
+        4 * heap_kib / 1024
+    ))
+}
+
 fn run(a: RunArgs) -> Result<(), String> {
+    check_mem_for_smp(&a.smp, a.mem)?;
     let elf = a.kernel.kernel()?.elf;
     let qemu = install::ensure(false)?;
     let syms = Symbols::load(&elf).unwrap_or_else(|e| {
@@ -254,6 +274,19 @@ mod tests {
     }
 
     #[test]
+    fn impossible_mem_for_smp_is_refused_before_booting() {
+        // 31 CPUs: 5120 + 31 * 192 = 11072 KiB of heap, four times that is 43.25 MiB
+        let e = check_mem_for_smp("31", 32).unwrap_err();
+        assert!(e.contains("--mem 32 is too small for --smp 31 (31 CPUs)") && e.contains("11072 KiB") && e.contains("above 43 MiB"), "{e}");
+        assert!(check_mem_for_smp("31", 43).is_err());
+        assert!(check_mem_for_smp("31", 44).is_ok(), "from 44 MiB on the kernel itself judges");
+        assert!(check_mem_for_smp("64,sockets=2,cores=16,threads=2", 48).is_err());
+        // up to 16 CPUs the heap's 8 MiB minimum holds the need: the kernel boots at -m 12
+        assert!(check_mem_for_smp("16", 12).is_ok());
+        assert!(check_mem_for_smp("1", 12).is_ok());
+    }
+
+    #[test]
     fn the_cli_is_consistent() {
         Cli::command().debug_assert();
     }
@@ -314,6 +347,12 @@ mod tests {
         assert_eq!((c.base_rev.as_deref(), c.new_rev.as_deref()), (Some("v1"), Some("v2")));
         // compare has no --append: its two command lines are --base and --new.
         assert!(Cli::try_parse_from(["cargo xtask", "compare", "--new", "x", "w", "--append", "y"]).is_err());
+        // a zero that would mean "kill at once" or "no memory" is refused, with the flag named
+        for bad in [&["run", "--timeout", "0"][..], &["run", "--mem", "0"], &["bench", "pipe", "--timeout", "0"], &["test", "--jobs", "0"]] {
+            let argv = std::iter::once("cargo xtask").chain(bad.iter().copied());
+            let e = Cli::try_parse_from(argv).err().unwrap_or_else(|| panic!("{bad:?} was accepted"));
+            assert!(e.to_string().contains(bad[bad.len() - 2]), "{bad:?}: {e}");
+        }
         // profile has no --icount: it always boots under -icount.
         assert!(Cli::try_parse_from(["cargo xtask", "profile", "pipe", "--icount"]).is_err());
     }

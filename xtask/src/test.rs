@@ -86,6 +86,7 @@ pub fn config(s: &Scenario, qemu: &Path, elf: &Path) -> Result<QemuConfig, Strin
     c.no_acpi = s.no_acpi;
     c.memory_mib = s.memory_mib;
     c.icount = s.icount;
+    c.extra = s.qemu_extra.iter().map(|a| a.to_string()).collect();
     Ok(c)
 }
 

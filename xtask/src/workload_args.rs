@@ -24,8 +24,8 @@ pub struct BootArgs {
     /// QEMU -smp value.
     #[arg(long, default_value = "2")]
     pub smp: String,
-    /// Hard timeout per boot, in seconds.
-    #[arg(long, default_value_t = 120)]
+    /// Hard timeout per boot, in seconds (at least 1).
+    #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
     pub timeout: u64,
 }
 

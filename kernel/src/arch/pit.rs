@@ -3,6 +3,11 @@
 //! Channel 2 counts down in mode 0 with its gate opened through port 0x61; its
 //! output bit in port 0x61 goes high when the count reaches zero. That measures
 //! a fixed interval without interrupts.
+//!
+//! Machines without the PC speaker port (`-machine microvm`) read 0xff from
+//! port 0x61, so that wait ends at once; [`measure_channel0`] is the second
+//! way, channel 0 (its gate is always open) polled through the read-back
+//! command's status byte.
 
 use x86_64::instructions::port::Port;
 
@@ -30,6 +35,32 @@ pub fn measure<B: FnOnce(), A: FnOnce()>(ms: u64, before: B, after: A) {
         }
         after();
         gate.write(g);
+    }
+}
+
+/// As [`measure`], on channel 0: its OUT pin, read through the read-back
+/// command's status byte (bit 7), goes high when the count reaches zero. Its
+/// IRQ 0 goes nowhere: the 8259s are masked and no I/O APIC entry is set.
+pub fn measure_channel0<B: FnOnce(), A: FnOnce()>(ms: u64, before: B, after: A) {
+    let count = (PIT_HZ * ms / 1000).min(0xffff) as u16;
+    let mut command: Port<u8> = Port::new(0x43);
+    let mut data0: Port<u8> = Port::new(0x40);
+    // SAFETY: ports 0x40 and 0x43 are PIT channel 0 and the mode register;
+    // only this boot-time routine touches them, before SMP bring-up, with
+    // interrupts off.
+    unsafe {
+        command.write(0b0011_0000); // channel 0, lobyte/hibyte, mode 0, binary
+        data0.write(count as u8);
+        before();
+        data0.write((count >> 8) as u8); // writing the high byte starts the count
+        loop {
+            command.write(0b1110_0010); // read-back: status only, channel 0
+            if data0.read() & 0x80 != 0 {
+                break;
+            }
+            core::hint::spin_loop();
+        }
+        after();
     }
 }
 

@@ -13,6 +13,12 @@ static TSC_HZ: AtomicU64 = AtomicU64::new(0);
 static NS_MULT: AtomicU64 = AtomicU64::new(0);
 const GUESS_HZ: u64 = 4_000_000_000;
 
+/// TSC rates the boot calibration accepts: every x86_64 TSC, and QEMU's (the
+/// host's, or 1 GHz under `-icount shift=0`), is well inside. A rate outside
+/// means the reference clock did not count (no PIT, no port 0x61), and every
+/// delay and deadline would be off by that factor.
+pub const TSC_HZ_PLAUSIBLE: core::ops::RangeInclusive<u64> = 100_000_000..=100_000_000_000;
+
 /// Reads the time-stamp counter.
 #[inline]
 pub fn rdtsc() -> u64 {

@@ -97,6 +97,16 @@ pub fn run(w: &Workload) -> bool {
     let runtime_ms = w.num("runtime_ms");
     let work_us = w.num("work_us");
     let sleep_us = w.num("sleep_us");
+    // A wakeup sample needs a request (sleep, then work) to end and its
+    // worker to be woken before the run ends; a request as long as the run
+    // cannot give one, and the workers would only finish theirs past the end.
+    if sleep_us + work_us >= runtime_ms * 1000 {
+        crate::cmdline::report_problem(format_args!(
+            "workload=schbench: sleep_us={} + work_us={} is not shorter than runtime_ms={}: no request can end and be woken within the run, so there would be no sample; the workload does not run",
+            sleep_us, work_us, runtime_ms
+        ));
+        return false;
+    }
     // message threads and their workers
     if !super::budget::fits(w, &["threads", "workers"], (m * (t + 1)) as u64, 0) {
         return false;
@@ -183,5 +193,19 @@ pub fn run(w: &Workload) -> bool {
     super::result("schbench", "request_p99", pct(&rv, 990) * 1000, "us", false);
     super::result("schbench", "rps", rps_milli, "req/s", true);
     crate::kprintln!("schbench: {} message threads, {} workers each, work {} us ({} loops/us), sleep {} us", m, t, work_us, per_us, sleep_us);
-    !rv.is_empty() && !wv.is_empty()
+    if rv.is_empty() || wv.is_empty() {
+        // Possible when the workers share few CPUs: each request then takes
+        // several times its own work_us.
+        crate::kprintln!(
+            "schbench: no {} sample: no request ended{} within the {} ms run (each needs {} us of sleep and work, {} workers sharing {} CPUs); give a longer runtime_ms or a shorter work_us",
+            if rv.is_empty() { "request" } else { "wakeup" },
+            if rv.is_empty() { "" } else { " and was woken" },
+            runtime_ms,
+            sleep_us + work_us,
+            m * t,
+            super::cpus().len()
+        );
+        return false;
+    }
+    true
 }
