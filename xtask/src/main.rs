@@ -78,7 +78,8 @@ struct RunArgs {
     /// Kernel command line.
     #[arg(long, default_value = "")]
     append: String,
-    /// Deterministic instruction-counted time (-icount shift=0,sleep=off) and a fixed RTC.
+    /// Deterministic instruction-counted time (-icount shift=0,sleep=off; at one CPU in record
+    /// mode too, see qemu::ICOUNT_ONE_CPU) and a fixed RTC.
     #[arg(long)]
     icount: bool,
     /// Hard timeout in seconds (at least 1); QEMU is killed after it.

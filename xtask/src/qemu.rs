@@ -9,6 +9,23 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+/// `-icount` for `--icount`: one guest instruction is one nanosecond (`shift=0`), and when every
+/// vCPU halts the clock jumps to the next timer instead of waiting for the host (`sleep=off`).
+pub const ICOUNT: &str = "shift=0,sleep=off";
+
+/// `-icount` for `--icount` at one CPU: [`ICOUNT`] under record mode, whose log nobody reads.
+/// The jump of the clock when every vCPU halts is decided by QEMU's main-loop thread
+/// (`main_loop_wait()` -> `icount_start_warp_timer()`), which reads the instruction count the
+/// vCPU thread last published; between the vCPU's `hlt` and its return from `cpu_exec()` the
+/// instructions of that last slice are not yet counted, so a main loop that looks just then
+/// jumps that many nanoseconds past the timer, and the guest sees a later time (measured:
+/// `storm,threads=2,ms=1000` at `-smp 1`, 4 boots at once on a loaded host, 2 differed from the
+/// others by 1 ns and 931 ns of a task's `sum_exec_runtime`, and by a context switch). Record
+/// mode takes its replay mutex around the vCPU's execution and around the main loop's work, so
+/// the main loop can no longer look inside a slice. QEMU 10 refuses record mode with more than
+/// one CPU; there the race stays (docs/BENCHMARKS.md, "What is deterministic").
+pub const ICOUNT_ONE_CPU: &str = "shift=0,sleep=off,rr=record,rrfile=/dev/null";
+
 /// Everything that decides how the kernel is booted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QemuConfig {
@@ -81,12 +98,12 @@ impl QemuConfig {
             push(&["-machine", "acpi=off"]);
         }
         if self.icount {
-            push(&[
-                "-icount",
-                "shift=0,sleep=off",
-                "-rtc",
-                "base=2020-01-01,clock=vm",
-            ]);
+            let icount = if smp_cpus(&self.smp)? == 1 {
+                ICOUNT_ONE_CPU
+            } else {
+                ICOUNT
+            };
+            push(&["-icount", icount, "-rtc", "base=2020-01-01,clock=vm"]);
         }
         if self.numa_nodes > 1 {
             let n = self.numa_nodes;
@@ -284,6 +301,23 @@ mod tests {
             .any(|w| w[0] == "-append" && w[1] == "log=debug hz=100"));
         assert_eq!(&a[a.len() - 2..], &["-d", "int"]);
         assert!(c.display().contains("-append 'log=debug hz=100'"));
+    }
+
+    #[test]
+    fn icount_at_one_cpu_records_so_the_main_loop_cannot_warp_inside_a_slice() {
+        let mut c = cfg();
+        c.icount = true;
+        for smp in ["1", "1,sockets=1,cores=1,threads=1"] {
+            c.smp = smp.into();
+            let s = c.args().unwrap().join(" ");
+            assert!(s.contains(" -icount shift=0,sleep=off,rr=record,rrfile=/dev/null -rtc "), "{s}");
+        }
+        // QEMU 10: "Record/replay is not supported with multiple CPUs".
+        for smp in ["2", "4", "2,sockets=2"] {
+            c.smp = smp.into();
+            let s = c.args().unwrap().join(" ");
+            assert!(s.contains(" -icount shift=0,sleep=off -rtc ") && !s.contains("rr="), "{s}");
+        }
     }
 
     #[test]
