@@ -1,9 +1,10 @@
 //! fairway's harness: `cargo xtask build | image | run | test | qemu-install | list | bench | compare |
-//! trace | profile`.
+//! experiment | trace | profile`.
 
 mod bench;
 mod cargo;
 mod compare;
+mod experiment;
 mod image;
 mod install;
 mod plot;
@@ -60,6 +61,9 @@ enum Cmd {
     /// Compare two kernel command-line settings, or two builds (--base-rev/--new-rev), on a
     /// workload (mmtests-style table).
     Compare(compare::CompareArgs),
+    /// Rerun one of the scheduler debates (`experiment list`): a matrix of settings, a table,
+    /// docs/experiments/NAME.md with a reading generated from the figures.
+    Experiment(experiment::ExperimentArgs),
     /// Boot a workload with trace=1 (or read --from LOG): Perfetto JSON and SVG timeline.
     Trace(trace::TraceArgs),
     /// Guest instructions per kernel function and per unit of a workload parameter (two -icount
@@ -152,6 +156,7 @@ fn main() -> ExitCode {
         ),
         Cmd::Bench(a) => bench::bench(a),
         Cmd::Compare(a) => compare::compare(a),
+        Cmd::Experiment(a) => experiment::experiment(a),
         Cmd::Trace(a) => trace::trace(a),
         Cmd::Profile(a) => profile::profile(a),
         Cmd::Image(a) => image::image(a.out, a.timeout),

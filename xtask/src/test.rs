@@ -350,7 +350,8 @@ pub fn test(
     } else {
         Vec::new()
     };
-    let verdicts = if selected.is_empty() {
+    let experiments = qemu_scenarios && crate::experiment::all().iter().any(|e| format!("experiment-{}-quick", e.name).contains(filter));
+    let verdicts = if selected.is_empty() && !experiments {
         if qemu_scenarios {
             println!("xtask: no scenario name contains `{filter}` (see `cargo xtask list`)");
         }
@@ -396,7 +397,12 @@ pub fn test(
                     "==> {n} QEMU scenario(s), {jobs} slot(s) in parallel: {}",
                     elf.display()
                 );
-                vs.extend(run_scenarios(selected, qemu, elf, syms, jobs, show_logs));
+                vs.extend(run_scenarios(selected, qemu.clone(), elf.clone(), syms, jobs, show_logs));
+                // The experiments' quick forms (experiment-NAME-quick), after the scenarios, one at a time.
+                if experiments {
+                    println!("==> the experiments' quick forms (cargo xtask experiment NAME --quick)");
+                    vs.extend(crate::experiment::quick_verdicts(filter, &qemu, &elf));
+                }
                 vs
             }
         }
