@@ -351,6 +351,12 @@ mod tests {
         assert_eq!((c.base_rev.as_deref(), c.new_rev), (Some("main~3"), None));
         let Cmd::Compare(c) = parse(&["compare", "--new", "", "--base-rev", "v1", "--new-rev", "v2", "w"]) else { panic!() };
         assert_eq!((c.base_rev.as_deref(), c.new_rev.as_deref()), (Some("v1"), Some("v2")));
+        // experiment: the engine is explicit, qemu by default; sim parses (and is refused when run)
+        let Cmd::Experiment(e) = parse(&["experiment", "avg-idle"]) else { panic!() };
+        assert_eq!((e.name.as_str(), e.quick, e.engine), ("avg-idle", false, experiment::Engine::Qemu));
+        let Cmd::Experiment(e) = parse(&["experiment", "wake-balance", "--quick", "--engine", "sim"]) else { panic!() };
+        assert_eq!((e.quick, e.engine), (true, experiment::Engine::Sim));
+        assert!(Cli::try_parse_from(["cargo xtask", "experiment", "x", "--engine", "gem5"]).is_err());
         // compare has no --append: its two command lines are --base and --new.
         assert!(Cli::try_parse_from(["cargo xtask", "compare", "--new", "x", "w", "--append", "y"]).is_err());
         // a zero that would mean "kill at once" or "no memory" is refused, with the flag named
