@@ -44,6 +44,11 @@ pub struct ExperimentArgs {
     /// Write the report here instead of docs/experiments/NAME.md (quick runs write none unless told).
     #[arg(long)]
     pub out: Option<PathBuf>,
+    /// Read the matrix from the logs a finished run of this experiment saved
+    /// (target/bench/<time>-experiment-NAME/) instead of booting: the reading rules rerun on the
+    /// same figures.
+    #[arg(long, value_name = "DIR")]
+    pub from: Option<PathBuf>,
 }
 
 /// One column of the matrix: a kernel command line.
@@ -101,6 +106,8 @@ pub enum Outcome {
     NotReproduced,
     /// The effect went the other way.
     Reversed,
+    /// It held at some points and went the other way at others.
+    Mixed,
 }
 
 impl Outcome {
@@ -110,6 +117,7 @@ impl Outcome {
             Outcome::MechanismOnly => "mechanism reproduced, headline figure not",
             Outcome::NotReproduced => "not reproduced",
             Outcome::Reversed => "reversed",
+            Outcome::Mixed => "mixed: it holds at some points and is reversed at others",
         }
     }
 }
@@ -204,14 +212,25 @@ pub fn experiment(a: ExperimentArgs) -> Result<(), String> {
     if a.engine == Engine::Sim {
         return Err(SIM_NOT_BUILT.into());
     }
-    let elf = crate::cargo::build_kernel()?;
-    let kernel = crate::revision::working_tree(elf.clone()).label;
-    let qemu = crate::install::ensure(false)?;
     let form = if a.quick { &spec.quick } else { &spec.full };
-    let m = run_matrix(&spec, form, &qemu, &elf)?;
-    let reading = (spec.read)(&m);
+    let qemu = crate::install::ensure(false)?;
+    let mut from_note = String::new();
     let command = format!("cargo xtask experiment {}{} --engine qemu", spec.name, if a.quick { " --quick" } else { "" });
-    let report = markdown(&spec, form, &m, &reading, &command, &qemu, &kernel);
+    let (m, kernel) = match &a.from {
+        None => {
+            let elf = crate::cargo::build_kernel()?;
+            let kernel = format!("{}; {}", crate::revision::working_tree(elf.clone()).label, kernel_sources());
+            (run_matrix(&spec, form, &qemu, &elf)?, kernel)
+        }
+        Some(dir) => {
+            let m = read_matrix(&spec, form, dir)?;
+            let kernel = format!("the working tree's as that run booted it; {}", kernel_sources());
+            from_note = format!(" The figures were booted by that command; this report read its logs again with `--from {}`.", dir.display());
+            (m, kernel)
+        }
+    };
+    let reading = (spec.read)(&m);
+    let report = markdown(&spec, form, &m, &reading, &command, &qemu, &format!("{kernel}.{from_note}"));
     print!("{}", text_view(&spec, &m, &reading));
     let out = match (&a.out, a.quick) {
         (Some(p), _) => Some(p.clone()),
@@ -232,6 +251,56 @@ pub fn experiment(a: ExperimentArgs) -> Result<(), String> {
 /// another (an experiment may set its mechanism's own workload beside its headline one).
 pub fn split_point<'a>(workload: &'a str, pt: &'a str) -> (&'a str, &'a str) {
     pt.split_once(':').unwrap_or((workload, pt))
+}
+
+/// The last commit that changed the kernel's sources (`kernel/`), which is what the figures
+/// depend on (a commit to the harness or the docs does not move them).
+fn kernel_sources() -> String {
+    let out = std::process::Command::new("git")
+        .args(["log", "-1", "--format=%h %s", "--", "kernel"])
+        .current_dir(crate::workspace_root())
+        .output();
+    match out.ok().and_then(|o| String::from_utf8(o.stdout).ok()).map(|s| s.trim().to_string()) {
+        Some(s) if !s.is_empty() => format!("kernel/ last changed in {s}"),
+        _ => "kernel/'s last commit unknown".into(),
+    }
+}
+
+/// The log name of a cell in a run's directory.
+fn log_name(pt: &str, vi: usize) -> String {
+    format!("{}-v{vi}.log", pt.replace([':', ','], "_"))
+}
+
+/// The matrix of a finished run from its saved logs. A run that saved them all finished every
+/// boot successfully (run_matrix stops at the first boot it cannot take), so each is ok.
+pub fn read_matrix(spec: &Spec, form: &Form, dir: &std::path::Path) -> Result<Matrix, String> {
+    let mut cells = Vec::new();
+    for pt in form.points {
+        let (workload, pt_params) = split_point(spec.workload, pt);
+        let params = [form.params, pt_params].iter().filter(|s| !s.is_empty()).cloned().collect::<Vec<_>>().join(",");
+        let mut row = Vec::new();
+        for (vi, v) in spec.variants.iter().enumerate() {
+            let path = dir.join(log_name(pt, vi));
+            let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e} (not a full run of {})", path.display(), spec.name))?;
+            let log = Log::parse(&text);
+            let line = cmdline(workload, &params, v.append);
+            if !text.contains(&line) {
+                return Err(format!("{}: not booted with `{line}`", path.display()));
+            }
+            let rec = RunRecord {
+                run: 0,
+                exit: "kernel success (read from the log)".into(),
+                ok: true,
+                wall_s: 0.0,
+                results: crate::results::figures(&log),
+                schedstat_delta: crate::results::schedstat_deltas(&log),
+                hist: crate::results::hist(&log),
+            };
+            row.push(Cell { recs: vec![rec], logs: vec![log], cmdline: line });
+        }
+        cells.push(row);
+    }
+    Ok(Matrix { points: form.points.iter().map(|s| s.to_string()).collect(), variants: spec.variants.clone(), cells })
 }
 
 /// Boots every cell once under -icount (deterministic: a second boot would repeat it); the logs
@@ -255,7 +324,7 @@ pub fn run_matrix(spec: &Spec, form: &Form, qemu: &std::path::Path, elf: &std::p
             let line = cmdline(workload, &params, v.append);
             pb.set_message(format!("{pt} {}", v.label));
             let (rec, log) = boot.run(0, &line)?;
-            std::fs::write(dir.join(format!("{}-v{vi}.log", pt.replace([':', ','], "_"))), log.raw()).map_err(|e| e.to_string())?;
+            std::fs::write(dir.join(log_name(pt, vi)), log.raw()).map_err(|e| e.to_string())?;
             if !rec.ok {
                 pb.println(format!("{pt} {}: {}", v.label, rec.exit));
             }
@@ -386,7 +455,7 @@ pub fn markdown(spec: &Spec, form: &Form, m: &Matrix, r: &Reading, command: &str
     let mut s = format!("# Experiment `{}`\n\n", spec.name);
     s += &format!("**The claim.** {}\n\n**What the matrix asks.** {}\n\n", spec.claim, spec.asks);
     s += &format!(
-        "**Command.** `{command}` (generated by it; rerun it to reproduce every figure). Kernel: {kernel}.\n\n\
+        "**Command.** `{command}` (rerun it to reproduce every figure). Kernel: {kernel}\n\n\
          **Machine and engine.** Engine `qemu`: the fairway kernel in {} at `-smp {}`, `-icount shift=0,sleep=off` \
          (every figure below is instruction-counted time and counts, identical on every boot of the same command \
          line: one boot per cell, one tick phase), on a host with {host_cores} cores. Workload `{}` with `{}`. {}\n\
@@ -495,7 +564,7 @@ mod tests {
 
     #[test]
     fn the_simulator_engine_is_refused_with_a_clear_error() {
-        let a = ExperimentArgs { name: "avg-idle".into(), quick: true, engine: Engine::Sim, out: None };
+        let a = ExperimentArgs { name: "avg-idle".into(), quick: true, engine: Engine::Sim, out: None, from: None };
         assert_eq!(experiment(a).unwrap_err(), SIM_NOT_BUILT);
     }
 
