@@ -392,12 +392,31 @@ fn delayed_dequeue() -> Spec {
         },
         quick: Form { smp: "2", params: "runtime_ms=100", points: &["threads=1,workers=4"], timeout_s: 120 },
         machine_note: "The claim's machine had 240 CPUs; QEMU on 2 host cores models 4, so schbench's threads are scaled to \
-                       4 CPUs (1 or 2 message threads, 1 to 4 workers per CPU). How long delayed entities stay queued and \
-                       the lag they leave with need the `@fw delayed` counters, not on main yet: not measured.",
-        mechs: vec![Mech { label: "run_delay_ms", unit: "ms", read: |l| sum(l, "schedstat_delta", "run_delay") / 1e6 }],
+                       4 CPUs (1 or 2 message threads, 1 to 4 workers per CPU).",
+        mechs: vec![
+            Mech { label: "run_delay_ms", unit: "ms", read: |l| sum(l, "schedstat_delta", "run_delay") / 1e6 },
+            Mech { label: "delayed", unit: "count", read: |l| sum(l, "delayed", "delayed") },
+            Mech { label: "delayed_mean_us", unit: "us", read: delayed_mean_us },
+            Mech { label: "delayed_max_us", unit: "us", read: delayed_max_us },
+            Mech { label: "leave_lag_us", unit: "vus", read: leave_lag_us },
+            Mech { label: "lags_zeroed", unit: "count", read: |l| sum(l, "delayed", "zeroed") },
+        ],
         host: None,
         read: read_delayed_dequeue,
     }
+}
+
+/// How long an ended delay kept its task queued asleep, mean over CPUs' ended delays (`@fw delayed`).
+fn delayed_mean_us(l: &Log) -> f64 {
+    let ended = sum(l, "delayed", "requeued") + sum(l, "delayed", "dequeued");
+    if ended == 0.0 { 0.0 } else { sum(l, "delayed", "delayed_ns") / ended / 1000.0 }
+}
+fn delayed_max_us(l: &Log) -> f64 {
+    l.records("delayed").map(|r| r.num("delayed_max_ns").unwrap_or(0) as f64).fold(0.0, f64::max) / 1000.0
+}
+/// Σ of the lags the final dequeues saved (signed, virtual us).
+fn leave_lag_us(l: &Log) -> f64 {
+    l.records("delayed").filter_map(|r| r.get("leave_lag")?.parse::<i64>().ok()).map(|v| v as f64).sum::<f64>() / 1000.0
 }
 
 fn read_delayed_dequeue(m: &Matrix) -> Reading {
@@ -429,6 +448,23 @@ fn read_delayed_dequeue(m: &Matrix) -> Reading {
     why.push(format!("Time spent waiting on a runqueue (run_delay, summed over CPUs), delayed against not: {}.", list(&rd)));
     let worse = p99.iter().any(|d| *d <= -10.0);
     let better = p99.iter().any(|d| *d >= 10.0);
+    let n_delayed = m.mech_all(DD_ZERO, |l| sum(l, "delayed", "delayed"));
+    if n_delayed > 0.0 {
+        why.push(format!(
+            "Delayed entities, DELAY_DEQUEUE+DELAY_ZERO, all points (@fw delayed, since boot): {n_delayed:.0} delays, queued asleep \
+             {:.1} us on average (longest {:.1} us); lag left at the final dequeues {:.1} virtual us in all, {:.0} positive lags \
+             zeroed; with NO_DELAY_ZERO {:.0} delays, lag left {:.1} virtual us; NO_DELAY_DEQUEUE {:.0} delays.",
+            m.mech_all(DD_ZERO, delayed_mean_us) / m.points.len() as f64,
+            (0..m.points.len()).map(|p| m.mech(p, DD_ZERO, delayed_max_us)).fold(0.0, f64::max),
+            m.mech_all(DD_ZERO, leave_lag_us),
+            m.mech_all(DD_ZERO, |l| sum(l, "delayed", "zeroed")),
+            m.mech_all(DD_LAG, |l| sum(l, "delayed", "delayed")),
+            m.mech_all(DD_LAG, leave_lag_us),
+            m.mech_all(NO_DD, |l| sum(l, "delayed", "delayed")),
+        ));
+    } else {
+        why.push("No `@fw delayed` counts in these logs (a kernel before they were printed): how long delayed entities stayed queued is not measured.".into());
+    }
     let outcome = if worse && better {
         Outcome::Mixed
     } else if p99m <= -10.0 && rpsm.abs() < NOISE_PCT {
