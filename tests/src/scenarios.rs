@@ -21,7 +21,7 @@ use crate::workloads::{
     check_affinity, check_capacity, check_ebizzy, check_features, check_features_bogus, check_shares_pressure,
     check_delay_dequeue, check_fserver, check_hackbench, check_latency, check_overflow, check_pipe, check_pipes, check_trace_pipe,
     check_prodcons, check_schbench, check_shares, check_spread, check_spread_smt, check_storm,
-    check_tbench, check_three_on_two, check_tickless, check_deterministic_boot, compare_identical, compare_snap_delta, compare_wake_affine,
+    check_periodic_pull, check_tbench, check_three_on_two, check_tickless, check_deterministic_boot, compare_identical, compare_snap_delta, compare_wake_affine,
     check_newidle_off, check_newidle_pull, compare_capacity_push, compare_nohz_on_off, workload_ran, NOHZ_PULL_SMP,
     check_idle_wait_fserver, check_idle_wait_prodcons, compare_clamp_pulls, compare_newidle_on_off,
     check_ebizzy_ran, compare_capacity_pressure, compare_fork_placement,
@@ -703,7 +703,11 @@ pub fn all() -> Vec<Scenario> {
             smp: "8",
             append: "sched_debug=1 workload=spread,ms=300",
             slots: 2,
-            check: check_spread::<8, 300>,
+            // The idle CPUs pull the hogs by their periodic CPU_IDLE balance.
+            check: |log| {
+                check_spread::<8, 300>(log)?;
+                check_periodic_pull(log, "idle")
+            },
             ..BASE
         },
         Scenario {
@@ -720,7 +724,11 @@ pub fn all() -> Vec<Scenario> {
             icount: true,
             smp: "2",
             append: "sched_debug=1 workload=spread,hogs=3,ms=6000",
-            check: check_three_on_two::<6000>,
+            // No CPU is idle after the start: the rotation is the busy CPUs' CPU_NOT_IDLE pulls.
+            check: |log| {
+                check_three_on_two::<6000>(log)?;
+                check_periodic_pull(log, "busy")
+            },
             ..BASE
         },
         Scenario {

@@ -251,13 +251,19 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("balance-spread-smp8", "t_ms=10 per_cpu=8,0,0,0,0,0,0,0", "t_ms=10 per_cpu=7,0,0,0,0,0,0,0"),
     ("balance-spread-smp8", "@fw hog id=3 cpu=1 runtime_ns=300000000 migrations=1 ran_on=0-1", "@fw hog id=3 cpu=0 runtime_ns=300000000 migrations=1 ran_on=0-1"),
     ("balance-spread-smp8", "@fw hog id=9 cpu=7 runtime_ns=300000000 migrations=1 ran_on=0,7\n", ""),
+    // CPU_IDLE pulls: the hogs' 8 moves all accounted for by newidle pulls; CPU 1 gained by
+    // idle balancing but its hog never migrated.
+    ("balance-spread-smp8", "lb_gained_newidle=0 ", "lb_gained_newidle=8 "),
+    ("balance-spread-smp8", "cpu=1 runtime_ns=300000000 migrations=1 ", "cpu=1 runtime_ns=300000000 migrations=0 "),
     // SMT: two hogs on the threads of core 1; a core ID not QEMU's.
     ("balance-smt-1s4c2t", "@fw hog id=2 cpu=0 runtime_ns=500000000 migrations=1 ran_on=0", "@fw hog id=2 cpu=3 runtime_ns=500000000 migrations=1 ran_on=0,3"),
     ("balance-smt-1s4c2t", "@fw cpu id=6 apic=6 pkg=0 core=3", "@fw cpu id=6 apic=6 pkg=0 core=0"),
     // 3 hogs on 2 CPUs: one hog at 50% (another then at 83%), one at 77.7%.
     ("balance-3-hogs-on-2", "@fw hog id=2 cpu=0 runtime_ns=4000000000", "@fw hog id=2 cpu=0 runtime_ns=3000000000"),
     ("balance-3-hogs-on-2", "@fw hog id=3 cpu=1 runtime_ns=4000000000", "@fw hog id=3 cpu=1 runtime_ns=4660000000"),
-    ("balance-3-hogs-on-2", "@fw hog id=4 cpu=0 runtime_ns=4000000000 migrations=1 ran_on=0\n", ""),
+    ("balance-3-hogs-on-2", "@fw hog id=4 cpu=0 runtime_ns=4000000000 migrations=10 ran_on=0-1\n", ""),
+    // CPU_NOT_IDLE pulls: the hogs' 30 moves all accounted for by idle pulls.
+    ("balance-3-hogs-on-2", "lb_gained_idle=0 ", "lb_gained_idle=30 "),
     // capacity: a capacity refused (the two-boot comparison's mutations are in
     // versus_scenarios_fail_when_a_boot_or_the_comparison_is_wrong, as for the other pairs).
     ("balance-capacity-smp2", "name=spread ok=1", "name=spread ok=0"),

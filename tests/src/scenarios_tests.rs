@@ -281,6 +281,9 @@ fn versus_scenarios_fail_when_a_boot_or_the_comparison_is_wrong() {
         // without the pressure the hog moved anyway; or a push happened.
         ("balance-capacity-smp2", 1, "migrations=0 ran_on=1", "migrations=1 ran_on=1"),
         ("balance-capacity-smp2", 1, "alb_count=0 ", "alb_count=1 "),
+        // one balanced hog: a periodic pull of either idle type gained something.
+        ("balance-capacity-smp2", 1, "lb_gained_idle=0 ", "lb_gained_idle=1 "),
+        ("balance-capacity-smp2", 1, "lb_gained_busy=0 ", "lb_gained_busy=1 "),
         // affine wakeups with wake_affine=off; none with on; a pair line not adding up to
         // the total; the partners on one CPU as often with off.
         (

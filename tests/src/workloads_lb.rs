@@ -191,7 +191,9 @@ pub fn check_active_push(log: &Log) -> CheckResult {
 }
 
 /// (capacity boot, no-capacity boot) of `balance-capacity-smp2`: without the pressure the same
-/// hog stays on its CPU 1, never misfit, and no active balance is asked for or pushed.
+/// hog stays on its CPU 1, never misfit, and no active balance is asked for or pushed; one hog
+/// on two CPUs is balanced, so the periodic balance gains nothing of either idle type though
+/// the busy CPU ran it (Σ `lb_count_busy` > 0: it looked and found nothing to pull).
 pub fn compare_capacity_push(cap: &Log, flat: &Log) -> CheckResult {
     check_active_push(cap)?;
     workload_ran(flat, "spread", 2, true)?;
@@ -199,9 +201,45 @@ pub fn compare_capacity_push(cap: &Log, flat: &Log) -> CheckResult {
     ensure(h.len() == 1 && h[0].1 == 1 && h[0].2 == 0 && h[0].3 == [1], || {
         format!("no capacity pressure: the hog must stay on CPU 1 (ran_on=1, migrations=0), got {h:?}")
     })?;
-    for key in ["alb_count", "alb_pushed"] {
+    for key in ["alb_count", "alb_pushed", "lb_gained_idle", "lb_gained_busy"] {
         let n = record_sum(flat, "domstat", key)?;
         ensure(n == 0, || format!("no capacity pressure: Σ {key} is {n}"))?;
+    }
+    let tried = record_sum(flat, "domstat", "lb_count_busy")?;
+    ensure(tried > 0, || "no capacity pressure: the busy CPU never balanced (Σ lb_count_busy = 0)".into())
+}
+
+/// The periodic balance of one idle type (`ty`: `idle` for CPU_IDLE, `busy` for CPU_NOT_IDLE)
+/// moved hogs of `workload=spread` (fair.c: sched_balance_domains() calls
+/// sched_balance_rq() with the CPU's idle type; the gain is counted per type as Linux's
+/// `lb_gained[idle]`): Σ `lb_gained_<ty>` > 0; the hogs never sleep, so each of their
+/// migrations is a balancer's pull or push, and they migrated more often than every other
+/// mover counted (the other types' gains, active and fork pushes) could account for; and every
+/// CPU whose `lb_gained_<ty>` > 0 is in the `ran_on` of a hog that migrated.
+pub fn check_periodic_pull(log: &Log, ty: &str) -> CheckResult {
+    let key = format!("lb_gained_{ty}");
+    let gained = record_sum(log, "domstat", &key)?;
+    ensure(gained > 0, || format!("no periodic pull of type {ty}: Σ {key} is 0"))?;
+    let mut others = record_sum(log, "domstat", "alb_pushed")? + record_sum(log, "domstat", "sbf_pushed")?;
+    for t in ["idle", "busy", "newidle"].into_iter().filter(|&t| t != ty) {
+        others += record_sum(log, "domstat", &format!("lb_gained_{t}"))?;
+    }
+    let hogs = hogs(log)?;
+    let migrations: u64 = hogs.iter().map(|h| h.2).sum();
+    ensure(migrations > others, || {
+        format!(
+            "the hogs migrated {migrations} times, no more than the {others} moves of other kinds \
+             (other lb_gained_*, alb_pushed, sbf_pushed): no hog was moved by a {ty} pull"
+        )
+    })?;
+    for r in log.records("domstat") {
+        if r.num(&key)? == 0 {
+            continue;
+        }
+        let cpu = r.num("cpu")? as u32;
+        ensure(hogs.iter().any(|h| h.2 > 0 && h.3.contains(&cpu)), || {
+            format!("`{r}`: CPU {cpu} gained by {ty} balancing but no hog that migrated ran there: {hogs:?}")
+        })?;
     }
     Ok(())
 }

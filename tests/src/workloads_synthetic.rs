@@ -222,12 +222,20 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
             }
             // Each hog's share of the run: all of it, or cpus/hogs of it.
             let runtime = ms * 1_000_000 * (big.len() as u64).min(hogs as u64) / hogs as u64;
+            // More hogs than full CPUs: the busy CPUs' pulls rotate them over all of them.
+            let rotate = hogs as usize > big.len();
             for (i, c) in ends.iter().enumerate() {
-                let ran = if *c == start { vec![start] } else { vec![start.min(*c), start.max(*c)] };
+                let ran = if rotate {
+                    big.clone()
+                } else if *c == start {
+                    vec![start]
+                } else {
+                    vec![start.min(*c), start.max(*c)]
+                };
                 out += &format!(
                     "@fw hog id={} cpu={c} runtime_ns={runtime} migrations={} ran_on={}\n",
                     i + 2,
-                    if stays { 0 } else { 1 },
+                    if stays { 0 } else if rotate { 10 } else { 1 },
                     format_cpulist(&ran)
                 );
             }
@@ -370,8 +378,10 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
     } else {
         100
     };
-    // Newidle pulls too, more with snap than delta, none with newidle=off.
+    // Newidle pulls too, more with snap than delta, none with newidle=off; the hogs of
+    // `spread` never sleep, so no CPU goes newly idle there.
     let (attempts, pulled) = match (option(append, "newidle"), option(append, "avg_idle_clamp")) {
+        _ if name == "spread" => (0, 0),
         ("off", _) => (0, 0),
         (_, "snap") => (1000, 4),
         (_, "delta") => (600, 1),
@@ -386,6 +396,25 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
     } else {
         0
     };
+    // Periodic pulls by idle type: `spread` with more hogs than full-capacity CPUs rotates them
+    // by busy pulls (5 per CPU, fewer than the hogs' migrations); one hog already on a full
+    // CPU is balanced (nothing gained); otherwise each idle CPU pulled its hog once.
+    let (gained_idle, gained_busy) = if name == "spread" {
+        let hogs: usize = get(&kv, "hogs", &cpus.to_string()).parse().unwrap();
+        let start: u32 = get(&kv, "start_cpu", "0").parse().unwrap();
+        let big = (0..cpus)
+            .filter(|c| !option(append, "cpu_capacity").contains(&format!("{c}:512")))
+            .count();
+        if hogs > big {
+            (0, 5)
+        } else if hogs == 1 && !option(append, "cpu_capacity").contains(&format!("{start}:512")) {
+            (0, 0)
+        } else {
+            (1, 0)
+        }
+    } else {
+        (1, 0)
+    };
     for c in 0..cpus {
         let (alb_count, alb_pushed) = match (capacity, c) {
             (true, 0) => (1, 0),
@@ -393,8 +422,8 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
             _ => (0, 0),
         };
         out += &format!(
-            "@fw domstat cpu={c} level=MC lb_count_idle=3 lb_gained_idle=1 \
-             lb_count_newidle={attempts} lb_gained_newidle={pulled} alb_count={alb_count} \
+            "@fw domstat cpu={c} level=MC lb_count_idle=3 lb_gained_idle={gained_idle} \
+             lb_count_busy=16 lb_gained_busy={gained_busy} lb_count_newidle={attempts} lb_gained_newidle={pulled} alb_count={alb_count} \
              alb_pushed={alb_pushed} sbf_count={} sbf_pushed={} ttwu_wake_remote=7 ttwu_move_affine={affine} \
              ttwu_move_balance=0\n",
             if c == 0 { 1 + forked } else { 0 },
