@@ -72,6 +72,9 @@ pub struct Scenario {
     /// other scenario fails on any `@fw cmdline_problem`: a misspelt parameter would otherwise
     /// run the defaults and test something else than it says.
     pub complaints: bool,
+    /// Only with `cargo xtask test --long`: a check that repeats what a default scenario already
+    /// covers at more cost than the 10-minute budget of the default run allows.
+    pub long: bool,
 }
 
 /// How a scenario's kernel is loaded.
@@ -140,6 +143,7 @@ pub const BASE: Scenario = Scenario {
     check: |_| Ok(()),
     versus: None,
     complaints: false,
+    long: false,
 };
 
 impl Scenario {
@@ -223,10 +227,17 @@ impl Scenario {
 /// host test holds the list to kernel/src/workloads/mod.rs.
 macro_rules! deterministic {
     ($w:literal, $smp:literal, $append:literal) => {
-        deterministic!($w, $smp, $append, Outcome::Success)
+        deterministic!($w, $smp, $append, Outcome::Success, true)
+    };
+    ($w:literal, $smp:literal, $append:literal, default) => {
+        deterministic!($w, $smp, $append, Outcome::Success, false)
     };
     ($w:literal, $smp:literal, $append:literal, $expect:expr) => {
+        deterministic!($w, $smp, $append, $expect, true)
+    };
+    ($w:literal, $smp:literal, $append:literal, $expect:expr, $long:expr) => {
         Scenario {
+            long: $long,
             name: concat!("icount-deterministic-", $w, "-smp", $smp),
             icount: true,
             smp: stringify!($smp),
@@ -1011,8 +1022,8 @@ pub fn all() -> Vec<Scenario> {
         // logs must be identical (`deterministic!`). storm at -smp 1 and 4 is issue 17's case.
         deterministic!("demo", 2, "workload=demo,ms=50"),
         deterministic!("shares", 2, "workload=shares,cpu=1,ms=100"),
-        deterministic!("storm", 1, "workload=storm,threads=2,ms=100"),
-        deterministic!("storm", 4, "workload=storm,threads=16,ms=100"),
+        deterministic!("storm", 1, "workload=storm,threads=2,ms=100", default),
+        deterministic!("storm", 4, "workload=storm,threads=16,ms=100", default),
         deterministic!("latency", 2, "workload=latency,cpu=1,hogs=2,period_us=1000,samples=50"),
         deterministic!("affinity", 2, "workload=affinity,ms=100"),
         deterministic!("pipe", 2, "workload=pipe,rounds=2000,mode=cross"),

@@ -138,6 +138,10 @@ struct TestArgs {
     /// Print the serial log of passing scenarios too.
     #[arg(long)]
     logs: bool,
+    /// Also run the long scenarios (the per-workload `-icount` reruns beyond storm's): the
+    /// default run stays within CI's 10 minutes on 2 cores.
+    #[arg(long)]
+    long: bool,
 }
 
 fn main() -> ExitCode {
@@ -153,6 +157,7 @@ fn main() -> ExitCode {
             !a.no_qemu,
             a.jobs,
             a.logs,
+            a.long,
         ),
         Cmd::Bench(a) => bench::bench(a),
         Cmd::Compare(a) => compare::compare(a),

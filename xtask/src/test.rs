@@ -323,6 +323,7 @@ pub fn test(
     qemu_scenarios: bool,
     jobs: u32,
     show_logs: bool,
+    long: bool,
 ) -> Result<(), String> {
     let start = Instant::now();
     // (1) Host unit tests.
@@ -345,11 +346,17 @@ pub fn test(
     let selected: Vec<Scenario> = if qemu_scenarios {
         fairway_scenarios::all()
             .into_iter()
-            .filter(|s| s.name.contains(filter))
+            .filter(|s| s.name.contains(filter) && (long || !s.long))
             .collect()
     } else {
         Vec::new()
     };
+    if qemu_scenarios && !long {
+        let n = fairway_scenarios::all().iter().filter(|s| s.long && s.name.contains(filter)).count();
+        if n > 0 {
+            println!("xtask: {n} long scenario(s) left out (`cargo xtask test --long` runs them too)");
+        }
+    }
     let experiments = qemu_scenarios && crate::experiment::all().iter().any(|e| format!("experiment-{}-quick", e.name).contains(filter));
     let verdicts = if selected.is_empty() && !experiments {
         if qemu_scenarios {
