@@ -1,8 +1,8 @@
 //! Per-CPU GDT, TSS with IST stacks, and IDT.
 //!
 //! Every vector runs on an IST stack: the host target's `core` may use the red
-//! zone below `rsp`, which an interrupt on the same stack would overwrite (see
-//! ../shared/notes/toolchain.md). Vectors that can nest get stacks of their own:
+//! zone below `rsp`, which an interrupt on the same stack would overwrite (the host
+//! target's prebuilt `core` is built for the System V ABI). Vectors that can nest get stacks of their own:
 //!
 //! | IST | vectors |
 //! |---|---|
