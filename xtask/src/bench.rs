@@ -104,15 +104,7 @@ impl Boot {
         let r = crate::runner::run(cmd, self.timeout, &mut |_| {}, None);
         accepted_cmdline(&r.log, append)?;
         let ok = r.exit.is_success();
-        let rec = RunRecord {
-            run,
-            exit: r.exit.to_string(),
-            ok,
-            wall_s: r.elapsed.as_secs_f64(),
-            results: results::figures(&r.log),
-            schedstat_delta: results::schedstat_deltas(&r.log),
-            hist: results::hist(&r.log),
-        };
+        let rec = RunRecord::from_log(run, r.exit.to_string(), ok, r.elapsed.as_secs_f64(), &r.log);
         Ok((rec, r.log))
     }
 }

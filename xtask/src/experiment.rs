@@ -287,15 +287,7 @@ pub fn read_matrix(spec: &Spec, form: &Form, dir: &std::path::Path) -> Result<Ma
             if !text.contains(&line) {
                 return Err(format!("{}: not booted with `{line}`", path.display()));
             }
-            let rec = RunRecord {
-                run: 0,
-                exit: "kernel success (read from the log)".into(),
-                ok: true,
-                wall_s: 0.0,
-                results: crate::results::figures(&log),
-                schedstat_delta: crate::results::schedstat_deltas(&log),
-                hist: crate::results::hist(&log),
-            };
+            let rec = RunRecord::from_log(0, "kernel success (read from the log)".into(), true, 0.0, &log);
             row.push(Cell { recs: vec![rec], logs: vec![log], cmdline: line });
         }
         cells.push(row);
@@ -525,15 +517,7 @@ mod tests {
     /// A cell whose one boot printed `lines` (`@fw ...` records), ok.
     pub(super) fn cell(cmd: &str, lines: &str) -> Cell {
         let log = Log::parse(lines);
-        let rec = RunRecord {
-            run: 0,
-            exit: "kernel success".into(),
-            ok: true,
-            wall_s: 0.0,
-            results: crate::results::figures(&log),
-            schedstat_delta: crate::results::schedstat_deltas(&log),
-            hist: vec![],
-        };
+        let rec = RunRecord::from_log(0, "kernel success".into(), true, 0.0, &log);
         Cell { recs: vec![rec], logs: vec![log], cmdline: cmd.into() }
     }
 

@@ -61,6 +61,13 @@ pub struct RunRecord {
     pub hist: Vec<Bucket>,
 }
 
+impl RunRecord {
+    /// What boot `run` reported in `log`, ended as `exit` after `wall_s` seconds.
+    pub fn from_log(run: usize, exit: String, ok: bool, wall_s: f64, log: &Log) -> Self {
+        RunRecord { run, exit, ok, wall_s, results: figures(log), schedstat_delta: schedstat_deltas(log), hist: hist(log) }
+    }
+}
+
 /// The figures of a log, in the order printed.
 pub fn figures(log: &Log) -> Vec<Figure> {
     log.records("result")
