@@ -200,16 +200,18 @@ pub(crate) fn on_timer(frame: &mut TrapFrame) -> *mut TrapFrame {
 /// One scheduler tick (Linux's `sched_tick`): charge the running task and ask
 /// for a switch when its slice is used up.
 fn scheduler_tick(cpu: usize) {
-    let capacity_orig = {
+    let (capacity_orig, pressure_ns) = {
         let mut rq = rq::lock(cpu);
         // booked before the spin, so that no clock read during it counts it
-        rq.stat.pressure_ns += crate::balance::capacity::pressure_ns(rq.capacity_orig, tick_ns());
-        rq.capacity_orig
+        let take = crate::balance::capacity::pressure_ns(rq.capacity_orig, tick_ns());
+        rq.pressure_ns += take;
+        (rq.capacity_orig, take)
     };
     if capacity_orig < 1024 {
         crate::balance::capacity::run_pressure(cpu, capacity_orig, tick_ns());
     }
     let mut rq = rq::lock(cpu);
+    rq.stat.pressure_ns += pressure_ns;
     rq.update_clock();
     crate::balance::capacity::update(&mut rq);
     rq.stat.ticks += 1;

@@ -18,9 +18,9 @@ use crate::rq::Rq;
 /// The pressure average of each CPU, out of 1024.
 static PRESSURE_AVG: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
 
-/// Runs the pressure source for one tick on `cpu` (interrupts off); the
-/// tick books its time (`pressure_ns`) before.
-pub fn run_pressure(cpu: usize, capacity_orig: u64, tick_ns: u64) {
+/// Runs the pressure source for one tick on `cpu` (interrupts off); returns
+/// the ns it took.
+pub fn run_pressure(cpu: usize, capacity_orig: u64, tick_ns: u64) -> u64 {
     let take = pressure_ns(capacity_orig, tick_ns);
     if take > 0 {
         let end = crate::rq::now_ns() + take;
@@ -33,6 +33,7 @@ pub fn run_pressure(cpu: usize, capacity_orig: u64, tick_ns: u64) {
     let avg = PRESSURE_AVG[cpu].load(Ordering::Relaxed);
     let next = (avg * 31 + sample) / 32;
     PRESSURE_AVG[cpu].store(next, Ordering::Relaxed);
+    take
 }
 
 /// The ns the pressure source takes per tick: `(1024 - CAP) / 1024` of it.
