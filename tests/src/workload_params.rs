@@ -1,6 +1,6 @@
 //! The checks of the workload-parameter scenarios: `workload-params-malformed` (the kernel names
 //! each bad `workload=` parameter and runs the defaults) and `workload-help` (the parameters the
-//! kernel declares, `@fw workload_param`, are exactly those of README's workload table, with the
+//! kernel declares, `@fw workload_param`, are exactly those of docs/OPTIONS.md's workload table, with the
 //! same defaults).
 
 use std::collections::BTreeMap;
@@ -196,15 +196,15 @@ pub fn check_too_much_heap(log: &Log) -> CheckResult {
     refused(log, "ebizzy", &["workload=ebizzy: threads=2, chunks=1024, records=1048576 need 8404992 KiB of heap, but a workload may take "])
 }
 
-/// A workload's parameters as README's table gives them: key → the text in parentheses.
+/// A workload's parameters as docs/OPTIONS.md's table gives them: key → the text in parentheses.
 pub type Table = BTreeMap<String, BTreeMap<String, String>>;
 
-/// README's "Workloads" table: one row per workload, `` | `NAME` | `key` (default), ... | ``.
+/// docs/OPTIONS.md's "Workloads" table: one row per workload, `` | `NAME` | `key` (default), ... | ``.
 pub fn readme_workloads(readme: &str) -> Result<Table, String> {
     let section = readme
-        .split("### Workloads")
+        .split("## Workloads")
         .nth(1)
-        .ok_or("README has no `### Workloads` section")?;
+        .ok_or("docs/OPTIONS.md has no `## Workloads` section")?;
     let mut table = Table::new();
     // the header row and the separator come first
     let rows = section.lines().skip_while(|l| !l.starts_with('|')).take_while(|l| l.starts_with('|')).skip(2);
@@ -218,23 +218,23 @@ pub fn readme_workloads(readme: &str) -> Result<Table, String> {
                 let item = item.trim_end_matches(')');
                 let (key, default) = item
                     .split_once(" (")
-                    .ok_or_else(|| format!("README row `{name}`: `{item}` is not `key` (default)"))?;
+                    .ok_or_else(|| format!("docs/OPTIONS.md row `{name}`: `{item}` is not `key` (default)"))?;
                 keys.insert(key.trim_matches('`').to_string(), default.replace('`', ""));
             }
         }
         table.insert(name.to_string(), keys);
     }
     if table.is_empty() {
-        return Err("README's `### Workloads` section has no table rows".into());
+        return Err("docs/OPTIONS.md's `## Workloads` section has no table rows".into());
     }
     Ok(table)
 }
 
-/// The kernel's `@fw workload_param` records and README's table name the same workloads, the
-/// same keys for each, and the same defaults (README's text in parentheses starts with the
+/// The kernel's `@fw workload_param` records and docs/OPTIONS.md's table name the same workloads, the
+/// same keys for each, and the same defaults (its text in parentheses starts with the
 /// kernel's default, e.g. `same or cross` for `same`, `one per CPU` for `one_per_CPU`).
 pub fn check_workload_help(log: &Log) -> CheckResult {
-    check_help_against(log, include_str!("../../README.md"))
+    check_help_against(log, include_str!("../../docs/OPTIONS.md"))
 }
 
 pub(crate) fn check_help_against(log: &Log, readme: &str) -> CheckResult {
@@ -254,33 +254,33 @@ pub(crate) fn check_help_against(log: &Log, readme: &str) -> CheckResult {
         let declared = kernel.get(w).cloned().unwrap_or_default();
         for (k, text) in keys {
             match declared.get(k) {
-                None => problems.push(format!("README lists `{w}` parameter `{k}`, which the kernel does not declare")),
+                None => problems.push(format!("docs/OPTIONS.md lists `{w}` parameter `{k}`, which the kernel does not declare")),
                 Some(d) if !states_default(text, d) => {
-                    problems.push(format!("`{w}` `{k}`: README says ({text}), the kernel's default is {d}"))
+                    problems.push(format!("`{w}` `{k}`: docs/OPTIONS.md says ({text}), the kernel's default is {d}"))
                 }
                 Some(_) => {}
             }
         }
         for k in declared.keys().filter(|k| !keys.contains_key(*k)) {
-            problems.push(format!("the kernel's `{w}` takes `{k}`, which README's table does not list"));
+            problems.push(format!("the kernel's `{w}` takes `{k}`, which docs/OPTIONS.md's table does not list"));
         }
     }
     for w in kernel.keys().filter(|w| !readme.contains_key(*w)) {
-        problems.push(format!("the kernel's workload `{w}` has no row in README's table"));
+        problems.push(format!("the kernel's workload `{w}` has no row in docs/OPTIONS.md's table"));
     }
     ensure(problems.is_empty(), || problems.join("\n"))
 }
 
-/// README's text in parentheses is `default` itself or begins with it and goes on after a space
+/// docs/OPTIONS.md's text in parentheses is `default` itself or begins with it and goes on after a space
 /// or `;` (`same or cross`, `1; the last CPU if ...`), so `1000` does not pass for `100000`.
 fn states_default(text: &str, default: &str) -> bool {
     text.strip_prefix(default).is_some_and(|rest| rest.is_empty() || rest.starts_with([' ', ';']))
 }
 
-/// The log a correct kernel prints for `workload=help`: README's table as records.
+/// The log a correct kernel prints for `workload=help`: docs/OPTIONS.md's table as records.
 #[cfg(test)]
 pub(crate) fn synthetic_help(cpus: u32) -> String {
-    let table = readme_workloads(include_str!("../../README.md")).unwrap();
+    let table = readme_workloads(include_str!("../../docs/OPTIONS.md")).unwrap();
     let mut out = format!("@fw stage name=sched\n@fw stage name=workload\n@fw workload name=help cpus={cpus}\n");
     for (w, keys) in table {
         for (k, text) in keys {
@@ -322,7 +322,7 @@ mod tests {
 
     #[test]
     fn readme_table_parses_with_defaults() {
-        let t = readme_workloads(include_str!("../../README.md")).unwrap();
+        let t = readme_workloads(include_str!("../../docs/OPTIONS.md")).unwrap();
         assert_eq!(t["pipe"]["rounds"], "100000");
         assert!(t["pipe"]["mode"].starts_with("same"));
         assert!(t["overflow"].is_empty());
@@ -332,17 +332,17 @@ mod tests {
 
     #[test]
     fn help_check_catches_drift_both_ways() {
-        let readme = include_str!("../../README.md");
+        let readme = include_str!("../../docs/OPTIONS.md");
         let good = synthetic_help(2);
         check_help_against(&Log::parse(&good), readme).unwrap();
-        // the kernel drops a parameter README lists
+        // the kernel drops a parameter docs/OPTIONS.md lists
         let dropped = good.replacen("key=rounds ", "key=roundz ", 1);
         let e = check_help_against(&Log::parse(&dropped), readme).unwrap_err();
         assert!(e.contains("does not declare") && e.contains("roundz"), "{e}");
         // a default that differs
         let changed = good.replace("key=rounds accepts=0..1 default=100000", "key=rounds accepts=0..1 default=5");
         assert!(check_help_against(&Log::parse(&changed), readme).is_err());
-        // a workload README does not know
+        // a workload docs/OPTIONS.md does not know
         let extra = good.replace("@fw workload_done", "@fw workload_param workload=newone key=x accepts=0..1 default=1\n@fw workload_done");
         assert!(check_help_against(&Log::parse(&extra), readme).unwrap_err().contains("newone"));
     }

@@ -144,17 +144,17 @@ mod tests {
     }
 
     /// Every entry's command line is one the kernel accepts without a complaint: the options and
-    /// workloads named are in README's tables (the kernel rejects anything else, `cmdline:`).
+    /// workloads named are in docs/OPTIONS.md's tables (the kernel rejects anything else, `cmdline:`).
     #[test]
     fn the_entries_name_documented_options() {
-        let readme = std::fs::read_to_string(crate::workspace_root().join("README.md")).unwrap();
+        let readme = std::fs::read_to_string(crate::workspace_root().join("docs/OPTIONS.md")).unwrap();
         for e in ENTRIES {
             for word in e.cmdline.split_whitespace() {
                 let (key, value) = word.split_once('=').unwrap();
-                assert!(readme.contains(&format!("| `{key}=` |")), "{key}= is not in README's option table");
+                assert!(readme.contains(&format!("| `{key}=` |")), "{key}= is not in docs/OPTIONS.md's option table");
                 if key == "workload" {
                     let name = value.split(',').next().unwrap();
-                    assert!(readme.contains(&format!("| `{name}` |")), "workload {name} is not in README's table");
+                    assert!(readme.contains(&format!("| `{name}` |")), "workload {name} is not in docs/OPTIONS.md's table");
                 }
             }
             assert!(!e.title.contains('"'), "a title may not contain a quote: {}", e.title);

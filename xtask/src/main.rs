@@ -45,7 +45,7 @@ enum Cmd {
     /// Build the kernel (release) and print the ELF's path.
     Build,
     /// Build a bootable hybrid ISO (GRUB for BIOS and UEFI, the kernel, a boot menu) and print
-    /// its path; write it to a USB stick with `dd` (README).
+    /// its path; write it to a USB stick with `dd` (docs/RUNNING.md).
     Image(ImageArgs),
     /// Build the kernel and boot it in QEMU, streaming the serial console.
     Run(RunArgs),
@@ -89,7 +89,7 @@ struct RunArgs {
     /// Hard timeout in seconds (at least 1); QEMU is killed after it.
     #[arg(long, default_value_t = 120, value_parser = clap::value_parser!(u64).range(1..))]
     timeout: u64,
-    /// Guest memory in MiB (at least 1; the kernel needs more, growing with --smp: see README).
+    /// Guest memory in MiB (at least 1; the kernel needs more, growing with --smp: see docs/OPTIONS.md).
     #[arg(long, default_value_t = 512, value_parser = clap::value_parser!(u32).range(1..))]
     mem: u32,
     /// NUMA nodes splitting CPUs and memory evenly.
@@ -188,7 +188,7 @@ fn main() -> ExitCode {
 }
 
 /// Refuses `--mem` below what the kernel's heap needs for the CPUs of `--smp` (the heap is a
-/// quarter of the free memory and must hold 5 MiB and 192 KiB per CPU: README, "Memory the boot
+/// quarter of the free memory and must hold 5 MiB and 192 KiB per CPU: docs/OPTIONS.md, "Memory the boot
 /// needs"). Only the pairs that cannot boot whatever the image's size: between this bound and the
 /// kernel's own (a few MiB more), the kernel refuses with the exact need.
 fn check_mem_for_smp(smp: &str, mem_mib: u32) -> Result<(), String> {
