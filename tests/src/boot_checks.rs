@@ -147,7 +147,48 @@ pub fn healthy_boot(log: &Log, smp: &str, nodes: u32) -> CheckResult {
     cpu_lines(log, topo.cpus())?;
     cpu_placement(log, &topo)?;
     domains(log, &topo)?;
+    sim_model_agrees(log, smp, nodes)?;
     selfchecks_ok(log)
+}
+
+/// The simulator's model of the machine (`fairway_sim::Machine`, which builds the domains with
+/// the policy crate's code) places every CPU and spans every domain as the kernel booted with the
+/// same `-smp` and NUMA nodes: what the simulator runs on is the machine QEMU gives. Compared are
+/// the `@fw cpu` lines whole and each `@fw sd` line's CPU, level, span and groups (its flags come
+/// from the same policy code on both sides).
+pub fn sim_model_agrees(log: &Log, smp: &str, nodes: u32) -> CheckResult {
+    let model = fairway_sim::Machine::from_smp(smp, nodes).map_err(|e| e.to_string())?;
+    let report = model.topology_report().map_err(|e| format!("the simulator's model of -smp {smp}: {e:?}"))?;
+    let key = |r: &crate::log::Record| -> Result<String, String> {
+        Ok(match r.kind.as_str() {
+            "cpu" => ["id", "apic", "pkg", "core", "smt", "llc", "node"]
+                .iter()
+                .map(|k| r.num(k).map(|v| format!("{k}={v}")))
+                .collect::<Result<Vec<_>, _>>()?
+                .join(" "),
+            _ => format!(
+                "cpu={} level={} span={} groups={}",
+                r.num("cpu")?,
+                r.field("level")?,
+                format_cpulist(&r.cpus("span")?),
+                format_groups(&parse_groups(r.field("groups")?)?)
+            ),
+        })
+    };
+    let model_log = Log::parse(&report);
+    for kind in ["cpu", "sd"] {
+        let mut want = model_log.records(kind).map(key).collect::<Result<Vec<_>, _>>()?;
+        let mut got = log.records(kind).map(key).collect::<Result<Vec<_>, _>>()?;
+        want.sort_unstable();
+        got.sort_unstable();
+        if let Some(line) = want.iter().find(|l| !got.contains(l)) {
+            return Err(format!("the simulator's model of -smp {smp} has `@fw {kind} {line}`, the kernel does not"));
+        }
+        if let Some(line) = got.iter().find(|l| !want.contains(l)) {
+            return Err(format!("the kernel prints `@fw {kind} {line}`, the simulator's model of -smp {smp} does not"));
+        }
+    }
+    Ok(())
 }
 
 /// Whether `line` names `word` as a whole word (not inside a longer identifier).

@@ -555,3 +555,14 @@ fn latency_checks_judge_the_samples_not_only_the_agreement() {
     let e = run(&s, &old).unwrap_err();
     assert!(e.contains("p99_ns is not in the `@fw hist` bucket of sample 297 of 300 (the nearest rank)"), "{e}");
 }
+
+#[test]
+fn the_simulators_machine_model_must_match_the_kernels() {
+    let s = by_name("topo-2s2c2t");
+    let log = Log::parse(&synthetic(&s));
+    crate::boot_checks::sim_model_agrees(&log, s.smp, 0).unwrap();
+    // The same CPUs in another shape, and a CPU moved to the other node: both are told apart.
+    let e = crate::boot_checks::sim_model_agrees(&log, "8,sockets=1,cores=4,threads=2", 0).unwrap_err();
+    assert!(e.contains("the simulator's model"), "{e}");
+    assert!(crate::boot_checks::sim_model_agrees(&log, s.smp, 2).is_err());
+}

@@ -13,6 +13,7 @@ mod qemu;
 mod results;
 mod revision;
 mod runner;
+mod sim;
 mod stats;
 mod symbols;
 mod test;
@@ -69,6 +70,9 @@ enum Cmd {
     /// Guest instructions per kernel function and per unit of a workload parameter (two -icount
     /// boots with a TCG plugin, subtracted).
     Profile(profile::ProfileArgs),
+    /// The simulator's machines: a debate's preset (`--list`) or an -smp value, shown as the
+    /// kernel sees it (every CPU's place and the sched domains).
+    Sim(sim::SimArgs),
 }
 
 #[derive(clap::Args)]
@@ -164,6 +168,7 @@ fn main() -> ExitCode {
         Cmd::Experiment(a) => experiment::experiment(a),
         Cmd::Trace(a) => trace::trace(a),
         Cmd::Profile(a) => profile::profile(a),
+        Cmd::Sim(a) => sim::sim(a),
         Cmd::Image(a) => image::image(a.out, a.timeout),
         Cmd::QemuInstall => install::ensure(true).and_then(|_| install::ensure_image_tools(true)),
         Cmd::List => {

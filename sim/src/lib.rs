@@ -1,0 +1,26 @@
+//! `fairway-sim`: the simulator's machines.
+//!
+//! Some of the debates fairway reruns were argued on machines that QEMU on two
+//! host cores cannot emulate at a useful speed (160 and 240 CPUs). The
+//! simulator is to run fairway's own scheduler code on such machines, in
+//! virtual time. This crate holds what does not depend on that code's
+//! platform interface (issue 16), and it is usable today:
+//!
+//! - [`smp`]: QEMU's `-smp` option, parsed and completed as QEMU does;
+//! - [`machine`]: the CPUs of a machine with their topology IDs, NUMA nodes
+//!   and capacities, and the sched domains the policy crate builds over them
+//!   (the same function, `sched::topology::SchedDomains::build`, the kernel
+//!   calls at boot); a QEMU scenario checks that the kernel and the model
+//!   print the same topology for the same `-smp`;
+//! - [`presets`]: the debates' machines by name.
+//!
+//! `cargo xtask sim --machine NAME|SMP [--numa N]` prints a machine's topology
+//! and domains in the kernel's format.
+
+pub mod machine;
+pub mod presets;
+pub mod smp;
+
+pub use machine::Machine;
+pub use presets::{machine, PRESETS};
+pub use smp::{SmpError, SmpSpec};
