@@ -310,8 +310,7 @@ impl Spawn {
         self.cpu = Some(cpu);
         self
     }
-    /// An affinity mask wider than one CPU (no workload uses one yet).
-    #[allow(dead_code)]
+    /// An affinity mask wider than one CPU (`workload=spread,mask=`).
     pub fn affinity(mut self, mask: CpuMask) -> Spawn {
         self.affinity = Some(mask);
         self

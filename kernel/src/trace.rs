@@ -7,7 +7,7 @@
 //! `ev=wakeup pid=P target=T`,
 //! `ev=enqueue pid=P preempt=0|1 curr=C curr_eligible=0|1|- curr_protected=0|1|-`,
 //! `ev=migrate pid=P from=F to=T`, `ev=tick`, `ev=newidle_start`,
-//! `ev=newidle_end pulled=N`; and one
+//! `ev=newidle_end pulled=N`, `ev=alb_request src=S dst=D idle=idle|busy|newidle`; and one
 //! `@fw trace_task pid=P name=NAME` per task (pid 0 is each CPU's idle task).
 //!
 //! `wakeup` is Linux's `sched_waking`: recorded by the waker, on its CPU, when
@@ -58,6 +58,9 @@ pub enum Event {
     Tick,
     NewidleStart,
     NewidleEnd { pulled: u32 },
+    /// A balance of this CPU (`dst`) asked `src` to push its running task
+    /// here (active balance), from a pass of the given idle type.
+    AlbRequest { src: u32, dst: u32, idle: sched::balance::IdleType },
 }
 
 const _: () = assert!(core::mem::size_of::<(u64, Event)>() == 24, "trace= promises 24 bytes per event");
@@ -216,6 +219,14 @@ pub fn dump() {
                 Event::NewidleStart => crate::record!("trace", "cpu={} ts={} ev=newidle_start", cpu, ts),
                 Event::NewidleEnd { pulled } => {
                     crate::record!("trace", "cpu={} ts={} ev=newidle_end pulled={}", cpu, ts, pulled)
+                }
+                Event::AlbRequest { src, dst, idle } => {
+                    let idle = match idle {
+                        sched::balance::IdleType::Idle => "idle",
+                        sched::balance::IdleType::NotIdle => "busy",
+                        sched::balance::IdleType::NewlyIdle => "newidle",
+                    };
+                    crate::record!("trace", "cpu={} ts={} ev=alb_request src={} dst={} idle={}", cpu, ts, src, dst, idle)
                 }
             }
         }

@@ -23,6 +23,7 @@ use crate::workloads::{
     check_prodcons, check_schbench, check_shares, check_spread, check_spread_smt, check_storm,
     check_periodic_pull, check_tbench, check_three_on_two, check_tickless, check_deterministic_boot, compare_identical, compare_snap_delta, compare_wake_affine,
     check_newidle_off, check_newidle_pull, compare_capacity_push, compare_nohz_on_off, workload_ran, NOHZ_PULL_SMP,
+    compare_newidle_push,
     check_idle_wait_fserver, check_idle_wait_prodcons, compare_clamp_pulls, compare_newidle_on_off,
     check_ebizzy_ran, compare_capacity_pressure, compare_fork_placement,
     check_sis_aged, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
@@ -927,6 +928,17 @@ pub fn all() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
+            name: "balance-newidle-active-push",
+            icount: true,
+            smp: "2",
+            // A misfit hog alone on the half-capacity CPU 1; CPU 0's pinned sleeper makes it go
+            // newly idle every millisecond and keeps it busy (fully busy: no misfit pull) between.
+            append: NEWIDLE_PUSH_CAP,
+            check: |log| workload_ran(log, "spread", 2, true),
+            versus: Some(Versus { append: NEWIDLE_PUSH_FLAT, compare: compare_newidle_push }),
+            ..BASE
+        },
+        Scenario {
             name: "balance-newidle-pull-on-vs-off",
             icount: true,
             smp: "4",
@@ -1109,6 +1121,13 @@ pub const NEWIDLE_PULL_ON: &str =
     "sched_debug=1 trace=1 newidle=on workload=fserver,threads=8,burst_us=50,sleep_us=100,ms=300";
 pub const NEWIDLE_PULL_OFF: &str =
     "sched_debug=1 trace=1 newidle=off workload=fserver,threads=8,burst_us=50,sleep_us=100,ms=300";
+
+/// The two boots of `balance-newidle-active-push`: with and without `cpu_capacity=1:512`
+/// (`ms=NEWIDLE_PUSH_MS`, the sleeper's cycle `NEWIDLE_PUSH_CYCLE_US`).
+pub const NEWIDLE_PUSH_CAP: &str = "sched_debug=1 trace=1 cpu_capacity=1:512 \
+    workload=spread,hogs=1,start_cpu=1,ms=300,sleeper_cpu=0,sleeper_busy_us=900,sleeper_sleep_us=100";
+pub const NEWIDLE_PUSH_FLAT: &str = "sched_debug=1 trace=1 \
+    workload=spread,hogs=1,start_cpu=1,ms=300,sleeper_cpu=0,sleeper_busy_us=900,sleeper_sleep_us=100";
 
 /// The SMT topology of the `wake-2005-*` scenarios: two packages of one core of two threads.
 pub const WAKE_2005_SMP: &str = "4,sockets=2,cores=1,threads=2";

@@ -267,6 +267,7 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     // capacity: a capacity refused (the two-boot comparison's mutations are in
     // versus_scenarios_fail_when_a_boot_or_the_comparison_is_wrong, as for the other pairs).
     ("balance-capacity-smp2", "name=spread ok=1", "name=spread ok=0"),
+    ("balance-newidle-active-push", "name=spread ok=1", "name=spread ok=0"),
     // newidle and NOHZ pulls: the workload did not finish (the comparisons: see above).
     ("balance-newidle-pull-on-vs-off", "name=fserver ok=1", "name=fserver ok=0"),
     ("balance-nohz-pull-on-vs-off", "name=spread ok=1", "name=spread ok=0"),

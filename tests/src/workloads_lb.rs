@@ -243,3 +243,129 @@ pub fn check_periodic_pull(log: &Log, ty: &str) -> CheckResult {
     }
     Ok(())
 }
+
+/// One active balance asked by a newidle pass, as the trace shows it: on CPU `cpu`, between its
+/// `ev=newidle_start` and `ev=newidle_end`, an `ev=alb_request src=S dst=cpu idle=newidle`; the
+/// next `ev=migrate` there from S to `cpu` moves task `pid`, with no other `alb_request` of that
+/// pair in between, and the next `ev=switch` there after the migrate runs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewidlePush {
+    pub cpu: u64,
+    pub src: u64,
+    pub pid: String,
+}
+
+/// Every push asked by a newidle pass that moved a task which then ran on the asking CPU
+/// (see [`NewidlePush`]).
+pub fn newidle_pushes_in_trace(log: &Log) -> Result<Vec<NewidlePush>, String> {
+    let mut per_cpu: BTreeMap<u64, Vec<&Record>> = BTreeMap::new();
+    for r in log.records("trace") {
+        per_cpu.entry(r.num("cpu")?).or_default().push(r);
+    }
+    let mut pushes = Vec::new();
+    for (&cpu, evs) in &per_cpu {
+        let mut in_pass = false;
+        // The source of the last push this CPU asked for, and whether a newidle pass asked.
+        let mut asked: Option<(u64, bool)> = None;
+        // A push that moved its task, waiting for the switch that runs it.
+        let mut want: Option<NewidlePush> = None;
+        for r in evs {
+            match r.field("ev")? {
+                "newidle_start" => in_pass = true,
+                "newidle_end" => in_pass = false,
+                "alb_request" if r.num("dst")? == cpu => {
+                    asked = Some((r.num("src")?, in_pass && r.field("idle")? == "newidle"));
+                }
+                "migrate" if r.num("to")? == cpu => {
+                    let from = r.num("from")?;
+                    if let Some((src, by_newidle)) = asked.filter(|(src, _)| *src == from) {
+                        asked = None;
+                        if by_newidle {
+                            want = Some(NewidlePush { cpu, src, pid: r.field("pid")?.to_string() });
+                        }
+                    }
+                }
+                "switch" => {
+                    if let Some(p) = want.take() {
+                        if r.field("next")? == p.pid {
+                            pushes.push(p);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(pushes)
+}
+
+/// `cpu_capacity=1:512` boot of `balance-newidle-active-push` (`workload=spread,hogs=1,
+/// start_cpu=1` beside a sleeper pinned to CPU 0): the hog alone on the half-capacity CPU 1
+/// becomes a misfit; CPU 0 goes newly idle at every sleep of its sleeper, and its newidle pass
+/// finds the misfit running alone (nothing to detach) and asks CPU 1 to push it (fair.c:
+/// sched_balance_rq() calls need_active_balance() for CPU_NEWLY_IDLE too, and
+/// need_active_balance() says yes for migrate_misfit). The hog's first migration is that push:
+/// the trace shows the request inside a newidle pass, the migrate from 1 to 0 and CPU 0 running
+/// the hog next; the hog ends on CPU 0, and the push was counted (Σ `alb_pushed` > 0).
+pub fn check_newidle_push(log: &Log) -> CheckResult {
+    workload_ran(log, "spread", 2, true)?;
+    ensure(log.records("trace_cpu").count() == 2, || "expected two `@fw trace_cpu` lines".into())?;
+    for r in log.records("trace_cpu") {
+        ensure(r.num("lost")? == 0, || format!("`{r}`: the trace lost events"))?;
+    }
+    let h = hogs(log)?;
+    ensure(h.len() == 1 && h[0].1 == 0 && h[0].3 == [0, 1], || {
+        format!("the misfit hog must end on CPU 0 having run on CPU 1 first (ran_on=0-1), got {h:?}")
+    })?;
+    let hog = h[0].0.to_string();
+    let first = log
+        .records("trace")
+        .filter(|r| r.get("ev") == Some("migrate") && r.get("pid") == Some(hog.as_str()))
+        .min_by_key(|r| r.num("ts").unwrap_or(u64::MAX))
+        .ok_or_else(|| format!("the hog (pid {hog}) never migrated in the trace"))?;
+    ensure(first.get("from") == Some("1") && first.get("to") == Some("0"), || {
+        format!("the hog's first migration `{first}` is not from CPU 1 to CPU 0")
+    })?;
+    let pushes = newidle_pushes_in_trace(log)?;
+    ensure(pushes.iter().any(|p| p.cpu == 0 && p.src == 1 && p.pid == hog), || {
+        format!(
+            "no newidle-asked push of the hog in the trace: CPU 0's `newidle_start`, `alb_request \
+             src=1 dst=0 idle=newidle`, `newidle_end`, then `migrate pid={hog} from=1 to=0` and its \
+             switch to the hog (pushes found: {pushes:?})"
+        )
+    })?;
+    let requests: Vec<&Record> = log.records("trace").filter(|r| r.get("ev") == Some("alb_request")).collect();
+    let before: Vec<&&Record> = requests.iter().filter(|r| r.num("ts").unwrap_or(u64::MAX) <= first.num("ts").unwrap_or(0)).collect();
+    ensure(before.last().is_some_and(|r| r.get("idle") == Some("newidle")), || {
+        format!("the request that moved the hog was not a newidle pass's: {before:?}")
+    })?;
+    let pushed = record_sum(log, "domstat", "alb_pushed")?;
+    ensure(pushed > 0, || "Σ alb_pushed is 0 though the hog was pushed".into())
+}
+
+/// (capacity boot, no-capacity boot) of `balance-newidle-active-push`: without the pressure the
+/// hog is never misfit, and no balance asks for a push: it stays on CPU 1 (`migrations=0`), the
+/// trace has no `alb_request`, Σ `alb_count` = 0; CPU 0 still went idle at the sleeper's sleeps
+/// (`sched_goidle` ≥ half of the `ms / (sleeper_busy_us + sleeper_sleep_us)` cycles: nothing is
+/// overloaded, so the newidle pass stops at its first gate), so the quiet is the condition's.
+pub fn compare_newidle_push(cap: &Log, flat: &Log) -> CheckResult {
+    check_newidle_push(cap)?;
+    workload_ran(flat, "spread", 2, true)?;
+    let h = hogs(flat)?;
+    ensure(h.len() == 1 && h[0].1 == 1 && h[0].2 == 0 && h[0].3 == [1], || {
+        format!("no capacity pressure: the hog must stay on CPU 1 (ran_on=1, migrations=0), got {h:?}")
+    })?;
+    let asked = flat.records("trace").filter(|r| r.get("ev") == Some("alb_request")).count();
+    ensure(asked == 0, || format!("no capacity pressure: {asked} `alb_request` in the trace"))?;
+    let count = record_sum(flat, "domstat", "alb_count")?;
+    ensure(count == 0, || format!("no capacity pressure: Σ alb_count is {count}"))?;
+    let idled = super::schedstat(flat, 0)?.num("sched_goidle")?;
+    let cycles = NEWIDLE_PUSH_MS * 1000 / NEWIDLE_PUSH_CYCLE_US;
+    ensure(idled >= cycles / 2, || {
+        format!("no capacity pressure: CPU 0 went idle {idled} times, fewer than half the sleeper's {cycles} sleeps")
+    })
+}
+
+/// `ms=` and `sleeper_busy_us + sleeper_sleep_us` of `balance-newidle-active-push`.
+pub const NEWIDLE_PUSH_MS: u64 = 300;
+pub const NEWIDLE_PUSH_CYCLE_US: u64 = 1000;

@@ -239,6 +239,9 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                     format_cpulist(&ran)
                 );
             }
+            if option(append, "trace") == "1" {
+                out += &trace_newidle_push(!option(append, "cpu_capacity").is_empty());
+            }
         }
         "prodcons" => {
             let pairs = get(&kv, "pairs", &cpus.to_string()).to_string();
@@ -339,8 +342,16 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
     // As kernel/src/workloads/mod.rs prints them: the deltas, then the end of the run.
     out += &format!("@fw workload_done name={name} ok=1\n");
     for c in 0..cpus {
+        // The spread sleeper's CPU goes idle at each of its sleeps.
+        let goidle = match get(&kv, "sleeper_busy_us", "0").parse::<u64>().unwrap_or(0) {
+            busy if busy > 0 && name == "spread" && c.to_string() == get(&kv, "sleeper_cpu", "0") => {
+                let sleep: u64 = get(&kv, "sleeper_sleep_us", "100").parse().unwrap();
+                ms * 1000 / (busy + sleep)
+            }
+            _ => 1,
+        };
         out += &format!(
-            "@fw schedstat cpu={c} yld_count=0 sched_count=10 sched_goidle=1 ttwu_count=1000 \
+            "@fw schedstat cpu={c} yld_count=0 sched_count=10 sched_goidle={goidle} ttwu_count=1000 \
              ttwu_local=1 rq_cpu_time={} run_delay=5 pcount=3 ticks=2000 timer_irqs=1000000 \
              resched_ipis=1000000 wake_idle_without_ipi=1000000 pressure_ns=100000000000{}\n",
             100_000_000_000u64 + c as u64,
@@ -467,6 +478,35 @@ fn trace_newidle(on: bool) -> String {
     out += &format!("@fw trace_cpu cpu=2 events={} lost=0\n", ev.len());
     for e in ev {
         out += &format!("@fw trace cpu=2 {e}\n");
+    }
+    out
+}
+
+/// The `trace=1` dump of a correct `balance-newidle-active-push` boot: the hog (pid 2) runs on
+/// CPU 1; with the capacity pressure CPU 0's sleeper (pid 3) sleeps, CPU 0's newidle pass asks
+/// CPU 1 to push the misfit hog, which arrives through CPU 0's wake list and runs there; without
+/// it CPU 0 just goes idle.
+fn trace_newidle_push(pressure: bool) -> String {
+    let mut out = String::from(
+        "@fw trace_task pid=0 name=idle\n@fw trace_task pid=2 name=hog\n@fw trace_task pid=3 name=sleeper\n",
+    );
+    let mut cpu0 = vec!["ts=100 ev=switch prev=3 prev_state=S next=0"];
+    if pressure {
+        cpu0.extend([
+            "ts=110 ev=newidle_start",
+            "ts=120 ev=alb_request src=1 dst=0 idle=newidle",
+            "ts=130 ev=newidle_end pulled=0",
+            "ts=200 ev=migrate pid=2 from=1 to=0",
+            "ts=200 ev=enqueue pid=2 preempt=1 curr=0 curr_eligible=- curr_protected=-",
+            "ts=210 ev=switch prev=0 prev_state=R next=2",
+        ]);
+    }
+    let cpu1 = ["ts=50 ev=switch prev=0 prev_state=R next=2"];
+    for (c, evs) in [(0, &cpu0[..]), (1, &cpu1[..])] {
+        out += &format!("@fw trace_cpu cpu={c} events={} lost=0\n", evs.len());
+        for e in evs {
+            out += &format!("@fw trace cpu={c} {e}\n");
+        }
     }
     out
 }

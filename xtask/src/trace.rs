@@ -54,6 +54,7 @@ pub enum Kind {
     Tick,
     NewidleStart,
     NewidleEnd { pulled: u64 },
+    AlbRequest { src: u64, dst: u64, idle: String },
 }
 
 /// The task an `enqueue` found running on its CPU, as the wakeup-preemption check saw it:
@@ -129,6 +130,7 @@ impl Trace {
                 "tick" => Kind::Tick,
                 "newidle_start" => Kind::NewidleStart,
                 "newidle_end" => Kind::NewidleEnd { pulled: r.num("pulled")? },
+                "alb_request" => Kind::AlbRequest { src: r.num("src")?, dst: r.num("dst")?, idle: r.field("idle")?.to_string() },
                 other => return Err(format!("`{r}`: unknown trace event {other:?}")),
             };
             t.events.push(Event { cpu: r.num("cpu")?, ts: r.num("ts")?, kind });
@@ -265,6 +267,9 @@ pub fn chrome_json(t: &Trace) -> Value {
             Kind::Migrate { pid, from, to } => (format!("migrate {}", t.name(*pid)), json!({"pid": pid, "from": from, "to": to})),
             Kind::NewidleStart => ("newidle_start".to_string(), json!({})),
             Kind::NewidleEnd { pulled } => ("newidle_end".to_string(), json!({"pulled": pulled})),
+            Kind::AlbRequest { src, dst, idle } => {
+                ("alb_request".to_string(), json!({"src": src, "dst": dst, "idle": idle}))
+            }
             Kind::Switch { .. } | Kind::Tick => continue,
         };
         ev.push(json!({"ph": "i", "s": "t", "pid": 0, "tid": e.cpu, "ts": us(e.ts), "name": name, "cat": "sched", "args": args}));

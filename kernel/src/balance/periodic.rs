@@ -245,6 +245,12 @@ pub fn balance_rq(
                 let active = if need {
                     st.stats.alb_count += 1;
                     if ACTIVE_PUSH[src].compare_exchange(0, dst + 1, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                        // On dst's ring: a NOHZ pass runs here for another CPU.
+                        if crate::trace::enabled() {
+                            crate::trace::record_on(crate::rq::now_ns(), || {
+                                (dst, crate::trace::Event::AlbRequest { src: src as u32, dst: dst as u32, idle })
+                            });
+                        }
                         crate::schedule::resched_cpu(src);
                         Some(true)
                     } else {

@@ -54,6 +54,25 @@ pub const SPECS: &[Spec] = &[
     Spec { name: "help", about: "lists these workloads and their parameters", params: &[] },
 ];
 
+/// The online CPUs of bit mask `bits` (parameter `key`); a bit naming no
+/// online CPU is reported.
+fn cpu_mask(w: &Workload, key: &str, bits: u64, online: &sched::cpumask::CpuMask) -> sched::cpumask::CpuMask {
+    let mut m = sched::cpumask::CpuMask::empty();
+    for cpu in 0..64usize.min(crate::arch::percpu::MAX_CPUS) {
+        if bits & (1 << cpu) != 0 {
+            if online.contains(cpu) {
+                m.set(cpu);
+            } else {
+                crate::cmdline::report_problem(format_args!(
+                    "workload={}: {}={:#x} names CPU {}, which is not online; ignored",
+                    w.name, key, bits, cpu
+                ));
+            }
+        }
+    }
+    m
+}
+
 /// The declaration of workload `name`.
 pub fn spec(name: &str) -> Option<&'static Spec> {
     SPECS.iter().find(|s| s.name == name)

@@ -1,8 +1,13 @@
 //! `workload=spread[,hogs=N][,start_cpu=0][,ms=1000]`: N CPU hogs (default:
-//! one per CPU) all started on one CPU, free to run anywhere; load balancing
-//! has to spread them. Every 10 ms it prints how many hogs each CPU holds
-//! (`@fw spread t_ms=.. per_cpu=..`), and at the end each hog's CPU, runtime
-//! and migrations (`@fw hog ...`).
+//! one per CPU) all started on one CPU, free to run anywhere (or on the CPUs
+//! of `mask`); load balancing has to spread them. Every 10 ms it prints how
+//! many hogs each CPU holds (`@fw spread t_ms=.. per_cpu=..`), and at the end
+//! each hog's CPU, runtime and migrations (`@fw hog ...`).
+//!
+//! `sleeper_busy_us` > 0 adds a thread pinned to `sleeper_cpu` that spins that
+//! long and sleeps `sleeper_sleep_us` in turn: a CPU that goes newly idle at
+//! every sleep and is busy in between (so its periodic balance is mostly a
+//! busy one), for the scenario of an active balance asked by newidle.
 
 use alloc::string::String;
 use alloc::sync::Arc;
@@ -19,6 +24,10 @@ pub(super) const PARAMS: &[Param] = &[
     num_per_cpu("hogs", 1, MAX_THREADS, 1, "CPU hogs"),
     num("start_cpu", 0, MAX_CPU, 0, "the CPU all hogs start on"),
     num("ms", 10, MAX_MS, 1000, "how long the hogs run (ms)"),
+    num("mask", 0, u32::MAX as u64, 0, "the hogs' allowed CPUs as a bit mask (0: all online CPUs)"),
+    num("sleeper_cpu", 0, MAX_CPU, 0, "the CPU of the sleeper thread (pinned)"),
+    num("sleeper_busy_us", 0, 1_000_000, 0, "the sleeper spins this long between sleeps (us; 0: no sleeper)"),
+    num("sleeper_sleep_us", 10, 1_000_000, 100, "the sleeper sleeps this long between spins (us)"),
 ];
 
 pub fn run(w: &Workload) -> bool {
@@ -26,14 +35,36 @@ pub fn run(w: &Workload) -> bool {
     let hogs = w.num("hogs") as usize;
     let start = w.cpu("start_cpu", &cpus);
     let ms = w.num("ms");
-    if !super::budget::fits(w, &["hogs"], hogs as u64, 0) {
+    let online = crate::rq::online_mask();
+    let mut allowed = match w.num("mask") {
+        0 => online,
+        bits => super::cpu_mask(w, "mask", bits, &online),
+    };
+    if !allowed.contains(start) {
+        crate::cmdline::report_problem(format_args!("workload={}: mask does not hold start_cpu={}; adding it", w.name, start));
+        allowed.set(start);
+    }
+    let sleeper_cpu = w.cpu("sleeper_cpu", &cpus);
+    let (sleeper_busy, sleeper_sleep) = (w.num("sleeper_busy_us") * 1000, w.num("sleeper_sleep_us") * 1000);
+    let threads = hogs as u64 + (sleeper_busy > 0) as u64;
+    if !super::budget::fits(w, &["hogs"], threads, 0) {
         return false;
     }
     let stop = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
     for _ in 0..hogs {
         let s = stop.clone();
-        tasks.extend(super::spawn(Spawn::new("hog").on_cpu(start), move || super::hog(&s)));
+        tasks.extend(super::spawn(Spawn::new("hog").affinity(allowed).on_cpu(start), move || super::hog(&s)));
+    }
+    let mut sleeper = None;
+    if sleeper_busy > 0 {
+        let s = stop.clone();
+        sleeper = super::spawn(Spawn::new("sleeper").pin(sleeper_cpu), move || {
+            while !s.load(Ordering::Relaxed) {
+                super::spin_ns(sleeper_busy);
+                crate::timer::sleep_ns(sleeper_sleep);
+            }
+        });
     }
     let t0 = crate::rq::now_ns();
     let max_cpu = cpus.last().copied().unwrap_or(0);
@@ -57,7 +88,7 @@ pub fn run(w: &Workload) -> bool {
         crate::record!("spread", "t_ms={} per_cpu={}", step * 10, line);
     }
     stop.store(true, Ordering::Relaxed);
-    for t in &tasks {
+    for t in tasks.iter().chain(sleeper.iter()) {
         crate::task::join(t);
     }
     for t in &tasks {
@@ -71,5 +102,5 @@ pub fn run(w: &Workload) -> bool {
             t.ran_on()
         );
     }
-    tasks.len() == hogs
+    tasks.len() == hogs && sleeper.is_some() == (sleeper_busy > 0)
 }

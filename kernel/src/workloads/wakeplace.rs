@@ -41,21 +41,6 @@ pub(super) const PARAMS: &[Param] = &[
     num("warm_ms", 0, 10_000, 200, "the hogs run this long before the first wakeup (their PELT util settles)"),
 ];
 
-/// The online CPUs of bit mask `bits`; a bit naming no online CPU is reported.
-fn mask(w: &Workload, key: &str, bits: u64, online: &CpuMask) -> CpuMask {
-    let mut m = CpuMask::empty();
-    for cpu in 0..64usize.min(MAX_CPUS) {
-        if bits & (1 << cpu) != 0 {
-            if online.contains(cpu) {
-                m.set(cpu);
-            } else {
-                report_problem(format_args!("workload={}: {}={:#x} names CPU {}, which is not online; ignored", w.name, key, bits, cpu));
-            }
-        }
-    }
-    m
-}
-
 pub fn run(w: &Workload) -> bool {
     let cpus = super::cpus();
     let online = crate::rq::online_mask();
@@ -63,14 +48,14 @@ pub fn run(w: &Workload) -> bool {
     let prev = w.cpu("prev", &cpus);
     let mut allowed = match w.num("allowed_mask") {
         0 => online,
-        bits => mask(w, "allowed_mask", bits, &online),
+        bits => super::cpu_mask(w, "allowed_mask", bits, &online),
     };
     if !allowed.contains(prev) {
         report_problem(format_args!("workload={}: allowed_mask does not hold prev={}; adding it", w.name, prev));
         allowed.set(prev);
     }
-    let hogs = mask(w, "hog_mask", w.num("hog_mask"), &online);
-    let light = mask(w, "light_mask", w.num("light_mask"), &online);
+    let hogs = super::cpu_mask(w, "hog_mask", w.num("hog_mask"), &online);
+    let light = super::cpu_mask(w, "light_mask", w.num("light_mask"), &online);
     let rounds = w.num("rounds");
     let (sleep, busy, work) = (w.num("sleep_us") * 1000, w.num("busy_us") * 1000, w.num("work_us") * 1000);
     let home = w.num("home") == 1;
