@@ -127,6 +127,16 @@ pub fn task_util_est_raw(avg: &SchedAvg) -> u64 {
     avg.util_est & !UTIL_AVG_UNCHANGED
 }
 
+/// fair.c `task_util_est()`: the larger of an entity's `util_avg` and the
+/// EWMA of its `util_avg` at its past sleeps. What the balancer measures a
+/// task by: `detach_tasks()` for `migrate_util` and `migrate_misfit`, the
+/// misfit test, `select_idle_capacity()`. A task that just woke from a long
+/// sleep has a decayed `util_avg` but keeps its estimate.
+#[inline(always)]
+pub fn task_util_est(avg: &SchedAvg) -> u64 {
+    avg.util_avg.max(task_util_est_raw(avg))
+}
+
 /// fair.c `util_est_enqueue()`: the run-queue's sum gains the entity's EWMA.
 #[inline(always)]
 pub fn util_est_enqueue(rq: &mut SchedAvg, se: &SchedAvg) {
@@ -529,5 +539,28 @@ mod tests {
         assert_eq!(c.now(), 3_000_000 - 750_000);
         c.update(1, true); // backwards: ignored
         assert_eq!(c.now(), 2_250_000);
+    }
+
+    #[test]
+    fn task_util_est_keeps_the_estimate_of_a_long_sleeper() {
+        // 200 ms running: util near 1024; its sleep records the estimate; 100 ms
+        // asleep decays util_avg to about an eighth, the estimate stays.
+        let mut sa = SchedAvg::default();
+        let on = PeltInput { load: 1, runnable: 1, running: true };
+        let off = PeltInput { load: 0, runnable: 0, running: false };
+        for ms in 1..=200u64 {
+            sa.update(ms * 1_000_000, on, 1024);
+        }
+        let busy = sa.util_avg;
+        util_est_update(&mut sa, 1024);
+        assert_eq!(task_util_est_raw(&sa), busy);
+        for ms in 201..=300u64 {
+            sa.update(ms * 1_000_000, off, 1024);
+        }
+        assert!(sa.util_avg < busy / 4, "util_avg {} after 100 ms asleep", sa.util_avg);
+        assert_eq!(task_util_est(&sa), busy);
+        // A task whose util grew past its old estimate is measured by util_avg.
+        sa.util_avg = busy + 5;
+        assert_eq!(task_util_est(&sa), busy + 5);
     }
 }

@@ -56,8 +56,7 @@ pub fn update(rq: &mut Rq) {
         let se = rq.fair.entity(e)?;
         let allowed = t.affinity.load();
         Some(CurrTask {
-            // task_util_est: max(util_avg, its UTIL_EST EWMA)
-            util: se.avg.util_avg.max(sched::pelt::task_util_est_raw(&se.avg)),
+            util: sched::pelt::task_util_est(&se.avg),
             load: se.avg.load_avg,
             pinned: allowed.weight() == 1,
             max_allowed_capacity: g.caps.max_in(&allowed),

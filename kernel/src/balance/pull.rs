@@ -25,7 +25,9 @@ pub fn task_snapshot(rq: &Rq, eid: u32, t: &Task) -> Option<TaskSnapshot> {
         id: t.id as u64,
         weight: se.w(),
         load_avg: se.avg.load_avg,
-        util: se.avg.util_avg,
+        // fair.c: detach_tasks() measures a migrate_util or misfit task by
+        // task_util_est(), not util_avg alone.
+        util: sched::pelt::task_util_est(&se.avg),
         allowed: t.affinity.load(),
         running: rq.fair.curr() == Some(e),
         delayed: se.sched_delayed,
