@@ -210,6 +210,8 @@ fn account(p: &Task, this: usize, target: usize, flags: WakeFlags) {
         p.stats.nr_wakeups_local.fetch_add(1, Ordering::Relaxed);
     } else {
         p.stats.nr_wakeups_remote.fetch_add(1, Ordering::Relaxed);
+        // core.c: ttwu_stat(): by the CPU the wakee was put on.
+        crate::balance::wake::note_remote_wakeup(this, target);
     }
     if flags.contains(WakeFlags::SYNC) {
         p.stats.nr_wakeups_sync.fetch_add(1, Ordering::Relaxed);

@@ -406,4 +406,6 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("cmdline-sis-util-contradiction", " SIS_UTIL\n", " NO_SIS_UTIL\n"),
     // what the waker's nice weight in wake_affine_weight gave (measured before the fix)
     ("wake-affine-sync-waker-load", "cpu=0 wakeups=0\n@fw wakeplace_cpu cpu=1 wakeups=100", "cpu=0 wakeups=17\n@fw wakeplace_cpu cpu=1 wakeups=83"),
+    // remote wakeups not all counted in ttwu_wake_remote (by prev instead of the wakee's CPU)
+    ("wake-affine-sync-waker-load", "ttwu_wake_remote=999 ", "ttwu_wake_remote=54 "),
 ];

@@ -57,6 +57,7 @@ pub fn wakeplace(log: &Log, cpus: u32, sis_util: &str) -> Result<Wakeplace, Stri
     let rounds = r.num("rounds")?;
     let sum: u64 = on.iter().sum();
     ensure(sum == rounds, || format!("the `@fw wakeplace_cpu` wakeups add up to {sum}, not rounds={rounds}"))?;
+    wake_remote_counts_every_remote_wakeup(log)?;
     Ok(Wakeplace {
         waker: r.num("waker")? as u32,
         prev: r.num("prev")? as u32,
@@ -65,6 +66,29 @@ pub fn wakeplace(log: &Log, cpus: u32, sis_util: &str) -> Result<Wakeplace, Stri
         rounds,
         on,
     })
+}
+
+/// Every CPU's `ttwu_wake_remote`, summed over its domain levels, is exactly its wakeups onto
+/// another CPU (`ttwu_count - ttwu_local` of its `@fw schedstat`, both since boot): core.c:
+/// ttwu_stat() counts it for every wakeup whose CPU (where the wakee was put) is not the
+/// waker's, in the waker's lowest domain spanning that CPU, whatever path the wakeup took (a
+/// still-queued wakee, a pinned one that skips select_task_rq()).
+pub fn wake_remote_counts_every_remote_wakeup(log: &Log) -> CheckResult {
+    for st in log.records("schedstat") {
+        let cpu = st.num("cpu")?;
+        let remote = st.num("ttwu_count")? - st.num("ttwu_local")?;
+        let mut counted = 0;
+        for d in log.records("domstat").filter(|d| d.num("cpu").ok() == Some(cpu)) {
+            counted += d.num("ttwu_wake_remote")?;
+        }
+        ensure(counted == remote, || {
+            format!(
+                "CPU {cpu}: Σ ttwu_wake_remote over its domains is {counted}, but it woke {remote} tasks onto \
+                 another CPU (ttwu_count - ttwu_local)"
+            )
+        })?;
+    }
+    Ok(())
 }
 
 /// The waker's `@fw sis` line.

@@ -435,7 +435,7 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
         out += &format!(
             "@fw domstat cpu={c} level=MC lb_count_idle=3 lb_gained_idle={gained_idle} \
              lb_count_busy=16 lb_gained_busy={gained_busy} lb_count_newidle={attempts} lb_gained_newidle={pulled} alb_count={alb_count} \
-             alb_pushed={alb_pushed} sbf_count={} sbf_pushed={} ttwu_wake_remote=7 ttwu_move_affine={affine} \
+             alb_pushed={alb_pushed} sbf_count={} sbf_pushed={} ttwu_wake_remote=999 ttwu_move_affine={affine} \
              ttwu_move_balance=0\n",
             if c == 0 { 1 + forked } else { 0 },
             if c == 0 { forked } else { 0 }

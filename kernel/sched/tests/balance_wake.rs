@@ -426,3 +426,26 @@ fn sis_util_refresh_skips_newidle_and_non_llc_domains() {
     assert_eq!(idle_cpu_scan_refresh(false, IdleType::NotIdle, 8, 8, u, 117), None);
     assert_eq!(idle_cpu_scan_refresh(true, IdleType::NotIdle, 16, 8, u, 117), None);
 }
+
+#[test]
+fn ttwu_wake_remote_is_counted_by_the_wakees_cpu_not_its_prev() {
+    // Two LLCs of 2 cores of 2 threads: CPU 0's domains are SMT {0,1}, MC {0-3}, PKG {0-7}.
+    let sds = topo(2, 2, 2);
+    let levels = sds.per_cpu(0).len();
+    assert_eq!(levels, 3);
+    // Woken onto the waker's own CPU: local, whatever prev was (prev 5: no count).
+    assert_eq!(wake_remote_domain(&sds, 0, 0), None);
+    // Onto its SMT sibling, a CPU of its LLC, the other LLC: the lowest domain spanning it.
+    assert_eq!(wake_remote_domain(&sds, 0, 1), Some(0));
+    assert_eq!(wake_remote_domain(&sds, 0, 3), Some(1));
+    assert_eq!(wake_remote_domain(&sds, 0, 6), Some(2));
+    // ttwu_move_affine only when wake_affine chose the waker's CPU, in the domain spanning prev.
+    let mut stats = vec![sched::balance::DomainStats::default(); levels];
+    let moved = WakeDecision { cpu: 0, path: WakePath::Fast, affine: true, sis: None };
+    count_wakeup(&sds, 0, 5, &moved, &mut stats);
+    let stayed = WakeDecision { affine: false, ..moved };
+    count_wakeup(&sds, 0, 5, &stayed, &mut stats);
+    let affine: Vec<u64> = stats.iter().map(|s| s.ttwu_move_affine).collect();
+    assert_eq!(affine, [0, 0, 1]);
+    assert!(stats.iter().all(|s| s.ttwu_wake_remote == 0));
+}

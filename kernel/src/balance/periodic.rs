@@ -106,7 +106,7 @@ pub fn sched_balance_domains(cpu: usize, idle: bool) -> u32 {
 /// whose last balance left an imbalance that pinned tasks kept in place.
 /// Indexed by position in the chain (domains are symmetric here).
 static SGC_IMBALANCE: [[AtomicBool; MAX_CPUS]; MAX_LEVELS] = [const { [const { AtomicBool::new(false) }; MAX_CPUS] }; MAX_LEVELS];
-const MAX_LEVELS: usize = 8;
+pub(super) const MAX_LEVELS: usize = 8;
 
 /// Sets or clears the `sgc->imbalance` flag of `dst`'s group in its parent
 /// domain (the domain at `idx + 1`), as fair.c: sched_balance_rq() does.

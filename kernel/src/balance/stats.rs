@@ -13,10 +13,12 @@ use sched::balance::DomainStats;
 
 use super::STATE;
 
-/// `stats` with the pushes the switch counted (`periodic::note_pushed`).
+/// `stats` with the pushes the switch counted (`periodic::note_pushed`) and
+/// the remote wakeups the wakeup path counted (`wake::note_remote_wakeup`).
 fn with_pushed(cpu: usize, idx: usize, stats: &DomainStats) -> DomainStats {
     let mut s = *stats;
     s.alb_pushed = s.alb_pushed.wrapping_add(super::periodic::alb_pushed(cpu, idx));
+    s.ttwu_wake_remote = s.ttwu_wake_remote.wrapping_add(super::wake::ttwu_wake_remote(cpu, idx));
     s
 }
 

@@ -10,7 +10,7 @@ use core::sync::atomic::AtomicU64;
 
 use sched::balance::fork::select_task_rq_fork;
 use sched::balance::sis::{ScanClock, WakeAvgIdle};
-use sched::balance::wake::{account_scan, count_wakeup, llc_span, select_task_rq_fair, WakeCtx};
+use sched::balance::wake::{account_scan, count_wakeup, llc_span, select_task_rq_fair, wake_remote_domain, WakeCtx};
 use sched::balance::TaskSnapshot;
 use sched::cpumask::CpuMask;
 use sched::topology::SD_BALANCE_FORK;
@@ -20,6 +20,27 @@ use super::snapshot::{snapshots, snapshots_into};
 use super::{jiffies, LLC, STATE};
 use crate::arch::percpu::MAX_CPUS;
 use crate::task::Task;
+
+/// `ttwu_wake_remote` by waking CPU and domain index: core.c: ttwu_stat()
+/// counts every wakeup onto another CPU, whatever its path, so the wakeup
+/// path counts it (`note_remote_wakeup`), lock-free (it holds runqueue
+/// locks, which rank below the balance state); added to the domain
+/// statistics when they are printed.
+static TTWU_WAKE_REMOTE: [[AtomicU64; super::periodic::MAX_LEVELS]; MAX_CPUS] =
+    [const { [const { AtomicU64::new(0) }; super::periodic::MAX_LEVELS] }; MAX_CPUS];
+
+/// A wakeup performed on `this` put its wakee on `cpu` (≠ `this`).
+pub fn note_remote_wakeup(this: usize, cpu: usize) {
+    let Some(g) = super::global() else { return };
+    if let Some(c) = wake_remote_domain(&g.sds, this, cpu).and_then(|i| TTWU_WAKE_REMOTE[this].get(i)) {
+        c.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+/// `ttwu_wake_remote` of `cpu`'s domain `idx` (see [`note_remote_wakeup`]).
+pub fn ttwu_wake_remote(cpu: usize, idx: usize) -> u64 {
+    TTWU_WAKE_REMOTE[cpu].get(idx).map_or(0, |c| c.load(Ordering::Relaxed))
+}
 
 /// The values placement needs from a sleeping task's entity (read by the
 /// caller, which holds the task's runqueue lock).

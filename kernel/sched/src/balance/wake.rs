@@ -279,21 +279,31 @@ pub fn select_task_rq_fair(ctx: &WakeCtx<'_>, aged: &mut WakeAvgIdle) -> WakeDec
     WakeDecision { cpu, path: WakePath::Fast, affine, sis: Some(sis) }
 }
 
-/// Adds a wakeup to the waking CPU's schedstat counters: `ttwu_wake_remote`
-/// in the lowest domain of `this_cpu` spanning `prev` when they differ, and
-/// `ttwu_move_affine` there when wake_affine moved the task.
+/// Adds a wakeup's wake_affine outcome to the waking CPU's schedstat: fair.c:
+/// wake_affine() counts `ttwu_move_affine` in the affine domain (the lowest
+/// domain of `this_cpu` spanning `prev`) when it chose `this_cpu`.
+/// `ttwu_wake_remote` is not counted here: see [`wake_remote_domain`].
 /// `stats[i]` belongs to `sds.per_cpu(this_cpu)[i]`.
 pub fn count_wakeup<S: AsMut<DomainStats>>(sds: &SchedDomains, this_cpu: usize, prev: usize, d: &WakeDecision, stats: &mut [S]) {
-    if this_cpu == prev {
+    if this_cpu == prev || !d.affine {
         return;
     }
     let idx = sds.per_cpu(this_cpu).iter().position(|sd| sd.span.contains(prev));
     if let Some(s) = idx.and_then(|i| stats.get_mut(i)).map(AsMut::as_mut) {
-        s.ttwu_wake_remote += 1;
-        if d.affine {
-            s.ttwu_move_affine += 1;
-        }
+        s.ttwu_move_affine += 1;
     }
+}
+
+/// Where core.c: ttwu_stat() counts a wakeup's `ttwu_wake_remote`: the index
+/// of the waking CPU's lowest domain that spans `cpu`, the CPU the wakee was
+/// put on (not its previous CPU), for every wakeup whatever its path (a
+/// still-queued wakee, a task allowed on one CPU); `None` for a wakeup onto
+/// the waking CPU itself.
+pub fn wake_remote_domain(sds: &SchedDomains, this_cpu: usize, cpu: usize) -> Option<usize> {
+    if this_cpu == cpu {
+        return None;
+    }
+    sds.per_cpu(this_cpu).iter().position(|sd| sd.span.contains(cpu))
 }
 
 /// CPUs that share the LLC with `cpu` (its `sd_llc` span, or `{cpu}`).
