@@ -23,7 +23,7 @@ use crate::workloads::{
     check_prodcons, check_schbench, check_shares, check_spread, check_spread_smt, check_storm,
     check_periodic_pull, check_tbench, check_three_on_two, check_tickless, check_deterministic_boot, compare_identical, compare_snap_delta, compare_wake_affine,
     check_newidle_off, check_newidle_pull, compare_capacity_push, compare_nohz_on_off, workload_ran, NOHZ_PULL_SMP,
-    compare_newidle_push,
+    compare_newidle_push, check_new_dst_cpu, PINNED_SMP,
     check_idle_wait_fserver, check_idle_wait_prodcons, compare_clamp_pulls, compare_newidle_on_off,
     check_ebizzy_ran, compare_capacity_pressure, compare_fork_placement,
     check_sis_aged, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
@@ -936,6 +936,16 @@ pub fn all() -> Vec<Scenario> {
             append: NEWIDLE_PUSH_CAP,
             check: |log| workload_ran(log, "spread", 2, true),
             versus: Some(Versus { append: NEWIDLE_PUSH_FLAT, compare: compare_newidle_push }),
+            ..BASE
+        },
+        Scenario {
+            name: "balance-dst-pinned-new-dst-cpu",
+            icount: true,
+            smp: PINNED_SMP,
+            // Three hogs allowed on CPUs 0, 1, 3: only CPU 2 balances for package {2,3} and may
+            // take none; its retry with new_dst_cpu puts one on CPU 3.
+            append: "sched_debug=1 workload=spread,hogs=3,start_cpu=0,mask=11,ms=300",
+            check: check_new_dst_cpu,
             ..BASE
         },
         Scenario {

@@ -369,3 +369,41 @@ pub fn compare_newidle_push(cap: &Log, flat: &Log) -> CheckResult {
 /// `ms=` and `sleeper_busy_us + sleeper_sleep_us` of `balance-newidle-active-push`.
 pub const NEWIDLE_PUSH_MS: u64 = 300;
 pub const NEWIDLE_PUSH_CYCLE_US: u64 = 1000;
+
+/// `@fw domstat` lines of `cpu`, bottom-up, as (level, record).
+fn domstats(log: &Log, cpu: u64) -> Vec<&Record> {
+    log.records("domstat").filter(|r| r.num("cpu").ok() == Some(cpu)).collect()
+}
+
+/// Σ `lb_gained_{idle,busy,newidle}` of one `@fw domstat` line.
+fn gained(r: &Record) -> Result<u64, String> {
+    Ok(r.num("lb_gained_idle")? + r.num("lb_gained_busy")? + r.num("lb_gained_newidle")?)
+}
+
+/// `-smp` of the affinity-mask balance scenarios: two packages of two cores, so the top level's
+/// groups are the packages {0,1} and {2,3}.
+pub const PINNED_SMP: &str = "4,sockets=2,cores=2,threads=1";
+
+/// `balance-dst-pinned-new-dst-cpu` (`workload=spread,hogs=3,start_cpu=0,mask=11`: three hogs
+/// started on CPU 0, allowed on CPUs 0, 1 and 3 only). Across the packages only CPU 2 balances
+/// for the idle package {2,3} (fair.c: should_we_balance(): the first idle CPU of the group), and
+/// no hog may run there: its balance finds them pinned away, and fair.c: can_migrate_task()
+/// offers `new_dst_cpu`, CPU 3 of its group, which sched_balance_rq() retries with. The effect:
+/// the hogs end one on each of CPUs 0, 1 and 3, each `ran_on` within the mask; CPU 2's domains
+/// counted the gain (its balance moved the task) while CPU 3's never gained anything (CPU 3 did
+/// not pull it itself).
+pub fn check_new_dst_cpu(log: &Log) -> CheckResult {
+    workload_ran(log, "spread", 4, true)?;
+    let h = hogs(log)?;
+    ensure(h.len() == 3, || format!("expected 3 `@fw hog`, got {h:?}"))?;
+    ensure(h.iter().all(|x| x.3.iter().all(|c| [0, 1, 3].contains(c))), || {
+        format!("a hog ran outside its mask 0,1,3: {h:?}")
+    })?;
+    let mut ends: Vec<u64> = h.iter().map(|x| x.1).collect();
+    ends.sort_unstable();
+    ensure(ends == [0, 1, 3], || format!("the hogs must end one on each of CPUs 0, 1, 3: {h:?}"))?;
+    let by2: u64 = domstats(log, 2).into_iter().map(gained).sum::<Result<_, _>>()?;
+    ensure(by2 > 0, || "CPU 2's balance gained nothing (Σ lb_gained_* of its domains is 0): who moved the hog to CPU 3?".into())?;
+    let by3: u64 = domstats(log, 3).into_iter().map(gained).sum::<Result<_, _>>()?;
+    ensure(by3 == 0, || format!("CPU 3's own balancing gained {by3}: the move to CPU 3 was not CPU 2's new_dst_cpu retry"))
+}

@@ -194,8 +194,11 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
             let ms: u64 = get(&kv, "ms", "1000").parse().unwrap();
             // Where a correct balancer puts them: full-capacity CPUs, evenly strided (one
             // per core with 2 threads per core), round-robin when there are more hogs.
+            // ... and allowed by `mask` (0: all).
+            let mask: u64 = get(&kv, "mask", "0").parse().unwrap();
             let big: Vec<u32> = (0..cpus)
                 .filter(|c| !option(append, "cpu_capacity").contains(&format!("{c}:512")))
+                .filter(|c| mask == 0 || mask & (1 << c) != 0)
                 .collect();
             let step = (big.len() as u32 / hogs).max(1) as usize;
             // One hog on a full-capacity CPU is already balanced: it stays where it started.
@@ -426,14 +429,23 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
     } else {
         (1, 0)
     };
+    // Hogs on an affinity mask (balance-dst-pinned-new-dst-cpu): mask 11, CPU 1 pulls its hog
+    // and CPU 2 pulls one for CPU 3 (new_dst_cpu).
+    let mask: u64 = if name == "spread" { get(&kv, "mask", "0").parse().unwrap() } else { 0 };
     for c in 0..cpus {
+        let (gained_idle, failed_idle) = match (mask, c) {
+            (0, _) => (gained_idle, 0),
+            (11, 1) | (11, 2) => (1, 0),
+            _ => (0, 0),
+        };
         let (alb_count, alb_pushed) = match (capacity, c) {
             (true, 0) => (1, 0),
             (true, 1) => (0, 1),
             _ => (0, 0),
         };
         out += &format!(
-            "@fw domstat cpu={c} level=MC lb_count_idle=3 lb_gained_idle={gained_idle} \
+            "@fw domstat cpu={c} level=MC lb_count_idle=3 lb_failed_idle={failed_idle} lb_gained_idle={gained_idle} \
+             lb_failed_busy=0 lb_failed_newidle=0 \
              lb_count_busy=16 lb_gained_busy={gained_busy} lb_count_newidle={attempts} lb_gained_newidle={pulled} alb_count={alb_count} \
              alb_pushed={alb_pushed} sbf_count={} sbf_pushed={} ttwu_wake_remote=999 ttwu_move_affine={affine} \
              ttwu_move_balance=0\n",
