@@ -59,6 +59,22 @@ pub struct Options {
     pub sched_features: sched::Features,
     /// `sched_debug=0|1`: check the scheduler's invariants at every switch.
     pub sched_debug: bool,
+    /// `lockdep=0|1`: check the lock order at every lock (`sync::lockdep`);
+    /// `None`: as `sched_debug`.
+    pub lockdep: Option<bool>,
+    /// `test_lockdep=inversion|rq_descending|irqs_on`: take locks wrongly on
+    /// purpose before the workload (the lockdep scenarios).
+    pub test_lockdep: Option<crate::sync::lockdep::Provoke>,
+    /// `watchdog_thresh=S` (Linux's name and unit): the soft-lockup detector
+    /// reports a CPU that has not switched for 2·S seconds while tasks wait
+    /// (0: off; default 2).
+    pub watchdog_thresh: u32,
+    /// `hung_task_timeout_secs=S` (Linux's name): report a task blocked for
+    /// S seconds with no wakeup coming (0: off; default 5).
+    pub hung_task_timeout_secs: u32,
+    /// `test_watchdog=soft_lockup|hard_lockup|lost_wakeup|lost_sleep`:
+    /// create what a watchdog must report (the watchdog scenarios).
+    pub test_watchdog: Option<crate::watchdog::Provoke>,
     /// `workload=NAME[,key=value...]`: what the kernel runs (default `demo`).
     pub workload: Workload,
     /// `trace=0|1|N`: record scheduler events (1: 16384 per CPU; N: N per CPU).
@@ -168,6 +184,11 @@ impl Default for Options {
             test_crash: None,
             sched_features: sched::Features::default(),
             sched_debug: false,
+            lockdep: None,
+            test_lockdep: None,
+            watchdog_thresh: crate::watchdog::DEFAULT_THRESH_S,
+            hung_task_timeout_secs: crate::watchdog::DEFAULT_HUNG_S,
+            test_watchdog: None,
             workload: Workload::with_defaults(workloads::spec("demo").expect("demo is declared")),
             trace: 0,
             stats_ms: 0,
@@ -328,6 +349,52 @@ pub fn parse(line: &str) -> Parsed {
                         "sched_debug={:?} is not 0 or 1; using sched_debug={}",
                         value, options.sched_debug as u8
                     );
+                }
+            },
+            "lockdep" => match value {
+                "0" => options.lockdep = Some(false),
+                "1" => options.lockdep = Some(true),
+                _ => {
+                    let _ = write!(problem, "lockdep={:?} is not 0 or 1; lockdep follows sched_debug", value);
+                    options.lockdep = None;
+                }
+            },
+            "test_lockdep" => match crate::sync::lockdep::Provoke::ALL.iter().find(|(n, _)| *n == value) {
+                Some((_, p)) => options.test_lockdep = Some(*p),
+                None => {
+                    let _ = write!(problem, "test_lockdep={:?} is not one of inversion, rq_descending, irqs_on; nothing provoked", value);
+                    options.test_lockdep = None;
+                }
+            },
+            "watchdog_thresh" => match parse_range(value, 0, 60) {
+                Some(n) => options.watchdog_thresh = n,
+                None => {
+                    let _ = write!(
+                        problem,
+                        "watchdog_thresh={:?} is not a number of seconds from 0 (off) to 60; using watchdog_thresh={}",
+                        value, options.watchdog_thresh
+                    );
+                }
+            },
+            "hung_task_timeout_secs" => match parse_range(value, 0, 3600) {
+                Some(n) => options.hung_task_timeout_secs = n,
+                None => {
+                    let _ = write!(
+                        problem,
+                        "hung_task_timeout_secs={:?} is not a number of seconds from 0 (off) to 3600; using hung_task_timeout_secs={}",
+                        value, options.hung_task_timeout_secs
+                    );
+                }
+            },
+            "test_watchdog" => match crate::watchdog::Provoke::ALL.iter().find(|(n, _)| *n == value) {
+                Some((_, p)) => options.test_watchdog = Some(*p),
+                None => {
+                    let _ = write!(
+                        problem,
+                        "test_watchdog={:?} is not one of soft_lockup, hard_lockup, lost_wakeup, lost_sleep; nothing provoked",
+                        value
+                    );
+                    options.test_watchdog = None;
                 }
             },
             "workload" => match parse_workload(value, &mut problems) {

@@ -36,6 +36,7 @@ mod timer;
 mod topology;
 mod trace;
 mod wakeup;
+mod watchdog;
 mod workloads;
 
 use alloc::vec::Vec;
@@ -79,6 +80,8 @@ fn boot_main(magic: u32, info: u32) -> ! {
     }
     let options = parsed.options;
     console::init_log(options.log);
+    // Before any other CPU starts, with no lock held (`sync::lockdep`).
+    sync::lockdep::enable(options.lockdep.unwrap_or(options.sched_debug || options.test_lockdep.is_some()));
 
     stage("interrupts");
     arch::descriptors::init_this_cpu();
@@ -240,6 +243,15 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
         if options.sched_debug { "on" } else { "off" }
     );
     debug::enable(options.sched_debug);
+    watchdog::init(options.watchdog_thresh, options.hung_task_timeout_secs);
+    kprintln!(
+        "watchdogs: soft/hard lockup after {} s{}, hung task after {} s{}; lock order checks {}",
+        2 * options.watchdog_thresh,
+        if options.watchdog_thresh == 0 { " (off)" } else { "" },
+        options.hung_task_timeout_secs,
+        if options.hung_task_timeout_secs == 0 { " (off)" } else { "" },
+        if sync::lockdep::enabled() { "on" } else { "off" }
+    );
     if options.trace > 0 {
         let cpus: Vec<usize> = (0..online).collect();
         match trace::enable(options.trace, &cpus) {
@@ -277,7 +289,8 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
     kprintln!("{} of {} CPUs scheduling", rq::online_mask().weight(), online);
     let workload = options.workload.clone();
     let phase_ns = options.phase_ns;
-    if let Err(e) = task::spawn(task::Spawn::new("init"), move || run_init(workload, phase_ns)) {
+    let tests = (options.test_lockdep, options.test_watchdog);
+    if let Err(e) = task::spawn(task::Spawn::new("init"), move || run_init(workload, phase_ns, tests)) {
         panic!("cannot start the init thread: {}", e);
     }
     idle::idle_loop()
@@ -344,7 +357,18 @@ fn start_this_cpu(cpu: usize) {
 }
 
 /// The init thread: the workload, the statistics, then QEMU's exit.
-fn run_init(workload: cmdline::Workload, phase_ns: u64) {
+fn run_init(
+    workload: cmdline::Workload,
+    phase_ns: u64,
+    tests: (Option<sync::lockdep::Provoke>, Option<watchdog::Provoke>),
+) {
+    // The lockdep and watchdog scenarios: what they provoke ends the boot.
+    if let Some(p) = tests.0 {
+        sync::lockdep::provoke(p);
+    }
+    if let Some(p) = tests.1 {
+        watchdog::provoke(p);
+    }
     // Under -icount every boot of one command line is the same run; this
     // shifts where the workload starts against the CPUs' ticks, for a
     // deterministic sample of another phase (`bench --phases`).

@@ -139,7 +139,8 @@ fn not_started(cpu: usize) -> ! {
 /// Locks `cpu`'s runqueue.
 #[inline]
 pub fn lock(cpu: usize) -> RqGuard<'static> {
-    RqGuard(rq_of(cpu).lock())
+    // keyed by CPU: the lock checker orders two runqueues by it (`lock_two`)
+    RqGuard(rq_of(cpu).lock_nested(cpu as u8))
 }
 
 /// Locks the runqueue that holds `p`'s entity (Linux's `task_rq_lock`): a
@@ -158,7 +159,7 @@ pub fn lock_task_rq(p: &Task) -> RqGuard<'static> {
 
 /// Locks `cpu`'s runqueue unless it is busy.
 pub fn try_lock(cpu: usize) -> Option<RqGuard<'static>> {
-    rq_of(cpu).try_lock().map(RqGuard)
+    rq_of(cpu).try_lock_nested(cpu as u8).map(RqGuard)
 }
 
 /// Locks two runqueues in ascending CPU order; returns them as (a, b).
@@ -188,7 +189,7 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
     let mut fresh = false;
     RQS[cpu].call_once(|| {
         fresh = true;
-        IrqMutex::new(Rq {
+        IrqMutex::with_class(Rq {
             cpu,
             fair: FairRq::new(tunables),
             tasks: Vec::new(),
@@ -203,7 +204,7 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
             misfit_task_load: 0,
             avg_idle: AvgIdle::new(),
             order: CfsTasksOrder::default(),
-        })
+        }, crate::sync::lockdep::LockClass::Runqueue)
     });
     assert!(fresh, "CPU {}'s runqueue started twice", cpu);
     ONLINE[cpu / 64].fetch_or(1 << (cpu % 64), Ordering::Release);

@@ -161,6 +161,14 @@ pub struct Task {
     /// false; nothing changes a dequeued entity): placement reads it
     /// without the runqueue lock.
     pub(crate) slept_load: [AtomicU64; 3],
+    /// The deadline (ns) of the `timer::sleep_ns` the task is in, 0 when
+    /// not in one: the hung-task detector reports a sleep long past it.
+    pub(crate) sleep_deadline: AtomicU64,
+    /// The hung-task detector's memory (`watchdog.rs`, only it writes
+    /// them): when it first saw the task asleep with no wakeup coming
+    /// (ns, 0: not seen so), and the task's `nr_wakeups` then.
+    pub(crate) hung_seen_at: AtomicU64,
+    pub(crate) hung_seen_wakeups: AtomicU64,
 }
 
 impl Task {
@@ -213,7 +221,7 @@ impl Task {
             nice: AtomicI32::new(nice),
             slice_ns: AtomicU64::new(0),
             affinity: AffinityMask::new(affinity),
-            pi_lock: IrqMutex::new(()),
+            pi_lock: IrqMutex::with_class((), crate::sync::lockdep::LockClass::PiLock),
             ran_on: [const { AtomicU64::new(0) }; 4],
             stats: TaskStats::default(),
             is_idle,
@@ -226,12 +234,16 @@ impl Task {
             slept_load: [const { AtomicU64::new(0) }; 3],
             wakee: IrqMutex::new(sched::balance::WakeeState::default()),
             recent_used_cpu: AtomicUsize::new(usize::MAX),
+            sleep_deadline: AtomicU64::new(0),
+            hung_seen_at: AtomicU64::new(0),
+            hung_seen_wakeups: AtomicU64::new(0),
         }
     }
 }
 
 static NEXT_ID: AtomicU32 = AtomicU32::new(1);
-static REGISTRY: IrqMutex<BTreeMap<TaskId, Arc<Task>>> = IrqMutex::new(BTreeMap::new());
+static REGISTRY: IrqMutex<BTreeMap<TaskId, Arc<Task>>> =
+    IrqMutex::with_class(BTreeMap::new(), crate::sync::lockdep::LockClass::Registry);
 
 /// The task running on this CPU.
 #[inline]
@@ -408,6 +420,14 @@ pub fn join(task: &Arc<Task>) {
 /// All live (not yet joined) threads.
 pub fn all() -> Vec<Arc<Task>> {
     REGISTRY.lock().values().cloned().collect()
+}
+
+/// Calls `f` with each live thread, under the registry lock (no
+/// allocation: the watchdog's scan runs in the tick).
+pub fn for_each(mut f: impl FnMut(&Arc<Task>)) {
+    for t in REGISTRY.lock().values() {
+        f(t);
+    }
 }
 
 /// The thread whose stack is in arena slot `slot` (for stack-overflow reports).

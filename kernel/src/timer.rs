@@ -42,7 +42,7 @@ impl Ord for Sleeper {
 }
 
 static SLEEPERS: [IrqMutex<BinaryHeap<Reverse<Sleeper>>>; MAX_CPUS] =
-    [const { IrqMutex::new(BinaryHeap::new()) }; MAX_CPUS];
+    [const { IrqMutex::with_class(BinaryHeap::new(), crate::sync::lockdep::LockClass::Sleepers) }; MAX_CPUS];
 static NEXT_TICK: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
 static TICK_NS: AtomicU64 = AtomicU64::new(1_000_000);
 static SEQ: AtomicU64 = AtomicU64::new(0);
@@ -140,6 +140,8 @@ pub fn sleep_ns(ns: u64) {
         *me.blocked_at.lock() = Some(core::panic::Location::caller());
     }
     let deadline = rq::now_ns().saturating_add(ns);
+    // For the hung-task detector: a sleep long past this has lost its wakeup.
+    me.sleep_deadline.store(deadline.max(1), Ordering::Relaxed);
     while rq::now_ns() < deadline {
         x86_64::instructions::interrupts::without_interrupts(|| {
             let cpu = cpu_id();
@@ -153,6 +155,21 @@ pub fn sleep_ns(ns: u64) {
         });
         crate::schedule::schedule();
     }
+    me.sleep_deadline.store(0, Ordering::Relaxed);
+}
+
+/// Removes `task` from every CPU's sleeper heap without waking it: the lost
+/// timer wakeup `test_watchdog=lost_sleep` creates. Returns whether it was
+/// in one.
+pub(crate) fn forget_sleeper(task: &Task) -> bool {
+    let mut found = false;
+    for cpu in rq::online_mask().iter() {
+        let mut heap = SLEEPERS[cpu].lock();
+        let before = heap.len();
+        heap.retain(|Reverse(s)| !core::ptr::eq(&*s.task, task));
+        found |= heap.len() != before;
+    }
+    found
 }
 
 /// The LAPIC timer interrupt of a CPU whose scheduler runs.
@@ -190,7 +207,9 @@ pub(crate) fn on_timer(frame: &mut TrapFrame) -> *mut TrapFrame {
         NEXT_TICK[cpu].store(next, Ordering::Relaxed);
     }
     program(cpu, rq::now_ns());
-    if rq::need_resched(cpu) {
+    crate::watchdog::timer_irq(cpu, now);
+    // `test_watchdog=soft_lockup` holds this CPU's preemption off.
+    if rq::need_resched(cpu) && !crate::watchdog::no_preempt(cpu) {
         crate::schedule::preempt_irq(frame)
     } else {
         frame
@@ -225,6 +244,7 @@ fn scheduler_tick(cpu: usize) {
     if crate::debug::enabled() {
         crate::debug::check_rq(&rq);
     }
+    crate::watchdog::tick(&rq);
     if resched {
         rq::set_need_resched(cpu);
     }

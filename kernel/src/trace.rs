@@ -91,7 +91,7 @@ pub fn name_task(pid: u32, name: &str) {
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static CAPACITY: AtomicUsize = AtomicUsize::new(0);
-static RINGS: [IrqMutex<Ring>; MAX_CPUS] = [const { IrqMutex::new(Ring { events: VecDeque::new(), lost: 0 }) }; MAX_CPUS];
+static RINGS: [IrqMutex<Ring>; MAX_CPUS] = [const { IrqMutex::with_class(Ring { events: VecDeque::new(), lost: 0 }, crate::sync::lockdep::LockClass::TraceRing) }; MAX_CPUS];
 
 /// Turns tracing on with `per_cpu` events per ring, for the CPUs in `cpus`
 /// (those that came online). Their rings are allocated here, whole, so that
@@ -198,37 +198,54 @@ pub fn dump() {
         let ring = core::mem::replace(&mut *RINGS[cpu].lock(), Ring { events: VecDeque::new(), lost: 0 });
         crate::record!("trace_cpu", "cpu={} events={} lost={}", cpu, ring.events.len(), ring.lost);
         for (ts, ev) in ring.events {
-            match ev {
-                Event::Switch { prev, prev_state, next } => crate::record!(
-                    "trace",
-                    "cpu={} ts={} ev=switch prev={} prev_state={} next={}",
-                    cpu, ts, prev, prev_state as char, next
-                ),
-                Event::Wakeup { pid, target } => {
-                    crate::record!("trace", "cpu={} ts={} ev=wakeup pid={} target={}", cpu, ts, pid, target)
-                }
-                Event::Enqueue { pid, preempt, curr, curr_eligible, curr_protected } => crate::record!(
-                    "trace",
-                    "cpu={} ts={} ev=enqueue pid={} preempt={} curr={} curr_eligible={} curr_protected={}",
-                    cpu, ts, pid, preempt as u8, curr, flag(curr_eligible), flag(curr_protected)
-                ),
-                Event::Migrate { pid, from, to } => {
-                    crate::record!("trace", "cpu={} ts={} ev=migrate pid={} from={} to={}", cpu, ts, pid, from, to)
-                }
-                Event::Tick => crate::record!("trace", "cpu={} ts={} ev=tick", cpu, ts),
-                Event::NewidleStart => crate::record!("trace", "cpu={} ts={} ev=newidle_start", cpu, ts),
-                Event::NewidleEnd { pulled } => {
-                    crate::record!("trace", "cpu={} ts={} ev=newidle_end pulled={}", cpu, ts, pulled)
-                }
-                Event::AlbRequest { src, dst, idle } => {
-                    let idle = match idle {
-                        sched::balance::IdleType::Idle => "idle",
-                        sched::balance::IdleType::NotIdle => "busy",
-                        sched::balance::IdleType::NewlyIdle => "newidle",
-                    };
-                    crate::record!("trace", "cpu={} ts={} ev=alb_request src={} dst={} idle={}", cpu, ts, src, dst, idle)
-                }
+            crate::record!("trace", "cpu={} ts={} {}", cpu, ts, Shown(ev));
+        }
+    }
+}
+
+/// An event's fields as the `@fw trace` line writes them, from `ev=` on.
+struct Shown(Event);
+
+impl core::fmt::Display for Shown {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.0 {
+            Event::Switch { prev, prev_state, next } => {
+                write!(f, "ev=switch prev={} prev_state={} next={}", prev, prev_state as char, next)
+            }
+            Event::Wakeup { pid, target } => write!(f, "ev=wakeup pid={} target={}", pid, target),
+            Event::Enqueue { pid, preempt, curr, curr_eligible, curr_protected } => write!(
+                f,
+                "ev=enqueue pid={} preempt={} curr={} curr_eligible={} curr_protected={}",
+                pid, preempt as u8, curr, flag(curr_eligible), flag(curr_protected)
+            ),
+            Event::Migrate { pid, from, to } => write!(f, "ev=migrate pid={} from={} to={}", pid, from, to),
+            Event::Tick => write!(f, "ev=tick"),
+            Event::NewidleStart => write!(f, "ev=newidle_start"),
+            Event::NewidleEnd { pulled } => write!(f, "ev=newidle_end pulled={}", pulled),
+            Event::AlbRequest { src, dst, idle } => {
+                let idle = match idle {
+                    sched::balance::IdleType::Idle => "idle",
+                    sched::balance::IdleType::NotIdle => "busy",
+                    sched::balance::IdleType::NewlyIdle => "newidle",
+                };
+                write!(f, "ev=alb_request src={} dst={} idle={}", src, dst, idle)
             }
         }
     }
+}
+
+/// Prints the last `n` events of `cpu`'s ring as `@fw watchdog_event` lines
+/// (the fields of `@fw trace`), oldest first, for a watchdog report; returns
+/// how many (0 with tracing off). The ring is only tried: a report must not
+/// wait on a lock a stuck CPU may hold.
+pub fn print_last(cpu: usize, n: usize) -> Option<usize> {
+    if !enabled() {
+        return Some(0);
+    }
+    let ring = RINGS[cpu].try_lock()?;
+    let skip = ring.events.len().saturating_sub(n);
+    for &(ts, ev) in ring.events.iter().skip(skip) {
+        crate::record!("watchdog_event", "cpu={} ts={} {}", cpu, ts, Shown(ev));
+    }
+    Some(ring.events.len() - skip)
 }

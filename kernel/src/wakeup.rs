@@ -72,7 +72,7 @@ impl WakeList {
 }
 
 static WAKE_LISTS: [IrqMutex<WakeList>; MAX_CPUS] =
-    [const { IrqMutex::new(WakeList { wakes: Vec::new(), moves: Vec::new() }) }; MAX_CPUS];
+    [const { IrqMutex::with_class(WakeList { wakes: Vec::new(), moves: Vec::new() }, crate::sync::lockdep::LockClass::WakeList) }; MAX_CPUS];
 /// Whether each CPU's wake list is non-empty (changed under its lock, read
 /// without it: the IPI handler and the balancer's `ttwu_pending`).
 static WAKE_PENDING: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];

@@ -10,15 +10,17 @@ pub enum Outcome {
     Panic,
     Exception,
     Oom,
+    Watchdog,
 }
 
 impl Outcome {
-    pub const ALL: [Outcome; 5] = [
+    pub const ALL: [Outcome; 6] = [
         Outcome::Success,
         Outcome::Failure,
         Outcome::Panic,
         Outcome::Exception,
         Outcome::Oom,
+        Outcome::Watchdog,
     ];
 
     /// The value the kernel writes to port 0xf4.
@@ -29,6 +31,7 @@ impl Outcome {
             Outcome::Panic => 0x12,
             Outcome::Exception => 0x13,
             Outcome::Oom => 0x14,
+            Outcome::Watchdog => 0x15,
         }
     }
 
@@ -45,6 +48,7 @@ impl Outcome {
             Outcome::Panic => "panic",
             Outcome::Exception => "exception",
             Outcome::Oom => "oom",
+            Outcome::Watchdog => "watchdog",
         }
     }
 
@@ -60,6 +64,7 @@ impl Outcome {
             Outcome::Panic => "kernel panicked",
             Outcome::Exception => "kernel took an unexpected CPU exception",
             Outcome::Oom => "kernel ran out of memory",
+            Outcome::Watchdog => "a kernel watchdog fired (soft or hard lockup, or a hung task)",
         }
     }
 }
@@ -155,7 +160,7 @@ mod tests {
     #[test]
     fn statuses_match_the_protocol_table() {
         let got: Vec<i32> = Outcome::ALL.iter().map(|o| o.qemu_status()).collect();
-        assert_eq!(got, vec![33, 35, 37, 39, 41]);
+        assert_eq!(got, vec![33, 35, 37, 39, 41, 43]);
         for o in Outcome::ALL {
             assert_eq!(
                 QemuExit::decode(Some(o.qemu_status()), None, false),
@@ -172,8 +177,8 @@ mod tests {
         assert_eq!(QemuExit::decode(Some(1), None, false), QemuExit::QemuError);
         assert_eq!(QemuExit::decode(Some(3), None, false), QemuExit::Unknown(3));
         assert_eq!(
-            QemuExit::decode(Some(43), None, false),
-            QemuExit::Unknown(43)
+            QemuExit::decode(Some(45), None, false),
+            QemuExit::Unknown(45)
         );
         assert_eq!(QemuExit::decode(None, Some(9), false), QemuExit::Signal(9));
         assert_eq!(QemuExit::decode(None, Some(9), true), QemuExit::Timeout);

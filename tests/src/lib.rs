@@ -30,6 +30,7 @@ pub mod liveness;
 pub mod log;
 pub mod scenarios;
 pub mod topology;
+pub mod watchdog_checks;
 pub mod workload_params;
 pub mod workloads;
 

@@ -13,6 +13,11 @@ use crate::boot_image::{
 use crate::exit::{Outcome, QemuExit};
 use crate::log::Log;
 use crate::topology::Topology;
+use crate::watchdog_checks::{
+    check_hard_lockup, check_lockdep_inversion, check_lockdep_irqs_on, check_lockdep_rq_descending, check_lost_sleep,
+    check_lost_wakeup, check_soft_lockup, HARD_LOCKUP, LOCKDEP_INVERSION, LOCKDEP_IRQS_ON, LOCKDEP_RQ_DESCENDING,
+    LOST_SLEEP, LOST_WAKEUP, SOFT_LOCKUP,
+};
 use crate::workload_params::{
     check_400_threads, check_schbench_no_sample, check_too_many_threads, check_too_much_heap, check_workload_help, check_workload_params_malformed,
     TOO_MANY_THREADS_MIB, WORKLOAD_400_THREADS, WORKLOAD_SCHBENCH_NO_SAMPLE, WORKLOAD_PARAMS_MALFORMED, WORKLOAD_TOO_MANY_THREADS, WORKLOAD_TOO_MUCH_HEAP,
@@ -166,6 +171,18 @@ impl Scenario {
         if !self.complaints {
             for r in log.records("cmdline_problem") {
                 problems.push(format!("the kernel rejected part of the command line: `{r}`"));
+            }
+        }
+        // The watchdogs are on in every boot and the lock checker wherever it is on: only the
+        // scenarios that provoke them may see a report.
+        if self.expect != Outcome::Watchdog {
+            for r in log.records("watchdog") {
+                problems.push(format!("a watchdog fired: `{r}`"));
+            }
+        }
+        if !self.append.contains("test_lockdep=") {
+            for r in log.records("lockdep") {
+                problems.push(format!("the lock checker found a violation: `{r}`"));
             }
         }
         if let Err(e) = (self.check)(log) {
@@ -508,6 +525,63 @@ pub fn all() -> Vec<Scenario> {
             append: "test_crash=panic",
             expect: Outcome::Panic,
             check: check_panic,
+            ..BASE
+        },
+        // The watchdogs and the lock checker, each provoked on purpose (tests/src/watchdog_checks.rs).
+        Scenario {
+            name: "watchdog-soft-lockup",
+            smp: "2",
+            append: SOFT_LOCKUP,
+            expect: Outcome::Watchdog,
+            check: check_soft_lockup,
+            ..BASE
+        },
+        Scenario {
+            name: "watchdog-hard-lockup",
+            smp: "2",
+            append: HARD_LOCKUP,
+            expect: Outcome::Watchdog,
+            check: check_hard_lockup,
+            ..BASE
+        },
+        Scenario {
+            name: "watchdog-lost-wakeup",
+            smp: "2",
+            append: LOST_WAKEUP,
+            expect: Outcome::Watchdog,
+            check: check_lost_wakeup,
+            ..BASE
+        },
+        Scenario {
+            name: "watchdog-lost-sleep",
+            smp: "2",
+            append: LOST_SLEEP,
+            expect: Outcome::Watchdog,
+            check: check_lost_sleep,
+            ..BASE
+        },
+        Scenario {
+            name: "lockdep-inversion",
+            smp: "2",
+            append: LOCKDEP_INVERSION,
+            expect: Outcome::Panic,
+            check: check_lockdep_inversion,
+            ..BASE
+        },
+        Scenario {
+            name: "lockdep-rq-descending",
+            smp: "2",
+            append: LOCKDEP_RQ_DESCENDING,
+            expect: Outcome::Panic,
+            check: check_lockdep_rq_descending,
+            ..BASE
+        },
+        Scenario {
+            name: "lockdep-irqs-on",
+            smp: "2",
+            append: LOCKDEP_IRQS_ON,
+            expect: Outcome::Panic,
+            check: check_lockdep_irqs_on,
             ..BASE
         },
         Scenario {

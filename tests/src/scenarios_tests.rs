@@ -91,6 +91,9 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
             }
         }
     }
+    if let Some(tail) = crate::watchdog_checks::synthetic(s.append) {
+        return out + &tail;
+    }
     match s.append {
         "test_crash=page_fault" => {
             out += "@fw fault cpu=0 vector=14 name=#PF error=0x2 rip=0x101234 cr2=0x1dead0000\n";
@@ -572,4 +575,26 @@ fn the_simulators_machine_model_must_match_the_kernels() {
     let e = crate::boot_checks::sim_model_agrees(&log, "8,sockets=1,cores=4,threads=2", 0).unwrap_err();
     assert!(e.contains("the simulator's model"), "{e}");
     assert!(crate::boot_checks::sim_model_agrees(&log, s.smp, 2).is_err());
+}
+
+/// The watchdogs are on in every boot: a scenario that does not provoke one fails on its
+/// report, and one that did not ask for a lock violation fails on the checker's.
+#[test]
+fn every_other_scenario_fails_on_a_watchdog_or_lockdep_report() {
+    let watchdog = "@fw watchdog kind=hung_task cpu=0 task=5 name=x reason=dequeued_not_woken blocked_ms=5000\n";
+    let lockdep = "@fw lockdep cpu=0 taking=pi_lock taking_cpu=- held=runqueue held_cpu=0 msg=x\n";
+    for s in all() {
+        let good = synthetic(&s);
+        let at = good.rfind("@fw exit").unwrap_or(good.len());
+        if s.expect != Outcome::Watchdog {
+            let bad = format!("{}{watchdog}{}", &good[..at], &good[at..]);
+            let e = run(&s, &bad).expect_err(&format!("{}: passed with a watchdog report", s.name));
+            assert!(e.contains("a watchdog fired"), "{}: {e}", s.name);
+        }
+        if !s.append.contains("test_lockdep=") {
+            let bad = format!("{}{lockdep}{}", &good[..at], &good[at..]);
+            let e = run(&s, &bad).expect_err(&format!("{}: passed with a lockdep report", s.name));
+            assert!(e.contains("lock checker"), "{}: {e}", s.name);
+        }
+    }
 }

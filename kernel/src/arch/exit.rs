@@ -12,6 +12,7 @@ pub enum ExitCode {
     Panic = 0x12,
     Exception = 0x13,
     Oom = 0x14,
+    Watchdog = 0x15,
 }
 
 impl ExitCode {
@@ -22,6 +23,7 @@ impl ExitCode {
             ExitCode::Panic => "panic",
             ExitCode::Exception => "exception",
             ExitCode::Oom => "oom",
+            ExitCode::Watchdog => "watchdog",
         }
     }
 }

@@ -66,7 +66,7 @@ pub struct CpuState {
     pub balance_snaps: Vec<sched::balance::CpuSnapshot>,
 }
 
-pub static STATE: [IrqMutex<Option<CpuState>>; MAX_CPUS] = [const { IrqMutex::new(None) }; MAX_CPUS];
+pub static STATE: [IrqMutex<Option<CpuState>>; MAX_CPUS] = [const { IrqMutex::with_class(None, crate::sync::lockdep::LockClass::BalanceState) }; MAX_CPUS];
 /// Per-LLC shared state (SIS_UTIL scan depth, SIS_PROP scan cost), by `sd_llc_id`.
 pub static LLC: IrqMutex<Vec<LlcShared>> = IrqMutex::new(Vec::new());
 

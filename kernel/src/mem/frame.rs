@@ -16,7 +16,7 @@ struct Bitmap {
     free: usize,
 }
 
-static FREE: IrqMutex<Bitmap> = IrqMutex::new(Bitmap { words: [0; FRAMES / 64], free: 0 });
+static FREE: IrqMutex<Bitmap> = IrqMutex::with_class(Bitmap { words: [0; FRAMES / 64], free: 0 }, crate::sync::lockdep::LockClass::Memory);
 
 /// Totals after `init`.
 #[derive(Clone, Copy, Debug)]

@@ -146,7 +146,7 @@ struct Arena {
     sizing: Option<Sizing>,
 }
 
-static ARENA: IrqMutex<Arena> = IrqMutex::new(Arena { base: 0, slots: 0, used: Vec::new(), in_use: 0, sizing: None });
+static ARENA: IrqMutex<Arena> = IrqMutex::with_class(Arena { base: 0, slots: 0, used: Vec::new(), in_use: 0, sizing: None }, crate::sync::lockdep::LockClass::Memory);
 
 /// A thread stack; free it with [`free`].
 #[derive(Clone, Copy, Debug)]

@@ -10,24 +10,41 @@
 //! only when the last one goes, and only if they were on before the first.
 //! Interrupts stay off while any guard is held, so a guard is always dropped
 //! on the CPU that took it.
+//!
+//! Each lock has a class (`lockdep::LockClass`, `Leaf` unless given one):
+//! with the checker on, taking it is checked against the classes the CPU
+//! holds (docs/DESIGN.md, "Locks and their order").
 
 use core::ops::{Deref, DerefMut};
 use spin::{Mutex, MutexGuard};
 
+use super::lockdep::{self, LockClass};
 use crate::arch::percpu::{irq_guard_enter as irq_off_enter, irq_guard_exit as irq_off_exit};
 
 /// A spin lock taken with interrupts disabled on the local CPU.
 pub struct IrqMutex<T> {
     inner: Mutex<T>,
+    class: LockClass,
 }
 
 /// Holds the lock; see the module docs for when interrupts come back on.
 ///
 /// Fields drop in declaration order: the spin lock is released first, then
-/// the interrupt-off count.
+/// the checker's record of it, then the interrupt-off count.
 pub struct IrqGuard<'a, T> {
     guard: MutexGuard<'a, T>,
+    _held: Held,
     _irq_off: IrqOff,
+}
+
+/// The checker's record of one held lock (class and key).
+struct Held(LockClass, u8);
+
+impl Drop for Held {
+    #[inline(always)]
+    fn drop(&mut self) {
+        lockdep::release(self.0, self.1);
+    }
 }
 
 /// One counted interrupt-off guard of this CPU (see the module docs).
@@ -49,20 +66,43 @@ impl Drop for IrqOff {
 }
 
 impl<T> IrqMutex<T> {
+    /// A `Leaf` lock.
     pub const fn new(value: T) -> Self {
-        IrqMutex { inner: Mutex::new(value) }
+        IrqMutex { inner: Mutex::new(value), class: LockClass::Leaf }
+    }
+
+    /// A lock of `class`.
+    pub const fn with_class(value: T, class: LockClass) -> Self {
+        IrqMutex { inner: Mutex::new(value), class }
     }
 
     #[inline]
     pub fn lock(&self) -> IrqGuard<'_, T> {
+        self.lock_nested(0)
+    }
+
+    /// Locks instance `key` of a keyed class (a runqueue: its CPU), so that
+    /// the checker can order two of them (Linux's `spin_lock_nested`).
+    #[inline]
+    pub fn lock_nested(&self, key: u8) -> IrqGuard<'_, T> {
         let irq_off = IrqOff::enter();
-        IrqGuard { guard: self.inner.lock(), _irq_off: irq_off }
+        // Checked before spinning: an inversion is reported, not deadlocked on.
+        lockdep::acquire(self.class, key, false);
+        IrqGuard { guard: self.inner.lock(), _held: Held(self.class, key), _irq_off: irq_off }
     }
 
     pub fn try_lock(&self) -> Option<IrqGuard<'_, T>> {
+        self.try_lock_nested(0)
+    }
+
+    /// `try_lock` of instance `key` (see `lock_nested`).
+    pub fn try_lock_nested(&self, key: u8) -> Option<IrqGuard<'_, T>> {
         let irq_off = IrqOff::enter();
         // On failure `irq_off` drops here and undoes the count.
-        self.inner.try_lock().map(|guard| IrqGuard { guard, _irq_off: irq_off })
+        self.inner.try_lock().map(|guard| {
+            lockdep::acquire(self.class, key, true);
+            IrqGuard { guard, _held: Held(self.class, key), _irq_off: irq_off }
+        })
     }
 }
 

@@ -3,6 +3,7 @@
 //! one `wakeup.rs` documents (set Sleeping, re-check, schedule).
 
 pub mod irq_mutex;
+pub mod lockdep;
 mod pipe;
 
 use alloc::collections::VecDeque;
@@ -37,7 +38,7 @@ impl Default for WaitQueue {
 
 impl WaitQueue {
     pub const fn new() -> WaitQueue {
-        WaitQueue { waiters: IrqMutex::new(VecDeque::new()), queued: AtomicUsize::new(0) }
+        WaitQueue { waiters: IrqMutex::with_class(VecDeque::new(), lockdep::LockClass::WaitQueue), queued: AtomicUsize::new(0) }
     }
 
     /// Blocks until `cond()` holds. `cond` is evaluated after the task is on
@@ -129,6 +130,13 @@ impl WaitQueue {
         t.on_wait_queue.store(false, Ordering::Relaxed);
         self.queued.store(q.len(), Ordering::Relaxed);
         Some(t)
+    }
+
+    /// Pops the first waiter and drops it without waking it: the lost
+    /// wakeup `test_watchdog=lost_wakeup` creates (a waker that removed its
+    /// waiter and never woke it). Returns whether there was one.
+    pub(crate) fn forget_first(&self) -> bool {
+        self.pop().is_some()
     }
 
     /// Inlined: most calls find no sleeper (a pipe reader waking a writer

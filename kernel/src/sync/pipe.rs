@@ -107,7 +107,10 @@ impl Pipe {
     pub fn new(capacity: usize) -> Pipe {
         let capacity = capacity.max(1);
         Pipe {
-            ring: IrqMutex::new(Ring { buf: vec![0; capacity].into_boxed_slice(), head: 0, len: 0, closed: false }),
+            ring: IrqMutex::with_class(
+                Ring { buf: vec![0; capacity].into_boxed_slice(), head: 0, len: 0, closed: false },
+                super::lockdep::LockClass::PipeRing,
+            ),
             readable: AtomicUsize::new(0),
             room: AtomicUsize::new(capacity),
             readers: WaitQueue::new(),
