@@ -1,7 +1,7 @@
 //! `sis-scan-cost`: the 2020–21 debate on how `select_idle_cpu` accounts the cost of its scan
 //! under SIS_PROP (Peter Zijlstra, Mel Gorman, Vincent Guittot), and SIS_UTIL that replaced it.
 //! The variants are the policy crate's `SisProp` (`sis_prop=`) with SIS_UTIL off, SIS_UTIL
-//! (v6.19's default), and no depth limit at all; the figures are the workloads' and the `@fw sis`
+//! (v6.19's default); the figures are the workloads' and the `@fw sis`
 //! counters (scans, CPUs examined, scans that found an idle CPU, the depth limit, scan time).
 
 use fairway_scenarios::Log;
@@ -57,10 +57,10 @@ pub fn spec() -> Spec {
                 avg_idle to decay on a busy CPU, which became 5.14's aged wake_avg_idle (reported: hackbench's spread \
                 fell sharply and high thread counts gained 8-12%). SIS_UTIL (6.0, Chen Yu) then replaced the time-based \
                 depth with one from the LLC's utilisation.",
-        asks: "sis_prop=legacy|per_cpu_cost|success_weighted|aged with SIS_UTIL off, against SIS_UTIL (v6.19) and no depth \
-               limit, in one 8-CPU LLC: tbench-like pairs at 1 to 16 clients (1 to 2x the CPUs; harmonic mean of the \
-               throughput) and hackbench at 1 to 4 groups (arithmetic mean of the time); scans, CPUs examined per scan, \
-               share of scans that found an idle CPU, the depth limit, time spent scanning.",
+        asks: "sis_prop=legacy|per_cpu_cost|success_weighted|aged with SIS_UTIL off, against SIS_UTIL (v6.19), in one 8-CPU \
+               LLC: tbench-like pairs at 2, 8 and 16 clients (up to 2x the CPUs; harmonic mean of the throughput) and \
+               hackbench at 1 and 2 groups (arithmetic mean of the time); scans, CPUs examined per scan, share of scans that \
+               found an idle CPU, the depth limit, time spent scanning.",
         workload: "tbench",
         variants: vec![
             v(LEGACY, "sis_util=off sis_prop=legacy"),
