@@ -230,26 +230,32 @@ impl Task {
     }
 }
 
+// The architecture's per-CPU `current` slot holds an `Arc<Task>`: this is
+// the one place that says so (the arch layer knows no tasks).
+impl crate::arch::percpu::CurrentKind for crate::arch::percpu::Current {
+    type Of = Task;
+}
+
 static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 static REGISTRY: IrqMutex<BTreeMap<TaskId, Arc<Task>>> = IrqMutex::new(BTreeMap::new());
 
 /// The task running on this CPU.
 #[inline]
 pub fn current() -> Arc<Task> {
-    crate::arch::percpu::current_task().expect("scheduler started on this CPU")
+    crate::arch::percpu::current().expect("scheduler started on this CPU")
 }
 
 /// Runs `f` with the task running on this CPU borrowed: `current()` without
 /// taking a reference count.
 #[inline]
 pub fn with_current<R>(f: impl FnOnce(&Arc<Task>) -> R) -> R {
-    crate::arch::percpu::with_current_task(f).expect("scheduler started on this CPU")
+    crate::arch::percpu::with_current(f).expect("scheduler started on this CPU")
 }
 
 /// The task running on this CPU, or a stand-in idle task before its
 /// scheduler starts.
 pub fn current_or_idle() -> Arc<Task> {
-    match crate::arch::percpu::current_task() {
+    match crate::arch::percpu::current() {
         Some(t) => t,
         None => new_idle(crate::arch::percpu::cpu_id()),
     }
@@ -258,12 +264,12 @@ pub fn current_or_idle() -> Arc<Task> {
 /// Records the task now running on this CPU (once per CPU, when its
 /// runqueue starts).
 pub(crate) fn set_current(task: Arc<Task>) {
-    crate::arch::percpu::set_current_task(task);
+    crate::arch::percpu::set_current(task);
 }
 
 /// Records the task this CPU switches to (the switch, interrupts off).
 pub(crate) fn switch_current(task: Arc<Task>) {
-    crate::arch::percpu::set_current_task_irqs_off(task);
+    crate::arch::percpu::set_current_irqs_off(task);
 }
 
 /// The idle task of `cpu`: its boot flow, which is running now.
