@@ -16,7 +16,7 @@ use crate::arch::context::{self, SwitchError};
 use crate::arch::percpu::cpu_id;
 use crate::arch::trap::TrapFrame;
 use crate::rq;
-use crate::task::{self, TaskState};
+use crate::task::{self, PrevState, TaskState};
 
 /// Gives up the CPU. The caller has set its state (Sleeping to block, Dead to
 /// exit) or stays Running (it is then only preempted).
@@ -109,24 +109,23 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
     let mut migrate: Option<(EntityId, Option<usize>)> = None;
     // The blocking switch asks the policy for dequeue and pick in one call.
     let mut picked_on_block = None;
-    // How prev leaves the CPU (the trace's prev_state): b'R' still runnable
-    // (preempted, yielding, or interrupted before it could block), b'S'
-    // blocked, b'D' exited. The state is read once: only a waker changes
-    // it from here on, and that must not change this switch's decision.
-    let mut prev_state = b'R';
+    // How prev leaves the CPU (the trace's prev_state). The state is read
+    // once: only a waker changes it from here on, and that must not change
+    // this switch's decision.
+    let mut prev_state = PrevState::Runnable;
 
     if !prev.is_idle {
         let eid = EntityId(prev.eid.load(Ordering::Relaxed));
         // exec times on the task clock, without the pressure time
         let now_task = rq.clock_task();
-        let ran = now_task.saturating_sub(prev.stats.exec_start.load(Ordering::Relaxed));
+        let ran = now_task.saturating_sub(prev.stats.exec_start.get(&rq));
         prev.stats.sum_exec_runtime.fetch_add(ran, Ordering::Relaxed);
-        prev.stats.exec_start.store(now_task, Ordering::Relaxed);
+        prev.stats.exec_start.set(&rq, now_task);
         rq.stat.rq_cpu_time += ran;
         match prev.state() {
             TaskState::Sleeping | TaskState::Dead if !voluntary => {}
             TaskState::Sleeping => {
-                prev_state = b'S';
+                prev_state = PrevState::Sleeping;
                 let (outcome, picked) = rq.fair.block_and_schedule(eid, DequeueFlags::SLEEP);
                 if outcome == Ok(DequeueOutcome::Dequeued) {
                     // Off the queue: its wakeup needs no runqueue lock to
@@ -137,7 +136,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
                 picked_on_block = Some(picked);
             }
             TaskState::Dead => {
-                prev_state = b'D';
+                prev_state = PrevState::Dead;
                 let _ = rq.fair.dequeue(eid, DequeueFlags::SLEEP | DequeueFlags::SPECIAL);
             }
             TaskState::Running => {
@@ -185,7 +184,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
         None => rq.idle.clone(),
     };
 
-    let finished = prev_state == b'D';
+    let finished = prev_state == PrevState::Dead;
     // Whether this is a switch at all (a preempted task may be picked again).
     let switching = !Arc::ptr_eq(&prev, &next);
     if !prev.is_idle {
@@ -205,11 +204,11 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
                 }
                 Err(err) => panic!("CPU {}: cannot migrate {}: {}", cpu, prev.name, err),
             }
-        } else if prev_state == b'R'
+        } else if prev_state == PrevState::Runnable
             && switching
             && rq.fair.entity(EntityId(eid)).is_some_and(|se| se.on_rq && !se.sched_delayed)
         {
-            prev.stats.queued_at.store(now, Ordering::Relaxed);
+            prev.stats.queued_at.set(&rq, now);
         }
     }
 
@@ -219,14 +218,15 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
         if next.is_idle {
             rq.stat.sched_goidle += 1;
         } else {
-            let waited = now.saturating_sub(next.stats.queued_at.load(Ordering::Relaxed));
+            let waited = now.saturating_sub(next.stats.queued_at.get(&rq));
             next.stats.wait_sum.fetch_add(waited, Ordering::Relaxed);
             // Only the CPU holding the task's runqueue lock writes these.
             if waited > next.stats.wait_max.load(Ordering::Relaxed) {
                 next.stats.wait_max.store(waited, Ordering::Relaxed);
             }
             rq.stat.run_delay += waited;
-            next.stats.exec_start.store(rq.clock_task(), Ordering::Relaxed);
+            let clock_task = rq.clock_task();
+            next.stats.exec_start.set(&rq, clock_task);
             // Picked: to the head of cfs_tasks (fair.c: set_next_task_fair()).
             rq.order.to_head(next.eid.load(Ordering::Relaxed) as usize);
         }

@@ -96,6 +96,27 @@ pub enum TaskState {
     Dead = 2,
 }
 
+/// How a task left its CPU at a switch, as the switch decided it from the
+/// state it read once (the `prev_state` of Linux's `sched_switch` trace
+/// event; the byte is the letter the trace prints).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PrevState {
+    /// Still runnable: preempted, yielding, or interrupted before it could block.
+    Runnable = b'R',
+    /// Blocked (dequeued now, or its dequeue delayed).
+    Sleeping = b'S',
+    /// Exited: its last switch.
+    Dead = b'D',
+}
+
+impl PrevState {
+    /// The trace's letter: R, S or D.
+    pub fn letter(self) -> char {
+        self as u8 as char
+    }
+}
+
 /// Per-task counters (Linux's `se.sum_exec_runtime`, `sched_info`, `se.statistics`).
 #[derive(Default)]
 pub struct TaskStats {
@@ -108,10 +129,10 @@ pub struct TaskStats {
     pub nr_wakeups_local: AtomicU64,
     pub nr_wakeups_remote: AtomicU64,
     pub nr_wakeups_sync: AtomicU64,
-    /// Clock (ns) when the task last became runnable and waited; under the rq lock.
-    pub(crate) queued_at: AtomicU64,
-    /// Clock (ns) when the task last started running; under the rq lock.
-    pub(crate) exec_start: AtomicU64,
+    /// Clock (ns) when the task last became runnable and waited.
+    pub(crate) queued_at: crate::rq::UnderRqLock,
+    /// Clock (ns) when the task last started running.
+    pub(crate) exec_start: crate::rq::UnderRqLock,
 }
 
 /// A kernel thread.

@@ -51,7 +51,7 @@ use crate::sync::irq_mutex::IrqMutex;
 /// by).
 #[derive(Clone, Copy)]
 pub enum Event {
-    Switch { prev: u32, prev_state: u8, next: u32 },
+    Switch { prev: u32, prev_state: crate::task::PrevState, next: u32 },
     Wakeup { pid: u32, target: u32 },
     Enqueue { pid: u32, preempt: bool, curr: u32, curr_eligible: Option<bool>, curr_protected: Option<bool> },
     Migrate { pid: u32, from: u32, to: u32 },
@@ -202,7 +202,7 @@ pub fn dump() {
                 Event::Switch { prev, prev_state, next } => crate::record!(
                     "trace",
                     "cpu={} ts={} ev=switch prev={} prev_state={} next={}",
-                    cpu, ts, prev, prev_state as char, next
+                    cpu, ts, prev, prev_state.letter(), next
                 ),
                 Event::Wakeup { pid, target } => {
                     crate::record!("trace", "cpu={} ts={} ev=wakeup pid={} target={}", cpu, ts, pid, target)

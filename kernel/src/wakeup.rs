@@ -282,7 +282,7 @@ fn activate(rq: &mut Rq, p: Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags
 /// on `rq`'s CPU (the waker may be another one). Returns whether to switch.
 #[inline(always)]
 fn queued_woken(rq: &mut Rq, p: &Task, wants: bool) -> bool {
-    p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
+    p.stats.queued_at.set(rq, rq.clock);
     let preempt = rq.curr.is_idle || wants;
     rq.clock_skip |= preempt;
     if crate::trace::enabled() {
@@ -430,7 +430,7 @@ pub(crate) fn wake_up_new_task(p: &Arc<Task>) {
         if let Err(e) = rq.fair.enqueue(eid, EnqueueFlags::INITIAL) {
             panic!("CPU {}: enqueue of new task {}: {}", cpu, p.name, e);
         }
-        p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
+        p.stats.queued_at.set(&rq, rq.clock);
         // No avg_idle sample: wake_up_new_task() is not ttwu_do_activate().
         let preempt = check_preempt(&mut rq, eid, WakeFlags::FORK);
         crate::balance::snapshot::publish_load(&rq);
