@@ -105,7 +105,7 @@ pub(crate) fn exit(cpu: usize, now: u64) {
         POLLING[cpu].store(false, Ordering::Relaxed);
         fence(Ordering::SeqCst);
         if rq::need_resched(cpu) || crate::wakeup::wake_list_pending(cpu) {
-            crate::schedule::send_resched_ipi(cpu);
+            crate::rq::send_resched_ipi(cpu);
         }
     }
     let idle = now.saturating_sub(IDLE_SINCE[cpu].load(Ordering::Relaxed));

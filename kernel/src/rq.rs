@@ -269,3 +269,23 @@ pub fn clear_need_resched(cpu: usize) {
 pub fn now_ns() -> u64 {
     crate::arch::time::uptime_ns()
 }
+
+/// Asks `cpu` to reschedule (core.c: `resched_curr()`): locally through the
+/// flag the interrupt exit checks, remotely with the reschedule IPI (unless
+/// it polls in idle and will see the flag by itself: `set_nr_if_polling()`).
+pub fn resched_cpu(cpu: usize) {
+    set_need_resched(cpu);
+    if cpu != crate::arch::percpu::cpu_id() && !crate::idle::notices_without_ipi(cpu) {
+        send_resched_ipi(cpu);
+    }
+}
+
+/// Sends `cpu` the reschedule IPI. By itself it asks for no switch: the
+/// handler drains the wake list, runs a kicked NOHZ balance, and switches
+/// only if one of them (or `resched_cpu`) set need-resched.
+pub fn send_resched_ipi(cpu: usize) {
+    crate::arch::apic::send_ipi(
+        crate::arch::trap::RESCHED_VECTOR,
+        crate::arch::percpu::cpu(cpu).apic_id.load(Ordering::Relaxed),
+    );
+}

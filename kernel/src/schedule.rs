@@ -50,26 +50,6 @@ pub fn preempt_point() {
     }
 }
 
-/// Asks `cpu` to reschedule: locally through the flag the interrupt exit
-/// checks, remotely with the reschedule IPI (unless it polls in idle and
-/// will see the flag by itself).
-pub fn resched_cpu(cpu: usize) {
-    rq::set_need_resched(cpu);
-    if cpu != cpu_id() && !crate::idle::notices_without_ipi(cpu) {
-        send_resched_ipi(cpu);
-    }
-}
-
-/// Sends `cpu` the reschedule IPI. By itself it asks for no switch: the
-/// handler drains the wake list, runs a kicked NOHZ balance, and switches
-/// only if one of them (or `resched_cpu`) set need-resched.
-pub fn send_resched_ipi(cpu: usize) {
-    crate::arch::apic::send_ipi(
-        crate::arch::trap::RESCHED_VECTOR,
-        crate::arch::percpu::cpu(cpu).apic_id.load(Ordering::Relaxed),
-    );
-}
-
 /// `schedule()` (or the `SCHEDULE_VECTOR` interrupt): the running task gives
 /// up its CPU (and blocks if it set itself Sleeping or Dead).
 pub(crate) fn schedule_voluntary(frame: &mut TrapFrame) -> *mut TrapFrame {

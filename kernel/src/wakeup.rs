@@ -46,7 +46,7 @@ use sched::cpumask::CpuMask;
 use crate::arch::percpu::{cpu_id, MAX_CPUS};
 use crate::balance::wake::WakeeLoad;
 use crate::rq::{self, Rq};
-use crate::schedule::resched_cpu;
+use crate::rq::resched_cpu;
 use crate::sync::irq_mutex::IrqMutex;
 use crate::task::{Task, TaskState};
 
@@ -343,7 +343,7 @@ fn push_remote_with(target: usize, push: impl FnOnce(&mut WakeList)) {
         was_empty
     };
     if was_empty && !crate::idle::notices_without_ipi(target) {
-        crate::schedule::send_resched_ipi(target);
+        crate::rq::send_resched_ipi(target);
     }
 }
 

@@ -95,7 +95,7 @@ pub fn balancer_kick(cpu: usize) {
         COUNTERS[cpu].kicks_sent.fetch_add(1, Ordering::Relaxed);
         // The reschedule IPI without a reschedule request: the kicked CPU
         // balances in the IPI handler and switches only if it pulled work.
-        crate::schedule::send_resched_ipi(ilb);
+        crate::rq::send_resched_ipi(ilb);
     }
 }
 

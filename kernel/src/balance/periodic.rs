@@ -251,7 +251,7 @@ pub fn balance_rq(
                                 (dst, crate::trace::Event::AlbRequest { src: src as u32, dst: dst as u32, idle })
                             });
                         }
-                        crate::schedule::resched_cpu(src);
+                        crate::rq::resched_cpu(src);
                         Some(true)
                     } else {
                         st.stats.alb_failed += 1;

@@ -82,7 +82,7 @@ pub fn pull_tasks(dst: usize, src: usize, params: &DetachParams, migration: Migr
         drop(s);
         drop(d);
         if preempt {
-            crate::schedule::resched_cpu(dst);
+            crate::rq::resched_cpu(dst);
         }
     }
     out
