@@ -28,6 +28,7 @@ mod debug;
 mod idle;
 mod rq;
 mod schedstat;
+mod sched_cpu;
 mod schedule;
 mod selfcheck;
 mod sync;

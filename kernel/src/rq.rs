@@ -127,11 +127,30 @@ impl Rq {
     }
 }
 
-/// Each CPU's runqueue, set once when the CPU starts scheduling: locking
-/// checks that once, so the guard's accesses need no check of their own.
-static RQS: [spin::Once<IrqMutex<Rq>>; MAX_CPUS] = [const { spin::Once::new() }; MAX_CPUS];
-static NEED_RESCHED: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
-static ONLINE: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::rq`).
+pub struct RqCpu {
+    /// Each CPU's runqueue, set once when the CPU starts scheduling: locking
+    /// checks that once, so the guard's accesses need no check of their own.
+    rq: spin::Once<IrqMutex<Rq>>,
+    need_resched: AtomicBool,
+}
+
+impl RqCpu {
+    pub const fn new() -> Self {
+        RqCpu {
+            rq: spin::Once::new(),
+            need_resched: AtomicBool::new(false),
+        }
+    }
+}
+
+/// `cpu`'s RqCpu.
+#[inline(always)]
+fn pc(cpu: usize) -> &'static RqCpu {
+    &crate::sched_cpu::cpu(cpu).rq
+}
+
+static ONLINE: [AtomicU64; MAX_CPUS / 64] = [const { AtomicU64::new(0) }; MAX_CPUS / 64];
 
 /// A locked runqueue.
 pub struct RqGuard<'a>(IrqGuard<'a, Rq>);
@@ -153,7 +172,7 @@ impl core::ops::DerefMut for RqGuard<'_> {
 
 #[inline]
 fn rq_of(cpu: usize) -> &'static IrqMutex<Rq> {
-    match RQS[cpu].get() {
+    match pc(cpu).rq.get() {
         Some(rq) => rq,
         None => not_started(cpu),
     }
@@ -215,7 +234,7 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
     debug_assert_eq!(cpu, crate::arch::percpu::cpu_id(), "a runqueue starts on its own CPU");
     crate::task::set_current(idle.clone());
     let mut fresh = false;
-    RQS[cpu].call_once(|| {
+    pc(cpu).rq.call_once(|| {
         fresh = true;
         IrqMutex::new(Rq {
             cpu,
@@ -254,15 +273,15 @@ pub fn is_online(cpu: usize) -> bool {
 
 /// Asks `cpu` to reschedule at its next opportunity.
 pub fn set_need_resched(cpu: usize) {
-    NEED_RESCHED[cpu].store(true, Ordering::Release);
+    pc(cpu).need_resched.store(true, Ordering::Release);
 }
 
 pub fn need_resched(cpu: usize) -> bool {
-    NEED_RESCHED[cpu].load(Ordering::Acquire)
+    pc(cpu).need_resched.load(Ordering::Acquire)
 }
 
 pub fn clear_need_resched(cpu: usize) {
-    NEED_RESCHED[cpu].store(false, Ordering::Release);
+    pc(cpu).need_resched.store(false, Ordering::Release);
 }
 
 /// Nanoseconds since kernel entry, from the TSC.

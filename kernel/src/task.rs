@@ -16,6 +16,7 @@ use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, 
 use sched::cpumask::CpuMask;
 
 use crate::arch::context::Context;
+use crate::arch::percpu::MAX_CPUS;
 use crate::mem::stack::{self, Stack};
 use crate::sync::irq_mutex::IrqMutex;
 use crate::sync::Completion;
@@ -35,7 +36,7 @@ pub fn nice_weight(nice: i32) -> u64 {
 /// without it may see a mix of the old and new words, which is harmless for
 /// the single-CPU tests (`contains`) the switch path makes.
 pub struct AffinityMask {
-    words: [AtomicU64; 4],
+    words: [AtomicU64; MAX_CPUS / 64],
     /// How many CPUs the mask holds (Linux's `nr_cpus_allowed`).
     weight: AtomicU32,
     /// Its lowest CPU (`u32::MAX` when empty): with `weight`, a pinned
@@ -47,7 +48,7 @@ impl AffinityMask {
     fn new(mask: CpuMask) -> AffinityMask {
         let w = mask.bits();
         AffinityMask {
-            words: [AtomicU64::new(w[0]), AtomicU64::new(w[1]), AtomicU64::new(w[2]), AtomicU64::new(w[3])],
+            words: core::array::from_fn(|i| AtomicU64::new(w[i])),
             weight: AtomicU32::new(mask.weight()),
             first: AtomicU32::new(mask.first().map_or(u32::MAX, |c| c as u32)),
         }
@@ -65,7 +66,7 @@ impl AffinityMask {
     }
     #[inline]
     pub fn contains(&self, cpu: usize) -> bool {
-        cpu < 256 && self.words[cpu / 64].load(Ordering::Acquire) & (1 << (cpu % 64)) != 0
+        cpu < MAX_CPUS && self.words[cpu / 64].load(Ordering::Acquire) & (1 << (cpu % 64)) != 0
     }
     /// The one allowed CPU of a task pinned to it (weight 1). Under the
     /// task's `pi_lock` (as `store`), so the two fields agree.
@@ -153,7 +154,7 @@ pub struct Task {
     /// Serialises wakeups of this task (Linux's `p->pi_lock`).
     pub pi_lock: IrqMutex<()>,
     /// CPUs it has ever run on (checked by the affinity scenario).
-    ran_on: [AtomicU64; 4],
+    ran_on: [AtomicU64; MAX_CPUS / 64],
     pub stats: TaskStats,
     /// True for the per-CPU idle tasks (never in a fair runqueue).
     pub is_idle: bool,
@@ -235,7 +236,7 @@ impl Task {
             slice_ns: AtomicU64::new(0),
             affinity: AffinityMask::new(affinity),
             pi_lock: IrqMutex::new(()),
-            ran_on: [const { AtomicU64::new(0) }; 4],
+            ran_on: [const { AtomicU64::new(0) }; MAX_CPUS / 64],
             stats: TaskStats::default(),
             is_idle,
             stack: IrqMutex::new(None),

@@ -19,8 +19,9 @@ use x86_64::VirtAddr;
 
 use super::descriptors::Idt;
 
-/// The most CPUs fairway handles (the size of the scheduler's CPU masks).
-pub const MAX_CPUS: usize = 256;
+/// The most CPUs fairway handles: the size of the policy crate's CPU masks,
+/// the one definition every per-CPU array and bitmap of the kernel uses.
+pub const MAX_CPUS: usize = sched::cpumask::MAX_CPUS;
 
 /// One CPU's private state.
 ///

@@ -9,7 +9,6 @@ use sched::balance::nohz::{nohz_balancer_kick, NohzState, NOHZ_BALANCE_KICK, NOH
 use sched::balance::interval::max_load_balance_interval;
 
 use super::snapshot::{cpu_snapshot, snapshots_into};
-use crate::arch::percpu::MAX_CPUS;
 use crate::sync::irq_mutex::IrqMutex;
 
 static NOHZ: IrqMutex<NohzState> = IrqMutex::new(NohzState {
@@ -19,8 +18,32 @@ static NOHZ: IrqMutex<NohzState> = IrqMutex::new(NohzState {
     next_blocked: 0,
     needs_update: false,
 });
-/// Kick flags waiting for each CPU (handled in its reschedule IPI).
-static KICK: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(0) }; MAX_CPUS];
+/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.nohz`).
+pub struct NohzCpu {
+    /// Kick flags waiting for each CPU (handled in its reschedule IPI).
+    kick: AtomicU32,
+    counters: NohzCounters,
+}
+
+impl NohzCpu {
+    pub const fn new() -> Self {
+        NohzCpu {
+            kick: AtomicU32::new(0),
+            counters: NohzCounters {
+        kicks_sent: AtomicU64::new(0),
+        ilb_runs: AtomicU64::new(0),
+        balanced_for_others: AtomicU64::new(0),
+        pulled_for_others: AtomicU64::new(0),
+    },
+        }
+    }
+}
+
+/// `cpu`'s NohzCpu.
+#[inline(always)]
+fn pc(cpu: usize) -> &'static NohzCpu {
+    &crate::sched_cpu::cpu(cpu).balance.nohz
+}
 
 /// What NOHZ idle balancing did, per CPU (`@fw nohz`): kicks this CPU sent,
 /// kicked balances it ran, passes it ran on behalf of another (tickless) CPU,
@@ -32,18 +55,10 @@ struct NohzCounters {
     balanced_for_others: AtomicU64,
     pulled_for_others: AtomicU64,
 }
-static COUNTERS: [NohzCounters; MAX_CPUS] = [const {
-    NohzCounters {
-        kicks_sent: AtomicU64::new(0),
-        ilb_runs: AtomicU64::new(0),
-        balanced_for_others: AtomicU64::new(0),
-        pulled_for_others: AtomicU64::new(0),
-    }
-}; MAX_CPUS];
 
 /// Prints `cpu`'s `@fw nohz` record.
 pub fn print_counters(cpu: usize) {
-    let c = &COUNTERS[cpu];
+    let c = &pc(cpu).counters;
     crate::record!(
         "nohz",
         "cpu={} kicks_sent={} ilb_runs={} balanced_for_others={} pulled_for_others={}",
@@ -80,7 +95,7 @@ pub fn balancer_kick(cpu: usize) {
     // Into this CPU's reused buffer (its balance state is the outermost lock,
     // and its own periodic balance has released it by now).
     let online = crate::rq::online_mask();
-    let mut guard = super::STATE[cpu].lock();
+    let mut guard = super::cpu_state(cpu).lock();
     let Some(state) = guard.as_mut() else { return };
     snapshots_into(&online, &mut state.balance_snaps);
     let all = &state.balance_snaps;
@@ -89,10 +104,10 @@ pub fn balancer_kick(cpu: usize) {
         return;
     }
     let Some(ilb) = n.find_new_ilb(cpu, &online, all) else { return };
-    if KICK[ilb].fetch_or(flags, Ordering::AcqRel) == 0 {
+    if pc(ilb).kick.fetch_or(flags, Ordering::AcqRel) == 0 {
         // Until the kicked CPU has balanced, do not kick again.
         NOHZ.lock().next_balance = now + max_load_balance_interval(g.hz, g.sds.online().weight());
-        COUNTERS[cpu].kicks_sent.fetch_add(1, Ordering::Relaxed);
+        pc(cpu).counters.kicks_sent.fetch_add(1, Ordering::Relaxed);
         // The reschedule IPI without a reschedule request: the kicked CPU
         // balances in the IPI handler and switches only if it pulled work.
         crate::rq::send_resched_ipi(ilb);
@@ -101,18 +116,18 @@ pub fn balancer_kick(cpu: usize) {
 
 /// Whether a NOHZ balance was kicked to `cpu` and not run yet.
 pub fn kicked(cpu: usize) -> bool {
-    KICK[cpu].load(Ordering::Acquire) & NOHZ_BALANCE_KICK != 0
+    pc(cpu).kick.load(Ordering::Acquire) & NOHZ_BALANCE_KICK != 0
 }
 
 /// In `cpu`'s reschedule IPI: run a kicked NOHZ balance, if any.
 pub fn run_kicked(cpu: usize) {
-    let flags = KICK[cpu].swap(0, Ordering::AcqRel);
+    let flags = pc(cpu).kick.swap(0, Ordering::AcqRel);
     if flags & NOHZ_BALANCE_KICK == 0 {
         return;
     }
     let Some(g) = super::global() else { return };
     let order: alloc::vec::Vec<usize> = NOHZ.lock().ilb_order(cpu).collect();
-    COUNTERS[cpu].ilb_runs.fetch_add(1, Ordering::Relaxed);
+    pc(cpu).counters.ilb_runs.fetch_add(1, Ordering::Relaxed);
     for c in order {
         // Each tickless CPU balances as itself; stop if work arrived here.
         if crate::rq::need_resched(cpu) {
@@ -120,8 +135,8 @@ pub fn run_kicked(cpu: usize) {
         }
         let pulled = super::periodic::sched_balance_domains(c, true);
         if c != cpu {
-            COUNTERS[cpu].balanced_for_others.fetch_add(1, Ordering::Relaxed);
-            COUNTERS[cpu].pulled_for_others.fetch_add(pulled as u64, Ordering::Relaxed);
+            pc(cpu).counters.balanced_for_others.fetch_add(1, Ordering::Relaxed);
+            pc(cpu).counters.pulled_for_others.fetch_add(pulled as u64, Ordering::Relaxed);
         }
     }
     let now = super::jiffies();
