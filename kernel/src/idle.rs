@@ -25,6 +25,10 @@
 //! the flag; the polling CPU clears the flag, fences, and looks for work
 //! once more. So either the waker sees the flag clear and sends the IPI, or
 //! the poller sees the work.
+//!
+//! Follows Linux's `kernel/sched/idle.c: do_idle()` and `cpu_idle_poll()`, with
+//! the tick stopped as `kernel/time/tick-sched.c: tick_nohz_idle_stop_tick()`
+//! does.
 
 use core::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 

@@ -4,6 +4,10 @@
 //! Lock order: a runqueue lock is taken after a task's `pi_lock` and before
 //! any wait-queue, timer or wake-list lock; two runqueue locks are taken in
 //! ascending CPU order (`lock_two`). Runqueue locks disable interrupts.
+//!
+//! Follows Linux's `struct rq` and its locking in `kernel/sched/core.c`
+//! (`__task_rq_lock()`, `double_rq_lock()`), and `resched_curr()` for the
+//! reschedule request.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;

@@ -6,6 +6,10 @@
 //! reschedule IPI, or from `schedule()` when a task blocks, yields or exits
 //! (`arch::context::give_up_cpu`, which saves the frame the `SCHEDULE_VECTOR`
 //! interrupt would, by a call).
+//!
+//! Follows Linux's `kernel/sched/core.c: __schedule()` (with
+//! `pick_next_task()`, `context_switch()`, `finish_task_switch()`); the newidle
+//! balance runs where `pick_next_task_fair()` calls `sched_balance_newidle()`.
 
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;

@@ -5,6 +5,10 @@
 //! `wakeup.rs`: `state` says whether it wants to run, its fair entity's
 //! `on_rq` (inside its CPU's runqueue) whether it is queued, and its
 //! context's `on_cpu` whether a CPU is running (or still saving) it.
+//!
+//! Follows Linux's `kernel/fork.c: kernel_clone()` (with `sched_fork()` and
+//! `wake_up_new_task()`) and `kernel/exit.c: do_exit()`; `current` as
+//! `get_current()`.
 
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;

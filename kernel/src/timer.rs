@@ -4,6 +4,11 @@
 //! Each CPU keeps the time of its next tick and a heap of sleep deadlines; the
 //! LAPIC timer is always programmed for the earlier of the two, so a sleep
 //! ends when it is due, not at the next tick.
+//!
+//! Follows Linux's `kernel/sched/core.c: sched_tick()` for the tick,
+//! `kernel/time/tick-sched.c` (`tick_nohz_idle_stop_tick()`,
+//! `tick_nohz_idle_exit()`) for NOHZ, and high-resolution timers
+//! (`hrtimer_start()`) for sleeps.
 
 use alloc::collections::BinaryHeap;
 use alloc::sync::Arc;

@@ -39,6 +39,9 @@
 //!
 //! When a ring is full the oldest events are overwritten; the dump says how
 //! many were lost per CPU.
+//!
+//! Its events are Linux's `sched_switch`, `sched_wakeup` and
+//! `sched_migrate_task` tracepoints (`include/trace/events/sched.h`).
 
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::string::String;

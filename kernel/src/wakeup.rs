@@ -34,6 +34,10 @@
 //!
 //! A remote wake list is kicked by an IPI only when it goes from empty to
 //! non-empty; the target drains it whole.
+//!
+//! Follows Linux's `kernel/sched/core.c: try_to_wake_up()` (`ttwu_runnable()`,
+//! `ttwu_queue_wakelist()`, `sched_ttwu_pending()`, `ttwu_do_activate()`) and
+//! `wake_up_new_task()`.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;

@@ -6,6 +6,9 @@
 //! pressure, lowers `cpu_capacity` (`scale_rt_capacity`); the fair class's
 //! PELT clock runs at the capacity (`FairRq::set_cpu_capacity`), so a task's
 //! util on a slow CPU stays below its capacity and it becomes misfit.
+//!
+//! Follows Linux's `kernel/sched/fair.c: scale_rt_capacity()` and
+//! `update_cpu_capacity()`, and `update_misfit_status()` for the misfit load.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 

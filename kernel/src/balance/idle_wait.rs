@@ -24,6 +24,9 @@
 //! the fast paths pay one load and two compares (`on_publish`).
 //!
 //! Overflow: the times are u64 nanoseconds since boot (584 years).
+//!
+//! No Linux function computes this: it measures the outcome of
+//! `kernel/sched/fair.c: sched_balance_rq()` and its callers.
 
 use alloc::vec::Vec;
 use core::fmt::Write;

@@ -2,6 +2,9 @@
 //! busy CPU's tick may kick one of them (`nohz_balancer_kick`) to run the
 //! periodic balance on behalf of every tickless CPU (`find_new_ilb`, then
 //! each idle CPU's domains in `ilb_order`).
+//!
+//! Follows Linux's `kernel/sched/fair.c: nohz_balancer_kick()`, `kick_ilb()`,
+//! `find_new_ilb()` and `_nohz_idle_balance()`.
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 

@@ -1,6 +1,11 @@
 //! Blocking primitives: wait queue, sleeping mutex, semaphore, completion
 //! and pipe. All are built on `WaitQueue`, whose sleep/wake handshake is the
 //! one `wakeup.rs` documents (set Sleeping, re-check, schedule).
+//!
+//! Follows Linux's `kernel/sched/wait.c` (`prepare_to_wait_event()`,
+//! `__wake_up()`) and `kernel/sched/completion.c` (`wait_for_completion()`,
+//! `complete_all()`); the mutex and semaphore are simpler than
+//! `kernel/locking/`'s (no optimistic spinning, no handoff).
 
 pub mod irq_mutex;
 mod pipe;
