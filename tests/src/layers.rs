@@ -251,7 +251,9 @@ pub fn references(files: &BTreeMap<String, String>) -> Vec<Reference> {
             let resolved = (1..=full.len())
                 .rev()
                 .find_map(|n| modules.get(&full[..n]).copied())
-                .or_else(|| full.first().and_then(|m| macros.get(m).copied()));
+                .or_else(|| full.first().and_then(|m| macros.get(m).copied()))
+                // An item of the crate root (`crate::boot_main`) is the root file's.
+                .or_else(|| modules.get(&full[..0]).copied());
             if let Some(target) = resolved {
                 if target != file {
                     let path = format!("crate::{}", full.join("::"));
@@ -373,6 +375,21 @@ mod tests {
             files.insert(file.to_string(), original);
         }
         assert!(violations(&rules, &files).is_empty());
+    }
+
+    /// The one allowed upward use is found, and only the list in DESIGN.md lets it pass.
+    #[test]
+    fn the_allowed_entry_is_needed_and_enough() {
+        let mut rules = rules();
+        let files = read_tree(&repo().join("kernel/src"));
+        assert!(references(&files)
+            .iter()
+            .any(|r| r.file == "arch/mod.rs" && r.path == "crate::boot_main" && r.target == "main.rs"));
+        rules.allowed.clear();
+        let v = violations(&rules, &files);
+        assert_eq!(v.len(), 1, "{v:#?}");
+        assert!(v[0].starts_with("kernel/src/arch/mod.rs:"), "{v:#?}");
+        assert!(v[0].contains("uses crate::boot_main in kernel/src/main.rs (layer 7 main)"), "{v:#?}");
     }
 
     #[test]
