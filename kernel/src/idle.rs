@@ -140,6 +140,9 @@ pub fn idle_loop() -> ! {
         } else {
             let cpu = cpu_id();
             let since = IDLE_SINCE[cpu].load(Ordering::Relaxed);
+            if crate::fault::on() {
+                crate::fault::before_idle(cpu);
+            }
             crate::arch::wait_for_interrupt();
             // Back in this idle period (not in a new one after a switch
             // away and back): it may have outlasted a tick.
@@ -158,6 +161,9 @@ fn poll_loop() -> ! {
     // task arrives here with them off).
     x86_64::instructions::interrupts::enable();
     loop {
+        if crate::fault::on() {
+            crate::fault::before_idle(cpu);
+        }
         POLLING[cpu].store(true, Ordering::Relaxed);
         // The flag before the checks: a waker that missed it sends an IPI.
         fence(Ordering::SeqCst);

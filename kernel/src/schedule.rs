@@ -27,6 +27,9 @@ pub fn schedule() {
     if held != 0 {
         panic!("schedule() called on CPU {} holding {} interrupt-off lock(s)", cpu_id(), held);
     }
+    if crate::fault::on() {
+        crate::fault::preempt_point();
+    }
     context::give_up_cpu();
 }
 
@@ -64,6 +67,15 @@ pub fn resched_cpu(cpu: usize) {
 /// handler drains the wake list, runs a kicked NOHZ balance, and switches
 /// only if one of them (or `resched_cpu`) set need-resched.
 pub fn send_resched_ipi(cpu: usize) {
+    if crate::fault::on() && crate::fault::take_ipi(cpu) {
+        return;
+    }
+    send_resched_ipi_now(cpu);
+}
+
+/// `send_resched_ipi` past fault injection (`fault=ipi_delay,ipi_reorder`).
+#[inline(always)]
+pub(crate) fn send_resched_ipi_now(cpu: usize) {
     crate::arch::apic::send_ipi(
         crate::arch::trap::RESCHED_VECTOR,
         crate::arch::percpu::cpu(cpu).apic_id.load(Ordering::Relaxed),
@@ -124,7 +136,11 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
         prev.stats.exec_start.store(now_task, Ordering::Relaxed);
         rq.stat.rq_cpu_time += ran;
         match prev.state() {
-            TaskState::Sleeping | TaskState::Dead if !voluntary => {}
+            TaskState::Sleeping | TaskState::Dead if !voluntary => {
+                if crate::fault::on() {
+                    crate::fault::note_preempted_blocking();
+                }
+            }
             TaskState::Sleeping => {
                 prev_state = b'S';
                 let (outcome, picked) = rq.fair.block_and_schedule(eid, DequeueFlags::SLEEP);

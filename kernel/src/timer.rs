@@ -152,6 +152,9 @@ pub fn sleep_ns(ns: u64) {
             program(cpu, rq::now_ns());
         });
         crate::schedule::schedule();
+        if crate::fault::on() {
+            crate::fault::after_wait(&me, rq::now_ns() >= deadline);
+        }
     }
 }
 
@@ -182,6 +185,9 @@ pub(crate) fn on_timer(frame: &mut TrapFrame) -> *mut TrapFrame {
     // a second interrupt a few microseconds later.
     if now + tick_ns() / 16 >= next_tick && !TICK_STOPPED[cpu].load(Ordering::Relaxed) {
         scheduler_tick(cpu);
+        if crate::fault::on() {
+            crate::fault::tick(cpu);
+        }
         let period = tick_ns();
         let mut next = next_tick + period;
         if next <= now + period / 16 {

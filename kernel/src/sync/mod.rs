@@ -89,12 +89,22 @@ impl WaitQueue {
                 break;
             }
             crate::schedule::schedule();
-            // Woken: the waker popped us and set us Running.
-            if cond() {
+            // Woken: the waker popped us and set us Running. A spurious
+            // wakeup (`fault=spurious_wake`) finds the condition false and
+            // sleeps again.
+            let holds = cond();
+            if crate::fault::on() {
+                crate::fault::after_wait(me, holds);
+            }
+            if holds {
                 break;
             }
         }
         me.set_state(TaskState::Running);
+        if crate::fault::on() {
+            // Woken spuriously before it reached `schedule()`.
+            crate::fault::after_wait(me, true);
+        }
         // The condition held before a waker removed us: leave the queue.
         if me.on_wait_queue.load(Ordering::Relaxed) {
             let mut q = self.waiters.lock();
