@@ -4,7 +4,7 @@
 //!
 //! | mode | what it does | where |
 //! |---|---|---|
-//! | `ipi_delay` | holds one in 4 remote reschedule IPIs back for 50 us..1 ms | `schedule::send_resched_ipi`; sent at the sender's tick once due, or when it goes idle |
+//! | `ipi_delay` | holds one in 4 remote reschedule IPIs back for 50 us..1 ms | `schedule::send_resched_ipi`; sent at the sender's first tick once due (an idle sender waits awake until then) |
 //! | `ipi_reorder` | holds one in 2 back until the sender's next IPI, which overtakes it | the same |
 //! | `spurious_wake` | at one in 8 ticks, wakes a sleeping task that nothing woke | the tick (`timer::on_timer`) |
 //! | `preempt_points` | at one in 8 passes, preempts the task by a reschedule IPI to itself | after every wakeup in thread context, and in `schedule()` before the switch (a blocking task then sits preempted between `Sleeping` and its switch) |
@@ -16,10 +16,10 @@
 //! ([`arm`]); `@fw faults` ([`report`]) gives the counts after it.
 //!
 //! Held IPIs are never lost: a CPU holds only IPIs it sends from a task
-//! (never from an interrupt taken in its idle loop), and it sends them all
-//! at its next tick once due and, whatever their due time, before it halts
-//! or polls in idle (`idle::idle_loop`), so no wake list waits past the
-//! sender's next tick or idle entry.
+//! (never from an interrupt taken in its idle loop), sends them at its
+//! first tick after they are due, and does not halt while it holds any
+//! (`idle::idle_loop` waits awake until they are due), so every held IPI
+//! goes out within its delay plus one tick.
 //!
 //! When off (the default) each hook is one test of [`on`], a relaxed load of
 //! one flag that never changes after boot.
@@ -224,15 +224,15 @@ pub fn take_ipi(target: usize) -> bool {
     false
 }
 
-/// Sends this CPU's held IPIs: those due by `now`, or all of them (`all`:
-/// the CPU goes idle).
-fn flush(cpu: usize, now: u64, all: bool) {
+/// Sends this CPU's held IPIs that are due by `now`, in the order they
+/// were asked for.
+fn flush(cpu: usize, now: u64) {
     let mut held = HELD[cpu].lock();
     if held.is_empty() {
         return;
     }
     held.retain(|h| {
-        if all || h.due <= now {
+        if h.due <= now {
             crate::schedule::send_resched_ipi_now(h.target);
             COUNTS.ipi_late_ns.fetch_add(now.saturating_sub(h.at), Ordering::Relaxed);
             false
@@ -242,11 +242,14 @@ fn flush(cpu: usize, now: u64, all: bool) {
     });
 }
 
-/// The idle loop, before it halts or polls: nothing held may wait longer.
+/// The idle loop, before it halts or polls: sends the held IPIs that are
+/// due and says whether any is left (the loop then waits awake: a halted
+/// CPU would send it only at its next interrupt, maybe never).
 #[cold]
 #[inline(never)]
-pub fn before_idle(cpu: usize) {
-    flush(cpu, crate::rq::now_ns(), true);
+pub fn idle_holds_ipis(cpu: usize) -> bool {
+    flush(cpu, crate::rq::now_ns());
+    !HELD[cpu].lock().is_empty()
 }
 
 // ---------------------------------------------------------------------------
@@ -257,7 +260,7 @@ pub fn before_idle(cpu: usize) {
 #[inline(never)]
 pub fn tick(cpu: usize) {
     let now = crate::rq::now_ns();
-    flush(cpu, now, false);
+    flush(cpu, now);
     if has(SPURIOUS_WAKE) && one_in(cpu, SPURIOUS_ONE_IN) {
         if let Some(t) = crate::task::pick_sleeping(draw(cpu)) {
             if crate::wakeup::wake_spurious(&t) {

@@ -139,10 +139,14 @@ pub fn idle_loop() -> ! {
             crate::schedule::schedule();
         } else {
             let cpu = cpu_id();
-            let since = IDLE_SINCE[cpu].load(Ordering::Relaxed);
-            if crate::fault::on() {
-                crate::fault::before_idle(cpu);
+            if crate::fault::on() && crate::fault::idle_holds_ipis(cpu) {
+                // IPIs this CPU holds back (`fault=ipi_delay`) are not due
+                // yet: no halt before they are out; look again, interrupts on.
+                x86_64::instructions::interrupts::enable();
+                core::hint::spin_loop();
+                continue;
             }
+            let since = IDLE_SINCE[cpu].load(Ordering::Relaxed);
             crate::arch::wait_for_interrupt();
             // Back in this idle period (not in a new one after a switch
             // away and back): it may have outlasted a tick.
@@ -161,8 +165,14 @@ fn poll_loop() -> ! {
     // task arrives here with them off).
     x86_64::instructions::interrupts::enable();
     loop {
-        if crate::fault::on() {
-            crate::fault::before_idle(cpu);
+        // IPIs this CPU holds back (`fault=ipi_delay`) go out before it
+        // polls, or at the ticks of the task it runs instead.
+        while crate::fault::on()
+            && crate::fault::idle_holds_ipis(cpu)
+            && !rq::need_resched(cpu)
+            && !crate::wakeup::wake_list_pending(cpu)
+        {
+            core::hint::spin_loop();
         }
         POLLING[cpu].store(true, Ordering::Relaxed);
         // The flag before the checks: a waker that missed it sends an IPI.

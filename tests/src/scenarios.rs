@@ -28,6 +28,7 @@ use crate::workloads::{
     check_ebizzy_ran, compare_capacity_pressure, compare_fork_placement,
     check_sis_aged, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
     compare_sis_util, SIS_UTIL_CONTRADICTION,
+    check_fault_malformed, check_storm_faults, compare_ipi_delay, FAULT_MALFORMED, FAULT_SEED_ALONE,
 };
 
 /// What a check returns: `Err` carries the reason for people.
@@ -565,6 +566,69 @@ pub fn all() -> Vec<Scenario> {
             append: "sched_debug=1 workload=storm,threads=64,ms=5000",
             slots: 2,
             check: check_storm::<8, 64>,
+            ..BASE
+        },
+        // Fault injection (kernel/src/fault.rs): the storm must balance its books under each
+        // mode, and each mode must show it was injected and did what it is for. Under -icount,
+        // so that each boot is one exact run of its seed.
+        Scenario {
+            name: "faults-ipi-delay",
+            icount: true,
+            append: "sched_debug=1 fault=ipi_delay workload=storm,threads=16,ms=500",
+            check: check_storm_faults,
+            // the same storm without faults: the held IPIs slowed the hand-offs
+            versus: Some(Versus { append: "sched_debug=1 workload=storm,threads=16,ms=500", compare: compare_ipi_delay }),
+            ..BASE
+        },
+        Scenario {
+            name: "faults-ipi-reorder",
+            icount: true,
+            append: "sched_debug=1 fault=ipi_reorder workload=storm,threads=16,ms=500",
+            check: check_storm_faults,
+            ..BASE
+        },
+        Scenario {
+            name: "faults-spurious-wake",
+            icount: true,
+            append: "sched_debug=1 fault=spurious_wake workload=storm,threads=16,ms=500",
+            check: check_storm_faults,
+            ..BASE
+        },
+        Scenario {
+            name: "faults-preempt-points",
+            icount: true,
+            append: "sched_debug=1 fault=preempt_points workload=storm,threads=16,ms=500",
+            check: check_storm_faults,
+            ..BASE
+        },
+        Scenario {
+            name: "faults-cpu-stall",
+            icount: true,
+            append: "sched_debug=1 fault=cpu_stall workload=storm,threads=16,ms=500",
+            check: check_storm_faults,
+            ..BASE
+        },
+        Scenario {
+            name: "faults-all",
+            icount: true,
+            append: "sched_debug=1 fault=ipi_delay,ipi_reorder,spurious_wake,preempt_points,cpu_stall fault_seed=7 workload=storm,threads=16,ms=500",
+            check: check_storm_faults,
+            ..BASE
+        },
+        Scenario {
+            name: "faults-malformed",
+            smp: "1",
+            append: FAULT_MALFORMED,
+            check: check_fault_malformed,
+            complaints: true,
+            ..BASE
+        },
+        Scenario {
+            name: "faults-seed-alone",
+            smp: "1",
+            append: FAULT_SEED_ALONE,
+            check: check_fault_malformed,
+            complaints: true,
             ..BASE
         },
         Scenario {
