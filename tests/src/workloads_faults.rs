@@ -143,8 +143,8 @@ pub fn compare_ipi_delay(delayed: &Log, plain: &Log) -> CheckResult {
 /// The bad `fault=` values: an unknown mode refuses the whole option, a seed that is no number
 /// is refused, and a seed without `fault=` is named; each in one `cmdline: ` line and one
 /// `@fw cmdline_problem`, and no fault is injected (no `@fw faults`).
-pub const FAULT_MALFORMED: &str = "fault=ipi_delay,ipi_dely fault_seed=abc workload=pipe,rounds=1000";
-pub const FAULT_SEED_ALONE: &str = "fault_seed=7 workload=pipe,rounds=1000";
+pub const FAULT_MALFORMED: &str = "sched_debug=1 fault=ipi_delay,ipi_dely fault_seed=abc workload=pipe,rounds=1000";
+pub const FAULT_SEED_ALONE: &str = "sched_debug=1 fault_seed=7 workload=pipe,rounds=1000";
 
 pub fn check_fault_malformed(log: &Log) -> CheckResult {
     let msg = log.one("cmdline")?.get("msg").unwrap_or("").to_string();
