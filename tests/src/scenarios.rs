@@ -20,7 +20,7 @@ use crate::workload_params::{
 use crate::workloads::{
     check_affinity, check_capacity, check_ebizzy, check_features, check_features_bogus, check_shares_pressure,
     check_delay_dequeue, check_fserver, check_hackbench, check_latency, check_overflow, check_pipe, check_pipes, check_trace_pipe,
-    check_prodcons, check_schbench, check_shares, check_spread, check_spread_smt, check_storm,
+    check_prodcons, check_schbench, check_shares, check_spread, check_spread_nohz, check_spread_smt, check_storm,
     check_periodic_pull, check_tbench, check_three_on_two, check_tickless, check_deterministic_boot, compare_identical, compare_snap_delta, compare_wake_affine,
     check_newidle_off, check_newidle_pull, compare_capacity_push, compare_nohz_on_off, workload_ran, NOHZ_PULL_SMP,
     compare_newidle_push, check_new_dst_cpu, PINNED_SMP,
@@ -784,6 +784,22 @@ pub fn all() -> Vec<Scenario> {
                 check_spread::<8, 300>(log)?;
                 check_periodic_pull(log, "idle")
             },
+            ..BASE
+        },
+        Scenario {
+            // Issue 18, item 5: 64 hogs from the last of 64 CPUs, spread by NOHZ idle balancing
+            // without stretching the run (qemu64 and 128 MiB, as found). Long: a 64-vCPU boot
+            // under -icount runs its vCPUs one at a time.
+            name: "balance-spread-smp64-nohz",
+            icount: true,
+            smp: "64",
+            cpu: "qemu64",
+            memory_mib: 128,
+            append: "sched_debug=1 workload=spread,start_cpu=63,ms=300",
+            slots: 2,
+            timeout_s: 120,
+            long: true,
+            check: check_spread_nohz::<64, 300>,
             ..BASE
         },
         Scenario {

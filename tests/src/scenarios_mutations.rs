@@ -148,6 +148,9 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     // have finished ok, and one schedstat per CPU.
     ("shares-smp2", "invariant checks on", "invariant checks off"),
     ("storm-smp8", "@fw workload_done name=storm ok=1", "@fw workload_done name=storm ok=0"),
+    // item 5: a stretched run, no NOHZ pull
+    ("balance-spread-smp64-nohz", "runtime_ns=300000000 ", "runtime_ns=6700000000 "),
+    ("balance-spread-smp64-nohz", "pulled_for_others=1", "pulled_for_others=0"),
     // fault injection: a mode not injected, or without its effect; a count for a mode off
     ("faults-ipi-delay", "ipi_held=100 ", "ipi_held=0 "),
     ("faults-ipi-delay", "ipi_late_ns=6000000 ", "ipi_late_ns=4000000 "),

@@ -197,7 +197,7 @@ mod placement;
 mod faults;
 
 pub use balance::{
-    check_capacity, check_spread, check_spread_smt, check_three_on_two, SPREAD_WITHIN_MS,
+    check_capacity, check_spread, check_spread_nohz, check_spread_smt, check_three_on_two, SPREAD_WITHIN_MS,
     THREE_ON_TWO_TOLERANCE_PP,
 };
 pub use bench::{

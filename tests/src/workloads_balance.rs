@@ -100,6 +100,27 @@ pub fn check_spread<const SMP: u32, const MS: u64>(log: &Log) -> CheckResult {
     })
 }
 
+/// `workload=spread,start_cpu=LAST,ms=MS` on `SMP` CPUs under `-icount` (issue 18, item 5): the
+/// [`check_spread`] checks, the idle CPUs got their hogs by NOHZ idle balancing (Σ
+/// `pulled_for_others` > 0: the started-on CPU is the only one ticking), and no hog ran longer
+/// than twice the run: the run was not stretched. Before the NOHZ kick followed Linux's
+/// `kick_ilb()`, a kick that only asked for a blocked-load refresh pushed the next balancing kick
+/// HZ·CPUs/10 jiffies away (6.4 s at 64 CPUs) and was never run, so idle CPUs stayed idle while
+/// others ran two hogs, and every busy tick paid for the idle CPUs' check: the 300 ms run lasted
+/// seconds of guest time.
+pub fn check_spread_nohz<const SMP: u32, const MS: u64>(log: &Log) -> CheckResult {
+    check_spread::<SMP, MS>(log)?;
+    let pulled = super::lb::record_sum(log, "nohz", "pulled_for_others")?;
+    ensure(pulled > 0, || "no hog pulled by NOHZ idle balancing (Σ pulled_for_others = 0)".to_string())?;
+    for h in log.records("hog") {
+        let ran = h.num("runtime_ns")?;
+        ensure(ran <= 2 * MS * 1_000_000, || {
+            format!("`{h}`: a hog of a {MS} ms run ran {} ms: the run was stretched", ran / 1_000_000)
+        })?;
+    }
+    Ok(())
+}
+
 /// The physical core (package, core) of every CPU, from the `@fw cpu` lines.
 fn cores(log: &Log) -> Result<std::collections::BTreeMap<u32, (u64, u64)>, String> {
     log.records("cpu")
