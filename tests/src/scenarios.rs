@@ -797,7 +797,8 @@ pub fn all() -> Vec<Scenario> {
             memory_mib: 128,
             append: "sched_debug=1 workload=spread,start_cpu=63,ms=300",
             slots: 2,
-            timeout_s: 120,
+            // 5 min of wall time on a loaded 2-core host
+            timeout_s: 900,
             long: true,
             check: check_spread_nohz::<64, 300>,
             ..BASE

@@ -150,6 +150,8 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("storm-smp8", "@fw workload_done name=storm ok=1", "@fw workload_done name=storm ok=0"),
     // item 5: a stretched run, no NOHZ pull
     ("balance-spread-smp64-nohz", "runtime_ns=300000000 ", "runtime_ns=6700000000 "),
+    ("balance-spread-smp64-nohz", "@fw spread t_ms=300 per_cpu=1,1,1,", "@fw spread t_ms=300 per_cpu=3,0,0,"),
+    ("balance-spread-smp64-nohz", "idle_wait_ns=2000000 ", "idle_wait_ns=20000000000 "),
     ("balance-spread-smp64-nohz", "pulled_for_others=1", "pulled_for_others=0"),
     // fault injection: a mode not injected, or without its effect; a count for a mode off
     ("faults-ipi-delay", "ipi_held=100 ", "ipi_held=0 "),

@@ -206,7 +206,8 @@ fn names_are_unique_and_topologies_parse() {
     for s in &all {
         s.topology().unwrap();
         assert!(s.slots == 1 || s.slots == 2, "{}", s.name);
-        assert!((30..=120).contains(&s.timeout_s), "{}", s.name);
+        // a long scenario may take longer (a 64-vCPU -icount boot runs its vCPUs one at a time)
+        assert!((30..=120).contains(&s.timeout_s) || s.long && s.timeout_s <= 900, "{}", s.name);
     }
 }
 
