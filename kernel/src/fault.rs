@@ -7,7 +7,7 @@
 //! | `ipi_delay` | holds one in 4 remote reschedule IPIs back for 50 us..1 ms | `schedule::send_resched_ipi`; sent at the sender's first tick once due (an idle sender waits awake until then) |
 //! | `ipi_reorder` | holds one in 2 back until the sender's next IPI, which overtakes it | the same |
 //! | `spurious_wake` | at one in 8 ticks, wakes a sleeping task that nothing woke | the tick (`timer::on_timer`) |
-//! | `preempt_points` | at one in 8 passes, preempts the task by a reschedule IPI to itself | after every wakeup in thread context, and in `schedule()` before the switch (a blocking task then sits preempted between `Sleeping` and its switch) |
+//! | `preempt_points` | at one in 8 passes, preempts the task by a reschedule IPI to itself | after every wakeup in thread context, and before the switch of a blocking wait or an exit (the task then sits preempted between `Sleeping`/`Dead` and its switch) |
 //! | `cpu_stall` | at one in 32 ticks, spins 10..300 us with interrupts off | the tick |
 //!
 //! Every decision comes from a per-CPU xorshift generator seeded from
@@ -283,12 +283,15 @@ pub fn tick(cpu: usize) {
 // Spurious wakeups
 
 /// A task back from `schedule()` in a wait (`WaitQueue`, `timer::sleep_ns`)
-/// whose condition is `holds`: if a spurious wakeup woke it, count whether
-/// it goes back to sleep. The mark is taken once.
+/// found its condition false and sleeps again: if a spurious wakeup marked
+/// it, count a re-sleep. The mark is taken once, so re-sleeps never exceed
+/// spurious wakeups; the mark of a spurious wakeup whose condition happened
+/// to hold stays until the task's next re-sleep (the wait's fast path, a
+/// condition that holds, makes no extra test).
 #[cold]
 #[inline(never)]
-pub fn after_wait(me: &Task, holds: bool) {
-    if me.fault_woken.swap(false, Ordering::Relaxed) && !holds {
+pub fn after_wait(me: &Task) {
+    if me.fault_woken.swap(false, Ordering::Relaxed) {
         COUNTS.spurious_resleeps.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -317,12 +320,16 @@ pub fn preempt_point() {
     crate::schedule::send_resched_ipi_now(cpu);
 }
 
-/// A preemption (not a voluntary switch) found the task `Sleeping` or
-/// `Dead`: it had not reached its switch yet, and stays queued.
+/// A preemption (tick or reschedule IPI, not a voluntary switch) is about
+/// to switch: if it finds the task `Sleeping` or `Dead`, the task had not
+/// reached its own switch yet and stays queued (`schedule_irq`).
 #[cold]
 #[inline(never)]
-pub fn note_preempted_blocking() {
-    COUNTS.preempted_blocking.fetch_add(1, Ordering::Relaxed);
+pub fn note_preemption() {
+    let blocking = crate::task::with_current(|t| !t.is_idle && t.state() != crate::task::TaskState::Running);
+    if blocking && crate::rq::need_resched(cpu_id()) {
+        COUNTS.preempted_blocking.fetch_add(1, Ordering::Relaxed);
+    }
 }
 
 // ---------------------------------------------------------------------------

@@ -383,6 +383,9 @@ fn on_resched_ipi(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFra
         balance::nohz::run_kicked(cpu);
     }
     if rq::need_resched(cpu) {
+        if fault::on() {
+            fault::note_preemption();
+        }
         schedule::preempt_irq_locked(frame, held)
     } else {
         frame

@@ -27,9 +27,6 @@ pub fn schedule() {
     if held != 0 {
         panic!("schedule() called on CPU {} holding {} interrupt-off lock(s)", cpu_id(), held);
     }
-    if crate::fault::on() {
-        crate::fault::preempt_point();
-    }
     context::give_up_cpu();
 }
 
@@ -136,11 +133,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
         prev.stats.exec_start.store(now_task, Ordering::Relaxed);
         rq.stat.rq_cpu_time += ran;
         match prev.state() {
-            TaskState::Sleeping | TaskState::Dead if !voluntary => {
-                if crate::fault::on() {
-                    crate::fault::note_preempted_blocking();
-                }
-            }
+            TaskState::Sleeping | TaskState::Dead if !voluntary => {}
             TaskState::Sleeping => {
                 prev_state = b'S';
                 let (outcome, picked) = rq.fair.block_and_schedule(eid, DequeueFlags::SLEEP);

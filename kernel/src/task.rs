@@ -393,6 +393,10 @@ pub fn exit() -> ! {
     drop(me);
     // The final switch (schedule_irq) completes `exited` for the joiners.
     loop {
+        if crate::fault::on() {
+            // `fault=preempt_points`: preempted while Dead, still queued.
+            crate::fault::preempt_point();
+        }
         crate::schedule::schedule();
     }
 }

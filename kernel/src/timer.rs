@@ -151,9 +151,13 @@ pub fn sleep_ns(ns: u64) {
             }));
             program(cpu, rq::now_ns());
         });
-        crate::schedule::schedule();
         if crate::fault::on() {
-            crate::fault::after_wait(&me, rq::now_ns() >= deadline);
+            crate::fault::preempt_point();
+        }
+        crate::schedule::schedule();
+        if crate::fault::on() && rq::now_ns() < deadline {
+            // woken before its deadline: sleeps again
+            crate::fault::after_wait(&me);
         }
     }
 }
@@ -197,6 +201,9 @@ pub(crate) fn on_timer(frame: &mut TrapFrame) -> *mut TrapFrame {
     }
     program(cpu, rq::now_ns());
     if rq::need_resched(cpu) {
+        if crate::fault::on() {
+            crate::fault::note_preemption();
+        }
         crate::schedule::preempt_irq(frame)
     } else {
         frame

@@ -88,23 +88,22 @@ impl WaitQueue {
             if cond() {
                 break;
             }
-            crate::schedule::schedule();
-            // Woken: the waker popped us and set us Running. A spurious
-            // wakeup (`fault=spurious_wake`) finds the condition false and
-            // sleeps again.
-            let holds = cond();
             if crate::fault::on() {
-                crate::fault::after_wait(me, holds);
+                // `fault=preempt_points`: preempted while Sleeping, queued.
+                crate::fault::preempt_point();
             }
-            if holds {
+            crate::schedule::schedule();
+            // Woken: the waker popped us and set us Running.
+            if cond() {
                 break;
+            }
+            // Woken with the condition false (a spurious wakeup, or one
+            // whose condition another task took first): sleep again.
+            if crate::fault::on() {
+                crate::fault::after_wait(me);
             }
         }
         me.set_state(TaskState::Running);
-        if crate::fault::on() {
-            // Woken spuriously before it reached `schedule()`.
-            crate::fault::after_wait(me, true);
-        }
         // The condition held before a waker removed us: leave the queue.
         if me.on_wait_queue.load(Ordering::Relaxed) {
             let mut q = self.waiters.lock();
