@@ -22,7 +22,8 @@
 //! goes out within its delay plus one tick.
 //!
 //! When off (the default) each hook is one test of [`on`], a relaxed load of
-//! one flag that never changes after boot.
+//! one flag set only when the workload starts; a wait's fast path (its
+//! condition holds once woken) passes one hook, a wakeup one.
 
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
@@ -299,7 +300,8 @@ pub fn after_wait(me: &Task) {
 // ---------------------------------------------------------------------------
 // Extra preemption points
 
-/// A preemption point (after a wakeup, before a voluntary switch): one
+/// A preemption point (after a wakeup; before the switch of a wait, a
+/// timed sleep or an exit): one
 /// time in 8 the running task is preempted here, by a reschedule IPI to
 /// its own CPU, as if a tick had come at this instruction.
 #[cold]
