@@ -164,6 +164,13 @@ pub fn idle_loop() -> ! {
             crate::schedule::schedule();
         } else {
             let cpu = cpu_id();
+            if crate::fault::on() && crate::fault::idle_holds_ipis(cpu) {
+                // IPIs this CPU holds back (`fault=ipi_delay`) are not due
+                // yet: no halt before they are out; look again, interrupts on.
+                x86_64::instructions::interrupts::enable();
+                core::hint::spin_loop();
+                continue;
+            }
             let since = pc(cpu).idle_since.load(Ordering::Relaxed);
             crate::arch::wait_for_interrupt();
             // Back in this idle period (not in a new one after a switch
@@ -183,6 +190,15 @@ fn poll_loop() -> ! {
     // task arrives here with them off).
     x86_64::instructions::interrupts::enable();
     loop {
+        // IPIs this CPU holds back (`fault=ipi_delay`) go out before it
+        // polls, or at the ticks of the task it runs instead.
+        while crate::fault::on()
+            && crate::fault::idle_holds_ipis(cpu)
+            && !rq::need_resched(cpu)
+            && !crate::wakeup::wake_list_pending(cpu)
+        {
+            core::hint::spin_loop();
+        }
         pc(cpu).polling.store(true, Ordering::Relaxed);
         // The flag before the checks: a waker that missed it sends an IPI.
         fence(Ordering::SeqCst);

@@ -25,6 +25,7 @@ mod console;
 mod mem;
 mod panic;
 mod debug;
+mod fault;
 mod idle;
 mod rq;
 mod schedstat;
@@ -241,6 +242,11 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
         if options.sched_debug { "on" } else { "off" }
     );
     debug::enable(options.sched_debug);
+    if options.fault != 0 {
+        let seed = options.fault_seed.unwrap_or(fault::DEFAULT_SEED);
+        fault::configure(options.fault, seed);
+        kprintln!("fault injection: {} (seed {}), from the workload's start", fault::names(options.fault), seed);
+    }
     if options.trace > 0 {
         let cpus: Vec<usize> = (0..online).collect();
         match trace::enable(options.trace, &cpus) {
@@ -353,7 +359,9 @@ fn run_init(workload: cmdline::Workload, phase_ns: u64) {
         workloads::spin_ns(phase_ns);
     }
     stage("workload");
+    fault::arm();
     let ok = workloads::run(&workload);
+    fault::report();
     if debug::enabled() {
         debug::check_global();
     }
@@ -376,6 +384,9 @@ fn on_resched_ipi(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFra
         balance::nohz::run_kicked(cpu);
     }
     if rq::need_resched(cpu) {
+        if fault::on() {
+            fault::note_preemption();
+        }
         schedule::preempt_irq_locked(frame, held)
     } else {
         frame

@@ -307,6 +307,15 @@ pub fn resched_cpu(cpu: usize) {
 /// handler drains the wake list, runs a kicked NOHZ balance, and switches
 /// only if one of them (or `resched_cpu`) set need-resched.
 pub fn send_resched_ipi(cpu: usize) {
+    if crate::fault::on() && crate::fault::take_ipi(cpu) {
+        return;
+    }
+    send_resched_ipi_now(cpu);
+}
+
+/// `send_resched_ipi` past fault injection (`fault=ipi_delay,ipi_reorder`).
+#[inline(always)]
+pub(crate) fn send_resched_ipi_now(cpu: usize) {
     crate::arch::apic::send_ipi(
         crate::arch::trap::RESCHED_VECTOR,
         crate::arch::percpu::cpu(cpu).apic_id.load(Ordering::Relaxed),

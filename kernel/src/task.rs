@@ -187,6 +187,10 @@ pub struct Task {
     /// false; nothing changes a dequeued entity): placement reads it
     /// without the runqueue lock.
     pub(crate) slept_load: [AtomicU64; 3],
+    /// Woken by fault injection (`fault=spurious_wake`), not by what it
+    /// waits for; set under `pi_lock` before the wakeup, taken by the wait
+    /// (`fault::after_wait`).
+    pub(crate) fault_woken: AtomicBool,
 }
 
 impl Task {
@@ -250,6 +254,7 @@ impl Task {
             on_wait_queue: AtomicBool::new(false),
             on_rq: AtomicBool::new(true),
             slept_load: [const { AtomicU64::new(0) }; 3],
+            fault_woken: AtomicBool::new(false),
             wakee: IrqMutex::new(sched::balance::WakeeState::default()),
             recent_used_cpu: AtomicUsize::new(usize::MAX),
         }
@@ -420,6 +425,10 @@ pub fn exit() -> ! {
     drop(me);
     // The final switch (schedule_irq) completes `exited` for the joiners.
     loop {
+        if crate::fault::on() {
+            // `fault=preempt_points`: preempted while Dead, still queued.
+            crate::fault::preempt_point();
+        }
         crate::schedule::schedule();
     }
 }
@@ -440,6 +449,18 @@ pub fn join(task: &Arc<Task>) {
 /// All live (not yet joined) threads.
 pub fn all() -> Vec<Arc<Task>> {
     REGISTRY.lock().values().cloned().collect()
+}
+
+/// A sleeping thread, the `r % n`-th of the `n` that sleep now (for
+/// `fault=spurious_wake`; it may be awake again by the time it is woken).
+pub(crate) fn pick_sleeping(r: u64) -> Option<Arc<Task>> {
+    let reg = REGISTRY.lock();
+    let sleeping = || reg.values().filter(|t| !t.is_idle && t.state() == TaskState::Sleeping);
+    let n = sleeping().count() as u64;
+    if n == 0 {
+        return None;
+    }
+    sleeping().nth((r % n) as usize).cloned()
 }
 
 /// The thread whose stack is in arena slot `slot` (for stack-overflow reports).

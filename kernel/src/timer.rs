@@ -176,7 +176,14 @@ pub fn sleep_ns(ns: u64) {
             }));
             program(cpu, rq::now_ns());
         });
+        if crate::fault::on() {
+            crate::fault::preempt_point();
+        }
         crate::schedule::schedule();
+        if crate::fault::on() && rq::now_ns() < deadline {
+            // woken before its deadline: sleeps again
+            crate::fault::after_wait(&me);
+        }
     }
 }
 
@@ -207,6 +214,9 @@ pub(crate) fn on_timer(frame: &mut TrapFrame) -> *mut TrapFrame {
     // a second interrupt a few microseconds later.
     if now + tick_ns() / 16 >= next_tick && !pc(cpu).tick_stopped.load(Ordering::Relaxed) {
         scheduler_tick(cpu);
+        if crate::fault::on() {
+            crate::fault::tick(cpu);
+        }
         let period = tick_ns();
         let mut next = next_tick + period;
         if next <= now + period / 16 {
@@ -216,6 +226,9 @@ pub(crate) fn on_timer(frame: &mut TrapFrame) -> *mut TrapFrame {
     }
     program(cpu, rq::now_ns());
     if rq::need_resched(cpu) {
+        if crate::fault::on() {
+            crate::fault::note_preemption();
+        }
         crate::schedule::preempt_irq(frame)
     } else {
         frame

@@ -110,9 +110,31 @@ pub fn ttwu_stats(cpu: usize) -> (u64, u64) {
 
 /// Wakes `p` if it sleeps; returns whether this call woke it.
 pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
+    let woke = wake::<false>(p, flags);
+    if crate::fault::on() {
+        // `fault=preempt_points`: the waker may be preempted right here.
+        crate::fault::preempt_point();
+    }
+    woke
+}
+
+/// Wakes `p` if it sleeps, though nothing it waits for happened
+/// (`fault=spurious_wake`), marking it so that its wait can count whether it
+/// went back to sleep.
+pub(crate) fn wake_spurious(p: &Arc<Task>) -> bool {
+    wake::<true>(p, WakeFlags::NONE)
+}
+
+/// `try_to_wake_up`; `SPURIOUS` marks the wakee (under `pi_lock`, before it
+/// can run) as woken by fault injection.
+#[inline(always)]
+fn wake<const SPURIOUS: bool>(p: &Arc<Task>, flags: WakeFlags) -> bool {
     let _pi = p.pi_lock.lock();
     if p.state() != TaskState::Sleeping {
         return false;
+    }
+    if SPURIOUS {
+        p.fault_woken.store(true, Ordering::Relaxed);
     }
     let this = cpu_id();
     if !p.on_rq.load(Ordering::Acquire) {

@@ -148,6 +148,26 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     // have finished ok, and one schedstat per CPU.
     ("shares-smp2", "invariant checks on", "invariant checks off"),
     ("storm-smp8", "@fw workload_done name=storm ok=1", "@fw workload_done name=storm ok=0"),
+    // item 5: a stretched run, no NOHZ pull
+    ("balance-spread-smp64-nohz", "runtime_ns=300000000 ", "runtime_ns=6700000000 "),
+    ("balance-spread-smp64-nohz", "@fw spread t_ms=300 per_cpu=1,1,1,", "@fw spread t_ms=300 per_cpu=3,0,0,"),
+    ("balance-spread-smp64-nohz", "idle_wait_ns=2000000 ", "idle_wait_ns=20000000000 "),
+    ("balance-spread-smp64-nohz", "pulled_for_others=1", "pulled_for_others=0"),
+    // fault injection: a mode not injected, or without its effect; a count for a mode off
+    ("faults-ipi-delay", "ipi_held=100 ", "ipi_held=0 "),
+    ("faults-ipi-delay", "ipi_late_ns=6000000 ", "ipi_late_ns=4000000 "),
+    ("faults-ipi-reorder", "ipi_reordered=10 ", "ipi_reordered=0 "),
+    ("faults-spurious-wake", "spurious_resleeps=15 ", "spurious_resleeps=0 "),
+    ("faults-spurious-wake", "spurious_resleeps=15 ", "spurious_resleeps=21 "),
+    ("faults-spurious-wake", "ipi_held=0 ", "ipi_held=3 "),
+    ("faults-preempt-points", "preempted_blocking=30 ", "preempted_blocking=0 "),
+    ("faults-cpu-stall", "stall_ns=400000", "stall_ns=4000000"),
+    ("faults-cpu-stall", "stalls=4 ", "stalls=0 "),
+    ("faults-all", "modes=ipi_delay,ipi_reorder,spurious_wake,preempt_points,cpu_stall ", "modes=ipi_delay,ipi_reorder,spurious_wake,preempt_points "),
+    ("faults-all", "sem_ups=1200", "sem_ups=1199"),
+    ("faults-seed-alone", "cmdline: fault_seed=7 without fault=: no fault is injected\n", ""),
+    ("faults-malformed", "@fw cmdline_problem msg=fault_seed", "@fw note msg=fault_seed"),
+    ("faults-malformed", "@fw workload_done name=pipe ok=1", "@fw faults modes=ipi_delay\n@fw workload_done name=pipe ok=1"),
     ("affinity-smp4", "@fw schedstat cpu=3 ", "@fw schedstat cpu=4 "),
     ("latency-smp1", "@fw workload name=latency cpus=1", "@fw workload name=latency cpus=2"),
     // shares: runtime share off by > 2 points, a weight not Linux's, wrong CPU, a task

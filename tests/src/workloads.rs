@@ -193,9 +193,11 @@ mod threads;
 mod wakeup;
 #[path = "workloads_placement.rs"]
 mod placement;
+#[path = "workloads_faults.rs"]
+mod faults;
 
 pub use balance::{
-    check_capacity, check_spread, check_spread_smt, check_three_on_two, SPREAD_WITHIN_MS,
+    check_capacity, check_spread, check_spread_nohz, check_spread_smt, check_three_on_two, SPREAD_WITHIN_MS,
     THREE_ON_TWO_TOLERANCE_PP,
 };
 pub use bench::{
@@ -224,6 +226,10 @@ pub use lb::{
     newidle_pushes_in_trace, NewidlePush, NEWIDLE_PUSH_CYCLE_US, NEWIDLE_PUSH_MS, check_new_dst_cpu,
     PINNED_SMP, check_nohz_pull, check_periodic_pull, compare_capacity_push,
     compare_nohz_on_off, newidle_pulls_in_trace, record_sum, NewidlePull, NOHZ_PULL_HOGS, NOHZ_PULL_SMP,
+};
+pub use faults::{
+    check_fault_malformed, check_faults, check_storm_faults, compare_ipi_delay, mode_names, ALL_FAULTS, CPU_STALL, FAULT_MALFORMED,
+    FAULT_MODES, FAULT_SEED_ALONE, IPI_DELAY, IPI_REORDER, PREEMPT_POINTS, SPURIOUS_WAKE,
 };
 pub use wakeup::{check_pipes, compare_wake_affine, domstat_sum, pipes_total};
 pub use placement::{

@@ -90,7 +90,8 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
         }
         "storm" => {
             let threads: u64 = get(&kv, "threads", "64").parse().unwrap();
-            let rounds = 1000;
+            // held IPIs slow the hand-offs
+            let rounds = if fault_modes(append) & IPI_DELAY != 0 { 600 } else { 1000 };
             for i in 0..threads {
                 let side = if i % 2 == 0 { "storma" } else { "stormb" };
                 let cpu = (i % cpus as u64).to_string();
@@ -344,6 +345,7 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
     }
     // As kernel/src/workloads/mod.rs prints them: the deltas, then the end of the run.
     out += &format!("@fw workload_done name={name} ok=1\n");
+    out += &faults_line(append);
     for c in 0..cpus {
         // The spread sleeper's CPU goes idle at each of its sleeps.
         let goidle = match get(&kv, "sleeper_busy_us", "0").parse::<u64>().unwrap_or(0) {
@@ -866,4 +868,43 @@ fn wakeplace(append: &str, kv: &[(String, String)], cpus: u32) -> String {
         );
     }
     out
+}
+
+/// The command line's `fault=` modes (0 without it, or with a name that is no mode: the kernel
+/// then injects nothing).
+fn fault_modes(append: &str) -> u8 {
+    let value = option(append, "fault");
+    if value.is_empty() {
+        return 0;
+    }
+    value
+        .split(',')
+        .try_fold(0, |acc, n| FAULT_MODES.iter().find(|(m, _)| *m == n).map(|(_, b)| acc | b))
+        .unwrap_or(0)
+}
+
+/// The `@fw faults` line of a correct run with the command line's modes (none without them).
+fn faults_line(append: &str) -> String {
+    let modes = fault_modes(append);
+    if modes == 0 {
+        return String::new();
+    }
+    let on = |m: u8| modes & m != 0;
+    let held = if on(IPI_DELAY | IPI_REORDER) { 100 } else { 0 };
+    let seed = if option(append, "fault_seed").is_empty() { "1" } else { option(append, "fault_seed") };
+    format!(
+        "faults injected ({}, seed {seed})\n@fw faults modes={} seed={seed} ipi_held={held} ipi_late_ns={} \
+         ipi_reordered={} spurious_wakeups={} spurious_resleeps={} preempt_injected={} \
+         preempted_blocking={} stalls={} stall_ns={}\n",
+        mode_names(modes),
+        mode_names(modes),
+        held * 60_000,
+        if on(IPI_REORDER) { 10 } else { 0 },
+        if on(SPURIOUS_WAKE) { 20 } else { 0 },
+        if on(SPURIOUS_WAKE) { 15 } else { 0 },
+        if on(PREEMPT_POINTS) { 50 } else { 0 },
+        if on(PREEMPT_POINTS) { 30 } else { 0 },
+        if on(CPU_STALL) { 4 } else { 0 },
+        if on(CPU_STALL) { 400_000 } else { 0 },
+    )
 }

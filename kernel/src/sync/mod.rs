@@ -93,10 +93,19 @@ impl WaitQueue {
             if cond() {
                 break;
             }
+            if crate::fault::on() {
+                // `fault=preempt_points`: preempted while Sleeping, queued.
+                crate::fault::preempt_point();
+            }
             crate::schedule::schedule();
             // Woken: the waker popped us and set us Running.
             if cond() {
                 break;
+            }
+            // Woken with the condition false (a spurious wakeup, or one
+            // whose condition another task took first): sleep again.
+            if crate::fault::on() {
+                crate::fault::after_wait(me);
             }
         }
         me.set_state(TaskState::Running);
