@@ -31,6 +31,7 @@ mod schedstat;
 mod sched_cpu;
 mod schedule;
 mod selfcheck;
+mod setattr;
 mod sync;
 mod task;
 mod timer;
