@@ -330,6 +330,8 @@ pub fn run(w: &Workload) -> bool {
         threads
     );
     let before = crate::schedstat::snapshot();
+    let idle_task_before: Vec<u64> = super::cpus().iter().map(|&c| crate::idle::idle_task_ns(c)).collect();
+    let newidle_before: u64 = super::cpus().iter().map(|&c| crate::schedule::newidle_switch_ns(c)).sum();
     let runtime_before: u64 = crate::task::all().iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum();
     let t0 = crate::rq::now_ns();
     let world = Arc::new(World {
@@ -414,14 +416,16 @@ pub fn run(w: &Workload) -> bool {
     reap_orphans(&world);
     // The accounts.
     let after = crate::schedstat::snapshot();
+    let idle_task: u64 = w_cpus_idle(&world, &idle_task_before);
+    let newidle: u64 = world.cpus.iter().map(|&c| crate::schedule::newidle_switch_ns(c)).sum::<u64>() - newidle_before;
     let elapsed = crate::rq::now_ns() - t0;
     let runtime_after: u64 = crate::task::all().iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum::<u64>()
         + world.joined_runtime.load(Ordering::Relaxed);
     let runtime = runtime_after.saturating_sub(runtime_before);
-    let (mut idle, mut pressure) = (0u64, 0u64);
+    let (mut no_runnable, mut pressure) = (0u64, 0u64);
     for (cpu, a) in &after {
         if let Some((_, b)) = before.iter().find(|(c, _)| c == cpu) {
-            idle += a.idle_wait.idle_ns.saturating_sub(b.idle_wait.idle_ns);
+            no_runnable += a.idle_wait.idle_ns.saturating_sub(b.idle_wait.idle_ns);
             pressure += a.pressure_ns.saturating_sub(b.pressure_ns);
         }
     }
@@ -433,7 +437,8 @@ pub fn run(w: &Workload) -> bool {
     let bell_left: u64 = w.slots.iter().map(|s| s.bell.posted.load(Ordering::Relaxed) - s.bell.taken.load(Ordering::Relaxed)).sum();
     let cpus_n = w.cpus.len() as u64;
     let capacity = cpus_n * elapsed;
-    let accounted = runtime + idle + pressure;
+    let idle = idle_task;
+    let accounted = runtime + idle + newidle + pressure;
     // The books: what must hold in a correct run (the host checks the same).
     let mut books: Vec<(&str, bool)> = Vec::new();
     let g = |c: C| w.get(c);
@@ -453,7 +458,7 @@ pub fn run(w: &Workload) -> bool {
     books.push(("pipe reads ended = begun", g(C::ReadBegun) == g(C::ReadEnded)));
     books.push(("pipe writes ended = begun", g(C::WriteBegun) == g(C::WriteEnded)));
     books.push(("pipe bytes received = sent", g(C::PipeSent) == g(C::PipeReceived)));
-    books.push(("runtime + idle + pressure = CPUs x elapsed within 1%", accounted.abs_diff(capacity) * 100 <= capacity));
+    books.push(("runtime + idle + newidle + pressure = CPUs x elapsed within 1%", accounted.abs_diff(capacity) * 100 <= capacity));
     books.push(("no violation seen while running", g(C::Violations) == 0));
     let ok = books.iter().all(|(_, b)| *b) && stuck == 0;
     let mut line = String::new();
@@ -474,7 +479,11 @@ pub fn run(w: &Workload) -> bool {
     for (i, name) in COUNT_NAMES.iter().enumerate() {
         let _ = write!(line, " {}={}", name, w.counts[i].load(Ordering::Relaxed));
     }
-    let _ = write!(line, " runtime_ns={} idle_ns={} pressure_ns={} elapsed_ns={} run_ns={}", runtime, idle, pressure, elapsed, elapsed_run);
+    let _ = write!(
+        line,
+        " runtime_ns={} idle_ns={} newidle_ns={} pressure_ns={} elapsed_ns={} run_ns={} no_runnable_ns={}",
+        runtime, idle, newidle, pressure, elapsed, elapsed_run, no_runnable
+    );
     crate::record!("torture", "{}", line);
     let mut ops = String::new();
     for (i, (_, name, _)) in OPS.iter().enumerate() {
@@ -488,6 +497,11 @@ pub fn run(w: &Workload) -> bool {
         crate::debug::check_global();
     }
     ok
+}
+
+/// What the CPUs' idle tasks ran since `before` (one value per CPU of `w.cpus`).
+fn w_cpus_idle(w: &World, before: &[u64]) -> u64 {
+    w.cpus.iter().zip(before).map(|(&c, &b)| crate::idle::idle_task_ns(c).saturating_sub(b)).sum()
 }
 
 /// The failure report: what failed, how to rerun it, and the operations of
