@@ -161,6 +161,27 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("shares-smp1", "rq_cpu_time=100000000000 ", "rq_cpu_time=447999999 "),
     // storm: a thread not finished, a lost semaphore up, a lost byte, a missing sleep,
     // a thread never woken, a missing taskstat.
+    // torture: a wakeup dropped (a doorbell wait that never ended), a thread lost, a byte
+    // lost, a mutex update lost, a semaphore unit lost, time unaccounted, an operation never
+    // done, a violation seen, a failing thread reported, another seed
+    ("torture-smp8-60s", "bell_ended=400", "bell_ended=399"),
+    ("torture-smp4", "exited=516", "exited=515"),
+    ("torture-smp4", "alive=0", "alive=1"),
+    ("torture-smp8-60s", "pipe_received=40000", "pipe_received=39999"),
+    ("torture-smp4", "mutex_count=700", "mutex_count=699"),
+    ("torture-smp4", "sem_left=4", "sem_left=3"),
+    ("torture-smp4", "sem_ups=600", "sem_ups=599"),
+    ("torture-smp4", " idle_ns=", " idle_ns=9"),
+    ("torture-smp4", "newidle_ns=50000", "newidle_ns=9000000000"),
+    ("torture-smp8-60s", "pressure_ns=0", "pressure_ns=5000000000"),
+    ("torture-smp4", "renice=300", "renice=0"),
+    ("torture-smp4", "lost_wakeups=0", "lost_wakeups=1"),
+    ("torture-smp4", "read_ended=900", "read_ended=899"),
+    ("torture-smp8-60s", "join_ended=250", "join_ended=249"),
+    ("torture-smp4", "bell_posts=430", "bell_posts=431"),
+    ("torture-smp4", "@fw torture_ops", "@fw torture_thread thread=3 task=9 state=Sleeping cpu=1 done=0 doing=wait(0) ops=-\n@fw torture_ops"),
+    ("torture-smp4", "seed=1 ", "seed=2 "),
+    ("torture-smp4", "ok=1 alive", "ok=0 alive"),
     ("storm-smp8", "finished=64", "finished=63"),
     ("storm-smp1", "sem_ups=2000", "sem_ups=1999"),
     ("storm-smp1", "pipe_received=16064", "pipe_received=16056"),

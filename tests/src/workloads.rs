@@ -189,6 +189,8 @@ mod idle;
 pub(crate) mod lb;
 #[path = "workloads_threads.rs"]
 mod threads;
+#[path = "workloads_torture.rs"]
+mod torture;
 #[path = "workloads_wakeup.rs"]
 mod wakeup;
 #[path = "workloads_placement.rs"]
@@ -225,6 +227,7 @@ pub use lb::{
     PINNED_SMP, check_nohz_pull, check_periodic_pull, compare_capacity_push,
     compare_nohz_on_off, newidle_pulls_in_trace, record_sum, NewidlePull, NOHZ_PULL_HOGS, NOHZ_PULL_SMP,
 };
+pub use torture::{check_torture, torture_books, torture_default_threads, torture_verdict, TORTURE_OPS, TORTURE_SEM_UNITS};
 pub use wakeup::{check_pipes, compare_wake_affine, domstat_sum, pipes_total};
 pub use placement::{
     check_sis_aged, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
