@@ -179,6 +179,8 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("torture-smp4", "read_ended=900", "read_ended=899"),
     ("torture-smp8-60s", "join_ended=250", "join_ended=249"),
     ("torture-smp4", "bell_posts=430", "bell_posts=431"),
+    ("torture-smp4", "bell_timeouts=15", "bell_timeouts=14"),
+    ("torture-smp4", "bell_slept=200", "bell_slept=0"),
     ("torture-smp4", "@fw torture_ops", "@fw torture_thread thread=3 task=9 state=Sleeping cpu=1 done=0 doing=wait(0) ops=-\n@fw torture_ops"),
     ("torture-smp4", "seed=1 ", "seed=2 "),
     ("torture-smp4", "ok=1 alive", "ok=0 alive"),

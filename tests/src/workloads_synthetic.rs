@@ -103,8 +103,8 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                  mutex_count=700 sem_units=4 sem_left=4 bell_left=30 spawned={spawned} \
                  exited={spawned} joined={spawned} sleep_begun=2000 sleep_ended=2000 sleep_early=0 \
                  mutex_begun=700 mutex_ended=700 sem_begun=600 sem_ended=600 sem_ups=600 \
-                 bell_begun=400 bell_ended=400 bell_posts=430 bell_taken=400 bell_timeouts=0 \
-                 bell_stops=0 lost_wakeups=0 join_begun=250 join_ended=250 read_begun=900 \
+                 bell_begun=400 bell_ended=400 bell_posts=430 bell_taken=400 bell_by_token=380 \
+                 bell_timeouts=15 bell_stops=5 bell_slept=200 lost_wakeups=0 join_begun=250 join_ended=250 read_begun=900 \
                  read_ended=900 write_begun=800 write_ended=800 pipe_sent=40000 \
                  pipe_received=40000 pipe_bad=0 affinity_misses=0 attr_misses=0 spawn_failed=0 \
                  violations=0 runtime_ns={runtime} idle_ns={idle} newidle_ns=50000 pressure_ns=0 \

@@ -55,11 +55,12 @@ pub fn torture_books(log: &Log, cpus: u64, ms: u64, seed: u64, threads: u64) -> 
     eq(&mut books, "semaphore units at start", n("sem_units")?, TORTURE_SEM_UNITS);
     eq(
         &mut books,
-        "doorbell waits ended = by token + timeout + stop",
+        "doorbell waits ended = by tokens + timeout + stop",
         n("bell_ended")?,
-        n("bell_taken")? + n("bell_timeouts")? + n("bell_stops")?,
+        n("bell_by_token")? + n("bell_timeouts")? + n("bell_stops")?,
     );
     eq(&mut books, "doorbell tokens posted = taken + left", n("bell_posts")?, n("bell_taken")? + n("bell_left")?);
+    books.push((format!("doorbell waits that slept ({} > 0)", n("bell_slept")?), n("bell_slept")? > 0));
     eq(&mut books, "pipe bytes received = sent", n("pipe_received")?, n("pipe_sent")?);
     for v in ["lost_wakeups", "sleep_early", "pipe_bad", "affinity_misses", "attr_misses", "spawn_failed", "violations"] {
         eq(&mut books, v, n(v)?, 0);

@@ -89,8 +89,8 @@ const OPS: [(Op, &str, u64); 13] = [
     (Op::SleepLong, "sleep_long", 3),
     (Op::Mutex, "mutex", 10),
     (Op::Sem, "sem", 8),
-    (Op::Post, "post", 10),
-    (Op::Wait, "wait", 6),
+    (Op::Post, "post", 6),
+    (Op::Wait, "wait", 10),
     (Op::Pipe, "pipe", 14),
     (Op::Spawn, "spawn", 5),
     (Op::Renice, "renice", 4),
@@ -117,8 +117,10 @@ enum C {
     BellEnded,
     BellPosts,
     BellTaken,
+    BellByToken,
     BellTimeouts,
     BellStops,
+    BellSlept,
     LostWakeups,
     JoinBegun,
     JoinEnded,
@@ -151,8 +153,10 @@ const COUNT_NAMES: [&str; NCOUNTS] = [
     "bell_ended",
     "bell_posts",
     "bell_taken",
+    "bell_by_token",
     "bell_timeouts",
     "bell_stops",
+    "bell_slept",
     "lost_wakeups",
     "join_begun",
     "join_ended",
@@ -169,7 +173,8 @@ const COUNT_NAMES: [&str; NCOUNTS] = [
     "violations",
 ];
 
-/// A thread's doorbell: peers post tokens, the owner waits for one.
+/// A thread's doorbell: peers post tokens, the owner waits for some and
+/// takes all that are there.
 ///
 /// Invariant: `taken <= posted`; `posting` counts posts that have bumped
 /// `posted` and not yet finished their wakeup.
@@ -199,16 +204,19 @@ impl Bell {
         }
     }
 
-    /// Takes a posted token, if there is one.
-    fn take(&self) -> bool {
+    /// Takes every posted token; returns how many (0: none was there).
+    fn take(&self) -> u64 {
         let mut t = self.taken.load(Ordering::Acquire);
-        while self.posted.load(Ordering::Acquire) > t {
-            match self.taken.compare_exchange(t, t + 1, Ordering::AcqRel, Ordering::Acquire) {
-                Ok(_) => return true,
+        loop {
+            let p = self.posted.load(Ordering::Acquire);
+            if p <= t {
+                return 0;
+            }
+            match self.taken.compare_exchange(t, p, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return p - t,
                 Err(now) => t = now,
             }
         }
-        false
     }
 }
 
@@ -452,7 +460,7 @@ pub fn run(w: &Workload) -> bool {
     books.push(("semaphore ups = downs", g(C::SemUps) == g(C::SemEnded)));
     books.push(("semaphore units intact", sem_left == SEMS * SEM_UNITS));
     books.push(("doorbell waits ended = begun", g(C::BellBegun) == g(C::BellEnded)));
-    books.push(("doorbell waits ended = by token + timeout + stop", g(C::BellEnded) == g(C::BellTaken) + g(C::BellTimeouts) + g(C::BellStops)));
+    books.push(("doorbell waits ended = by tokens + timeout + stop", g(C::BellEnded) == g(C::BellByToken) + g(C::BellTimeouts) + g(C::BellStops)));
     books.push(("doorbell tokens posted = taken + left", g(C::BellPosts) == g(C::BellTaken) + bell_left));
     books.push(("joins ended = begun", g(C::JoinBegun) == g(C::JoinEnded)));
     books.push(("pipe reads ended = begun", g(C::ReadBegun) == g(C::ReadEnded)));
@@ -601,8 +609,8 @@ fn watch(w: &World) {
         let posted = b.posted.load(Ordering::SeqCst);
         let taken = b.taken.load(Ordering::SeqCst);
         let posting = b.posting.load(Ordering::SeqCst);
-        let asleep = s.task.get().is_some_and(|t| t.state() == TaskState::Sleeping && !t.on_rq.load(Ordering::SeqCst));
-        if posted > taken && posting == 0 && asleep && b.since.load(Ordering::Acquire) == since {
+        let asleep = || s.task.get().is_some_and(|t| asleep_off_queue(t));
+        if posted > taken && posting == 0 && asleep() && b.since.load(Ordering::Acquire) == since {
             let key = (posted << 32 | (taken & 0xffff_ffff)) + 1;
             if b.suspect.swap(key, Ordering::Relaxed) != key {
                 continue; // first sighting: look again at the next pass
@@ -618,6 +626,22 @@ fn watch(w: &World) {
         b.generation.fetch_add(1, Ordering::AcqRel);
         b.wq.wake_all();
     }
+}
+
+/// Whether `t` is asleep for good: Sleeping, and off its runqueue or
+/// queued only as a delayed entity (DELAY_DEQUEUE keeps a sleeper queued and
+/// `Task::on_rq` set). A task that set itself Sleeping and was preempted
+/// before it could block stays runnable: not asleep.
+fn asleep_off_queue(t: &Arc<Task>) -> bool {
+    if t.state() != TaskState::Sleeping {
+        return false;
+    }
+    if !t.on_rq.load(Ordering::SeqCst) {
+        return true;
+    }
+    let rq = crate::rq::lock_task_rq(t);
+    let eid = EntityId(t.eid.load(Ordering::Relaxed));
+    rq.task_of(eid.0).is_some_and(|x| Arc::ptr_eq(x, t)) && rq.fair.is_delayed(eid) && t.state() == TaskState::Sleeping
 }
 
 /// Joins the orphaned children that have exited.
@@ -692,7 +716,15 @@ fn worker(w: &Arc<World>, me: usize) {
                 w.add(C::SemUps, 1);
             }
             Op::Post => {
-                let to = rng.below(w.threads as u64) as usize;
+                // Mostly to a worker waiting on its doorbell (a few draws):
+                // a wakeup that reaches a sleeper, not a token piling up.
+                let mut to = rng.below(w.threads as u64) as usize;
+                for _ in 0..4 {
+                    if w.slots[to].bell.since.load(Ordering::Acquire) != 0 {
+                        break;
+                    }
+                    to = rng.below(w.threads as u64) as usize;
+                }
                 w.note(me, idx, to as u64);
                 let b = &w.slots[to].bell;
                 b.posting.fetch_add(1, Ordering::SeqCst);
@@ -839,10 +871,14 @@ fn bell_wait(w: &World, me: usize) {
     w.add(C::BellBegun, 1);
     let generation = b.generation.load(Ordering::Acquire);
     b.since.store(crate::rq::now_ns().max(1), Ordering::Release);
-    let mut how = C::BellTaken;
+    let mut how = C::BellByToken;
+    let mut checks = 0;
+    let mut tokens = 0;
     b.wq.wait_until(|| {
-        if b.take() {
-            how = C::BellTaken;
+        checks += 1;
+        tokens = b.take();
+        if tokens > 0 {
+            how = C::BellByToken;
         } else if w.stop.load(Ordering::Acquire) {
             how = C::BellStops;
         } else if b.generation.load(Ordering::Acquire) != generation {
@@ -853,7 +889,11 @@ fn bell_wait(w: &World, me: usize) {
         true
     });
     b.since.store(0, Ordering::Release);
+    if checks > 1 {
+        w.add(C::BellSlept, 1);
+    }
     w.add(C::BellEnded, 1);
+    w.add(C::BellTaken, tokens);
     w.add(how, 1);
 }
 
