@@ -339,7 +339,7 @@ pub fn run(w: &Workload) -> bool {
     );
     let before = crate::schedstat::snapshot();
     let idle_task_before: Vec<u64> = super::cpus().iter().map(|&c| crate::idle::idle_task_ns(c)).collect();
-    let newidle_before: u64 = super::cpus().iter().map(|&c| crate::schedule::newidle_switch_ns(c)).sum();
+    let newidle_before: u64 = super::cpus().iter().map(|&c| crate::rq::newidle_switch_ns(c)).sum();
     let runtime_before: u64 = crate::task::all().iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum();
     let t0 = crate::rq::now_ns();
     let world = Arc::new(World {
@@ -425,7 +425,7 @@ pub fn run(w: &Workload) -> bool {
     // The accounts.
     let after = crate::schedstat::snapshot();
     let idle_task: u64 = w_cpus_idle(&world, &idle_task_before);
-    let newidle: u64 = world.cpus.iter().map(|&c| crate::schedule::newidle_switch_ns(c)).sum::<u64>() - newidle_before;
+    let newidle: u64 = world.cpus.iter().map(|&c| crate::rq::newidle_switch_ns(c)).sum::<u64>() - newidle_before;
     let elapsed = crate::rq::now_ns() - t0;
     let runtime_after: u64 = crate::task::all().iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum::<u64>()
         + world.joined_runtime.load(Ordering::Relaxed);
