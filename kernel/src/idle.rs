@@ -40,8 +40,14 @@ pub struct IdleCpu {
     /// Predicted length of the next idle period of this CPU (ns). It starts
     /// long, so a CPU idle from boot stops its tick at once.
     predicted_ns: AtomicU64,
-    /// When this CPU's current idle period began (ns; valid while it is idle).
+    /// When this CPU's current idle period began (ns), 0 while it is not idle
+    /// (every CPU starts in its idle task: 1, idle since boot).
     idle_since: AtomicU64,
+    /// The time this CPU's idle task ran in the periods that ended (ns):
+    /// Linux's idle time (`cpustat[CPUTIME_IDLE]`), which, with the tasks'
+    /// runtimes, accounts for all of a CPU's time. (`idle_ns` of `@fw schedstat`
+    /// is narrower: the time with no runnable task.) Only its CPU writes it.
+    idle_task_ns: AtomicU64,
     /// Whether this CPU is polling for work right now (see the module docs).
     polling: AtomicBool,
     /// Reschedules and wake-list entries this CPU received while polling, with
@@ -55,7 +61,8 @@ impl IdleCpu {
     pub const fn new() -> Self {
         IdleCpu {
             predicted_ns: AtomicU64::new(1_000_000_000),
-            idle_since: AtomicU64::new(0),
+            idle_since: AtomicU64::new(1),
+            idle_task_ns: AtomicU64::new(0),
             polling: AtomicBool::new(false),
             wake_idle_without_ipi: AtomicU64::new(0),
             resched_ipis: AtomicU64::new(0),
@@ -134,11 +141,29 @@ pub(crate) fn exit(cpu: usize, now: u64) {
         }
     }
     let idle = now.saturating_sub(pc(cpu).idle_since.load(Ordering::Relaxed));
+    // The sum first, then the end of the period: `idle_task_ns` retries
+    // when it sees the start change under it.
+    pc(cpu).idle_task_ns.store(pc(cpu).idle_task_ns.load(Ordering::Relaxed) + idle, Ordering::Release);
+    pc(cpu).idle_since.store(0, Ordering::Release);
     let old = pc(cpu).predicted_ns.load(Ordering::Relaxed) as i64;
     // Both below 2^63 ns (292 years), so the difference cannot overflow.
     let new = old + (idle.min(i64::MAX as u64) as i64 - old) / 8;
     pc(cpu).predicted_ns.store(new.max(0) as u64, Ordering::Relaxed);
     crate::timer::restart_tick(cpu);
+}
+
+/// The time `cpu`'s idle task has run so far (ns), an ongoing period
+/// included. Read without a lock: the period's start, the sum, the start
+/// again; a start that changed meanwhile means a period began or ended.
+pub fn idle_task_ns(cpu: usize) -> u64 {
+    loop {
+        let since = pc(cpu).idle_since.load(Ordering::Acquire);
+        let sum = pc(cpu).idle_task_ns.load(Ordering::Acquire);
+        let now = rq::now_ns();
+        if pc(cpu).idle_since.load(Ordering::Acquire) == since {
+            return sum + if since != 0 { now.saturating_sub(since) } else { 0 };
+        }
+    }
 }
 
 /// The idle loop found nothing to run after an interrupt: an idle period

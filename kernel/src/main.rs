@@ -32,6 +32,7 @@ mod schedstat;
 mod sched_cpu;
 mod schedule;
 mod selfcheck;
+mod setattr;
 mod sync;
 mod task;
 mod timer;

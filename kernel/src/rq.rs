@@ -137,6 +137,12 @@ pub struct RqCpu {
     /// checks that once, so the guard's accesses need no check of their own.
     rq: spin::Once<IrqMutex<Rq>>,
     need_resched: AtomicBool,
+    /// This CPU's time between charging the task that left and starting the
+    /// next one (or idle) when the switch ran newidle balancing in between
+    /// (ns): no task's runtime and no idle time holds it, so it closes the
+    /// books of `workload=torture` (runtimes + idle + this + pressure = CPUs x
+    /// elapsed). Written by its CPU only, under its runqueue lock.
+    newidle_switch_ns: AtomicU64,
 }
 
 impl RqCpu {
@@ -144,6 +150,7 @@ impl RqCpu {
         RqCpu {
             rq: spin::Once::new(),
             need_resched: AtomicBool::new(false),
+            newidle_switch_ns: AtomicU64::new(0),
         }
     }
 }
@@ -152,6 +159,18 @@ impl RqCpu {
 #[inline(always)]
 fn pc(cpu: usize) -> &'static RqCpu {
     &crate::sched_cpu::cpu(cpu).rq
+}
+
+/// Adds a newidle switch's gap to `cpu`'s [`RqCpu::newidle_switch_ns`] (its
+/// own CPU, under its runqueue lock).
+pub(crate) fn add_newidle_switch_ns(cpu: usize, gap: u64) {
+    let c = &pc(cpu).newidle_switch_ns;
+    c.store(c.load(Ordering::Relaxed) + gap, Ordering::Relaxed);
+}
+
+/// `cpu`'s newidle switch time so far (see [`RqCpu::newidle_switch_ns`]).
+pub fn newidle_switch_ns(cpu: usize) -> u64 {
+    pc(cpu).newidle_switch_ns.load(Ordering::Relaxed)
 }
 
 static ONLINE: [AtomicU64; MAX_CPUS / 64] = [const { AtomicU64::new(0) }; MAX_CPUS / 64];

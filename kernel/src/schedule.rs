@@ -155,6 +155,8 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
         // trace, which has the balancing's events before it, and for the
         // statistics) is read again.
         rq.update_clock();
+        let gap = rq.clock - now;
+        rq::add_newidle_switch_ns(cpu, gap);
         now = rq.clock;
         if rq.fair.nr_queued() > 0 {
             picked = rq.fair.schedule();

@@ -88,6 +88,32 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                 );
             }
         }
+        "torture" => {
+            // 4 threads per CPU; every book balanced, from made-up counts.
+            let ms: u64 = get(&kv, "ms", "5000").parse().unwrap();
+            let seed: u64 = get(&kv, "seed", "1").parse().unwrap();
+            let threads = 4 * cpus as u64;
+            let spawned = threads + 500;
+            let elapsed = ms * 1_000_000 + 3_000_000;
+            let runtime = cpus as u64 * elapsed / 2;
+            let idle = cpus as u64 * elapsed - runtime - 1000 - 50_000;
+            out += &format!(
+                "torture: {threads} threads on {cpus} CPUs for {ms} ms, seed {seed}\n\
+                 @fw torture seed={seed} ms={ms} cpus={cpus} threads={threads} ok=1 alive=0 \
+                 mutex_count=700 sem_units=4 sem_left=4 bell_left=30 spawned={spawned} \
+                 exited={spawned} joined={spawned} sleep_begun=2000 sleep_ended=2000 sleep_early=0 \
+                 mutex_begun=700 mutex_ended=700 sem_begun=600 sem_ended=600 sem_ups=600 \
+                 bell_begun=400 bell_ended=400 bell_posts=430 bell_taken=400 bell_by_token=380 \
+                 bell_timeouts=15 bell_stops=5 bell_slept=200 lost_wakeups=0 join_begun=250 join_ended=250 read_begun=900 \
+                 read_ended=900 write_begun=800 write_ended=800 pipe_sent=40000 \
+                 pipe_received=40000 pipe_bad=0 affinity_misses=0 attr_misses=0 spawn_failed=0 \
+                 violations=0 runtime_ns={runtime} idle_ns={idle} newidle_ns=50000 pressure_ns=0 \
+                 elapsed_ns={elapsed} run_ns={} no_runnable_ns={idle}\n\
+                 @fw torture_ops spin=900 sleep_short=900 sleep_long=200 mutex=700 sem=600 \
+                 post=430 wait=400 pipe=1700 spawn=520 renice=300 slice=300 affinity=300 yield=600\n",
+                ms * 1_000_000 + 1_000_000
+            );
+        }
         "storm" => {
             let threads: u64 = get(&kv, "threads", "64").parse().unwrap();
             // held IPIs slow the hand-offs

@@ -238,6 +238,11 @@ impl Semaphore {
     pub fn down(&self) {
         self.wq.wait_until(|| self.try_down());
     }
+    /// The units available now (for accounting: a unit lost or made up
+    /// shows here once every holder has returned its own).
+    pub fn value(&self) -> usize {
+        *self.count.lock()
+    }
     /// Returns one unit and wakes a waiter.
     pub fn up(&self) {
         *self.count.lock() += 1;
