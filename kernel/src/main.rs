@@ -25,11 +25,14 @@ mod console;
 mod mem;
 mod panic;
 mod debug;
+mod fault;
 mod idle;
 mod rq;
 mod schedstat;
+mod sched_cpu;
 mod schedule;
 mod selfcheck;
+mod setattr;
 mod sync;
 mod task;
 mod timer;
@@ -240,6 +243,11 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
         if options.sched_debug { "on" } else { "off" }
     );
     debug::enable(options.sched_debug);
+    if options.fault != 0 {
+        let seed = options.fault_seed.unwrap_or(fault::DEFAULT_SEED);
+        fault::configure(options.fault, seed);
+        kprintln!("fault injection: {} (seed {}), from the workload's start", fault::names(options.fault), seed);
+    }
     if options.trace > 0 {
         let cpus: Vec<usize> = (0..online).collect();
         match trace::enable(options.trace, &cpus) {
@@ -352,7 +360,9 @@ fn run_init(workload: cmdline::Workload, phase_ns: u64) {
         workloads::spin_ns(phase_ns);
     }
     stage("workload");
+    fault::arm();
     let ok = workloads::run(&workload);
+    fault::report();
     if debug::enabled() {
         debug::check_global();
     }
@@ -375,6 +385,9 @@ fn on_resched_ipi(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFra
         balance::nohz::run_kicked(cpu);
     }
     if rq::need_resched(cpu) {
+        if fault::on() {
+            fault::note_preemption();
+        }
         schedule::preempt_irq_locked(frame, held)
     } else {
         frame

@@ -1,5 +1,5 @@
 //! fairway's harness: `cargo xtask build | image | run | test | qemu-install | list | bench | compare |
-//! experiment | trace | profile`.
+//! experiment | trace | profile | torture`.
 
 mod bench;
 mod cargo;
@@ -17,6 +17,7 @@ mod sim;
 mod stats;
 mod symbols;
 mod test;
+mod torture;
 mod trace;
 mod workload_args;
 
@@ -73,6 +74,9 @@ enum Cmd {
     /// The simulator's machines: a debate's preset (`--list`) or an -smp value, shown as the
     /// kernel sees it (every CPU's place and the sched domains).
     Sim(sim::SimArgs),
+    /// Boot workload=torture with the invariant checks on for --minutes at --smp: every thread
+    /// operation at random from --seed; prints its books and fails on any violation.
+    Torture(torture::TortureArgs),
 }
 
 #[derive(clap::Args)]
@@ -169,6 +173,7 @@ fn main() -> ExitCode {
         Cmd::Trace(a) => trace::trace(a),
         Cmd::Profile(a) => profile::profile(a),
         Cmd::Sim(a) => sim::sim(a),
+        Cmd::Torture(a) => torture::torture(a),
         Cmd::Image(a) => image::image(a.out, a.timeout),
         Cmd::QemuInstall => install::ensure(true).and_then(|_| install::ensure_image_tools(true)),
         Cmd::List => {
