@@ -97,6 +97,11 @@ pub struct Options {
     pub balance: sched::balance::BalanceConfig,
     /// `cpu_capacity=CPU:CAP,...`: emulated CPU capacities (1..1024).
     pub cpu_capacity: Vec<(usize, u64)>,
+    /// `fault=MODE,...`: the fault injection modes (`fault::MODES`; none by
+    /// default).
+    pub fault: u8,
+    /// `fault_seed=N`: seeds fault injection's random choices (default 1).
+    pub fault_seed: Option<u64>,
 }
 
 /// A workload and its parameters, e.g. `workload=pipe,rounds=1000,mode=cross`.
@@ -197,6 +202,8 @@ impl Default for Options {
             idle_poll: false,
             balance: sched::balance::BalanceConfig::default(),
             cpu_capacity: Vec::new(),
+            fault: 0,
+            fault_seed: None,
         }
     }
 }
@@ -403,6 +410,31 @@ pub fn parse(line: &str) -> Parsed {
                     let _ = write!(problem, "workload={:?}: {}; running workload={}", value, e, options.workload.name);
                 }
             },
+            "fault" => match crate::fault::parse_modes(value) {
+                Ok(m) => options.fault = m,
+                Err(bad) => {
+                    let known: Vec<&str> = crate::fault::MODES.iter().map(|(n, _)| *n).collect();
+                    let _ = write!(
+                        problem,
+                        "fault={:?}: {:?} is not a fault mode ({}); injecting {}",
+                        value,
+                        bad,
+                        known.join(", "),
+                        if options.fault == 0 { String::from("no faults") } else { crate::fault::names(options.fault) }
+                    );
+                }
+            },
+            "fault_seed" => match value.parse::<u64>() {
+                Ok(n) => options.fault_seed = Some(n),
+                Err(_) => {
+                    let _ = write!(
+                        problem,
+                        "fault_seed={:?} is not a number from 0 to 18446744073709551615; using fault_seed={}",
+                        value,
+                        options.fault_seed.unwrap_or(crate::fault::DEFAULT_SEED)
+                    );
+                }
+            },
             "cpu_capacity" => match parse_capacities(value) {
                 Some(list) => options.cpu_capacity = list,
                 None => {
@@ -433,6 +465,14 @@ pub fn parse(line: &str) -> Parsed {
             },
         }
         if !problem.is_empty() {
+            problems.push(problem);
+        }
+    }
+    if options.fault == 0 {
+        if let Some(seed) = options.fault_seed {
+            // A seed alone would be silently ignored.
+            let mut problem = String::new();
+            let _ = write!(problem, "fault_seed={} without fault=: no fault is injected", seed);
             problems.push(problem);
         }
     }

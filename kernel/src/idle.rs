@@ -25,27 +25,59 @@
 //! the flag; the polling CPU clears the flag, fences, and looks for work
 //! once more. So either the waker sees the flag clear and sends the IPI, or
 //! the poller sees the work.
+//!
+//! Follows Linux's `kernel/sched/idle.c: do_idle()` and `cpu_idle_poll()`, with
+//! the tick stopped as `kernel/time/tick-sched.c: tick_nohz_idle_stop_tick()`
+//! does.
 
 use core::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 
-use crate::arch::percpu::{cpu_id, MAX_CPUS};
+use crate::arch::percpu::cpu_id;
 use crate::rq;
 
-/// Predicted length of the next idle period of each CPU (ns). It starts
-/// long, so a CPU idle from boot stops its tick at once.
-static PREDICTED_NS: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(1_000_000_000) }; MAX_CPUS];
-/// When each CPU's current idle period began (ns; valid while it is idle).
-static IDLE_SINCE: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::idle`).
+pub struct IdleCpu {
+    /// Predicted length of the next idle period of this CPU (ns). It starts
+    /// long, so a CPU idle from boot stops its tick at once.
+    predicted_ns: AtomicU64,
+    /// When this CPU's current idle period began (ns), 0 while it is not idle
+    /// (every CPU starts in its idle task: 1, idle since boot).
+    idle_since: AtomicU64,
+    /// The time this CPU's idle task ran in the periods that ended (ns):
+    /// Linux's idle time (`cpustat[CPUTIME_IDLE]`), which, with the tasks'
+    /// runtimes, accounts for all of a CPU's time. (`idle_ns` of `@fw schedstat`
+    /// is narrower: the time with no runnable task.) Only its CPU writes it.
+    idle_task_ns: AtomicU64,
+    /// Whether this CPU is polling for work right now (see the module docs).
+    polling: AtomicBool,
+    /// Reschedules and wake-list entries this CPU received while polling, with
+    /// no IPI (Linux's `sched_wake_idle_without_ipi` events).
+    wake_idle_without_ipi: AtomicU64,
+    /// Reschedule IPIs this CPU took.
+    resched_ipis: AtomicU64,
+}
+
+impl IdleCpu {
+    pub const fn new() -> Self {
+        IdleCpu {
+            predicted_ns: AtomicU64::new(1_000_000_000),
+            idle_since: AtomicU64::new(1),
+            idle_task_ns: AtomicU64::new(0),
+            polling: AtomicBool::new(false),
+            wake_idle_without_ipi: AtomicU64::new(0),
+            resched_ipis: AtomicU64::new(0),
+        }
+    }
+}
+
+/// `cpu`'s IdleCpu.
+#[inline(always)]
+fn pc(cpu: usize) -> &'static IdleCpu {
+    &crate::sched_cpu::cpu(cpu).idle
+}
 
 /// `idle=poll`: idle CPUs spin instead of halting.
 static POLL: AtomicBool = AtomicBool::new(false);
-/// Whether each CPU is polling for work right now (see the module docs).
-static POLLING: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
-/// Reschedules and wake-list entries each CPU received while polling, with
-/// no IPI (Linux's `sched_wake_idle_without_ipi` events).
-static WAKE_IDLE_WITHOUT_IPI: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
-/// Reschedule IPIs each CPU took.
-static RESCHED_IPIS: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
 
 /// Chooses `idle=poll` (true) or `idle=halt`, before any CPU idles.
 pub fn set_poll(on: bool) {
@@ -67,8 +99,8 @@ pub(crate) fn notices_without_ipi(cpu: usize) -> bool {
     }
     // Orders the caller's store before the flag's load (see the module docs).
     fence(Ordering::SeqCst);
-    if POLLING[cpu].load(Ordering::Relaxed) {
-        WAKE_IDLE_WITHOUT_IPI[cpu].fetch_add(1, Ordering::Relaxed);
+    if pc(cpu).polling.load(Ordering::Relaxed) {
+        pc(cpu).wake_idle_without_ipi.fetch_add(1, Ordering::Relaxed);
         return true;
     }
     false
@@ -77,19 +109,19 @@ pub(crate) fn notices_without_ipi(cpu: usize) -> bool {
 /// This CPU took a reschedule IPI (counted for the statistics).
 #[inline]
 pub(crate) fn count_resched_ipi(cpu: usize) {
-    RESCHED_IPIS[cpu].fetch_add(1, Ordering::Relaxed);
+    pc(cpu).resched_ipis.fetch_add(1, Ordering::Relaxed);
 }
 
 /// (`resched_ipis`, `wake_idle_without_ipi`) of `cpu` so far.
 pub fn ipi_stats(cpu: usize) -> (u64, u64) {
-    (RESCHED_IPIS[cpu].load(Ordering::Relaxed), WAKE_IDLE_WITHOUT_IPI[cpu].load(Ordering::Relaxed))
+    (pc(cpu).resched_ipis.load(Ordering::Relaxed), pc(cpu).wake_idle_without_ipi.load(Ordering::Relaxed))
 }
 
 /// `cpu` switches to its idle task at `now` (on the interrupt path).
 pub(crate) fn enter(cpu: usize, now: u64) {
-    IDLE_SINCE[cpu].store(now, Ordering::Relaxed);
+    pc(cpu).idle_since.store(now, Ordering::Relaxed);
     // A polling CPU keeps its tick, as Linux's does.
-    if !polls() && PREDICTED_NS[cpu].load(Ordering::Relaxed) >= crate::timer::tick_ns() {
+    if !polls() && pc(cpu).predicted_ns.load(Ordering::Relaxed) >= crate::timer::tick_ns() {
         crate::timer::stop_tick(cpu);
     }
 }
@@ -102,25 +134,43 @@ pub(crate) fn exit(cpu: usize, now: u64) {
         // waker that skipped its IPI. Work that came in before the flag
         // went down gets the IPI now, from this CPU to itself; it is taken
         // as soon as the next task runs with interrupts on.
-        POLLING[cpu].store(false, Ordering::Relaxed);
+        pc(cpu).polling.store(false, Ordering::Relaxed);
         fence(Ordering::SeqCst);
         if rq::need_resched(cpu) || crate::wakeup::wake_list_pending(cpu) {
-            crate::schedule::send_resched_ipi(cpu);
+            crate::rq::send_resched_ipi(cpu);
         }
     }
-    let idle = now.saturating_sub(IDLE_SINCE[cpu].load(Ordering::Relaxed));
-    let old = PREDICTED_NS[cpu].load(Ordering::Relaxed) as i64;
+    let idle = now.saturating_sub(pc(cpu).idle_since.load(Ordering::Relaxed));
+    // The sum first, then the end of the period: `idle_task_ns` retries
+    // when it sees the start change under it.
+    pc(cpu).idle_task_ns.store(pc(cpu).idle_task_ns.load(Ordering::Relaxed) + idle, Ordering::Release);
+    pc(cpu).idle_since.store(0, Ordering::Release);
+    let old = pc(cpu).predicted_ns.load(Ordering::Relaxed) as i64;
     // Both below 2^63 ns (292 years), so the difference cannot overflow.
     let new = old + (idle.min(i64::MAX as u64) as i64 - old) / 8;
-    PREDICTED_NS[cpu].store(new.max(0) as u64, Ordering::Relaxed);
+    pc(cpu).predicted_ns.store(new.max(0) as u64, Ordering::Relaxed);
     crate::timer::restart_tick(cpu);
+}
+
+/// The time `cpu`'s idle task has run so far (ns), an ongoing period
+/// included. Read without a lock: the period's start, the sum, the start
+/// again; a start that changed meanwhile means a period began or ended.
+pub fn idle_task_ns(cpu: usize) -> u64 {
+    loop {
+        let since = pc(cpu).idle_since.load(Ordering::Acquire);
+        let sum = pc(cpu).idle_task_ns.load(Ordering::Acquire);
+        let now = rq::now_ns();
+        if pc(cpu).idle_since.load(Ordering::Acquire) == since {
+            return sum + if since != 0 { now.saturating_sub(since) } else { 0 };
+        }
+    }
 }
 
 /// The idle loop found nothing to run after an interrupt: an idle period
 /// that has lasted a tick already is a long one, so stop the tick now.
 fn still_idle(cpu: usize) {
     x86_64::instructions::interrupts::without_interrupts(|| {
-        let since = IDLE_SINCE[cpu].load(Ordering::Relaxed);
+        let since = pc(cpu).idle_since.load(Ordering::Relaxed);
         if rq::now_ns().saturating_sub(since) >= crate::timer::tick_ns() {
             crate::timer::stop_tick(cpu);
         }
@@ -139,11 +189,18 @@ pub fn idle_loop() -> ! {
             crate::schedule::schedule();
         } else {
             let cpu = cpu_id();
-            let since = IDLE_SINCE[cpu].load(Ordering::Relaxed);
+            if crate::fault::on() && crate::fault::idle_holds_ipis(cpu) {
+                // IPIs this CPU holds back (`fault=ipi_delay`) are not due
+                // yet: no halt before they are out; look again, interrupts on.
+                x86_64::instructions::interrupts::enable();
+                core::hint::spin_loop();
+                continue;
+            }
+            let since = pc(cpu).idle_since.load(Ordering::Relaxed);
             crate::arch::wait_for_interrupt();
             // Back in this idle period (not in a new one after a switch
             // away and back): it may have outlasted a tick.
-            if IDLE_SINCE[cpu].load(Ordering::Relaxed) == since {
+            if pc(cpu).idle_since.load(Ordering::Relaxed) == since {
                 still_idle(cpu);
             }
         }
@@ -158,18 +215,27 @@ fn poll_loop() -> ! {
     // task arrives here with them off).
     x86_64::instructions::interrupts::enable();
     loop {
-        POLLING[cpu].store(true, Ordering::Relaxed);
-        // The flag before the checks: a waker that missed it sends an IPI.
-        fence(Ordering::SeqCst);
-        // A switch away (an interrupt's) clears the flag: then stop too, and
-        // set it again first, since the CPU ran something else meanwhile.
-        while POLLING[cpu].load(Ordering::Relaxed)
+        // IPIs this CPU holds back (`fault=ipi_delay`) go out before it
+        // polls, or at the ticks of the task it runs instead.
+        while crate::fault::on()
+            && crate::fault::idle_holds_ipis(cpu)
             && !rq::need_resched(cpu)
             && !crate::wakeup::wake_list_pending(cpu)
         {
             core::hint::spin_loop();
         }
-        POLLING[cpu].store(false, Ordering::Relaxed);
+        pc(cpu).polling.store(true, Ordering::Relaxed);
+        // The flag before the checks: a waker that missed it sends an IPI.
+        fence(Ordering::SeqCst);
+        // A switch away (an interrupt's) clears the flag: then stop too, and
+        // set it again first, since the CPU ran something else meanwhile.
+        while pc(cpu).polling.load(Ordering::Relaxed)
+            && !rq::need_resched(cpu)
+            && !crate::wakeup::wake_list_pending(cpu)
+        {
+            core::hint::spin_loop();
+        }
+        pc(cpu).polling.store(false, Ordering::Relaxed);
         fence(Ordering::SeqCst);
         // Wakeups queued while the flag was set came without an IPI.
         crate::wakeup::process_wake_list_polled();

@@ -25,11 +25,14 @@ mod console;
 mod mem;
 mod panic;
 mod debug;
+mod fault;
 mod idle;
 mod rq;
 mod schedstat;
+mod sched_cpu;
 mod schedule;
 mod selfcheck;
+mod setattr;
 mod sync;
 mod task;
 mod timer;
@@ -81,7 +84,13 @@ fn boot_main(magic: u32, info: u32) -> ! {
     let options = parsed.options;
     console::init_log(options.log);
     // Before any other CPU starts, with no lock held (`sync::lockdep`).
-    sync::lockdep::enable(options.lockdep.unwrap_or(options.sched_debug || options.test_lockdep.is_some()));
+    let lockdep = options.lockdep.unwrap_or(options.sched_debug || options.test_lockdep.is_some());
+    if !sync::lockdep::BUILT_IN && (options.lockdep == Some(true) || options.test_lockdep.is_some()) {
+        cmdline::report_problem(format_args!(
+            "lockdep=1: this kernel is built without the lock-order checker (`cargo xtask test` and `cargo xtask run --lockdep` build it in); no lock order is checked"
+        ));
+    }
+    sync::lockdep::enable(lockdep);
 
     stage("interrupts");
     arch::descriptors::init_this_cpu();
@@ -250,8 +259,13 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
         if options.watchdog_thresh == 0 { " (off)" } else { "" },
         options.hung_task_timeout_secs,
         if options.hung_task_timeout_secs == 0 { " (off)" } else { "" },
-        if sync::lockdep::enabled() { "on" } else { "off" }
+        if sync::lockdep::enabled() { "on" } else if sync::lockdep::BUILT_IN { "off" } else { "not built in" }
     );
+    if options.fault != 0 {
+        let seed = options.fault_seed.unwrap_or(fault::DEFAULT_SEED);
+        fault::configure(options.fault, seed);
+        kprintln!("fault injection: {} (seed {}), from the workload's start", fault::names(options.fault), seed);
+    }
     if options.trace > 0 {
         let cpus: Vec<usize> = (0..online).collect();
         match trace::enable(options.trace, &cpus) {
@@ -376,7 +390,9 @@ fn run_init(
         workloads::spin_ns(phase_ns);
     }
     stage("workload");
+    fault::arm();
     let ok = workloads::run(&workload);
+    fault::report();
     if debug::enabled() {
         debug::check_global();
     }
@@ -399,6 +415,9 @@ fn on_resched_ipi(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFra
         balance::nohz::run_kicked(cpu);
     }
     if rq::need_resched(cpu) {
+        if fault::on() {
+            fault::note_preemption();
+        }
         schedule::preempt_irq_locked(frame, held)
     } else {
         frame

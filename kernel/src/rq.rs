@@ -4,6 +4,10 @@
 //! Lock order: a runqueue lock is taken after a task's `pi_lock` and before
 //! any wait-queue, timer or wake-list lock; two runqueue locks are taken in
 //! ascending CPU order (`lock_two`). Runqueue locks disable interrupts.
+//!
+//! Follows Linux's `struct rq` and its locking in `kernel/sched/core.c`
+//! (`__task_rq_lock()`, `double_rq_lock()`), and `resched_curr()` for the
+//! reschedule request.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -19,6 +23,35 @@ use crate::arch::percpu::MAX_CPUS;
 use crate::schedstat::CpuStat;
 use crate::sync::irq_mutex::{IrqGuard, IrqMutex};
 use crate::task::Task;
+
+/// A task's field that is meaningful only under the lock of the runqueue
+/// holding the task: every access takes that runqueue (`&Rq`, which only a
+/// held `RqGuard` hands out) as the witness, so no code reaches the value
+/// without a runqueue lock. The atomic is only there to make `Task` Sync;
+/// the accesses are plain loads and stores.
+pub struct UnderRqLock(AtomicU64);
+
+impl UnderRqLock {
+    pub const fn new(v: u64) -> UnderRqLock {
+        UnderRqLock(AtomicU64::new(v))
+    }
+    #[inline(always)]
+    pub fn get(&self, rq: &Rq) -> u64 {
+        let _ = rq;
+        self.0.load(Ordering::Relaxed)
+    }
+    #[inline(always)]
+    pub fn set(&self, rq: &Rq, v: u64) {
+        let _ = rq;
+        self.0.store(v, Ordering::Relaxed)
+    }
+}
+
+impl Default for UnderRqLock {
+    fn default() -> Self {
+        UnderRqLock::new(0)
+    }
+}
 
 /// One CPU's runqueue.
 ///
@@ -98,11 +131,49 @@ impl Rq {
     }
 }
 
-/// Each CPU's runqueue, set once when the CPU starts scheduling: locking
-/// checks that once, so the guard's accesses need no check of their own.
-static RQS: [spin::Once<IrqMutex<Rq>>; MAX_CPUS] = [const { spin::Once::new() }; MAX_CPUS];
-static NEED_RESCHED: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
-static ONLINE: [AtomicU64; 4] = [const { AtomicU64::new(0) }; 4];
+/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::rq`).
+pub struct RqCpu {
+    /// Each CPU's runqueue, set once when the CPU starts scheduling: locking
+    /// checks that once, so the guard's accesses need no check of their own.
+    rq: spin::Once<IrqMutex<Rq>>,
+    need_resched: AtomicBool,
+    /// This CPU's time between charging the task that left and starting the
+    /// next one (or idle) when the switch ran newidle balancing in between
+    /// (ns): no task's runtime and no idle time holds it, so it closes the
+    /// books of `workload=torture` (runtimes + idle + this + pressure = CPUs x
+    /// elapsed). Written by its CPU only, under its runqueue lock.
+    newidle_switch_ns: AtomicU64,
+}
+
+impl RqCpu {
+    pub const fn new() -> Self {
+        RqCpu {
+            rq: spin::Once::new(),
+            need_resched: AtomicBool::new(false),
+            newidle_switch_ns: AtomicU64::new(0),
+        }
+    }
+}
+
+/// `cpu`'s RqCpu.
+#[inline(always)]
+fn pc(cpu: usize) -> &'static RqCpu {
+    &crate::sched_cpu::cpu(cpu).rq
+}
+
+/// Adds a newidle switch's gap to `cpu`'s [`RqCpu::newidle_switch_ns`] (its
+/// own CPU, under its runqueue lock).
+pub(crate) fn add_newidle_switch_ns(cpu: usize, gap: u64) {
+    let c = &pc(cpu).newidle_switch_ns;
+    c.store(c.load(Ordering::Relaxed) + gap, Ordering::Relaxed);
+}
+
+/// `cpu`'s newidle switch time so far (see [`RqCpu::newidle_switch_ns`]).
+pub fn newidle_switch_ns(cpu: usize) -> u64 {
+    pc(cpu).newidle_switch_ns.load(Ordering::Relaxed)
+}
+
+static ONLINE: [AtomicU64; MAX_CPUS / 64] = [const { AtomicU64::new(0) }; MAX_CPUS / 64];
 
 /// A locked runqueue.
 pub struct RqGuard<'a>(IrqGuard<'a, Rq>);
@@ -124,7 +195,7 @@ impl core::ops::DerefMut for RqGuard<'_> {
 
 #[inline]
 fn rq_of(cpu: usize) -> &'static IrqMutex<Rq> {
-    match RQS[cpu].get() {
+    match pc(cpu).rq.get() {
         Some(rq) => rq,
         None => not_started(cpu),
     }
@@ -187,7 +258,7 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
     debug_assert_eq!(cpu, crate::arch::percpu::cpu_id(), "a runqueue starts on its own CPU");
     crate::task::set_current(idle.clone());
     let mut fresh = false;
-    RQS[cpu].call_once(|| {
+    pc(cpu).rq.call_once(|| {
         fresh = true;
         IrqMutex::with_class(Rq {
             cpu,
@@ -226,18 +297,47 @@ pub fn is_online(cpu: usize) -> bool {
 
 /// Asks `cpu` to reschedule at its next opportunity.
 pub fn set_need_resched(cpu: usize) {
-    NEED_RESCHED[cpu].store(true, Ordering::Release);
+    pc(cpu).need_resched.store(true, Ordering::Release);
 }
 
 pub fn need_resched(cpu: usize) -> bool {
-    NEED_RESCHED[cpu].load(Ordering::Acquire)
+    pc(cpu).need_resched.load(Ordering::Acquire)
 }
 
 pub fn clear_need_resched(cpu: usize) {
-    NEED_RESCHED[cpu].store(false, Ordering::Release);
+    pc(cpu).need_resched.store(false, Ordering::Release);
 }
 
 /// Nanoseconds since kernel entry, from the TSC.
 pub fn now_ns() -> u64 {
     crate::arch::time::uptime_ns()
+}
+
+/// Asks `cpu` to reschedule (core.c: `resched_curr()`): locally through the
+/// flag the interrupt exit checks, remotely with the reschedule IPI (unless
+/// it polls in idle and will see the flag by itself: `set_nr_if_polling()`).
+pub fn resched_cpu(cpu: usize) {
+    set_need_resched(cpu);
+    if cpu != crate::arch::percpu::cpu_id() && !crate::idle::notices_without_ipi(cpu) {
+        send_resched_ipi(cpu);
+    }
+}
+
+/// Sends `cpu` the reschedule IPI. By itself it asks for no switch: the
+/// handler drains the wake list, runs a kicked NOHZ balance, and switches
+/// only if one of them (or `resched_cpu`) set need-resched.
+pub fn send_resched_ipi(cpu: usize) {
+    if crate::fault::on() && crate::fault::take_ipi(cpu) {
+        return;
+    }
+    send_resched_ipi_now(cpu);
+}
+
+/// `send_resched_ipi` past fault injection (`fault=ipi_delay,ipi_reorder`).
+#[inline(always)]
+pub(crate) fn send_resched_ipi_now(cpu: usize) {
+    crate::arch::apic::send_ipi(
+        crate::arch::trap::RESCHED_VECTOR,
+        crate::arch::percpu::cpu(cpu).apic_id.load(Ordering::Relaxed),
+    );
 }

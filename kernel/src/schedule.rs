@@ -6,6 +6,10 @@
 //! reschedule IPI, or from `schedule()` when a task blocks, yields or exits
 //! (`arch::context::give_up_cpu`, which saves the frame the `SCHEDULE_VECTOR`
 //! interrupt would, by a call).
+//!
+//! Follows Linux's `kernel/sched/core.c: __schedule()` (with
+//! `pick_next_task()`, `context_switch()`, `finish_task_switch()`); the newidle
+//! balance runs where `pick_next_task_fair()` calls `sched_balance_newidle()`.
 
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
@@ -16,7 +20,7 @@ use crate::arch::context::{self, SwitchError};
 use crate::arch::percpu::cpu_id;
 use crate::arch::trap::TrapFrame;
 use crate::rq;
-use crate::task::{self, TaskState};
+use crate::task::{self, PrevState, TaskState};
 
 /// Gives up the CPU. The caller has set its state (Sleeping to block, Dead to
 /// exit) or stays Running (it is then only preempted).
@@ -48,26 +52,6 @@ pub fn preempt_point() {
     if rq::need_resched(cpu_id()) && x86_64::instructions::interrupts::are_enabled() {
         schedule();
     }
-}
-
-/// Asks `cpu` to reschedule: locally through the flag the interrupt exit
-/// checks, remotely with the reschedule IPI (unless it polls in idle and
-/// will see the flag by itself).
-pub fn resched_cpu(cpu: usize) {
-    rq::set_need_resched(cpu);
-    if cpu != cpu_id() && !crate::idle::notices_without_ipi(cpu) {
-        send_resched_ipi(cpu);
-    }
-}
-
-/// Sends `cpu` the reschedule IPI. By itself it asks for no switch: the
-/// handler drains the wake list, runs a kicked NOHZ balance, and switches
-/// only if one of them (or `resched_cpu`) set need-resched.
-pub fn send_resched_ipi(cpu: usize) {
-    crate::arch::apic::send_ipi(
-        crate::arch::trap::RESCHED_VECTOR,
-        crate::arch::percpu::cpu(cpu).apic_id.load(Ordering::Relaxed),
-    );
 }
 
 /// `schedule()` (or the `SCHEDULE_VECTOR` interrupt): the running task gives
@@ -109,24 +93,23 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
     let mut migrate: Option<(EntityId, Option<usize>)> = None;
     // The blocking switch asks the policy for dequeue and pick in one call.
     let mut picked_on_block = None;
-    // How prev leaves the CPU (the trace's prev_state): b'R' still runnable
-    // (preempted, yielding, or interrupted before it could block), b'S'
-    // blocked, b'D' exited. The state is read once: only a waker changes
-    // it from here on, and that must not change this switch's decision.
-    let mut prev_state = b'R';
+    // How prev leaves the CPU (the trace's prev_state). The state is read
+    // once: only a waker changes it from here on, and that must not change
+    // this switch's decision.
+    let mut prev_state = PrevState::Runnable;
 
     if !prev.is_idle {
         let eid = EntityId(prev.eid.load(Ordering::Relaxed));
         // exec times on the task clock, without the pressure time
         let now_task = rq.clock_task();
-        let ran = now_task.saturating_sub(prev.stats.exec_start.load(Ordering::Relaxed));
+        let ran = now_task.saturating_sub(prev.stats.exec_start.get(&rq));
         prev.stats.sum_exec_runtime.fetch_add(ran, Ordering::Relaxed);
-        prev.stats.exec_start.store(now_task, Ordering::Relaxed);
+        prev.stats.exec_start.set(&rq, now_task);
         rq.stat.rq_cpu_time += ran;
         match prev.state() {
             TaskState::Sleeping | TaskState::Dead if !voluntary => {}
             TaskState::Sleeping => {
-                prev_state = b'S';
+                prev_state = PrevState::Sleeping;
                 let (outcome, picked) = rq.fair.block_and_schedule(eid, DequeueFlags::SLEEP);
                 if outcome == Ok(DequeueOutcome::Dequeued) {
                     // Off the queue: its wakeup needs no runqueue lock to
@@ -137,7 +120,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
                 picked_on_block = Some(picked);
             }
             TaskState::Dead => {
-                prev_state = b'D';
+                prev_state = PrevState::Dead;
                 let _ = rq.fair.dequeue(eid, DequeueFlags::SLEEP | DequeueFlags::SPECIAL);
             }
             TaskState::Running => {
@@ -172,6 +155,8 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
         // trace, which has the balancing's events before it, and for the
         // statistics) is read again.
         rq.update_clock();
+        let gap = rq.clock - now;
+        rq::add_newidle_switch_ns(cpu, gap);
         now = rq.clock;
         if rq.fair.nr_queued() > 0 {
             picked = rq.fair.schedule();
@@ -185,7 +170,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
         None => rq.idle.clone(),
     };
 
-    let finished = prev_state == b'D';
+    let finished = prev_state == PrevState::Dead;
     // Whether this is a switch at all (a preempted task may be picked again).
     let switching = !Arc::ptr_eq(&prev, &next);
     if !prev.is_idle {
@@ -205,11 +190,11 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
                 }
                 Err(err) => panic!("CPU {}: cannot migrate {}: {}", cpu, prev.name, err),
             }
-        } else if prev_state == b'R'
+        } else if prev_state == PrevState::Runnable
             && switching
             && rq.fair.entity(EntityId(eid)).is_some_and(|se| se.on_rq && !se.sched_delayed)
         {
-            prev.stats.queued_at.store(now, Ordering::Relaxed);
+            prev.stats.queued_at.set(&rq, now);
         }
     }
 
@@ -219,14 +204,15 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
         if next.is_idle {
             rq.stat.sched_goidle += 1;
         } else {
-            let waited = now.saturating_sub(next.stats.queued_at.load(Ordering::Relaxed));
+            let waited = now.saturating_sub(next.stats.queued_at.get(&rq));
             next.stats.wait_sum.fetch_add(waited, Ordering::Relaxed);
             // Only the CPU holding the task's runqueue lock writes these.
             if waited > next.stats.wait_max.load(Ordering::Relaxed) {
                 next.stats.wait_max.store(waited, Ordering::Relaxed);
             }
             rq.stat.run_delay += waited;
-            next.stats.exec_start.store(rq.clock_task(), Ordering::Relaxed);
+            let clock_task = rq.clock_task();
+            next.stats.exec_start.set(&rq, clock_task);
             // Picked: to the head of cfs_tasks (fair.c: set_next_task_fair()).
             rq.order.to_head(next.eid.load(Ordering::Relaxed) as usize);
         }

@@ -5,6 +5,10 @@
 //! `wakeup.rs`: `state` says whether it wants to run, its fair entity's
 //! `on_rq` (inside its CPU's runqueue) whether it is queued, and its
 //! context's `on_cpu` whether a CPU is running (or still saving) it.
+//!
+//! Follows Linux's `kernel/fork.c: kernel_clone()` (with `sched_fork()` and
+//! `wake_up_new_task()`) and `kernel/exit.c: do_exit()`; `current` as
+//! `get_current()`.
 
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -16,6 +20,7 @@ use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, 
 use sched::cpumask::CpuMask;
 
 use crate::arch::context::Context;
+use crate::arch::percpu::MAX_CPUS;
 use crate::mem::stack::{self, Stack};
 use crate::sync::irq_mutex::IrqMutex;
 use crate::sync::Completion;
@@ -35,7 +40,7 @@ pub fn nice_weight(nice: i32) -> u64 {
 /// without it may see a mix of the old and new words, which is harmless for
 /// the single-CPU tests (`contains`) the switch path makes.
 pub struct AffinityMask {
-    words: [AtomicU64; 4],
+    words: [AtomicU64; MAX_CPUS / 64],
     /// How many CPUs the mask holds (Linux's `nr_cpus_allowed`).
     weight: AtomicU32,
     /// Its lowest CPU (`u32::MAX` when empty): with `weight`, a pinned
@@ -47,7 +52,7 @@ impl AffinityMask {
     fn new(mask: CpuMask) -> AffinityMask {
         let w = mask.bits();
         AffinityMask {
-            words: [AtomicU64::new(w[0]), AtomicU64::new(w[1]), AtomicU64::new(w[2]), AtomicU64::new(w[3])],
+            words: core::array::from_fn(|i| AtomicU64::new(w[i])),
             weight: AtomicU32::new(mask.weight()),
             first: AtomicU32::new(mask.first().map_or(u32::MAX, |c| c as u32)),
         }
@@ -65,7 +70,7 @@ impl AffinityMask {
     }
     #[inline]
     pub fn contains(&self, cpu: usize) -> bool {
-        cpu < 256 && self.words[cpu / 64].load(Ordering::Acquire) & (1 << (cpu % 64)) != 0
+        cpu < MAX_CPUS && self.words[cpu / 64].load(Ordering::Acquire) & (1 << (cpu % 64)) != 0
     }
     /// The one allowed CPU of a task pinned to it (weight 1). Under the
     /// task's `pi_lock` (as `store`), so the two fields agree.
@@ -96,6 +101,27 @@ pub enum TaskState {
     Dead = 2,
 }
 
+/// How a task left its CPU at a switch, as the switch decided it from the
+/// state it read once (the `prev_state` of Linux's `sched_switch` trace
+/// event; the byte is the letter the trace prints).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum PrevState {
+    /// Still runnable: preempted, yielding, or interrupted before it could block.
+    Runnable = b'R',
+    /// Blocked (dequeued now, or its dequeue delayed).
+    Sleeping = b'S',
+    /// Exited: its last switch.
+    Dead = b'D',
+}
+
+impl PrevState {
+    /// The trace's letter: R, S or D.
+    pub fn letter(self) -> char {
+        self as u8 as char
+    }
+}
+
 /// Per-task counters (Linux's `se.sum_exec_runtime`, `sched_info`, `se.statistics`).
 #[derive(Default)]
 pub struct TaskStats {
@@ -108,10 +134,10 @@ pub struct TaskStats {
     pub nr_wakeups_local: AtomicU64,
     pub nr_wakeups_remote: AtomicU64,
     pub nr_wakeups_sync: AtomicU64,
-    /// Clock (ns) when the task last became runnable and waited; under the rq lock.
-    pub(crate) queued_at: AtomicU64,
-    /// Clock (ns) when the task last started running; under the rq lock.
-    pub(crate) exec_start: AtomicU64,
+    /// Clock (ns) when the task last became runnable and waited.
+    pub(crate) queued_at: crate::rq::UnderRqLock,
+    /// Clock (ns) when the task last started running.
+    pub(crate) exec_start: crate::rq::UnderRqLock,
 }
 
 /// A kernel thread.
@@ -132,7 +158,7 @@ pub struct Task {
     /// Serialises wakeups of this task (Linux's `p->pi_lock`).
     pub pi_lock: IrqMutex<()>,
     /// CPUs it has ever run on (checked by the affinity scenario).
-    ran_on: [AtomicU64; 4],
+    ran_on: [AtomicU64; MAX_CPUS / 64],
     pub stats: TaskStats,
     /// True for the per-CPU idle tasks (never in a fair runqueue).
     pub is_idle: bool,
@@ -169,6 +195,10 @@ pub struct Task {
     /// (ns, 0: not seen so), and the task's `nr_wakeups` then.
     pub(crate) hung_seen_at: AtomicU64,
     pub(crate) hung_seen_wakeups: AtomicU64,
+    /// Woken by fault injection (`fault=spurious_wake`), not by what it
+    /// waits for; set under `pi_lock` before the wakeup, taken by the wait
+    /// (`fault::after_wait`).
+    pub(crate) fault_woken: AtomicBool,
 }
 
 impl Task {
@@ -222,7 +252,7 @@ impl Task {
             slice_ns: AtomicU64::new(0),
             affinity: AffinityMask::new(affinity),
             pi_lock: IrqMutex::with_class((), crate::sync::lockdep::LockClass::PiLock),
-            ran_on: [const { AtomicU64::new(0) }; 4],
+            ran_on: [const { AtomicU64::new(0) }; MAX_CPUS / 64],
             stats: TaskStats::default(),
             is_idle,
             stack: IrqMutex::new(None),
@@ -232,6 +262,7 @@ impl Task {
             on_wait_queue: AtomicBool::new(false),
             on_rq: AtomicBool::new(true),
             slept_load: [const { AtomicU64::new(0) }; 3],
+            fault_woken: AtomicBool::new(false),
             wakee: IrqMutex::new(sched::balance::WakeeState::default()),
             recent_used_cpu: AtomicUsize::new(usize::MAX),
             sleep_deadline: AtomicU64::new(0),
@@ -241,6 +272,12 @@ impl Task {
     }
 }
 
+// The architecture's per-CPU `current` slot holds an `Arc<Task>`: this is
+// the one place that says so (the arch layer knows no tasks).
+impl crate::arch::percpu::CurrentKind for crate::arch::percpu::Current {
+    type Of = Task;
+}
+
 static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 static REGISTRY: IrqMutex<BTreeMap<TaskId, Arc<Task>>> =
     IrqMutex::with_class(BTreeMap::new(), crate::sync::lockdep::LockClass::Registry);
@@ -248,20 +285,20 @@ static REGISTRY: IrqMutex<BTreeMap<TaskId, Arc<Task>>> =
 /// The task running on this CPU.
 #[inline]
 pub fn current() -> Arc<Task> {
-    crate::arch::percpu::current_task().expect("scheduler started on this CPU")
+    crate::arch::percpu::current().expect("scheduler started on this CPU")
 }
 
 /// Runs `f` with the task running on this CPU borrowed: `current()` without
 /// taking a reference count.
 #[inline]
 pub fn with_current<R>(f: impl FnOnce(&Arc<Task>) -> R) -> R {
-    crate::arch::percpu::with_current_task(f).expect("scheduler started on this CPU")
+    crate::arch::percpu::with_current(f).expect("scheduler started on this CPU")
 }
 
 /// The task running on this CPU, or a stand-in idle task before its
 /// scheduler starts.
 pub fn current_or_idle() -> Arc<Task> {
-    match crate::arch::percpu::current_task() {
+    match crate::arch::percpu::current() {
         Some(t) => t,
         None => new_idle(crate::arch::percpu::cpu_id()),
     }
@@ -270,12 +307,12 @@ pub fn current_or_idle() -> Arc<Task> {
 /// Records the task now running on this CPU (once per CPU, when its
 /// runqueue starts).
 pub(crate) fn set_current(task: Arc<Task>) {
-    crate::arch::percpu::set_current_task(task);
+    crate::arch::percpu::set_current(task);
 }
 
 /// Records the task this CPU switches to (the switch, interrupts off).
 pub(crate) fn switch_current(task: Arc<Task>) {
-    crate::arch::percpu::set_current_task_irqs_off(task);
+    crate::arch::percpu::set_current_irqs_off(task);
 }
 
 /// The idle task of `cpu`: its boot flow, which is running now.
@@ -400,6 +437,10 @@ pub fn exit() -> ! {
     drop(me);
     // The final switch (schedule_irq) completes `exited` for the joiners.
     loop {
+        if crate::fault::on() {
+            // `fault=preempt_points`: preempted while Dead, still queued.
+            crate::fault::preempt_point();
+        }
         crate::schedule::schedule();
     }
 }
@@ -428,6 +469,18 @@ pub fn for_each(mut f: impl FnMut(&Arc<Task>)) {
     for t in REGISTRY.lock().values() {
         f(t);
     }
+}
+
+/// A sleeping thread, the `r % n`-th of the `n` that sleep now (for
+/// `fault=spurious_wake`; it may be awake again by the time it is woken).
+pub(crate) fn pick_sleeping(r: u64) -> Option<Arc<Task>> {
+    let reg = REGISTRY.lock();
+    let sleeping = || reg.values().filter(|t| !t.is_idle && t.state() == TaskState::Sleeping);
+    let n = sleeping().count() as u64;
+    if n == 0 {
+        return None;
+    }
+    sleeping().nth((r % n) as usize).cloned()
 }
 
 /// The thread whose stack is in arena slot `slot` (for stack-overflow reports).

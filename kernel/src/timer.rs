@@ -4,6 +4,11 @@
 //! Each CPU keeps the time of its next tick and a heap of sleep deadlines; the
 //! LAPIC timer is always programmed for the earlier of the two, so a sleep
 //! ends when it is due, not at the next tick.
+//!
+//! Follows Linux's `kernel/sched/core.c: sched_tick()` for the tick,
+//! `kernel/time/tick-sched.c` (`tick_nohz_idle_stop_tick()`,
+//! `tick_nohz_idle_exit()`) for NOHZ, and high-resolution timers
+//! (`hrtimer_start()`) for sleeps.
 
 use alloc::collections::BinaryHeap;
 use alloc::sync::Arc;
@@ -12,7 +17,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use sched::WakeFlags;
 
-use crate::arch::percpu::{cpu_id, MAX_CPUS};
+use crate::arch::percpu::cpu_id;
 use crate::arch::trap::TrapFrame;
 use crate::rq;
 use crate::sync::irq_mutex::IrqMutex;
@@ -41,18 +46,38 @@ impl Ord for Sleeper {
     }
 }
 
-static SLEEPERS: [IrqMutex<BinaryHeap<Reverse<Sleeper>>>; MAX_CPUS] =
-    [const { IrqMutex::with_class(BinaryHeap::new(), crate::sync::lockdep::LockClass::Sleepers) }; MAX_CPUS];
-static NEXT_TICK: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::timer`).
+pub struct TimerCpu {
+    sleepers: IrqMutex<BinaryHeap<Reverse<Sleeper>>>,
+    next_tick: AtomicU64,
+    tick_stopped: AtomicBool,
+    /// LAPIC timer interrupts taken by this CPU (ticks and sleep deadlines).
+    timer_irqs: AtomicU64,
+}
+
+impl TimerCpu {
+    pub const fn new() -> Self {
+        TimerCpu {
+            sleepers: IrqMutex::with_class(BinaryHeap::new(), crate::sync::lockdep::LockClass::Sleepers),
+            next_tick: AtomicU64::new(0),
+            tick_stopped: AtomicBool::new(false),
+            timer_irqs: AtomicU64::new(0),
+        }
+    }
+}
+
+/// `cpu`'s TimerCpu.
+#[inline(always)]
+fn pc(cpu: usize) -> &'static TimerCpu {
+    &crate::sched_cpu::cpu(cpu).timer
+}
+
 static TICK_NS: AtomicU64 = AtomicU64::new(1_000_000);
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// Tickless idle (`nohz=on`, the default): an idle CPU stops its tick and its
 /// LAPIC timer only fires for sleep deadlines.
 static NOHZ: AtomicBool = AtomicBool::new(true);
-static TICK_STOPPED: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
-/// LAPIC timer interrupts taken per CPU (ticks and sleep deadlines).
-static TIMER_IRQS: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
 
 pub fn set_nohz(on: bool) {
     NOHZ.store(on, Ordering::Relaxed);
@@ -60,13 +85,13 @@ pub fn set_nohz(on: bool) {
 
 /// Timer interrupts `cpu` has taken.
 pub fn timer_irqs(cpu: usize) -> u64 {
-    TIMER_IRQS[cpu].load(Ordering::Relaxed)
+    pc(cpu).timer_irqs.load(Ordering::Relaxed)
 }
 /// Stops this CPU's tick (Linux's `tick_nohz_idle_stop_tick`) when tickless
 /// idle is on: from now on only sleep deadlines fire its timer, and it joins
 /// the NOHZ mask so a busy CPU balances for it. Interrupts off.
 pub(crate) fn stop_tick(cpu: usize) {
-    if NOHZ.load(Ordering::Relaxed) && !TICK_STOPPED[cpu].swap(true, Ordering::Relaxed) {
+    if NOHZ.load(Ordering::Relaxed) && !pc(cpu).tick_stopped.swap(true, Ordering::Relaxed) {
         crate::balance::nohz::enter_idle(cpu);
         program(cpu, rq::now_ns());
     }
@@ -75,10 +100,10 @@ pub(crate) fn stop_tick(cpu: usize) {
 /// Restarts this CPU's tick one period from now if it was stopped.
 /// Interrupts off.
 pub(crate) fn restart_tick(cpu: usize) {
-    if TICK_STOPPED[cpu].swap(false, Ordering::Relaxed) {
+    if pc(cpu).tick_stopped.swap(false, Ordering::Relaxed) {
         crate::balance::nohz::exit_idle(cpu);
         let now = rq::now_ns();
-        NEXT_TICK[cpu].store(now + tick_ns(), Ordering::Relaxed);
+        pc(cpu).next_tick.store(now + tick_ns(), Ordering::Relaxed);
         program(cpu, now);
     }
 }
@@ -107,9 +132,9 @@ pub fn tick_ns() -> u64 {
 /// tickless idle its tick starts stopped.
 pub fn start_this_cpu() {
     let cpu = cpu_id();
-    NEXT_TICK[cpu].store(rq::now_ns() + tick_ns(), Ordering::Relaxed);
+    pc(cpu).next_tick.store(rq::now_ns() + tick_ns(), Ordering::Relaxed);
     let nohz = NOHZ.load(Ordering::Relaxed);
-    TICK_STOPPED[cpu].store(nohz, Ordering::Relaxed);
+    pc(cpu).tick_stopped.store(nohz, Ordering::Relaxed);
     if nohz {
         crate::balance::nohz::enter_idle(cpu);
     }
@@ -119,8 +144,8 @@ pub fn start_this_cpu() {
 /// Programs the LAPIC timer for the earlier of the next tick and the first
 /// sleep deadline.
 fn program(cpu: usize, now: u64) {
-    let mut next = if TICK_STOPPED[cpu].load(Ordering::Relaxed) { u64::MAX } else { NEXT_TICK[cpu].load(Ordering::Relaxed) };
-    if let Some(Reverse(s)) = SLEEPERS[cpu].lock().peek() {
+    let mut next = if pc(cpu).tick_stopped.load(Ordering::Relaxed) { u64::MAX } else { pc(cpu).next_tick.load(Ordering::Relaxed) };
+    if let Some(Reverse(s)) = pc(cpu).sleepers.lock().peek() {
         next = next.min(s.deadline);
     }
     if next == u64::MAX {
@@ -146,14 +171,21 @@ pub fn sleep_ns(ns: u64) {
         x86_64::instructions::interrupts::without_interrupts(|| {
             let cpu = cpu_id();
             me.set_state(TaskState::Sleeping);
-            SLEEPERS[cpu].lock().push(Reverse(Sleeper {
+            pc(cpu).sleepers.lock().push(Reverse(Sleeper {
                 deadline,
                 seq: SEQ.fetch_add(1, Ordering::Relaxed),
                 task: me.clone(),
             }));
             program(cpu, rq::now_ns());
         });
+        if crate::fault::on() {
+            crate::fault::preempt_point();
+        }
         crate::schedule::schedule();
+        if crate::fault::on() && rq::now_ns() < deadline {
+            // woken before its deadline: sleeps again
+            crate::fault::after_wait(&me);
+        }
     }
     me.sleep_deadline.store(0, Ordering::Relaxed);
 }
@@ -164,7 +196,7 @@ pub fn sleep_ns(ns: u64) {
 pub(crate) fn forget_sleeper(task: &Task) -> bool {
     let mut found = false;
     for cpu in rq::online_mask().iter() {
-        let mut heap = SLEEPERS[cpu].lock();
+        let mut heap = pc(cpu).sleepers.lock();
         let before = heap.len();
         heap.retain(|Reverse(s)| !core::ptr::eq(&*s.task, task));
         found |= heap.len() != before;
@@ -176,7 +208,7 @@ pub(crate) fn forget_sleeper(task: &Task) -> bool {
 pub(crate) fn on_timer(frame: &mut TrapFrame) -> *mut TrapFrame {
     crate::arch::apic::eoi();
     let cpu = cpu_id();
-    TIMER_IRQS[cpu].fetch_add(1, Ordering::Relaxed);
+    pc(cpu).timer_irqs.fetch_add(1, Ordering::Relaxed);
     let now = rq::now_ns();
     // One due sleeper at a time, woken without the heap's lock held (the
     // wakeup takes runqueue locks). Collecting them into a Vec first cost an
@@ -184,7 +216,7 @@ pub(crate) fn on_timer(frame: &mut TrapFrame) -> *mut TrapFrame {
     // cost depend on the heap's layout (and so on the command line's length).
     loop {
         let next = {
-            let mut heap = SLEEPERS[cpu].lock();
+            let mut heap = pc(cpu).sleepers.lock();
             match heap.peek() {
                 Some(Reverse(s)) if s.deadline <= now => heap.pop().map(|Reverse(s)| s.task),
                 _ => None,
@@ -193,23 +225,29 @@ pub(crate) fn on_timer(frame: &mut TrapFrame) -> *mut TrapFrame {
         let Some(t) = next else { break };
         crate::wakeup::try_to_wake_up(&t, WakeFlags::NONE);
     }
-    let next_tick = NEXT_TICK[cpu].load(Ordering::Relaxed);
+    let next_tick = pc(cpu).next_tick.load(Ordering::Relaxed);
     // The LAPIC timer's calibration is only as good as a few percent: a
     // tick due within 1/16 of a period counts as due now, rather than costing
     // a second interrupt a few microseconds later.
-    if now + tick_ns() / 16 >= next_tick && !TICK_STOPPED[cpu].load(Ordering::Relaxed) {
+    if now + tick_ns() / 16 >= next_tick && !pc(cpu).tick_stopped.load(Ordering::Relaxed) {
         scheduler_tick(cpu);
+        if crate::fault::on() {
+            crate::fault::tick(cpu);
+        }
         let period = tick_ns();
         let mut next = next_tick + period;
         if next <= now + period / 16 {
             next = now + period;
         }
-        NEXT_TICK[cpu].store(next, Ordering::Relaxed);
+        pc(cpu).next_tick.store(next, Ordering::Relaxed);
     }
     program(cpu, rq::now_ns());
     crate::watchdog::timer_irq(cpu, now);
     // `test_watchdog=soft_lockup` holds this CPU's preemption off.
     if rq::need_resched(cpu) && !crate::watchdog::no_preempt(cpu) {
+        if crate::fault::on() {
+            crate::fault::note_preemption();
+        }
         crate::schedule::preempt_irq(frame)
     } else {
         frame

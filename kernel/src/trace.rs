@@ -39,19 +39,22 @@
 //!
 //! When a ring is full the oldest events are overwritten; the dump says how
 //! many were lost per CPU.
+//!
+//! Its events are Linux's `sched_switch`, `sched_wakeup` and
+//! `sched_migrate_task` tracepoints (`include/trace/events/sched.h`).
 
 use alloc::collections::{BTreeMap, VecDeque};
 use alloc::string::String;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use crate::arch::percpu::{cpu_id, MAX_CPUS};
+use crate::arch::percpu::cpu_id;
 use crate::sync::irq_mutex::IrqMutex;
 
 /// One recorded event (16 bytes; 24 with its time stamp, the figure `trace=` sizes the rings
 /// by).
 #[derive(Clone, Copy)]
 pub enum Event {
-    Switch { prev: u32, prev_state: u8, next: u32 },
+    Switch { prev: u32, prev_state: crate::task::PrevState, next: u32 },
     Wakeup { pid: u32, target: u32 },
     Enqueue { pid: u32, preempt: bool, curr: u32, curr_eligible: Option<bool>, curr_protected: Option<bool> },
     Migrate { pid: u32, from: u32, to: u32 },
@@ -91,7 +94,24 @@ pub fn name_task(pid: u32, name: &str) {
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static CAPACITY: AtomicUsize = AtomicUsize::new(0);
-static RINGS: [IrqMutex<Ring>; MAX_CPUS] = [const { IrqMutex::with_class(Ring { events: VecDeque::new(), lost: 0 }, crate::sync::lockdep::LockClass::TraceRing) }; MAX_CPUS];
+/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::trace`).
+pub struct TraceCpu {
+    ring: IrqMutex<Ring>,
+}
+
+impl TraceCpu {
+    pub const fn new() -> Self {
+        TraceCpu {
+            ring: IrqMutex::with_class(Ring { events: VecDeque::new(), lost: 0 }, crate::sync::lockdep::LockClass::TraceRing),
+        }
+    }
+}
+
+/// `cpu`'s TraceCpu.
+#[inline(always)]
+fn pc(cpu: usize) -> &'static TraceCpu {
+    &crate::sched_cpu::cpu(cpu).trace
+}
 
 /// Turns tracing on with `per_cpu` events per ring, for the CPUs in `cpus`
 /// (those that came online). Their rings are allocated here, whole, so that
@@ -122,7 +142,7 @@ pub fn enable(per_cpu: usize, cpus: &[usize]) -> Result<usize, String> {
         return Err(why);
     }
     for &cpu in cpus {
-        RINGS[cpu].lock().events.reserve_exact(per_cpu);
+        pc(cpu).ring.lock().events.reserve_exact(per_cpu);
     }
     CAPACITY.store(per_cpu, Ordering::Relaxed);
     ENABLED.store(true, Ordering::Release);
@@ -172,7 +192,7 @@ fn push(ts: u64, ev: Event) {
 
 #[inline(never)]
 fn push_on(cpu: usize, ts: u64, ev: Event) {
-    let mut ring = RINGS[cpu].lock();
+    let mut ring = pc(cpu).ring.lock();
     let cap = CAPACITY.load(Ordering::Relaxed);
     if ring.events.len() >= cap {
         ring.events.pop_front();
@@ -195,7 +215,7 @@ pub fn dump() {
         crate::record!("trace_task", "pid={} name={}", pid, name);
     }
     for cpu in crate::rq::online_mask().iter() {
-        let ring = core::mem::replace(&mut *RINGS[cpu].lock(), Ring { events: VecDeque::new(), lost: 0 });
+        let ring = core::mem::replace(&mut *pc(cpu).ring.lock(), Ring { events: VecDeque::new(), lost: 0 });
         crate::record!("trace_cpu", "cpu={} events={} lost={}", cpu, ring.events.len(), ring.lost);
         for (ts, ev) in ring.events {
             crate::record!("trace", "cpu={} ts={} {}", cpu, ts, Shown(ev));
@@ -210,7 +230,7 @@ impl core::fmt::Display for Shown {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self.0 {
             Event::Switch { prev, prev_state, next } => {
-                write!(f, "ev=switch prev={} prev_state={} next={}", prev, prev_state as char, next)
+                write!(f, "ev=switch prev={} prev_state={} next={}", prev, prev_state.letter(), next)
             }
             Event::Wakeup { pid, target } => write!(f, "ev=wakeup pid={} target={}", pid, target),
             Event::Enqueue { pid, preempt, curr, curr_eligible, curr_protected } => write!(
@@ -242,7 +262,7 @@ pub fn print_last(cpu: usize, n: usize) -> Option<usize> {
     if !enabled() {
         return Some(0);
     }
-    let ring = RINGS[cpu].try_lock()?;
+    let ring = pc(cpu).ring.try_lock()?;
     let skip = ring.events.len().saturating_sub(n);
     for &(ts, ev) in ring.events.iter().skip(skip) {
         crate::record!("watchdog_event", "cpu={} ts={} {}", cpu, ts, Shown(ev));

@@ -34,6 +34,10 @@
 //!
 //! A remote wake list is kicked by an IPI only when it goes from empty to
 //! non-empty; the target drains it whole.
+//!
+//! Follows Linux's `kernel/sched/core.c: try_to_wake_up()` (`ttwu_runnable()`,
+//! `ttwu_queue_wakelist()`, `sched_ttwu_pending()`, `ttwu_do_activate()`) and
+//! `wake_up_new_task()`.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -43,10 +47,10 @@ use sched::{EnqueueFlags, EntityId, Policy, SchedEntity, WakeFlags};
 
 use sched::cpumask::CpuMask;
 
-use crate::arch::percpu::{cpu_id, MAX_CPUS};
+use crate::arch::percpu::cpu_id;
 use crate::balance::wake::WakeeLoad;
 use crate::rq::{self, Rq};
-use crate::schedule::resched_cpu;
+use crate::rq::resched_cpu;
 use crate::sync::irq_mutex::IrqMutex;
 use crate::task::{Task, TaskState};
 
@@ -71,26 +75,66 @@ impl WakeList {
     }
 }
 
-static WAKE_LISTS: [IrqMutex<WakeList>; MAX_CPUS] =
-    [const { IrqMutex::with_class(WakeList { wakes: Vec::new(), moves: Vec::new() }, crate::sync::lockdep::LockClass::WakeList) }; MAX_CPUS];
-/// Whether each CPU's wake list is non-empty (changed under its lock, read
-/// without it: the IPI handler and the balancer's `ttwu_pending`).
-static WAKE_PENDING: [AtomicBool; MAX_CPUS] = [const { AtomicBool::new(false) }; MAX_CPUS];
+/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::wakeup`).
+pub struct WakeupCpu {
+    lists: IrqMutex<WakeList>,
+    /// Whether this CPU's wake list is non-empty (changed under its lock, read
+    /// without it: the IPI handler and the balancer's `ttwu_pending`).
+    pending: AtomicBool,
+    /// Wakeups performed by this CPU, and those that woke onto the same CPU.
+    ttwu_count: AtomicU64,
+    ttwu_local: AtomicU64,
+}
 
-/// Wakeups performed by each CPU, and those that woke onto the same CPU.
-static TTWU_COUNT: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
-static TTWU_LOCAL: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+impl WakeupCpu {
+    pub const fn new() -> Self {
+        WakeupCpu {
+            lists: IrqMutex::with_class(WakeList { wakes: Vec::new(), moves: Vec::new() }, crate::sync::lockdep::LockClass::WakeList),
+            pending: AtomicBool::new(false),
+            ttwu_count: AtomicU64::new(0),
+            ttwu_local: AtomicU64::new(0),
+        }
+    }
+}
+
+/// `cpu`'s WakeupCpu.
+#[inline(always)]
+fn pc(cpu: usize) -> &'static WakeupCpu {
+    &crate::sched_cpu::cpu(cpu).wakeup
+}
 
 /// (ttwu_count, ttwu_local) of `cpu`.
 pub fn ttwu_stats(cpu: usize) -> (u64, u64) {
-    (TTWU_COUNT[cpu].load(Ordering::Relaxed), TTWU_LOCAL[cpu].load(Ordering::Relaxed))
+    (pc(cpu).ttwu_count.load(Ordering::Relaxed), pc(cpu).ttwu_local.load(Ordering::Relaxed))
 }
 
 /// Wakes `p` if it sleeps; returns whether this call woke it.
 pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
+    let woke = wake::<false>(p, flags);
+    if crate::fault::on() {
+        // `fault=preempt_points`: the waker may be preempted right here.
+        crate::fault::preempt_point();
+    }
+    woke
+}
+
+/// Wakes `p` if it sleeps, though nothing it waits for happened
+/// (`fault=spurious_wake`), marking it so that its wait can count whether it
+/// went back to sleep.
+pub(crate) fn wake_spurious(p: &Arc<Task>) -> bool {
+    wake::<true>(p, WakeFlags::NONE)
+}
+
+/// `try_to_wake_up`; `SPURIOUS` marks the wakee (under `pi_lock`, before it
+/// can run) as woken by fault injection.
+#[inline(always)]
+fn wake<const SPURIOUS: bool>(p: &Arc<Task>, flags: WakeFlags) -> bool {
     let _pi = p.pi_lock.lock();
     if p.state() != TaskState::Sleeping {
         return false;
+    }
+    if SPURIOUS {
+        p.fault_woken.store(true, Ordering::Relaxed);
     }
     let this = cpu_id();
     if !p.on_rq.load(Ordering::Acquire) {
@@ -203,10 +247,10 @@ fn enqueue_woken(p: &Arc<Task>, this: usize, from: usize, target: usize, flags: 
 #[inline(always)]
 fn account(p: &Task, this: usize, target: usize, flags: WakeFlags) {
     crate::trace::record_now(|| crate::trace::Event::Wakeup { pid: p.id, target: target as u32 });
-    TTWU_COUNT[this].fetch_add(1, Ordering::Relaxed);
+    pc(this).ttwu_count.fetch_add(1, Ordering::Relaxed);
     p.stats.nr_wakeups.fetch_add(1, Ordering::Relaxed);
     if target == this {
-        TTWU_LOCAL[this].fetch_add(1, Ordering::Relaxed);
+        pc(this).ttwu_local.fetch_add(1, Ordering::Relaxed);
         p.stats.nr_wakeups_local.fetch_add(1, Ordering::Relaxed);
     } else {
         p.stats.nr_wakeups_remote.fetch_add(1, Ordering::Relaxed);
@@ -282,7 +326,7 @@ fn activate(rq: &mut Rq, p: Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags
 /// on `rq`'s CPU (the waker may be another one). Returns whether to switch.
 #[inline(always)]
 fn queued_woken(rq: &mut Rq, p: &Task, wants: bool) -> bool {
-    p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
+    p.stats.queued_at.set(rq, rq.clock);
     let preempt = rq.curr.is_idle || wants;
     rq.clock_skip |= preempt;
     if crate::trace::enabled() {
@@ -336,14 +380,14 @@ fn check_preempt(rq: &mut Rq, eid: EntityId, flags: WakeFlags) -> bool {
 /// list; the IPI goes out only when the list was empty.
 fn push_remote_with(target: usize, push: impl FnOnce(&mut WakeList)) {
     let was_empty = {
-        let mut list = WAKE_LISTS[target].lock();
+        let mut list = pc(target).lists.lock();
         let was_empty = list.is_empty();
         push(&mut list);
-        WAKE_PENDING[target].store(true, Ordering::Release);
+        pc(target).pending.store(true, Ordering::Release);
         was_empty
     };
     if was_empty && !crate::idle::notices_without_ipi(target) {
-        crate::schedule::send_resched_ipi(target);
+        crate::rq::send_resched_ipi(target);
     }
 }
 
@@ -377,7 +421,7 @@ fn push_remote_wake(target: usize, task: Arc<Task>, flags: WakeFlags) {
 #[inline(always)]
 pub(crate) fn process_wake_list() -> Option<rq::RqGuard<'static>> {
     let cpu = cpu_id();
-    if !WAKE_PENDING[cpu].load(Ordering::Acquire) {
+    if !pc(cpu).pending.load(Ordering::Acquire) {
         return None;
     }
     // Runqueue first, then the list (the order every path uses), so a task
@@ -385,7 +429,7 @@ pub(crate) fn process_wake_list() -> Option<rq::RqGuard<'static>> {
     let mut rq = rq::lock(cpu);
     let mut preempt = false;
     // Drained in place, so the list keeps its allocation.
-    let mut list = WAKE_LISTS[cpu].lock();
+    let mut list = pc(cpu).lists.lock();
     if !list.moves.is_empty() {
         for item in list.moves.drain(..) {
             preempt |= activate(&mut rq, item.task, Some(item.se), item.flags);
@@ -394,7 +438,7 @@ pub(crate) fn process_wake_list() -> Option<rq::RqGuard<'static>> {
     for (task, flags) in list.wakes.drain(..) {
         preempt |= activate(&mut rq, task, None, flags);
     }
-    WAKE_PENDING[cpu].store(false, Ordering::Release);
+    pc(cpu).pending.store(false, Ordering::Release);
     drop(list);
     if preempt {
         rq::set_need_resched(cpu);
@@ -430,7 +474,7 @@ pub(crate) fn wake_up_new_task(p: &Arc<Task>) {
         if let Err(e) = rq.fair.enqueue(eid, EnqueueFlags::INITIAL) {
             panic!("CPU {}: enqueue of new task {}: {}", cpu, p.name, e);
         }
-        p.stats.queued_at.store(rq.clock, Ordering::Relaxed);
+        p.stats.queued_at.set(&rq, rq.clock);
         // No avg_idle sample: wake_up_new_task() is not ttwu_do_activate().
         let preempt = check_preempt(&mut rq, eid, WakeFlags::FORK);
         crate::balance::snapshot::publish_load(&rq);
@@ -504,7 +548,7 @@ fn push_remote_or_local(target: usize, item: Move) {
 
 /// Whether wakeups wait on `cpu`'s wake list (Linux's `ttwu_pending`).
 pub fn wake_list_pending(cpu: usize) -> bool {
-    WAKE_PENDING[cpu].load(Ordering::Acquire)
+    pc(cpu).pending.load(Ordering::Acquire)
 }
 
 /// Whether `p` sits on some CPU's wake list, and if so whether it carries
@@ -513,7 +557,7 @@ pub(crate) fn in_transit(p: &Arc<Task>) -> Option<bool> {
     rq::online_mask()
         .iter()
         .find_map(|c| {
-            let list = WAKE_LISTS[c].lock();
+            let list = pc(c).lists.lock();
             if list.moves.iter().any(|w| Arc::ptr_eq(&w.task, p)) {
                 Some(true)
             } else {

@@ -25,7 +25,7 @@ use crate::workload_params::{
 use crate::workloads::{
     check_affinity, check_capacity, check_ebizzy, check_features, check_features_bogus, check_shares_pressure,
     check_delay_dequeue, check_fserver, check_hackbench, check_latency, check_overflow, check_pipe, check_pipes, check_trace_pipe,
-    check_prodcons, check_schbench, check_shares, check_spread, check_spread_smt, check_storm,
+    check_prodcons, check_schbench, check_shares, check_spread, check_spread_nohz, check_spread_smt, check_storm, check_torture,
     check_periodic_pull, check_tbench, check_three_on_two, check_tickless, check_deterministic_boot, compare_identical, compare_snap_delta, compare_wake_affine,
     check_newidle_off, check_newidle_pull, compare_capacity_push, compare_nohz_on_off, workload_ran, NOHZ_PULL_SMP,
     compare_newidle_push, check_new_dst_cpu, PINNED_SMP,
@@ -33,6 +33,7 @@ use crate::workloads::{
     check_ebizzy_ran, compare_capacity_pressure, compare_fork_placement,
     check_sis_aged, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
     compare_sis_util, SIS_UTIL_CONTRADICTION,
+    check_fault_malformed, check_storm_faults, compare_ipi_delay, FAULT_MALFORMED, FAULT_SEED_ALONE,
 };
 
 /// What a check returns: `Err` carries the reason for people.
@@ -641,6 +642,87 @@ pub fn all() -> Vec<Scenario> {
             check: check_storm::<8, 64>,
             ..BASE
         },
+        // Fault injection (kernel/src/fault.rs): the storm must balance its books under each
+        // mode, and each mode must show it was injected and did what it is for. Under -icount,
+        // so that each boot is one exact run of its seed.
+        Scenario {
+            name: "faults-ipi-delay",
+            icount: true,
+            append: "sched_debug=1 fault=ipi_delay workload=storm,threads=16,ms=500",
+            check: check_storm_faults,
+            // the same storm without faults: the held IPIs slowed the hand-offs
+            versus: Some(Versus { append: "sched_debug=1 workload=storm,threads=16,ms=500", compare: compare_ipi_delay }),
+            ..BASE
+        },
+        Scenario {
+            name: "faults-ipi-reorder",
+            icount: true,
+            append: "sched_debug=1 fault=ipi_reorder workload=storm,threads=16,ms=500",
+            check: check_storm_faults,
+            ..BASE
+        },
+        Scenario {
+            name: "faults-spurious-wake",
+            icount: true,
+            append: "sched_debug=1 fault=spurious_wake workload=storm,threads=16,ms=500",
+            check: check_storm_faults,
+            ..BASE
+        },
+        Scenario {
+            name: "faults-preempt-points",
+            icount: true,
+            append: "sched_debug=1 fault=preempt_points workload=storm,threads=16,ms=500",
+            check: check_storm_faults,
+            ..BASE
+        },
+        Scenario {
+            name: "faults-cpu-stall",
+            icount: true,
+            append: "sched_debug=1 fault=cpu_stall workload=storm,threads=16,ms=500",
+            check: check_storm_faults,
+            ..BASE
+        },
+        Scenario {
+            name: "faults-all",
+            icount: true,
+            append: "sched_debug=1 fault=ipi_delay,ipi_reorder,spurious_wake,preempt_points,cpu_stall fault_seed=7 workload=storm,threads=16,ms=500",
+            check: check_storm_faults,
+            ..BASE
+        },
+        Scenario {
+            name: "faults-malformed",
+            smp: "1",
+            append: FAULT_MALFORMED,
+            check: check_fault_malformed,
+            complaints: true,
+            ..BASE
+        },
+        Scenario {
+            name: "faults-seed-alone",
+            smp: "1",
+            append: FAULT_SEED_ALONE,
+            check: check_fault_malformed,
+            complaints: true,
+            ..BASE
+        },
+        Scenario {
+            // issue 18: every thread operation at random, the books balanced at the end. In wall
+            // time: under -icount 2 s of guest time at -smp 4 took 136 s of host time.
+            name: "torture-smp4",
+            smp: "4",
+            append: "sched_debug=1 workload=torture,ms=5000,seed=1",
+            check: check_torture::<4, 5000, 1>,
+            ..BASE
+        },
+        Scenario {
+            name: "torture-smp8-60s",
+            smp: "8",
+            append: "sched_debug=1 workload=torture,ms=60000,seed=18",
+            slots: 2,
+            timeout_s: 120,
+            check: check_torture::<8, 60000, 18>,
+            ..BASE
+        },
         Scenario {
             name: "latency-smp1",
             // Wall-clock latencies under TCG are the host's (load average 8 on 2 cores gave
@@ -794,6 +876,23 @@ pub fn all() -> Vec<Scenario> {
                 check_spread::<8, 300>(log)?;
                 check_periodic_pull(log, "idle")
             },
+            ..BASE
+        },
+        Scenario {
+            // Issue 18, item 5: 64 hogs from the last of 64 CPUs, spread by NOHZ idle balancing
+            // without stretching the run (qemu64 and 128 MiB, as found). Long: a 64-vCPU boot
+            // under -icount runs its vCPUs one at a time.
+            name: "balance-spread-smp64-nohz",
+            icount: true,
+            smp: "64",
+            cpu: "qemu64",
+            memory_mib: 128,
+            append: "sched_debug=1 workload=spread,start_cpu=63,ms=300",
+            slots: 2,
+            // 5 min of wall time on a loaded 2-core host
+            timeout_s: 900,
+            long: true,
+            check: check_spread_nohz::<64, 300>,
             ..BASE
         },
         Scenario {
@@ -1133,6 +1232,7 @@ pub fn all() -> Vec<Scenario> {
         deterministic!("prodcons", 2, "workload=prodcons,pairs=2,ms=100,hogs=1"),
         deterministic!("pipes", 2, "workload=pipes,pairs=2,rounds=500"),
         deterministic!("wakeplace", 2, "workload=wakeplace,waker=0,prev=1,hog_mask=1,light_mask=2,rounds=20,warm_ms=20"),
+        deterministic!("torture", 2, "workload=torture,ms=100,seed=1"),
         deterministic!("help", 1, "workload=help"),
         Scenario {
             name: "bench-schbench-smp2",

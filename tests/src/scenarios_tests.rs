@@ -145,6 +145,22 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
             out += "@fw selfcheck name=timer result=ok\n";
             out += &crate::workload_params::synthetic_help(n);
         }
+        crate::workloads::FAULT_MALFORMED | crate::workloads::FAULT_SEED_ALONE => {
+            let msgs: &[&str] = if s.append == crate::workloads::FAULT_MALFORMED {
+                &[
+                    "fault=\"ipi_delay,ipi_dely\": \"ipi_dely\" is not a fault mode (ipi_delay, ipi_reorder, spurious_wake, preempt_points, cpu_stall); injecting no faults",
+                    "fault_seed=\"abc\" is not a number from 0 to 18446744073709551615; using fault_seed=1",
+                ]
+            } else {
+                &["fault_seed=7 without fault=: no fault is injected"]
+            };
+            for msg in msgs {
+                out += &format!("cmdline: {msg}\n@fw cmdline_problem msg={msg}\n");
+            }
+            out += "@fw selfcheck name=timer result=ok\n";
+            out += &crate::workload_params::synthetic_stacks(s.memory_mib, n as u64);
+            out += &crate::workloads::synthetic::workload("workload=pipe,rounds=1000", n);
+        }
         crate::workloads::SIS_UTIL_CONTRADICTION => {
             let msg = "sched_features=SIS_UTIL contradicts sis_util=off given earlier; the later one wins: sis_util=on (SIS_UTIL)";
             out += &format!("cmdline: {msg}\n@fw cmdline_problem msg={msg}\n");
@@ -193,7 +209,8 @@ fn names_are_unique_and_topologies_parse() {
     for s in &all {
         s.topology().unwrap();
         assert!(s.slots == 1 || s.slots == 2, "{}", s.name);
-        assert!((30..=120).contains(&s.timeout_s), "{}", s.name);
+        // a long scenario may take longer (a 64-vCPU -icount boot runs its vCPUs one at a time)
+        assert!((30..=120).contains(&s.timeout_s) || s.long && s.timeout_s <= 900, "{}", s.name);
     }
 }
 
@@ -348,6 +365,13 @@ fn versus_scenarios_fail_when_a_boot_or_the_comparison_is_wrong() {
         // SIS_UTIL: the busy LLC's wakee on an idle CPU; the light one's on the waker's CPU
         ("sis-util-depth-by-load", 1, "cpu=0 wakeups=100\n@fw wakeplace_cpu cpu=1 wakeups=0", "cpu=0 wakeups=94\n@fw wakeplace_cpu cpu=1 wakeups=6"),
         ("sis-util-depth-by-load", 0, "cpu=0 wakeups=0\n@fw wakeplace_cpu cpu=1 wakeups=0\n@fw wakeplace_cpu cpu=2 wakeups=0\n@fw wakeplace_cpu cpu=3 wakeups=100", "cpu=0 wakeups=100\n@fw wakeplace_cpu cpu=1 wakeups=0\n@fw wakeplace_cpu cpu=2 wakeups=0\n@fw wakeplace_cpu cpu=3 wakeups=0"),
+        // ipi_delay: as many rounds as without faults (the held IPIs slowed nothing)
+        (
+            "faults-ipi-delay",
+            0,
+            "rounds=600 sleeps=1200 sem_downs=1200 sem_ups=1200 pipe_sent=9664 pipe_received=9664 mutex_count=1200",
+            "rounds=1000 sleeps=2000 sem_downs=2000 sem_ups=2000 pipe_sent=16064 pipe_received=16064 mutex_count=2000",
+        ),
         // the deterministic pair: one counter, one figure, or one line more in either boot
         ("icount-deterministic-smp4", 1, "ttwu_count=", "ttwu_count=1"),
         ("icount-deterministic-smp4", 0, "Time: ", "Time: 1"),

@@ -189,13 +189,17 @@ mod idle;
 pub(crate) mod lb;
 #[path = "workloads_threads.rs"]
 mod threads;
+#[path = "workloads_torture.rs"]
+mod torture;
 #[path = "workloads_wakeup.rs"]
 mod wakeup;
 #[path = "workloads_placement.rs"]
 mod placement;
+#[path = "workloads_faults.rs"]
+mod faults;
 
 pub use balance::{
-    check_capacity, check_spread, check_spread_smt, check_three_on_two, SPREAD_WITHIN_MS,
+    check_capacity, check_spread, check_spread_nohz, check_spread_smt, check_three_on_two, SPREAD_WITHIN_MS,
     THREE_ON_TWO_TOLERANCE_PP,
 };
 pub use bench::{
@@ -225,6 +229,11 @@ pub use lb::{
     PINNED_SMP, check_nohz_pull, check_periodic_pull, compare_capacity_push,
     compare_nohz_on_off, newidle_pulls_in_trace, record_sum, NewidlePull, NOHZ_PULL_HOGS, NOHZ_PULL_SMP,
 };
+pub use faults::{
+    check_fault_malformed, check_faults, check_storm_faults, compare_ipi_delay, mode_names, ALL_FAULTS, CPU_STALL, FAULT_MALFORMED,
+    FAULT_MODES, FAULT_SEED_ALONE, IPI_DELAY, IPI_REORDER, PREEMPT_POINTS, SPURIOUS_WAKE,
+};
+pub use torture::{check_torture, torture_books, torture_default_threads, torture_verdict, TORTURE_OPS, TORTURE_SEM_UNITS};
 pub use wakeup::{check_pipes, compare_wake_affine, domstat_sum, pipes_total};
 pub use placement::{
     check_sis_aged, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,

@@ -88,9 +88,36 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                 );
             }
         }
+        "torture" => {
+            // 4 threads per CPU; every book balanced, from made-up counts.
+            let ms: u64 = get(&kv, "ms", "5000").parse().unwrap();
+            let seed: u64 = get(&kv, "seed", "1").parse().unwrap();
+            let threads = 4 * cpus as u64;
+            let spawned = threads + 500;
+            let elapsed = ms * 1_000_000 + 3_000_000;
+            let runtime = cpus as u64 * elapsed / 2;
+            let idle = cpus as u64 * elapsed - runtime - 1000 - 50_000;
+            out += &format!(
+                "torture: {threads} threads on {cpus} CPUs for {ms} ms, seed {seed}\n\
+                 @fw torture seed={seed} ms={ms} cpus={cpus} threads={threads} ok=1 alive=0 \
+                 mutex_count=700 sem_units=4 sem_left=4 bell_left=30 spawned={spawned} \
+                 exited={spawned} joined={spawned} sleep_begun=2000 sleep_ended=2000 sleep_early=0 \
+                 mutex_begun=700 mutex_ended=700 sem_begun=600 sem_ended=600 sem_ups=600 \
+                 bell_begun=400 bell_ended=400 bell_posts=430 bell_taken=400 bell_by_token=380 \
+                 bell_timeouts=15 bell_stops=5 bell_slept=200 lost_wakeups=0 join_begun=250 join_ended=250 read_begun=900 \
+                 read_ended=900 write_begun=800 write_ended=800 pipe_sent=40000 \
+                 pipe_received=40000 pipe_bad=0 affinity_misses=0 attr_misses=0 spawn_failed=0 \
+                 violations=0 runtime_ns={runtime} idle_ns={idle} newidle_ns=50000 pressure_ns=0 \
+                 elapsed_ns={elapsed} run_ns={} no_runnable_ns={idle}\n\
+                 @fw torture_ops spin=900 sleep_short=900 sleep_long=200 mutex=700 sem=600 \
+                 post=430 wait=400 pipe=1700 spawn=520 renice=300 slice=300 affinity=300 yield=600\n",
+                ms * 1_000_000 + 1_000_000
+            );
+        }
         "storm" => {
             let threads: u64 = get(&kv, "threads", "64").parse().unwrap();
-            let rounds = 1000;
+            // held IPIs slow the hand-offs
+            let rounds = if fault_modes(append) & IPI_DELAY != 0 { 600 } else { 1000 };
             for i in 0..threads {
                 let side = if i % 2 == 0 { "storma" } else { "stormb" };
                 let cpu = (i % cpus as u64).to_string();
@@ -344,6 +371,7 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
     }
     // As kernel/src/workloads/mod.rs prints them: the deltas, then the end of the run.
     out += &format!("@fw workload_done name={name} ok=1\n");
+    out += &faults_line(append);
     for c in 0..cpus {
         // The spread sleeper's CPU goes idle at each of its sleeps.
         let goidle = match get(&kv, "sleeper_busy_us", "0").parse::<u64>().unwrap_or(0) {
@@ -866,4 +894,43 @@ fn wakeplace(append: &str, kv: &[(String, String)], cpus: u32) -> String {
         );
     }
     out
+}
+
+/// The command line's `fault=` modes (0 without it, or with a name that is no mode: the kernel
+/// then injects nothing).
+fn fault_modes(append: &str) -> u8 {
+    let value = option(append, "fault");
+    if value.is_empty() {
+        return 0;
+    }
+    value
+        .split(',')
+        .try_fold(0, |acc, n| FAULT_MODES.iter().find(|(m, _)| *m == n).map(|(_, b)| acc | b))
+        .unwrap_or(0)
+}
+
+/// The `@fw faults` line of a correct run with the command line's modes (none without them).
+fn faults_line(append: &str) -> String {
+    let modes = fault_modes(append);
+    if modes == 0 {
+        return String::new();
+    }
+    let on = |m: u8| modes & m != 0;
+    let held = if on(IPI_DELAY | IPI_REORDER) { 100 } else { 0 };
+    let seed = if option(append, "fault_seed").is_empty() { "1" } else { option(append, "fault_seed") };
+    format!(
+        "faults injected ({}, seed {seed})\n@fw faults modes={} seed={seed} ipi_held={held} ipi_late_ns={} \
+         ipi_reordered={} spurious_wakeups={} spurious_resleeps={} preempt_injected={} \
+         preempted_blocking={} stalls={} stall_ns={}\n",
+        mode_names(modes),
+        mode_names(modes),
+        held * 60_000,
+        if on(IPI_REORDER) { 10 } else { 0 },
+        if on(SPURIOUS_WAKE) { 20 } else { 0 },
+        if on(SPURIOUS_WAKE) { 15 } else { 0 },
+        if on(PREEMPT_POINTS) { 50 } else { 0 },
+        if on(PREEMPT_POINTS) { 30 } else { 0 },
+        if on(CPU_STALL) { 4 } else { 0 },
+        if on(CPU_STALL) { 400_000 } else { 0 },
+    )
 }

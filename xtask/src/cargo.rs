@@ -51,12 +51,25 @@ pub fn build_kernel() -> Result<PathBuf, String> {
     build_kernel_in(&workspace_root(), None).map_err(|e| format!("xtask: {e}"))
 }
 
+/// As [`build_kernel`], with the kernel's cargo `features` (`lockdep`: the lock-order checker,
+/// which the scenarios run with and the measuring commands without).
+pub fn build_kernel_features(features: &[&str]) -> Result<PathBuf, String> {
+    build_kernel_in_with(&workspace_root(), None, features).map_err(|e| format!("xtask: {e}"))
+}
+
 /// The same build of the tree at `root` (another revision's, say), into the target directory
 /// `target` instead of cargo's own choice when given; returns the ELF's path, or what failed
 /// (cargo's errors are on the terminal).
 pub fn build_kernel_in(root: &Path, target: Option<&Path>) -> Result<PathBuf, String> {
+    build_kernel_in_with(root, target, &[])
+}
+
+fn build_kernel_in_with(root: &Path, target: Option<&Path>, features: &[&str]) -> Result<PathBuf, String> {
     let mut c = cargo_in(root);
     c.args(["build", "--profile", KERNEL_PROFILE, "-p", KERNEL_PACKAGE]).stdin(Stdio::null());
+    if !features.is_empty() {
+        c.args(["--features", &features.join(",")]);
+    }
     if let Some(t) = target {
         c.env("CARGO_TARGET_DIR", t);
     }

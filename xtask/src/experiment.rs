@@ -19,7 +19,9 @@ use crate::compare::{counter_rows, rows, Method, Row};
 use crate::results::RunRecord;
 
 mod avg_idle_example;
+mod cpu_capacity;
 mod defs;
+mod sis_scan_cost;
 pub use defs::all;
 
 /// Which machine runs the matrix.
@@ -51,11 +53,20 @@ pub struct ExperimentArgs {
     pub from: Option<PathBuf>,
 }
 
-/// One column of the matrix: a kernel command line.
+/// One column of the matrix: a kernel command line, and the machine when it is not the form's
+/// (`smp` empty: the form's; e.g. an SMT shape against the form's flat one).
 #[derive(Clone, Debug)]
 pub struct Variant {
     pub label: &'static str,
     pub append: &'static str,
+    pub smp: &'static str,
+}
+
+impl Variant {
+    /// The `-smp` this variant boots with under `form`.
+    pub fn smp<'a>(&'a self, form: &'a Form) -> &'a str {
+        if self.smp.is_empty() { form.smp } else { self.smp }
+    }
 }
 
 /// A mechanism figure read from each boot's log (summed over its records), shown under the table.
@@ -298,10 +309,10 @@ pub fn read_matrix(spec: &Spec, form: &Form, dir: &std::path::Path) -> Result<Ma
 /// Boots every cell once under -icount (deterministic: a second boot would repeat it); the logs
 /// go under target/bench/<time>-experiment-NAME/.
 pub fn run_matrix(spec: &Spec, form: &Form, qemu: &std::path::Path, elf: &std::path::Path) -> Result<Matrix, String> {
-    let boot = Boot {
+    let boot = |smp: &str| Boot {
         qemu: qemu.to_path_buf(),
         elf: elf.to_path_buf(),
-        smp: form.smp.into(),
+        smp: smp.into(),
         icount: true,
         timeout: std::time::Duration::from_secs(form.timeout_s),
     };
@@ -315,7 +326,7 @@ pub fn run_matrix(spec: &Spec, form: &Form, qemu: &std::path::Path, elf: &std::p
         for (vi, v) in spec.variants.iter().enumerate() {
             let line = cmdline(workload, &params, v.append);
             pb.set_message(format!("{pt} {}", v.label));
-            let (rec, log) = boot.run(0, &line)?;
+            let (rec, log) = boot(v.smp(form)).run(0, &line)?;
             std::fs::write(dir.join(log_name(pt, vi)), log.raw()).map_err(|e| e.to_string())?;
             if !rec.ok {
                 pb.println(format!("{pt} {}: {}", v.label, rec.exit));
@@ -370,8 +381,8 @@ pub fn matrix_table(spec: &Spec, m: &Matrix) -> String {
     for (p, pt) in m.points.iter().enumerate() {
         for mech in &spec.mechs {
             let vals: Vec<f64> = (0..m.variants.len()).map(|v| crate::stats::amean(&m.cells[p][v].logs.iter().map(mech.read).collect::<Vec<_>>())).collect();
-            let mut cells = vec![format!("{:.0}", vals[0])];
-            cells.extend(vals[1..].iter().map(|&x| format!("{x:.0} ({:+.2}%)", change(vals[0], x))));
+            let mut cells = vec![mech_num(vals[0])];
+            cells.extend(vals[1..].iter().map(|&x| format!("{} ({:+.2}%)", mech_num(x), change(vals[0], x))));
             lines.push(("Amean".into(), mech.label.into(), pt.clone(), mech.unit.into(), cells));
         }
     }
@@ -404,10 +415,16 @@ pub fn matrix_table(spec: &Spec, m: &Matrix) -> String {
     s
 }
 
+/// A mechanism figure: a count as a whole number, a ratio (a mean depth, a share) with two decimals.
+fn mech_num(x: f64) -> String {
+    if x.fract() == 0.0 || x.abs() >= 1000.0 { format!("{x:.0}") } else { format!("{x:.2}") }
+}
+
 fn legend(m: &Matrix) -> String {
     let mut s = String::from("variants (the first is the baseline every % is against):\n");
     for v in &m.variants {
-        let _ = writeln!(s, "  {:<24} {}", v.label, if v.append.is_empty() { "(defaults)" } else { v.append });
+        let smp = if v.smp.is_empty() { String::new() } else { format!("  [-smp {}]", v.smp) };
+        let _ = writeln!(s, "  {:<24} {}{smp}", v.label, if v.append.is_empty() { "(defaults)" } else { v.append });
     }
     s += "Hmean for higher-is-better results, Amean otherwise (one boot per cell: the mean is the figure); \
           % positive = better for results, plain change for counters; exact: -icount, every boot of a command \

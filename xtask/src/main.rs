@@ -1,5 +1,5 @@
 //! fairway's harness: `cargo xtask build | image | run | test | qemu-install | list | bench | compare |
-//! experiment | trace | profile`.
+//! experiment | trace | profile | torture`.
 
 mod bench;
 mod cargo;
@@ -17,6 +17,7 @@ mod sim;
 mod stats;
 mod symbols;
 mod test;
+mod torture;
 mod trace;
 mod workload_args;
 
@@ -73,10 +74,17 @@ enum Cmd {
     /// The simulator's machines: a debate's preset (`--list`) or an -smp value, shown as the
     /// kernel sees it (every CPU's place and the sched domains).
     Sim(sim::SimArgs),
+    /// Boot workload=torture with the invariant checks on for --minutes at --smp: every thread
+    /// operation at random from --seed; prints its books and fails on any violation.
+    Torture(torture::TortureArgs),
 }
 
 #[derive(clap::Args)]
 struct RunArgs {
+    /// Build the kernel with the lock-order checker (feature `lockdep`, as `cargo xtask test`
+    /// does); `lockdep=1` or `sched_debug=1` on the command line then turns it on.
+    #[arg(long)]
+    lockdep: bool,
     /// QEMU -smp value, e.g. `8` or `8,sockets=2,cores=2,threads=2`.
     #[arg(long, default_value = "4")]
     smp: String,
@@ -169,6 +177,7 @@ fn main() -> ExitCode {
         Cmd::Trace(a) => trace::trace(a),
         Cmd::Profile(a) => profile::profile(a),
         Cmd::Sim(a) => sim::sim(a),
+        Cmd::Torture(a) => torture::torture(a),
         Cmd::Image(a) => image::image(a.out, a.timeout),
         Cmd::QemuInstall => install::ensure(true).and_then(|_| install::ensure_image_tools(true)),
         Cmd::List => {
@@ -213,7 +222,14 @@ fn check_mem_for_smp(smp: &str, mem_mib: u32) -> Result<(), String> {
 
 fn run(a: RunArgs) -> Result<(), String> {
     check_mem_for_smp(&a.smp, a.mem)?;
-    let elf = a.kernel.kernel()?.elf;
+    let elf = if a.lockdep {
+        if a.kernel.rev.is_some() {
+            return Err("--lockdep builds the working tree's kernel; it cannot be combined with another revision".into());
+        }
+        cargo::build_kernel_features(&["lockdep"])?
+    } else {
+        a.kernel.kernel()?.elf
+    };
     let qemu = install::ensure(false)?;
     let syms = Symbols::load(&elf).unwrap_or_else(|e| {
         eprintln!("xtask: no symbols ({e})");

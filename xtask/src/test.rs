@@ -364,8 +364,9 @@ pub fn test(
         }
         Vec::new()
     } else {
-        println!("==> building the kernel");
-        let prepared = cargo::build_kernel().and_then(|elf| Ok((elf, install::ensure(true)?)));
+        // With the lock-order checker compiled in: the scenarios with `sched_debug=1` run it.
+        println!("==> building the kernel (with the lock-order checker, feature `lockdep`)");
+        let prepared = cargo::build_kernel_features(&["lockdep"]).and_then(|elf| Ok((elf, install::ensure(true)?)));
         match prepared {
             Err(e) => {
                 println!("{e}");

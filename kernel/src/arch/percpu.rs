@@ -18,10 +18,10 @@ use x86_64::structures::tss::TaskStateSegment;
 use x86_64::VirtAddr;
 
 use super::descriptors::Idt;
-use crate::task::Task;
 
-/// The most CPUs fairway handles (the size of the scheduler's CPU masks).
-pub const MAX_CPUS: usize = 256;
+/// The most CPUs fairway handles: the size of the policy crate's CPU masks,
+/// the one definition every per-CPU array and bitmap of the kernel uses.
+pub const MAX_CPUS: usize = sched::cpumask::MAX_CPUS;
 
 /// One CPU's private state.
 ///
@@ -65,10 +65,12 @@ pub struct PerCpu {
     /// them, through `gs` (`irq_guard_enter`/`irq_guard_exit`).
     irq_guards: AtomicU32,
     irq_saved_flags: AtomicU64,
-    /// The task running on this CPU (`current_task`), null before its
-    /// scheduler starts. Invariant: non-null, it owns one strong count of
-    /// that task, and only this CPU replaces it, with interrupts off.
-    current_task: AtomicPtr<Task>,
+    /// The scheduler's word for what runs on this CPU (`current`): an
+    /// `Arc` pointer of the type `Current` names, null before its scheduler
+    /// starts. Invariant: non-null, it owns one strong count of that object,
+    /// and only this CPU replaces it, with interrupts off. This layer never
+    /// looks inside it.
+    current: AtomicPtr<()>,
     pub(super) gdt: UnsafeCell<GlobalDescriptorTable>,
     pub(super) tss: UnsafeCell<TaskStateSegment>,
     pub(super) idt: UnsafeCell<Idt>,
@@ -95,7 +97,7 @@ impl PerCpu {
             in_fault: AtomicBool::new(false),
             irq_guards: AtomicU32::new(0),
             irq_saved_flags: AtomicU64::new(0),
-            current_task: AtomicPtr::new(core::ptr::null_mut()),
+            current: AtomicPtr::new(core::ptr::null_mut()),
             gdt: UnsafeCell::new(GlobalDescriptorTable::new()),
             tss: UnsafeCell::new(TaskStateSegment::new()),
             idt: UnsafeCell::new(Idt::new()),
@@ -143,7 +145,7 @@ pub fn cpu_id() -> usize {
 
 const GUARDS_OFFSET: usize = core::mem::offset_of!(PerCpu, irq_guards);
 const SAVED_FLAGS_OFFSET: usize = core::mem::offset_of!(PerCpu, irq_saved_flags);
-const CURRENT_TASK_OFFSET: usize = core::mem::offset_of!(PerCpu, current_task);
+const CURRENT_OFFSET: usize = core::mem::offset_of!(PerCpu, current);
 /// RFLAGS.IF.
 const FLAGS_IF: u64 = 1 << 9;
 
@@ -228,73 +230,88 @@ pub fn cpu(id: usize) -> &'static PerCpu {
     &CPUS[id]
 }
 
-/// This CPU's slot: the running task's pointer, null before its scheduler
-/// starts. One load through `gs`, so no interrupt or migration can come
-/// between finding this CPU's area and reading its slot. At the load the
-/// slot named the task running this code (the field's invariant), so a
-/// non-null result is the caller itself; it may be preempted and moved
+/// Names the type whose `Arc` the `current` slot holds. The scheduler layer
+/// writes the one impl (`impl CurrentKind for Current { type Of = Task; }`);
+/// the compiler's coherence rule allows no second one in the crate, so every
+/// reader and writer of the slot agrees on the type, and this layer needs
+/// to import nothing of the scheduler (Linux keeps `current` in an
+/// architecture per-CPU variable the same way: `pcpu_hot.current_task`).
+pub trait CurrentKind {
+    type Of: Send + Sync + 'static;
+}
+
+/// The `current` slot's key type (see `CurrentKind`).
+pub struct Current;
+
+type Cur = <Current as CurrentKind>::Of;
+
+/// This CPU's slot: the running object's pointer, null before its
+/// scheduler starts. One load through `gs`, so no interrupt or migration
+/// can come between finding this CPU's area and reading its slot. At the
+/// load the slot named the task running this code (the field's invariant),
+/// so a non-null result is the caller itself; it may be preempted and moved
 /// since, but wherever it runs, that CPU's slot owns a strong count of it.
 #[inline(always)]
-fn current_task_ptr() -> *const Task {
-    let p: *const Task;
+fn current_ptr() -> *const Cur {
+    let p: *const Cur;
     // A pointer-sized load through `gs` is one instruction.
-    // SAFETY: as in `cpu_id`; the offset is `current_task`'s in a live `PerCpu`.
+    // SAFETY: as in `cpu_id`; the offset is `current`'s in a live `PerCpu`.
     unsafe {
-        asm!("mov {}, gs:[{off}]", out(reg) p, off = const CURRENT_TASK_OFFSET,
+        asm!("mov {}, gs:[{off}]", out(reg) p, off = const CURRENT_OFFSET,
              options(nostack, readonly, preserves_flags))
     };
     p
 }
 
-/// The task running on this CPU, if its scheduler has started (Linux's
-/// `current`).
+/// What runs on this CPU, if its scheduler has started (Linux's `current`).
 #[inline]
-pub fn current_task() -> Option<Arc<Task>> {
-    let p = current_task_ptr();
+pub fn current() -> Option<Arc<Cur>> {
+    let p = current_ptr();
     if p.is_null() {
         return None;
     }
-    // SAFETY: `p` is us and alive (`current_task_ptr`); the increment adds
-    // the count the Arc owns.
+    // SAFETY: `p` is us and alive (`current_ptr`); the increment adds the
+    // count the Arc owns.
     unsafe {
         Arc::increment_strong_count(p);
         Some(Arc::from_raw(p))
     }
 }
 
-/// Runs `f` with the task running on this CPU borrowed from its slot, if its
-/// scheduler has started: `current_task` without the reference count, for
-/// a caller that holds the task across a sleep (a blocking wait).
+/// Runs `f` with what runs on this CPU borrowed from its slot, if its
+/// scheduler has started: `current` without the reference count, for a
+/// caller that holds it across a sleep (a blocking wait).
 #[inline]
-pub fn with_current_task<R>(f: impl FnOnce(&Arc<Task>) -> R) -> Option<R> {
-    let p = current_task_ptr();
+pub fn with_current<R>(f: impl FnOnce(&Arc<Cur>) -> R) -> Option<R> {
+    let p = current_ptr();
     if p.is_null() {
         return None;
     }
-    // `p` is us (`current_task_ptr`), and whenever this code runs, the slot
-    // of the CPU running it owns a strong count of us.
+    // `p` is us (`current_ptr`), and whenever this code runs, the slot of
+    // the CPU running it owns a strong count of us.
     // SAFETY: so `p` is alive while the borrow is used (only while this code
     // runs); `ManuallyDrop` gives back no count, as none was taken.
     let me = core::mem::ManuallyDrop::new(unsafe { Arc::from_raw(p) });
     Some(f(&me))
 }
 
-/// Makes `task` this CPU's running task (dropping the previous one's count).
-pub fn set_current_task(task: Arc<Task>) {
-    without_interrupts(|| set_current_task_irqs_off(task));
+/// Makes `cur` what runs on this CPU (dropping the previous one's count).
+pub fn set_current(cur: Arc<Cur>) {
+    without_interrupts(|| set_current_irqs_off(cur));
 }
 
-/// As `set_current_task`, with interrupts already off (the switch): the slot
-/// is this CPU's alone, so a plain load and store replace it.
+/// As `set_current`, with interrupts already off (the switch): the slot is
+/// this CPU's alone, so a plain load and store replace it.
 #[inline]
-pub fn set_current_task_irqs_off(task: Arc<Task>) {
-    let slot = &this_cpu().current_task;
-    let old = slot.load(Ordering::Relaxed);
-    slot.store(Arc::into_raw(task).cast_mut(), Ordering::Release);
+pub fn set_current_irqs_off(cur: Arc<Cur>) {
+    let slot = &this_cpu().current;
+    let old = slot.load(Ordering::Relaxed).cast::<Cur>().cast_const();
+    slot.store(Arc::into_raw(cur).cast_mut().cast(), Ordering::Release);
     if !old.is_null() {
-        // SAFETY: `old` came from `Arc::into_raw` with the slot's strong
-        // count, which the slot no longer holds (invariant); interrupts are
-        // off, so no reader on this CPU ran between load and store.
+        // SAFETY: `old` came from `Arc::into_raw` of a `Cur` (the only type
+        // stored, see `CurrentKind`) with the slot's strong count, which the
+        // slot no longer holds (invariant); interrupts are off, so no reader
+        // on this CPU ran between load and store.
         drop(unsafe { Arc::from_raw(old) });
     }
 }

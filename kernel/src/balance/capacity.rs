@@ -6,17 +6,36 @@
 //! pressure, lowers `cpu_capacity` (`scale_rt_capacity`); the fair class's
 //! PELT clock runs at the capacity (`FairRq::set_cpu_capacity`), so a task's
 //! util on a slow CPU stays below its capacity and it becomes misfit.
+//!
+//! Follows Linux's `kernel/sched/fair.c: scale_rt_capacity()` and
+//! `update_cpu_capacity()`, and `update_misfit_status()` for the misfit load.
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use sched::balance::capacity::{scale_rt_capacity, update_misfit_status, CurrTask, Pressure};
 use sched::EntityId;
 
-use crate::arch::percpu::MAX_CPUS;
 use crate::rq::Rq;
 
-/// The pressure average of each CPU, out of 1024.
-static PRESSURE_AVG: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.capacity`).
+pub struct CapacityCpu {
+    /// The pressure average of this CPU, out of 1024.
+    pressure_avg: AtomicU64,
+}
+
+impl CapacityCpu {
+    pub const fn new() -> Self {
+        CapacityCpu {
+            pressure_avg: AtomicU64::new(0),
+        }
+    }
+}
+
+/// `cpu`'s CapacityCpu.
+#[inline(always)]
+fn pc(cpu: usize) -> &'static CapacityCpu {
+    &crate::sched_cpu::cpu(cpu).balance.capacity
+}
 
 /// Runs the pressure source for one tick on `cpu` (interrupts off); returns
 /// the ns it took.
@@ -30,9 +49,9 @@ pub fn run_pressure(cpu: usize, capacity_orig: u64, tick_ns: u64) -> u64 {
     }
     // avg += (sample - avg) / 32, in 1024ths of a tick.
     let sample = (take * 1024).checked_div(tick_ns).unwrap_or(0);
-    let avg = PRESSURE_AVG[cpu].load(Ordering::Relaxed);
+    let avg = pc(cpu).pressure_avg.load(Ordering::Relaxed);
     let next = (avg * 31 + sample) / 32;
-    PRESSURE_AVG[cpu].store(next, Ordering::Relaxed);
+    pc(cpu).pressure_avg.store(next, Ordering::Relaxed);
     take
 }
 
@@ -47,7 +66,7 @@ pub fn pressure_ns(capacity_orig: u64, tick_ns: u64) -> u64 {
 /// Updates `rq`'s capacity from its pressure and its misfit status from its
 /// running task (at each tick, under the runqueue lock).
 pub fn update(rq: &mut Rq) {
-    let pressure = Pressure { rt_dl: PRESSURE_AVG[rq.cpu].load(Ordering::Relaxed), ..Default::default() };
+    let pressure = Pressure { rt_dl: pc(rq.cpu).pressure_avg.load(Ordering::Relaxed), ..Default::default() };
     rq.capacity = scale_rt_capacity(1024, pressure).min(rq.capacity_orig).max(1);
     rq.fair.set_cpu_capacity(rq.capacity_orig);
     let Some(g) = super::global() else { return };

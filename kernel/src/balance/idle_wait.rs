@@ -24,6 +24,9 @@
 //! the fast paths pay one load and two compares (`on_publish`).
 //!
 //! Overflow: the times are u64 nanoseconds since boot (584 years).
+//!
+//! No Linux function computes this: it measures the outcome of
+//! `kernel/sched/fair.c: sched_balance_rq()` and its callers.
 
 use alloc::vec::Vec;
 use core::fmt::Write;
@@ -31,7 +34,6 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use sched::topology::{Level, SchedDomains};
 
-use crate::arch::percpu::MAX_CPUS;
 use crate::sync::irq_mutex::IrqMutex;
 
 /// Domain levels a CPU can have (SMT, MC, PKG, NODE and NUMA levels).
@@ -92,13 +94,30 @@ impl PerCpu {
     }
 }
 
-static PER_CPU: [PerCpu; MAX_CPUS] = [const { PerCpu::new() }; MAX_CPUS];
+/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.idle_wait`).
+pub struct IdleWaitCpu {
+    per_cpu: PerCpu,
+    /// Each CPU's band of runnable counts that change none of its states,
+    /// `lo << 32 | hi` for `lo <= runnable < hi`: `[0, 1)` idle, `[1, 2)` one
+    /// task, `[2, MAX)` a queue; `[1, MAX)` for a CPU without domains (`-smp 1`),
+    /// whose queue no other CPU could take. The fast paths load it and compare.
+    band: AtomicU64,
+}
 
-/// Each CPU's band of runnable counts that change none of its states,
-/// `lo << 32 | hi` for `lo <= runnable < hi`: `[0, 1)` idle, `[1, 2)` one
-/// task, `[2, MAX)` a queue; `[1, MAX)` for a CPU without domains (`-smp 1`),
-/// whose queue no other CPU could take. The fast paths load it and compare.
-static BAND: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(band(0, 1)) }; MAX_CPUS];
+impl IdleWaitCpu {
+    pub const fn new() -> Self {
+        IdleWaitCpu {
+            per_cpu: PerCpu::new(),
+            band: AtomicU64::new(band(0, 1)),
+        }
+    }
+}
+
+/// `cpu`'s IdleWaitCpu.
+#[inline(always)]
+fn pc(cpu: usize) -> &'static IdleWaitCpu {
+    &crate::sched_cpu::cpu(cpu).balance.idle_wait
+}
 
 const fn band(lo: u32, hi: u32) -> u64 {
     (lo as u64) << 32 | hi as u64
@@ -111,7 +130,7 @@ pub fn init(sds: &SchedDomains) {
     let mut spans: Vec<sched::cpumask::CpuMask> = Vec::new();
     let mut of_cpu = Vec::new();
     let nr = sds.online().iter().last().map_or(0, |c| c + 1);
-    for (cpu, me) in PER_CPU.iter().enumerate().take(nr) {
+    for (cpu, me) in (0..nr).map(|c| (c, &pc(c).per_cpu)) {
         let mut mine = Vec::new();
         if sds.online().contains(cpu) {
             for sd in sds.per_cpu(cpu).iter().take(MAX_LEVELS) {
@@ -136,7 +155,7 @@ pub fn init(sds: &SchedDomains) {
 /// runqueue lock, from `snapshot::publish_load`).
 #[inline]
 pub fn on_publish(cpu: usize, runnable: u32) {
-    let b = BAND[cpu].load(Ordering::Relaxed);
+    let b = pc(cpu).band.load(Ordering::Relaxed);
     if runnable < (b >> 32) as u32 || runnable >= b as u32 {
         transition(cpu, runnable);
     }
@@ -146,10 +165,10 @@ pub fn on_publish(cpu: usize, runnable: u32) {
 fn transition(cpu: usize, runnable: u32) {
     let Some(layout) = LAYOUT.get() else { return };
     let Some(mine) = layout.of_cpu.get(cpu) else { return };
-    let me = &PER_CPU[cpu];
+    let me = &pc(cpu).per_cpu;
     let idle = runnable == 0;
     let overloaded = runnable >= 2 && !mine.is_empty();
-    BAND[cpu].store(
+    pc(cpu).band.store(
         match (idle, overloaded) {
             (true, _) => band(0, 1),
             (false, true) => band(2, u32::MAX),
@@ -215,7 +234,7 @@ pub fn read(cpu: usize) -> IdleWait {
     let mut out = IdleWait::default();
     let Some(layout) = LAYOUT.get() else { return out };
     let Some(mine) = layout.of_cpu.get(cpu) else { return out };
-    let me = &PER_CPU[cpu];
+    let me = &pc(cpu).per_cpu;
     // Under the CPU's runqueue lock, so that no transition of its own
     // falls between the reads.
     let _rq = crate::rq::lock(cpu);

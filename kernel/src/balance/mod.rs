@@ -17,7 +17,7 @@
 //! | `idle_wait.rs` | "idle while others wait": the time a CPU idles while a CPU of its domain has a queue |
 //! | `stats.rs` | per-domain `/proc/schedstat` lines and newidle counters |
 //!
-//! Lock order (see docs/DESIGN.md): a CPU's balance state (`STATE[cpu]`) is
+//! Lock order (see docs/DESIGN.md): a CPU's balance state (`cpu_state(cpu)`) is
 //! taken before any runqueue lock; the LLC table is a leaf lock. `avg_idle`
 //! lives in the runqueue (as in Linux), under its lock.
 
@@ -37,7 +37,6 @@ use sched::balance::{BalanceConfig, CapacityTable, NewidleCounters, SdState};
 use sched::balance::sis::{LlcShared, SisStats};
 use sched::topology::SchedDomains;
 
-use crate::arch::percpu::MAX_CPUS;
 use crate::sync::irq_mutex::IrqMutex;
 
 /// What every CPU shares: the domains, the configuration, the capacities.
@@ -66,7 +65,40 @@ pub struct CpuState {
     pub balance_snaps: Vec<sched::balance::CpuSnapshot>,
 }
 
-pub static STATE: [IrqMutex<Option<CpuState>>; MAX_CPUS] = [const { IrqMutex::with_class(None, crate::sync::lockdep::LockClass::BalanceState) }; MAX_CPUS];
+/// The balancer's part of one CPU's scheduler state
+/// (`sched_cpu::SchedCpu::balance`): the balance state under its lock, and
+/// each submodule's per-CPU part.
+pub struct BalanceCpu {
+    state: IrqMutex<Option<CpuState>>,
+    pub(crate) newidle: newidle::NewidleCpu,
+    pub(crate) idle_wait: idle_wait::IdleWaitCpu,
+    pub(crate) snapshot: snapshot::SnapshotCpu,
+    pub(crate) nohz: nohz::NohzCpu,
+    pub(crate) periodic: periodic::PeriodicCpu,
+    pub(crate) wake: wake::WakeCpu,
+    pub(crate) capacity: capacity::CapacityCpu,
+}
+
+impl BalanceCpu {
+    pub const fn new() -> Self {
+        BalanceCpu {
+            state: IrqMutex::with_class(None, crate::sync::lockdep::LockClass::BalanceState),
+            newidle: newidle::NewidleCpu::new(),
+            idle_wait: idle_wait::IdleWaitCpu::new(),
+            snapshot: snapshot::SnapshotCpu::new(),
+            nohz: nohz::NohzCpu::new(),
+            periodic: periodic::PeriodicCpu::new(),
+            wake: wake::WakeCpu::new(),
+            capacity: capacity::CapacityCpu::new(),
+        }
+    }
+}
+
+/// `cpu`'s balance state and its lock.
+#[inline(always)]
+pub(super) fn cpu_state(cpu: usize) -> &'static IrqMutex<Option<CpuState>> {
+    &crate::sched_cpu::cpu(cpu).balance.state
+}
 /// Per-LLC shared state (SIS_UTIL scan depth, SIS_PROP scan cost), by `sd_llc_id`.
 pub static LLC: IrqMutex<Vec<LlcShared>> = IrqMutex::new(Vec::new());
 
@@ -86,7 +118,7 @@ pub fn init(sds: SchedDomains, cfg: BalanceConfig, caps: CapacityTable, hz: u32)
     for &cpu in &online {
         wake::init_wake_aged(cpu, sched::balance::avg_idle::AvgIdle::new().avg_idle);
         let sd = sds.per_cpu(cpu).iter().map(SdState::new).collect();
-        *STATE[cpu].lock() = Some(CpuState {
+        *cpu_state(cpu).lock() = Some(CpuState {
             sd,
             newidle: NewidleCounters::default(),
             sis: SisStats::default(),

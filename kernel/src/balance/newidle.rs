@@ -11,16 +11,32 @@ use sched::balance::IdleType;
 use sched::Feature;
 
 use super::periodic::balance_rq;
-use crate::arch::percpu::MAX_CPUS;
-use super::STATE;
+use super::cpu_state;
 
-/// Gate refusals decided by the overload count alone, before the balance
-/// state is locked (added to the counters' `gate_skips` when printed).
-static QUICK_GATE_SKIPS: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.newidle`).
+pub struct NewidleCpu {
+    /// Gate refusals decided by the overload count alone, before the balance
+    /// state is locked (added to the counters' `gate_skips` when printed).
+    quick_gate_skips: AtomicU64,
+}
+
+impl NewidleCpu {
+    pub const fn new() -> Self {
+        NewidleCpu {
+            quick_gate_skips: AtomicU64::new(0),
+        }
+    }
+}
+
+/// `cpu`'s NewidleCpu.
+#[inline(always)]
+fn pc(cpu: usize) -> &'static NewidleCpu {
+    &crate::sched_cpu::cpu(cpu).balance.newidle
+}
 
 /// `cpu`'s gate refusals that skipped the balance state lock.
 pub fn quick_gate_skips(cpu: usize) -> u64 {
-    QUICK_GATE_SKIPS[cpu].load(Ordering::Relaxed)
+    pc(cpu).quick_gate_skips.load(Ordering::Relaxed)
 }
 
 static DICE: AtomicU64 = AtomicU64::new(0x2545_F491_4F6C_DD1D);
@@ -54,7 +70,7 @@ pub fn newidle_begin(rq: &mut crate::rq::Rq) -> bool {
     // Nothing anywhere to pull: the full gate would refuse too. Linux
     // tests its root domain's overloaded flag first, without locks.
     if !super::snapshot::any_overloaded() {
-        QUICK_GATE_SKIPS[rq.cpu].fetch_add(1, Ordering::Relaxed);
+        pc(rq.cpu).quick_gate_skips.fetch_add(1, Ordering::Relaxed);
         return false;
     }
     true
@@ -69,7 +85,7 @@ pub fn sched_balance_newidle(cpu: usize) -> u32 {
     // A copy: the runqueue lock is not held while balancing (it ranks below
     // the balance state).
     let avg = crate::rq::lock(cpu).avg_idle;
-    let mut guard = STATE[cpu].lock();
+    let mut guard = cpu_state(cpu).lock();
     let Some(state) = guard.as_mut() else { return 0 };
     let overloaded = super::snapshot::any_overloaded();
     let lowest = state.sd.first().map(|s| &s.newidle);

@@ -2,14 +2,15 @@
 //! busy CPU's tick may kick one of them (`nohz_balancer_kick`) to run the
 //! periodic balance on behalf of every tickless CPU (`find_new_ilb`, then
 //! each idle CPU's domains in `ilb_order`).
+//!
+//! Follows Linux's `kernel/sched/fair.c: nohz_balancer_kick()`, `kick_ilb()`,
+//! `find_new_ilb()` and `_nohz_idle_balance()`.
 
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use sched::balance::nohz::{nohz_balancer_kick, NohzState, NOHZ_BALANCE_KICK, NOHZ_STATS_KICK};
-use sched::balance::interval::max_load_balance_interval;
+use sched::balance::nohz::{nohz_balancer_kick, NohzState, NOHZ_BALANCE_KICK, NOHZ_NEXT_KICK, NOHZ_STATS_KICK};
 
 use super::snapshot::{cpu_snapshot, snapshots_into};
-use crate::arch::percpu::MAX_CPUS;
 use crate::sync::irq_mutex::IrqMutex;
 
 static NOHZ: IrqMutex<NohzState> = IrqMutex::new(NohzState {
@@ -19,8 +20,38 @@ static NOHZ: IrqMutex<NohzState> = IrqMutex::new(NohzState {
     next_blocked: 0,
     needs_update: false,
 });
-/// Kick flags waiting for each CPU (handled in its reschedule IPI).
-static KICK: [AtomicU32; MAX_CPUS] = [const { AtomicU32::new(0) }; MAX_CPUS];
+/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.nohz`).
+pub struct NohzCpu {
+    /// Kick flags waiting for each CPU (handled in its reschedule IPI).
+    kick: AtomicU32,
+    counters: NohzCounters,
+}
+
+impl NohzCpu {
+    pub const fn new() -> Self {
+        NohzCpu {
+            kick: AtomicU32::new(0),
+            counters: NohzCounters {
+        kicks_sent: AtomicU64::new(0),
+        ilb_runs: AtomicU64::new(0),
+        balanced_for_others: AtomicU64::new(0),
+        pulled_for_others: AtomicU64::new(0),
+    },
+        }
+    }
+}
+
+/// `cpu`'s NohzCpu.
+#[inline(always)]
+fn pc(cpu: usize) -> &'static NohzCpu {
+    &crate::sched_cpu::cpu(cpu).balance.nohz
+}
+/// The flags a kick carries (Linux's `NOHZ_KICK_MASK`): any of them sends
+/// the IPI, and the kicked CPU takes them all at once.
+const KICK_MASK: u32 = NOHZ_BALANCE_KICK | NOHZ_STATS_KICK | NOHZ_NEXT_KICK;
+/// How many CPUs are in `NOHZ.idle_cpus` (Linux's `nohz.nr_cpus`), read
+/// without the lock by every busy tick: with none, a tick takes no lock.
+static NR_IDLE: AtomicU32 = AtomicU32::new(0);
 
 /// What NOHZ idle balancing did, per CPU (`@fw nohz`): kicks this CPU sent,
 /// kicked balances it ran, passes it ran on behalf of another (tickless) CPU,
@@ -32,18 +63,10 @@ struct NohzCounters {
     balanced_for_others: AtomicU64,
     pulled_for_others: AtomicU64,
 }
-static COUNTERS: [NohzCounters; MAX_CPUS] = [const {
-    NohzCounters {
-        kicks_sent: AtomicU64::new(0),
-        ilb_runs: AtomicU64::new(0),
-        balanced_for_others: AtomicU64::new(0),
-        pulled_for_others: AtomicU64::new(0),
-    }
-}; MAX_CPUS];
 
 /// Prints `cpu`'s `@fw nohz` record.
 pub fn print_counters(cpu: usize) {
-    let c = &COUNTERS[cpu];
+    let c = &pc(cpu).counters;
     crate::record!(
         "nohz",
         "cpu={} kicks_sent={} ilb_runs={} balanced_for_others={} pulled_for_others={}",
@@ -58,21 +81,42 @@ pub fn print_counters(cpu: usize) {
 /// `cpu` stopped its tick.
 pub fn enter_idle(cpu: usize) {
     if let Some(g) = super::global() {
-        NOHZ.lock().enter_idle(cpu, super::jiffies(), g.hz);
+        let mut n = NOHZ.lock();
+        if !n.idle_cpus.contains(cpu) {
+            NR_IDLE.fetch_add(1, Ordering::Relaxed);
+        }
+        n.enter_idle(cpu, super::jiffies(), g.hz);
     }
 }
 
 /// `cpu` restarted its tick.
 pub fn exit_idle(cpu: usize) {
-    NOHZ.lock().exit_idle(cpu);
+    let mut n = NOHZ.lock();
+    if n.idle_cpus.contains(cpu) {
+        NR_IDLE.fetch_sub(1, Ordering::Relaxed);
+    }
+    n.exit_idle(cpu);
 }
 
 /// From a busy CPU's tick: kick an idle CPU to balance for the tickless ones.
 pub fn balancer_kick(cpu: usize) {
+    // No tickless CPU: nothing to do, and no lock taken (fair.c:
+    // nohz_balancer_kick() reads nohz.nr_cpus first).
+    if NR_IDLE.load(Ordering::Relaxed) == 0 {
+        return;
+    }
     let Some(g) = super::global() else { return };
     let now = super::jiffies();
     let n = *NOHZ.lock();
     if n.idle_cpus.is_empty() {
+        return;
+    }
+    // Neither a balance nor a blocked-load refresh is due: the policy would
+    // ask for nothing, so no CPU needs to be looked at (fair.c:
+    // nohz_balancer_kick() returns before reading any other CPU until
+    // nohz.next_balance or nohz.next_blocked). Snapshotting every CPU on
+    // every busy tick cost 64-CPU machines most of their tick.
+    if now < n.next_balance && !(n.has_blocked && now > n.next_blocked) {
         return;
     }
     let this = cpu_snapshot(cpu);
@@ -80,7 +124,7 @@ pub fn balancer_kick(cpu: usize) {
     // Into this CPU's reused buffer (its balance state is the outermost lock,
     // and its own periodic balance has released it by now).
     let online = crate::rq::online_mask();
-    let mut guard = super::STATE[cpu].lock();
+    let mut guard = super::cpu_state(cpu).lock();
     let Some(state) = guard.as_mut() else { return };
     snapshots_into(&online, &mut state.balance_snaps);
     let all = &state.balance_snaps;
@@ -88,31 +132,50 @@ pub fn balancer_kick(cpu: usize) {
     if flags & (NOHZ_BALANCE_KICK | NOHZ_STATS_KICK) == 0 {
         return;
     }
+    // A balancing kick moves the next one to the next jiffy, so that the
+    // other busy CPUs' ticks of this jiffy do not kick again; a kick that
+    // only refreshes blocked load leaves it (fair.c: kick_ilb()). Pushing
+    // it HZ·CPUs/10 away on every kick, as before, let a refresh kick hold
+    // off balancing for 6.4 s at 64 CPUs while idle CPUs stayed idle.
+    if flags & NOHZ_BALANCE_KICK != 0 {
+        NOHZ.lock().next_balance = now + 1;
+    }
     let Some(ilb) = n.find_new_ilb(cpu, &online, all) else { return };
-    if KICK[ilb].fetch_or(flags, Ordering::AcqRel) == 0 {
-        // Until the kicked CPU has balanced, do not kick again.
-        NOHZ.lock().next_balance = now + max_load_balance_interval(g.hz, g.sds.online().weight());
-        COUNTERS[cpu].kicks_sent.fetch_add(1, Ordering::Relaxed);
+    if pc(ilb).kick.fetch_or(flags, Ordering::AcqRel) & KICK_MASK == 0 {
+        pc(cpu).counters.kicks_sent.fetch_add(1, Ordering::Relaxed);
         // The reschedule IPI without a reschedule request: the kicked CPU
         // balances in the IPI handler and switches only if it pulled work.
-        crate::schedule::send_resched_ipi(ilb);
+        crate::rq::send_resched_ipi(ilb);
     }
 }
 
-/// Whether a NOHZ balance was kicked to `cpu` and not run yet.
+/// Whether a NOHZ kick (a balance, a blocked-load refresh, or both) was
+/// sent to `cpu` and not handled yet.
 pub fn kicked(cpu: usize) -> bool {
-    KICK[cpu].load(Ordering::Acquire) & NOHZ_BALANCE_KICK != 0
+    pc(cpu).kick.load(Ordering::Acquire) & KICK_MASK != 0
 }
 
-/// In `cpu`'s reschedule IPI: run a kicked NOHZ balance, if any.
+/// In `cpu`'s reschedule IPI: handle a NOHZ kick, if any. Every kick is
+/// taken whole (fair.c: nohz_csd_func()); before, a refresh-only kick was
+/// never taken, so its flag stayed and that CPU was never kicked again.
 pub fn run_kicked(cpu: usize) {
-    let flags = KICK[cpu].swap(0, Ordering::AcqRel);
-    if flags & NOHZ_BALANCE_KICK == 0 {
+    let flags = pc(cpu).kick.swap(0, Ordering::AcqRel);
+    if flags & KICK_MASK == 0 {
         return;
     }
     let Some(g) = super::global() else { return };
+    if flags & NOHZ_BALANCE_KICK == 0 {
+        // A refresh (and `next_balance` recomputation) only: the blocked
+        // load counts as refreshed and the next refresh is 32 ms away
+        // (fair.c: _nohz_idle_balance() without sched_balance_domains()).
+        let now = super::jiffies();
+        let mut n = NOHZ.lock();
+        let next = n.next_balance;
+        n.after_idle_balance(now, g.hz, true, next);
+        return;
+    }
     let order: alloc::vec::Vec<usize> = NOHZ.lock().ilb_order(cpu).collect();
-    COUNTERS[cpu].ilb_runs.fetch_add(1, Ordering::Relaxed);
+    pc(cpu).counters.ilb_runs.fetch_add(1, Ordering::Relaxed);
     for c in order {
         // Each tickless CPU balances as itself; stop if work arrived here.
         if crate::rq::need_resched(cpu) {
@@ -120,8 +183,8 @@ pub fn run_kicked(cpu: usize) {
         }
         let pulled = super::periodic::sched_balance_domains(c, true);
         if c != cpu {
-            COUNTERS[cpu].balanced_for_others.fetch_add(1, Ordering::Relaxed);
-            COUNTERS[cpu].pulled_for_others.fetch_add(pulled as u64, Ordering::Relaxed);
+            pc(cpu).counters.balanced_for_others.fetch_add(1, Ordering::Relaxed);
+            pc(cpu).counters.pulled_for_others.fetch_add(pulled as u64, Ordering::Relaxed);
         }
     }
     let now = super::jiffies();

@@ -17,32 +17,49 @@ use sched::cpumask::CpuMask;
 use sched::Feature;
 
 use super::snapshot::{cpu_snapshot, snapshots_into};
-use super::{Global, STATE};
+use super::{cpu_state, Global};
 use crate::arch::percpu::MAX_CPUS;
 
-/// Active balance requests: `ACTIVE_PUSH[src] = dst + 1` asks `src` to push
-/// its running task to `dst` at its next switch (0: none).
-static ACTIVE_PUSH: [AtomicUsize; MAX_CPUS] = [const { AtomicUsize::new(0) }; MAX_CPUS];
+/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.periodic`).
+pub struct PeriodicCpu {
+    /// Active balance requests: `dst + 1` asks this CPU (the source) to push
+    /// its running task to `dst` at its next switch (0: none).
+    active_push: AtomicUsize,
+    /// Tasks an active balance pushed, by domain index (Linux's
+    /// `alb_pushed` of the busiest CPU's lowest domain that holds the target),
+    /// counted by the switch that moves the task (it holds a runqueue lock, so
+    /// not the balance state: added to `alb_pushed` when printed).
+    alb_pushed: [AtomicU64; MAX_LEVELS],
+}
+
+impl PeriodicCpu {
+    pub const fn new() -> Self {
+        PeriodicCpu {
+            active_push: AtomicUsize::new(0),
+            alb_pushed: [const { AtomicU64::new(0) }; MAX_LEVELS],
+        }
+    }
+}
+
+/// `cpu`'s PeriodicCpu.
+#[inline(always)]
+fn pc(cpu: usize) -> &'static PeriodicCpu {
+    &crate::sched_cpu::cpu(cpu).balance.periodic
+}
 
 /// The CPU this CPU's running task should be pushed to, if asked (taken).
 pub fn take_active_push(cpu: usize) -> Option<usize> {
-    match ACTIVE_PUSH[cpu].swap(0, Ordering::AcqRel) {
+    match pc(cpu).active_push.swap(0, Ordering::AcqRel) {
         0 => None,
         d => Some(d - 1),
     }
 }
 
-/// Tasks an active balance pushed, by source CPU and domain index (Linux's
-/// `alb_pushed` of the busiest CPU's lowest domain that holds the target),
-/// counted by the switch that moves the task (it holds a runqueue lock, so
-/// not the balance state: added to `alb_pushed` when printed).
-static ALB_PUSHED: [[AtomicU64; MAX_LEVELS]; MAX_CPUS] = [const { [const { AtomicU64::new(0) }; MAX_LEVELS] }; MAX_CPUS];
-
 /// The switch on `src` moved its running task to `dst` for an active balance.
 pub fn note_pushed(src: usize, dst: usize) {
     let Some(g) = super::global() else { return };
     if let Some(idx) = g.sds.per_cpu(src).iter().position(|sd| sd.span.contains(dst)) {
-        if let Some(c) = ALB_PUSHED[src].get(idx) {
+        if let Some(c) = pc(src).alb_pushed.get(idx) {
             c.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -50,7 +67,7 @@ pub fn note_pushed(src: usize, dst: usize) {
 
 /// `alb_pushed` of `cpu`'s domain `idx` (see [`note_pushed`]).
 pub fn alb_pushed(cpu: usize, idx: usize) -> u64 {
-    ALB_PUSHED[cpu].get(idx).map_or(0, |c| c.load(Ordering::Relaxed))
+    pc(cpu).alb_pushed.get(idx).map_or(0, |c| c.load(Ordering::Relaxed))
 }
 
 /// Balances `cpu`'s domains whose interval has passed (`idle`: whether the
@@ -63,7 +80,7 @@ pub fn sched_balance_domains(cpu: usize, idle: bool) -> u32 {
     }
     let now = super::jiffies();
     let max = max_load_balance_interval(g.hz, g.sds.online().weight());
-    let mut guard = STATE[cpu].lock();
+    let mut guard = cpu_state(cpu).lock();
     let Some(state) = guard.as_mut() else { return 0 };
     let mut pulled = 0;
     let mut kind = if idle { IdleType::Idle } else { IdleType::NotIdle };
@@ -244,14 +261,14 @@ pub fn balance_rq(
                 });
                 let active = if need {
                     st.stats.alb_count += 1;
-                    if ACTIVE_PUSH[src].compare_exchange(0, dst + 1, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                    if pc(src).active_push.compare_exchange(0, dst + 1, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
                         // On dst's ring: a NOHZ pass runs here for another CPU.
                         if crate::trace::enabled() {
                             crate::trace::record_on(crate::rq::now_ns(), || {
                                 (dst, crate::trace::Event::AlbRequest { src: src as u32, dst: dst as u32, idle })
                             });
                         }
-                        crate::schedule::resched_cpu(src);
+                        crate::rq::resched_cpu(src);
                         Some(true)
                     } else {
                         st.stats.alb_failed += 1;

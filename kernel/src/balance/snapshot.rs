@@ -9,7 +9,6 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use sched::balance::{AvgIdle, CpuSnapshot};
 use sched::cpumask::CpuMask;
 
-use crate::arch::percpu::MAX_CPUS;
 use crate::rq::Rq;
 
 struct Published {
@@ -59,13 +58,30 @@ impl Published {
     }
 }
 
-static PUBLISHED: [Published; MAX_CPUS] = [const { Published::new() }; MAX_CPUS];
+/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.snapshot`).
+pub struct SnapshotCpu {
+    published: Published,
+}
+
+impl SnapshotCpu {
+    pub const fn new() -> Self {
+        SnapshotCpu {
+            published: Published::new(),
+        }
+    }
+}
+
+/// `cpu`'s SnapshotCpu.
+#[inline(always)]
+fn pc(cpu: usize) -> &'static SnapshotCpu {
+    &crate::sched_cpu::cpu(cpu).balance.snapshot
+}
 
 /// Publishes all of `rq`'s values (call with its lock held): at the tick,
 /// which alone changes the capacities and the misfit load, and wherever
 /// those may have changed.
 pub fn publish(rq: &Rq) {
-    let p = &PUBLISHED[rq.cpu];
+    let p = &pc(rq.cpu).published;
     p.capacity_orig.store(rq.capacity_orig, Ordering::Relaxed);
     p.capacity.store(rq.capacity, Ordering::Relaxed);
     p.misfit_task_load.store(rq.misfit_task_load, Ordering::Relaxed);
@@ -77,7 +93,7 @@ pub fn publish(rq: &Rq) {
 /// averages and `avg_idle`. Inlined: it is on the switch and wakeup paths.
 #[inline]
 pub fn publish_load(rq: &Rq) {
-    let p = &PUBLISHED[rq.cpu];
+    let p = &pc(rq.cpu).published;
     let pelt = rq.fair.pelt();
     p.nr_running.store(rq.fair.nr_queued() as u64, Ordering::Relaxed);
     p.h_nr_runnable.store(rq.fair.h_nr_runnable() as u64, Ordering::Relaxed);
@@ -102,7 +118,7 @@ pub fn publish_load(rq: &Rq) {
 
 /// The balancer's view of `cpu`.
 pub fn cpu_snapshot(cpu: usize) -> CpuSnapshot {
-    let p = &PUBLISHED[cpu];
+    let p = &pc(cpu).published;
     let nr_running = p.nr_running.load(Ordering::Relaxed) as u32;
     let h_nr_runnable = (p.h_nr_runnable.load(Ordering::Relaxed) as u32).min(nr_running);
     let capacity_orig = p.capacity_orig.load(Ordering::Relaxed).max(1);

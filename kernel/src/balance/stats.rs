@@ -11,7 +11,7 @@ use alloc::string::String;
 use sched::balance::domain_stats::{write_domstat_line, DomainLine};
 use sched::balance::DomainStats;
 
-use super::STATE;
+use super::cpu_state;
 
 /// `stats` with the pushes the switch counted (`periodic::note_pushed`) and
 /// the remote wakeups the wakeup path counted (`wake::note_remote_wakeup`).
@@ -26,7 +26,7 @@ fn with_pushed(cpu: usize, idx: usize, stats: &DomainStats) -> DomainStats {
 pub fn print_domain_lines(cpu: usize) {
     let Some(g) = super::global() else { return };
     let nr = g.sds.online().iter().last().map_or(1, |c| c + 1);
-    let guard = STATE[cpu].lock();
+    let guard = cpu_state(cpu).lock();
     let Some(state) = guard.as_ref() else { return };
     for (i, (sd, st)) in g.sds.per_cpu(cpu).iter().zip(state.sd.iter()).enumerate() {
         crate::kprintln!("{}", DomainLine { index: i, span: sd.span, nr_cpu_ids: nr, stats: &with_pushed(cpu, i, &st.stats) });
@@ -37,7 +37,7 @@ pub fn print_domain_lines(cpu: usize) {
 pub fn print_all() {
     let Some(g) = super::global() else { return };
     for cpu in g.sds.online().iter() {
-        let guard = STATE[cpu].lock();
+        let guard = cpu_state(cpu).lock();
         let Some(state) = guard.as_ref() else { continue };
         for (i, (sd, st)) in g.sds.per_cpu(cpu).iter().zip(state.sd.iter()).enumerate() {
             let mut line = String::new();

@@ -17,29 +17,20 @@ use sched::topology::SD_BALANCE_FORK;
 use sched::{EntityId, WakeFlags};
 
 use super::snapshot::{snapshots, snapshots_into};
-use super::{jiffies, LLC, STATE};
-use crate::arch::percpu::MAX_CPUS;
+use super::{cpu_state, jiffies, LLC};
 use crate::task::Task;
-
-/// `ttwu_wake_remote` by waking CPU and domain index: core.c: ttwu_stat()
-/// counts every wakeup onto another CPU, whatever its path, so the wakeup
-/// path counts it (`note_remote_wakeup`), lock-free (it holds runqueue
-/// locks, which rank below the balance state); added to the domain
-/// statistics when they are printed.
-static TTWU_WAKE_REMOTE: [[AtomicU64; super::periodic::MAX_LEVELS]; MAX_CPUS] =
-    [const { [const { AtomicU64::new(0) }; super::periodic::MAX_LEVELS] }; MAX_CPUS];
 
 /// A wakeup performed on `this` put its wakee on `cpu` (≠ `this`).
 pub fn note_remote_wakeup(this: usize, cpu: usize) {
     let Some(g) = super::global() else { return };
-    if let Some(c) = wake_remote_domain(&g.sds, this, cpu).and_then(|i| TTWU_WAKE_REMOTE[this].get(i)) {
+    if let Some(c) = wake_remote_domain(&g.sds, this, cpu).and_then(|i| pc(this).ttwu_wake_remote.get(i)) {
         c.fetch_add(1, Ordering::Relaxed);
     }
 }
 
 /// `ttwu_wake_remote` of `cpu`'s domain `idx` (see [`note_remote_wakeup`]).
 pub fn ttwu_wake_remote(cpu: usize, idx: usize) -> u64 {
-    TTWU_WAKE_REMOTE[cpu].get(idx).map_or(0, |c| c.load(Ordering::Relaxed))
+    pc(cpu).ttwu_wake_remote.get(idx).map_or(0, |c| c.load(Ordering::Relaxed))
 }
 
 /// The values placement needs from a sleeping task's entity (read by the
@@ -77,12 +68,36 @@ impl WakeeLoad {
     }
 }
 
-/// Each runqueue's SIS_PROP `Aged` state (Linux 5.14–6.6's `rq->wake_stamp`
-/// and `rq->wake_avg_idle`): set when an idle CPU is woken
-/// ([`note_idle_wakeup`], under that runqueue's lock), read, aged and
-/// consumed by the wakeups that CPU performs (without the lock, as Linux
-/// reads `this_rq()`'s). Atomics, so neither side takes a lock the other holds.
-static WAKE_AGED: [[AtomicU64; 2]; MAX_CPUS] = [const { [AtomicU64::new(0), AtomicU64::new(0)] }; MAX_CPUS];
+/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.wake`).
+pub struct WakeCpu {
+    /// Each runqueue's SIS_PROP `Aged` state (Linux 5.14–6.6's `rq->wake_stamp`
+    /// and `rq->wake_avg_idle`): set when an idle CPU is woken
+    /// ([`note_idle_wakeup`], under that runqueue's lock), read, aged and
+    /// consumed by the wakeups that CPU performs (without the lock, as Linux
+    /// reads `this_rq()`'s). Atomics, so neither side takes a lock the other holds.
+    aged: [AtomicU64; 2],
+    /// `ttwu_wake_remote` of this (waking) CPU by domain index: core.c: ttwu_stat()
+    /// counts every wakeup onto another CPU, whatever its path, so the wakeup
+    /// path counts it (`note_remote_wakeup`), lock-free (it holds runqueue
+    /// locks, which rank below the balance state); added to the domain
+    /// statistics when they are printed.
+    ttwu_wake_remote: [AtomicU64; super::periodic::MAX_LEVELS],
+}
+
+impl WakeCpu {
+    pub const fn new() -> Self {
+        WakeCpu {
+            aged: [AtomicU64::new(0), AtomicU64::new(0)],
+            ttwu_wake_remote: [const { AtomicU64::new(0) }; super::periodic::MAX_LEVELS],
+        }
+    }
+}
+
+/// `cpu`'s WakeCpu.
+#[inline(always)]
+fn pc(cpu: usize) -> &'static WakeCpu {
+    &crate::sched_cpu::cpu(cpu).balance.wake
+}
 
 /// Sets `cpu`'s SIS_PROP `Aged` prediction at boot (Linux's `sched_init`:
 /// the whole initial `avg_idle`, stamped now).
@@ -104,12 +119,12 @@ pub fn note_idle_wakeup(cpu: usize, avg_idle: u64) {
 }
 
 fn load_aged(cpu: usize) -> WakeAvgIdle {
-    let a = &WAKE_AGED[cpu];
+    let a = &pc(cpu).aged;
     WakeAvgIdle { wake_avg_idle: a[0].load(Ordering::Relaxed), wake_stamp: a[1].load(Ordering::Relaxed) }
 }
 
 fn store_aged(cpu: usize, v: WakeAvgIdle) {
-    let a = &WAKE_AGED[cpu];
+    let a = &pc(cpu).aged;
     a[0].store(v.wake_avg_idle, Ordering::Relaxed);
     a[1].store(v.wake_stamp, Ordering::Relaxed);
 }
@@ -170,7 +185,7 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
     span.set(this);
     span.set(prev);
     let span = span.intersection(&crate::rq::online_mask());
-    let mut guard = STATE[this].lock();
+    let mut guard = cpu_state(this).lock();
     let state = guard.as_mut()?;
     snapshots_into(&span, &mut state.wake_snaps);
     let mut llc = LLC.lock();
@@ -218,7 +233,7 @@ pub fn select_fork_cpu(allowed: CpuMask, nice: i32, this: usize) -> Option<usize
     task.allowed = allowed;
     let cpus = snapshots(&crate::rq::online_mask());
     let cpu = select_task_rq_fork(&g.sds, &task, this, SD_BALANCE_FORK, &cpus);
-    if let Some(state) = STATE[this].lock().as_mut() {
+    if let Some(state) = cpu_state(this).lock().as_mut() {
         sched::balance::fork::count_fork(&g.sds, this, SD_BALANCE_FORK, false, cpu, state.sd.as_mut_slice());
     }
     allowed.contains(cpu).then_some(cpu)

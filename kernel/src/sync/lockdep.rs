@@ -146,8 +146,12 @@ pub fn enable(on: bool) {
 
 #[inline(always)]
 pub fn enabled() -> bool {
-    ENABLED.load(Ordering::Relaxed)
+    BUILT_IN && ENABLED.load(Ordering::Relaxed)
 }
+
+/// Whether this kernel has the checker (the `lockdep` feature: the kernel of
+/// `cargo xtask test`); without it every lock's check compiles away.
+pub const BUILT_IN: bool = cfg!(feature = "lockdep");
 
 /// Checks and records taking a lock of `class` (instance `key`, 0 unless
 /// keyed) on this CPU; `trylock`: taken by a try, which cannot deadlock.

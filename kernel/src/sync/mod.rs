@@ -1,6 +1,11 @@
 //! Blocking primitives: wait queue, sleeping mutex, semaphore, completion
 //! and pipe. All are built on `WaitQueue`, whose sleep/wake handshake is the
 //! one `wakeup.rs` documents (set Sleeping, re-check, schedule).
+//!
+//! Follows Linux's `kernel/sched/wait.c` (`prepare_to_wait_event()`,
+//! `__wake_up()`) and `kernel/sched/completion.c` (`wait_for_completion()`,
+//! `complete_all()`); the mutex and semaphore are simpler than
+//! `kernel/locking/`'s (no optimistic spinning, no handoff).
 
 pub mod irq_mutex;
 pub mod lockdep;
@@ -89,10 +94,19 @@ impl WaitQueue {
             if cond() {
                 break;
             }
+            if crate::fault::on() {
+                // `fault=preempt_points`: preempted while Sleeping, queued.
+                crate::fault::preempt_point();
+            }
             crate::schedule::schedule();
             // Woken: the waker popped us and set us Running.
             if cond() {
                 break;
+            }
+            // Woken with the condition false (a spurious wakeup, or one
+            // whose condition another task took first): sleep again.
+            if crate::fault::on() {
+                crate::fault::after_wait(me);
             }
         }
         me.set_state(TaskState::Running);
@@ -231,6 +245,11 @@ impl Semaphore {
     #[track_caller]
     pub fn down(&self) {
         self.wq.wait_until(|| self.try_down());
+    }
+    /// The units available now (for accounting: a unit lost or made up
+    /// shows here once every holder has returned its own).
+    pub fn value(&self) -> usize {
+        *self.count.lock()
     }
     /// Returns one unit and wakes a waiter.
     pub fn up(&self) {

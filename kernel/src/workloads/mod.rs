@@ -21,6 +21,7 @@ mod shares;
 mod spread;
 mod storm;
 mod tbench;
+mod torture;
 mod wakeplace;
 
 use alloc::sync::Arc;
@@ -51,6 +52,7 @@ pub const SPECS: &[Spec] = &[
     Spec { name: "prodcons", about: "producer/consumer pairs with short idle periods: newidle", params: &[prodcons::PARAMS] },
     Spec { name: "pipes", about: "ping-pong pairs free to move: wake_affine", params: &[pipes::PARAMS] },
     Spec { name: "wakeplace", about: "one wakee woken from a pinned waker beside pinned hogs: where placement puts it", params: &[wakeplace::PARAMS] },
+    Spec { name: "torture", about: "every thread operation at random from a seed, on every CPU; accounts for every wait, byte and ns", params: &[torture::PARAMS] },
     Spec { name: "help", about: "lists these workloads and their parameters", params: &[] },
 ];
 
@@ -99,6 +101,7 @@ pub fn run(w: &Workload) -> bool {
         "prodcons" => prodcons::run(w),
         "pipes" => pipes::run(w),
         "wakeplace" => wakeplace::run(w),
+        "torture" => torture::run(w),
         "help" => {
             params::print_help(SPECS);
             true

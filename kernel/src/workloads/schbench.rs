@@ -7,7 +7,10 @@
 //! Wakeup latency: the wake stamp to the worker running again. Request
 //! latency: one request (sleep + work). Prints schbench's percentile report,
 //! the histogram as `@fw hist` buckets (`samples`) and `@fw result` lines. Work is
-//! calibrated at the start; `loops_per_us=N` fixes it instead.
+//! calibrated at the start; `loops_per_us=N` fixes it instead. `pin_msg=1`
+//! pins the message threads to CPU 0: every worker's wakeup then comes from
+//! that one CPU, as in an interrupt-bound server (the 2005 wake-balance
+//! debate's OLTP case).
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -16,7 +19,9 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use super::crew::{name, Crew};
 use super::samples::{pct, print_hist};
 use super::params::{Param, num, MAX_MS};
+use crate::arch::percpu::cpu_id;
 use crate::cmdline::Workload;
+use sched::cpumask::CpuMask;
 use crate::rq;
 use crate::sync::irq_mutex::IrqMutex;
 use crate::sync::WaitQueue;
@@ -89,6 +94,7 @@ pub(super) const PARAMS: &[Param] = &[
     num("runtime_ms", 1, MAX_MS, 2000, "how long the workers run (ms)"),
     num("work_us", 0, 1_000_000, 200, "calibrated CPU work per request (us)"),
     num("sleep_us", 0, 1_000_000, 100, "sleep per request (us)"),
+    num("pin_msg", 0, 1, 0, "1: pin the message threads to CPU 0, so every worker wakeup comes from one CPU (an interrupt-bound mix)"),
 ];
 
 pub fn run(w: &Workload) -> bool {
@@ -97,6 +103,7 @@ pub fn run(w: &Workload) -> bool {
     let runtime_ms = w.num("runtime_ms");
     let work_us = w.num("work_us");
     let sleep_us = w.num("sleep_us");
+    let pin_msg = w.num("pin_msg") == 1;
     // A wakeup sample needs a request (sleep, then work) to end and its
     // worker to be woken before the run ends; a request as long as the run
     // cannot give one, and the workers would only finish theirs past the end.
@@ -149,18 +156,28 @@ pub fn run(w: &Workload) -> bool {
             });
         }
         let (msg2, stop2) = (msg.clone(), crew.stop_flag());
-        crew.spawn_ungated(&name("sb-msg", mi, None), crew.len(), move || loop {
-            msg2.wq.wait_until(|| !msg2.queued.lock().is_empty() || msg2.exited.load(Ordering::Acquire) == t);
-            let batch = core::mem::take(&mut *msg2.queued.lock());
-            let now = rq::now_ns();
-            for wi in batch {
-                let wk = &workers[wi];
-                wk.wake_ts.store(now, Ordering::Relaxed);
-                wk.woken.store(true, Ordering::Release);
-                wk.wq.wake_one();
+        crew.spawn_ungated(&name("sb-msg", mi, None), crew.len(), move || {
+            if pin_msg {
+                // Ken Chen's 2005 OLTP case: the wakeups come from the CPU that takes the interrupts.
+                let me = crate::task::current();
+                let _ = crate::wakeup::set_affinity(&me, CpuMask::single(0));
+                while cpu_id() != 0 {
+                    crate::schedule::yield_now();
+                }
             }
-            if msg2.exited.load(Ordering::Acquire) == t && stop2.load(Ordering::Acquire) {
-                break;
+            loop {
+                msg2.wq.wait_until(|| !msg2.queued.lock().is_empty() || msg2.exited.load(Ordering::Acquire) == t);
+                let batch = core::mem::take(&mut *msg2.queued.lock());
+                let now = rq::now_ns();
+                for wi in batch {
+                    let wk = &workers[wi];
+                    wk.wake_ts.store(now, Ordering::Relaxed);
+                    wk.woken.store(true, Ordering::Release);
+                    wk.wq.wake_one();
+                }
+                if msg2.exited.load(Ordering::Acquire) == t && stop2.load(Ordering::Acquire) {
+                    break;
+                }
             }
         });
         msgs.push(msg);

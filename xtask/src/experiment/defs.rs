@@ -11,11 +11,16 @@ use super::{change, sum, sum_where, Form, Matrix, Mech, Outcome, Reading, Spec, 
 pub const NOISE_PCT: f64 = 2.0;
 
 pub fn all() -> Vec<Spec> {
-    vec![avg_idle(), wake_balance(), delayed_dequeue()]
+    vec![avg_idle(), wake_balance(), delayed_dequeue(), super::sis_scan_cost::spec(), super::cpu_capacity::spec()]
 }
 
-fn v(label: &'static str, append: &'static str) -> Variant {
-    Variant { label, append }
+pub(super) fn v(label: &'static str, append: &'static str) -> Variant {
+    Variant { label, append, smp: "" }
+}
+
+/// A variant on another machine than the form's (`-smp` as QEMU takes it).
+pub(super) fn v_smp(label: &'static str, smp: &'static str, append: &'static str) -> Variant {
+    Variant { label, append, smp }
 }
 
 fn newidle_attempts(l: &Log) -> f64 {
@@ -63,7 +68,7 @@ fn secs(m: &Matrix, p: usize) -> f64 {
         .map_or(1.0, |ms| ms / 1000.0)
 }
 
-fn fmt_pct(x: f64) -> String {
+pub(super) fn fmt_pct(x: f64) -> String {
     if x.is_finite() { format!("{x:+.1}%") } else { "n/a".into() }
 }
 
@@ -165,6 +170,19 @@ fn read_avg_idle(m: &Matrix) -> Reading {
             format!("The clamp rule still moves the attempts under it (the measured cost: {lb_cost:.1} us).")
         }
     ));
+    // The effect newidle balancing exists for: a CPU idle while a CPU of its domain has a queue.
+    let iw = |var: &str| m.mech_all(var, idle_wait_ms);
+    why.push(format!(
+        "Idle while others wait (Σ idle_wait_ns over CPUs and points): snap {:.2} ms, delta {:.2} ms ({}), avg 1.5x {:.2} ms under the \
+         2013 gate; snap {:.2}, delta {:.2}, today's {:.2} ms under today's.",
+        iw(SNAP_MC),
+        iw(DELTA_MC),
+        fmt_pct(change(iw(SNAP_MC), iw(DELTA_MC))),
+        iw(AVG_MC),
+        iw(SNAP_COST),
+        iw(DELTA_COST),
+        iw(TODAY)
+    ));
     // The headline: fserver throughput, delta against snap, under the 2013 gate.
     let fs: Vec<usize> = (0..m.points.len()).filter(|&p| !m.points[p].starts_with("prodcons")).collect();
     let deltas: Vec<f64> = fs
@@ -248,8 +266,10 @@ fn wake_balance() -> Spec {
                 to its waker pays; the rule that came out of it moves a wakee only when the waking CPU (or its SMT sibling) \
                 is idle.",
         asks: "wake_balance=linux|idle_only|off x wake_affine=on|off on the dual Xeon's shape (-smp 4,sockets=2,cores=1,threads=2): \
-               tbench-like pairs, 1 to 4 clients; throughput, round trips, affine wakeups, and the cache distance \
-               of cross-CPU wakeups (ttwu_wake_remote at the SMT level: siblings sharing a core; at PKG: across sockets).",
+               tbench-like pairs, 1 to 4 clients, and Ken Chen's interrupt-bound mix (schbench with its message thread \
+               pinned to CPU 0 waking 4 workers, pin_msg=1: every worker wakeup comes from one CPU); throughput, round \
+               trips, requests/s, affine wakeups, the cache distance of cross-CPU wakeups (ttwu_wake_remote at the SMT \
+               level: siblings sharing a core; at PKG: across sockets), and idle while others wait (idle_wait_ns).",
         workload: "tbench",
         variants: vec![
             v(LINUX_ON, "wake_balance=linux wake_affine=on"),
@@ -261,41 +281,125 @@ fn wake_balance() -> Spec {
         ],
         full: Form {
             smp: "4,sockets=2,cores=1,threads=2",
-            params: "ms=500,spread=1",
-            points: &["clients=1", "clients=2", "clients=3", "clients=4"],
+            params: "",
+            points: &[
+                "clients=1,ms=500,spread=1",
+                "clients=2,ms=500,spread=1",
+                "clients=3,ms=500,spread=1",
+                "clients=4,ms=500,spread=1",
+                KEN_FULL,
+            ],
             timeout_s: 600,
         },
-        quick: Form { smp: "4,sockets=2,cores=1,threads=2", params: "ms=100,spread=1", points: &["clients=2"], timeout_s: 120 },
+        // Ken's point: its check (CPU 0 woke every worker) proves the mix is what it claims to be.
+        quick: Form { smp: "4,sockets=2,cores=1,threads=2", params: "", points: &[KEN_QUICK], timeout_s: 120 },
         machine_note: "This is the dual Xeon's own shape, 4 logical CPUs, within what 2 host cores emulate. Ken Chen's \
-                       interrupt-bound OLTP mix (every wakeup from one CPU) has no workload in fairway yet: not measured.",
+                       OLTP machine took its I/O interrupts on one CPU, which woke the database processes; here a schbench \
+                       message thread pinned to CPU 0 (pin_msg=1, no sleep in the workers) wakes every worker.",
         mechs: vec![
             Mech { label: "round_trips", unit: "count", read: round_trips },
             Mech { label: "ttwu_move_affine", unit: "count", read: affine },
             Mech { label: "ttwu_wake_remote_smt", unit: "count", read: remote_smt },
             Mech { label: "ttwu_wake_remote_pkg", unit: "count", read: remote_pkg },
+            Mech { label: "wakeups_by_cpu0", unit: "count", read: wakeups_by_cpu0 },
         ],
         host: None,
         read: read_wake_balance,
     }
 }
 
+/// Ken Chen's interrupt-bound mix: one schbench message thread pinned to CPU 0 wakes every worker.
+const KEN_FULL: &str = "schbench:threads=1,workers=4,runtime_ms=500,work_us=100,sleep_us=0,pin_msg=1";
+const KEN_QUICK: &str = "schbench:threads=1,workers=4,runtime_ms=100,work_us=100,sleep_us=0,pin_msg=1";
+
+/// Wakeups CPU 0 performed (`ttwu_count` counts on the waking CPU).
+fn wakeups_by_cpu0(l: &Log) -> f64 {
+    sum_where(l, "schedstat_delta", "ttwu_count", "cpu", "0")
+}
+/// The requests schbench completed: its `Request Latencies ... (N total samples)` line.
+fn schbench_requests(l: &Log) -> f64 {
+    l.raw()
+        .lines()
+        .find(|s| s.starts_with("Request Latencies"))
+        .and_then(|s| s.rsplit_once('(')?.1.split_whitespace().next()?.parse::<f64>().ok())
+        .unwrap_or(0.0)
+}
+fn idle_wait_ms(l: &Log) -> f64 {
+    sum(l, "schedstat_delta", "idle_wait_ns") / 1e6
+}
+
 fn read_wake_balance(m: &Matrix) -> Reading {
     let mut why = Vec::new();
     let tp = |p: usize, var: &str| m.result(p, var, "throughput");
+    let ken = m.points.iter().position(|p| p.contains("pin_msg=1"));
+    let tb: Vec<usize> = (0..m.points.len()).filter(|&p| Some(p) != ken).collect();
     // Nick's claim: wake balancing (today's, with wake_affine) beats none on tbench.
-    let nick: Vec<f64> = (0..m.points.len()).map(|p| crate::stats::pdiff(tp(p, OFF_OFF), tp(p, LINUX_ON), true)).collect();
-    let head = crate::stats::amean(&nick);
+    let nick: Vec<f64> = tb.iter().map(|&p| crate::stats::pdiff(tp(p, OFF_OFF), tp(p, LINUX_ON), true)).collect();
+    let head = if nick.is_empty() { f64::NAN } else { crate::stats::amean(&nick) };
+    let tb_names: Vec<&String> = tb.iter().map(|&p| &m.points[p]).collect();
     why.push(format!(
         "tbench throughput, linux + wake_affine against both off: {} (mean {}); |change| under {NOISE_PCT}% counts as no effect.",
-        m.points.iter().zip(&nick).map(|(p, d)| format!("{p} {}", fmt_pct(*d))).collect::<Vec<_>>().join(", "),
+        tb_names.iter().zip(&nick).map(|(p, d)| format!("{p} {}", fmt_pct(*d))).collect::<Vec<_>>().join(", "),
         fmt_pct(head)
     ));
-    let idle: Vec<f64> = (0..m.points.len()).map(|p| crate::stats::pdiff(tp(p, LINUX_ON), tp(p, IDLE_ON), true)).collect();
+    let idle: Vec<f64> = tb.iter().map(|&p| crate::stats::pdiff(tp(p, LINUX_ON), tp(p, IDLE_ON), true)).collect();
+    if !idle.is_empty() {
+        why.push(format!(
+            "The idle-gated rule (idle_only, affine on) against today's: {} (mean {}).",
+            tb_names.iter().zip(&idle).map(|(p, d)| format!("{p} {}", fmt_pct(*d))).collect::<Vec<_>>().join(", "),
+            fmt_pct(crate::stats::amean(&idle))
+        ));
+    }
+    let all_vars = [LINUX_ON, IDLE_ON, OFF_ON, LINUX_OFF, IDLE_OFF, OFF_OFF];
     why.push(format!(
-        "The idle-gated rule (idle_only, affine on) against today's: {} (mean {}).",
-        m.points.iter().zip(&idle).map(|(p, d)| format!("{p} {}", fmt_pct(*d))).collect::<Vec<_>>().join(", "),
-        fmt_pct(crate::stats::amean(&idle))
+        "Idle while others wait (Σ idle_wait_ns over CPUs and points, ms): {}.",
+        all_vars.iter().map(|v| format!("{v} {:.2}", m.mech_all(v, idle_wait_ms))).collect::<Vec<_>>().join(", ")
     ));
+    // Ken Chen's side: every wakeup from one CPU; his OLTP gained 2.15% with both off.
+    let mut ken_checks = Vec::new();
+    let mut ken_head = f64::NAN;
+    if let Some(p) = ken {
+        let rps = |var: &str| m.result(p, var, "rps");
+        ken_head = crate::stats::pdiff(rps(LINUX_ON), rps(OFF_OFF), true);
+        let from0 = |var: &str| {
+            let w = m.mech(p, var, wakeups);
+            if w > 0.0 { 100.0 * m.mech(p, var, wakeups_by_cpu0) / w } else { 0.0 }
+        };
+        why.push(format!(
+            "Ken Chen's interrupt-bound mix ({}): requests/s {} (both off against linux + wake_affine: {}; the claim: +2.15% \
+             with both off); wake_affine=off alone {}, wake_balance=off alone {}, idle_only {}; CPU 0 performed {:.0}% of the \
+             wakeups (linux, on; the rest are the workers waking the pinned message thread); affine wakeups {:.0} (linux, on) \
+             against {:.0} (both off); wakeup p99 {:.0} us (linux, on) and {:.0} us (both off); idle while others wait {:.2} \
+             and {:.2} ms.",
+            m.points[p],
+            all_vars.iter().map(|v| format!("{v} {:.0}", rps(v))).collect::<Vec<_>>().join(", "),
+            fmt_pct(ken_head),
+            fmt_pct(crate::stats::pdiff(rps(LINUX_ON), rps(LINUX_OFF), true)),
+            fmt_pct(crate::stats::pdiff(rps(LINUX_ON), rps(OFF_ON), true)),
+            fmt_pct(crate::stats::pdiff(rps(LINUX_ON), rps(IDLE_ON), true)),
+            from0(LINUX_ON),
+            m.mech(p, LINUX_ON, affine),
+            m.mech(p, OFF_OFF, affine),
+            m.result(p, LINUX_ON, "wakeup_p99"),
+            m.result(p, OFF_OFF, "wakeup_p99"),
+            m.mech(p, LINUX_ON, idle_wait_ms),
+            m.mech(p, OFF_OFF, idle_wait_ms),
+        ));
+        // The mix is Ken's only if CPU 0 woke the workers: at least 95% of the requests served ended
+        // in a wakeup from CPU 0 (a worker the message thread marks before it has gone to sleep
+        // needs none), in every variant.
+        let least = all_vars
+            .iter()
+            .map(|v| {
+                let r = m.mech(p, v, schbench_requests);
+                if r > 0.0 { 100.0 * m.mech(p, v, wakeups_by_cpu0) / r } else { 0.0 }
+            })
+            .fold(f64::MAX, f64::min);
+        ken_checks.push((
+            format!("interrupt-bound mix: CPU 0 performed wakeups for at least 95% of the requests in every variant (least {least:.1}%)"),
+            least >= 95.0,
+        ));
+    }
     let (aff_on, aff_off) = (m.mech_all(LINUX_ON, affine), m.mech_all(LINUX_OFF, affine));
     let (smt_on, pkg_on, w_on) = (m.mech_all(LINUX_ON, remote_smt), m.mech_all(LINUX_ON, remote_pkg), m.mech_all(LINUX_ON, wakeups));
     let (smt_off, pkg_off, w_off) = (m.mech_all(OFF_OFF, remote_smt), m.mech_all(OFF_OFF, remote_pkg), m.mech_all(OFF_OFF, wakeups));
@@ -324,8 +428,8 @@ fn read_wake_balance(m: &Matrix) -> Reading {
             d_pkg, d_smt
         ));
     }
-    let wins: Vec<&str> = m.points.iter().zip(&nick).filter(|(_, d)| **d >= NOISE_PCT).map(|(p, _)| p.as_str()).collect();
-    let losses: Vec<&str> = m.points.iter().zip(&nick).filter(|(_, d)| **d <= -NOISE_PCT).map(|(p, _)| p.as_str()).collect();
+    let wins: Vec<&str> = tb_names.iter().map(|s| s.as_str()).zip(&nick).filter(|(_, d)| **d >= NOISE_PCT).map(|(p, _)| p).collect();
+    let losses: Vec<&str> = tb_names.iter().map(|s| s.as_str()).zip(&nick).filter(|(_, d)| **d <= -NOISE_PCT).map(|(p, _)| p).collect();
     if !wins.is_empty() && !losses.is_empty() {
         why.push(format!(
             "Wakeup balancing pays at {} and costs at {} (the per-point counters are in the table).",
@@ -336,11 +440,17 @@ fn read_wake_balance(m: &Matrix) -> Reading {
     if head <= -NOISE_PCT && wins.is_empty() {
         why.push("The direction is Ken Chen's: without wakeup balancing the pairs did more work here.".into());
     }
-    why.push(
-        "Ken Chen's side (OLTP, wakeups from one interrupt-bound CPU, +2.15% with both off) is not measured: fairway has no \
-         interrupt-bound workload yet."
-            .into(),
-    );
+    let ken_says = if ken_head >= NOISE_PCT {
+        "Ken Chen's direction reproduced: with every wakeup from one CPU, turning wakeup balancing and wake_affine off served more requests."
+    } else if ken_head <= -NOISE_PCT {
+        "Ken Chen's direction reversed here: with every wakeup from one CPU, wakeup balancing and wake_affine served more requests than both off."
+    } else {
+        "Ken Chen's mix moved by less than the noise threshold between both on and both off."
+    };
+    if ken.is_some() {
+        why.push(ken_says.into());
+    }
+    let head = if nick.is_empty() { ken_head } else { head };
     let outcome = if !wins.is_empty() && !losses.is_empty() {
         Outcome::Mixed
     } else if head >= NOISE_PCT {
@@ -360,7 +470,8 @@ fn read_wake_balance(m: &Matrix) -> Reading {
                 .into(),
         );
     }
-    let checks = vec![(format!("wake_affine=on makes affine wakeups and off none ({aff_on:.0} > 0, {aff_off:.0} = 0)"), aff_on > 0.0 && aff_off == 0.0)];
+    let mut checks = vec![(format!("wake_affine=on makes affine wakeups and off none ({aff_on:.0} > 0, {aff_off:.0} = 0)"), aff_on > 0.0 && aff_off == 0.0)];
+    checks.extend(ken_checks);
     Reading { outcome, why, checks }
 }
 
@@ -556,6 +667,20 @@ mod tests {
         let r = read_wake_balance(&mixed);
         assert_eq!(r.outcome, Outcome::Mixed);
         assert!(r.why.iter().any(|w| w.contains("pays at clients=3 and costs at clients=1")), "{:?}", r.why);
+        // Ken's point: the check reads CPU 0's wakeups against the requests served
+        let ken = |cpu0: u64| {
+            synthetic(&spec, &[KEN_QUICK], move |_, _| {
+                format!(
+                    "@fw result workload=schbench metric=rps value=100 unit=req/s better=higher\n\
+                     Request Latencies percentiles (usec) runtime 0 (s) (1000 total samples)\n\
+                     @fw schedstat_delta cpu=0 ttwu_count={cpu0}\n@fw schedstat_delta cpu=1 ttwu_count=900\n\
+                     @fw domstat cpu=0 level=SMT ttwu_move_affine=1 ttwu_wake_remote=4\n"
+                )
+            })
+        };
+        assert!(read_wake_balance(&ken(998)).checks[1].1);
+        let unpinned = read_wake_balance(&ken(500));
+        assert!(!unpinned.checks[1].1 && unpinned.checks[1].0.contains("least 50.0%"), "{:?}", unpinned.checks);
         let broken = read_wake_balance(&make(100, 7));
         assert_eq!(broken.outcome, Outcome::NotReproduced);
         assert!(!broken.checks[0].1, "affine wakeups with wake_affine=off fail the check");

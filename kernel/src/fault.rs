@@ -1,0 +1,371 @@
+//! Fault injection (`fault=MODE,...`, `fault_seed=N`): perturbations a
+//! correct scheduler must survive, so that stress runs reach the windows
+//! ordinary timing rarely opens.
+//!
+//! | mode | what it does | where |
+//! |---|---|---|
+//! | `ipi_delay` | holds one in 4 remote reschedule IPIs back for 50 us..1 ms | `rq::send_resched_ipi`; sent at the sender's first tick once due (an idle sender waits awake until then) |
+//! | `ipi_reorder` | holds one in 2 back until the sender's next IPI, which overtakes it | the same |
+//! | `spurious_wake` | at one in 8 ticks, wakes a sleeping task that nothing woke | the tick (`timer::on_timer`) |
+//! | `preempt_points` | at one in 8 passes, preempts the task by a reschedule IPI to itself | after every wakeup in thread context, and before the switch of a blocking wait or an exit (the task then sits preempted between `Sleeping`/`Dead` and its switch) |
+//! | `cpu_stall` | at one in 32 ticks, spins 10..300 us with interrupts off | the tick |
+//!
+//! Every decision comes from a per-CPU xorshift generator seeded from
+//! `fault_seed` (default 1) and the CPU number, so under `-icount` a run
+//! repeats exactly. Nothing is injected before the workload starts
+//! ([`arm`]); `@fw faults` ([`report`]) gives the counts after it.
+//!
+//! Held IPIs are never lost: a CPU holds only IPIs it sends from a task
+//! (never from an interrupt taken in its idle loop), sends them at its
+//! first tick after they are due, and does not halt while it holds any
+//! (`idle::idle_loop` waits awake until they are due), so every held IPI
+//! goes out within its delay plus one tick.
+//!
+//! When off (the default) each hook is one test of [`on`], a relaxed load of
+//! one flag set only when the workload starts; a wait's fast path (its
+//! condition holds once woken) passes one hook, a wakeup one.
+
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+
+use crate::arch::percpu::{cpu_id, MAX_CPUS};
+use crate::sync::irq_mutex::IrqMutex;
+use crate::task::Task;
+
+pub const IPI_DELAY: u8 = 1 << 0;
+pub const IPI_REORDER: u8 = 1 << 1;
+pub const SPURIOUS_WAKE: u8 = 1 << 2;
+pub const PREEMPT_POINTS: u8 = 1 << 3;
+pub const CPU_STALL: u8 = 1 << 4;
+
+/// The modes by their `fault=` names.
+pub const MODES: [(&str, u8); 5] = [
+    ("ipi_delay", IPI_DELAY),
+    ("ipi_reorder", IPI_REORDER),
+    ("spurious_wake", SPURIOUS_WAKE),
+    ("preempt_points", PREEMPT_POINTS),
+    ("cpu_stall", CPU_STALL),
+];
+
+/// `fault_seed=` when not given.
+pub const DEFAULT_SEED: u64 = 1;
+
+/// Held-back IPIs: one in `IPI_DELAY_ONE_IN` is held for
+/// `IPI_DELAY_MIN_NS..IPI_DELAY_MAX_NS`.
+const IPI_DELAY_ONE_IN: u64 = 4;
+const IPI_DELAY_MIN_NS: u64 = 50_000;
+const IPI_DELAY_MAX_NS: u64 = 1_000_000;
+/// One in `IPI_REORDER_ONE_IN` IPIs waits for the next one.
+const IPI_REORDER_ONE_IN: u64 = 2;
+/// One tick in `SPURIOUS_ONE_IN` wakes a sleeping task.
+const SPURIOUS_ONE_IN: u64 = 8;
+/// One preemption point pass in `PREEMPT_ONE_IN` preempts.
+const PREEMPT_ONE_IN: u64 = 8;
+/// One tick in `STALL_ONE_IN` stalls its CPU for `STALL_MIN_NS..STALL_MAX_NS`.
+const STALL_ONE_IN: u64 = 32;
+pub const STALL_MIN_NS: u64 = 10_000;
+pub const STALL_MAX_NS: u64 = 300_000;
+
+/// Whether any fault is injected (set once, when the workload starts).
+static ON: AtomicBool = AtomicBool::new(false);
+static MODES_ON: AtomicU8 = AtomicU8::new(0);
+static SEED: AtomicU64 = AtomicU64::new(DEFAULT_SEED);
+
+/// Each CPU's generator (touched by that CPU only; a tick interrupting a
+/// thread-context draw may repeat a value, which harms nothing).
+static RNG: [AtomicU64; MAX_CPUS] = [const { AtomicU64::new(0) }; MAX_CPUS];
+
+/// A reschedule IPI held back by its sender.
+struct Held {
+    target: usize,
+    /// When it was asked for (ns).
+    at: u64,
+    /// When it goes out at the earliest (ns); 0: with the sender's next IPI
+    /// (`ipi_reorder`), after it.
+    due: u64,
+}
+
+/// Each CPU's held IPIs, in the order they were asked for.
+static HELD: [IrqMutex<Vec<Held>>; MAX_CPUS] = [const { IrqMutex::new(Vec::new()) }; MAX_CPUS];
+
+/// What was injected, and what it did.
+struct Counts {
+    ipi_held: AtomicU64,
+    ipi_late_ns: AtomicU64,
+    ipi_reordered: AtomicU64,
+    spurious_wakeups: AtomicU64,
+    spurious_resleeps: AtomicU64,
+    preempt_injected: AtomicU64,
+    preempted_blocking: AtomicU64,
+    stalls: AtomicU64,
+    stall_ns: AtomicU64,
+}
+
+static COUNTS: Counts = Counts {
+    ipi_held: AtomicU64::new(0),
+    ipi_late_ns: AtomicU64::new(0),
+    ipi_reordered: AtomicU64::new(0),
+    spurious_wakeups: AtomicU64::new(0),
+    spurious_resleeps: AtomicU64::new(0),
+    preempt_injected: AtomicU64::new(0),
+    preempted_blocking: AtomicU64::new(0),
+    stalls: AtomicU64::new(0),
+    stall_ns: AtomicU64::new(0),
+};
+
+/// Whether faults are being injected: the one test every hook makes.
+#[inline(always)]
+pub fn on() -> bool {
+    ON.load(Ordering::Relaxed)
+}
+
+#[inline]
+fn has(mode: u8) -> bool {
+    MODES_ON.load(Ordering::Relaxed) & mode != 0
+}
+
+/// The `fault=` value's modes, or the first name that is none.
+pub fn parse_modes(value: &str) -> Result<u8, &str> {
+    let mut modes = 0;
+    for name in value.split(',') {
+        match MODES.iter().find(|(n, _)| *n == name) {
+            Some(&(_, m)) => modes |= m,
+            None => return Err(name),
+        }
+    }
+    Ok(modes)
+}
+
+/// The names of `modes`, comma-separated (`none` for none).
+pub fn names(modes: u8) -> alloc::string::String {
+    let v: Vec<&str> = MODES.iter().filter(|(_, m)| modes & m != 0).map(|(n, _)| *n).collect();
+    if v.is_empty() { alloc::string::String::from("none") } else { v.join(",") }
+}
+
+/// Sets the modes and the seed (at boot, before any CPU schedules).
+pub fn configure(modes: u8, seed: u64) {
+    MODES_ON.store(modes, Ordering::Relaxed);
+    SEED.store(seed, Ordering::Relaxed);
+    for (cpu, r) in RNG.iter().enumerate() {
+        // Never zero: xorshift would stay there.
+        r.store((seed ^ (cpu as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)) | 1, Ordering::Relaxed);
+    }
+}
+
+/// Starts injecting (when the workload starts), if any mode is set.
+pub fn arm() {
+    if MODES_ON.load(Ordering::Relaxed) != 0 {
+        ON.store(true, Ordering::Release);
+    }
+}
+
+/// A draw from this CPU's generator.
+fn draw(cpu: usize) -> u64 {
+    let mut x = RNG[cpu].load(Ordering::Relaxed);
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    RNG[cpu].store(x, Ordering::Relaxed);
+    x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+}
+
+/// True one time in `n`.
+fn one_in(cpu: usize, n: u64) -> bool {
+    draw(cpu).is_multiple_of(n)
+}
+
+// ---------------------------------------------------------------------------
+// Reschedule IPIs
+
+/// Called by `send_resched_ipi` for `target`: returns true if it took the
+/// IPI (held it back, or sent it itself ahead of held ones).
+#[cold]
+#[inline(never)]
+pub fn take_ipi(target: usize) -> bool {
+    let this = cpu_id();
+    if target == this || !has(IPI_DELAY | IPI_REORDER) {
+        return false;
+    }
+    // From an interrupt in the idle loop nothing would send it before the
+    // halt: such IPIs go out at once.
+    if crate::task::with_current(|t| t.is_idle) {
+        return false;
+    }
+    let now = crate::rq::now_ns();
+    let mut held = HELD[this].lock();
+    if has(IPI_DELAY) && one_in(this, IPI_DELAY_ONE_IN) {
+        let due = now + IPI_DELAY_MIN_NS + draw(this) % (IPI_DELAY_MAX_NS - IPI_DELAY_MIN_NS);
+        held.push(Held { target, at: now, due });
+        COUNTS.ipi_held.fetch_add(1, Ordering::Relaxed);
+        return true;
+    }
+    if has(IPI_REORDER) {
+        if one_in(this, IPI_REORDER_ONE_IN) {
+            held.push(Held { target, at: now, due: 0 });
+            COUNTS.ipi_held.fetch_add(1, Ordering::Relaxed);
+            return true;
+        }
+        if held.iter().any(|h| h.due == 0) {
+            // This one overtakes every IPI waiting for it.
+            crate::rq::send_resched_ipi_now(target);
+            let mut n = 0;
+            held.retain(|h| {
+                if h.due != 0 {
+                    return true;
+                }
+                crate::rq::send_resched_ipi_now(h.target);
+                COUNTS.ipi_late_ns.fetch_add(now - h.at, Ordering::Relaxed);
+                n += 1;
+                false
+            });
+            COUNTS.ipi_reordered.fetch_add(n, Ordering::Relaxed);
+            return true;
+        }
+    }
+    false
+}
+
+/// Sends this CPU's held IPIs that are due by `now`, in the order they
+/// were asked for.
+fn flush(cpu: usize, now: u64) {
+    let mut held = HELD[cpu].lock();
+    if held.is_empty() {
+        return;
+    }
+    held.retain(|h| {
+        if h.due <= now {
+            crate::rq::send_resched_ipi_now(h.target);
+            COUNTS.ipi_late_ns.fetch_add(now.saturating_sub(h.at), Ordering::Relaxed);
+            false
+        } else {
+            true
+        }
+    });
+}
+
+/// The idle loop, before it halts or polls: sends the held IPIs that are
+/// due and says whether any is left (the loop then waits awake: a halted
+/// CPU would send it only at its next interrupt, maybe never).
+#[cold]
+#[inline(never)]
+pub fn idle_holds_ipis(cpu: usize) -> bool {
+    flush(cpu, crate::rq::now_ns());
+    !HELD[cpu].lock().is_empty()
+}
+
+// ---------------------------------------------------------------------------
+// The tick: held IPIs due, spurious wakeups, stalls
+
+/// At every tick of `cpu` (interrupts off, no lock held).
+#[cold]
+#[inline(never)]
+pub fn tick(cpu: usize) {
+    let now = crate::rq::now_ns();
+    flush(cpu, now);
+    if has(SPURIOUS_WAKE) && one_in(cpu, SPURIOUS_ONE_IN) {
+        if let Some(t) = crate::task::pick_sleeping(draw(cpu)) {
+            if crate::wakeup::wake_spurious(&t) {
+                COUNTS.spurious_wakeups.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+    if has(CPU_STALL) && one_in(cpu, STALL_ONE_IN) {
+        let ns = STALL_MIN_NS + draw(cpu) % (STALL_MAX_NS - STALL_MIN_NS);
+        let start = crate::rq::now_ns();
+        while crate::rq::now_ns() - start < ns {
+            core::hint::spin_loop();
+        }
+        COUNTS.stalls.fetch_add(1, Ordering::Relaxed);
+        COUNTS.stall_ns.fetch_add(crate::rq::now_ns() - start, Ordering::Relaxed);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Spurious wakeups
+
+/// A task back from `schedule()` in a wait (`WaitQueue`, `timer::sleep_ns`)
+/// found its condition false and sleeps again: if a spurious wakeup marked
+/// it, count a re-sleep. The mark is taken once, so re-sleeps never exceed
+/// spurious wakeups; the mark of a spurious wakeup whose condition happened
+/// to hold stays until the task's next re-sleep (the wait's fast path, a
+/// condition that holds, makes no extra test).
+#[cold]
+#[inline(never)]
+pub fn after_wait(me: &Task) {
+    if me.fault_woken.swap(false, Ordering::Relaxed) {
+        COUNTS.spurious_resleeps.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Extra preemption points
+
+/// A preemption point (after a wakeup; before the switch of a wait, a
+/// timed sleep or an exit): one
+/// time in 8 the running task is preempted here, by a reschedule IPI to
+/// its own CPU, as if a tick had come at this instruction.
+#[cold]
+#[inline(never)]
+pub fn preempt_point() {
+    if !has(PREEMPT_POINTS)
+        || !x86_64::instructions::interrupts::are_enabled()
+        || crate::arch::percpu::irq_guards_held() != 0
+    {
+        return;
+    }
+    let cpu = cpu_id();
+    if crate::task::with_current(|t| t.is_idle) || !one_in(cpu, PREEMPT_ONE_IN) {
+        return;
+    }
+    COUNTS.preempt_injected.fetch_add(1, Ordering::Relaxed);
+    crate::rq::set_need_resched(cpu);
+    crate::rq::send_resched_ipi_now(cpu);
+}
+
+/// A preemption (tick or reschedule IPI, not a voluntary switch) is about
+/// to switch: if it finds the task `Sleeping` or `Dead`, the task had not
+/// reached its own switch yet and stays queued (`schedule_irq`).
+#[cold]
+#[inline(never)]
+pub fn note_preemption() {
+    let blocking = crate::task::with_current(|t| !t.is_idle && t.state() != crate::task::TaskState::Running);
+    if blocking && crate::rq::need_resched(cpu_id()) {
+        COUNTS.preempted_blocking.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+// ---------------------------------------------------------------------------
+
+/// `@fw faults ...`: the modes, the seed and what was injected so far.
+pub fn report() {
+    let modes = MODES_ON.load(Ordering::Relaxed);
+    if modes == 0 {
+        return;
+    }
+    let c = |a: &AtomicU64| a.load(Ordering::Relaxed);
+    crate::kprintln!(
+        "faults injected ({}, seed {}): {} IPIs held back, {} spurious wakeups ({} re-slept), {} preemptions, {} stalls",
+        names(modes),
+        SEED.load(Ordering::Relaxed),
+        c(&COUNTS.ipi_held),
+        c(&COUNTS.spurious_wakeups),
+        c(&COUNTS.spurious_resleeps),
+        c(&COUNTS.preempt_injected),
+        c(&COUNTS.stalls)
+    );
+    crate::record!(
+        "faults",
+        "modes={} seed={} ipi_held={} ipi_late_ns={} ipi_reordered={} spurious_wakeups={} spurious_resleeps={} preempt_injected={} preempted_blocking={} stalls={} stall_ns={}",
+        names(modes),
+        SEED.load(Ordering::Relaxed),
+        c(&COUNTS.ipi_held),
+        c(&COUNTS.ipi_late_ns),
+        c(&COUNTS.ipi_reordered),
+        c(&COUNTS.spurious_wakeups),
+        c(&COUNTS.spurious_resleeps),
+        c(&COUNTS.preempt_injected),
+        c(&COUNTS.preempted_blocking),
+        c(&COUNTS.stalls),
+        c(&COUNTS.stall_ns)
+    );
+}

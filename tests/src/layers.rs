@@ -1,0 +1,413 @@
+//! The kernel's layering rule, checked on its source: every `crate::...` path in a file of
+//! `kernel/src` (in `use` lines, grouped `use crate::{a, b::c}` lines and code, and `super::`
+//! paths, which can cross a layer too) must name a module of the file's own layer or of a lower
+//! one. The layers and the allowed exceptions are the table and list of `docs/DESIGN.md`'s
+//! section "Layers of kernel/src", parsed here, so the document and the check cannot drift.
+//!
+//! Read as text: comments are dropped, and a path is resolved to the longest module prefix that
+//! is a file (`crate::balance::periodic::foo` is `balance/periodic.rs`), or to the file that
+//! defines the macro it names (`crate::kprintln!` is `console.rs`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// One layer of the table: its rank (1 is the lowest), name and paths (files, or folders ending
+/// in `/`), relative to `kernel/src`.
+#[derive(Debug, Clone)]
+pub struct Layer {
+    pub rank: u32,
+    pub name: String,
+    pub paths: Vec<String>,
+}
+
+/// The layer table and the allowed upward references (`file -> crate::path`).
+#[derive(Debug, Clone)]
+pub struct Rules {
+    pub layers: Vec<Layer>,
+    pub allowed: BTreeSet<(String, String)>,
+}
+
+const SECTION: &str = "## Layers of kernel/src";
+
+/// Reads the table (`| rank | name | paths |`, paths in backticks) and the bullet list of
+/// allowed references (`` - `FILE` -> `crate::PATH`: why ``) under [`SECTION`].
+pub fn parse_rules(design: &str) -> Result<Rules, String> {
+    let start = design.find(SECTION).ok_or_else(|| format!("DESIGN.md has no section {SECTION:?}"))?;
+    let body = &design[start + SECTION.len()..];
+    let body = &body[..body.find("\n## ").unwrap_or(body.len())];
+    let mut layers = Vec::new();
+    let mut allowed = BTreeSet::new();
+    for line in body.lines() {
+        let line = line.trim();
+        if let Some(row) = line.strip_prefix('|') {
+            let cells: Vec<&str> = row.split('|').map(str::trim).collect();
+            let Some(Ok(rank)) = cells.first().map(|c| c.parse::<u32>()) else { continue };
+            if cells.len() < 3 {
+                return Err(format!("layer row {rank} has fewer than 3 cells: {line}"));
+            }
+            let paths = backticked(cells[2]);
+            if paths.is_empty() {
+                return Err(format!("layer row {rank} names no path: {line}"));
+            }
+            layers.push(Layer { rank, name: cells[1].trim_matches('`').to_string(), paths });
+        } else if let Some(item) = line.strip_prefix("- ") {
+            let ticks = backticked(item);
+            if ticks.len() >= 2 && item.contains("->") && ticks[1].starts_with("crate::") {
+                allowed.insert((ticks[0].clone(), ticks[1].clone()));
+            }
+        }
+    }
+    if layers.is_empty() {
+        return Err("the layer table under DESIGN.md's section has no rows".into());
+    }
+    Ok(Rules { layers, allowed })
+}
+
+fn backticked(s: &str) -> Vec<String> {
+    s.split('`').skip(1).step_by(2).map(str::to_string).collect()
+}
+
+impl Rules {
+    /// The layer of `file` (relative to `kernel/src`): the longest path of the table that is the
+    /// file or a folder holding it.
+    pub fn layer_of(&self, file: &str) -> Option<&Layer> {
+        let mut best: Option<(&Layer, usize)> = None;
+        for l in &self.layers {
+            for p in &l.paths {
+                let hit = if p.ends_with('/') { file.starts_with(p.as_str()) } else { file == p };
+                if hit && best.is_none_or(|(_, n)| p.len() > n) {
+                    best = Some((l, p.len()));
+                }
+            }
+        }
+        best.map(|(l, _)| l)
+    }
+}
+
+/// One reference of a file to another file of the crate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reference {
+    pub file: String,
+    pub line: usize,
+    /// As written, with `super::` resolved: `crate::a::b`.
+    pub path: String,
+    pub target: String,
+}
+
+/// The module path of a file: `balance/mod.rs` is `[balance]`, `main.rs` is `[]`.
+fn module_of(file: &str) -> Vec<String> {
+    let stem = file.strip_suffix(".rs").unwrap_or(file);
+    let mut segs: Vec<String> = stem.split('/').map(str::to_string).collect();
+    if matches!(segs.last().map(String::as_str), Some("mod" | "main")) {
+        segs.pop();
+    }
+    segs
+}
+
+fn strip_comment(line: &str) -> &str {
+    // No `//` inside the kernel's string literals that matter here; a URL in a string would
+    // only cut that line short.
+    match line.find("//") {
+        Some(i) => &line[..i],
+        None => line,
+    }
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// Every `crate::...`/`super::...` path of `src`, with its line, grouped `use` lists expanded.
+fn paths_in(src: &str) -> Vec<(usize, String)> {
+    // Join the lines of a `use` statement that spans several, keeping the first line's number.
+    let mut stmts: Vec<(usize, String)> = Vec::new();
+    let mut open: Option<(usize, String)> = None;
+    for (i, raw) in src.lines().enumerate() {
+        let line = strip_comment(raw);
+        if let Some((_, buf)) = open.as_mut() {
+            buf.push(' ');
+            buf.push_str(line);
+            if line.contains(';') {
+                stmts.push(open.take().unwrap());
+            }
+            continue;
+        }
+        let t = line.trim_start();
+        let is_use = t.starts_with("use ") || t.starts_with("pub use ") || t.starts_with("pub(crate) use ");
+        if is_use && !line.contains(';') {
+            open = Some((i + 1, line.to_string()));
+        } else {
+            stmts.push((i + 1, line.to_string()));
+        }
+    }
+    let mut out = Vec::new();
+    for (n, stmt) in stmts {
+        let bytes: Vec<char> = stmt.chars().collect();
+        let mut i = 0;
+        while i < bytes.len() {
+            let rest: String = bytes[i..].iter().collect();
+            let starts = (rest.starts_with("crate::") || rest.starts_with("super::"))
+                && (i == 0 || !is_ident(bytes[i - 1]) && bytes[i - 1] != '$');
+            if !starts {
+                i += 1;
+                continue;
+            }
+            // Read `a::b::c`, then a possible `::{...}` group.
+            let mut j = i;
+            let mut path = String::new();
+            loop {
+                let seg: String = bytes[j..].iter().take_while(|c| is_ident(**c)).collect();
+                j += seg.chars().count();
+                path.push_str(&seg);
+                let more: String = bytes[j..].iter().take(3).collect();
+                if more.starts_with("::") && more.chars().nth(2).is_some_and(is_ident) {
+                    path.push_str("::");
+                    j += 2;
+                } else {
+                    break;
+                }
+            }
+            let more: String = bytes[j..].iter().take(3).collect();
+            if more == "::{" {
+                // Expand one level of grouping: `crate::a::{b, c::d, e::{f}}`.
+                let mut depth = 0;
+                let mut k = j + 2;
+                let mut item = String::new();
+                let mut items = Vec::new();
+                while k < bytes.len() {
+                    let c = bytes[k];
+                    match c {
+                        '{' => {
+                            depth += 1;
+                            if depth > 1 {
+                                item.push(c)
+                            }
+                        }
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                items.push(std::mem::take(&mut item));
+                                break;
+                            }
+                            item.push(c);
+                        }
+                        ',' if depth == 1 => items.push(std::mem::take(&mut item)),
+                        _ => item.push(c),
+                    }
+                    k += 1;
+                }
+                for it in items {
+                    let it = it.trim();
+                    let head: String = it.chars().take_while(|c| is_ident(*c) || *c == ':').collect();
+                    let head = head.trim_end_matches(':');
+                    if head.is_empty() || head == "self" {
+                        out.push((n, path.clone()));
+                    } else {
+                        out.push((n, format!("{path}::{head}")));
+                    }
+                }
+                i = k.max(j) + 1;
+            } else {
+                out.push((n, path));
+                i = j.max(i + 1);
+            }
+        }
+    }
+    out
+}
+
+/// Every reference of every file in `files` (path relative to `kernel/src`, source text) to
+/// another file of them.
+pub fn references(files: &BTreeMap<String, String>) -> Vec<Reference> {
+    let modules: BTreeMap<Vec<String>, &String> = files.keys().map(|f| (module_of(f), f)).collect();
+    let mut macros: BTreeMap<String, &String> = BTreeMap::new();
+    for (f, src) in files {
+        for line in src.lines() {
+            if let Some(rest) = line.trim_start().strip_prefix("macro_rules!") {
+                let name: String = rest.trim_start().chars().take_while(|c| is_ident(*c)).collect();
+                macros.insert(name, f);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (file, src) in files {
+        let me = module_of(file);
+        for (line, written) in paths_in(src) {
+            let mut segs: Vec<String> = written.split("::").map(str::to_string).collect();
+            let full: Vec<String> = if segs[0] == "crate" {
+                segs.remove(0);
+                segs
+            } else {
+                // `super` of a module file `a/b.rs` (module a::b) is `a`; of `a/mod.rs` (module
+                // a) it is the root.
+                let mut base = me.clone();
+                while segs.first().map(String::as_str) == Some("super") {
+                    segs.remove(0);
+                    base.pop();
+                }
+                base.extend(segs);
+                base
+            };
+            let resolved = (1..=full.len())
+                .rev()
+                .find_map(|n| modules.get(&full[..n]).copied())
+                .or_else(|| full.first().and_then(|m| macros.get(m).copied()))
+                // An item of the crate root (`crate::boot_main`) is the root file's.
+                .or_else(|| modules.get(&full[..0]).copied());
+            if let Some(target) = resolved {
+                if target != file {
+                    let path = format!("crate::{}", full.join("::"));
+                    out.push(Reference { file: file.clone(), line, path, target: target.clone() });
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The rule's violations, one line each: file, line, path and both layers; and every file the
+/// table leaves out.
+pub fn violations(rules: &Rules, files: &BTreeMap<String, String>) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in files.keys() {
+        if rules.layer_of(f).is_none() {
+            out.push(format!("kernel/src/{f}: in no layer of DESIGN.md's table"));
+        }
+    }
+    for r in references(files) {
+        let (Some(from), Some(to)) = (rules.layer_of(&r.file), rules.layer_of(&r.target)) else { continue };
+        if to.rank > from.rank && !rules.allowed.contains(&(r.file.clone(), r.path.clone())) {
+            out.push(format!(
+                "kernel/src/{}:{}: {} (layer {} {}) uses {} in kernel/src/{} (layer {} {}), a higher layer",
+                r.file, r.line, r.file, from.rank, from.name, r.path, r.target, to.rank, to.name
+            ));
+        }
+    }
+    out
+}
+
+/// Every `.rs` file under `dir`, keyed by its path relative to `dir` (`/`-separated).
+pub fn read_tree(dir: &Path) -> BTreeMap<String, String> {
+    fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, String>) {
+        let mut entries: Vec<_> = std::fs::read_dir(dir).expect("readable source folder").flatten().collect();
+        entries.sort_by_key(|e| e.path());
+        for e in entries {
+            let p = e.path();
+            if p.is_dir() {
+                walk(root, &p, out);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                let rel = p.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
+                out.insert(rel, std::fs::read_to_string(&p).expect("readable source file"));
+            }
+        }
+    }
+    let mut out = BTreeMap::new();
+    walk(dir, dir, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn repo() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+    }
+
+    fn rules() -> Rules {
+        let design = std::fs::read_to_string(repo().join("docs/DESIGN.md")).unwrap();
+        parse_rules(&design).unwrap()
+    }
+
+    #[test]
+    fn kernel_src_imports_only_downwards() {
+        let rules = rules();
+        let files = read_tree(&repo().join("kernel/src"));
+        assert!(files.len() > 40, "read {} files of kernel/src", files.len());
+        let v = violations(&rules, &files);
+        assert!(v.is_empty(), "upward imports or unplaced files:\n{}", v.join("\n"));
+        // The check saw the real structure: arch's files and the scheduler's are where the
+        // table says, and the scheduler's references reach arch.
+        assert_eq!(rules.layer_of("arch/percpu.rs").unwrap().rank, 1);
+        let refs = references(&files);
+        assert!(refs.iter().any(|r| r.file == "schedule.rs" && r.target == "arch/context.rs"));
+    }
+
+    #[test]
+    fn arch_and_mem_import_nothing_above_them() {
+        let rules = rules();
+        let files = read_tree(&repo().join("kernel/src"));
+        let mem = rules.layer_of("mem/frame.rs").unwrap().rank;
+        for r in references(&files) {
+            if r.file.starts_with("arch/") || r.file.starts_with("mem/") {
+                let to = rules.layer_of(&r.target).unwrap().rank;
+                let allowed = rules.allowed.contains(&(r.file.clone(), r.path.clone()));
+                assert!(to <= mem || allowed, "{}:{} uses {}", r.file, r.line, r.path);
+            }
+        }
+    }
+
+    /// The check fails on a deliberate upward import, naming file, line and both layers, for
+    /// each way of writing one.
+    #[test]
+    fn a_deliberate_upward_import_fails_naming_file_line_and_layers() {
+        let rules = rules();
+        let mut files = read_tree(&repo().join("kernel/src"));
+        let cases = [
+            ("arch/percpu.rs", "use crate::task::Task;\n", "task.rs"),
+            ("arch/percpu.rs", "use crate::{arch::time, rq::{self, Rq}};\n", "rq.rs"),
+            ("mem/frame.rs", "fn f() { crate::schedule::schedule(); }\n", "schedule.rs"),
+            ("arch/trap.rs", "use super::super::wakeup;\n", "wakeup.rs"),
+            ("sync/irq_mutex.rs", "use crate::workloads::params;\n", "workloads/params.rs"),
+        ];
+        for (file, line, target) in cases {
+            let original = files[file].clone();
+            files.insert(file.to_string(), format!("{line}{original}"));
+            let v = violations(&rules, &files);
+            let from = rules.layer_of(file).unwrap();
+            let to = rules.layer_of(target).unwrap();
+            let want = format!("kernel/src/{file}:1: {file} (layer {} {})", from.rank, from.name);
+            assert!(
+                v.iter().any(|l| l.starts_with(&want)
+                    && l.contains(&format!("kernel/src/{target} (layer {} {})", to.rank, to.name))),
+                "{line:?} in {file} not reported; got {v:#?}"
+            );
+            files.insert(file.to_string(), original);
+        }
+        assert!(violations(&rules, &files).is_empty());
+    }
+
+    /// The one allowed upward use is found, and only the list in DESIGN.md lets it pass.
+    #[test]
+    fn the_allowed_entry_is_needed_and_enough() {
+        let mut rules = rules();
+        let files = read_tree(&repo().join("kernel/src"));
+        assert!(references(&files)
+            .iter()
+            .any(|r| r.file == "arch/mod.rs" && r.path == "crate::boot_main" && r.target == "main.rs"));
+        rules.allowed.clear();
+        let v = violations(&rules, &files);
+        assert_eq!(v.len(), 1, "{v:#?}");
+        assert!(v[0].starts_with("kernel/src/arch/mod.rs:"), "{v:#?}");
+        assert!(v[0].contains("uses crate::boot_main in kernel/src/main.rs (layer 7 main)"), "{v:#?}");
+    }
+
+    #[test]
+    fn a_file_in_no_layer_fails() {
+        let mut rules = rules();
+        rules.layers.retain(|l| !l.paths.iter().any(|p| p == "trace.rs"));
+        let files = read_tree(&repo().join("kernel/src"));
+        let v = violations(&rules, &files);
+        assert!(v.iter().any(|l| l.starts_with("kernel/src/trace.rs: in no layer")), "{v:#?}");
+    }
+
+    #[test]
+    fn grouped_and_relative_paths_resolve() {
+        let src = "use crate::{a::{self, B}, c::d::E};\nuse super::f;\nfn g() { crate::kprintln!(\"x\"); }\n";
+        let got: Vec<String> = paths_in(src).into_iter().map(|(n, p)| format!("{n}:{p}")).collect();
+        assert_eq!(got, ["1:crate::a", "1:crate::c::d::E", "2:super::f", "3:crate::kprintln"]);
+        assert_eq!(module_of("balance/mod.rs"), ["balance"]);
+        assert_eq!(module_of("balance/pull.rs"), ["balance", "pull"]);
+        assert_eq!(module_of("main.rs"), Vec::<String>::new());
+    }
+}
