@@ -64,7 +64,7 @@ pub struct Options {
     pub lockdep: Option<bool>,
     /// `test_lockdep=inversion|rq_descending|irqs_on`: take locks wrongly on
     /// purpose before the workload (the lockdep scenarios).
-    pub test_lockdep: Option<crate::sync::lockdep::Provoke>,
+    pub test_lockdep: Option<crate::lockdep_provoke::Provoke>,
     /// `watchdog_thresh=S` (Linux's name and unit): the soft-lockup detector
     /// reports a CPU that has not switched for 2·S seconds while tasks wait
     /// (0: off; default 2).
@@ -366,7 +366,7 @@ pub fn parse(line: &str) -> Parsed {
                     options.lockdep = None;
                 }
             },
-            "test_lockdep" => match crate::sync::lockdep::Provoke::ALL.iter().find(|(n, _)| *n == value) {
+            "test_lockdep" => match crate::lockdep_provoke::Provoke::ALL.iter().find(|(n, _)| *n == value) {
                 Some((_, p)) => options.test_lockdep = Some(*p),
                 None => {
                     let _ = write!(problem, "test_lockdep={:?} is not one of inversion, rq_descending, irqs_on; nothing provoked", value);

@@ -27,6 +27,7 @@ mod panic;
 mod debug;
 mod fault;
 mod idle;
+mod lockdep_provoke;
 mod rq;
 mod schedstat;
 mod sched_cpu;
@@ -374,11 +375,11 @@ fn start_this_cpu(cpu: usize) {
 fn run_init(
     workload: cmdline::Workload,
     phase_ns: u64,
-    tests: (Option<sync::lockdep::Provoke>, Option<watchdog::Provoke>),
+    tests: (Option<lockdep_provoke::Provoke>, Option<watchdog::Provoke>),
 ) {
     // The lockdep and watchdog scenarios: what they provoke ends the boot.
     if let Some(p) = tests.0 {
-        sync::lockdep::provoke(p);
+        lockdep_provoke::provoke(p);
     }
     if let Some(p) = tests.1 {
         watchdog::provoke(p);
