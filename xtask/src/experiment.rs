@@ -496,35 +496,49 @@ pub fn markdown(spec: &Spec, form: &Form, m: &Matrix, r: &Reading, command: &str
 /// The test suite's hook: the quick form of every experiment whose `experiment-NAME-quick`
 /// contains `filter`, booted end to end; passes when every direction check holds.
 pub fn quick_verdicts(filter: &str, qemu: &std::path::Path, elf: &std::path::Path) -> Vec<crate::test::Verdict> {
-    let mut out = Vec::new();
-    for spec in all() {
-        let name: &'static str = Box::leak(format!("experiment-{}-quick", spec.name).into_boxed_str());
-        if !name.contains(filter) {
-            continue;
+    let specs: Vec<Spec> = all().into_iter().filter(|s| format!("experiment-{}-quick", s.name).contains(filter)).collect();
+    // Two at a time, like the scenarios' two slots: every boot is under -icount, so running
+    // beside another changes no figure, only the wall time.
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let done: std::sync::Mutex<Vec<(usize, crate::test::Verdict)>> = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(spec) = specs.get(i) else { break };
+                let v = quick_verdict(spec, qemu, elf);
+                print!("{}", v.report);
+                done.lock().unwrap().push((i, v));
+            });
         }
-        let t = std::time::Instant::now();
-        let v = match run_matrix(&spec, &spec.quick, qemu, elf) {
-            Err(e) => crate::test::Verdict { name, passed: false, report: format!("FAIL {name}: {e}\n") },
-            Ok(m) => {
-                let r = (spec.read)(&m);
-                let failed: Vec<&str> = r.checks.iter().filter(|c| !c.1).map(|c| c.0.as_str()).collect();
-                // No check: the effect is too small at the quick size to have a stable direction; the
-                // quick form still proves every cell boots and the rules read the matrix.
-                if failed.is_empty() {
-                    crate::test::Verdict {
-                        name,
-                        passed: true,
-                        report: format!("ok   {name} ({:.1} s): {}\n", t.elapsed().as_secs_f64(), r.outcome.text()),
-                    }
-                } else {
-                    crate::test::Verdict { name, passed: false, report: format!("FAIL {name}: {}\n{}", failed.join("; "), text_view(&spec, &m, &r)) }
+    });
+    let mut out = done.into_inner().unwrap();
+    out.sort_by_key(|(i, _)| *i);
+    out.into_iter().map(|(_, v)| v).collect()
+}
+
+/// One experiment's quick form, booted and read.
+fn quick_verdict(spec: &Spec, qemu: &std::path::Path, elf: &std::path::Path) -> crate::test::Verdict {
+    let name: &'static str = Box::leak(format!("experiment-{}-quick", spec.name).into_boxed_str());
+    let t = std::time::Instant::now();
+    match run_matrix(spec, &spec.quick, qemu, elf) {
+        Err(e) => crate::test::Verdict { name, passed: false, report: format!("FAIL {name}: {e}\n") },
+        Ok(m) => {
+            let r = (spec.read)(&m);
+            let failed: Vec<&str> = r.checks.iter().filter(|c| !c.1).map(|c| c.0.as_str()).collect();
+            // No check: the effect is too small at the quick size to have a stable direction; the
+            // quick form still proves every cell boots and the rules read the matrix.
+            if failed.is_empty() {
+                crate::test::Verdict {
+                    name,
+                    passed: true,
+                    report: format!("ok   {name} ({:.1} s): {}\n", t.elapsed().as_secs_f64(), r.outcome.text()),
                 }
+            } else {
+                crate::test::Verdict { name, passed: false, report: format!("FAIL {name}: {}\n{}", failed.join("; "), text_view(spec, &m, &r)) }
             }
-        };
-        print!("{}", v.report);
-        out.push(v);
+        }
     }
-    out
 }
 
 #[cfg(test)]

@@ -406,7 +406,7 @@ pub fn test(
                     elf.display()
                 );
                 vs.extend(run_scenarios(selected, qemu.clone(), elf.clone(), syms, jobs, show_logs));
-                // The experiments' quick forms (experiment-NAME-quick), after the scenarios, one at a time.
+                // The experiments' quick forms (experiment-NAME-quick), after the scenarios, two at a time.
                 if experiments {
                     println!("==> the experiments' quick forms (cargo xtask experiment NAME --quick)");
                     vs.extend(crate::experiment::quick_verdicts(filter, &qemu, &elf));
