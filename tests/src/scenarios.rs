@@ -33,7 +33,7 @@ use crate::workloads::{
     check_ebizzy_ran, compare_capacity_pressure, compare_fork_placement,
     check_sis_aged, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
     compare_sis_util, SIS_UTIL_CONTRADICTION,
-    check_fault_malformed, check_storm_faults, compare_ipi_delay, FAULT_MALFORMED, FAULT_SEED_ALONE,
+    check_fault_malformed, check_storm_faults, check_torture_faults, compare_ipi_delay, FAULT_MALFORMED, FAULT_SEED_ALONE,
 };
 
 /// What a check returns: `Err` carries the reason for people.
@@ -642,8 +642,9 @@ pub fn all() -> Vec<Scenario> {
             check: check_storm::<8, 64>,
             ..BASE
         },
-        // Fault injection (kernel/src/fault.rs): the storm must balance its books under each
-        // mode, and each mode must show it was injected and did what it is for. Under -icount,
+        // Fault injection (kernel/src/fault.rs): the torture must balance its books under each
+        // mode, and each mode must show it was injected and did what it is for (ipi_delay's
+        // effect is shown on the storm, whose rounds it slows). Under -icount,
         // so that each boot is one exact run of its seed.
         Scenario {
             name: "faults-ipi-delay",
@@ -655,38 +656,45 @@ pub fn all() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
+            name: "faults-ipi-delay-torture",
+            icount: true,
+            append: "sched_debug=1 fault=ipi_delay workload=torture,ms=500,seed=1",
+            check: check_torture_faults::<4, 500, 1>,
+            ..BASE
+        },
+        Scenario {
             name: "faults-ipi-reorder",
             icount: true,
-            append: "sched_debug=1 fault=ipi_reorder workload=storm,threads=16,ms=500",
-            check: check_storm_faults,
+            append: "sched_debug=1 fault=ipi_reorder workload=torture,ms=500,seed=2",
+            check: check_torture_faults::<4, 500, 2>,
             ..BASE
         },
         Scenario {
             name: "faults-spurious-wake",
             icount: true,
-            append: "sched_debug=1 fault=spurious_wake workload=storm,threads=16,ms=500",
-            check: check_storm_faults,
+            append: "sched_debug=1 fault=spurious_wake workload=torture,ms=500,seed=3",
+            check: check_torture_faults::<4, 500, 3>,
             ..BASE
         },
         Scenario {
             name: "faults-preempt-points",
             icount: true,
-            append: "sched_debug=1 fault=preempt_points workload=storm,threads=16,ms=500",
-            check: check_storm_faults,
+            append: "sched_debug=1 fault=preempt_points workload=torture,ms=500,seed=4",
+            check: check_torture_faults::<4, 500, 4>,
             ..BASE
         },
         Scenario {
             name: "faults-cpu-stall",
             icount: true,
-            append: "sched_debug=1 fault=cpu_stall workload=storm,threads=16,ms=500",
-            check: check_storm_faults,
+            append: "sched_debug=1 fault=cpu_stall workload=torture,ms=500,seed=5",
+            check: check_torture_faults::<4, 500, 5>,
             ..BASE
         },
         Scenario {
             name: "faults-all",
             icount: true,
-            append: "sched_debug=1 fault=ipi_delay,ipi_reorder,spurious_wake,preempt_points,cpu_stall fault_seed=7 workload=storm,threads=16,ms=500",
-            check: check_storm_faults,
+            append: "sched_debug=1 fault=ipi_delay,ipi_reorder,spurious_wake,preempt_points,cpu_stall fault_seed=7 workload=torture,ms=500,seed=6",
+            check: check_torture_faults::<4, 500, 6>,
             ..BASE
         },
         Scenario {

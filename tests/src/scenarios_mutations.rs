@@ -188,7 +188,7 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("faults-cpu-stall", "stall_ns=400000", "stall_ns=4000000"),
     ("faults-cpu-stall", "stalls=4 ", "stalls=0 "),
     ("faults-all", "modes=ipi_delay,ipi_reorder,spurious_wake,preempt_points,cpu_stall ", "modes=ipi_delay,ipi_reorder,spurious_wake,preempt_points "),
-    ("faults-all", "sem_ups=1200", "sem_ups=1199"),
+    ("faults-all", "sem_ups=600", "sem_ups=599"),
     ("faults-seed-alone", "cmdline: fault_seed=7 without fault=: no fault is injected\n", ""),
     ("faults-malformed", "@fw cmdline_problem msg=fault_seed", "@fw note msg=fault_seed"),
     ("faults-malformed", "@fw workload_done name=pipe ok=1", "@fw faults modes=ipi_delay\n@fw workload_done name=pipe ok=1"),

@@ -230,7 +230,7 @@ pub use lb::{
     compare_nohz_on_off, newidle_pulls_in_trace, record_sum, NewidlePull, NOHZ_PULL_HOGS, NOHZ_PULL_SMP,
 };
 pub use faults::{
-    check_fault_malformed, check_faults, check_storm_faults, compare_ipi_delay, mode_names, ALL_FAULTS, CPU_STALL, FAULT_MALFORMED,
+    check_fault_malformed, check_faults, check_storm_faults, check_torture_faults, compare_ipi_delay, mode_names, ALL_FAULTS, CPU_STALL, FAULT_MALFORMED,
     FAULT_MODES, FAULT_SEED_ALONE, IPI_DELAY, IPI_REORDER, PREEMPT_POINTS, SPURIOUS_WAKE,
 };
 pub use torture::{check_torture, torture_books, torture_default_threads, torture_verdict, TORTURE_OPS, TORTURE_SEM_UNITS};

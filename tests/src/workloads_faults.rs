@@ -131,6 +131,14 @@ pub fn check_storm_faults(log: &Log) -> CheckResult {
     check_faults(log)
 }
 
+/// The torture under fault injection at -smp `SMP`, `MS` ms, seed `SEED`: its books balance (no
+/// lost wakeup, thread, byte or update; runtime conserved) and the faults were injected
+/// ([`check_faults`]): issue 18's "the torture must still pass with each".
+pub fn check_torture_faults<const SMP: u32, const MS: u64, const SEED: u64>(log: &Log) -> CheckResult {
+    super::check_torture::<SMP, MS, SEED>(log)?;
+    check_faults(log)
+}
+
 /// `ipi_delay` against the same storm without faults (both under `-icount`, so each boot is
 /// one exact run): the IPIs it held made the partners' hand-offs slower, so fewer rounds ended
 /// in the same time (measured 8 364 against 14 514 with 16 threads in 500 ms).
