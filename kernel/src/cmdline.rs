@@ -75,6 +75,9 @@ pub struct Options {
     /// `test_watchdog=soft_lockup|hard_lockup|lost_wakeup|lost_sleep`:
     /// create what a watchdog must report (the watchdog scenarios).
     pub test_watchdog: Option<crate::watchdog::Provoke>,
+    /// `nmi_watchdog=0|1` (Linux's name): the hard-lockup check (off by default, see
+    /// `watchdog::HARD_LOCKUP`).
+    pub nmi_watchdog: bool,
     /// `workload=NAME[,key=value...]`: what the kernel runs (default `demo`).
     pub workload: Workload,
     /// `trace=0|1|N`: record scheduler events (1: 16384 per CPU; N: N per CPU).
@@ -194,6 +197,7 @@ impl Default for Options {
             watchdog_thresh: crate::watchdog::DEFAULT_THRESH_S,
             hung_task_timeout_secs: crate::watchdog::DEFAULT_HUNG_S,
             test_watchdog: None,
+            nmi_watchdog: false,
             workload: Workload::with_defaults(workloads::spec("demo").expect("demo is declared")),
             trace: 0,
             stats_ms: 0,
@@ -371,6 +375,13 @@ pub fn parse(line: &str) -> Parsed {
                 None => {
                     let _ = write!(problem, "test_lockdep={:?} is not one of inversion, rq_descending, irqs_on; nothing provoked", value);
                     options.test_lockdep = None;
+                }
+            },
+            "nmi_watchdog" => match value {
+                "0" => options.nmi_watchdog = false,
+                "1" => options.nmi_watchdog = true,
+                _ => {
+                    let _ = write!(problem, "nmi_watchdog={:?} is not 0 or 1; using nmi_watchdog={}", value, options.nmi_watchdog as u8);
                 }
             },
             "watchdog_thresh" => match parse_range(value, 0, 60) {

@@ -253,9 +253,11 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
         if options.sched_debug { "on" } else { "off" }
     );
     debug::enable(options.sched_debug);
-    watchdog::init(options.watchdog_thresh, options.hung_task_timeout_secs);
+    let hard_lockup = options.nmi_watchdog || options.test_watchdog == Some(watchdog::Provoke::HardLockup);
+    watchdog::init(options.watchdog_thresh, options.hung_task_timeout_secs, hard_lockup);
     kprintln!(
-        "watchdogs: soft/hard lockup after {} s{}, hung task after {} s{}; lock order checks {}",
+        "watchdogs: soft{} lockup after {} s{}, hung task after {} s{}; lock order checks {}",
+        if hard_lockup { " and hard" } else { "" },
         2 * options.watchdog_thresh,
         if options.watchdog_thresh == 0 { " (off)" } else { "" },
         options.hung_task_timeout_secs,
