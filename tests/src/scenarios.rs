@@ -657,6 +657,7 @@ pub fn all() -> Vec<Scenario> {
         },
         Scenario {
             name: "faults-ipi-delay-torture",
+            long: true,
             icount: true,
             append: "sched_debug=1 fault=ipi_delay workload=torture,ms=500,seed=1",
             check: check_torture_faults::<4, 500, 1>,
@@ -664,6 +665,7 @@ pub fn all() -> Vec<Scenario> {
         },
         Scenario {
             name: "faults-ipi-reorder",
+            long: true,
             icount: true,
             append: "sched_debug=1 fault=ipi_reorder workload=torture,ms=500,seed=2",
             check: check_torture_faults::<4, 500, 2>,
@@ -671,6 +673,7 @@ pub fn all() -> Vec<Scenario> {
         },
         Scenario {
             name: "faults-spurious-wake",
+            long: true,
             icount: true,
             append: "sched_debug=1 fault=spurious_wake workload=torture,ms=500,seed=3",
             check: check_torture_faults::<4, 500, 3>,
@@ -678,6 +681,7 @@ pub fn all() -> Vec<Scenario> {
         },
         Scenario {
             name: "faults-preempt-points",
+            long: true,
             icount: true,
             append: "sched_debug=1 fault=preempt_points workload=torture,ms=500,seed=4",
             check: check_torture_faults::<4, 500, 4>,
@@ -685,6 +689,7 @@ pub fn all() -> Vec<Scenario> {
         },
         Scenario {
             name: "faults-cpu-stall",
+            long: true,
             icount: true,
             append: "sched_debug=1 fault=cpu_stall workload=torture,ms=500,seed=5",
             check: check_torture_faults::<4, 500, 5>,
@@ -724,6 +729,7 @@ pub fn all() -> Vec<Scenario> {
         },
         Scenario {
             name: "torture-smp8-60s",
+            long: true,
             smp: "8",
             append: "sched_debug=1 workload=torture,ms=60000,seed=18",
             slots: 2,
