@@ -122,7 +122,10 @@ pub(crate) fn check_hard_lockup(log: &Log) -> CheckResult {
     })?;
     // Nothing ran CPU 1 in the quiet time: no tick, no switch (a tick may still come between
     // the switch and the holder's `cli`).
-    let quiet_from = w.num("at")?.saturating_sub(w.num("stuck_ms")? * 1_000_000);
+    // Quiet for the threshold before the report: the count the detector watches may have last
+    // moved a little before the lockup began (CPU 1 switched to the holder, by IPI, after its
+    // last timer interrupt), so the reported span can hold that switch.
+    let quiet_from = w.num("at")?.saturating_sub(LOCKUP_MS * 1_000_000);
     for e in &ev {
         if matches!(e.get("ev"), Some("tick" | "switch")) && e.num("ts")? > quiet_from {
             return Err(format!("`{e}`: CPU 1 acted during the {} ms `{w}` reports", w.num("stuck_ms")?));
