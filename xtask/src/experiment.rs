@@ -277,6 +277,14 @@ fn kernel_sources() -> String {
     }
 }
 
+/// A matrix point's workload and its parameters (the form's, then the point's own), as
+/// `run_matrix` boots them and `read_matrix` expects to find them.
+fn point_params<'a>(spec: &Spec, form: &Form, pt: &'a str) -> (&'a str, String) {
+    let (workload, pt_params) = split_point(spec.workload, pt);
+    let params = [form.params, pt_params].iter().filter(|s| !s.is_empty()).cloned().collect::<Vec<_>>().join(",");
+    (workload, params)
+}
+
 /// The log name of a cell in a run's directory.
 fn log_name(pt: &str, vi: usize) -> String {
     format!("{}-v{vi}.log", pt.replace([':', ','], "_"))
@@ -287,8 +295,7 @@ fn log_name(pt: &str, vi: usize) -> String {
 pub fn read_matrix(spec: &Spec, form: &Form, dir: &std::path::Path) -> Result<Matrix, String> {
     let mut cells = Vec::new();
     for pt in form.points {
-        let (workload, pt_params) = split_point(spec.workload, pt);
-        let params = [form.params, pt_params].iter().filter(|s| !s.is_empty()).cloned().collect::<Vec<_>>().join(",");
+        let (workload, params) = point_params(spec, form, pt);
         let mut row = Vec::new();
         for (vi, v) in spec.variants.iter().enumerate() {
             let path = dir.join(log_name(pt, vi));
@@ -320,8 +327,7 @@ pub fn run_matrix(spec: &Spec, form: &Form, qemu: &std::path::Path, elf: &std::p
     let pb = progress((form.points.len() * spec.variants.len()) as u64);
     let mut cells = Vec::new();
     for pt in form.points {
-        let (workload, pt_params) = split_point(spec.workload, pt);
-        let params = [form.params, pt_params].iter().filter(|s| !s.is_empty()).cloned().collect::<Vec<_>>().join(",");
+        let (workload, params) = point_params(spec, form, pt);
         let mut row = Vec::new();
         for (vi, v) in spec.variants.iter().enumerate() {
             let line = cmdline(workload, &params, v.append);
