@@ -8,6 +8,12 @@
 //! Engines: `qemu` (this kernel in QEMU, `-icount`: every figure is a count or a cost in
 //! instruction time, the same on every boot). `sim`, the host simulator, is not built yet: asking
 //! for it is an error, never a silent fallback; the tables keep an empty `sim` column for it.
+//!
+//! Modes of the `qemu` engine: `-icount` (the default, one boot per cell) or `--realtime N`: N
+//! boots of every cell without `-icount`, for throughput and latency in host time; each figure is
+//! the mean of the N boots with their sample standard deviation, and `*` where Welch's test (as
+//! `compare`'s) separates a variant from the baseline. Real-time figures depend on the host's
+//! load; the report says which mode it holds and is written only where `--out` says.
 
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -51,7 +57,40 @@ pub struct ExperimentArgs {
     /// same figures.
     #[arg(long, value_name = "DIR")]
     pub from: Option<PathBuf>,
+    /// Boot every cell N times without -icount (real time, N >= 2): mean and spread per figure.
+    /// Its report goes only where --out says (the reports in docs/experiments/ are -icount's).
+    #[arg(long, value_name = "N")]
+    pub realtime: Option<usize>,
 }
+
+/// How the QEMU engine keeps time.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    /// `-icount`: one boot per cell, every figure a count or an instruction-time cost.
+    Icount,
+    /// N boots per cell in real (host) time: means and their spread.
+    RealTime(usize),
+}
+
+impl Mode {
+    pub fn boots(self) -> usize {
+        match self {
+            Mode::Icount => 1,
+            Mode::RealTime(n) => n,
+        }
+    }
+
+    /// The mode as the report's engine/mode line names it.
+    pub fn text(self) -> String {
+        match self {
+            Mode::Icount => "-icount".into(),
+            Mode::RealTime(n) => format!("real time, {n} boots per cell"),
+        }
+    }
+}
+
+/// The error `--realtime` with fewer than two boots gets: one boot has no spread.
+pub const REALTIME_TOO_FEW: &str = "xtask: --realtime N needs N >= 2: real-time figures are read with their spread, and one boot has none";
 
 /// One column of the matrix: a kernel command line, and the machine when it is not the form's
 /// (`smp` empty: the form's; e.g. an SMT shape against the form's flat one).
@@ -154,6 +193,7 @@ pub struct Matrix {
     pub points: Vec<String>,
     pub variants: Vec<Variant>,
     pub cells: Vec<Vec<Cell>>,
+    pub mode: Mode,
 }
 
 impl Matrix {
@@ -223,18 +263,31 @@ pub fn experiment(a: ExperimentArgs) -> Result<(), String> {
     if a.engine == Engine::Sim {
         return Err(SIM_NOT_BUILT.into());
     }
+    let mode = match a.realtime {
+        None => Mode::Icount,
+        Some(n) if n < 2 => return Err(REALTIME_TOO_FEW.into()),
+        Some(n) => Mode::RealTime(n),
+    };
     let form = if a.quick { &spec.quick } else { &spec.full };
     let qemu = crate::install::ensure(false)?;
     let mut from_note = String::new();
-    let command = format!("cargo xtask experiment {}{} --engine qemu", spec.name, if a.quick { " --quick" } else { "" });
+    let command = format!(
+        "cargo xtask experiment {}{} --engine qemu{}",
+        spec.name,
+        if a.quick { " --quick" } else { "" },
+        match mode {
+            Mode::Icount => String::new(),
+            Mode::RealTime(n) => format!(" --realtime {n}"),
+        }
+    );
     let (m, kernel) = match &a.from {
         None => {
             let elf = crate::cargo::build_kernel()?;
             let kernel = format!("{}; {}", crate::revision::working_tree(elf.clone()).label, kernel_sources());
-            (run_matrix(&spec, form, &qemu, &elf)?, kernel)
+            (run_matrix(&spec, form, &qemu, &elf, mode)?, kernel)
         }
         Some(dir) => {
-            let m = read_matrix(&spec, form, dir)?;
+            let m = read_matrix(&spec, form, dir, mode)?;
             let kernel = format!("the working tree's as that run booted it; {}", kernel_sources());
             from_note = format!(" The figures were booted by that command; this report read its logs again with `--from {}`.", dir.display());
             (m, kernel)
@@ -243,10 +296,10 @@ pub fn experiment(a: ExperimentArgs) -> Result<(), String> {
     let reading = (spec.read)(&m);
     let report = markdown(&spec, form, &m, &reading, &command, &qemu, &format!("{kernel}.{from_note}"));
     print!("{}", text_view(&spec, &m, &reading));
-    let out = match (&a.out, a.quick) {
-        (Some(p), _) => Some(p.clone()),
-        (None, false) => Some(crate::workspace_root().join("docs/experiments").join(format!("{}.md", spec.name))),
-        (None, true) => None,
+    let out = match (&a.out, a.quick, mode) {
+        (Some(p), _, _) => Some(p.clone()),
+        (None, false, Mode::Icount) => Some(crate::workspace_root().join("docs/experiments").join(format!("{}.md", spec.name))),
+        (None, _, _) => None,
     };
     if let Some(path) = out {
         if let Some(d) = path.parent() {
@@ -285,60 +338,79 @@ fn point_params<'a>(spec: &Spec, form: &Form, pt: &'a str) -> (&'a str, String) 
     (workload, params)
 }
 
-/// The log name of a cell in a run's directory.
-fn log_name(pt: &str, vi: usize) -> String {
-    format!("{}-v{vi}.log", pt.replace([':', ','], "_"))
+/// The log name of a cell's boot in a run's directory (`run` only in real time, where a cell
+/// has several).
+fn log_name(pt: &str, vi: usize, mode: Mode, run: usize) -> String {
+    let pt = pt.replace([':', ','], "_");
+    match mode {
+        Mode::Icount => format!("{pt}-v{vi}.log"),
+        Mode::RealTime(_) => format!("{pt}-v{vi}-r{run}.log"),
+    }
 }
 
 /// The matrix of a finished run from its saved logs. A run that saved them all finished every
 /// boot successfully (run_matrix stops at the first boot it cannot take), so each is ok.
-pub fn read_matrix(spec: &Spec, form: &Form, dir: &std::path::Path) -> Result<Matrix, String> {
+pub fn read_matrix(spec: &Spec, form: &Form, dir: &std::path::Path, mode: Mode) -> Result<Matrix, String> {
     let mut cells = Vec::new();
     for pt in form.points {
         let (workload, params) = point_params(spec, form, pt);
         let mut row = Vec::new();
         for (vi, v) in spec.variants.iter().enumerate() {
-            let path = dir.join(log_name(pt, vi));
-            let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e} (not a full run of {})", path.display(), spec.name))?;
-            let log = Log::parse(&text);
             let line = cmdline(workload, &params, v.append);
-            if !text.contains(&line) {
-                return Err(format!("{}: not booted with `{line}`", path.display()));
+            let mut cell = Cell { recs: Vec::new(), logs: Vec::new(), cmdline: line.clone() };
+            for run in 0..mode.boots() {
+                let path = dir.join(log_name(pt, vi, mode, run));
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("{}: {e} (not a full {} run of {})", path.display(), mode.text(), spec.name))?;
+                let log = Log::parse(&text);
+                if !text.contains(&line) {
+                    return Err(format!("{}: not booted with `{line}`", path.display()));
+                }
+                cell.recs.push(RunRecord::from_log(run, "kernel success (read from the log)".into(), true, 0.0, &log));
+                cell.logs.push(log);
             }
-            let rec = RunRecord::from_log(0, "kernel success (read from the log)".into(), true, 0.0, &log);
-            row.push(Cell { recs: vec![rec], logs: vec![log], cmdline: line });
+            row.push(cell);
         }
         cells.push(row);
     }
-    Ok(Matrix { points: form.points.iter().map(|s| s.to_string()).collect(), variants: spec.variants.clone(), cells })
+    Ok(Matrix { points: form.points.iter().map(|s| s.to_string()).collect(), variants: spec.variants.clone(), cells, mode })
 }
 
-/// Boots every cell once under -icount (deterministic: a second boot would repeat it); the logs
-/// go under target/bench/<time>-experiment-NAME/.
-pub fn run_matrix(spec: &Spec, form: &Form, qemu: &std::path::Path, elf: &std::path::Path) -> Result<Matrix, String> {
+/// Boots every cell once under -icount (deterministic: a second boot would repeat it), or N
+/// times in real time; the logs go under target/bench/<time>-experiment-NAME/. In real time the
+/// boots of a point go round the variants N times (variant 0, 1, ..., then again), so a spell of
+/// host load falls on every variant rather than on one.
+pub fn run_matrix(spec: &Spec, form: &Form, qemu: &std::path::Path, elf: &std::path::Path, mode: Mode) -> Result<Matrix, String> {
     let boot = |smp: &str| Boot {
         qemu: qemu.to_path_buf(),
         elf: elf.to_path_buf(),
         smp: smp.into(),
-        icount: true,
+        icount: mode == Mode::Icount,
         timeout: std::time::Duration::from_secs(form.timeout_s),
     };
     let dir = out_dir(&format!("experiment-{}", spec.name))?;
-    let pb = progress((form.points.len() * spec.variants.len()) as u64);
+    let pb = progress((form.points.len() * spec.variants.len() * mode.boots()) as u64);
     let mut cells = Vec::new();
     for pt in form.points {
         let (workload, params) = point_params(spec, form, pt);
-        let mut row = Vec::new();
-        for (vi, v) in spec.variants.iter().enumerate() {
-            let line = cmdline(workload, &params, v.append);
-            pb.set_message(format!("{pt} {}", v.label));
-            let (rec, log) = boot(v.smp(form)).run(0, &line)?;
-            std::fs::write(dir.join(log_name(pt, vi)), log.raw()).map_err(|e| e.to_string())?;
-            if !rec.ok {
-                pb.println(format!("{pt} {}: {}", v.label, rec.exit));
+        let mut row: Vec<Cell> = spec
+            .variants
+            .iter()
+            .map(|v| Cell { recs: Vec::new(), logs: Vec::new(), cmdline: cmdline(workload, &params, v.append) })
+            .collect();
+        for run in 0..mode.boots() {
+            for (vi, v) in spec.variants.iter().enumerate() {
+                let cell = &mut row[vi];
+                pb.set_message(format!("{pt} {}", v.label));
+                let (rec, log) = boot(v.smp(form)).run(run, &cell.cmdline)?;
+                std::fs::write(dir.join(log_name(pt, vi, mode, run)), log.raw()).map_err(|e| e.to_string())?;
+                if !rec.ok {
+                    pb.println(format!("{pt} {}: {}", v.label, rec.exit));
+                }
+                pb.inc(1);
+                cell.recs.push(rec);
+                cell.logs.push(log);
             }
-            pb.inc(1);
-            row.push(Cell { recs: vec![rec], logs: vec![log], cmdline: line });
         }
         cells.push(row);
     }
@@ -346,33 +418,36 @@ pub fn run_matrix(spec: &Spec, form: &Form, qemu: &std::path::Path, elf: &std::p
     let failed: Vec<String> = cells
         .iter()
         .flatten()
-        .filter(|c| c.recs.iter().any(|r| !r.ok))
-        .map(|c| format!("  {}: {}", c.cmdline, c.recs[0].exit))
+        .flat_map(|c| c.recs.iter().filter(|r| !r.ok).map(|r| format!("  {} (boot {}): {}", c.cmdline, r.run, r.exit)))
         .collect();
     if !failed.is_empty() {
         return Err(format!("xtask: {} boots failed (logs in {}):\n{}", failed.len(), dir.display(), failed.join("\n")));
     }
-    Ok(Matrix { points: form.points.iter().map(|s| s.to_string()).collect(), variants: spec.variants.clone(), cells })
+    Ok(Matrix { points: form.points.iter().map(|s| s.to_string()).collect(), variants: spec.variants.clone(), cells, mode })
 }
 
 /// The matrix table in `compare`'s layout: per metric and point, the first variant's figure,
 /// then each other variant's with its change against the first (positive = better for results;
 /// the plain change for counters), `exact` as in `compare` (one -icount boot per cell), and an
-/// empty `sim` column for the simulator.
+/// empty `sim` column for the simulator. In real time each figure is the mean `± stddev` of the
+/// cell's boots, and a change Welch's test finds significant (p < 0.05) is marked `*`.
 pub fn matrix_table(spec: &Spec, m: &Matrix) -> String {
+    let icount = m.mode == Mode::Icount;
     // rows()/counter_rows() of the first variant against each other one, per point.
     type Line = (String, String, String, String, Vec<String>); // central, metric, point, unit, cells
     let mut lines: Vec<Line> = Vec::new();
+    // a figure with its spread in real time (no spread under -icount, where every boot repeats)
+    let fig = |x: f64, sd: f64, num: fn(f64) -> String| if icount { num(x) } else { format!("{}±{}", num(x), num(sd)) };
     let push = |lines: &mut Vec<Line>, rows_of: &dyn Fn(&[RunRecord], &[RunRecord], &str) -> Vec<Row>, num: fn(f64) -> String| {
         for (p, pt) in m.points.iter().enumerate() {
             let base = &m.cells[p][0].recs;
             let per_variant: Vec<Vec<Row>> = (1..m.variants.len()).map(|v| rows_of(base, &m.cells[p][v].recs, pt)).collect();
             let Some(first) = per_variant.first() else { continue };
             for r in first {
-                let mut cells = vec![num(r.base)];
+                let mut cells = vec![fig(r.base, r.base_stddev, num)];
                 for vr in &per_variant {
                     cells.push(match vr.iter().find(|x| x.metric == r.metric) {
-                        Some(x) => format!("{} ({:+.2}%)", num(x.new), x.pdiff),
+                        Some(x) => format!("{} ({:+.2}%{})", fig(x.new, x.new_stddev, num), x.pdiff, if x.significant { "*" } else { "" }),
                         None => "-".into(),
                     });
                 }
@@ -380,15 +455,17 @@ pub fn matrix_table(spec: &Spec, m: &Matrix) -> String {
             }
         }
     };
-    push(&mut lines, &|b, n, pt| rows(pt, b, n, Method::Means, true), |v| format!("{v:.3}"));
+    push(&mut lines, &|b, n, pt| rows(pt, b, n, Method::Means, icount), |v| format!("{v:.3}"));
     let n_results = lines.len();
-    push(&mut lines, &|b, n, pt| counter_rows(pt, b, n, Method::Means, true), |v| format!("{v:.0}"));
+    push(&mut lines, &|b, n, pt| counter_rows(pt, b, n, Method::Means, icount), |v| format!("{v:.0}"));
     // the mechanism figures of this experiment, read from the logs
     for (p, pt) in m.points.iter().enumerate() {
         for mech in &spec.mechs {
-            let vals: Vec<f64> = (0..m.variants.len()).map(|v| crate::stats::amean(&m.cells[p][v].logs.iter().map(mech.read).collect::<Vec<_>>())).collect();
-            let mut cells = vec![mech_num(vals[0])];
-            cells.extend(vals[1..].iter().map(|&x| format!("{} ({:+.2}%)", mech_num(x), change(vals[0], x))));
+            let per: Vec<Vec<f64>> = (0..m.variants.len()).map(|v| m.cells[p][v].logs.iter().map(mech.read).collect()).collect();
+            let vals: Vec<f64> = per.iter().map(|x| crate::stats::amean(x)).collect();
+            let mfig = |v: usize| if icount { mech_num(vals[v]) } else { format!("{}±{}", mech_num(vals[v]), mech_num(crate::stats::stddev(&per[v]))) };
+            let mut cells = vec![mfig(0)];
+            cells.extend((1..vals.len()).map(|v| format!("{} ({:+.2}%)", mfig(v), change(vals[0], vals[v]))));
             lines.push(("Amean".into(), mech.label.into(), pt.clone(), mech.unit.into(), cells));
         }
     }
@@ -432,9 +509,22 @@ fn legend(m: &Matrix) -> String {
         let smp = if v.smp.is_empty() { String::new() } else { format!("  [-smp {}]", v.smp) };
         let _ = writeln!(s, "  {:<24} {}{smp}", v.label, if v.append.is_empty() { "(defaults)" } else { v.append });
     }
-    s += "Hmean for higher-is-better results, Amean otherwise (one boot per cell: the mean is the figure); \
-          % positive = better for results, plain change for counters; exact: -icount, every boot of a command \
-          line is the same run (one tick phase); sim: the simulator's column, empty until it exists\n";
+    match m.mode {
+        Mode::Icount => {
+            s += "mode -icount. Hmean for higher-is-better results, Amean otherwise (one boot per cell: the mean is the figure); \
+                  % positive = better for results, plain change for counters; exact: -icount, every boot of a command \
+                  line is the same run (one tick phase); sim: the simulator's column, empty until it exists\n"
+        }
+        Mode::RealTime(n) => {
+            let _ = writeln!(
+                s,
+                "mode real time, {n} boots per cell. Hmean for higher-is-better results, Amean otherwise, each ± the sample \
+                 standard deviation of the {n} boots; % positive = better for results, plain change for counters; * Welch's \
+                 two-sided p < 0.05 against the first variant (results and schedstat counters); host load moves these figures: \
+                 read the ± first; sim: the simulator's column, empty until it exists"
+            );
+        }
+    }
     s
 }
 
@@ -469,11 +559,19 @@ pub fn markdown(spec: &Spec, form: &Form, m: &Matrix, r: &Reading, command: &str
     let host_cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
     let mut s = format!("# Experiment `{}`\n\n", spec.name);
     s += &format!("**The claim.** {}\n\n**What the matrix asks.** {}\n\n", spec.claim, spec.asks);
+    let mode = match m.mode {
+        Mode::Icount => "`-icount shift=0,sleep=off` (every figure below is instruction-counted time and counts, identical \
+                         on every boot of the same command line: one boot per cell, one tick phase)"
+            .to_string(),
+        Mode::RealTime(n) => format!(
+            "mode real time: {n} boots per cell without `-icount` (every figure below is the mean of {n} boots in host time \
+             with its sample standard deviation; the host's load moves them, so a change counts only where the ± allow)"
+        ),
+    };
     s += &format!(
         "**Command.** `{command}` (rerun it to reproduce every figure). Kernel: {kernel}\n\n\
-         **Machine and engine.** Engine `qemu`: the fairway kernel in {} at `-smp {}`, `-icount shift=0,sleep=off` \
-         (every figure below is instruction-counted time and counts, identical on every boot of the same command \
-         line: one boot per cell, one tick phase), on a host with {host_cores} cores. Workload `{}` with `{}`. {}\n\
+         **Machine and engine.** Engine `qemu`: the fairway kernel in {} at `-smp {}`, {mode}, on a host with \
+         {host_cores} cores. Workload `{}` with `{}`. {}\n\
          The `sim` column is the simulator engine's: empty, it is not built yet.\n\n",
         qemu_version(qemu),
         form.smp,
@@ -527,7 +625,7 @@ pub fn quick_verdicts(filter: &str, qemu: &std::path::Path, elf: &std::path::Pat
 fn quick_verdict(spec: &Spec, qemu: &std::path::Path, elf: &std::path::Path) -> crate::test::Verdict {
     let name: &'static str = Box::leak(format!("experiment-{}-quick", spec.name).into_boxed_str());
     let t = std::time::Instant::now();
-    match run_matrix(spec, &spec.quick, qemu, elf) {
+    match run_matrix(spec, &spec.quick, qemu, elf, Mode::Icount) {
         Err(e) => crate::test::Verdict { name, passed: false, report: format!("FAIL {name}: {e}\n") },
         Ok(m) => {
             let r = (spec.read)(&m);
@@ -564,7 +662,7 @@ mod tests {
             .iter()
             .map(|pt| spec.variants.iter().map(|v| cell(&format!("workload=x,{pt},ms=1000 {}", v.append), &f(pt, v.label))).collect())
             .collect();
-        Matrix { points: points.iter().map(|s| s.to_string()).collect(), variants: spec.variants.clone(), cells }
+        Matrix { points: points.iter().map(|s| s.to_string()).collect(), variants: spec.variants.clone(), cells, mode: Mode::Icount }
     }
 
     #[test]
@@ -585,8 +683,88 @@ mod tests {
 
     #[test]
     fn the_simulator_engine_is_refused_with_a_clear_error() {
-        let a = ExperimentArgs { name: "avg-idle".into(), quick: true, engine: Engine::Sim, out: None, from: None };
+        let a = ExperimentArgs { name: "avg-idle".into(), quick: true, engine: Engine::Sim, out: None, from: None, realtime: None };
         assert_eq!(experiment(a).unwrap_err(), SIM_NOT_BUILT);
+    }
+
+    #[test]
+    fn real_time_needs_two_boots_per_cell() {
+        let a = ExperimentArgs { name: "avg-idle".into(), quick: true, engine: Engine::Qemu, out: None, from: None, realtime: Some(1) };
+        assert_eq!(experiment(a).unwrap_err(), REALTIME_TOO_FEW);
+    }
+
+    #[test]
+    fn real_time_boots_have_a_log_each_and_are_read_back_as_one_cell() {
+        let spec = find("wake-balance").unwrap();
+        let form = &spec.quick;
+        let mode = Mode::RealTime(3);
+        let names: Vec<String> = (0..3).map(|r| log_name(form.points[0], 1, mode, r)).collect();
+        assert!(names[0] != names[1] && names[1] != names[2], "{names:?}");
+        assert_eq!(log_name(form.points[0], 1, Mode::Icount, 0), log_name(form.points[0], 1, Mode::Icount, 2));
+        let dir = std::env::temp_dir().join(format!("fairway-exp-rt-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for pt in form.points {
+            let (workload, params) = point_params(&spec, form, pt);
+            for (vi, v) in spec.variants.iter().enumerate() {
+                for run in 0..3 {
+                    let text = format!(
+                        "cmdline: {}\n@fw result workload=schbench metric=rps value={} unit=req/s better=higher\n",
+                        cmdline(workload, &params, v.append),
+                        100 + 10 * run + vi
+                    );
+                    std::fs::write(dir.join(log_name(pt, vi, mode, run)), text).unwrap();
+                }
+            }
+        }
+        let m = read_matrix(&spec, form, &dir, mode).unwrap();
+        assert_eq!(m.mode, mode);
+        assert!(m.cells[0].iter().all(|c| c.recs.len() == 3 && c.logs.len() == 3));
+        // variant 1's boots printed 101, 111, 121: their mean
+        assert_eq!(m.result(0, spec.variants[1].label, "rps"), 111.0);
+        // an -icount read of the same directory finds no single-boot logs and says so
+        let e = read_matrix(&spec, form, &dir, Mode::Icount).err().unwrap();
+        assert!(e.contains("not a full -icount run"), "{e}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_real_time_table_shows_the_spread_and_marks_what_the_test_separates() {
+        let spec = find("wake-balance").unwrap();
+        // variant 0: 98-102, variant 1: 148-152 (far from it), the others 70-130 (overlapping it)
+        let tp = |vi: usize, run: usize| -> f64 {
+            match vi {
+                0 => [100.0, 102.0, 98.0][run],
+                1 => [150.0, 152.0, 148.0][run],
+                _ => [100.0, 130.0, 70.0][run],
+            }
+        };
+        let cells = spec
+            .variants
+            .iter()
+            .enumerate()
+            .map(|(vi, v)| {
+                let mut c = Cell { recs: Vec::new(), logs: Vec::new(), cmdline: format!("workload=tbench,clients=1 {}", v.append) };
+                for run in 0..3 {
+                    let log = Log::parse(&format!(
+                        "@fw result workload=tbench metric=throughput value={} unit=MB/s better=higher\n",
+                        tp(vi, run)
+                    ));
+                    c.recs.push(RunRecord::from_log(run, "kernel success".into(), true, 0.0, &log));
+                    c.logs.push(log);
+                }
+                c
+            })
+            .collect();
+        let m = Matrix { points: vec!["clients=1".into()], variants: spec.variants.clone(), cells: vec![cells], mode: Mode::RealTime(3) };
+        let t = matrix_table(&spec, &m);
+        let row = t.lines().find(|l| l.contains("throughput")).unwrap();
+        // 100, 102, 98: Hmean 99.973, stddev 2; 148-152 is far from it (*); 70-130 is not
+        assert!(row.contains("99.973±2.000 ") && row.contains("149.982±2.000 (+50.02%*)"), "{row}");
+        let wide = row.split("±30.000 (").nth(1).unwrap().split(')').next().unwrap();
+        assert!(!wide.ends_with('*'), "{row}");
+        let l = legend(&m);
+        assert!(l.contains("mode real time, 3 boots per cell") && l.contains("standard deviation"), "{l}");
+        assert!(legend(&Matrix { mode: Mode::Icount, ..m }).contains("mode -icount"));
     }
 
     #[test]
