@@ -31,8 +31,8 @@ use crate::workloads::{
     compare_newidle_push, check_new_dst_cpu, PINNED_SMP,
     check_idle_wait_fserver, check_idle_wait_prodcons, compare_clamp_pulls, compare_newidle_on_off,
     check_ebizzy_ran, compare_capacity_pressure, compare_fork_placement,
-    check_sis_aged, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
-    compare_sis_util, SIS_UTIL_CONTRADICTION,
+    check_sis_aged, check_sis_prop_scans, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
+    compare_sis_prop_cost, compare_sis_util, SIS_UTIL_CONTRADICTION,
     check_fault_malformed, check_storm_faults, check_torture_faults, compare_ipi_delay, FAULT_MALFORMED, FAULT_SEED_ALONE,
 };
 
@@ -1054,6 +1054,22 @@ pub fn all() -> Vec<Scenario> {
             versus: Some(Versus {
                 append: "sched_debug=1 workload=ebizzy,threads=1,chunks=10,records=4096,ms=200",
                 compare: compare_capacity_pressure::<200>,
+            }),
+            ..BASE
+        },
+        Scenario {
+            // Issue 15: SIS_PROP's accounting variants by their effect. With SIS_UTIL off the
+            // waker (CPU 0) wakes the wakee after a 1 ms idle; hogs on CPUs 1-6, CPU 7 idle. Each
+            // scan's depth and learnt cost are recomputed from the run's own avg_idle and
+            // avg_scan_cost (`@fw sis_scan`); per_cpu_cost's smaller cost scans deeper.
+            name: "sis-prop-cost-legacy-vs-per-cpu",
+            icount: true,
+            smp: "8",
+            append: "sched_debug=1 sis_util=off sis_prop=legacy workload=wakeplace,waker=0,prev=1,hog_mask=126,rounds=100",
+            check: check_sis_prop_scans::<8>,
+            versus: Some(Versus {
+                append: "sched_debug=1 sis_util=off sis_prop=per_cpu_cost workload=wakeplace,waker=0,prev=1,hog_mask=126,rounds=100",
+                compare: compare_sis_prop_cost::<8>,
             }),
             ..BASE
         },

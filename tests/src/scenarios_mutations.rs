@@ -462,6 +462,9 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     // sis_util=off ignored (the boot line still on), a truncated aged scan accounted
     ("sis-prop-aged-depth", "sis_prop=aged sis_util=off", "sis_prop=aged sis_util=on"),
     ("sis-prop-aged-depth", "accounted=100", "accounted=99"),
+    // legacy's accounting read as per_cpu_cost's; a depth off its formula
+    ("sis-prop-cost-legacy-vs-per-cpu", "sis_prop=legacy sis_util=off", "sis_prop=per_cpu_cost sis_util=off"),
+    ("sis-prop-cost-legacy-vs-per-cpu", " nr=", " nr=1"),
     // a depth the formula does not give for 2 hogs of 8 CPUs; a wakeup not counted
     ("sis-util-depth-by-load", "depth_sum=800", "depth_sum=500"),
     ("sis-util-depth-by-load", "scans=100", "scans=99"),
