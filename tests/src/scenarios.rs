@@ -25,7 +25,7 @@ use crate::workload_params::{
 use crate::workloads::{
     check_affinity, check_capacity, check_ebizzy, check_features, check_features_bogus, check_shares_pressure,
     check_delay_dequeue, check_fserver, check_hackbench, check_latency, check_overflow, check_pipe, check_pipes, check_trace_pipe,
-    check_prodcons, check_schbench, check_shares, check_spread, check_spread_nohz, check_spread_smt, check_storm, check_torture,
+    check_prodcons, check_schbench, check_shares, check_spread, check_spread_nohz, check_spread_smt, check_storm, check_torture, check_torture_pressure,
     check_periodic_pull, check_tbench, check_three_on_two, check_tickless, check_deterministic_boot, compare_identical, compare_snap_delta, compare_wake_affine,
     check_newidle_off, check_newidle_pull, compare_capacity_push, compare_nohz_on_off, workload_ran, NOHZ_PULL_SMP,
     compare_newidle_push, check_new_dst_cpu, PINNED_SMP,
@@ -735,6 +735,17 @@ pub fn all() -> Vec<Scenario> {
             slots: 2,
             timeout_s: 120,
             check: check_torture::<8, 60000, 18>,
+            ..BASE
+        },
+        Scenario {
+            // Issue 15: the cpu_capacity= pressure is booked once. CPU 1 at capacity 256 polls
+            // when idle (its tick stays on), so the source also runs in idle periods: its time
+            // is 3/4 of CPU 1's run and is not counted again as idle time in the books.
+            name: "torture-pressure-books-smp2",
+            icount: true,
+            smp: "2",
+            append: "sched_debug=1 idle=poll cpu_capacity=1:256 workload=torture,ms=300,seed=1,threads=2",
+            check: check_torture_pressure::<256, 300, 1>,
             ..BASE
         },
         Scenario {

@@ -466,6 +466,9 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     // legacy's accounting read as per_cpu_cost's; a depth off its formula
     ("sis-prop-cost-legacy-vs-per-cpu", "sis_prop=legacy sis_util=off", "sis_prop=per_cpu_cost sis_util=off"),
     ("sis-prop-cost-legacy-vs-per-cpu", " nr=", " nr=1"),
+    // the pressure booked twice: as pressure and again as idle time; or off its share of the run
+    ("torture-pressure-books-smp2", " idle_ns=", " idle_ns=1"),
+    ("torture-pressure-books-smp2", " pressure_ns=", " pressure_ns=1"),
     // a depth the formula does not give for 2 hogs of 8 CPUs; a wakeup not counted
     ("sis-util-depth-by-load", "depth_sum=800", "depth_sum=500"),
     ("sis-util-depth-by-load", "scans=100", "scans=99"),

@@ -92,11 +92,16 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
             // 4 threads per CPU; every book balanced, from made-up counts.
             let ms: u64 = get(&kv, "ms", "5000").parse().unwrap();
             let seed: u64 = get(&kv, "seed", "1").parse().unwrap();
-            let threads = 4 * cpus as u64;
+            let threads: u64 = get(&kv, "threads", &(4 * cpus).to_string()).parse().unwrap();
             let spawned = threads + 500;
             let elapsed = ms * 1_000_000 + 3_000_000;
             let runtime = cpus as u64 * elapsed / 2;
-            let idle = cpus as u64 * elapsed - runtime - 1000 - 50_000;
+            // `cpu_capacity=1:CAP`: the source takes (1024 - CAP)/1024 of CPU 1's time.
+            let pressure = match option(append, "cpu_capacity").strip_prefix("1:") {
+                Some(cap) => elapsed * (1024 - cap.parse::<u64>().unwrap()) / 1024,
+                None => 0,
+            };
+            let idle = cpus as u64 * elapsed - runtime - 1000 - 50_000 - pressure;
             out += &format!(
                 "torture: {threads} threads on {cpus} CPUs for {ms} ms, seed {seed}\n\
                  @fw torture seed={seed} ms={ms} cpus={cpus} threads={threads} ok=1 alive=0 \
@@ -107,7 +112,7 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                  bell_timeouts=15 bell_stops=5 bell_slept=200 lost_wakeups=0 join_begun=250 join_ended=250 read_begun=900 \
                  read_ended=900 write_begun=800 write_ended=800 pipe_sent=40000 \
                  pipe_received=40000 pipe_bad=0 affinity_misses=0 attr_misses=0 spawn_failed=0 \
-                 violations=0 runtime_ns={runtime} idle_ns={idle} newidle_ns=50000 pressure_ns=0 \
+                 violations=0 runtime_ns={runtime} idle_ns={idle} newidle_ns=50000 pressure_ns={pressure} \
                  elapsed_ns={elapsed} run_ns={} no_runnable_ns={idle}\n\
                  @fw torture_ops spin=900 sleep_short=900 sleep_long=200 mutex=700 sem=600 \
                  post=430 wait=400 pipe=1700 spawn=520 renice=300 slice=300 affinity=300 yield=600\n",
