@@ -48,6 +48,11 @@ pub struct IdleCpu {
     /// runtimes, accounts for all of a CPU's time. (`idle_ns` of `@fw schedstat`
     /// is narrower: the time with no runnable task.) Only its CPU writes it.
     idle_task_ns: AtomicU64,
+    /// The part of this CPU's idle periods that interrupts spent on other
+    /// work (the `cpu_capacity=` pressure source, booked as pressure): not
+    /// idle time (tick-sched.c: tick_nohz_irq_enter() stops the idle clock).
+    /// Only its CPU writes it.
+    not_idle_ns: AtomicU64,
     /// Whether this CPU is polling for work right now (see the module docs).
     polling: AtomicBool,
     /// Reschedules and wake-list entries this CPU received while polling, with
@@ -63,6 +68,7 @@ impl IdleCpu {
             predicted_ns: AtomicU64::new(1_000_000_000),
             idle_since: AtomicU64::new(1),
             idle_task_ns: AtomicU64::new(0),
+            not_idle_ns: AtomicU64::new(0),
             polling: AtomicBool::new(false),
             wake_idle_without_ipi: AtomicU64::new(0),
             resched_ipis: AtomicU64::new(0),
@@ -152,16 +158,26 @@ pub(crate) fn exit(cpu: usize, now: u64) {
     crate::timer::restart_tick(cpu);
 }
 
+/// `ns` of `cpu`'s current idle period went to work booked elsewhere (the
+/// pressure source, from the tick; on `cpu`, interrupts off).
+pub(crate) fn exclude_from_idle(cpu: usize, ns: u64) {
+    let c = &pc(cpu).not_idle_ns;
+    c.store(c.load(Ordering::Relaxed) + ns, Ordering::Release);
+}
+
 /// The time `cpu`'s idle task has run so far (ns), an ongoing period
-/// included. Read without a lock: the period's start, the sum, the start
-/// again; a start that changed meanwhile means a period began or ended.
+/// included, less what interrupts took from it for work booked elsewhere
+/// ([`exclude_from_idle`]). Read without a lock: the period's start, the
+/// sums, the start again; a start that changed meanwhile means a period
+/// began or ended.
 pub fn idle_task_ns(cpu: usize) -> u64 {
     loop {
         let since = pc(cpu).idle_since.load(Ordering::Acquire);
         let sum = pc(cpu).idle_task_ns.load(Ordering::Acquire);
+        let not_idle = pc(cpu).not_idle_ns.load(Ordering::Acquire);
         let now = rq::now_ns();
         if pc(cpu).idle_since.load(Ordering::Acquire) == since {
-            return sum + if since != 0 { now.saturating_sub(since) } else { 0 };
+            return (sum + if since != 0 { now.saturating_sub(since) } else { 0 }).saturating_sub(not_idle);
         }
     }
 }

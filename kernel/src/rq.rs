@@ -67,11 +67,6 @@ pub struct Rq {
     pub idle: Arc<Task>,
     /// Task clock in ns (from the TSC), updated at each operation batch.
     pub clock: u64,
-    /// Time the `cpu_capacity=` pressure source took on this CPU since boot
-    /// (ns): no task's time, so it is left out of the task clock the fair
-    /// class charges (`clock_task`), as Linux's `update_rq_clock_task()`
-    /// leaves out IRQ time.
-    pub pressure_ns: u64,
     /// A wakeup that updated `clock` asked this CPU to switch: the switch
     /// skips its own, back-to-back update (Linux's `rq_clock_skip_update`).
     pub clock_skip: bool,
@@ -123,11 +118,13 @@ impl Rq {
         self.fair.update_clock(self.clock_task());
     }
 
-    /// Linux's `rq_clock_task`: `clock` less the pressure time (the time
-    /// tasks could run; the fair class only moves forward on it).
+    /// Linux's `rq_clock_task`: `clock` less the time the `cpu_capacity=`
+    /// pressure source took (`stat.pressure_ns`, its one counter: no task's
+    /// time, left out as `update_rq_clock_task()` leaves out IRQ time), so
+    /// the fair class only moves forward on the time tasks could run.
     #[inline]
     pub fn clock_task(&self) -> u64 {
-        self.clock.saturating_sub(self.pressure_ns)
+        self.clock.saturating_sub(self.stat.pressure_ns)
     }
 }
 
@@ -267,7 +264,6 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
             curr: idle.clone(),
             idle,
             clock: now_ns(),
-            pressure_ns: 0,
             clock_skip: false,
             stat: CpuStat::default(),
             capacity_orig: 1024,

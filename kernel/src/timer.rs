@@ -257,18 +257,23 @@ pub(crate) fn on_timer(frame: &mut TrapFrame) -> *mut TrapFrame {
 /// One scheduler tick (Linux's `sched_tick`): charge the running task and ask
 /// for a switch when its slice is used up.
 fn scheduler_tick(cpu: usize) {
-    let (capacity_orig, pressure_ns) = {
+    let capacity_orig = {
         let mut rq = rq::lock(cpu);
-        // booked before the spin, so that no clock read during it counts it
+        // Booked once (the task clock and the statistics read the same
+        // counter), before the spin, so that no clock read during it counts it.
         let take = crate::balance::capacity::pressure_ns(rq.capacity_orig, tick_ns());
-        rq.pressure_ns += take;
-        (rq.capacity_orig, take)
+        rq.stat.pressure_ns += take;
+        if take > 0 && rq.curr.is_idle {
+            // Not idle time as well: tick-sched.c: tick_nohz_irq_enter()
+            // stops the idle clock while an interrupt runs.
+            crate::idle::exclude_from_idle(cpu, take);
+        }
+        rq.capacity_orig
     };
     if capacity_orig < 1024 {
         crate::balance::capacity::run_pressure(cpu, capacity_orig, tick_ns());
     }
     let mut rq = rq::lock(cpu);
-    rq.stat.pressure_ns += pressure_ns;
     rq.update_clock();
     crate::balance::capacity::update(&mut rq);
     rq.stat.ticks += 1;

@@ -25,14 +25,14 @@ use crate::workload_params::{
 use crate::workloads::{
     check_affinity, check_capacity, check_ebizzy, check_features, check_features_bogus, check_shares_pressure,
     check_delay_dequeue, check_fserver, check_hackbench, check_latency, check_overflow, check_pipe, check_pipes, check_trace_pipe,
-    check_prodcons, check_schbench, check_shares, check_spread, check_spread_nohz, check_spread_smt, check_storm, check_torture,
+    check_prodcons, check_schbench, check_shares, check_spread, check_spread_nohz, check_spread_smt, check_storm, check_torture, check_torture_pressure,
     check_periodic_pull, check_tbench, check_three_on_two, check_tickless, check_deterministic_boot, compare_identical, compare_snap_delta, compare_wake_affine,
     check_newidle_off, check_newidle_pull, compare_capacity_push, compare_nohz_on_off, workload_ran, NOHZ_PULL_SMP,
     compare_newidle_push, check_new_dst_cpu, PINNED_SMP,
     check_idle_wait_fserver, check_idle_wait_prodcons, compare_clamp_pulls, compare_newidle_on_off,
     check_ebizzy_ran, compare_capacity_pressure, compare_fork_placement,
-    check_sis_aged, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
-    compare_sis_util, SIS_UTIL_CONTRADICTION,
+    check_sis_aged, check_sis_prop_scans, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
+    compare_sis_prop_cost, compare_sis_util, SIS_UTIL_CONTRADICTION,
     check_fault_malformed, check_storm_faults, check_torture_faults, compare_ipi_delay, FAULT_MALFORMED, FAULT_SEED_ALONE,
 };
 
@@ -738,6 +738,17 @@ pub fn all() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
+            // Issue 15: the cpu_capacity= pressure is booked once. CPU 1 at capacity 256 polls
+            // when idle (its tick stays on), so the source also runs in idle periods: its time
+            // is 3/4 of CPU 1's run and is not counted again as idle time in the books.
+            name: "torture-pressure-books-smp2",
+            icount: true,
+            smp: "2",
+            append: "sched_debug=1 idle=poll cpu_capacity=1:256 workload=torture,ms=300,seed=1,threads=2",
+            check: check_torture_pressure::<256, 300, 1>,
+            ..BASE
+        },
+        Scenario {
             name: "latency-smp1",
             // Wall-clock latencies under TCG are the host's (load average 8 on 2 cores gave
             // p99 3-20 ms); in instruction time the kernel's own latency shows (p99 6 us at
@@ -1054,6 +1065,22 @@ pub fn all() -> Vec<Scenario> {
             versus: Some(Versus {
                 append: "sched_debug=1 workload=ebizzy,threads=1,chunks=10,records=4096,ms=200",
                 compare: compare_capacity_pressure::<200>,
+            }),
+            ..BASE
+        },
+        Scenario {
+            // Issue 15: SIS_PROP's accounting variants by their effect. With SIS_UTIL off the
+            // waker (CPU 0) wakes the wakee after a 1 ms idle; hogs on CPUs 1-6, CPU 7 idle. Each
+            // scan's depth and learnt cost are recomputed from the run's own avg_idle and
+            // avg_scan_cost (`@fw sis_scan`); per_cpu_cost's smaller cost scans deeper.
+            name: "sis-prop-cost-legacy-vs-per-cpu",
+            icount: true,
+            smp: "8",
+            append: "sched_debug=1 sis_util=off sis_prop=legacy workload=wakeplace,waker=0,prev=1,hog_mask=126,rounds=100",
+            check: check_sis_prop_scans::<8>,
+            versus: Some(Versus {
+                append: "sched_debug=1 sis_util=off sis_prop=per_cpu_cost workload=wakeplace,waker=0,prev=1,hog_mask=126,rounds=100",
+                compare: compare_sis_prop_cost::<8>,
             }),
             ..BASE
         },

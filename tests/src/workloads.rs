@@ -233,11 +233,11 @@ pub use faults::{
     check_fault_malformed, check_faults, check_storm_faults, check_torture_faults, compare_ipi_delay, mode_names, ALL_FAULTS, CPU_STALL, FAULT_MALFORMED,
     FAULT_MODES, FAULT_SEED_ALONE, IPI_DELAY, IPI_REORDER, PREEMPT_POINTS, SPURIOUS_WAKE,
 };
-pub use torture::{check_torture, torture_books, torture_default_threads, torture_verdict, TORTURE_OPS, TORTURE_SEM_UNITS};
+pub use torture::{check_torture, check_torture_pressure, torture_books, torture_default_threads, torture_verdict, TORTURE_OPS, TORTURE_SEM_UNITS};
 pub use wakeup::{check_pipes, compare_wake_affine, domstat_sum, pipes_total};
 pub use placement::{
-    check_sis_aged, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
-    compare_sis_util, nr_idle_scan, wakeplace, Wakeplace, SIS_UTIL_CONTRADICTION,
+    check_sis_aged, check_sis_prop_scans, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
+    compare_sis_prop_cost, compare_sis_util, nr_idle_scan, wakeplace, Wakeplace, SIS_UTIL_CONTRADICTION,
 };
 
 // ---------------------------------------------------------------------------------------------

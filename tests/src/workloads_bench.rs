@@ -268,16 +268,16 @@ pub fn check_hackbench(log: &Log, cpus: u32, append: &str) -> CheckResult {
     ensure(v == ns / 1_000_000, || {
         format!("@fw result metric=time value={v} ms is not `{h}`'s ns= in seconds")
     })?;
-    // Most CPUs, not each: in a run of a few milliseconds one CPU may hold only threads whose
-    // partners it never had to wake elsewhere (issue 15's avg_idle sampling moved
-    // icount-deterministic-smp4's 5 ms run into that case on CPU 1, with more newidle pulls).
+    // The threads spread and talk across CPUs: every CPU ran some of them, and some wakeups
+    // crossed CPUs. Not "most CPUs woke across": which CPU wakes whom in a run of a few
+    // milliseconds follows the code's layout (a change of instruction counts moved
+    // icount-deterministic-smp4's 5 ms run from 4 to 2 CPUs waking across, all else equal).
     let mut remote = 0;
     for d in &deltas {
-        remote += (d.num("ttwu_count")? > d.num("ttwu_local")?) as usize;
+        remote += d.num("ttwu_count")?.saturating_sub(d.num("ttwu_local")?);
+        ensure(d.num("rq_cpu_time")? > 0 && d.num("pcount")? > 0, || format!("`{d}`: no thread ran on this CPU"))?;
     }
-    ensure(remote * 2 > deltas.len(), || {
-        format!("only {remote} of {} CPUs woke a thread on another CPU: {deltas:?}", deltas.len())
-    })?;
+    ensure(remote > 0, || format!("no CPU woke a thread on another CPU: {deltas:?}"))?;
     ensure(delta_sum(&deltas, "resched_ipis")? > 0, || {
         "no CPU took a reschedule IPI during the run".into()
     })

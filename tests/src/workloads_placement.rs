@@ -112,6 +112,7 @@ fn mostly_on(w: &Wakeplace, want: &[u32], why: &str) -> CheckResult {
 /// One boot of `sis-prop-aged-depth` on `CPUS` CPUs (one LLC): `sis_util=off sis_prop=aged`, the
 /// waker on CPU 0, the wakee's prev CPU 1, hogs on every CPU but 0 and the last. Every wakeup
 /// reaches select_idle_cpu (target, prev and recent CPU all busy) and SIS_PROP limits it.
+/// Each scan it kept follows 5.14's formula from its own inputs ([`sis_prop_scans`]).
 pub fn check_sis_aged<const CPUS: u32>(log: &Log) -> CheckResult {
     let w = wakeplace(log, CPUS, "off")?;
     let prop = balance_config(log, "sis_prop")?;
@@ -122,7 +123,9 @@ pub fn check_sis_aged<const CPUS: u32>(log: &Log) -> CheckResult {
     num_is(s, "no_scan", 0)?;
     num_is(s, "idle_core_scans", 0)?;
     // 5.14's accounting: every scan not cut short, none that was.
-    num_is(s, "accounted", w.rounds - s.num("truncated")?)
+    num_is(s, "accounted", w.rounds - s.num("truncated")?)?;
+    // Each kept scan's depth and cost, from its own wake_avg_idle and avg_scan_cost.
+    sis_prop_scans::<CPUS>(log, &w).map(|_| ())
 }
 
 /// (`busy_us=0` boot, `busy_us=20000` boot) of `sis-prop-aged-depth`. The waker sleeps 1 ms before
@@ -151,6 +154,119 @@ pub fn compare_sis_aged<const CPUS: u32>(fresh: &Log, aged: &Log) -> CheckResult
     num_is(sa, "found", 0)?;
     num_is(sa, "scanned", 3 * m)?;
     mostly_on(&wa, &[wa.waker], "depth 4 stops before the idle CPU; the target is the waker's CPU")
+}
+
+// ---------------------------------------------------------------------------------------------
+// SIS_PROP's accounting variants: each scan's depth and the cost it learns, from the run's inputs
+
+/// Linux's `update_avg` (fair.c): `avg + (sample - avg) / 8`, the division truncating toward 0.
+fn update_avg(avg: u64, sample: u64) -> u64 {
+    (avg as i128 + (sample as i128 - avg as i128) / 8) as u64
+}
+
+/// The SIS_PROP depth `nr` that `variant` gives for one `@fw sis_scan` record's inputs (5.x
+/// fair.c: select_idle_cpu()): `legacy` and `per_cpu_cost` take `span · (avg_idle / 512)`,
+/// `aged` (5.14) `span · wake_avg_idle`, divided by `avg_scan_cost + 1` when above four times
+/// it, else 4; `success_weighted` takes `avg_idle / (avg_scan_cost + 1)`, at least 4.
+pub fn sis_prop_nr(variant: &str, s: &Record) -> Result<u64, String> {
+    let cost = s.num("avg_scan_cost")? as u128 + 1;
+    let span = s.num("span")? as u128;
+    let prop = |idle: u128| if span * idle > 4 * cost { (span * idle / cost) as u64 } else { 4 };
+    Ok(match variant {
+        "legacy" | "per_cpu_cost" => prop(s.num("avg_idle")? as u128 / 512),
+        "aged" => prop(s.num("wake_avg_idle")? as u128),
+        "success_weighted" => ((s.num("avg_idle")? as u128 / cost) as u64).max(4),
+        v => return Err(format!("sis_prop={v}: no SIS_PROP depth")),
+    })
+}
+
+/// What `variant` folds into `avg_scan_cost` for one scan (`None`: nothing): `legacy` and
+/// `aged` the loop's time unless the depth ran out (5.x's `if (!--nr) return -1` leaves before
+/// the accounting), `per_cpu_cost` the time per CPU examined, `success_weighted` every scan's
+/// time, a quarter of it for a scan that found an idle CPU.
+fn sis_prop_fold(variant: &str, s: &Record) -> Result<Option<u64>, String> {
+    let (time, scanned) = (s.num("time_ns")?, s.num("scanned")?);
+    let (found, truncated) = (s.num("found")? == 1, s.num("truncated")? == 1);
+    Ok(match variant {
+        "legacy" | "aged" => (!truncated).then_some(time),
+        "per_cpu_cost" => Some(time / scanned.max(1)),
+        "success_weighted" => Some(if found { time / 4 } else { time }),
+        v => return Err(format!("sis_prop={v}: no SIS_PROP accounting")),
+    })
+}
+
+/// A `wakeplace` boot with `sis_util=off sis_prop=VARIANT` on `CPUS` CPUs (one LLC), the waker
+/// on CPU 0 and hogs on CPUs 1 to `CPUS - 2`: every wakeup scans from CPU 1 and the only idle CPU
+/// is the last. For each scan the waker kept (`@fw sis_scan`, its last 64), recomputed from the
+/// run's own `avg_idle` (or `wake_avg_idle`) and `avg_scan_cost`: the depth is the variant's
+/// formula; the scan examined `min(nr - 1, CPUS - 1)` CPUs and found the idle last CPU exactly
+/// when `nr - 1` reached it; the scan was accounted as the variant says; and, the waker being the
+/// LLC's only scanner, each scan's `avg_scan_cost` is the previous one's with the previous scan
+/// folded in by `update_avg`. Returns (the variant, Σ nr, scans kept).
+pub fn sis_prop_scans<const CPUS: u32>(log: &Log, w: &Wakeplace) -> Result<(String, u64, u64), String> {
+    let variant = balance_config(log, "sis_prop")?.to_string();
+    let last = CPUS as u64 - 1;
+    let s = sis(log, w.waker)?;
+    let scans = s.num("scans")?;
+    let all: u64 = log.records("sis").map(|r| r.num("scans")).sum::<Result<u64, String>>()?;
+    ensure(all == scans && scans > 0, || format!("`{s}`: {scans} scans, {all} on all CPUs: expected the waker's only, and some"))?;
+    let kept: Vec<&Record> = log.records("sis_scan").filter(|r| r.num("cpu").ok() == Some(w.waker as u64)).collect();
+    let want = scans.min(64);
+    ensure(kept.len() as u64 == want, || format!("{} `@fw sis_scan cpu={}` records: expected {want}", kept.len(), w.waker))?;
+    ensure(log.records("sis_scan").count() == kept.len(), || "`@fw sis_scan` records of a CPU that did not scan".into())?;
+    let mut nr_sum = 0;
+    let mut before: Option<(&Record, Option<u64>)> = None;
+    for (k, r) in kept.iter().enumerate() {
+        num_is(r, "i", scans - want + k as u64)?;
+        num_is(r, "span", CPUS as u64)?;
+        let nr = sis_prop_nr(&variant, r)?;
+        num_is(r, "nr", nr)?;
+        nr_sum += nr;
+        let reach = nr.saturating_sub(1).min(last);
+        num_is(r, "scanned", reach)?;
+        num_is(r, "found", (nr - 1 >= last) as u64)?;
+        num_is(r, "truncated", (nr - 1 < last) as u64)?;
+        let fold = sis_prop_fold(&variant, r)?;
+        num_is(r, "accounted", fold.is_some() as u64)?;
+        if let Some((p, pf)) = before {
+            let c = p.num("avg_scan_cost")?;
+            num_is(r, "avg_scan_cost", pf.map_or(c, |x| update_avg(c, x)))
+                .map_err(|e| format!("{e} (the cost `{p}` left, with {variant}'s accounting)"))?;
+        }
+        before = Some((r, fold));
+    }
+    Ok((variant, nr_sum, want))
+}
+
+/// One boot of `sis-prop-cost-legacy-vs-per-cpu`: [`sis_prop_scans`] holds, and the wakee ran on
+/// the last CPU after exactly the wakeups whose scan found it.
+pub fn check_sis_prop_scans<const CPUS: u32>(log: &Log) -> CheckResult {
+    let w = wakeplace(log, CPUS, "off")?;
+    sis_prop_scans::<CPUS>(log, &w)?;
+    let s = sis(log, w.waker)?;
+    num_is(s, "scans", w.rounds)?;
+    num_is(s, "idle_core_scans", 0)?;
+    let found = s.num("found")?;
+    ensure(w.on[CPUS as usize - 1] == found, || {
+        format!("`{s}`: {found} scans found the idle CPU {}, but the wakee ran there after {} wakeups", CPUS - 1, w.on[CPUS as usize - 1])
+    })
+}
+
+/// (`sis_prop=legacy` boot, `sis_prop=per_cpu_cost` boot) of `sis-prop-cost-legacy-vs-per-cpu`:
+/// the same formula, `span · (avg_idle / 512) / (avg_scan_cost + 1)`, but the per-CPU cost is
+/// the whole scan's divided by the CPUs it examined, so the depth must be larger (Mel Gorman's
+/// 2021 objection: deeper scans of a busy LLC), and the wakee must find the idle CPU more often.
+pub fn compare_sis_prop_cost<const CPUS: u32>(legacy: &Log, per_cpu: &Log) -> CheckResult {
+    let (wl, wp) = (wakeplace(legacy, CPUS, "off")?, wakeplace(per_cpu, CPUS, "off")?);
+    let (vl, dl, nl) = sis_prop_scans::<CPUS>(legacy, &wl)?;
+    let (vp, dp, np) = sis_prop_scans::<CPUS>(per_cpu, &wp)?;
+    ensure(vl == "legacy" && vp == "per_cpu_cost", || format!("sis_prop={vl} and {vp}: expected legacy, then per_cpu_cost"))?;
+    ensure(dp * nl > dl * np, || format!("mean depth {dl}/{nl} (legacy), {dp}/{np} (per_cpu_cost): expected deeper per CPU"))?;
+    let last = CPUS as usize - 1;
+    let (fl, fp) = (sis(legacy, wl.waker)?.num("found")?, sis(per_cpu, wp.waker)?.num("found")?);
+    ensure(fp > fl && wp.on[last] > wl.on[last], || {
+        format!("scans that found CPU {last}: {fl} (legacy), {fp} (per_cpu_cost); wakeups run there {}, {}: expected more per CPU", wl.on[last], wp.on[last])
+    })
 }
 
 // ---------------------------------------------------------------------------------------------

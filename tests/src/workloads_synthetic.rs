@@ -92,11 +92,16 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
             // 4 threads per CPU; every book balanced, from made-up counts.
             let ms: u64 = get(&kv, "ms", "5000").parse().unwrap();
             let seed: u64 = get(&kv, "seed", "1").parse().unwrap();
-            let threads = 4 * cpus as u64;
+            let threads: u64 = get(&kv, "threads", &(4 * cpus).to_string()).parse().unwrap();
             let spawned = threads + 500;
             let elapsed = ms * 1_000_000 + 3_000_000;
             let runtime = cpus as u64 * elapsed / 2;
-            let idle = cpus as u64 * elapsed - runtime - 1000 - 50_000;
+            // `cpu_capacity=1:CAP`: the source takes (1024 - CAP)/1024 of CPU 1's time.
+            let pressure = match option(append, "cpu_capacity").strip_prefix("1:") {
+                Some(cap) => elapsed * (1024 - cap.parse::<u64>().unwrap()) / 1024,
+                None => 0,
+            };
+            let idle = cpus as u64 * elapsed - runtime - 1000 - 50_000 - pressure;
             out += &format!(
                 "torture: {threads} threads on {cpus} CPUs for {ms} ms, seed {seed}\n\
                  @fw torture seed={seed} ms={ms} cpus={cpus} threads={threads} ok=1 alive=0 \
@@ -107,7 +112,7 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                  bell_timeouts=15 bell_stops=5 bell_slept=200 lost_wakeups=0 join_begun=250 join_ended=250 read_begun=900 \
                  read_ended=900 write_begun=800 write_ended=800 pipe_sent=40000 \
                  pipe_received=40000 pipe_bad=0 affinity_misses=0 attr_misses=0 spawn_failed=0 \
-                 violations=0 runtime_ns={runtime} idle_ns={idle} newidle_ns=50000 pressure_ns=0 \
+                 violations=0 runtime_ns={runtime} idle_ns={idle} newidle_ns=50000 pressure_ns={pressure} \
                  elapsed_ns={elapsed} run_ns={} no_runnable_ns={idle}\n\
                  @fw torture_ops spin=900 sleep_short=900 sleep_long=200 mutex=700 sem=600 \
                  post=430 wait=400 pipe=1700 spawn=520 renice=300 slice=300 affinity=300 yield=600\n",
@@ -348,7 +353,8 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                 } else {
                     ms * 1_000_000
                 };
-                (3, ipis + 2, busy)
+                // hackbench: only CPU 0 wakes across, the least its check takes.
+                (if name == "hackbench" && c != 0 { 1 } else { 3 }, ipis + 2, busy)
             }
             _ => (1, ipis, 5),
         };
@@ -882,8 +888,26 @@ fn wakeplace(append: &str, kv: &[(String, String)], cpus: u32) -> String {
         list(hogs),
         list(light)
     );
+    // aged: woken at once, half the 1 ms avg_idle predicted; after 20 ms of spinning, none left.
+    let aged_idle = if busy > 0 { 0 } else { 500_000 };
+    let scans = match sis_prop {
+        "legacy" | "per_cpu_cost" | "aged" if hogs.count_ones() == cpus - 2 => sis_prop_scans(sis_prop, n, cpus, aged_idle),
+        _ => None,
+    };
+    // The wakee runs on the idle last CPU after a scan that found it, else on the target.
+    let (on_last, sis) = match &scans {
+        Some((found, v, _)) => (Some(*found), *v),
+        None => (None, sis),
+    };
     for c in 0..cpus {
-        out += &format!("@fw wakeplace_cpu cpu={c} wakeups={}\n", if c == on { n } else { 0 });
+        let k = match on_last {
+            Some(f) if c == last => f,
+            Some(f) if c == waker => n - f,
+            Some(_) => 0,
+            None if c == on => n,
+            None => 0,
+        };
+        out += &format!("@fw wakeplace_cpu cpu={c} wakeups={k}\n");
     }
     for c in 0..cpus {
         let v = if c == waker { sis } else { [0; 7] };
@@ -892,8 +916,56 @@ fn wakeplace(append: &str, kv: &[(String, String)], cpus: u32) -> String {
              depth_sum={} no_scan={} accounted={} time_ns={}\n",
             v[0], v[1], v[2], v[3], v[0], v[4], v[5], v[6], v[0] * 300
         );
+        if c == waker {
+            if let Some((_, _, lines)) = &scans {
+                out += lines;
+            }
+        }
     }
     out
+}
+
+/// A SIS_PROP `legacy`, `per_cpu_cost` or `aged` wakeplace run of `n` wakeups on an LLC of
+/// `cpus` CPUs whose last is the only idle one (scans start at CPU 1): `avg_idle` 1 ms (`aged`:
+/// `wake_avg_idle`), each scan 2100 ns, the cost learnt from 0 by `update_avg` as the variant
+/// accounts. `legacy` learns the whole scan's cost until the depth (`8 · 1953 / (cost + 1)`)
+/// falls short of the idle CPU, and then stops learning; `per_cpu_cost` learns 300 ns per CPU
+/// and scans to it; `aged` scans to it with 0.5 ms predicted, and 4 deep with none. Returns
+/// (scans that found it, the `@fw sis` figures, the `@fw sis_scan` lines of the last 64).
+fn sis_prop_scans(variant: &str, n: u64, cpus: u32, wake_avg_idle: u64) -> Option<(u64, [u64; 7], String)> {
+    let (last, time, avg_idle) = (cpus as u64 - 1, 2100u64, 1_000_000u64);
+    let (mut cost, mut lines) = (0u64, String::new());
+    let mut v = [n, 0, 0, 0, 0, 0, 0];
+    for i in 0..n {
+        let c = cost as u128 + 1;
+        let idle = if variant == "aged" { wake_avg_idle } else { avg_idle / 512 };
+        let span_avg = cpus as u128 * idle as u128;
+        let nr = if span_avg > 4 * c { (span_avg / c) as u64 } else { 4 };
+        let scanned = (nr - 1).min(last);
+        let found = nr - 1 >= last;
+        let fold = match variant {
+            "legacy" | "aged" => found.then_some(time),
+            _ => Some(time / scanned),
+        };
+        if i + 64 >= n {
+            lines += &format!(
+                "@fw sis_scan cpu=0 i={i} avg_idle={avg_idle} wake_avg_idle={wake_avg_idle} avg_scan_cost={cost} span={cpus} nr={nr} \
+                 scanned={scanned} found={} truncated={} time_ns={time} accounted={}\n",
+                found as u8,
+                !found as u8,
+                fold.is_some() as u8
+            );
+        }
+        v[1] += scanned;
+        v[2] += found as u64;
+        v[3] += !found as u64;
+        v[4] += nr;
+        v[6] += fold.is_some() as u64;
+        if let Some(x) = fold {
+            cost = (cost as i128 + (x as i128 - cost as i128) / 8) as u64;
+        }
+    }
+    Some((v[2], v, lines))
 }
 
 /// The command line's `fault=` modes (0 without it, or with a name that is no mode: the kernel

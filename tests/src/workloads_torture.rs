@@ -112,3 +112,22 @@ pub fn check_torture<const SMP: u32, const MS: u64, const SEED: u64>(log: &Log) 
     torture_verdict(log, SMP as u64, MS, SEED, torture_default_threads(SMP as u64))?;
     ensure(log.lines_starting_with("torture: VIOLATION").next().is_none(), || "a `torture: VIOLATION` line".into())
 }
+
+/// `torture-pressure-books-smp2`: `idle=poll cpu_capacity=1:CAP workload=torture,ms=MS,seed=SEED,
+/// threads=2` at `-smp 2`. One pipe pair on two CPUs leaves CPU 1 idle much of the run, and a
+/// polling CPU keeps its tick, so the pressure source runs in idle periods too. The source's
+/// time is `(1024 - CAP)/1024` of every tick of CPU 1, so `pressure_ns` is that share of the
+/// run's `elapsed_ns` (within two ticks of 1 ms and 1%); and the books balance: pressure taken
+/// while idle is not also idle time (kernel/time/tick-sched.c: tick_nohz_irq_enter() stops the
+/// idle clock for an interrupt), so runtime + idle + newidle + pressure is still 2 × elapsed.
+pub fn check_torture_pressure<const CAP: u64, const MS: u64, const SEED: u64>(log: &Log) -> CheckResult {
+    workload_ran(log, "torture", 2, true)?;
+    let r = log.one("torture")?;
+    let (pressure, elapsed) = (r.num("pressure_ns")?, r.num("elapsed_ns")?);
+    let want = elapsed * (1024 - CAP) / 1024;
+    let slack = 2_000_000 + want / 100;
+    ensure(pressure.abs_diff(want) <= slack, || {
+        format!("`{r}`: pressure_ns={pressure}: expected {want} ((1024 - {CAP})/1024 of CPU 1's elapsed_ns={elapsed}) within {slack}")
+    })?;
+    torture_verdict(log, 2, MS, SEED, 2)
+}

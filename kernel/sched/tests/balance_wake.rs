@@ -449,3 +449,24 @@ fn ttwu_wake_remote_is_counted_by_the_wakees_cpu_not_its_prev() {
     assert_eq!(affine, [0, 0, 1]);
     assert!(stats.iter().all(|s| s.ttwu_wake_remote == 0));
 }
+
+#[test]
+fn sis_log_keeps_the_last_samples_oldest_first_with_their_numbers() {
+    let s = |nr| SisSample { nr, ..Default::default() };
+    let mut log = SisLog::with_capacity(3);
+    for nr in 1..=2 {
+        log.push(s(nr));
+    }
+    let got: Vec<(u64, u32)> = log.iter().map(|(i, x)| (i, x.nr)).collect();
+    assert_eq!(got, [(0, 1), (1, 2)]);
+    for nr in 3..=7 {
+        log.push(s(nr));
+    }
+    let got: Vec<(u64, u32)> = log.iter().map(|(i, x)| (i, x.nr)).collect();
+    assert_eq!(got, [(4, 5), (5, 6), (6, 7)]);
+    assert_eq!(log.total, 7);
+    // A log without room counts and keeps nothing.
+    let mut none = SisLog::with_capacity(0);
+    none.push(s(1));
+    assert_eq!((none.total, none.iter().count()), (1, 0));
+}

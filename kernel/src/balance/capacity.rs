@@ -37,9 +37,9 @@ fn pc(cpu: usize) -> &'static CapacityCpu {
     &crate::sched_cpu::cpu(cpu).balance.capacity
 }
 
-/// Runs the pressure source for one tick on `cpu` (interrupts off); returns
-/// the ns it took.
-pub fn run_pressure(cpu: usize, capacity_orig: u64, tick_ns: u64) -> u64 {
+/// Runs the pressure source for one tick on `cpu` (interrupts off); the
+/// tick books its time (`stat.pressure_ns`) before.
+pub fn run_pressure(cpu: usize, capacity_orig: u64, tick_ns: u64) {
     let take = pressure_ns(capacity_orig, tick_ns);
     if take > 0 {
         let end = crate::rq::now_ns() + take;
@@ -52,7 +52,6 @@ pub fn run_pressure(cpu: usize, capacity_orig: u64, tick_ns: u64) -> u64 {
     let avg = pc(cpu).pressure_avg.load(Ordering::Relaxed);
     let next = (avg * 31 + sample) / 32;
     pc(cpu).pressure_avg.store(next, Ordering::Relaxed);
-    take
 }
 
 /// The ns the pressure source takes per tick: `(1024 - CAP) / 1024` of it.

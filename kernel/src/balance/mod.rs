@@ -34,7 +34,7 @@ pub mod wake;
 use alloc::vec::Vec;
 
 use sched::balance::{BalanceConfig, CapacityTable, NewidleCounters, SdState};
-use sched::balance::sis::{LlcShared, SisStats};
+use sched::balance::sis::{LlcShared, SisLog, SisStats, SIS_LOG_LEN};
 use sched::topology::SchedDomains;
 
 use crate::sync::irq_mutex::IrqMutex;
@@ -56,6 +56,9 @@ pub struct CpuState {
     pub sd: Vec<SdState>,
     pub newidle: NewidleCounters,
     pub sis: SisStats,
+    /// Its last SIS_PROP-limited scans with their inputs (`@fw sis_scan`;
+    /// room only with `sis_prop=` on).
+    pub sis_log: SisLog,
     /// The snapshots wake placement reads, refilled at each wakeup this
     /// CPU performs (kept so that a wakeup allocates nothing).
     pub wake_snaps: Vec<sched::balance::CpuSnapshot>,
@@ -122,6 +125,7 @@ pub fn init(sds: SchedDomains, cfg: BalanceConfig, caps: CapacityTable, hz: u32)
             sd,
             newidle: NewidleCounters::default(),
             sis: SisStats::default(),
+            sis_log: SisLog::with_capacity(if cfg.sis_prop == sched::balance::SisProp::Off { 0 } else { SIS_LOG_LEN }),
             wake_snaps: Vec::with_capacity(online.len()),
             balance_snaps: Vec::with_capacity(online.len()),
         });

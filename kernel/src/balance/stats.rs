@@ -57,6 +57,13 @@ pub fn print_all() {
             "cpu={} scans={} scanned={} found={} truncated={} idle_core_scans={} limited={} depth_sum={} no_scan={} accounted={} time_ns={}",
             cpu, s.scans, s.scanned, s.found, s.truncated, s.idle_core_scans, s.limited, s.depth_sum, s.no_scan, s.accounted, s.time_ns
         );
+        for (i, x) in state.sis_log.iter() {
+            crate::record!(
+                "sis_scan",
+                "cpu={} i={} avg_idle={} wake_avg_idle={} avg_scan_cost={} span={} nr={} scanned={} found={} truncated={} time_ns={} accounted={}",
+                cpu, i, x.avg_idle, x.wake_avg_idle, x.avg_scan_cost, x.span, x.nr, x.scanned, x.found as u8, x.truncated as u8, x.time, x.accounted as u8
+            );
+        }
         let n = state.newidle;
         let avg = crate::rq::lock(cpu).avg_idle;
         crate::record!(

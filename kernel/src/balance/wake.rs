@@ -206,6 +206,12 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
     };
     let mut aged = load_aged(this);
     let d = select_task_rq_fair(&ctx, &mut aged);
+    let prop = g.cfg.sis_prop != sched::balance::SisProp::Off;
+    // What SIS_PROP's depth read, before the accounting changes it.
+    let prop_in = prop.then(|| {
+        let aged_in = if g.cfg.sis_prop == sched::balance::SisProp::Aged { aged.wake_avg_idle } else { 0 };
+        (llc.get(g.sds.sd_llc_id(this)).map_or(0, |l| l.avg_scan_cost), aged_in)
+    });
     // SIS_PROP learns what a scan costs in this CPU's LLC (`this_sd`).
     let accounted = account_scan(&g.cfg, &g.sds, this, &d, &mut llc, &mut aged);
     drop(llc);
@@ -217,9 +223,35 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
             p.recent_used_cpu.store(r, Ordering::Relaxed);
         }
         state.sis.record(sis.scan.as_ref(), sis.no_scan, accounted);
+        if let (Some((cost, wake_avg_idle)), Some(scan)) = (prop_in, sis.scan) {
+            note_prop_scan(state, &g.sds, this, d.cpu, &scan, cost, wake_avg_idle, accounted);
+        }
     }
     count_wakeup(&g.sds, this, prev, &d, state.sd.as_mut_slice());
     Some(d.cpu)
+}
+
+/// Keeps a SIS_PROP-limited scan with the inputs of its depth in this CPU's
+/// `sis_log` (`@fw sis_scan`). Cold: only `sis_prop=` other than `off` gets here.
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn note_prop_scan(state: &mut super::CpuState, sds: &sched::topology::SchedDomains, this: usize, cpu: usize, scan: &sched::balance::sis::ScanResult, cost: u64, wake_avg_idle: u64, accounted: bool) {
+    let (Some(nr), false) = (scan.nr, scan.idle_core) else { return };
+    let avg_idle = sched::balance::snapshot::cpu_snap(&state.wake_snaps, this).map_or(0, |s| s.avg_idle);
+    state.sis_log.push(sched::balance::sis::SisSample {
+        avg_idle,
+        wake_avg_idle,
+        avg_scan_cost: cost,
+        // The scan's span is the target's LLC, which holds the CPU chosen.
+        span: sds.sd_llc_size(cpu),
+        nr,
+        scanned: scan.scanned,
+        found: scan.cpu.is_some(),
+        truncated: scan.truncated,
+        time: scan.time.unwrap_or(0),
+        accounted,
+    });
 }
 
 /// The CPU a new task starts on (fork balancing), given its allowed CPUs.

@@ -355,6 +355,77 @@ pub struct SisStats {
     pub time_ns: u64,
 }
 
+/// One `select_idle_cpu` scan under SIS_PROP with the inputs its depth was
+/// computed from, so that a test can recompute the depth and the cost
+/// average from the figures of the run itself (printed as `@fw sis_scan`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SisSample {
+    /// The waking CPU's `avg_idle` as the depth read it (ns).
+    pub avg_idle: Nanos,
+    /// `Aged`: the waking CPU's `wake_avg_idle` after its per-jiffy aging,
+    /// as the depth read it (ns); 0 for the other variants.
+    pub wake_avg_idle: Nanos,
+    /// `this_sd`'s `avg_scan_cost` as the depth read it (ns).
+    pub avg_scan_cost: Nanos,
+    /// The target LLC's `span_weight`.
+    pub span: u32,
+    /// The depth the scan ran with (`nr`).
+    pub nr: u32,
+    /// CPUs examined.
+    pub scanned: u32,
+    /// An idle CPU was found.
+    pub found: bool,
+    /// The depth ran out.
+    pub truncated: bool,
+    /// The time of the scan loop (ns).
+    pub time: Nanos,
+    /// SIS_PROP folded the scan into `avg_scan_cost`.
+    pub accounted: bool,
+}
+
+/// The last [`SIS_LOG_LEN`] [`SisSample`]s of one CPU (a ring that
+/// allocates only in [`SisLog::with_capacity`]), and how many there were.
+#[derive(Clone, Debug, Default)]
+pub struct SisLog {
+    ring: alloc::vec::Vec<SisSample>,
+    next: usize,
+    /// Samples pushed since boot.
+    pub total: u64,
+}
+
+/// Samples a [`SisLog`] keeps.
+pub const SIS_LOG_LEN: usize = 64;
+
+impl SisLog {
+    /// A log that keeps `n` samples (0: keeps none, counts them).
+    pub fn with_capacity(n: usize) -> Self {
+        SisLog { ring: alloc::vec::Vec::with_capacity(n), next: 0, total: 0 }
+    }
+
+    /// Keeps `s`, dropping the oldest when full; never allocates.
+    pub fn push(&mut self, s: SisSample) {
+        self.total += 1;
+        let cap = self.ring.capacity();
+        if cap == 0 {
+            return;
+        }
+        if self.ring.len() < cap {
+            self.ring.push(s);
+        } else {
+            self.ring[self.next] = s;
+        }
+        self.next = (self.next + 1) % cap;
+    }
+
+    /// The kept samples, oldest first, each with its number since boot (0-based).
+    pub fn iter(&self) -> impl Iterator<Item = (u64, &SisSample)> + '_ {
+        let n = self.ring.len();
+        let start = if n < self.ring.capacity() { 0 } else { self.next };
+        let first = self.total - n as u64;
+        (0..n).map(move |i| (first + i as u64, &self.ring[(start + i) % n]))
+    }
+}
+
 impl SisStats {
     /// Counts one wakeup's `select_idle_sibling` outcome: its scan if one
     /// ran, or a scan SIS_UTIL refused (`no_scan`); `accounted` says whether
