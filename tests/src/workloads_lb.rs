@@ -87,6 +87,7 @@ pub fn newidle_pulls_in_trace(log: &Log) -> Result<(Vec<NewidlePull>, u64), Stri
 /// from another CPU and ran it next (the task really moved and ran on the pulling CPU).
 pub fn check_newidle_pull(log: &Log, cpus: u32, workload: &str) -> CheckResult {
     workload_ran(log, workload, cpus, true)?;
+    check_newidle_gate_under_lock(log)?;
     let pulled = record_sum(log, "newidle", "pulled")?;
     ensure(pulled > 0, || "newidle=on: Σ `@fw newidle pulled=` is 0: newidle balancing never pulled".into())?;
     let gained = record_sum(log, "domstat", "lb_gained_newidle")?;
@@ -103,6 +104,29 @@ pub fn check_newidle_pull(log: &Log, cpus: u32, workload: &str) -> CheckResult {
     ensure(log.records("trace_task").any(|r| r.get("pid") == Some(p.pid.as_str())), || {
         format!("the pulled pid {} has no `@fw trace_task`", p.pid)
     })
+}
+
+/// The newidle gate is decided under the runqueue lock (fair.c: sched_balance_newidle() tests
+/// the root domain's overload and `avg_idle` against the lowest domain's `max_newidle_lb_cost`
+/// before it unlocks): on every CPU each newidle entry that reached the gate was either refused
+/// (`gate_skips=`) or dropped the lock to balance (`lock_drops=`), never both, so
+/// `entries = gate_skips + lock_drops`. An entry refused only after the unlock counts in both:
+/// a needless unlock and relock. Some entry must have been refused, or the books prove nothing.
+pub fn check_newidle_gate_under_lock(log: &Log) -> CheckResult {
+    let mut refused = 0;
+    for r in log.records("newidle") {
+        let (cpu, entries, skips, drops) = (r.num("cpu")?, r.num("entries")?, r.num("gate_skips")?, r.num("lock_drops")?);
+        ensure(entries == skips + drops, || {
+            format!(
+                "CPU {cpu}: {entries} newidle entries, but {skips} gate skips + {drops} lock drops = {}: \
+                 {} entries dropped the runqueue lock and were refused by the gate after it",
+                skips + drops,
+                (skips + drops).saturating_sub(entries)
+            )
+        })?;
+        refused += skips;
+    }
+    ensure(refused > 0, || "no newidle entry was refused by the gate: the lock books prove nothing".into())
 }
 
 /// `newidle=off` boot: no newidle attempt, pull or lb count, no `newidle_start` in the trace.

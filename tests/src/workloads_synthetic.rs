@@ -483,7 +483,8 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
         out += &format!(
             "@fw newidle cpu={c} attempts={attempts} successes={pulled} pulled={pulled} time_ns=9 \
              gate_skips=2 cost_stops=0 random_skips=0 avg_idle=1000 \
-             max_idle_balance_cost=500000\n"
+             max_idle_balance_cost=500000 entries={} lock_drops={attempts}\n",
+            2 + attempts
         );
         // Tickless idle CPUs: CPU 0 (busy) kicks CPU 1, which balances for the others and
         // pulls one task to one of them.

@@ -18,14 +18,28 @@ pub struct NewidleCpu {
     /// Gate refusals decided by the overload count alone, before the balance
     /// state is locked (added to the counters' `gate_skips` when printed).
     quick_gate_skips: AtomicU64,
+    /// Newidle entries that reached the gate (an idle period opened, newidle
+    /// balancing on, a domain to balance in).
+    entries: AtomicU64,
+    /// Entries for which the switch dropped its runqueue lock to balance.
+    lock_drops: AtomicU64,
 }
 
 impl NewidleCpu {
     pub const fn new() -> Self {
         NewidleCpu {
             quick_gate_skips: AtomicU64::new(0),
+            entries: AtomicU64::new(0),
+            lock_drops: AtomicU64::new(0),
         }
     }
+}
+
+/// `cpu`'s newidle entries that reached the gate and, of those, the ones for
+/// which its runqueue lock was dropped. Every entry is either refused by the
+/// gate or drops the lock, never both (`entries = gate_skips + lock_drops`).
+pub fn entries_and_lock_drops(cpu: usize) -> (u64, u64) {
+    (pc(cpu).entries.load(Ordering::Relaxed), pc(cpu).lock_drops.load(Ordering::Relaxed))
 }
 
 /// `cpu`'s NewidleCpu.
@@ -67,12 +81,15 @@ pub fn newidle_begin(rq: &mut crate::rq::Rq) -> bool {
     if !g.cfg.newidle || g.sds.per_cpu(rq.cpu).is_empty() {
         return false;
     }
+    let me = pc(rq.cpu);
+    me.entries.fetch_add(1, Ordering::Relaxed);
     // Nothing anywhere to pull: the full gate would refuse too. Linux
     // tests its root domain's overloaded flag first, without locks.
     if !super::snapshot::any_overloaded() {
-        pc(rq.cpu).quick_gate_skips.fetch_add(1, Ordering::Relaxed);
+        me.quick_gate_skips.fetch_add(1, Ordering::Relaxed);
         return false;
     }
+    me.lock_drops.fetch_add(1, Ordering::Relaxed);
     true
 }
 
