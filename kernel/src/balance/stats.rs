@@ -63,7 +63,7 @@ pub fn print_all() {
         crate::record!(
             "newidle",
             "cpu={} attempts={} successes={} pulled={} time_ns={} gate_skips={} cost_stops={} random_skips={} avg_idle={} max_idle_balance_cost={} entries={} lock_drops={}",
-            cpu, n.attempts, n.successes, n.tasks_pulled, n.time_ns, n.gate_skips + super::newidle::quick_gate_skips(cpu),
+            cpu, n.attempts, n.successes, n.tasks_pulled, n.time_ns, n.gate_skips + super::newidle::gate_skips(cpu),
             n.cost_stops, n.random_skips, avg.avg_idle, avg.max_idle_balance_cost, entries, lock_drops
         );
         drop(guard);
