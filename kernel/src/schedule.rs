@@ -140,7 +140,9 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
         Some(p) => p,
         None => rq.fair.schedule(),
     };
-    if picked.is_none() && !prev.is_idle && crate::balance::newidle::newidle_begin(&mut rq) {
+    // The newidle gate is decided under our lock (fair.c: sched_balance_newidle()).
+    let newidle = if picked.is_none() && !prev.is_idle { crate::balance::newidle::newidle_begin(&mut rq) } else { None };
+    if let Some(avg_idle) = newidle {
         // About to idle, and another CPU is overloaded: newidle balancing,
         // without our lock (it takes two). The balancer reads this CPU's
         // published counts, so publish them now that prev is off the queue:
@@ -149,7 +151,7 @@ fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard
         // the stale count said "not the balancer" and nothing was pulled.
         crate::balance::snapshot::publish_load(&rq);
         drop(rq);
-        crate::balance::newidle::sched_balance_newidle(cpu);
+        crate::balance::newidle::sched_balance_newidle(cpu, avg_idle);
         rq = rq::lock(cpu);
         // The switch happens now, after the balancing: its time (for the
         // trace, which has the balancing's events before it, and for the

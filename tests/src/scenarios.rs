@@ -28,7 +28,7 @@ use crate::workloads::{
     check_prodcons, check_schbench, check_shares, check_spread, check_spread_nohz, check_spread_smt, check_storm, check_torture, check_torture_pressure,
     check_periodic_pull, check_tbench, check_three_on_two, check_tickless, check_deterministic_boot, compare_identical, compare_snap_delta, compare_wake_affine,
     check_newidle_off, check_newidle_pull, compare_capacity_push, compare_nohz_on_off, workload_ran, NOHZ_PULL_SMP,
-    compare_newidle_push, check_new_dst_cpu, PINNED_SMP,
+    compare_newidle_push, check_new_dst_cpu, PINNED_SMP, check_misfit_util_est,
     check_idle_wait_fserver, check_idle_wait_prodcons, compare_clamp_pulls, compare_newidle_on_off,
     check_ebizzy_ran, compare_capacity_pressure, compare_fork_placement,
     check_sis_aged, check_sis_prop_scans, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
@@ -1202,6 +1202,17 @@ pub fn all() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
+            name: "balance-misfit-util-est",
+            icount: true,
+            smp: "2",
+            // A task builds its util on CPU 0 (100 ms), sleeps 200 ms and is woken on the
+            // half-capacity CPU 1 with its util_avg decayed and its util_est kept: measured by
+            // task_util_est() it is a misfit at once and moves back to CPU 0.
+            append: "sched_debug=1 cpu_capacity=1:512 workload=utilest,big_cpu=0,small_cpu=1,burst_ms=100,sleep_ms=200,ms=100",
+            check: check_misfit_util_est,
+            ..BASE
+        },
+        Scenario {
             name: "nohz-idle-cpus",
             icount: true,
             smp: "4",
@@ -1274,6 +1285,7 @@ pub fn all() -> Vec<Scenario> {
         deterministic!("pipes", 2, "workload=pipes,pairs=2,rounds=500"),
         deterministic!("wakeplace", 2, "workload=wakeplace,waker=0,prev=1,hog_mask=1,light_mask=2,rounds=20,warm_ms=20"),
         deterministic!("torture", 2, "workload=torture,ms=100,seed=1"),
+        deterministic!("utilest", 2, "workload=utilest,burst_ms=20,sleep_ms=40,ms=20"),
         deterministic!("help", 1, "workload=help"),
         Scenario {
             name: "bench-schbench-smp2",

@@ -340,6 +340,11 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("balance-dst-pinned-new-dst-cpu", "@fw domstat cpu=3 level=MC lb_count_idle=3 lb_failed_idle=0 lb_gained_idle=0", "@fw domstat cpu=3 level=MC lb_count_idle=3 lb_failed_idle=0 lb_gained_idle=1"),
     // newidle and NOHZ pulls: the workload did not finish (the comparisons: see above).
     ("balance-newidle-pull-on-vs-off", "name=fserver ok=1", "name=fserver ok=0"),
+    // util_est: the task moved only as late as util_avg would have made it a misfit; it never
+    // moved; its util_est fitted the small CPU (no estimate kept over the sleep).
+    ("balance-misfit-util-est", "moved_after_us=4000", "moved_after_us=49000"),
+    ("balance-misfit-util-est", "moved_after_us=4000", "moved_after_us=-"),
+    ("balance-misfit-util-est", "util_est=906", "util_est=300"),
     ("balance-nohz-pull-on-vs-off", "name=spread ok=1", "name=spread ok=0"),
     ("balance-capacity-smp4", "cpu=3 runtime_ns=1000000000 migrations=1 ran_on=0,3", "cpu=0 runtime_ns=1000000000 migrations=1 ran_on=0,3"),
     ("balance-capacity-smp4", "@fw stage name=workload\n", "cmdline: cpu_capacity=0:512,1:512 is bad\n@fw stage name=workload\n"),

@@ -279,6 +279,10 @@ fn versus_scenarios_fail_when_a_boot_or_the_comparison_is_wrong() {
         ("balance-newidle-pull-on-vs-off", 1, "attempts=0 ", "attempts=1 "),
         ("balance-newidle-pull-on-vs-off", 1, "lb_count_newidle=0 ", "lb_count_newidle=2 "),
         ("balance-newidle-pull-on-vs-off", 0, "pulled=2 ", "pulled=0 "),
+        // entries that dropped the runqueue lock and were then refused by the gate (counted as
+        // both: the books exceed the entries); no entry refused at all.
+        ("balance-newidle-pull-on-vs-off", 0, " entries=", " entries=1"),
+        ("balance-newidle-pull-on-vs-off", 0, " gate_skips=2 ", " gate_skips=0 "),
         // nohz=off still kicking; nohz=on no hog on a tickless CPU that gained it.
         ("balance-nohz-pull-on-vs-off", 1, "ilb_runs=0 ", "ilb_runs=5 "),
         ("balance-nohz-pull-on-vs-off", 0, "lb_gained_idle=1 ", "lb_gained_idle=0 "),

@@ -87,6 +87,7 @@ pub fn newidle_pulls_in_trace(log: &Log) -> Result<(Vec<NewidlePull>, u64), Stri
 /// from another CPU and ran it next (the task really moved and ran on the pulling CPU).
 pub fn check_newidle_pull(log: &Log, cpus: u32, workload: &str) -> CheckResult {
     workload_ran(log, workload, cpus, true)?;
+    check_newidle_gate_under_lock(log)?;
     let pulled = record_sum(log, "newidle", "pulled")?;
     ensure(pulled > 0, || "newidle=on: Σ `@fw newidle pulled=` is 0: newidle balancing never pulled".into())?;
     let gained = record_sum(log, "domstat", "lb_gained_newidle")?;
@@ -103,6 +104,29 @@ pub fn check_newidle_pull(log: &Log, cpus: u32, workload: &str) -> CheckResult {
     ensure(log.records("trace_task").any(|r| r.get("pid") == Some(p.pid.as_str())), || {
         format!("the pulled pid {} has no `@fw trace_task`", p.pid)
     })
+}
+
+/// The newidle gate is decided under the runqueue lock (fair.c: sched_balance_newidle() tests
+/// the root domain's overload and `avg_idle` against the lowest domain's `max_newidle_lb_cost`
+/// before it unlocks): on every CPU each newidle entry that reached the gate was either refused
+/// (`gate_skips=`) or dropped the lock to balance (`lock_drops=`), never both, so
+/// `entries = gate_skips + lock_drops`. An entry refused only after the unlock counts in both:
+/// a needless unlock and relock. Some entry must have been refused, or the books prove nothing.
+pub fn check_newidle_gate_under_lock(log: &Log) -> CheckResult {
+    let mut refused = 0;
+    for r in log.records("newidle") {
+        let (cpu, entries, skips, drops) = (r.num("cpu")?, r.num("entries")?, r.num("gate_skips")?, r.num("lock_drops")?);
+        ensure(entries == skips + drops, || {
+            format!(
+                "CPU {cpu}: {entries} newidle entries, but {skips} gate skips + {drops} lock drops = {}: \
+                 {} entries dropped the runqueue lock and were refused by the gate after it",
+                skips + drops,
+                (skips + drops).saturating_sub(entries)
+            )
+        })?;
+        refused += skips;
+    }
+    ensure(refused > 0, || "no newidle entry was refused by the gate: the lock books prove nothing".into())
 }
 
 /// `newidle=off` boot: no newidle attempt, pull or lb count, no `newidle_start` in the trace.
@@ -406,4 +430,55 @@ pub fn check_new_dst_cpu(log: &Log) -> CheckResult {
     ensure(by2 > 0, || "CPU 2's balance gained nothing (Σ lb_gained_* of its domains is 0): who moved the hog to CPU 3?".into())?;
     let by3: u64 = domstats(log, 3).into_iter().map(gained).sum::<Result<_, _>>()?;
     ensure(by3 == 0, || format!("CPU 3's own balancing gained {by3}: the move to CPU 3 was not CPU 2's new_dst_cpu retry"))
+}
+
+/// The capacity of the small CPU of `balance-misfit-util-est` (`cpu_capacity=1:512`).
+pub const UTILEST_SMALL_CAP: u64 = 512;
+
+/// The least time (µs) a task running without pause on a CPU of capacity `cap` needs for its
+/// `util_avg` to grow from `from` to `to` (1024 scale): PELT's half-life is 32 periods of
+/// 1024 µs of the invariant clock, which runs at `cap/1024` of the CPU's, and a running
+/// entity's util approaches 1024 no faster than `1024 - (1024 - u)·y^t`.
+pub fn util_avg_ramp_us(from: u64, to: u64, cap: u64) -> f64 {
+    if to <= from {
+        return 0.0;
+    }
+    let halves = ((1024 - from.min(1023)) as f64 / (1024 - to.min(1023)) as f64).log2();
+    halves * 32.0 * 1024.0 * 1024.0 / cap as f64
+}
+
+/// `balance-misfit-util-est` (`workload=utilest`, `cpu_capacity=1:512`, `-smp 2`): a task that
+/// built its util on CPU 0 and slept is woken on the half-capacity CPU 1 with its `util_avg`
+/// decayed below the misfit threshold (`fits_capacity`: util·1280 < cap·1024) and its util_est
+/// above it. The balancer measures it by `task_util_est()` (fair.c: update_misfit_status()), so
+/// it is a misfit at once and moves to CPU 0 sooner than its `util_avg` alone could have grown
+/// to the threshold (computed from the `util_avg` it woke with, [`util_avg_ramp_us`]). Measured
+/// by `util_avg` it would stay that long at least: the check fails.
+pub fn check_misfit_util_est(log: &Log) -> CheckResult {
+    workload_ran(log, "utilest", 2, true)?;
+    let r = log.one("utilest")?;
+    let (big, small) = (r.num("big")?, r.num("small")?);
+    ensure(r.num("woke_cpu")? == small, || format!("`{r}`: the task did not wake on the small CPU {small}"))?;
+    let (avg, est) = (r.num("util_avg")?, r.num("util_est")?);
+    let cap = UTILEST_SMALL_CAP;
+    let threshold = cap * 1024 / 1280;
+    ensure(avg * 1280 < cap * 1024, || {
+        format!("`{r}`: util_avg={avg} at the wakeup is already a misfit on capacity {cap}: the sleep did not decay it")
+    })?;
+    ensure(est * 1280 >= cap * 1024, || {
+        format!("`{r}`: util_est={est} at the wakeup fits capacity {cap}: the estimate was not kept over the sleep")
+    })?;
+    let moved = r.field("moved_after_us")?;
+    let moved: f64 = moved
+        .parse::<u64>()
+        .map_err(|_| format!("`{r}`: the task never ran on the big CPU {big} after its wakeup"))? as f64;
+    let ramp = util_avg_ramp_us(avg, threshold, cap);
+    ensure(moved < ramp, || {
+        format!(
+            "`{r}`: moved to CPU {big} {moved} µs after the wakeup, no sooner than util_avg={avg} could grow to the \
+             misfit threshold {threshold} ({ramp:.0} µs): the misfit was measured by util_avg, not util_est"
+        )
+    })?;
+    let ran = r.cpus("ran_on")?;
+    ensure(ran == [big as u32, small as u32] || ran == [small as u32, big as u32], || format!("`{r}`: ran_on should be both CPUs"))
 }

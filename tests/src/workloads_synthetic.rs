@@ -306,6 +306,11 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
         "wakeplace" => {
             out += &wakeplace(append, &kv, cpus);
         }
+        "utilest" => {
+            // Woken on CPU 1 with util_avg 12 (906 decayed over 200 ms) and util_est 906: a
+            // misfit at the first tick, on CPU 0 4 ms later (util_avg needs ~46 ms).
+            out += "@fw utilest big=0 small=1 woke_cpu=1 util_avg=12 util_est=906 moved_after_us=4000 ran_on=0-1\n";
+        }
         "hackbench" | "schbench" | "ebizzy" | "tbench" | "fserver" => {
             let b = bench(&name, &kv);
             // Half the searches on a CPU of half the capacity (only the searches are read).
@@ -489,7 +494,8 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
         out += &format!(
             "@fw newidle cpu={c} attempts={attempts} successes={pulled} pulled={pulled} time_ns=9 \
              gate_skips=2 cost_stops=0 random_skips=0 avg_idle=1000 \
-             max_idle_balance_cost=500000\n"
+             max_idle_balance_cost=500000 entries={} lock_drops={attempts}\n",
+            2 + attempts
         );
         // Tickless idle CPUs: CPU 0 (busy) kicks CPU 1, which balances for the others and
         // pulls one task to one of them.

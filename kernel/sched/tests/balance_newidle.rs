@@ -72,6 +72,32 @@ fn gate_reasons() {
     assert_eq!(newidle_gate(&a, Some(&Default::default()), true, false, true), Ok(()));
 }
 
+/// The kernel decides the gate under its runqueue lock from a copy of the lowest domain's
+/// `max_newidle_lb_cost` (`newidle_gate_by_cost`): the same answer as the gate on the domain's
+/// state, for both thresholds and every reason.
+#[test]
+fn gate_by_cost_is_the_gate_on_the_domain_state() {
+    use sched::balance::config::NewidleGate;
+    use sched::balance::newidle::{newidle_gate_by_cost, newidle_gate_with};
+    for gate in [NewidleGate::Cost, NewidleGate::MigrationCost] {
+        for avg_idle in [0, 100_000, 499_999, 500_000, 2_000_000] {
+            let mut a = AvgIdle::new();
+            a.avg_idle = avg_idle;
+            for cost in [None, Some(0), Some(100_000), Some(1_000_000)] {
+                let sd = cost.map(|c| NewidleDomainState { max_newidle_lb_cost: c, ..Default::default() });
+                for bits in 0..8u32 {
+                    let (over, pending, active) = (bits & 1 != 0, bits & 2 != 0, bits & 4 != 0);
+                    assert_eq!(
+                        newidle_gate_by_cost(gate, 500_000, &a, cost, over, pending, active),
+                        newidle_gate_with(gate, 500_000, &a, sd.as_ref(), over, pending, active),
+                        "{gate:?} avg_idle={avg_idle} cost={cost:?} bits={bits}"
+                    );
+                }
+            }
+        }
+    }
+}
+
 fn two_level() -> SchedDomains {
     let cpus: Vec<CpuTopology> = (0..8u32)
         .map(|i| CpuTopology { cpu: i as usize, apic_id: i, smt_id: i % 2, core_id: i / 2, pkg_id: 0, llc_id: 0, node: 0 })

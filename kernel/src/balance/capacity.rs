@@ -74,6 +74,8 @@ pub fn update(rq: &mut Rq) {
         let se = rq.fair.entity(e)?;
         let allowed = t.affinity.load();
         Some(CurrTask {
+            // As fair.c: update_misfit_status(): a task just woken keeps its
+            // estimate (balance-misfit-util-est fails with util_avg here).
             util: sched::pelt::task_util_est(&se.avg),
             load: se.avg.load_avg,
             pinned: allowed.weight() == 1,

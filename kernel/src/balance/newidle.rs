@@ -6,7 +6,7 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use sched::balance::newidle::{newidle_gate_with, NewidleStep, NewidleWalk};
+use sched::balance::newidle::{newidle_gate_by_cost, NewidleStep, NewidleWalk};
 use sched::balance::IdleType;
 use sched::Feature;
 
@@ -15,17 +15,35 @@ use super::cpu_state;
 
 /// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.newidle`).
 pub struct NewidleCpu {
-    /// Gate refusals decided by the overload count alone, before the balance
-    /// state is locked (added to the counters' `gate_skips` when printed).
-    quick_gate_skips: AtomicU64,
+    /// Gate refusals (added to the counters' `gate_skips` when printed).
+    gate_skips: AtomicU64,
+    /// The lowest domain's `max_newidle_lb_cost`, copied whenever the balance
+    /// state changes it, so that the gate reads it under the runqueue lock
+    /// (which ranks below the balance state's).
+    lowest_cost: AtomicU64,
+    /// Newidle entries that reached the gate (an idle period opened, newidle
+    /// balancing on, a domain to balance in).
+    entries: AtomicU64,
+    /// Entries for which the switch dropped its runqueue lock to balance.
+    lock_drops: AtomicU64,
 }
 
 impl NewidleCpu {
     pub const fn new() -> Self {
         NewidleCpu {
-            quick_gate_skips: AtomicU64::new(0),
+            gate_skips: AtomicU64::new(0),
+            lowest_cost: AtomicU64::new(0),
+            entries: AtomicU64::new(0),
+            lock_drops: AtomicU64::new(0),
         }
     }
+}
+
+/// `cpu`'s newidle entries that reached the gate and, of those, the ones for
+/// which its runqueue lock was dropped. Every entry is either refused by the
+/// gate or drops the lock, never both (`entries = gate_skips + lock_drops`).
+pub fn entries_and_lock_drops(cpu: usize) -> (u64, u64) {
+    (pc(cpu).entries.load(Ordering::Relaxed), pc(cpu).lock_drops.load(Ordering::Relaxed))
 }
 
 /// `cpu`'s NewidleCpu.
@@ -34,9 +52,18 @@ fn pc(cpu: usize) -> &'static NewidleCpu {
     &crate::sched_cpu::cpu(cpu).balance.newidle
 }
 
-/// `cpu`'s gate refusals that skipped the balance state lock.
-pub fn quick_gate_skips(cpu: usize) -> u64 {
-    pc(cpu).quick_gate_skips.load(Ordering::Relaxed)
+/// `cpu`'s gate refusals.
+pub fn gate_skips(cpu: usize) -> u64 {
+    pc(cpu).gate_skips.load(Ordering::Relaxed)
+}
+
+/// Copies `cpu`'s lowest domain's `max_newidle_lb_cost` for the gate; called
+/// with `cpu`'s balance state locked, after anything that may change it (a
+/// newidle walk, the periodic decay).
+pub(super) fn note_lowest_cost(cpu: usize, state: &super::CpuState) {
+    if let Some(sd) = state.sd.first() {
+        pc(cpu).lowest_cost.store(sd.newidle.max_newidle_lb_cost, Ordering::Relaxed);
+    }
 }
 
 static DICE: AtomicU64 = AtomicU64::new(0x2545_F491_4F6C_DD1D);
@@ -53,50 +80,53 @@ fn dice() -> u32 {
 
 /// The start of newidle balancing, called by the switch under `rq`'s lock
 /// when its CPU is about to go idle (`rq.clock` is Linux's `idle_stamp`):
-/// opens the idle period that `avg_idle` will measure and says whether
-/// balancing could pull anything. As in Linux, the runqueue lock is dropped
-/// for `sched_balance_newidle` only if it could.
-pub fn newidle_begin(rq: &mut crate::rq::Rq) -> bool {
-    let Some(g) = super::global() else { return false };
-    // As fair.c: sched_balance_newidle(): a wakeup already on its way means
-    // no idle period (and no balancing); otherwise the period starts here.
+/// opens the idle period that `avg_idle` will measure and decides the gate.
+/// Returns the `avg_idle` to balance with if the gate passed: only then does
+/// the switch drop the runqueue lock and call [`sched_balance_newidle`].
+///
+/// The order is fair.c: sched_balance_newidle()'s in v6.19: a pending wakeup
+/// returns first; then `idle_stamp` is set; then, still under the lock, the
+/// root domain's overload and `avg_idle` against the lowest domain's
+/// `max_newidle_lb_cost` (or the 0.5 ms migration cost before 3.13,
+/// `newidle_gate=`). (Linux also moves `rq->next_balance` earlier on that
+/// early exit; fairway has no per-runqueue `next_balance`: each domain's
+/// `last_balance` and interval decide at the tick.)
+pub fn newidle_begin(rq: &mut crate::rq::Rq) -> Option<sched::time::Nanos> {
+    let g = super::global()?;
+    // A wakeup already on its way means no idle period (and no balancing).
     if crate::wakeup::wake_list_pending(rq.cpu) {
-        return false;
+        return None;
     }
     rq.avg_idle.enter_newidle(rq.clock);
     if !g.cfg.newidle || g.sds.per_cpu(rq.cpu).is_empty() {
-        return false;
+        return None;
     }
-    // Nothing anywhere to pull: the full gate would refuse too. Linux
-    // tests its root domain's overloaded flag first, without locks.
-    if !super::snapshot::any_overloaded() {
-        pc(rq.cpu).quick_gate_skips.fetch_add(1, Ordering::Relaxed);
-        return false;
+    let me = pc(rq.cpu);
+    me.entries.fetch_add(1, Ordering::Relaxed);
+    let lowest = Some(me.lowest_cost.load(Ordering::Relaxed));
+    let overloaded = super::snapshot::any_overloaded();
+    let gate = newidle_gate_by_cost(g.cfg.newidle_gate, g.cfg.migration_cost, &rq.avg_idle, lowest, overloaded, false, true);
+    if gate.is_err() {
+        me.gate_skips.fetch_add(1, Ordering::Relaxed);
+        return None;
     }
-    true
+    me.lock_drops.fetch_add(1, Ordering::Relaxed);
+    Some(rq.avg_idle.avg_idle)
 }
 
 /// Called by the switch, with no lock held, when `cpu` is about to go idle
-/// and `newidle_begin` said to try. Returns how many tasks it pulled.
-pub fn sched_balance_newidle(cpu: usize) -> u32 {
+/// and `newidle_begin` passed the gate with `avg_idle`: the walk up the
+/// domains (the gate is not tested again, as in fair.c:
+/// sched_balance_newidle()). Returns how many tasks it pulled.
+pub fn sched_balance_newidle(cpu: usize, avg_idle: sched::time::Nanos) -> u32 {
     let Some(g) = super::global() else { return 0 };
     let chain = g.sds.per_cpu(cpu);
     let now = crate::rq::now_ns();
-    // A copy: the runqueue lock is not held while balancing (it ranks below
-    // the balance state).
-    let avg = crate::rq::lock(cpu).avg_idle;
     let mut guard = cpu_state(cpu).lock();
     let Some(state) = guard.as_mut() else { return 0 };
-    let overloaded = super::snapshot::any_overloaded();
-    let lowest = state.sd.first().map(|s| &s.newidle);
-    let pending = crate::wakeup::wake_list_pending(cpu);
-    if newidle_gate_with(g.cfg.newidle_gate, g.cfg.migration_cost, &avg, lowest, overloaded, pending, true).is_err() {
-        state.newidle.gate_skips += 1;
-        return 0;
-    }
     crate::trace::record(now, || crate::trace::Event::NewidleStart);
     let ni_random = g.cfg.features.has(Feature::NiRandom);
-    let mut walk = NewidleWalk::new(avg.avg_idle);
+    let mut walk = NewidleWalk::new(avg_idle);
     for (idx, sd) in chain.iter().enumerate() {
         let step = walk.step(sd, &mut state.sd[idx].newidle, ni_random, dice());
         let weight = match step {
@@ -111,6 +141,7 @@ pub fn sched_balance_newidle(cpu: usize) -> u32 {
             break;
         }
     }
+    note_lowest_cost(cpu, state);
     {
         let mut rq = crate::rq::lock(cpu);
         walk.finish(&mut rq.avg_idle);

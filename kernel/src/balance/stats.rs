@@ -66,11 +66,12 @@ pub fn print_all() {
         }
         let n = state.newidle;
         let avg = crate::rq::lock(cpu).avg_idle;
+        let (entries, lock_drops) = super::newidle::entries_and_lock_drops(cpu);
         crate::record!(
             "newidle",
-            "cpu={} attempts={} successes={} pulled={} time_ns={} gate_skips={} cost_stops={} random_skips={} avg_idle={} max_idle_balance_cost={}",
-            cpu, n.attempts, n.successes, n.tasks_pulled, n.time_ns, n.gate_skips + super::newidle::quick_gate_skips(cpu),
-            n.cost_stops, n.random_skips, avg.avg_idle, avg.max_idle_balance_cost
+            "cpu={} attempts={} successes={} pulled={} time_ns={} gate_skips={} cost_stops={} random_skips={} avg_idle={} max_idle_balance_cost={} entries={} lock_drops={}",
+            cpu, n.attempts, n.successes, n.tasks_pulled, n.time_ns, n.gate_skips + super::newidle::gate_skips(cpu),
+            n.cost_stops, n.random_skips, avg.avg_idle, avg.max_idle_balance_cost, entries, lock_drops
         );
         drop(guard);
         super::nohz::print_counters(cpu);

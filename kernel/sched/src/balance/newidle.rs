@@ -10,7 +10,7 @@
 //! match newidle_gate(&avg, lowest sd state, rd_overloaded, ttwu_pending, active)
 //!   Err(skip) => go idle (nohz::nohz_newidle_balance may ask for a refresh)
 //!   Ok(()) => {
-//!     drop the rq lock
+//!     drop the rq lock (only now: the gate is decided under it)
 //!     let mut walk = NewidleWalk::new(avg.avg_idle);
 //!     for (sd, state) in domains bottom-up {
 //!         match walk.step(sd, &mut state.newidle, ni_random, dice) {
@@ -192,10 +192,27 @@ pub fn newidle_gate_with(
     ttwu_pending: bool,
     active: bool,
 ) -> Result<(), NewidleSkip> {
+    let lowest_cost = lowest.map(|sd| sd.max_newidle_lb_cost);
+    newidle_gate_by_cost(gate, migration_cost, avg, lowest_cost, rd_overloaded, ttwu_pending, active)
+}
+
+/// [`newidle_gate_with`] given only what it reads of the lowest domain: its
+/// `max_newidle_lb_cost` (`None`: no domain). The kernel decides the gate
+/// under its runqueue lock, before it drops it, as fair.c:
+/// sched_balance_newidle() does, from a copy of that cost.
+pub fn newidle_gate_by_cost(
+    gate: super::config::NewidleGate,
+    migration_cost: Nanos,
+    avg: &AvgIdle,
+    lowest_cost: Option<Nanos>,
+    rd_overloaded: bool,
+    ttwu_pending: bool,
+    active: bool,
+) -> Result<(), NewidleSkip> {
     if gate == super::config::NewidleGate::MigrationCost && avg.avg_idle < migration_cost {
         return Err(NewidleSkip::AvgIdleTooShort);
     }
-    newidle_gate(avg, lowest, rd_overloaded, ttwu_pending, active)
+    gate_v6_19(avg, lowest_cost, rd_overloaded, ttwu_pending, active)
 }
 
 /// Whether to try newidle balancing at all (v6.19 rule).
@@ -206,17 +223,29 @@ pub fn newidle_gate(
     ttwu_pending: bool,
     active: bool,
 ) -> Result<(), NewidleSkip> {
+    gate_v6_19(avg, lowest.map(|sd| sd.max_newidle_lb_cost), rd_overloaded, ttwu_pending, active)
+}
+
+/// The v6.19 gate on the lowest domain's cost (in fair.c:
+/// sched_balance_newidle()'s order).
+fn gate_v6_19(
+    avg: &AvgIdle,
+    lowest_cost: Option<Nanos>,
+    rd_overloaded: bool,
+    ttwu_pending: bool,
+    active: bool,
+) -> Result<(), NewidleSkip> {
     if ttwu_pending {
         return Err(NewidleSkip::TtwuPending);
     }
     if !active {
         return Err(NewidleSkip::Inactive);
     }
-    let Some(sd) = lowest else { return Err(NewidleSkip::NoDomain) };
+    let Some(cost) = lowest_cost else { return Err(NewidleSkip::NoDomain) };
     if !rd_overloaded {
         return Err(NewidleSkip::NotOverloaded);
     }
-    if avg.avg_idle < sd.max_newidle_lb_cost {
+    if avg.avg_idle < cost {
         return Err(NewidleSkip::AvgIdleTooShort);
     }
     Ok(())
