@@ -17,6 +17,7 @@
 //! `cargo xtask sim --machine NAME|SMP [--numa N]` prints a machine's topology
 //! and domains in the kernel's format.
 
+pub mod engine;
 pub mod machine;
 pub mod presets;
 pub mod smp;

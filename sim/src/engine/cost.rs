@@ -1,0 +1,141 @@
+//! The cost model: how much virtual time the engine charges for what a real
+//! CPU spends on the scheduler's machinery, and how far apart two CPUs are.
+//!
+//! Every constant is in nanoseconds of virtual time (the unit is in each
+//! field's name). [`CostModel::ICOUNT`] holds the values measured with the
+//! kernel under QEMU `-icount shift=0` (one guest instruction = 1 ns); the
+//! commands, the raw figures and the conversion are in docs/SIMULATOR.md
+//! ("The cost model"). Tests build their own models with distinct values so
+//! that each charge can be told apart.
+
+use crate::machine::Machine;
+
+/// How far a task moved when it runs on another CPU than last time: the
+/// cache it leaves behind (`sim::machine`'s topology decides the class).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Distance {
+    /// The same CPU: no move.
+    SameCpu,
+    /// Another hardware thread of the same core (L1/L2 shared).
+    SameCore,
+    /// Another core sharing the last-level cache.
+    SameLlc,
+    /// Another last-level cache in the same NUMA node.
+    OtherLlc,
+    /// Another NUMA node.
+    OtherNode,
+}
+
+impl Distance {
+    pub const ALL: [Distance; 5] =
+        [Distance::SameCpu, Distance::SameCore, Distance::SameLlc, Distance::OtherLlc, Distance::OtherNode];
+
+    /// Lower-case name for logs and reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Distance::SameCpu => "same_cpu",
+            Distance::SameCore => "same_core",
+            Distance::SameLlc => "same_llc",
+            Distance::OtherLlc => "other_llc",
+            Distance::OtherNode => "other_node",
+        }
+    }
+
+    /// The distance between CPUs `a` and `b` of `m`.
+    pub fn between(m: &Machine, a: usize, b: usize) -> Distance {
+        let (ta, tb) = (&m.cpus[a], &m.cpus[b]);
+        if a == b {
+            Distance::SameCpu
+        } else if ta.node != tb.node {
+            Distance::OtherNode
+        } else if ta.llc_id != tb.llc_id {
+            Distance::OtherLlc
+        } else if ta.pkg_id == tb.pkg_id && ta.core_id == tb.core_id {
+            Distance::SameCore
+        } else {
+            Distance::SameLlc
+        }
+    }
+}
+
+/// The engine's charges, in virtual nanoseconds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CostModel {
+    /// A context switch on one CPU (from a task or idle to another task or idle).
+    pub switch_ns: u64,
+    /// From a CPU sending a reschedule IPI to the target seeing it pending.
+    pub ipi_latency_ns: u64,
+    /// Taking one interrupt (timer or IPI): entry, the handler's fixed part, return.
+    pub irq_entry_ns: u64,
+    /// A wakeup, charged on the waking CPU (placement and enqueue).
+    pub wakeup_ns: u64,
+    /// A task running on another CPU than last time: cache refill by distance
+    /// (indexed by [`Distance`] order; `SameCpu` is never charged).
+    pub migration_same_core_ns: u64,
+    pub migration_same_llc_ns: u64,
+    pub migration_other_llc_ns: u64,
+    pub migration_other_node_ns: u64,
+    /// Balancing: per CPU whose statistics a balance pass or an idle-CPU scan reads.
+    pub balance_per_cpu_scanned_ns: u64,
+}
+
+impl CostModel {
+    /// Calibrated from the kernel under `-icount` (docs/SIMULATOR.md, "The
+    /// cost model", has each command and figure). QEMU's TCG models no caches,
+    /// so the icount figures contain no cache refill: the migration penalties
+    /// are 0 here, which is what the QEMU cross-check must compare against.
+    pub const ICOUNT: CostModel = CostModel {
+        switch_ns: 954,
+        ipi_latency_ns: 0,
+        irq_entry_ns: 0,
+        wakeup_ns: 0,
+        migration_same_core_ns: 0,
+        migration_same_llc_ns: 0,
+        migration_other_llc_ns: 0,
+        migration_other_node_ns: 0,
+        balance_per_cpu_scanned_ns: 0,
+    };
+
+    /// A model that charges nothing (tests that want pure scheduling order).
+    pub const FREE: CostModel = CostModel {
+        switch_ns: 0,
+        ipi_latency_ns: 0,
+        irq_entry_ns: 0,
+        wakeup_ns: 0,
+        migration_same_core_ns: 0,
+        migration_same_llc_ns: 0,
+        migration_other_llc_ns: 0,
+        migration_other_node_ns: 0,
+        balance_per_cpu_scanned_ns: 0,
+    };
+
+    /// The cache-refill penalty for a move of `d`.
+    pub fn migration_ns(&self, d: Distance) -> u64 {
+        match d {
+            Distance::SameCpu => 0,
+            Distance::SameCore => self.migration_same_core_ns,
+            Distance::SameLlc => self.migration_same_llc_ns,
+            Distance::OtherLlc => self.migration_other_llc_ns,
+            Distance::OtherNode => self.migration_other_node_ns,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn distance_classes_follow_the_topology() {
+        // 2 sockets (= nodes) x 2 dies (= LLCs) x 2 cores x 2 threads.
+        let m = Machine::from_smp("16,sockets=2,dies=2,cores=2,threads=2", 2).unwrap();
+        assert_eq!(Distance::between(&m, 0, 0), Distance::SameCpu);
+        assert_eq!(Distance::between(&m, 0, 1), Distance::SameCore);
+        assert_eq!(Distance::between(&m, 0, 2), Distance::SameLlc);
+        assert_eq!(Distance::between(&m, 0, 4), Distance::OtherLlc);
+        assert_eq!(Distance::between(&m, 0, 8), Distance::OtherNode);
+        assert_eq!(Distance::between(&m, 9, 8), Distance::SameCore);
+        // Core numbers repeat across dies: core 0 of die 1 is not CPU 0's core.
+        assert_eq!(Distance::between(&m, 1, 5), Distance::OtherLlc);
+    }
+}
