@@ -126,6 +126,8 @@ pub struct CpuState {
     pub pending_timer: bool,
     /// The armed one-shot timer's deadline.
     pub timer_deadline_ns: Option<u64>,
+    /// When the live timer event in the queue comes (at or before the deadline).
+    timer_event_at: Option<u64>,
     /// The task this CPU runs (the platform's per-CPU `current`); None: idle.
     pub current: Option<TaskId>,
     /// A reschedule asked while the task had interrupts masked: done when it unmasks them.
@@ -213,9 +215,8 @@ impl PlatformOps<'_> {
 
     /// Disarm this CPU's timer.
     pub fn cancel_timer(&mut self) {
-        let c = &mut self.core.cpus[self.cpu];
-        c.timer_gen += 1;
-        c.timer_deadline_ns = None;
+        // The queued event, if any, finds no deadline and does nothing.
+        self.core.cpus[self.cpu].timer_deadline_ns = None;
     }
 
     /// Charge this call `ns` more of the CPU's time.
@@ -268,12 +269,22 @@ impl Core {
         self.log_line(self.now_ns, from, format_args!("ipi_send to={to} arrives={at}"));
     }
 
+    /// Arm `cpu`'s one-shot timer. The queue holds at most one live timer
+    /// event per CPU: moving the deadline later keeps the queued event, which
+    /// re-queues itself at the deadline when it comes (a tick re-armed at every
+    /// pick would otherwise leave one stale event per pick in the queue).
     fn arm_timer(&mut self, cpu: usize, deadline_ns: u64) {
+        let now = self.now_ns;
         let c = &mut self.cpus[cpu];
+        let at = deadline_ns.max(now);
+        c.timer_deadline_ns = Some(at);
+        if c.timer_event_at.is_some_and(|q| q <= at) {
+            return;
+        }
         c.timer_gen += 1;
-        c.timer_deadline_ns = Some(deadline_ns);
+        c.timer_event_at = Some(at);
         let gen = c.timer_gen;
-        self.queue.push(deadline_ns.max(self.now_ns), Event::Timer { cpu, gen });
+        self.queue.push(at, Event::Timer { cpu, gen });
     }
 
     fn distance(&self, a: usize, b: usize) -> Distance {
@@ -310,6 +321,7 @@ impl<K: Kernel> Engine<K> {
             pending_ipi: false,
             pending_timer: false,
             timer_deadline_ns: None,
+            timer_event_at: None,
             current: None,
             deferred_resched: false,
             activity: Activity::Idle,
@@ -437,6 +449,23 @@ impl<K: Kernel> Engine<K> {
         // Stale steps and timers are no events: they do not count or hash.
         if (kind == 1 && c.step_gen != gen) || (kind == 2 && c.timer_gen != gen) {
             return;
+        }
+        if kind == 2 {
+            // The live timer event: fire only at the deadline; a deadline
+            // moved later re-queues it, a cancelled timer drops it.
+            let c = &mut self.core.cpus[cpu];
+            c.timer_event_at = None;
+            match c.timer_deadline_ns {
+                None => return,
+                Some(d) if d > t => {
+                    c.timer_gen += 1;
+                    c.timer_event_at = Some(d);
+                    let gen = c.timer_gen;
+                    self.core.queue.push(d, Event::Timer { cpu, gen });
+                    return;
+                }
+                Some(_) => {}
+            }
         }
         self.core.events += 1;
         self.core.mix(t);

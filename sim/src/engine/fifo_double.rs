@@ -25,6 +25,8 @@ pub struct FifoTestDouble {
     place: Placement,
     /// Tasks taken by idle CPUs from another CPU's queue.
     pub steals: u64,
+    /// Tasks in all queues (an idle CPU scans only when some are).
+    queued: usize,
 }
 
 impl FifoTestDouble {
@@ -38,6 +40,7 @@ impl FifoTestDouble {
             steal: false,
             place,
             steals: 0,
+            queued: 0,
         }
     }
 
@@ -52,6 +55,7 @@ impl FifoTestDouble {
         }
         let cpu = (self.place)(t, ops.cpu(), self.last_cpu[t.0]);
         self.queues[cpu].push_back(t);
+        self.queued += 1;
         if cpu != ops.cpu() {
             // Another CPU: tell it (it reschedules if it has a queue).
             ops.send_ipi(cpu);
@@ -74,9 +78,10 @@ impl Kernel for FifoTestDouble {
         let cpu = ops.cpu();
         if let Some((p, PrevState::Runnable)) = prev {
             self.queues[cpu].push_back(p);
+            self.queued += 1;
         }
         let mut next = self.queues[cpu].pop_front();
-        if next.is_none() && self.steal {
+        if next.is_none() && self.steal && self.queued > 0 {
             let n = ops.nr_cpus();
             let mut scanned = 0;
             for i in 1..n {
@@ -92,6 +97,7 @@ impl Kernel for FifoTestDouble {
         }
         self.running[cpu] = next;
         if let Some(t) = next {
+            self.queued -= 1;
             self.last_cpu[t.0] = Some(cpu);
             if let Some(tick) = self.tick_ns {
                 let at = ops.now_ns() + tick;

@@ -17,6 +17,7 @@ pub mod core;
 pub mod cost;
 pub mod fifo_double;
 pub mod queue;
+pub mod speed;
 pub mod task;
 
 pub use self::core::{Config, CpuState, CpuStats, Engine, Kernel, PlatformOps, PrevState, TaskState};
