@@ -143,7 +143,9 @@ pub struct CpuState {
 /// One CPU's counters.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct CpuStats {
+    /// Context switches, all of them; `idle_switches` of them to or from idle.
     pub switches: u64,
+    pub idle_switches: u64,
     pub ipis_sent: u64,
     pub ipis_taken: u64,
     pub timer_irqs: u64,
@@ -704,9 +706,9 @@ impl<K: Kernel> Engine<K> {
         self.schedule(cpu, Some((t, how)));
     }
 
-    /// Call the scheduler on `cpu` and carry out its pick: the switch costs
-    /// `switch_ns` whenever the CPU's `current` changes, plus the cache
-    /// penalty when the next task last ran on another CPU.
+    /// Call the scheduler on `cpu` and carry out its pick: a switch costs
+    /// `switch_ns` between two tasks, `switch_idle_ns` to or from idle, plus
+    /// the cache penalty when the next task last ran on another CPU.
     fn schedule(&mut self, cpu: usize, prev: Option<(TaskId, PrevState)>) {
         let now = self.core.now_ns;
         let (k, mut ops) = self.ops(cpu);
@@ -727,7 +729,8 @@ impl<K: Kernel> Engine<K> {
                     self.core.tasks[n.0].name
                 );
                 self.core.tasks[n.0].state = TaskState::Running(cpu);
-                let mut ns = self.core.cost.switch_ns + extra;
+                let mut ns = extra + if prev_task.is_some() { self.core.cost.switch_ns } else { self.core.cost.switch_idle_ns };
+                self.core.cpus[cpu].stats.idle_switches += u64::from(prev_task.is_none());
                 if let Some(last) = self.core.tasks[n.0].last_cpu {
                     let d = self.core.distance(last, cpu);
                     ns += self.core.cost.migration_ns(d);
@@ -741,7 +744,8 @@ impl<K: Kernel> Engine<K> {
                 let mut ns = extra;
                 if prev_task.is_some() {
                     self.core.cpus[cpu].stats.switches += 1;
-                    ns += self.core.cost.switch_ns;
+                    self.core.cpus[cpu].stats.idle_switches += 1;
+                    ns += self.core.cost.switch_idle_ns;
                     self.core.log_line(now, cpu, format_args!("switch prev={} next=idle cost={ns}", fmt_task(prev_task)));
                 }
                 self.kernel_step(cpu, ns, Cont::SwitchedToIdle, true);

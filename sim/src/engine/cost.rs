@@ -61,8 +61,10 @@ impl Distance {
 /// The engine's charges, in virtual nanoseconds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CostModel {
-    /// A context switch on one CPU (from a task or idle to another task or idle).
+    /// A context switch from one task to another.
     pub switch_ns: u64,
+    /// A context switch from a task to idle, or from idle to a task.
+    pub switch_idle_ns: u64,
     /// From a CPU sending a reschedule IPI to the target seeing it pending.
     pub ipi_latency_ns: u64,
     /// Taking one interrupt (timer or IPI): entry, the handler's fixed part, return.
@@ -86,6 +88,7 @@ impl CostModel {
     /// are 0 here, which is what the QEMU cross-check must compare against.
     pub const ICOUNT: CostModel = CostModel {
         switch_ns: 954,
+        switch_idle_ns: 0,
         ipi_latency_ns: 0,
         irq_entry_ns: 0,
         wakeup_ns: 0,
@@ -99,6 +102,7 @@ impl CostModel {
     /// A model that charges nothing (tests that want pure scheduling order).
     pub const FREE: CostModel = CostModel {
         switch_ns: 0,
+        switch_idle_ns: 0,
         ipi_latency_ns: 0,
         irq_entry_ns: 0,
         wakeup_ns: 0,

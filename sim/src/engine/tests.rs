@@ -16,6 +16,7 @@ fn machine(spec: &str, numa: u32) -> Machine {
 /// Distinct costs, so a wrong charge shows in the sum.
 const COST: CostModel = CostModel {
     switch_ns: 50,
+    switch_idle_ns: 20,
     ipi_latency_ns: 300,
     irq_entry_ns: 10,
     wakeup_ns: 7,
@@ -64,10 +65,11 @@ fn wake_onto(target: usize) -> (u64, usize) {
 
 #[test]
 fn a_wakeup_onto_another_cpu_costs_ipi_interrupt_switch_and_the_move_by_distance() {
-    let s = COST.switch_ns;
-    // W is switched in at s, wakes T at s + 1000; the IPI reaches the target
-    // L later, the interrupt takes I, the switch s plus the move's penalty.
-    let base = s + 1_000 + COST.ipi_latency_ns + COST.irq_entry_ns + s;
+    let si = COST.switch_idle_ns;
+    // W is switched in from idle at si, wakes T at si + 1000; the IPI reaches
+    // the idle target L later, the interrupt takes I, the switch from idle si
+    // plus the move's penalty.
+    let base = si + 1_000 + COST.ipi_latency_ns + COST.irq_entry_ns + si;
     for (target, penalty) in [
         (1, COST.migration_same_core_ns),
         (2, COST.migration_same_llc_ns),
@@ -76,13 +78,14 @@ fn a_wakeup_onto_another_cpu_costs_ipi_interrupt_switch_and_the_move_by_distance
     ] {
         assert_eq!(wake_onto(target), (base + penalty, target), "target CPU {target}");
     }
-    // Back onto its own CPU 0 (idle since 2s + 100): no penalty.
+    // Back onto its own CPU 0 (idle since 2si + 100): no penalty.
     assert_eq!(wake_onto(0), (base, 0));
 }
 
-/// T burns on CPU 0 with interrupts masked from 150 to 2150 (if `mask`); U,
-/// woken by W on CPU 1 at 2s + 200, is placed on CPU 0 and its IPI arrives
-/// at 2s + 200 + L = 600, inside the masked window.
+/// T burns on CPU 0 with interrupts masked from si + 100 to si + 2100 (if
+/// `mask`); U, woken by W on CPU 1 at si + s + 200 (U ran first from idle,
+/// blocked, W was switched in), is placed on CPU 0 and its IPI arrives at
+/// si + s + 200 + L = 570, inside the masked window.
 fn masked_window(mask: bool) -> (u64, usize) {
     let m = machine("2,sockets=1,cores=2", 0);
     let u_id = TaskId(1);
@@ -119,14 +122,15 @@ fn masked_window(mask: bool) -> (u64, usize) {
 
 #[test]
 fn an_ipi_waits_while_interrupts_are_masked_and_is_taken_when_unmasked() {
-    let s = COST.switch_ns;
-    let arrive = 2 * s + 200 + COST.ipi_latency_ns;
-    assert_eq!(arrive, 600);
+    let (s, si) = (COST.switch_ns, COST.switch_idle_ns);
+    let arrive = si + s + 200 + COST.ipi_latency_ns;
+    assert_eq!(arrive, 570);
+    // The interrupt preempts T: a task-to-task switch, U's move from CPU 1.
     let then = COST.irq_entry_ns + s + COST.migration_same_llc_ns;
     // Interrupts on: U runs right after the IPI arrives.
     assert_eq!(masked_window(false), (arrive + then, 0));
-    // Masked from s + 100 to s + 2100: the IPI is taken at the unmask.
-    assert_eq!(masked_window(true), (s + 2_100 + then, 0));
+    // Masked from si + 100 to si + 2100: the IPI is taken at the unmask.
+    assert_eq!(masked_window(true), (si + 2_100 + then, 0));
 }
 
 /// Records timer interrupts; arms the timers at boot from a table.
@@ -194,7 +198,9 @@ fn tasks_on_one_cpu_take_turns_and_their_time_adds_up() {
     let st = &e.cpu(0).stats;
     let last = ends.borrow().iter().map(|x| x.0).max().unwrap();
     // (The last task's switch to idle comes after its end.)
-    assert_eq!(last, 30_000 + (st.switches - 1) * COST.switch_ns + st.timer_irqs * COST.irq_entry_ns);
+    let task_switches = st.switches - st.idle_switches;
+    assert_eq!(st.idle_switches, 2, "from idle at the start, to idle at the end");
+    assert_eq!(last, 30_000 + task_switches * COST.switch_ns + COST.switch_idle_ns + st.timer_irqs * COST.irq_entry_ns);
     assert_eq!(st.burn_ns, 30_000);
     // Each task was switched out before it was done (at least 9 switches:
     // 3 boots and exits, 3+ preemptions), and the chunks interleave.
@@ -208,7 +214,7 @@ fn tasks_on_one_cpu_take_turns_and_their_time_adds_up() {
 #[test]
 fn an_idle_cpu_that_steals_pays_per_cpu_scanned_and_a_task_moves_mid_run() {
     // One task queued on CPU 3; CPUs 0-2 steal, scanning c+1.. upwards. The
-    // task starts at (CPUs scanned) x B + s on whichever CPU takes it first.
+    // task starts at (CPUs scanned) x B + si on whichever CPU takes it first.
     let place = Box::new(|_: TaskId, _: usize, last: Option<usize>| last.unwrap_or(3));
     let mut fifo = FifoTestDouble::new(4, place);
     fifo.steal = true;
@@ -219,7 +225,7 @@ fn an_idle_cpu_that_steals_pays_per_cpu_scanned_and_a_task_moves_mid_run() {
     e.run_until(u64::MAX);
     let (at, cpu) = seen.borrow()[0];
     let scanned = if cpu == 3 { 0 } else { 3 - cpu as u64 };
-    assert_eq!(at, scanned * COST.balance_per_cpu_scanned_ns + COST.switch_ns, "ran on CPU {cpu}");
+    assert_eq!(at, scanned * COST.balance_per_cpu_scanned_ns + COST.switch_idle_ns, "ran on CPU {cpu}");
 
     // Three tasks on CPU 0 of two with a tick: CPU 1 steals, preempted tasks
     // go back to their CPU's queue and get stolen again: some task runs on
