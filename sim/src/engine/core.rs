@@ -373,6 +373,12 @@ impl<K: Kernel> Engine<K> {
         id
     }
 
+    /// When the next queued event comes (a stale one counts: running to it
+    /// may do nothing).
+    pub fn next_event_ns(&self) -> Option<u64> {
+        self.core.queue.peek_time()
+    }
+
     /// The virtual time.
     pub fn now_ns(&self) -> u64 {
         self.core.now_ns

@@ -304,3 +304,60 @@ fn blocking_with_interrupts_masked_is_refused() {
     });
     e.run_until(u64::MAX);
 }
+
+/// Two tasks in a pipe-like ping-pong (wake the other, then sleep) on one CPU
+/// or across two, with the icount cost model: per round trip, the elapsed
+/// time, and the busy time of both CPUs added up.
+fn ping_pong_round_trip(cross: bool) -> (u64, u64) {
+    const ROUNDS: u64 = 1_000;
+    let n = if cross { 2 } else { 1 };
+    let mut e = Engine::new(machine(&n.to_string(), 0), FifoTestDouble::new(n, FifoTestDouble::last_cpu_placement()), cfg(CostModel::ICOUNT));
+    let marks: Seen = Rc::default();
+    let m = marks.clone();
+    let (a, b) = (TaskId(0), TaskId(1));
+    e.spawn("a", 0, move |ctx| {
+        for i in 0..ROUNDS + 10 {
+            if i == 10 || i == ROUNDS + 10 - 1 {
+                m.borrow_mut().push((ctx.now_ns(), 0));
+            }
+            ctx.wake(b);
+            ctx.block();
+        }
+    });
+    e.spawn("b", n - 1, move |ctx| loop {
+        ctx.block();
+        ctx.wake(a);
+    });
+    let busy = |e: &Engine<FifoTestDouble>| (0..n).map(|c| e.cpu(c).stats.kernel_ns + e.cpu(c).stats.burn_ns).sum::<u64>();
+    let mut busy_at = [0; 2];
+    // Run to each mark and read the busy time there.
+    let mut k = 0;
+    while k < 2 {
+        let t = e.next_event_ns().expect("the ping-pong goes on");
+        e.run_until(t);
+        if marks.borrow().len() > k {
+            busy_at[k] = busy(&e);
+            k += 1;
+        }
+    }
+    let v = marks.borrow();
+    let rounds = ROUNDS - 1;
+    ((v[1].0 - v[0].0) / rounds, (busy_at[1] - busy_at[0]) / rounds)
+}
+
+#[test]
+fn the_icount_model_gives_back_the_kernels_pipe_round_trips() {
+    let c = CostModel::ICOUNT;
+    let f = super::cost::IcountFigures::MEASURED;
+    // One CPU: two wakeups and two task switches per round trip.
+    let (same, _) = ping_pong_round_trip(false);
+    assert_eq!(same, 2 * c.wakeup_ns + 2 * c.switch_ns);
+    assert!(same.abs_diff(f.pipe_same_ns_per_round_trip) <= 1, "{same}");
+    // Two CPUs: icount adds both CPUs' work up; the engine runs them in
+    // parallel, so compare the busy time, and the elapsed time is the
+    // wakee's interrupt and switch from idle twice.
+    let (elapsed, busy) = ping_pong_round_trip(true);
+    assert_eq!(busy, 2 * (c.wakeup_ns + c.irq_entry_ns + 2 * c.switch_idle_ns));
+    assert!(busy.abs_diff(f.pipe_cross_ns_per_round_trip) <= 4, "{busy}");
+    assert_eq!(elapsed, 2 * (c.irq_entry_ns + c.switch_idle_ns));
+}
