@@ -12,7 +12,11 @@
 //!   (the same function, `sched::topology::SchedDomains::build`, the kernel
 //!   calls at boot); a QEMU scenario checks that the kernel and the model
 //!   print the same topology for the same `-smp`;
-//! - [`presets`]: the debates' machines by name.
+//! - [`presets`]: the debates' machines by name;
+//! - [`engine`]: the deterministic discrete-event engine in virtual time that
+//!   is to run the scheduler mechanism as its platform: CPUs, interrupts,
+//!   timers, IPIs, coroutine tasks and the cost model calibrated from the
+//!   kernel's `-icount` figures (driven today by a FIFO test double).
 //!
 //! `cargo xtask sim --machine NAME|SMP [--numa N]` prints a machine's topology
 //! and domains in the kernel's format.
