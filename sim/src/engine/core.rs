@@ -135,6 +135,8 @@ pub struct CpuState {
     activity: Activity,
     /// Generation of the current step; a `StepEnd` of an older one is stale.
     step_gen: u64,
+    /// A step is queued and not ended or cut: no other work may start.
+    step_live: bool,
     timer_gen: u64,
     /// Counters.
     pub stats: CpuStats,
@@ -328,6 +330,7 @@ impl<K: Kernel> Engine<K> {
             deferred_resched: false,
             activity: Activity::Idle,
             step_gen: 0,
+            step_live: false,
             timer_gen: 0,
             stats: CpuStats::default(),
         };
@@ -483,9 +486,16 @@ impl<K: Kernel> Engine<K> {
         match ev {
             Event::Boot { cpu } => {
                 self.core.log_line(t, cpu, format_args!("boot"));
-                self.schedule(cpu, None);
+                // An interrupt at time 0 may have entered the scheduler first:
+                // then the CPU is no longer idle and has nothing to boot.
+                if self.core.cpus[cpu].activity == Activity::Idle {
+                    self.schedule(cpu, None);
+                }
             }
-            Event::StepEnd { cpu, .. } => self.step_end(cpu),
+            Event::StepEnd { cpu, .. } => {
+                self.core.cpus[cpu].step_live = false;
+                self.step_end(cpu);
+            }
             Event::Timer { cpu, .. } => {
                 let c = &mut self.core.cpus[cpu];
                 c.timer_deadline_ns = None;
@@ -506,6 +516,8 @@ impl<K: Kernel> Engine<K> {
     fn kernel_step(&mut self, cpu: usize, ns: u64, then: Cont, irqs_after: bool) {
         let now = self.core.now_ns;
         let c = &mut self.core.cpus[cpu];
+        assert!(!c.step_live, "sim: CPU {cpu} started kernel work over a live step");
+        c.step_live = true;
         c.step_gen += 1;
         c.stats.kernel_ns += ns;
         c.irqs_enabled = false;
@@ -523,6 +535,8 @@ impl<K: Kernel> Engine<K> {
         self.core.tasks[t.0].burn_left_ns = ns;
         self.core.tasks[t.0].burn_started_ns = now;
         let c = &mut self.core.cpus[cpu];
+        assert!(!c.step_live, "sim: CPU {cpu} started a burn over a live step");
+        c.step_live = true;
         c.step_gen += 1;
         c.activity = Activity::Burn { task: t, end_ns: now + ns };
         let gen = c.step_gen;
@@ -593,6 +607,7 @@ impl<K: Kernel> Engine<K> {
             Activity::Idle => None,
             Activity::Running(task) => Some(task),
             Activity::Burn { task, end_ns } => {
+                self.core.cpus[cpu].step_live = false;
                 let tk = &mut self.core.tasks[task.0];
                 tk.burn_left_ns = end_ns - now;
                 self.core.cpus[cpu].stats.burn_ns += now - tk.burn_started_ns;
