@@ -314,6 +314,10 @@ fn ping_pong_round_trip(cross: bool) -> (u64, u64) {
     let m = marks.clone();
     let (a, b) = (TaskId(0), TaskId(1));
     e.spawn("a", 0, move |ctx| {
+        // Let b reach its first block: a wakeup that finds the other task
+        // still running is kept as a token, and if both start that way
+        // neither ever sleeps (the tie order at time 0 would decide).
+        ctx.burn(10_000);
         for i in 0..ROUNDS + 10 {
             if i == 10 || i == ROUNDS + 10 - 1 {
                 m.borrow_mut().push((ctx.now_ns(), 0));
