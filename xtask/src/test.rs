@@ -146,12 +146,37 @@ pub fn judge(
     }
 }
 
+/// vCPUs that one `-icount` boot's `timeout_s` covers; beyond them the limit grows with the count.
+pub const ICOUNT_TIMEOUT_CPUS: u32 = 8;
+
+/// The wall-clock limit of one boot of `s`, in seconds, and how it was reached. Under `-icount`
+/// QEMU runs the vCPUs one at a time in one host thread, so every guest nanosecond of every vCPU
+/// costs host time and a boot's wall time grows with the vCPU count, CPU bring-up included (64
+/// vCPUs: `balance-spread-smp64-nohz` took 609 s of a loaded 2-core host): past
+/// [`ICOUNT_TIMEOUT_CPUS`] vCPUs the scenario's `timeout_s` counts per that many vCPUs.
+pub fn boot_timeout(s: &Scenario) -> (u64, String) {
+    let cpus = fairway_scenarios::Topology::from_smp(s.smp, s.numa_nodes).map_or(1, |t| t.cpus());
+    if s.icount && cpus > ICOUNT_TIMEOUT_CPUS {
+        let t = s.timeout_s * u64::from(cpus.div_ceil(ICOUNT_TIMEOUT_CPUS));
+        let why = format!(
+            "{} s per {ICOUNT_TIMEOUT_CPUS} vCPUs for {cpus} vCPUs under -icount, which runs them one at a time",
+            s.timeout_s
+        );
+        (t, why)
+    } else {
+        (s.timeout_s, String::new())
+    }
+}
+
 /// How a failed run ended, in a few words.
 fn short_reason(s: &Scenario, exit: &QemuExit) -> String {
     match exit {
         QemuExit::Kernel(o) if *o == s.expect => "check failed".to_string(),
         QemuExit::Kernel(o) => format!("kernel exit {o}, expected {}", s.expect),
-        QemuExit::Timeout => format!("timeout after {} s", s.timeout_s),
+        QemuExit::Timeout => match boot_timeout(s) {
+            (t, why) if why.is_empty() => format!("timeout after {t} s"),
+            (t, why) => format!("timeout after {t} s: {why}"),
+        },
         QemuExit::GuestReset => "guest reset (triple fault?)".into(),
         QemuExit::QemuError => "QEMU failed".into(),
         other => other.to_string(),
@@ -185,7 +210,7 @@ fn boot_details(
 fn boot(s: &Scenario, qemu: &Path, elf: &Path) -> Result<(String, runner::RunResult), String> {
     let cfg = config(s, qemu, elf)?;
     let cmd = cfg.command()?;
-    let r = runner::run(cmd, Duration::from_secs(s.timeout_s), &mut |_| {}, None);
+    let r = runner::run(cmd, Duration::from_secs(boot_timeout(s).0), &mut |_| {}, None);
     Ok((cfg.display(), r))
 }
 
@@ -681,6 +706,24 @@ case "$A" in panic) exit 37;; *) exit 33;; esac"#,
              slowest 2 of 3 QEMU jobs (43.5 s of wall time in all): slow 30.0 s; middle 12.5 s\n"
         );
         assert_eq!(time_summary(&[("kernel build", 1.0)], &[], 10), "time: kernel build 1.0 s\n");
+    }
+
+    /// Under -icount the limit grows with the vCPUs past 8, and the timeout says why; elsewhere
+    /// it is the scenario's own.
+    #[test]
+    fn icount_timeout_scales_with_the_vcpus_and_says_so() {
+        let big = Scenario { name: "big", smp: "64", icount: true, timeout_s: 150, ..BASE };
+        assert_eq!(boot_timeout(&big).0, 1200);
+        assert_eq!(
+            short_reason(&big, &QemuExit::Timeout),
+            "timeout after 1200 s: 150 s per 8 vCPUs for 64 vCPUs under -icount, which runs them one at a time"
+        );
+        assert_eq!(boot_timeout(&Scenario { smp: "12", ..big.clone() }).0, 300);
+        let eight = Scenario { smp: "8,sockets=2,cores=2,threads=2", ..big.clone() };
+        assert_eq!(boot_timeout(&eight), (150, String::new()));
+        assert_eq!(short_reason(&eight, &QemuExit::Timeout), "timeout after 150 s");
+        let wall = Scenario { icount: false, ..big };
+        assert_eq!(boot_timeout(&wall).0, 150);
     }
 
     #[test]
