@@ -599,26 +599,22 @@ pub fn markdown(spec: &Spec, form: &Form, m: &Matrix, r: &Reading, command: &str
 
 /// The test suite's hook: the quick form of every experiment whose `experiment-NAME-quick`
 /// contains `filter`, booted end to end; passes when every direction check holds.
-pub fn quick_verdicts(filter: &str, qemu: &std::path::Path, elf: &std::path::Path) -> Vec<crate::test::Verdict> {
-    let specs: Vec<Spec> = all().into_iter().filter(|s| format!("experiment-{}-quick", s.name).contains(filter)).collect();
-    // Two at a time, like the scenarios' two slots: every boot is under -icount, so running
-    // beside another changes no figure, only the wall time.
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    let done: std::sync::Mutex<Vec<(usize, crate::test::Verdict)>> = std::sync::Mutex::new(Vec::new());
-    std::thread::scope(|s| {
-        for _ in 0..2 {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(spec) = specs.get(i) else { break };
-                let v = quick_verdict(spec, qemu, elf);
-                print!("{}", v.report);
-                done.lock().unwrap().push((i, v));
-            });
-        }
-    });
-    let mut out = done.into_inner().unwrap();
-    out.sort_by_key(|(i, _)| *i);
-    out.into_iter().map(|(_, v)| v).collect()
+pub fn quick_jobs(filter: &str, qemu: &std::path::Path, elf: &std::path::Path) -> Vec<crate::test::Job> {
+    // One slot each, beside the scenarios: every boot is under -icount, so running beside another
+    // changes no figure, only the wall time.
+    all()
+        .into_iter()
+        .filter(|s| format!("experiment-{}-quick", s.name).contains(filter))
+        .map(|spec| {
+            let (qemu, elf) = (qemu.to_path_buf(), elf.to_path_buf());
+            let boots = (spec.quick.points.len() * spec.variants.len()) as u32;
+            crate::test::Job {
+                slots: 1,
+                boots,
+                run: Box::new(move || quick_verdict(&spec, &qemu, &elf)),
+            }
+        })
+        .collect()
 }
 
 /// One experiment's quick form, booted and read.
@@ -626,7 +622,7 @@ fn quick_verdict(spec: &Spec, qemu: &std::path::Path, elf: &std::path::Path) -> 
     let name: &'static str = Box::leak(format!("experiment-{}-quick", spec.name).into_boxed_str());
     let t = std::time::Instant::now();
     match run_matrix(spec, &spec.quick, qemu, elf, Mode::Icount) {
-        Err(e) => crate::test::Verdict { name, passed: false, report: format!("FAIL {name}: {e}\n") },
+        Err(e) => crate::test::Verdict { name, passed: false, report: format!("FAIL {name}: {e}\n"), secs: t.elapsed().as_secs_f64() },
         Ok(m) => {
             let r = (spec.read)(&m);
             let failed: Vec<&str> = r.checks.iter().filter(|c| !c.1).map(|c| c.0.as_str()).collect();
@@ -637,9 +633,10 @@ fn quick_verdict(spec: &Spec, qemu: &std::path::Path, elf: &std::path::Path) -> 
                     name,
                     passed: true,
                     report: format!("ok   {name} ({:.1} s): {}\n", t.elapsed().as_secs_f64(), r.outcome.text()),
+                    secs: t.elapsed().as_secs_f64(),
                 }
             } else {
-                crate::test::Verdict { name, passed: false, report: format!("FAIL {name}: {}\n{}", failed.join("; "), text_view(spec, &m, &r)) }
+                crate::test::Verdict { name, passed: false, report: format!("FAIL {name}: {}\n{}", failed.join("; "), text_view(spec, &m, &r)), secs: t.elapsed().as_secs_f64() }
             }
         }
     }

@@ -21,6 +21,20 @@ pub struct Verdict {
     pub passed: bool,
     /// The report printed for it (one line for a pass).
     pub report: String,
+    /// Its wall time in seconds (both boots of a `versus` scenario, every boot of an experiment).
+    pub secs: f64,
+}
+
+/// One unit of work of the QEMU phase: a scenario (one or two boots) or an experiment's quick
+/// form (its whole matrix, boot after boot). Both kinds share one pool of slots, so that neither
+/// waits for the other's last job.
+pub struct Job {
+    /// Slots it holds while it runs (clamped to the pool's).
+    pub slots: u32,
+    /// How many QEMU boots it makes, one after the other: the pool starts the jobs with the most
+    /// first (after the ones that take every slot), so that a long one does not end the run alone.
+    pub boots: u32,
+    pub run: Box<dyn FnOnce() -> Verdict + Send>,
 }
 
 /// A counting semaphore over the machine's slots.
@@ -112,6 +126,7 @@ pub fn judge(
                 name: s.name,
                 passed: true,
                 report,
+                secs,
             }
         }
         Err(reason) => {
@@ -125,8 +140,31 @@ pub fn judge(
                 name: s.name,
                 passed: false,
                 report: r,
+                secs,
             }
         }
+    }
+}
+
+/// vCPUs that one `-icount` boot's `timeout_s` covers; beyond them the limit grows with the count.
+pub const ICOUNT_TIMEOUT_CPUS: u32 = 8;
+
+/// The wall-clock limit of one boot of `s`, in seconds, and how it was reached. Under `-icount`
+/// QEMU runs the vCPUs one at a time in one host thread, so every guest nanosecond of every vCPU
+/// costs host time and a boot's wall time grows with the vCPU count, CPU bring-up included (64
+/// vCPUs: `balance-spread-smp64-nohz` took 609 s of a loaded 2-core host): past
+/// [`ICOUNT_TIMEOUT_CPUS`] vCPUs the scenario's `timeout_s` counts per that many vCPUs.
+pub fn boot_timeout(s: &Scenario) -> (u64, String) {
+    let cpus = fairway_scenarios::Topology::from_smp(s.smp, s.numa_nodes).map_or(1, |t| t.cpus());
+    if s.icount && cpus > ICOUNT_TIMEOUT_CPUS {
+        let t = s.timeout_s * u64::from(cpus.div_ceil(ICOUNT_TIMEOUT_CPUS));
+        let why = format!(
+            "{} s per {ICOUNT_TIMEOUT_CPUS} vCPUs for {cpus} vCPUs under -icount, which runs them one at a time",
+            s.timeout_s
+        );
+        (t, why)
+    } else {
+        (s.timeout_s, String::new())
     }
 }
 
@@ -135,7 +173,10 @@ fn short_reason(s: &Scenario, exit: &QemuExit) -> String {
     match exit {
         QemuExit::Kernel(o) if *o == s.expect => "check failed".to_string(),
         QemuExit::Kernel(o) => format!("kernel exit {o}, expected {}", s.expect),
-        QemuExit::Timeout => format!("timeout after {} s", s.timeout_s),
+        QemuExit::Timeout => match boot_timeout(s) {
+            (t, why) if why.is_empty() => format!("timeout after {t} s"),
+            (t, why) => format!("timeout after {t} s: {why}"),
+        },
         QemuExit::GuestReset => "guest reset (triple fault?)".into(),
         QemuExit::QemuError => "QEMU failed".into(),
         other => other.to_string(),
@@ -169,7 +210,7 @@ fn boot_details(
 fn boot(s: &Scenario, qemu: &Path, elf: &Path) -> Result<(String, runner::RunResult), String> {
     let cfg = config(s, qemu, elf)?;
     let cmd = cfg.command()?;
-    let r = runner::run(cmd, Duration::from_secs(s.timeout_s), &mut |_| {}, None);
+    let r = runner::run(cmd, Duration::from_secs(boot_timeout(s).0), &mut |_| {}, None);
     Ok((cfg.display(), r))
 }
 
@@ -225,6 +266,7 @@ pub fn judge_versus(
         name: s.name,
         passed,
         report,
+        secs,
     }
 }
 
@@ -247,10 +289,32 @@ fn not_run(s: &Scenario, why: &str) -> Verdict {
         name: s.name,
         passed: false,
         report: format!("FAIL {} (not run: {why})\n", s.name),
+        secs: 0.0,
     }
 }
 
-/// Runs the scenarios, at most `slots` slots at a time, printing each verdict as it comes.
+/// A scenario as a job of the pool: its boot (or two) and the verdict on it.
+pub fn scenario_job(s: Scenario, qemu: PathBuf, elf: PathBuf, syms: Arc<Symbols>, show_logs: bool) -> Job {
+    Job {
+        slots: s.slots,
+        boots: if s.versus.is_some() { 2 } else { 1 },
+        run: Box::new(move || match s.second_boot() {
+            None => boot(&s, &qemu, &elf).map_or_else(
+                |e| not_run(&s, &e),
+                |(cmdline, r)| {
+                    let secs = r.elapsed.as_secs_f64();
+                    judge(&s, &cmdline, &r.exit, &r.log, &r.stderr, secs, &syms, show_logs)
+                },
+            ),
+            Some(second) => boot(&s, &qemu, &elf)
+                .and_then(|a| Ok((a, boot(&second, &qemu, &elf)?)))
+                .map_or_else(|e| not_run(&s, &e), |(a, b)| judge_versus(&s, [a, b], &syms, show_logs)),
+        }),
+    }
+}
+
+/// Runs the scenarios alone, at most `slots` slots at a time, printing each verdict as it comes.
+#[cfg(test)]
 pub fn run_scenarios(
     scenarios: Vec<Scenario>,
     qemu: PathBuf,
@@ -259,11 +323,21 @@ pub fn run_scenarios(
     slots: u32,
     show_logs: bool,
 ) -> Vec<Verdict> {
+    let jobs = scenarios
+        .into_iter()
+        .map(|s| scenario_job(s, qemu.clone(), elf.clone(), syms.clone(), show_logs))
+        .collect();
+    run_jobs(jobs, slots)
+}
+
+/// Runs the jobs, at most `slots` slots at a time, printing each verdict as it comes: first the
+/// ones that take every slot, then the others by their number of boots, most first (a stable
+/// sort: otherwise in the order given).
+pub fn run_jobs(jobs: Vec<Job>, slots: u32) -> Vec<Verdict> {
     let slots = slots.max(1);
-    // The big ones first, so they do not end up alone at the end.
-    let mut scenarios = scenarios;
-    scenarios.sort_by_key(|s| std::cmp::Reverse(s.slots.min(slots)));
-    let queue = Arc::new(Mutex::new(scenarios.into_iter().collect::<VecDeque<_>>()));
+    let mut jobs = jobs;
+    start_order(&mut jobs, slots);
+    let queue = Arc::new(Mutex::new(jobs.into_iter().collect::<VecDeque<_>>()));
     let sem = Arc::new(Slots {
         free: Mutex::new(slots),
         cv: Condvar::new(),
@@ -271,37 +345,14 @@ pub fn run_scenarios(
     let verdicts = Arc::new(Mutex::new(Vec::new()));
     let workers: Vec<_> = (0..slots)
         .map(|_| {
-            let (queue, sem, verdicts, qemu, elf, syms) = (
-                queue.clone(),
-                sem.clone(),
-                verdicts.clone(),
-                qemu.clone(),
-                elf.clone(),
-                syms.clone(),
-            );
+            let (queue, sem, verdicts) = (queue.clone(), sem.clone(), verdicts.clone());
             thread::spawn(move || loop {
-                let Some(s) = queue.lock().unwrap().pop_front() else {
+                let Some(j) = queue.lock().unwrap().pop_front() else {
                     return;
                 };
-                let need = s.slots.clamp(1, slots);
+                let need = j.slots.clamp(1, slots);
                 sem.acquire(need);
-                let v = match s.second_boot() {
-                    None => boot(&s, &qemu, &elf).map_or_else(
-                        |e| not_run(&s, &e),
-                        |(cmdline, r)| {
-                            let secs = r.elapsed.as_secs_f64();
-                            judge(
-                                &s, &cmdline, &r.exit, &r.log, &r.stderr, secs, &syms, show_logs,
-                            )
-                        },
-                    ),
-                    Some(second) => boot(&s, &qemu, &elf)
-                        .and_then(|a| Ok((a, boot(&second, &qemu, &elf)?)))
-                        .map_or_else(
-                            |e| not_run(&s, &e),
-                            |(a, b)| judge_versus(&s, [a, b], &syms, show_logs),
-                        ),
-                };
+                let v = (j.run)();
                 sem.release(need);
                 let mut all = verdicts.lock().unwrap();
                 print!("{}", v.report);
@@ -315,6 +366,37 @@ pub fn run_scenarios(
     Arc::try_unwrap(verdicts)
         .map(|m| m.into_inner().unwrap())
         .unwrap_or_default()
+}
+
+/// The order in which a pool of `slots` starts `jobs` (see [`run_jobs`]).
+fn start_order(jobs: &mut [Job], slots: u32) {
+    jobs.sort_by_key(|j| std::cmp::Reverse((j.slots.clamp(1, slots), j.boots)));
+}
+
+/// The closing time summary: where the run's wall time went, phase by phase, and the slowest
+/// `n` jobs (their own wall time; two run at once, so they add up to about twice the phase).
+pub fn time_summary(phases: &[(&str, f64)], verdicts: &[Verdict], n: usize) -> String {
+    let mut r = String::from("time:");
+    for (i, (what, secs)) in phases.iter().enumerate() {
+        r.push_str(&format!("{} {what} {secs:.1} s", if i == 0 { "" } else { "," }));
+    }
+    r.push('\n');
+    let mut by_time: Vec<&Verdict> = verdicts.iter().filter(|v| v.secs > 0.0).collect();
+    by_time.sort_by(|a, b| b.secs.total_cmp(&a.secs));
+    if !by_time.is_empty() {
+        let total: f64 = by_time.iter().map(|v| v.secs).sum();
+        r.push_str(&format!(
+            "slowest {} of {} QEMU jobs ({total:.1} s of wall time in all):",
+            n.min(by_time.len()),
+            by_time.len()
+        ));
+        for v in by_time.iter().take(n) {
+            r.push_str(&format!(" {} {:.1} s;", v.name, v.secs));
+        }
+        r.pop();
+        r.push('\n');
+    }
+    r
 }
 
 pub fn test(
@@ -341,6 +423,7 @@ pub fn test(
         cargo::HostTests::default()
     };
     let host_failed = host_t.failed + u32::from(host_t.cargo_failed);
+    let mut phases = vec![("host tests (build and run)", start.elapsed().as_secs_f64())];
 
     // (2)-(3) One kernel build, then the scenarios.
     let selected: Vec<Scenario> = if qemu_scenarios {
@@ -366,7 +449,9 @@ pub fn test(
     } else {
         // With the lock-order checker compiled in: the scenarios with `sched_debug=1` run it.
         println!("==> building the kernel (with the lock-order checker, feature `lockdep`)");
+        let t = Instant::now();
         let prepared = cargo::build_kernel_features(&["lockdep"]).and_then(|elf| Ok((elf, install::ensure(true)?)));
+        phases.push(("kernel build", t.elapsed().as_secs_f64()));
         match prepared {
             Err(e) => {
                 println!("{e}");
@@ -400,17 +485,19 @@ pub fn test(
                         }
                     }
                 }
-                let n = selected.len();
+                // The experiments' quick forms (experiment-NAME-quick) share the scenarios' slots.
+                let quick = if experiments { crate::experiment::quick_jobs(filter, &qemu, &elf) } else { Vec::new() };
                 println!(
-                    "==> {n} QEMU scenario(s), {jobs} slot(s) in parallel: {}",
+                    "==> {} QEMU scenario(s) and {} experiment quick form(s) (cargo xtask experiment NAME --quick), {jobs} slot(s) in parallel: {}",
+                    selected.len(),
+                    quick.len(),
                     elf.display()
                 );
-                vs.extend(run_scenarios(selected, qemu.clone(), elf.clone(), syms, jobs, show_logs));
-                // The experiments' quick forms (experiment-NAME-quick), after the scenarios, two at a time.
-                if experiments {
-                    println!("==> the experiments' quick forms (cargo xtask experiment NAME --quick)");
-                    vs.extend(crate::experiment::quick_verdicts(filter, &qemu, &elf));
-                }
+                let t = Instant::now();
+                let mut all: Vec<Job> = quick;
+                all.extend(selected.into_iter().map(|s| scenario_job(s, qemu.clone(), elf.clone(), syms.clone(), show_logs)));
+                vs.extend(run_jobs(all, jobs));
+                phases.push(("QEMU scenarios and experiments", t.elapsed().as_secs_f64()));
                 vs
             }
         }
@@ -425,6 +512,7 @@ pub fn test(
     if !failed_names.is_empty() {
         println!("failed scenarios: {}", failed_names.join(" "));
     }
+    print!("{}", time_summary(&phases, &verdicts, 10));
     let (passed, failed) = (host_t.passed + sc_passed, host_failed + sc_failed);
     println!(
         "host tests: {} passed, {} failed; QEMU scenarios: {sc_passed} passed, {sc_failed} failed; total time {:.1} s",
@@ -582,6 +670,60 @@ case "$A" in panic) exit 37;; *) exit 33;; esac"#,
             "{p}"
         );
         let _ = std::fs::remove_dir_all(d);
+    }
+
+    /// The pool starts the jobs that take every slot first, then the others by their boots,
+    /// most first, otherwise in the order given; every job's verdict comes back.
+    #[test]
+    fn jobs_start_big_and_long_first() {
+        let job = |name: &'static str, slots, boots| Job {
+            slots,
+            boots,
+            run: Box::new(move || Verdict { name, passed: true, report: String::new(), secs: 1.0 }),
+        };
+        let jobs = || vec![job("a", 1, 1), job("versus", 1, 2), job("b", 1, 1), job("alone", 2, 1), job("experiment", 1, 12)];
+        let names = |js: Vec<Job>| js.into_iter().map(|j| (j.run)().name).collect::<Vec<_>>();
+        let mut js = jobs();
+        start_order(&mut js, 2);
+        assert_eq!(names(js), ["alone", "experiment", "versus", "a", "b"]);
+        // With one slot, "taking every slot" means one: only the boots count.
+        let mut js = jobs();
+        start_order(&mut js, 1);
+        assert_eq!(names(js), ["experiment", "versus", "a", "b", "alone"]);
+        let mut v: Vec<_> = run_jobs(jobs(), 2).into_iter().map(|v| v.name).collect();
+        v.sort();
+        assert_eq!(v, ["a", "alone", "b", "experiment", "versus"]);
+    }
+
+    #[test]
+    fn time_summary_names_the_phases_and_the_slowest() {
+        let v = |name, secs| Verdict { name, passed: true, report: String::new(), secs };
+        let vs = [v("quick", 1.0), v("slow", 30.0), v("not-run", 0.0), v("middle", 12.5)];
+        let s = time_summary(&[("host tests (build and run)", 100.0), ("kernel build", 24.31)], &vs, 2);
+        assert_eq!(
+            s,
+            "time: host tests (build and run) 100.0 s, kernel build 24.3 s\n\
+             slowest 2 of 3 QEMU jobs (43.5 s of wall time in all): slow 30.0 s; middle 12.5 s\n"
+        );
+        assert_eq!(time_summary(&[("kernel build", 1.0)], &[], 10), "time: kernel build 1.0 s\n");
+    }
+
+    /// Under -icount the limit grows with the vCPUs past 8, and the timeout says why; elsewhere
+    /// it is the scenario's own.
+    #[test]
+    fn icount_timeout_scales_with_the_vcpus_and_says_so() {
+        let big = Scenario { name: "big", smp: "64", icount: true, timeout_s: 150, ..BASE };
+        assert_eq!(boot_timeout(&big).0, 1200);
+        assert_eq!(
+            short_reason(&big, &QemuExit::Timeout),
+            "timeout after 1200 s: 150 s per 8 vCPUs for 64 vCPUs under -icount, which runs them one at a time"
+        );
+        assert_eq!(boot_timeout(&Scenario { smp: "12", ..big.clone() }).0, 300);
+        let eight = Scenario { smp: "8,sockets=2,cores=2,threads=2", ..big.clone() };
+        assert_eq!(boot_timeout(&eight), (150, String::new()));
+        assert_eq!(short_reason(&eight, &QemuExit::Timeout), "timeout after 150 s");
+        let wall = Scenario { icount: false, ..big };
+        assert_eq!(boot_timeout(&wall).0, 150);
     }
 
     #[test]
