@@ -312,6 +312,7 @@ pub fn now_ns() -> u64 {
 /// Asks `cpu` to reschedule (core.c: `resched_curr()`): locally through the
 /// flag the interrupt exit checks, remotely with the reschedule IPI (unless
 /// it polls in idle and will see the flag by itself: `set_nr_if_polling()`).
+#[inline]
 pub fn resched_cpu(cpu: usize) {
     set_need_resched(cpu);
     if cpu != crate::platform::cpu_id() && !crate::idle::notices_without_ipi(cpu) {

@@ -50,8 +50,8 @@ impl Platform for KernelPlatform {
         percpu::current()
     }
     #[inline(always)]
-    fn with_current(f: &mut dyn FnMut(&Arc<Task>)) -> bool {
-        percpu::with_current(|t| f(t)).is_some()
+    fn current_ptr() -> *const Task {
+        percpu::current_ptr()
     }
     #[inline(always)]
     fn set_current(task: Arc<Task>) {

@@ -74,14 +74,9 @@ impl Platform for TestPlatform {
     fn current() -> Option<Arc<Task>> {
         current_on(Self::cpu_id())
     }
-    fn with_current(f: &mut dyn FnMut(&Arc<Task>)) -> bool {
-        match Self::current() {
-            Some(t) => {
-                f(&t);
-                true
-            }
-            None => false,
-        }
+    fn current_ptr() -> *const Task {
+        // The slot keeps its count while the test runs on this CPU.
+        Self::current().map_or(core::ptr::null(), |t| Arc::as_ptr(&t))
     }
     fn set_current(task: Arc<Task>) {
         let old = CURRENT.lock().unwrap()[Self::cpu_id()].replace(task);
