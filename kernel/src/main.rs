@@ -18,29 +18,28 @@ extern crate alloc;
 
 #[allow(unsafe_code)]
 mod arch;
-mod balance;
+use mech::balance;
 mod cmdline;
 mod console;
 #[allow(unsafe_code)]
 mod mem;
 mod panic;
-mod debug;
-mod fault;
-mod idle;
-mod lockdep_provoke;
-mod rq;
-mod schedstat;
-mod sched_cpu;
-mod schedule;
+use mech::debug;
+use mech::fault;
+use mech::idle;
+use mech::lockdep_provoke;
+use mech::rq;
+use mech::schedstat;
+use mech::schedule;
 mod selfcheck;
-mod setattr;
-mod sync;
-mod task;
-mod timer;
+use mech::setattr;
+use mech::sync;
+use mech::task;
+use mech::timer;
 mod topology;
-mod trace;
-mod wakeup;
-mod watchdog;
+use mech::trace;
+use mech::wakeup;
+use mech::watchdog;
 mod workloads;
 
 use alloc::vec::Vec;
@@ -292,9 +291,9 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
     idle::set_poll(options.idle_poll);
     init_stacks(online);
     arch::trap::install_hooks(arch::trap::Hooks {
-        timer: timer::on_timer,
+        timer: on_timer,
         resched_ipi: on_resched_ipi,
-        schedule: schedule::schedule_voluntary,
+        schedule: on_schedule,
         explain_page_fault,
     });
     start_this_cpu(0);
@@ -408,6 +407,7 @@ fn run_init(
 
 fn on_resched_ipi(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFrame {
     arch::apic::eoi();
+    let frame = (frame as *mut arch::trap::TrapFrame).cast::<mech::platform::Frame>();
     let cpu = percpu::cpu_id();
     idle::count_resched_ipi(cpu);
     // A wakee that should run now: its runqueue stays locked for the switch.
@@ -421,10 +421,20 @@ fn on_resched_ipi(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFra
         if fault::on() {
             fault::note_preemption();
         }
-        schedule::preempt_irq_locked(frame, held)
+        schedule::preempt_irq_locked(frame, held).cast()
     } else {
-        frame
+        frame.cast()
     }
+}
+
+/// The timer interrupt, into the mechanism (its frame opaque there).
+fn on_timer(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFrame {
+    timer::on_timer((frame as *mut arch::trap::TrapFrame).cast()).cast()
+}
+
+/// A task gives up its CPU (`arch::context::give_up_cpu`), into the mechanism.
+fn on_schedule(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFrame {
+    schedule::schedule_voluntary((frame as *mut arch::trap::TrapFrame).cast()).cast()
 }
 
 /// Names the thread whose stack guard page a page fault hit.

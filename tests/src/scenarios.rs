@@ -642,7 +642,7 @@ pub fn all() -> Vec<Scenario> {
             check: check_storm::<8, 64>,
             ..BASE
         },
-        // Fault injection (kernel/src/fault.rs): the torture must balance its books under each
+        // Fault injection (kernel/mech/src/fault.rs): the torture must balance its books under each
         // mode, and each mode must show it was injected and did what it is for (ipi_delay's
         // effect is shown on the storm, whose rounds it slows). Under -icount,
         // so that each boot is one exact run of its seed.
@@ -884,7 +884,7 @@ pub fn all() -> Vec<Scenario> {
             complaints: true,
             ..BASE
         },
-        // Load balancing and wakeup placement (kernel/src/balance/). All in instruction time
+        // Load balancing and wakeup placement (kernel/mech/src/balance/). All in instruction time
         // (`icount`): placement follows the ticks, and a descheduled vCPU thread under a loaded
         // host would otherwise look like a CPU that did nothing for milliseconds. Under -icount
         // QEMU runs the vCPUs in turn and guest time advances with the instructions of all of

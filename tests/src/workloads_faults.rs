@@ -1,4 +1,4 @@
-//! Fault injection (`fault=MODE,...`, kernel/src/fault.rs): stress boots that must pass with
+//! Fault injection (`fault=MODE,...`, kernel/mech/src/fault.rs): stress boots that must pass with
 //! each mode on, and show that the faults were injected and did what they are for.
 
 use super::{ensure, num_is};

@@ -91,13 +91,6 @@ impl Context {
     pub fn on_cpu(&self) -> bool {
         self.on_cpu.load(Ordering::Acquire)
     }
-
-    /// Waits until no CPU runs this context (its frame is completely saved).
-    pub fn wait_off_cpu(&self) {
-        while self.on_cpu.load(Ordering::Acquire) {
-            core::hint::spin_loop();
-        }
-    }
 }
 
 /// Why a switch could not happen.

@@ -11,6 +11,7 @@ pub mod exit;
 pub mod libc;
 pub mod percpu;
 pub mod pit;
+pub mod platform;
 pub mod provoke;
 pub mod serial;
 pub mod smp;

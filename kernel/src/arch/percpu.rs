@@ -252,7 +252,7 @@ type Cur = <Current as CurrentKind>::Of;
 /// so a non-null result is the caller itself; it may be preempted and moved
 /// since, but wherever it runs, that CPU's slot owns a strong count of it.
 #[inline(always)]
-fn current_ptr() -> *const Cur {
+pub fn current_ptr() -> *const Cur {
     let p: *const Cur;
     // A pointer-sized load through `gs` is one instruction.
     // SAFETY: as in `cpu_id`; the offset is `current`'s in a live `PerCpu`.
@@ -276,23 +276,6 @@ pub fn current() -> Option<Arc<Cur>> {
         Arc::increment_strong_count(p);
         Some(Arc::from_raw(p))
     }
-}
-
-/// Runs `f` with what runs on this CPU borrowed from its slot, if its
-/// scheduler has started: `current` without the reference count, for a
-/// caller that holds it across a sleep (a blocking wait).
-#[inline]
-pub fn with_current<R>(f: impl FnOnce(&Arc<Cur>) -> R) -> Option<R> {
-    let p = current_ptr();
-    if p.is_null() {
-        return None;
-    }
-    // `p` is us (`current_ptr`), and whenever this code runs, the slot of
-    // the CPU running it owns a strong count of us.
-    // SAFETY: so `p` is alive while the borrow is used (only while this code
-    // runs); `ManuallyDrop` gives back no count, as none was taken.
-    let me = core::mem::ManuallyDrop::new(unsafe { Arc::from_raw(p) });
-    Some(f(&me))
 }
 
 /// Makes `cur` what runs on this CPU (dropping the previous one's count).

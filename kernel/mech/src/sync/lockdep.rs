@@ -27,7 +27,7 @@
 
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
 
-use crate::arch::percpu::{cpu_id, MAX_CPUS};
+use crate::{platform::cpu_id, MAX_CPUS};
 
 /// A lock class, its discriminant its level (0 outermost). docs/DESIGN.md's
 /// "Locks and their order" is this list.
@@ -173,7 +173,7 @@ pub fn release(class: LockClass, key: u8) {
 #[inline(never)]
 fn acquire_checked(class: LockClass, key: u8, trylock: bool) {
     let cpu = cpu_id();
-    if x86_64::instructions::interrupts::are_enabled() {
+    if crate::platform::irqs_enabled() {
         violation(cpu, class, key, None, "taken with interrupts on");
     }
     let h = &HELD[cpu];

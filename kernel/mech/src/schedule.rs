@@ -16,9 +16,8 @@ use core::sync::atomic::Ordering;
 
 use sched::{DequeueFlags, DequeueOutcome, EntityId};
 
-use crate::arch::context::{self, SwitchError};
-use crate::arch::percpu::cpu_id;
-use crate::arch::trap::TrapFrame;
+use crate::platform::{self as context, Frame, SwitchError};
+use crate::platform::cpu_id;
 use crate::rq;
 use crate::task::{self, PrevState, TaskState};
 
@@ -27,7 +26,7 @@ use crate::task::{self, PrevState, TaskState};
 pub fn schedule() {
     // A switch with an interrupt-off lock held would leave the lock and the
     // guard count behind on this CPU.
-    let held = crate::arch::percpu::irq_guards_held();
+    let held = crate::platform::irq_guards_held();
     if held != 0 {
         panic!("schedule() called on CPU {} holding {} interrupt-off lock(s)", cpu_id(), held);
     }
@@ -49,34 +48,34 @@ pub fn yield_now() {
 /// code that just woke someone).
 pub fn preempt_point() {
     // The flag first: it is usually clear, and reading RFLAGS costs more.
-    if rq::need_resched(cpu_id()) && x86_64::instructions::interrupts::are_enabled() {
+    if rq::need_resched(cpu_id()) && crate::platform::irqs_enabled() {
         schedule();
     }
 }
 
 /// `schedule()` (or the `SCHEDULE_VECTOR` interrupt): the running task gives
 /// up its CPU (and blocks if it set itself Sleeping or Dead).
-pub(crate) fn schedule_voluntary(frame: &mut TrapFrame) -> *mut TrapFrame {
+pub fn schedule_voluntary(frame: *mut Frame) -> *mut Frame {
     schedule_irq(frame, true, None)
 }
 
 /// A preemption (tick, reschedule IPI): the running task stays runnable even
 /// if it had set itself Sleeping, because it was interrupted before it could
 /// re-check its wait condition (Linux's preemption case in `__schedule`).
-pub(crate) fn preempt_irq(frame: &mut TrapFrame) -> *mut TrapFrame {
+pub fn preempt_irq(frame: *mut Frame) -> *mut Frame {
     schedule_irq(frame, false, None)
 }
 
 /// As `preempt_irq`, taking over this CPU's runqueue lock if the caller
 /// still holds it (the reschedule IPI, right after activating a wakee).
-pub(crate) fn preempt_irq_locked(frame: &mut TrapFrame, held: Option<rq::RqGuard<'static>>) -> *mut TrapFrame {
+pub fn preempt_irq_locked(frame: *mut Frame, held: Option<rq::RqGuard<'static>>) -> *mut Frame {
     schedule_irq(frame, false, held)
 }
 
 /// The core of the switch, called on the interrupt path with the interrupted
 /// frame (and this CPU's runqueue lock, if the caller holds it); returns the
 /// frame to resume.
-fn schedule_irq(frame: &mut TrapFrame, voluntary: bool, held: Option<rq::RqGuard<'static>>) -> *mut TrapFrame {
+fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'static>>) -> *mut Frame {
     let cpu = cpu_id();
     rq::clear_need_resched(cpu);
     let mut rq = match held {

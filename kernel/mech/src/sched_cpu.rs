@@ -12,17 +12,17 @@
 //! below `MAX_CPUS`, so no bounds check), and each CPU's structure starts on
 //! its own cache line, so CPUs no longer share lines of a packed array.
 
-use crate::arch::percpu::MAX_CPUS;
+use crate::MAX_CPUS;
 
 /// One CPU's scheduler state (see the module docs).
 #[repr(align(64))]
 pub struct SchedCpu {
-    pub(crate) rq: crate::rq::RqCpu,
-    pub(crate) wakeup: crate::wakeup::WakeupCpu,
-    pub(crate) idle: crate::idle::IdleCpu,
-    pub(crate) timer: crate::timer::TimerCpu,
-    pub(crate) trace: crate::trace::TraceCpu,
-    pub(crate) balance: crate::balance::BalanceCpu,
+    pub rq: crate::rq::RqCpu,
+    pub wakeup: crate::wakeup::WakeupCpu,
+    pub idle: crate::idle::IdleCpu,
+    pub timer: crate::timer::TimerCpu,
+    pub trace: crate::trace::TraceCpu,
+    pub balance: crate::balance::BalanceCpu,
 }
 
 impl SchedCpu {

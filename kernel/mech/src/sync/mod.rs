@@ -149,7 +149,7 @@ impl WaitQueue {
     /// Pops the first waiter and drops it without waking it: the lost
     /// wakeup `test_watchdog=lost_wakeup` creates (a waker that removed its
     /// waiter and never woke it). Returns whether there was one.
-    pub(crate) fn forget_first(&self) -> bool {
+    pub fn forget_first(&self) -> bool {
         self.pop().is_some()
     }
 

@@ -28,7 +28,7 @@
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
-use crate::arch::percpu::{cpu_id, MAX_CPUS};
+use crate::{platform::cpu_id, MAX_CPUS};
 use crate::sync::irq_mutex::IrqMutex;
 use crate::task::Task;
 
@@ -308,8 +308,8 @@ pub fn after_wait(me: &Task) {
 #[inline(never)]
 pub fn preempt_point() {
     if !has(PREEMPT_POINTS)
-        || !x86_64::instructions::interrupts::are_enabled()
-        || crate::arch::percpu::irq_guards_held() != 0
+        || !crate::platform::irqs_enabled()
+        || crate::platform::irq_guards_held() != 0
     {
         return;
     }

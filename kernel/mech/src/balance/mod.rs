@@ -73,13 +73,13 @@ pub struct CpuState {
 /// each submodule's per-CPU part.
 pub struct BalanceCpu {
     state: IrqMutex<Option<CpuState>>,
-    pub(crate) newidle: newidle::NewidleCpu,
-    pub(crate) idle_wait: idle_wait::IdleWaitCpu,
-    pub(crate) snapshot: snapshot::SnapshotCpu,
-    pub(crate) nohz: nohz::NohzCpu,
-    pub(crate) periodic: periodic::PeriodicCpu,
-    pub(crate) wake: wake::WakeCpu,
-    pub(crate) capacity: capacity::CapacityCpu,
+    pub newidle: newidle::NewidleCpu,
+    pub idle_wait: idle_wait::IdleWaitCpu,
+    pub snapshot: snapshot::SnapshotCpu,
+    pub nohz: nohz::NohzCpu,
+    pub periodic: periodic::PeriodicCpu,
+    pub wake: wake::WakeCpu,
+    pub capacity: capacity::CapacityCpu,
 }
 
 impl BalanceCpu {

@@ -47,7 +47,7 @@ use sched::{EnqueueFlags, EntityId, Policy, SchedEntity, WakeFlags};
 
 use sched::cpumask::CpuMask;
 
-use crate::arch::percpu::cpu_id;
+use crate::platform::cpu_id;
 use crate::balance::wake::WakeeLoad;
 use crate::rq::{self, Rq};
 use crate::rq::resched_cpu;
@@ -121,7 +121,7 @@ pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
 /// Wakes `p` if it sleeps, though nothing it waits for happened
 /// (`fault=spurious_wake`), marking it so that its wait can count whether it
 /// went back to sleep.
-pub(crate) fn wake_spurious(p: &Arc<Task>) -> bool {
+pub fn wake_spurious(p: &Arc<Task>) -> bool {
     wake::<true>(p, WakeFlags::NONE)
 }
 
@@ -394,8 +394,8 @@ fn push_remote_with(target: usize, push: impl FnOnce(&mut WakeList)) {
 /// Drains this CPU's wake list from the polling idle loop (`idle=poll`),
 /// where wakers sent no IPI. A wakee that should run leaves need-resched
 /// set, for the `schedule()` that follows.
-pub(crate) fn process_wake_list_polled() {
-    x86_64::instructions::interrupts::without_interrupts(|| {
+pub fn process_wake_list_polled() {
+    crate::platform::without_interrupts(|| {
         if let Some(mut rq) = process_wake_list() {
             // No switch takes the lock over right away: it reads the clock anew.
             rq.clock_skip = false;
@@ -419,7 +419,7 @@ fn push_remote_wake(target: usize, task: Arc<Task>, flags: WakeFlags) {
 /// IPI handler, its hot caller (a call costs the cross-CPU pipe about 20
 /// instructions per round trip).
 #[inline(always)]
-pub(crate) fn process_wake_list() -> Option<rq::RqGuard<'static>> {
+pub fn process_wake_list() -> Option<rq::RqGuard<'static>> {
     let cpu = cpu_id();
     if !pc(cpu).pending.load(Ordering::Acquire) {
         return None;
@@ -451,12 +451,12 @@ pub(crate) fn process_wake_list() -> Option<rq::RqGuard<'static>> {
 
 /// Sends a running task, taken off its old CPU by `schedule`, to `target`.
 /// `target` is never the calling CPU (the task may not run there any more).
-pub(crate) fn queue_migration(p: Arc<Task>, se: SchedEntity, target: usize) {
+pub fn queue_migration(p: Arc<Task>, se: SchedEntity, target: usize) {
     push_remote_move(target, Move { task: p, se, flags: WakeFlags::NONE });
 }
 
 /// Makes a new task runnable on its CPU (Linux's `wake_up_new_task`).
-pub(crate) fn wake_up_new_task(p: &Arc<Task>) {
+pub fn wake_up_new_task(p: &Arc<Task>) {
     let cpu = p.cpu.load(Ordering::Relaxed);
     let preempt = {
         let mut rq = rq::lock(cpu);
@@ -553,7 +553,7 @@ pub fn wake_list_pending(cpu: usize) -> bool {
 
 /// Whether `p` sits on some CPU's wake list, and if so whether it carries
 /// its entity with it (it changes CPU) — for the invariant checks.
-pub(crate) fn in_transit(p: &Arc<Task>) -> Option<bool> {
+pub fn in_transit(p: &Arc<Task>) -> Option<bool> {
     rq::online_mask()
         .iter()
         .find_map(|c| {

@@ -29,7 +29,7 @@ pub fn provoke(what: Provoke) {
     match what {
         Provoke::Inversion => {
             let me = crate::task::current();
-            let _rq = crate::rq::lock(crate::arch::percpu::cpu_id());
+            let _rq = crate::rq::lock(crate::platform::cpu_id());
             let _pi = me.pi_lock.lock();
         }
         Provoke::RqDescending => {
@@ -38,9 +38,9 @@ pub fn provoke(what: Provoke) {
         }
         Provoke::IrqsOn => {
             // What an IrqMutex would do if its guard came after the spin.
-            x86_64::instructions::interrupts::enable();
-            crate::sync::lockdep::acquire(crate::sync::lockdep::LockClass::Runqueue, crate::arch::percpu::cpu_id() as u8, false);
-            crate::sync::lockdep::release(crate::sync::lockdep::LockClass::Runqueue, crate::arch::percpu::cpu_id() as u8);
+            crate::platform::irq_enable();
+            crate::sync::lockdep::acquire(crate::sync::lockdep::LockClass::Runqueue, crate::platform::cpu_id() as u8, false);
+            crate::sync::lockdep::release(crate::sync::lockdep::LockClass::Runqueue, crate::platform::cpu_id() as u8);
         }
     }
 }

@@ -18,7 +18,7 @@ use sched::Feature;
 
 use super::snapshot::{cpu_snapshot, snapshots_into};
 use super::{cpu_state, Global};
-use crate::arch::percpu::MAX_CPUS;
+use crate::MAX_CPUS;
 
 /// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.periodic`).
 pub struct PeriodicCpu {

@@ -19,9 +19,8 @@ use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, 
 
 use sched::cpumask::CpuMask;
 
-use crate::arch::context::Context;
-use crate::arch::percpu::MAX_CPUS;
-use crate::mem::stack::{self, Stack};
+use crate::platform::{Context, Stack};
+use crate::MAX_CPUS;
 use crate::sync::irq_mutex::IrqMutex;
 use crate::sync::Completion;
 
@@ -61,7 +60,7 @@ impl AffinityMask {
         CpuMask::from_bits(core::array::from_fn(|i| self.words[i].load(Ordering::Acquire)))
     }
     /// Replaces the mask; the caller holds the task's `pi_lock`.
-    pub(crate) fn store(&self, mask: CpuMask) {
+    pub fn store(&self, mask: CpuMask) {
         for (word, bits) in self.words.iter().zip(mask.bits()) {
             word.store(bits, Ordering::Release);
         }
@@ -135,9 +134,9 @@ pub struct TaskStats {
     pub nr_wakeups_remote: AtomicU64,
     pub nr_wakeups_sync: AtomicU64,
     /// Clock (ns) when the task last became runnable and waited.
-    pub(crate) queued_at: crate::rq::UnderRqLock,
+    pub queued_at: crate::rq::UnderRqLock,
     /// Clock (ns) when the task last started running.
-    pub(crate) exec_start: crate::rq::UnderRqLock,
+    pub exec_start: crate::rq::UnderRqLock,
 }
 
 /// A kernel thread.
@@ -164,7 +163,7 @@ pub struct Task {
     pub is_idle: bool,
     stack: IrqMutex<Option<Stack>>,
     entry: IrqMutex<Option<Box<dyn FnOnce() + Send>>>,
-    pub(crate) exited: Completion,
+    pub exited: Completion,
     /// The CPU select_idle_sibling remembered for this task (Linux's
     /// `recent_used_cpu`; `usize::MAX`: none).
     pub recent_used_cpu: AtomicUsize,
@@ -172,9 +171,9 @@ pub struct Task {
     pub wakee: IrqMutex<sched::balance::WakeeState>,
     /// Where the task last blocked (file:line), for hang diagnostics
     /// (recorded with `sched_debug=1` only: it costs a lock per wait).
-    pub(crate) blocked_at: IrqMutex<Option<&'static core::panic::Location<'static>>>,
+    pub blocked_at: IrqMutex<Option<&'static core::panic::Location<'static>>>,
     /// In a `WaitQueue` (changed only under that queue's lock).
-    pub(crate) on_wait_queue: AtomicBool,
+    pub on_wait_queue: AtomicBool,
     /// Linux's `p->on_rq`, kept conservatively: false only while the task's
     /// entity is known to be off its runqueue. The switch clears it (under
     /// the runqueue lock, before the frame is released) when a blocking
@@ -182,23 +181,23 @@ pub struct Task {
     /// task again sets it (under `pi_lock`). A delayed entity that the
     /// policy dequeues later leaves it true, and its wakeup then looks under
     /// the runqueue lock as before (`wakeup.rs`).
-    pub(crate) on_rq: AtomicBool,
+    pub on_rq: AtomicBool,
     /// The entity's load when it left the queue (meaningful while `on_rq` is
     /// false; nothing changes a dequeued entity): placement reads it
     /// without the runqueue lock.
-    pub(crate) slept_load: [AtomicU64; 3],
+    pub slept_load: [AtomicU64; 3],
     /// The deadline (ns) of the `timer::sleep_ns` the task is in, 0 when
     /// not in one: the hung-task detector reports a sleep long past it.
-    pub(crate) sleep_deadline: AtomicU64,
+    pub sleep_deadline: AtomicU64,
     /// The hung-task detector's memory (`watchdog.rs`, only it writes
     /// them): when it first saw the task asleep with no wakeup coming
     /// (ns, 0: not seen so), and the task's `nr_wakeups` then.
-    pub(crate) hung_seen_at: AtomicU64,
-    pub(crate) hung_seen_wakeups: AtomicU64,
+    pub hung_seen_at: AtomicU64,
+    pub hung_seen_wakeups: AtomicU64,
     /// Woken by fault injection (`fault=spurious_wake`), not by what it
     /// waits for; set under `pi_lock` before the wakeup, taken by the wait
     /// (`fault::after_wait`).
-    pub(crate) fault_woken: AtomicBool,
+    pub fault_woken: AtomicBool,
 }
 
 impl Task {
@@ -210,7 +209,7 @@ impl Task {
         }
     }
 
-    pub(crate) fn set_state(&self, s: TaskState) {
+    pub fn set_state(&self, s: TaskState) {
         self.state.store(s as u8, Ordering::Release);
     }
     pub fn allowed(&self, cpu: usize) -> bool {
@@ -218,7 +217,7 @@ impl Task {
     }
 
     #[inline]
-    pub(crate) fn note_ran_on(&self, cpu: usize) {
+    pub fn note_ran_on(&self, cpu: usize) {
         let word = &self.ran_on[cpu / 64];
         // Usually known already: a load instead of a locked read-modify-write.
         if word.load(Ordering::Relaxed) & (1 << (cpu % 64)) == 0 {
@@ -272,12 +271,6 @@ impl Task {
     }
 }
 
-// The architecture's per-CPU `current` slot holds an `Arc<Task>`: this is
-// the one place that says so (the arch layer knows no tasks).
-impl crate::arch::percpu::CurrentKind for crate::arch::percpu::Current {
-    type Of = Task;
-}
-
 static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 static REGISTRY: IrqMutex<BTreeMap<TaskId, Arc<Task>>> =
     IrqMutex::with_class(BTreeMap::new(), crate::sync::lockdep::LockClass::Registry);
@@ -285,38 +278,38 @@ static REGISTRY: IrqMutex<BTreeMap<TaskId, Arc<Task>>> =
 /// The task running on this CPU.
 #[inline]
 pub fn current() -> Arc<Task> {
-    crate::arch::percpu::current().expect("scheduler started on this CPU")
+    crate::platform::current().expect("scheduler started on this CPU")
 }
 
 /// Runs `f` with the task running on this CPU borrowed: `current()` without
 /// taking a reference count.
 #[inline]
 pub fn with_current<R>(f: impl FnOnce(&Arc<Task>) -> R) -> R {
-    crate::arch::percpu::with_current(f).expect("scheduler started on this CPU")
+    crate::platform::with_current(f).expect("scheduler started on this CPU")
 }
 
 /// The task running on this CPU, or a stand-in idle task before its
 /// scheduler starts.
 pub fn current_or_idle() -> Arc<Task> {
-    match crate::arch::percpu::current() {
+    match crate::platform::current() {
         Some(t) => t,
-        None => new_idle(crate::arch::percpu::cpu_id()),
+        None => new_idle(crate::platform::cpu_id()),
     }
 }
 
 /// Records the task now running on this CPU (once per CPU, when its
 /// runqueue starts).
-pub(crate) fn set_current(task: Arc<Task>) {
-    crate::arch::percpu::set_current(task);
+pub fn set_current(task: Arc<Task>) {
+    crate::platform::set_current(task);
 }
 
 /// Records the task this CPU switches to (the switch, interrupts off).
-pub(crate) fn switch_current(task: Arc<Task>) {
-    crate::arch::percpu::set_current_irqs_off(task);
+pub fn switch_current(task: Arc<Task>) {
+    crate::platform::set_current_irqs_off(task);
 }
 
 /// The idle task of `cpu`: its boot flow, which is running now.
-pub(crate) fn new_idle(cpu: usize) -> Arc<Task> {
+pub fn new_idle(cpu: usize) -> Arc<Task> {
     let mut name = String::from("swapper/");
     push_num(&mut name, cpu);
     Arc::new(Task::new(0, name, Context::running_here(cpu), cpu, 0, CpuMask::single(cpu), true))
@@ -392,7 +385,7 @@ impl core::fmt::Display for SpawnError {
 pub fn spawn(opts: Spawn, f: impl FnOnce() + Send + 'static) -> Result<Arc<Task>, SpawnError> {
     let online = crate::rq::online_mask();
     let affinity = opts.affinity.map_or(online, |m| m.intersection(&online));
-    let here = crate::arch::percpu::cpu_id();
+    let here = crate::platform::cpu_id();
     let cpu = match opts.cpu {
         Some(c) if affinity.contains(c) => c,
         // Fork balancing: the idlest CPU the domains lead to.
@@ -402,8 +395,8 @@ pub fn spawn(opts: Spawn, f: impl FnOnce() + Send + 'static) -> Result<Arc<Task>
             None => affinity.first().ok_or(SpawnError::NoAllowedCpu)?,
         },
     };
-    let Some(stack) = stack::alloc() else {
-        let (in_use, total) = stack::usage();
+    let Some(stack) = crate::platform::stack_alloc() else {
+        let (in_use, total) = crate::platform::stack_usage();
         return Err(SpawnError::NoStack { in_use, total });
     };
     let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
@@ -453,7 +446,7 @@ pub fn join(task: &Arc<Task>) {
     // Its last switch may still be saving the frame on its CPU.
     task.ctx.wait_off_cpu();
     if let Some(s) = task.stack.lock().take() {
-        stack::free(s);
+        crate::platform::stack_free(s);
     }
     REGISTRY.lock().remove(&task.id);
 }
@@ -473,7 +466,7 @@ pub fn for_each(mut f: impl FnMut(&Arc<Task>)) {
 
 /// A sleeping thread, the `r % n`-th of the `n` that sleep now (for
 /// `fault=spurious_wake`; it may be awake again by the time it is woken).
-pub(crate) fn pick_sleeping(r: u64) -> Option<Arc<Task>> {
+pub fn pick_sleeping(r: u64) -> Option<Arc<Task>> {
     let reg = REGISTRY.lock();
     let sleeping = || reg.values().filter(|t| !t.is_idle && t.state() == TaskState::Sleeping);
     let n = sleeping().count() as u64;

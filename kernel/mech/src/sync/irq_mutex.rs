@@ -19,7 +19,7 @@ use core::ops::{Deref, DerefMut};
 use spin::{Mutex, MutexGuard};
 
 use super::lockdep::{self, LockClass};
-use crate::arch::percpu::{irq_guard_enter as irq_off_enter, irq_guard_exit as irq_off_exit};
+use crate::platform::{irq_guard_enter as irq_off_enter, irq_guard_exit as irq_off_exit};
 
 /// A spin lock taken with interrupts disabled on the local CPU.
 pub struct IrqMutex<T> {

@@ -35,7 +35,7 @@ use alloc::sync::Arc;
 use core::fmt;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
-use crate::arch::percpu::MAX_CPUS;
+use crate::MAX_CPUS;
 use crate::rq::{self, Rq};
 use crate::task::{self, Task, TaskState};
 
@@ -179,7 +179,7 @@ fn check_hard_lockup(cpu: usize, now: u64, limit: u64) {
     }
     report_header(format_args!(
         "kind=hard_lockup cpu={} at={} stuck_ms={} timer_irqs={} runnable={} seen_from={} msg=CPU {} took no timer interrupt for {} ms while it had {} runnable task(s)",
-        cpu, now, quiet / 1_000_000, irqs, runnable, crate::arch::percpu::cpu_id(), cpu, quiet / 1_000_000, runnable
+        cpu, now, quiet / 1_000_000, irqs, runnable, crate::platform::cpu_id(), cpu, quiet / 1_000_000, runnable
     ));
     match rq::try_lock(cpu) {
         Some(rq) => report_rq(&rq),
@@ -321,7 +321,7 @@ fn report_events(cpu: usize) {
 }
 
 fn finish() -> ! {
-    crate::arch::exit_with(crate::arch::ExitCode::Watchdog)
+    crate::platform::exit(crate::platform::Exit::Watchdog)
 }
 
 /// What `test_watchdog=` creates on purpose (the watchdog scenarios).
@@ -367,14 +367,14 @@ pub fn provoke(what: Provoke) -> ! {
         Provoke::SoftLockup => {
             spawn("wd-waiter", || spin_forever());
             spawn("wd-holder", || {
-                NO_PREEMPT[crate::arch::percpu::cpu_id()].store(true, Ordering::Relaxed);
+                NO_PREEMPT[crate::platform::cpu_id()].store(true, Ordering::Relaxed);
                 spin_forever()
             });
         }
         Provoke::HardLockup => {
             spawn("wd-waiter", || spin_forever());
             spawn("wd-holder", || {
-                x86_64::instructions::interrupts::disable();
+                crate::platform::irq_disable();
                 spin_forever()
             });
         }

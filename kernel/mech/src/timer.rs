@@ -17,8 +17,8 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use sched::WakeFlags;
 
-use crate::arch::percpu::cpu_id;
-use crate::arch::trap::TrapFrame;
+use crate::platform::cpu_id;
+use crate::platform::Frame;
 use crate::rq;
 use crate::sync::irq_mutex::IrqMutex;
 use crate::task::{self, Task, TaskState};
@@ -90,7 +90,7 @@ pub fn timer_irqs(cpu: usize) -> u64 {
 /// Stops this CPU's tick (Linux's `tick_nohz_idle_stop_tick`) when tickless
 /// idle is on: from now on only sleep deadlines fire its timer, and it joins
 /// the NOHZ mask so a busy CPU balances for it. Interrupts off.
-pub(crate) fn stop_tick(cpu: usize) {
+pub fn stop_tick(cpu: usize) {
     if NOHZ.load(Ordering::Relaxed) && !pc(cpu).tick_stopped.swap(true, Ordering::Relaxed) {
         crate::balance::nohz::enter_idle(cpu);
         program(cpu, rq::now_ns());
@@ -99,7 +99,7 @@ pub(crate) fn stop_tick(cpu: usize) {
 
 /// Restarts this CPU's tick one period from now if it was stopped.
 /// Interrupts off.
-pub(crate) fn restart_tick(cpu: usize) {
+pub fn restart_tick(cpu: usize) {
     if pc(cpu).tick_stopped.swap(false, Ordering::Relaxed) {
         crate::balance::nohz::exit_idle(cpu);
         let now = rq::now_ns();
@@ -149,12 +149,11 @@ fn program(cpu: usize, now: u64) {
         next = next.min(s.deadline);
     }
     if next == u64::MAX {
-        crate::arch::apic::stop_timer();
+        crate::platform::timer_stop();
         return;
     }
     let delta = next.saturating_sub(now).max(1_000);
-    let counts = crate::arch::apic::ns_to_counts(delta).clamp(1, u32::MAX as u64);
-    crate::arch::apic::start_oneshot(counts as u32);
+    crate::platform::timer_start_ns(delta);
 }
 
 /// Sleeps at least `ns` nanoseconds.
@@ -168,7 +167,7 @@ pub fn sleep_ns(ns: u64) {
     // For the hung-task detector: a sleep long past this has lost its wakeup.
     me.sleep_deadline.store(deadline.max(1), Ordering::Relaxed);
     while rq::now_ns() < deadline {
-        x86_64::instructions::interrupts::without_interrupts(|| {
+        crate::platform::without_interrupts(|| {
             let cpu = cpu_id();
             me.set_state(TaskState::Sleeping);
             pc(cpu).sleepers.lock().push(Reverse(Sleeper {
@@ -193,7 +192,7 @@ pub fn sleep_ns(ns: u64) {
 /// Removes `task` from every CPU's sleeper heap without waking it: the lost
 /// timer wakeup `test_watchdog=lost_sleep` creates. Returns whether it was
 /// in one.
-pub(crate) fn forget_sleeper(task: &Task) -> bool {
+pub fn forget_sleeper(task: &Task) -> bool {
     let mut found = false;
     for cpu in rq::online_mask().iter() {
         let mut heap = pc(cpu).sleepers.lock();
@@ -205,8 +204,8 @@ pub(crate) fn forget_sleeper(task: &Task) -> bool {
 }
 
 /// The LAPIC timer interrupt of a CPU whose scheduler runs.
-pub(crate) fn on_timer(frame: &mut TrapFrame) -> *mut TrapFrame {
-    crate::arch::apic::eoi();
+pub fn on_timer(frame: *mut Frame) -> *mut Frame {
+    crate::platform::timer_eoi();
     let cpu = cpu_id();
     pc(cpu).timer_irqs.fetch_add(1, Ordering::Relaxed);
     let now = rq::now_ns();

@@ -47,7 +47,7 @@ use alloc::collections::{BTreeMap, VecDeque};
 use alloc::string::String;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use crate::arch::percpu::cpu_id;
+use crate::platform::cpu_id;
 use crate::sync::irq_mutex::IrqMutex;
 
 /// One recorded event (16 bytes; 24 with its time stamp, the figure `trace=` sizes the rings
@@ -125,7 +125,7 @@ pub fn enable(per_cpu: usize, cpus: &[usize]) -> Result<usize, String> {
     let per_cpu = per_cpu.max(16);
     let bytes = per_cpu * core::mem::size_of::<(u64, Event)>();
     let total = bytes.saturating_mul(cpus.len());
-    let (used, size) = crate::mem::heap::usage();
+    let (used, size) = crate::platform::heap_usage();
     let free = size.saturating_sub(used);
     if total > free / 2 {
         let mut why = String::new();

@@ -32,7 +32,7 @@
 
 use core::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 
-use crate::arch::percpu::cpu_id;
+use crate::platform::cpu_id;
 use crate::rq;
 
 /// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::idle`).
@@ -99,7 +99,7 @@ pub fn polls() -> bool {
 /// a wake-list entry): whether `cpu` is polling and will find it without an
 /// IPI. Always false under `idle=halt`, at the cost of one load.
 #[inline]
-pub(crate) fn notices_without_ipi(cpu: usize) -> bool {
+pub fn notices_without_ipi(cpu: usize) -> bool {
     if !POLL.load(Ordering::Relaxed) {
         return false;
     }
@@ -114,7 +114,7 @@ pub(crate) fn notices_without_ipi(cpu: usize) -> bool {
 
 /// This CPU took a reschedule IPI (counted for the statistics).
 #[inline]
-pub(crate) fn count_resched_ipi(cpu: usize) {
+pub fn count_resched_ipi(cpu: usize) {
     pc(cpu).resched_ipis.fetch_add(1, Ordering::Relaxed);
 }
 
@@ -124,7 +124,7 @@ pub fn ipi_stats(cpu: usize) -> (u64, u64) {
 }
 
 /// `cpu` switches to its idle task at `now` (on the interrupt path).
-pub(crate) fn enter(cpu: usize, now: u64) {
+pub fn enter(cpu: usize, now: u64) {
     pc(cpu).idle_since.store(now, Ordering::Relaxed);
     // A polling CPU keeps its tick, as Linux's does.
     if !polls() && pc(cpu).predicted_ns.load(Ordering::Relaxed) >= crate::timer::tick_ns() {
@@ -133,7 +133,7 @@ pub(crate) fn enter(cpu: usize, now: u64) {
 }
 
 /// `cpu` leaves its idle task at `now` (on the interrupt path).
-pub(crate) fn exit(cpu: usize, now: u64) {
+pub fn exit(cpu: usize, now: u64) {
     if polls() {
         // The flag means the idle task polls, not that it was preempted
         // while polling: a task running here would not see the work of a
@@ -185,7 +185,7 @@ pub fn idle_task_ns(cpu: usize) -> u64 {
 /// The idle loop found nothing to run after an interrupt: an idle period
 /// that has lasted a tick already is a long one, so stop the tick now.
 fn still_idle(cpu: usize) {
-    x86_64::instructions::interrupts::without_interrupts(|| {
+    crate::platform::without_interrupts(|| {
         let since = pc(cpu).idle_since.load(Ordering::Relaxed);
         if rq::now_ns().saturating_sub(since) >= crate::timer::tick_ns() {
             crate::timer::stop_tick(cpu);
@@ -199,21 +199,21 @@ pub fn idle_loop() -> ! {
         poll_loop();
     }
     loop {
-        x86_64::instructions::interrupts::disable();
+        crate::platform::irq_disable();
         if rq::need_resched(cpu_id()) {
-            x86_64::instructions::interrupts::enable();
+            crate::platform::irq_enable();
             crate::schedule::schedule();
         } else {
             let cpu = cpu_id();
             if crate::fault::on() && crate::fault::idle_holds_ipis(cpu) {
                 // IPIs this CPU holds back (`fault=ipi_delay`) are not due
                 // yet: no halt before they are out; look again, interrupts on.
-                x86_64::instructions::interrupts::enable();
+                crate::platform::irq_enable();
                 core::hint::spin_loop();
                 continue;
             }
             let since = pc(cpu).idle_since.load(Ordering::Relaxed);
-            crate::arch::wait_for_interrupt();
+            crate::platform::wait_for_interrupt();
             // Back in this idle period (not in a new one after a switch
             // away and back): it may have outlasted a tick.
             if pc(cpu).idle_since.load(Ordering::Relaxed) == since {
@@ -229,7 +229,7 @@ fn poll_loop() -> ! {
     let cpu = cpu_id();
     // Interrupts stay on while polling (the boot flow that becomes the idle
     // task arrives here with them off).
-    x86_64::instructions::interrupts::enable();
+    crate::platform::irq_enable();
     loop {
         // IPIs this CPU holds back (`fault=ipi_delay`) go out before it
         // polls, or at the ticks of the task it runs instead.

@@ -19,7 +19,7 @@ use sched::cpumask::CpuMask;
 use sched::tunables::Tunables;
 use sched::FairRq;
 
-use crate::arch::percpu::MAX_CPUS;
+use crate::MAX_CPUS;
 use crate::schedstat::CpuStat;
 use crate::sync::irq_mutex::{IrqGuard, IrqMutex};
 use crate::task::Task;
@@ -160,7 +160,7 @@ fn pc(cpu: usize) -> &'static RqCpu {
 
 /// Adds a newidle switch's gap to `cpu`'s [`RqCpu::newidle_switch_ns`] (its
 /// own CPU, under its runqueue lock).
-pub(crate) fn add_newidle_switch_ns(cpu: usize, gap: u64) {
+pub fn add_newidle_switch_ns(cpu: usize, gap: u64) {
     let c = &pc(cpu).newidle_switch_ns;
     c.store(c.load(Ordering::Relaxed) + gap, Ordering::Relaxed);
 }
@@ -251,8 +251,8 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
     idle.note_ran_on(cpu);
     // From now on this CPU's interrupts save the boot flow's state into its
     // idle task's context (the first switch away from it needs it there).
-    x86_64::instructions::interrupts::without_interrupts(|| crate::arch::context::adopt_here(&idle.ctx));
-    debug_assert_eq!(cpu, crate::arch::percpu::cpu_id(), "a runqueue starts on its own CPU");
+    crate::platform::without_interrupts(|| crate::platform::adopt_here(&idle.ctx));
+    debug_assert_eq!(cpu, crate::platform::cpu_id(), "a runqueue starts on its own CPU");
     crate::task::set_current(idle.clone());
     let mut fresh = false;
     pc(cpu).rq.call_once(|| {
@@ -306,15 +306,16 @@ pub fn clear_need_resched(cpu: usize) {
 
 /// Nanoseconds since kernel entry, from the TSC.
 pub fn now_ns() -> u64 {
-    crate::arch::time::uptime_ns()
+    crate::platform::uptime_ns()
 }
 
 /// Asks `cpu` to reschedule (core.c: `resched_curr()`): locally through the
 /// flag the interrupt exit checks, remotely with the reschedule IPI (unless
 /// it polls in idle and will see the flag by itself: `set_nr_if_polling()`).
+#[inline]
 pub fn resched_cpu(cpu: usize) {
     set_need_resched(cpu);
-    if cpu != crate::arch::percpu::cpu_id() && !crate::idle::notices_without_ipi(cpu) {
+    if cpu != crate::platform::cpu_id() && !crate::idle::notices_without_ipi(cpu) {
         send_resched_ipi(cpu);
     }
 }
@@ -331,9 +332,6 @@ pub fn send_resched_ipi(cpu: usize) {
 
 /// `send_resched_ipi` past fault injection (`fault=ipi_delay,ipi_reorder`).
 #[inline(always)]
-pub(crate) fn send_resched_ipi_now(cpu: usize) {
-    crate::arch::apic::send_ipi(
-        crate::arch::trap::RESCHED_VECTOR,
-        crate::arch::percpu::cpu(cpu).apic_id.load(Ordering::Relaxed),
-    );
+pub fn send_resched_ipi_now(cpu: usize) {
+    crate::platform::send_resched_ipi(cpu);
 }

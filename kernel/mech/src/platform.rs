@@ -1,0 +1,543 @@
+//! The platform interface: everything the mechanism needs from the machine.
+//!
+//! The kernel implements [`Platform`] for x86_64 (`kernel/src/arch/platform.rs`);
+//! a host test or the simulator implements it for a modelled machine. The
+//! mechanism calls only the free functions of this module, never a platform
+//! type, so its code is the same on every platform.
+//!
+//! # Why a link-time binding (`set_platform!`) and not generics
+//!
+//! The platform names itself once per binary with [`set_platform!`], which
+//! defines one `#[no_mangle]` function per trait item forwarding to the impl;
+//! this module declares the same symbols in one `extern "Rust"` block (the
+//! pattern of the `critical-section` crate). The alternative, every function
+//! generic over `P: Platform` with the state in a `Sched<P>`, would change the
+//! signature of every function and every per-CPU static of the mechanism for
+//! one platform per binary, which both users have (the kernel; the simulator
+//! runs one modelled machine per process). The binding costs nothing: the
+//! kernel is built with fat LTO (`profile.kernel`), which inlines the
+//! forwarding functions and the impl into their callers, as if the mechanism
+//! called `arch` directly. The price is that a binary without
+//! `set_platform!` fails to link (naming the missing `__fairway_platform_*`
+//! symbol), and a second one fails with a duplicate symbol.
+//!
+//! # The contract
+//!
+//! Types that cross the interface are the mechanism's own (`Task`), opaque
+//! handles ([`Context`], [`Frame`]) or plain data ([`Stack`]); the platform's
+//! register frame and saved context stay its own. Each function's doc below is
+//! its contract; the platform's impl must keep it (the mechanism's invariants
+//! in docs/DESIGN.md assume it).
+
+use alloc::sync::Arc;
+use core::fmt;
+
+use crate::task::Task;
+
+/// A saved register frame of the platform's interrupt entry, opaque here: the
+/// mechanism only hands the pointer the interrupt gave it back to
+/// [`switch_frames`] and returns what that gives.
+#[repr(C)]
+pub struct Frame {
+    _opaque: [u8; 0],
+}
+
+/// A task's saved execution context, owned by the task (`Task::ctx`). The
+/// platform allocates it ([`Platform::context_new_thread`],
+/// [`Platform::context_running_here`]) and names it by an opaque word; its
+/// address never changes while the task lives, and dropping the handle frees
+/// it ([`Platform::context_free`]).
+#[derive(Debug)]
+pub struct Context {
+    handle: usize,
+}
+
+impl Context {
+    /// Wraps the platform's handle.
+    ///
+    /// # Safety
+    ///
+    /// `handle` must name a context of this binary's platform that no other
+    /// `Context` names: dropping the result hands it to
+    /// [`Platform::context_free`], and every use hands it to the platform.
+    pub unsafe fn from_handle(handle: usize) -> Context {
+        Context { handle }
+    }
+
+    /// The platform's handle.
+    #[inline(always)]
+    pub fn handle(&self) -> usize {
+        self.handle
+    }
+
+    /// A new thread that starts at `entry(arg)` on the stack whose top
+    /// (exclusive, 16-byte aligned) is `stack_top`, interrupts on.
+    pub fn new_thread(entry: extern "C" fn(usize) -> !, arg: usize, stack_top: u64) -> Context {
+        __fairway_platform_context_new_thread(entry, arg, stack_top)
+    }
+
+    /// The context of code already running on `cpu` (its boot flow, which
+    /// becomes its idle task).
+    pub fn running_here(cpu: usize) -> Context {
+        __fairway_platform_context_running_here(cpu)
+    }
+
+    /// Whether some CPU runs (or is still saving) this context (Linux's
+    /// `p->on_cpu`).
+    #[inline]
+    pub fn on_cpu(&self) -> bool {
+        __fairway_platform_context_on_cpu(self.handle)
+    }
+
+    /// Waits until no CPU runs this context (its frame is completely saved).
+    #[inline]
+    pub fn wait_off_cpu(&self) {
+        while self.on_cpu() {
+            core::hint::spin_loop();
+        }
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        __fairway_platform_context_free(self.handle);
+    }
+}
+
+/// Why a switch could not happen.
+#[derive(Debug)]
+pub enum SwitchError {
+    /// `next` stayed claimed by another CPU: it would run on two CPUs.
+    RunningElsewhere { cpu: usize },
+}
+
+/// A thread stack handed out by the platform (plain data); give it back with
+/// [`stack_free`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stack {
+    /// The platform's slot number (its guard-page reports name it).
+    pub slot: usize,
+    /// One past the highest usable address, 16-byte aligned.
+    pub top: u64,
+}
+
+/// How a run ends on purpose (the platform maps it to its exit status).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exit {
+    /// A watchdog found a CPU or task stuck (`watchdog.rs`).
+    Watchdog,
+}
+
+/// What the mechanism needs from the machine. Every function is called on
+/// the CPU it concerns unless it takes a `cpu`.
+pub trait Platform {
+    /// This CPU's id, `0..MAX_CPUS`.
+    fn cpu_id() -> usize;
+
+    /// What runs on this CPU (the per-CPU `current` slot), `None` before its
+    /// scheduler starts. The slot owns one strong count.
+    fn current() -> Option<Arc<Task>>;
+    /// The slot's task as the pointer of its `Arc` (`Arc::as_ptr`), null
+    /// before the scheduler starts here. Contract: a non-null result is
+    /// the caller's own task, and the slot of whatever CPU runs the caller
+    /// owns a strong count of it for as long as the caller runs
+    /// ([`with_current`] borrows it without a count on that ground).
+    fn current_ptr() -> *const Task;
+    /// Makes `task` what runs here (dropping the previous one's count).
+    fn set_current(task: Arc<Task>);
+    /// As `set_current`, interrupts already off (the switch).
+    fn set_current_irqs_off(task: Arc<Task>);
+
+    /// Enters a nested interrupt-off section (the first one disables
+    /// interrupts, remembering whether they were on).
+    fn irq_guard_enter();
+    /// Leaves one (the last one restores what the first found).
+    fn irq_guard_exit();
+    /// How many sections this CPU is inside.
+    fn irq_guards_held() -> u32;
+    /// Whether interrupts are on here.
+    fn irqs_enabled() -> bool;
+    /// Interrupts off here.
+    fn irq_disable();
+    /// Interrupts on here.
+    fn irq_enable();
+    /// Interrupts on and wait for the next one (idle), atomically: an
+    /// interrupt that arrives in between ends the wait.
+    fn wait_for_interrupt();
+
+    /// See [`Context::new_thread`].
+    fn context_new_thread(entry: extern "C" fn(usize) -> !, arg: usize, stack_top: u64) -> Context;
+    /// See [`Context::running_here`].
+    fn context_running_here(cpu: usize) -> Context;
+    /// See [`Context::on_cpu`].
+    fn context_on_cpu(ctx: usize) -> bool;
+    /// Frees a context no CPU runs.
+    fn context_free(ctx: usize);
+    /// Makes `ctx` (from `context_running_here` on this CPU) the one this
+    /// CPU's interrupts save into. Interrupts off.
+    fn context_adopt_here(ctx: usize);
+    /// Switches this CPU from `prev` (running here; `frame` is its frame,
+    /// just saved by the interrupt) to `next`: claims `next`, releases
+    /// `prev`, returns the frame to resume (`frame` itself when they are the
+    /// same). Interrupts off.
+    fn switch_frames(frame: *mut Frame, prev: usize, next: usize) -> Result<*mut Frame, SwitchError>;
+    /// The running task gives up its CPU (its state set first): saves its
+    /// context and enters `schedule::schedule_voluntary` as the schedule
+    /// interrupt would; returns when the task runs again. Does nothing
+    /// before this CPU's scheduler runs.
+    fn give_up_cpu();
+
+    /// Sends `cpu` the reschedule interrupt (whose handler runs the wake
+    /// list, a kicked NOHZ balance and a pending reschedule).
+    fn send_resched_ipi(cpu: usize);
+    /// Arms this CPU's one-shot timer to fire in `ns` nanoseconds (at least
+    /// one timer count).
+    fn timer_start_ns(ns: u64);
+    /// Stops this CPU's timer.
+    fn timer_stop();
+    /// Acknowledges the timer interrupt being handled (before the handler
+    /// may switch away).
+    fn timer_eoi();
+    /// Nanoseconds since boot, one clock for every CPU.
+    fn uptime_ns() -> u64;
+
+    /// A guarded thread stack, `None` when none is free.
+    fn stack_alloc() -> Option<Stack>;
+    /// Gives a stack back.
+    fn stack_free(stack: Stack);
+    /// (stacks in use, stacks there are).
+    fn stack_usage() -> (usize, usize);
+    /// (heap bytes in use, heap bytes there are).
+    fn heap_usage() -> (usize, usize);
+
+    /// Writes one line on the console, whole (lines of CPUs never mix).
+    fn write_line(args: fmt::Arguments);
+    /// Ends the run with `why` (the first caller wins; others stop).
+    fn exit(why: Exit) -> !;
+}
+
+/// Binds the mechanism to `$platform` (a type implementing
+/// [`Platform`]): invoke it once in the binary.
+#[macro_export]
+macro_rules! set_platform {
+    ($platform:ty) => {
+        const _: () = {
+            use $crate::platform::Platform as __P;
+            use $crate::platform::{Context as __Ctx, Exit as __Exit, Frame as __Frame, Stack as __Stack, SwitchError as __SwitchError};
+            use $crate::task::Task as __Task;
+            extern crate alloc as __alloc;
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_cpu_id() -> usize { <$platform as __P>::cpu_id() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_current() -> Option<__alloc::sync::Arc<__Task>> { <$platform as __P>::current() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_current_ptr() -> *const __Task { <$platform as __P>::current_ptr() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_set_current(t: __alloc::sync::Arc<__Task>) { <$platform as __P>::set_current(t) }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_set_current_irqs_off(t: __alloc::sync::Arc<__Task>) { <$platform as __P>::set_current_irqs_off(t) }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_irq_guard_enter() { <$platform as __P>::irq_guard_enter() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_irq_guard_exit() { <$platform as __P>::irq_guard_exit() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_irq_guards_held() -> u32 { <$platform as __P>::irq_guards_held() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_irqs_enabled() -> bool { <$platform as __P>::irqs_enabled() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_irq_disable() { <$platform as __P>::irq_disable() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_irq_enable() { <$platform as __P>::irq_enable() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_wait_for_interrupt() { <$platform as __P>::wait_for_interrupt() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_context_new_thread(entry: extern "C" fn(usize) -> !, arg: usize, stack_top: u64) -> __Ctx {
+                <$platform as __P>::context_new_thread(entry, arg, stack_top)
+            }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_context_running_here(cpu: usize) -> __Ctx { <$platform as __P>::context_running_here(cpu) }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_context_on_cpu(ctx: usize) -> bool { <$platform as __P>::context_on_cpu(ctx) }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_context_free(ctx: usize) { <$platform as __P>::context_free(ctx) }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_context_adopt_here(ctx: usize) { <$platform as __P>::context_adopt_here(ctx) }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_switch_frames(frame: *mut __Frame, prev: usize, next: usize) -> Result<*mut __Frame, __SwitchError> {
+                <$platform as __P>::switch_frames(frame, prev, next)
+            }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_give_up_cpu() { <$platform as __P>::give_up_cpu() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_send_resched_ipi(cpu: usize) { <$platform as __P>::send_resched_ipi(cpu) }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_timer_start_ns(ns: u64) { <$platform as __P>::timer_start_ns(ns) }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_timer_stop() { <$platform as __P>::timer_stop() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_timer_eoi() { <$platform as __P>::timer_eoi() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_uptime_ns() -> u64 { <$platform as __P>::uptime_ns() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_stack_alloc() -> Option<__Stack> { <$platform as __P>::stack_alloc() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_stack_free(s: __Stack) { <$platform as __P>::stack_free(s) }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_stack_usage() -> (usize, usize) { <$platform as __P>::stack_usage() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_heap_usage() -> (usize, usize) { <$platform as __P>::heap_usage() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_write_line(args: core::fmt::Arguments) { <$platform as __P>::write_line(args) }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_exit(why: __Exit) -> ! { <$platform as __P>::exit(why) }
+        };
+    };
+}
+
+// SAFETY: each symbol is defined by `set_platform!` above with exactly this
+// signature (the same text, one macro), so a call reaches a Rust function of
+// the declared type; a binary without the macro fails to link rather than
+// run. The functions themselves are safe Rust (the trait's methods).
+unsafe extern "Rust" {
+    safe fn __fairway_platform_cpu_id() -> usize;
+    safe fn __fairway_platform_current() -> Option<Arc<Task>>;
+    safe fn __fairway_platform_current_ptr() -> *const Task;
+    safe fn __fairway_platform_set_current(t: Arc<Task>);
+    safe fn __fairway_platform_set_current_irqs_off(t: Arc<Task>);
+    safe fn __fairway_platform_irq_guard_enter();
+    safe fn __fairway_platform_irq_guard_exit();
+    safe fn __fairway_platform_irq_guards_held() -> u32;
+    safe fn __fairway_platform_irqs_enabled() -> bool;
+    safe fn __fairway_platform_irq_disable();
+    safe fn __fairway_platform_irq_enable();
+    safe fn __fairway_platform_wait_for_interrupt();
+    safe fn __fairway_platform_context_new_thread(entry: extern "C" fn(usize) -> !, arg: usize, stack_top: u64) -> Context;
+    safe fn __fairway_platform_context_running_here(cpu: usize) -> Context;
+    safe fn __fairway_platform_context_on_cpu(ctx: usize) -> bool;
+    safe fn __fairway_platform_context_free(ctx: usize);
+    safe fn __fairway_platform_context_adopt_here(ctx: usize);
+    safe fn __fairway_platform_switch_frames(frame: *mut Frame, prev: usize, next: usize) -> Result<*mut Frame, SwitchError>;
+    safe fn __fairway_platform_give_up_cpu();
+    safe fn __fairway_platform_send_resched_ipi(cpu: usize);
+    safe fn __fairway_platform_timer_start_ns(ns: u64);
+    safe fn __fairway_platform_timer_stop();
+    safe fn __fairway_platform_timer_eoi();
+    safe fn __fairway_platform_uptime_ns() -> u64;
+    safe fn __fairway_platform_stack_alloc() -> Option<Stack>;
+    safe fn __fairway_platform_stack_free(s: Stack);
+    safe fn __fairway_platform_stack_usage() -> (usize, usize);
+    safe fn __fairway_platform_heap_usage() -> (usize, usize);
+    safe fn __fairway_platform_write_line(args: fmt::Arguments);
+    safe fn __fairway_platform_exit(why: Exit) -> !;
+}
+
+// The mechanism's view: plain functions, named as the mechanism uses them.
+
+/// This CPU's id.
+#[inline(always)]
+pub fn cpu_id() -> usize {
+    __fairway_platform_cpu_id()
+}
+
+/// What runs on this CPU, `None` before its scheduler starts.
+#[inline]
+pub fn current() -> Option<Arc<Task>> {
+    __fairway_platform_current()
+}
+
+/// Runs `f` with what runs on this CPU borrowed, if its scheduler started:
+/// `current()` without the reference count, for a caller that holds it
+/// across a sleep (a blocking wait). A closure handed to the platform
+/// instead (`&mut dyn FnMut`) stayed an indirect call out of line, 27
+/// instructions of a pipe round trip at one CPU (+0.9%); hence this second
+/// `unsafe` of the crate.
+#[inline]
+pub fn with_current<R>(f: impl FnOnce(&Arc<Task>) -> R) -> Option<R> {
+    let p = __fairway_platform_current_ptr();
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: by `Platform::current_ptr`'s contract `p` came from an
+    // `Arc<Task>` whose strong count the running CPU's slot owns while this
+    // code runs, so it stays alive during `f`; `ManuallyDrop` gives back no
+    // count, as none was taken.
+    let me = core::mem::ManuallyDrop::new(unsafe { Arc::from_raw(p) });
+    Some(f(&me))
+}
+
+/// See [`Platform::set_current`].
+#[inline]
+pub fn set_current(task: Arc<Task>) {
+    __fairway_platform_set_current(task)
+}
+
+/// See [`Platform::set_current_irqs_off`].
+#[inline]
+pub fn set_current_irqs_off(task: Arc<Task>) {
+    __fairway_platform_set_current_irqs_off(task)
+}
+
+/// See [`Platform::irq_guard_enter`].
+#[inline(always)]
+pub fn irq_guard_enter() {
+    __fairway_platform_irq_guard_enter()
+}
+
+/// See [`Platform::irq_guard_exit`].
+#[inline(always)]
+pub fn irq_guard_exit() {
+    __fairway_platform_irq_guard_exit()
+}
+
+/// See [`Platform::irq_guards_held`].
+#[inline]
+pub fn irq_guards_held() -> u32 {
+    __fairway_platform_irq_guards_held()
+}
+
+/// Whether interrupts are on here.
+#[inline]
+pub fn irqs_enabled() -> bool {
+    __fairway_platform_irqs_enabled()
+}
+
+/// Interrupts off here.
+#[inline]
+pub fn irq_disable() {
+    __fairway_platform_irq_disable()
+}
+
+/// Interrupts on here.
+#[inline]
+pub fn irq_enable() {
+    __fairway_platform_irq_enable()
+}
+
+/// Runs `f` with interrupts off, restoring whether they were on.
+#[inline]
+pub fn without_interrupts<R>(f: impl FnOnce() -> R) -> R {
+    let was_on = irqs_enabled();
+    if was_on {
+        irq_disable();
+    }
+    let r = f();
+    if was_on {
+        irq_enable();
+    }
+    r
+}
+
+/// See [`Platform::wait_for_interrupt`].
+#[inline]
+pub fn wait_for_interrupt() {
+    __fairway_platform_wait_for_interrupt()
+}
+
+/// See [`Platform::context_adopt_here`].
+#[inline]
+pub fn adopt_here(ctx: &Context) {
+    __fairway_platform_context_adopt_here(ctx.handle)
+}
+
+/// See [`Platform::switch_frames`].
+#[inline(always)]
+pub fn switch_frames(frame: *mut Frame, prev: &Context, next: &Context) -> Result<*mut Frame, SwitchError> {
+    __fairway_platform_switch_frames(frame, prev.handle, next.handle)
+}
+
+/// See [`Platform::give_up_cpu`].
+#[inline]
+pub fn give_up_cpu() {
+    __fairway_platform_give_up_cpu()
+}
+
+/// See [`Platform::send_resched_ipi`].
+#[inline]
+pub fn send_resched_ipi(cpu: usize) {
+    __fairway_platform_send_resched_ipi(cpu)
+}
+
+/// See [`Platform::timer_start_ns`].
+#[inline]
+pub fn timer_start_ns(ns: u64) {
+    __fairway_platform_timer_start_ns(ns)
+}
+
+/// See [`Platform::timer_stop`].
+#[inline]
+pub fn timer_stop() {
+    __fairway_platform_timer_stop()
+}
+
+/// See [`Platform::timer_eoi`].
+#[inline]
+pub fn timer_eoi() {
+    __fairway_platform_timer_eoi()
+}
+
+/// Nanoseconds since boot.
+#[inline(always)]
+pub fn uptime_ns() -> u64 {
+    __fairway_platform_uptime_ns()
+}
+
+/// See [`Platform::stack_alloc`].
+pub fn stack_alloc() -> Option<Stack> {
+    __fairway_platform_stack_alloc()
+}
+
+/// See [`Platform::stack_free`].
+pub fn stack_free(stack: Stack) {
+    __fairway_platform_stack_free(stack)
+}
+
+/// (stacks in use, stacks there are).
+pub fn stack_usage() -> (usize, usize) {
+    __fairway_platform_stack_usage()
+}
+
+/// (heap bytes in use, heap bytes there are).
+pub fn heap_usage() -> (usize, usize) {
+    __fairway_platform_heap_usage()
+}
+
+/// One console line (`kprintln!`, `record!`).
+#[inline]
+pub fn write_line(args: fmt::Arguments) {
+    __fairway_platform_write_line(args)
+}
+
+/// Ends the run (see [`Platform::exit`]).
+pub fn exit(why: Exit) -> ! {
+    __fairway_platform_exit(why)
+}
