@@ -118,12 +118,12 @@ pub fn check_sis_aged<const CPUS: u32>(log: &Log) -> CheckResult {
     let prop = balance_config(log, "sis_prop")?;
     ensure(prop == "aged", || format!("sis_prop={prop}: expected aged"))?;
     let s = sis(log, w.waker)?;
-    num_is(s, "scans", w.rounds)?;
-    num_is(s, "limited", w.rounds)?;
+    let scans = scans_of_rounds(s, w.rounds)?;
+    num_is(s, "limited", scans)?;
     num_is(s, "no_scan", 0)?;
     num_is(s, "idle_core_scans", 0)?;
     // 5.14's accounting: every scan not cut short, none that was.
-    num_is(s, "accounted", w.rounds - s.num("truncated")?)?;
+    num_is(s, "accounted", scans - s.num("truncated")?)?;
     // Each kept scan's depth and cost, from its own wake_avg_idle and avg_scan_cost.
     sis_prop_scans::<CPUS>(log, &w).map(|_| ())
 }
@@ -244,12 +244,31 @@ pub fn check_sis_prop_scans<const CPUS: u32>(log: &Log) -> CheckResult {
     let w = wakeplace(log, CPUS, "off")?;
     sis_prop_scans::<CPUS>(log, &w)?;
     let s = sis(log, w.waker)?;
-    num_is(s, "scans", w.rounds)?;
+    let scans = scans_of_rounds(s, w.rounds)?;
     num_is(s, "idle_core_scans", 0)?;
     let found = s.num("found")?;
-    ensure(w.on[CPUS as usize - 1] == found, || {
-        format!("`{s}`: {found} scans found the idle CPU {}, but the wakee ran there after {} wakeups", CPUS - 1, w.on[CPUS as usize - 1])
+    // A wakeup that did not scan (its wakee still queued) ran the wakee where it was queued,
+    // which may be the last CPU.
+    let on_last = w.on[CPUS as usize - 1];
+    ensure(found <= on_last && on_last <= found + (w.rounds - scans), || {
+        format!(
+            "`{s}`: {found} scans found the idle CPU {}, but the wakee ran there after {on_last} wakeups ({} did not scan)",
+            CPUS - 1,
+            w.rounds - scans
+        )
     })
+}
+
+/// The waker's `select_idle_cpu` scans in a `wakeplace` run of `rounds` wakeups: every wakeup
+/// scans but one whose wakee is still queued (a tick preempted it before it blocked; Linux's
+/// `ttwu_runnable()` needs no placement). Code layout decides whether that happens once in a
+/// run, so up to 2% may not scan. Returns the scan count.
+fn scans_of_rounds(s: &Record, rounds: u64) -> Result<u64, String> {
+    let scans = s.num("scans")?;
+    ensure(scans <= rounds && scans * 50 >= rounds * 49, || {
+        format!("`{s}`: {scans} scans: expected rounds={rounds} (at least 98% of them)")
+    })?;
+    Ok(scans)
 }
 
 /// (`sis_prop=legacy` boot, `sis_prop=per_cpu_cost` boot) of `sis-prop-cost-legacy-vs-per-cpu`:

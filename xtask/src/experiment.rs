@@ -6,7 +6,7 @@
 //! numbers (`defs.rs`). `--quick` is the small form the test suite runs (`experiment-NAME-quick`).
 //!
 //! Engines: `qemu` (this kernel in QEMU, `-icount`: every figure is a count or a cost in
-//! instruction time, the same on every boot). `sim`, the host simulator, is not built yet: asking
+//! instruction time, the same on every boot). `sim`, the host simulator, cannot run the mechanism yet: asking
 //! for it is an error, never a silent fallback; the tables keep an empty `sim` column for it.
 //!
 //! Modes of the `qemu` engine: `-icount` (the default, one boot per cell) or `--realtime N`: N
@@ -249,8 +249,9 @@ pub fn find(name: &str) -> Result<Spec, String> {
 }
 
 /// The error `--engine sim` gets while the simulator does not exist.
-pub const SIM_NOT_BUILT: &str = "xtask: the simulator engine (--engine sim) is not built yet: run --engine qemu \
-     (the default); the reports keep an empty `sim` column for it";
+pub const SIM_NOT_BUILT: &str = "xtask: --engine sim cannot run yet: the simulator's event engine (sim/src/engine) does \
+     not yet drive the scheduler's mechanism crate (kernel/mech) and the workloads; run --engine qemu (the \
+     default); the reports keep an empty `sim` column for it";
 
 pub fn experiment(a: ExperimentArgs) -> Result<(), String> {
     if a.name == "list" {
@@ -572,7 +573,7 @@ pub fn markdown(spec: &Spec, form: &Form, m: &Matrix, r: &Reading, command: &str
         "**Command.** `{command}` (rerun it to reproduce every figure). Kernel: {kernel}\n\n\
          **Machine and engine.** Engine `qemu`: the fairway kernel in {} at `-smp {}`, {mode}, on a host with \
          {host_cores} cores. Workload `{}` with `{}`. {}\n\
-         The `sim` column is the simulator engine's: empty, it is not built yet.\n\n",
+         The `sim` column is the simulator engine's: empty, the engine does not yet run fairway's mechanism.\n\n",
         qemu_version(qemu),
         form.smp,
         spec.workload,

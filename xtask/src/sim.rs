@@ -1,8 +1,9 @@
 //! `cargo xtask sim`: the simulator's machines. Today it shows a modelled machine, a debate's
 //! preset or any `-smp` value, as the kernel would see it: every CPU's place and the sched
 //! domains the policy crate builds (`fairway_sim::Machine`). Running workloads on such a machine
-//! needs the kernel's scheduler mechanism as a crate the simulator can drive (not built yet); a
-//! workload name is refused with that reason rather than run by other code.
+//! needs the simulator's event engine (`sim/src/engine`) to be the platform of the scheduler's
+//! mechanism crate (`kernel/mech`), and the workloads to move beside it (not done yet); a workload
+//! name is refused with that reason rather than run by other code.
 
 use fairway_sim::{presets, PRESETS};
 
@@ -30,8 +31,8 @@ pub fn sim(a: SimArgs) -> Result<(), String> {
     }
     if let Some(w) = &a.workload {
         return Err(format!(
-            "the simulator cannot run `{w}` yet: workloads need the kernel's scheduler mechanism as a \
-             crate over a platform interface, which is not built; `cargo xtask sim --machine M` shows \
+            "the simulator cannot run `{w}` yet: its event engine (sim/src/engine) does not yet drive the \
+             scheduler's mechanism crate (kernel/mech) and the workloads; `cargo xtask sim --machine M` shows \
              machine M's topology and domains"
         ));
     }
