@@ -194,6 +194,7 @@ impl Scenario {
                 problems.push(format!("the lock checker found a violation: `{r}`"));
             }
         }
+        problems.extend(newidle_totals_match_domains(log).err());
         if let Err(e) = (self.check)(log) {
             problems.push(e);
         }
@@ -1402,3 +1403,23 @@ fn check_capacity_smp4(log: &Log) -> CheckResult {
 #[cfg(test)]
 #[path = "scenarios_tests.rs"]
 mod tests;
+
+/// Every boot: each CPU's `@fw newidle` `cost_stops` and `random_skips` are the sums of its
+/// `@fw newidle_sd` lines (a CPU figure that stayed 0 while its domains counted was a counter
+/// that never moved).
+fn newidle_totals_match_domains(log: &Log) -> CheckResult {
+    for r in log.records("newidle") {
+        let cpu = r.num("cpu")?;
+        for key in ["cost_stops", "random_skips"] {
+            let mut sum = 0;
+            for d in log.records("newidle_sd").filter(|d| d.num("cpu").ok() == Some(cpu)) {
+                sum += d.num(key)?;
+            }
+            let total = r.num(key)?;
+            if total != sum {
+                return Err(format!("`{r}`: {key}={total}, but CPU {cpu}'s `newidle_sd` lines sum to {sum}"));
+            }
+        }
+    }
+    Ok(())
+}

@@ -463,6 +463,8 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ),
     ("balance-newidle-clamp-snap-vs-avg", "idle_wait_mc_ns=", "idle_wait_xx_ns="),
     ("balance-newidle-clamp-snap-vs-avg", "items=5000", "items=0"),
+    // a CPU's newidle stop count that is not the sum of its domains' (it stayed 0)
+    ("balance-newidle-pull-on-vs-off", "cost_stops=0 random_skips=0 avg_idle", "cost_stops=1 random_skips=0 avg_idle"),
     ("balance-fork-placement-smp4", "name=ebizzy ok=1", "name=ebizzy ok=0"),
     ("balance-capacity-pressure-smp1", ", 105324 searches", ", 0 searches"),
     // sis_util=off ignored (the boot line still on), a truncated aged scan accounted

@@ -65,13 +65,18 @@ pub fn print_all() {
             );
         }
         let n = state.newidle;
+        // The walk counts its stops and random skips per domain (fair.c keeps no CPU total):
+        // the CPU's figures are their sums.
+        let (cost_stops, random_skips) = state.sd.iter().fold((n.cost_stops, n.random_skips), |(c, r), st| {
+            (c + st.newidle.counters.cost_stops, r + st.newidle.counters.random_skips)
+        });
         let avg = crate::rq::lock(cpu).avg_idle;
         let (entries, lock_drops) = super::newidle::entries_and_lock_drops(cpu);
         crate::record!(
             "newidle",
             "cpu={} attempts={} successes={} pulled={} time_ns={} gate_skips={} cost_stops={} random_skips={} avg_idle={} max_idle_balance_cost={} entries={} lock_drops={}",
             cpu, n.attempts, n.successes, n.tasks_pulled, n.time_ns, n.gate_skips + super::newidle::gate_skips(cpu),
-            n.cost_stops, n.random_skips, avg.avg_idle, avg.max_idle_balance_cost, entries, lock_drops
+            cost_stops, random_skips, avg.avg_idle, avg.max_idle_balance_cost, entries, lock_drops
         );
         drop(guard);
         super::nohz::print_counters(cpu);
