@@ -259,16 +259,20 @@ pub fn check_sis_prop_scans<const CPUS: u32>(log: &Log) -> CheckResult {
     })
 }
 
-/// The waker's `select_idle_cpu` scans in a `wakeplace` run of `rounds` wakeups: every wakeup
-/// scans but one whose wakee is still queued (a tick preempted it before it blocked; Linux's
-/// `ttwu_runnable()` needs no placement). Code layout decides whether that happens once in a
-/// run, so up to 2% may not scan. Returns the scan count.
+/// The waker's `select_idle_cpu` scans in a `wakeplace` run of `rounds` wakeups.
 fn scans_of_rounds(s: &Record, rounds: u64) -> Result<u64, String> {
-    let scans = s.num("scans")?;
-    ensure(scans <= rounds && scans * 50 >= rounds * 49, || {
-        format!("`{s}`: {scans} scans: expected rounds={rounds} (at least 98% of them)")
+    nearly_every_round(s, "scans", s.num("scans")?, rounds)
+}
+
+/// `n` (named `what`, from record `s`) counts the wakeups of a `wakeplace` run of `rounds` that
+/// reached select_idle_cpu: every wakeup does but one whose wakee is still queued (a tick
+/// preempted it before it blocked; Linux's `ttwu_runnable()` needs no placement). Code layout
+/// decides whether that happens once in a run, so up to 2% may miss it. Returns `n`.
+fn nearly_every_round(s: &Record, what: &str, n: u64, rounds: u64) -> Result<u64, String> {
+    ensure(n <= rounds && n * 50 >= rounds * 49, || {
+        format!("`{s}`: {what} = {n}: expected rounds={rounds} (at least 98% of them)")
     })?;
-    Ok(scans)
+    Ok(n)
 }
 
 /// (`sis_prop=legacy` boot, `sis_prop=per_cpu_cost` boot) of `sis-prop-cost-legacy-vs-per-cpu`:
@@ -308,14 +312,8 @@ pub fn check_sis_util<const CPUS: u32>(log: &Log) -> CheckResult {
     let w = wakeplace(log, CPUS, "on")?;
     let s = sis(log, w.waker)?;
     let k = w.hogs.len() as u64;
-    let attempts = s.num("scans")? + s.num("no_scan")?;
+    let attempts = nearly_every_round(s, "scans + no_scan", s.num("scans")? + s.num("no_scan")?, w.rounds)?;
     num_is(s, "limited", s.num("scans")?)?;
-    // Every wakeup reaches select_idle_cpu but one whose wakee is still queued (a tick preempted
-    // it before it blocked: Linux's ttwu_runnable() needs no placement); code layout decides
-    // whether that happens once in a run, so up to 2% may miss it.
-    ensure(attempts <= w.rounds && attempts * 50 >= w.rounds * 49, || {
-        format!("`{s}`: scans + no_scan = {attempts}: expected rounds={} (at least 98% of them)", w.rounds)
-    })?;
     let nr_sum = s.num("depth_sum")? + s.num("no_scan")?;
     let (lo, hi) = (nr_idle_scan((k + 1) * 1024, CPUS as u64) + 1, nr_idle_scan(k * 900, CPUS as u64) + 1);
     ensure(lo * attempts <= nr_sum && nr_sum <= hi * attempts, || {
