@@ -19,32 +19,71 @@ use alloc::string::String;
 
 use crate::task::Task;
 
-/// One CPU's counters (under its runqueue lock).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CpuStat {
-    pub yld_count: u64,
-    pub sched_count: u64,
-    pub sched_goidle: u64,
-    pub ttwu_count: u64,
-    pub ttwu_local: u64,
-    pub rq_cpu_time: u64,
-    pub run_delay: u64,
-    pub pcount: u64,
+/// Declares [`CpuStat`] from its counters, so that the `@fw schedstat`
+/// records and the deltas list each counter once (in the record's order).
+macro_rules! cpu_stat {
+    ($( $(#[$doc:meta])* $name:ident, )*) => {
+        /// One CPU's counters (under its runqueue lock). Every counter only
+        /// grows while the CPU is online.
+        #[derive(Clone, Copy, Debug, Default)]
+        pub struct CpuStat {
+            $( $(#[$doc])* pub $name: u64, )*
+            /// Time with no runnable task, and idle while a CPU of each
+            /// domain had two or more (`balance::idle_wait`).
+            pub idle_wait: crate::balance::idle_wait::IdleWait,
+        }
+
+        impl CpuStat {
+            /// The counters by name, in their order on the record.
+            fn counters(&self) -> impl Iterator<Item = (&'static str, u64)> {
+                [$( (stringify!($name), self.$name), )*].into_iter()
+            }
+
+            /// What each counter gained since `before` (saturating at 0, so
+            /// that a `before` taken elsewhere cannot wrap).
+            pub fn since(&self, before: &CpuStat) -> CpuStat {
+                CpuStat {
+                    $( $name: self.$name.saturating_sub(before.$name), )*
+                    idle_wait: self.idle_wait.since(&before.idle_wait),
+                }
+            }
+        }
+    };
+}
+
+cpu_stat! {
+    yld_count,
+    sched_count,
+    sched_goidle,
+    ttwu_count,
+    ttwu_local,
+    rq_cpu_time,
+    run_delay,
+    pcount,
     /// Scheduler ticks taken (not a schedstat field; for the tick checks).
-    pub ticks: u64,
+    ticks,
     /// LAPIC timer interrupts taken (ticks and sleep deadlines; not a
     /// schedstat field: shows tickless idle at work).
-    pub timer_irqs: u64,
+    timer_irqs,
     /// Reschedule IPIs taken.
-    pub resched_ipis: u64,
+    resched_ipis,
     /// Wakeups and reschedules that reached this CPU while it polled in
     /// idle (`idle=poll`), so that no IPI was sent.
-    pub wake_idle_without_ipi: u64,
+    wake_idle_without_ipi,
     /// ns the `cpu_capacity=` pressure source took from this CPU's ticks.
-    pub pressure_ns: u64,
-    /// Time with no runnable task, and idle while a CPU of each domain had
-    /// two or more (`balance::idle_wait`).
-    pub idle_wait: crate::balance::idle_wait::IdleWait,
+    pressure_ns,
+}
+
+/// Writes ` name=value` for each counter of a [`CpuStat`].
+struct Fields<'a>(&'a CpuStat);
+
+impl core::fmt::Display for Fields<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        for (name, value) in self.0.counters() {
+            write!(f, " {name}={value}")?;
+        }
+        Ok(())
+    }
 }
 
 /// Every online CPU's counters now (ttwu counts included).
@@ -66,27 +105,10 @@ pub fn snapshot() -> alloc::vec::Vec<(usize, CpuStat)> {
 pub fn print_delta(before: &[(usize, CpuStat)]) {
     for (cpu, now) in snapshot() {
         let b = before.iter().find(|(c, _)| *c == cpu).map(|(_, s)| *s).unwrap_or_default();
+        let delta = now.since(&b);
         let mut extra = String::new();
-        let _ = crate::balance::idle_wait::write_fields(&mut extra, &now.idle_wait.since(&b.idle_wait));
-        crate::record!(
-            "schedstat_delta",
-            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={} timer_irqs={} resched_ipis={} wake_idle_without_ipi={} pressure_ns={}{}",
-            cpu,
-            now.yld_count - b.yld_count,
-            now.sched_count - b.sched_count,
-            now.sched_goidle - b.sched_goidle,
-            now.ttwu_count - b.ttwu_count,
-            now.ttwu_local - b.ttwu_local,
-            now.rq_cpu_time - b.rq_cpu_time,
-            now.run_delay - b.run_delay,
-            now.pcount - b.pcount,
-            now.ticks - b.ticks,
-            now.timer_irqs - b.timer_irqs,
-            now.resched_ipis - b.resched_ipis,
-            now.wake_idle_without_ipi - b.wake_idle_without_ipi,
-            now.pressure_ns - b.pressure_ns,
-            extra
-        );
+        let _ = crate::balance::idle_wait::write_fields(&mut extra, &delta.idle_wait);
+        crate::record!("schedstat_delta", "cpu={}{}{}", cpu, Fields(&delta), extra);
     }
 }
 
@@ -97,12 +119,7 @@ pub fn print_cpus() {
     for (cpu, s) in snapshot() {
         let mut extra = String::new();
         let _ = crate::balance::idle_wait::write_fields(&mut extra, &s.idle_wait);
-        crate::record!(
-            "schedstat",
-            "cpu={} yld_count={} sched_count={} sched_goidle={} ttwu_count={} ttwu_local={} rq_cpu_time={} run_delay={} pcount={} ticks={} timer_irqs={} resched_ipis={} wake_idle_without_ipi={} pressure_ns={}{}",
-            cpu, s.yld_count, s.sched_count, s.sched_goidle, s.ttwu_count, s.ttwu_local, s.rq_cpu_time,
-            s.run_delay, s.pcount, s.ticks, s.timer_irqs, s.resched_ipis, s.wake_idle_without_ipi, s.pressure_ns, extra
-        );
+        crate::record!("schedstat", "cpu={}{}{}", cpu, Fields(&s), extra);
         // Linux: cpuN yld_count 0 sched_count sched_goidle ttwu_count ttwu_local rq_cpu_time run_delay pcount
         crate::kprintln!(
             "cpu{} {} 0 {} {} {} {} {} {} {}",
