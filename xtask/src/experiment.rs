@@ -236,6 +236,12 @@ pub fn sum_where(log: &Log, kind: &str, field: &str, key: &str, val: &str) -> f6
     log.records(kind).filter(|r| r.get(key) == Some(val)).map(|r| r.num(field).unwrap_or(0) as f64).sum()
 }
 
+/// `num / den`, or 0 when there is nothing to divide by (a metric of a run in which the
+/// mechanism never acted reads 0, not NaN).
+pub fn per(num: f64, den: f64) -> f64 {
+    if den == 0.0 { 0.0 } else { num / den }
+}
+
 /// The change of `new` against `base` in % (positive: larger).
 pub fn change(base: f64, new: f64) -> f64 {
     crate::stats::change(base, new)

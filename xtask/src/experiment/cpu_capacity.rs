@@ -11,7 +11,7 @@
 use fairway_scenarios::Log;
 
 use super::defs::{fmt_pct, v, v_smp};
-use super::{split_point, sum, sum_where, Form, Matrix, Mech, Outcome, Reading, Spec};
+use super::{per, split_point, sum, sum_where, Form, Matrix, Mech, Outcome, Reading, Spec};
 
 const SYM: &str = "4 CPUs at 1024";
 const ASYM: &str = "CPUs 2-3 at 512";
@@ -26,8 +26,7 @@ fn cpu_time(l: &Log, cpu: u32) -> f64 {
 }
 /// CPU `cpu`'s share of the tasks' runtime during the workload, %.
 fn share(l: &Log, cpu: u32) -> f64 {
-    let all = sum(l, "schedstat_delta", "rq_cpu_time");
-    if all == 0.0 { 0.0 } else { (1000.0 * cpu_time(l, cpu) / all).round() / 10.0 }
+    (1000.0 * per(cpu_time(l, cpu), sum(l, "schedstat_delta", "rq_cpu_time"))).round() / 10.0
 }
 fn share0(l: &Log) -> f64 {
     share(l, 0)

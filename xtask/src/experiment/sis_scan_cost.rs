@@ -7,7 +7,7 @@
 use fairway_scenarios::Log;
 
 use super::defs::{fmt_pct, v, NOISE_PCT};
-use super::{change, split_point, sum, Form, Matrix, Mech, Outcome, Reading, Spec};
+use super::{change, per, split_point, sum, Form, Matrix, Mech, Outcome, Reading, Spec};
 
 const LEGACY: &str = "legacy";
 const PER_CPU: &str = "per_cpu_cost";
@@ -21,26 +21,22 @@ fn scans(l: &Log) -> f64 {
 }
 /// CPUs examined per scan.
 fn examined(l: &Log) -> f64 {
-    let n = scans(l);
-    if n == 0.0 { 0.0 } else { sum(l, "sis", "scanned") / n }
+    per(sum(l, "sis", "scanned"), scans(l))
 }
 /// Share of the scans that found an idle CPU, %.
 fn found_pct(l: &Log) -> f64 {
-    let n = scans(l);
-    if n == 0.0 { 0.0 } else { 100.0 * sum(l, "sis", "found") / n }
+    100.0 * per(sum(l, "sis", "found"), scans(l))
 }
 /// The mean depth limit of the limited scans (Linux's `nr`).
 fn depth_limit(l: &Log) -> f64 {
-    let n = sum(l, "sis", "limited");
-    if n == 0.0 { 0.0 } else { sum(l, "sis", "depth_sum") / n }
+    per(sum(l, "sis", "depth_sum"), sum(l, "sis", "limited"))
 }
 fn scan_time_us(l: &Log) -> f64 {
     sum(l, "sis", "time_ns") / 1000.0
 }
 /// Scan time per scan, ns.
 fn ns_per_scan(l: &Log) -> f64 {
-    let n = scans(l);
-    if n == 0.0 { 0.0 } else { (sum(l, "sis", "time_ns") / n).round() }
+    per(sum(l, "sis", "time_ns"), scans(l)).round()
 }
 /// Wakeups SIS_UTIL sent back without a scan (LLC too busy).
 fn no_scan(l: &Log) -> f64 {
@@ -112,8 +108,7 @@ fn hackbench_amean(m: &Matrix, var: &str) -> f64 {
 }
 /// A mechanism ratio over every point: Σ num / Σ den.
 fn ratio(m: &Matrix, var: &str, num: fn(&Log) -> f64, den: fn(&Log) -> f64) -> f64 {
-    let d = m.mech_all(var, den);
-    if d == 0.0 { 0.0 } else { m.mech_all(var, num) / d }
+    per(m.mech_all(var, num), m.mech_all(var, den))
 }
 fn all_examined(m: &Matrix, var: &str) -> f64 {
     ratio(m, var, |l| sum(l, "sis", "scanned"), scans)
