@@ -23,6 +23,7 @@
 
 pub mod engine;
 pub mod machine;
+pub mod platform;
 pub mod presets;
 pub mod smp;
 
