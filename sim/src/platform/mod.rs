@@ -762,3 +762,44 @@ fn deliver(cpu: usize) {
         handle(cpu, req);
     }
 }
+
+/// The simulated CPUs and the mechanism's tasks as they are now (for a run
+/// that did not finish: which CPU halts with work queued, which task sleeps).
+pub fn dump() -> String {
+    let mut out = String::new();
+    let n = with(|s| s.nr_cpus);
+    for c in 0..n {
+        let (act, irqs, pi, pt, running, cur) = with(|s| {
+            let x = &s.cpus[c];
+            (x.act, x.irqs_on, x.pending_ipi, x.pending_timer, x.running, x.current.as_ref().map(|t| t.id))
+        });
+        CPU.with(|x| x.set(c));
+        let queued = mech::rq::lock(c).fair.nr_queued();
+        let _ = writeln!(
+            out,
+            "cpu{c} act={act:?} irqs_on={irqs} pending_ipi={pi} pending_timer={pt} ctx={running} current={cur:?} need_resched={} wake_list={} queued={queued}",
+            mech::rq::need_resched(c),
+            mech::wakeup::wake_list_pending(c),
+        );
+    }
+    for t in mech::task::all() {
+        let _ = writeln!(
+            out,
+            "task {} {} state={:?} cpu={} on_rq={} on_cpu={} ctx={}",
+            t.id,
+            t.name,
+            t.state(),
+            t.cpu.load(std::sync::atomic::Ordering::Relaxed),
+            t.on_rq.load(std::sync::atomic::Ordering::Relaxed),
+            t.ctx.on_cpu(),
+            t.ctx.handle()
+        );
+    }
+    out
+}
+
+/// The console lines written since the run's report was taken (what a
+/// caller prints after `run`, such as `mech::trace::dump()`).
+pub fn take_output() -> Vec<String> {
+    with(|s| std::mem::take(&mut s.out))
+}
