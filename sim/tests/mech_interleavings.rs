@@ -1,4 +1,6 @@
-//! Issue 16's interleaving tests: the mechanism on 4 simulated CPUs under a
+//! Issue 16's interleaving tests: the mechanism on 4 simulated CPUs (64
+//! seeds), 8 CPUs with SMT (16 seeds) and 4 CPUs with every cost zero (16
+//! seeds, far more simultaneous events for the seed to order) under a
 //! seeded random mix of wakeups through wait queues, timer sleeps, yields
 //! and affinity changes (migrations), with its invariant checks on
 //! (`sched_debug`: every switch and tick checks the runqueue, and the end
@@ -20,24 +22,35 @@ const TASKS: usize = 12;
 const ROUNDS: u64 = 200;
 const SEEDS: u64 = 64;
 
-/// The child's argument: `SEED` (the mix of `TASKS` x `ROUNDS`) or
-/// `SEED/TASKS/ROUNDS`.
+/// The child's argument: `SEED` (the mix of `TASKS` x `ROUNDS` on 4 CPUs)
+/// or `SEED/TASKS/ROUNDS[/SMP[/free]]` (SMP: a QEMU `-smp` value; `free`:
+/// every cost zero, so far more events fall on the same ns and the seed
+/// orders more of them).
 fn one_run_arg(arg: &str) -> String {
-    let v: Vec<u64> = arg.split('/').map(|x| x.parse().unwrap()).collect();
-    match v[..] {
-        [seed] => one_run(seed, TASKS, ROUNDS),
-        [seed, tasks, rounds] => one_run(seed, tasks as usize, rounds),
+    let v: Vec<&str> = arg.split('/').collect();
+    let num = |i: usize| v[i].parse::<u64>().unwrap_or_else(|_| panic!("child argument {arg}"));
+    match v.len() {
+        1 => one_run(num(0), TASKS, ROUNDS, "4,sockets=2,cores=2"),
+        3 => one_run(num(0), num(1) as usize, num(2), "4,sockets=2,cores=2"),
+        4 => one_run(num(0), num(1) as usize, num(2), v[3]),
+        5 if v[4] == "free" => {
+            std::env::set_var("SIM_COST", "free");
+            one_run(num(0), num(1) as usize, num(2), v[3])
+        }
         _ => panic!("child argument {arg}"),
     }
 }
 
-fn one_run(seed: u64, tasks: usize, rounds: u64) -> String {
-    let machine = Machine::from_smp("4,sockets=2,cores=2", 1).unwrap();
-    let (res, body) = common::mix(seed, 4, tasks, rounds);
-    let cfg = SimConfig { seed, sched_debug: true, until_ns: 10_000_000_000, ..SimConfig::default() };
+fn one_run(seed: u64, tasks: usize, rounds: u64, smp: &str) -> String {
+    let machine = Machine::from_smp(smp, 1).unwrap();
+    let (res, body) = common::mix(seed, machine.nr_cpus(), tasks, rounds);
+    let mut cfg = SimConfig { seed, sched_debug: true, until_ns: 10_000_000_000, ..SimConfig::default() };
+    if std::env::var("SIM_COST").as_deref() == Ok("free") {
+        cfg.cost = fairway_sim::engine::CostModel::FREE;
+    }
     let body = move || {
         if std::env::var("SIM_TRACE").is_ok() {
-            mech::trace::enable(200000, &[0, 1, 2, 3]).unwrap();
+            mech::trace::enable(200000, &(0..mech::rq::online_mask().weight() as usize).collect::<Vec<_>>()).unwrap();
         }
         body()
     };
@@ -65,18 +78,27 @@ fn seeded_random_mixes_lose_no_wakeup_and_no_task() {
         common::child_result(&one_run_arg(&arg));
         return;
     }
+    let name = "seeded_random_mixes_lose_no_wakeup_and_no_task";
     let mut migrations = 0;
-    for seed in 0..SEEDS {
-        let out = common::in_child("seeded_random_mixes_lose_no_wakeup_and_no_task", &seed.to_string());
-        assert!(out.starts_with("end=finished "), "seed {seed}: {out}");
-        for i in 0..TASKS {
-            assert!(out.contains(&format!("task={i} rounds={ROUNDS} consumed={ROUNDS}\n")), "seed {seed}, task {i}: {out}");
+    let mut runs = 0;
+    // 4 CPUs (2 sockets x 2 cores) with the icount costs; 8 CPUs with SMT;
+    // 4 CPUs with every cost zero.
+    let batches = [(SEEDS, TASKS, ROUNDS, ""), (16, 16, 100, "/8,sockets=2,cores=2,threads=2"), (16, TASKS, ROUNDS, "/4,sockets=2,cores=2/free")];
+    for (seeds, tasks, rounds, rest) in batches {
+        for seed in 0..seeds {
+            let arg = format!("{seed}/{tasks}/{rounds}{rest}");
+            let out = common::in_child(name, &arg);
+            assert!(out.starts_with("end=finished "), "run {arg}: {out}");
+            for i in 0..tasks {
+                assert!(out.contains(&format!("task={i} rounds={rounds} consumed={rounds}\n")), "run {arg}, task {i}: {out}");
+            }
+            assert!(out.contains(" early=0\n"), "run {arg}: a sleep ended early: {out}");
+            let m: u64 = out.lines().find_map(|l| l.strip_prefix("migrations=")).unwrap().parse().unwrap();
+            migrations += m;
+            runs += 1;
         }
-        assert!(out.contains(" early=0\n"), "seed {seed}: a sleep ended early: {out}");
-        let m: u64 = out.lines().find_map(|l| l.strip_prefix("migrations=")).unwrap().parse().unwrap();
-        migrations += m;
     }
     // The mix moves tasks between CPUs (affinity changes, wake placement,
     // balancing): the interleavings cover the migration paths.
-    assert!(migrations > SEEDS * 10, "{migrations} migrations in {SEEDS} runs");
+    assert!(migrations > runs * 10, "{migrations} migrations in {runs} runs");
 }

@@ -57,5 +57,5 @@ fn two_tasks_ping_pong_on_one_cpu_at_the_icount_cost() {
     assert!(per >= model && per <= model + 10, "ns per round trip {per}, the model's {model}");
     // Switches: two per round trip, on the one CPU.
     let sw = report.cpus[0].switches;
-    assert!(sw >= 2 * ROUNDS && sw <= 2 * ROUNDS + 10, "{sw} switches for {ROUNDS} round trips");
+    assert!((2 * ROUNDS..=2 * ROUNDS + 10).contains(&sw), "{sw} switches for {ROUNDS} round trips");
 }

@@ -57,7 +57,7 @@ fn a_cross_cpu_ping_pong_costs_the_icount_figure_in_both_cpus_time() {
     // The start and end (init's join, the exits) and a few ticks add a little.
     assert!(per >= model && per <= model + model / 50, "both CPUs' time per round trip {per} ns, the model's {model}");
     let ipis: u64 = report.cpus.iter().map(|x| x.ipis_taken).sum();
-    assert!(ipis >= 2 * ROUNDS && ipis <= 2 * ROUNDS + 10, "{ipis} IPIs for {ROUNDS} round trips");
+    assert!((2 * ROUNDS..=2 * ROUNDS + 10).contains(&ipis), "{ipis} IPIs for {ROUNDS} round trips");
     let switches: u64 = report.cpus.iter().map(|x| x.switches).sum();
-    assert!(switches >= 4 * ROUNDS && switches <= 4 * ROUNDS + 20, "{switches} switches for {ROUNDS} round trips");
+    assert!((4 * ROUNDS..=4 * ROUNDS + 20).contains(&switches), "{switches} switches for {ROUNDS} round trips");
 }

@@ -444,7 +444,7 @@ pub struct SimReport {
 /// process per run (see `tests/common`).
 pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'static) -> SimReport {
     let n = machine.nr_cpus();
-    assert!(n >= 1 && n <= mech::MAX_CPUS, "sim: {n} CPUs (1..={})", mech::MAX_CPUS);
+    assert!((1..=mech::MAX_CPUS).contains(&n), "sim: {n} CPUs (1..={})", mech::MAX_CPUS);
     let domains = machine.domains().unwrap_or_else(|e| panic!("sim: the machine's domains: {e}"));
     let mut distance = Vec::with_capacity(n * n);
     for a in 0..n {
@@ -510,7 +510,7 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
     let mut init = Some(init);
     let order: Vec<usize> = (1..n).chain([0]).collect();
     for &c in &order {
-        let tun = tun.clone();
+        let tun = tun;
         let init = if c == 0 { init.take() } else { None };
         let co = new_coroutine(stack_bytes, move || {
             start_this_cpu(c, tun);
