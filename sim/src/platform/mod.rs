@@ -501,6 +501,9 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
     tun.set_tick_nsec(1_000_000_000 / u64::from(cfg.hz));
     mech::balance::init(domains, sched::balance::BalanceConfig::default(), caps, cfg.hz);
     mech::debug::enable(cfg.sched_debug);
+    // The lock-order checker, where it is compiled in (the `lockdep`
+    // feature of `kernel/mech`, which this crate's tests turn on).
+    mech::sync::lockdep::enable(true);
     mech::timer::set_hz(cfg.hz);
     mech::timer::set_nohz(cfg.nohz);
 

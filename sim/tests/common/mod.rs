@@ -29,6 +29,18 @@ pub fn in_child(test_name: &str, arg: &str) -> String {
     stdout[begin + "@child-begin\n".len()..end].to_string()
 }
 
+/// Runs `test_name` in a fresh process with `SIM_CHILD=arg`: (whether it
+/// succeeded, its stdout and stderr).
+pub fn run_child(test_name: &str, arg: &str) -> (bool, String, String) {
+    let exe = std::env::current_exe().expect("the test binary");
+    let out = Command::new(exe)
+        .args([test_name, "--exact", "--nocapture", "--test-threads=1"])
+        .env("SIM_CHILD", arg)
+        .output()
+        .expect("start the child test process");
+    (out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
 /// The child's argument, if this process is a child run.
 pub fn child_arg() -> Option<String> {
     std::env::var("SIM_CHILD").ok()
