@@ -16,13 +16,19 @@
 //! - [`engine`]: the deterministic discrete-event engine in virtual time that
 //!   is to run the scheduler mechanism as its platform: CPUs, interrupts,
 //!   timers, IPIs, coroutine tasks and the cost model calibrated from the
-//!   kernel's `-icount` figures (driven today by a FIFO test double).
+//!   kernel's `-icount` figures (its own tests drive it with a FIFO test
+//!   double);
+//! - [`platform`]: fairway's mechanism (`kernel/mech`) and policy, unchanged,
+//!   on N simulated CPUs: the second `mech::platform::Platform`, whose
+//!   contexts are the engine's coroutines (docs/SIMULATOR.md, "The mechanism
+//!   on the engine").
 //!
 //! `cargo xtask sim --machine NAME|SMP [--numa N]` prints a machine's topology
 //! and domains in the kernel's format.
 
 pub mod engine;
 pub mod machine;
+pub mod platform;
 pub mod presets;
 pub mod smp;
 

@@ -6,7 +6,7 @@
 //! numbers (`defs.rs`). `--quick` is the small form the test suite runs (`experiment-NAME-quick`).
 //!
 //! Engines: `qemu` (this kernel in QEMU, `-icount`: every figure is a count or a cost in
-//! instruction time, the same on every boot). `sim`, the host simulator, cannot run the mechanism yet: asking
+//! instruction time, the same on every boot). `sim`, the host simulator, cannot run the workloads yet: asking
 //! for it is an error, never a silent fallback; the tables keep an empty `sim` column for it.
 //!
 //! Modes of the `qemu` engine: `-icount` (the default, one boot per cell) or `--realtime N`: N
@@ -255,9 +255,9 @@ pub fn find(name: &str) -> Result<Spec, String> {
 }
 
 /// The error `--engine sim` gets while the simulator does not exist.
-pub const SIM_NOT_BUILT: &str = "xtask: --engine sim cannot run yet: the simulator's event engine (sim/src/engine) does \
-     not yet drive the scheduler's mechanism crate (kernel/mech) and the workloads; run --engine qemu (the \
-     default); the reports keep an empty `sim` column for it";
+pub const SIM_NOT_BUILT: &str = "xtask: --engine sim cannot run yet: the scheduler's mechanism (kernel/mech) runs on \
+     the simulator (sim/src/platform), but the workloads are still kernel code (kernel/src/workloads); run \
+     --engine qemu (the default); the reports keep an empty `sim` column for it";
 
 pub fn experiment(a: ExperimentArgs) -> Result<(), String> {
     if a.name == "list" {

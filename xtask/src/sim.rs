@@ -1,15 +1,15 @@
 //! `cargo xtask sim`: the simulator's machines. Today it shows a modelled machine, a debate's
 //! preset or any `-smp` value, as the kernel would see it: every CPU's place and the sched
-//! domains the policy crate builds (`fairway_sim::Machine`). Running workloads on such a machine
-//! needs the simulator's event engine (`sim/src/engine`) to be the platform of the scheduler's
-//! mechanism crate (`kernel/mech`), and the workloads to move beside it (not done yet); a workload
-//! name is refused with that reason rather than run by other code.
+//! domains the policy crate builds (`fairway_sim::Machine`). The scheduler's mechanism crate
+//! (`kernel/mech`) runs on the simulator (`sim/src/platform`, host-tested in `sim/tests`), but the
+//! kernel's workloads are still kernel code (`kernel/src/workloads`), so a workload name is
+//! refused with that reason rather than run by other code.
 
 use fairway_sim::{presets, PRESETS};
 
 #[derive(clap::Args)]
 pub struct SimArgs {
-    /// A workload to run on the machine (not possible yet: see above).
+    /// A workload to run on the machine (refused until the workloads are a crate: see above).
     pub workload: Option<String>,
     /// A preset (`--list`) or a QEMU -smp value, e.g. `8,sockets=2,cores=2,threads=2`.
     #[arg(long)]
@@ -31,9 +31,9 @@ pub fn sim(a: SimArgs) -> Result<(), String> {
     }
     if let Some(w) = &a.workload {
         return Err(format!(
-            "the simulator cannot run `{w}` yet: its event engine (sim/src/engine) does not yet drive the \
-             scheduler's mechanism crate (kernel/mech) and the workloads; `cargo xtask sim --machine M` shows \
-             machine M's topology and domains"
+            "the simulator cannot run `{w}` yet: the scheduler's mechanism (kernel/mech) runs on it \
+             (sim/src/platform), but the workloads are still kernel code (kernel/src/workloads), not yet a crate \
+             beside the mechanism; `cargo xtask sim --machine M` shows machine M's topology and domains"
         ));
     }
     let name = a.machine.ok_or("give --machine PRESET|SMP (or --list for the presets)")?;

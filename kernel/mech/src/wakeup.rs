@@ -504,7 +504,12 @@ pub fn set_affinity(p: &Arc<Task>, mask: sched::cpumask::CpuMask) -> Result<(), 
     let target = mask.first().unwrap_or(cpu);
     let moved = {
         let eid = EntityId(p.eid.load(Ordering::Relaxed));
-        let queued = src.fair.entity(eid).is_some_and(|se| se.on_rq);
+        // Only `p`'s own entity: after its final switch (or while it moves
+        // between CPUs) `p.eid` may name another task's entity here, which
+        // must stay (core.c: affine_move_task() moves `p` only if it runs
+        // or `task_on_rq_queued(p)`).
+        let own = src.task_of(eid.0).is_some_and(|t| Arc::ptr_eq(t, p));
+        let queued = own && src.fair.entity(eid).is_some_and(|se| se.on_rq);
         let running = src.fair.curr() == Some(eid);
         if queued && !running && !src.fair.is_delayed(eid) {
             src.update_clock();
