@@ -38,10 +38,10 @@ use sched::EntityId;
 use super::params::{num, num_per_cpu, Param, MAX_MS};
 use super::Rng;
 use crate::cmdline::Workload;
-use crate::setattr::{self, SetattrError};
-use crate::sync::irq_mutex::IrqMutex;
-use crate::sync::{Mutex, Pipe, Semaphore, WaitQueue};
-use crate::task::{Spawn, Task, TaskState};
+use mech::setattr::{self, SetattrError};
+use mech::sync::irq_mutex::IrqMutex;
+use mech::sync::{Mutex, Pipe, Semaphore, WaitQueue};
+use mech::task::{Spawn, Task, TaskState};
 
 /// What `workload=torture` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -222,7 +222,7 @@ impl Bell {
 
 /// One worker's slot: its task, doorbell and recent operations.
 struct Slot {
-    task: spin::Once<Arc<Task>>,
+    task: IrqMutex<Option<Arc<Task>>>,
     bell: Bell,
     /// `op << 56 | arg`, the last `RING` operations; `ring_us` their start.
     ring: [AtomicU64; RING],
@@ -275,7 +275,7 @@ impl World {
         if let Some(s) = self.slots.get(who) {
             s.bad.store(true, Ordering::Relaxed);
         }
-        crate::kprintln!("torture: VIOLATION (thread {}, seed {}): {}", who, self.seed, what);
+        mech::kprintln!("torture: VIOLATION (thread {}, seed {}): {}", who, self.seed, what);
     }
 
     /// Notes that worker `me` starts `op` with `arg`.
@@ -284,13 +284,13 @@ impl World {
         let at = s.next.fetch_add(1, Ordering::Relaxed) % RING;
         let code = (op as u64) << 56 | (arg & ((1 << 56) - 1));
         s.ring[at].store(code, Ordering::Relaxed);
-        s.ring_us[at].store(crate::rq::now_ns().saturating_sub(self.t0) / 1000, Ordering::Relaxed);
+        s.ring_us[at].store(mech::rq::now_ns().saturating_sub(self.t0) / 1000, Ordering::Relaxed);
         s.doing.store(code, Ordering::Relaxed);
     }
 
     /// Joins `t` (it has exited or is about to) and books its runtime.
     fn reap(&self, t: &Arc<Task>) {
-        crate::task::join(t);
+        mech::task::join(t);
         self.joined_runtime.fetch_add(t.stats.sum_exec_runtime.load(Ordering::Relaxed), Ordering::Relaxed);
         self.add(C::Joined, 1);
     }
@@ -327,7 +327,7 @@ pub fn run(w: &Workload) -> bool {
     if !super::budget::fits(w, &["threads"], threads as u64 + child_cap, heap) {
         return false;
     }
-    crate::kprintln!(
+    mech::kprintln!(
         "torture: {} threads on {} CPUs for {} ms, seed {} (rerun: workload=torture,ms={},seed={},threads={})",
         threads,
         cpus.len(),
@@ -337,22 +337,22 @@ pub fn run(w: &Workload) -> bool {
         seed,
         threads
     );
-    let before = crate::schedstat::snapshot();
-    let idle_task_before: Vec<u64> = super::cpus().iter().map(|&c| crate::idle::idle_task_ns(c)).collect();
-    let newidle_before: u64 = super::cpus().iter().map(|&c| crate::rq::newidle_switch_ns(c)).sum();
-    let runtime_before: u64 = crate::task::all().iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum();
-    let t0 = crate::rq::now_ns();
+    let before = mech::schedstat::snapshot();
+    let idle_task_before: Vec<u64> = super::cpus().iter().map(|&c| mech::idle::idle_task_ns(c)).collect();
+    let newidle_before: u64 = super::cpus().iter().map(|&c| mech::rq::newidle_switch_ns(c)).sum();
+    let runtime_before: u64 = mech::task::all().iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum();
+    let t0 = mech::rq::now_ns();
     let world = Arc::new(World {
         seed,
         ms,
         threads,
-        online: crate::rq::online_mask(),
+        online: mech::rq::online_mask(),
         cpus,
         t0,
         stop: AtomicBool::new(false),
         slots: (0..threads)
             .map(|_| Slot {
-                task: spin::Once::new(),
+                task: IrqMutex::new(None),
                 bell: Bell::new(),
                 ring: [const { AtomicU64::new(u64::MAX) }; RING],
                 ring_us: [const { AtomicU64::new(0) }; RING],
@@ -379,7 +379,7 @@ pub fn run(w: &Workload) -> bool {
         match super::spawn(Spawn::new("torture").on_cpu(cpu), move || worker(&wd, i)) {
             Some(t) => {
                 world.add(C::Spawned, 1);
-                world.slots[i].task.call_once(|| t.clone());
+                *world.slots[i].task.lock() = Some(t.clone());
                 workers.push(Some(t));
             }
             None => {
@@ -392,22 +392,22 @@ pub fn run(w: &Workload) -> bool {
     }
     // Run: time out long doorbell waits, look for lost wakeups, join orphans.
     let end = t0 + ms * 1_000_000;
-    while crate::rq::now_ns() < end {
-        crate::timer::sleep_ns(1_000_000);
+    while mech::rq::now_ns() < end {
+        mech::timer::sleep_ns(1_000_000);
         watch(&world);
         reap_orphans(&world);
     }
-    let elapsed_run = crate::rq::now_ns() - t0;
+    let elapsed_run = mech::rq::now_ns() - t0;
     // Stop: every doorbell wait ends; the rest wind down by themselves.
     world.stop.store(true, Ordering::Release);
     for s in &world.slots {
         s.bell.generation.fetch_add(1, Ordering::AcqRel);
         s.bell.wq.wake_all();
     }
-    let give_up = crate::rq::now_ns() + GRACE_NS;
+    let give_up = mech::rq::now_ns() + GRACE_NS;
     let busy = |w: &World| w.slots.iter().any(|s| !s.done.load(Ordering::Acquire)) || w.children.load(Ordering::Acquire) > 0;
-    while busy(&world) && crate::rq::now_ns() < give_up {
-        crate::timer::sleep_ns(1_000_000);
+    while busy(&world) && mech::rq::now_ns() < give_up {
+        mech::timer::sleep_ns(1_000_000);
         watch(&world);
         reap_orphans(&world);
     }
@@ -423,11 +423,11 @@ pub fn run(w: &Workload) -> bool {
     }
     reap_orphans(&world);
     // The accounts.
-    let after = crate::schedstat::snapshot();
+    let after = mech::schedstat::snapshot();
     let idle_task: u64 = w_cpus_idle(&world, &idle_task_before);
-    let newidle: u64 = world.cpus.iter().map(|&c| crate::rq::newidle_switch_ns(c)).sum::<u64>() - newidle_before;
-    let elapsed = crate::rq::now_ns() - t0;
-    let runtime_after: u64 = crate::task::all().iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum::<u64>()
+    let newidle: u64 = world.cpus.iter().map(|&c| mech::rq::newidle_switch_ns(c)).sum::<u64>() - newidle_before;
+    let elapsed = mech::rq::now_ns() - t0;
+    let runtime_after: u64 = mech::task::all().iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum::<u64>()
         + world.joined_runtime.load(Ordering::Relaxed);
     let runtime = runtime_after.saturating_sub(runtime_before);
     let (mut no_runnable, mut pressure) = (0u64, 0u64);
@@ -492,30 +492,30 @@ pub fn run(w: &Workload) -> bool {
         " runtime_ns={} idle_ns={} newidle_ns={} pressure_ns={} elapsed_ns={} run_ns={} no_runnable_ns={}",
         runtime, idle, newidle, pressure, elapsed, elapsed_run, no_runnable
     );
-    crate::record!("torture", "{}", line);
+    mech::record!("torture", "{}", line);
     let mut ops = String::new();
     for (i, (_, name, _)) in OPS.iter().enumerate() {
         let _ = write!(ops, "{}{}={}", if i == 0 { "" } else { " " }, name, w.ops[i].load(Ordering::Relaxed));
     }
-    crate::record!("torture_ops", "{}", ops);
+    mech::record!("torture_ops", "{}", ops);
     if !ok {
         report_failure(w, &books, stuck);
     }
-    if crate::debug::enabled() {
-        crate::debug::check_global();
+    if mech::debug::enabled() {
+        mech::debug::check_global();
     }
     ok
 }
 
 /// What the CPUs' idle tasks ran since `before` (one value per CPU of `w.cpus`).
 fn w_cpus_idle(w: &World, before: &[u64]) -> u64 {
-    w.cpus.iter().zip(before).map(|(&c, &b)| crate::idle::idle_task_ns(c).saturating_sub(b)).sum()
+    w.cpus.iter().zip(before).map(|(&c, &b)| mech::idle::idle_task_ns(c).saturating_sub(b)).sum()
 }
 
 /// The failure report: what failed, how to rerun it, and the operations of
 /// every thread involved.
 fn report_failure(w: &World, books: &[(&str, bool)], stuck: u64) {
-    crate::kprintln!(
+    mech::kprintln!(
         "torture: FAILED with seed {}: rerun with workload=torture,ms={},seed={},threads={} on {} CPUs",
         w.seed,
         w.ms,
@@ -525,21 +525,22 @@ fn report_failure(w: &World, books: &[(&str, bool)], stuck: u64) {
     );
     for (what, held) in books {
         if !held {
-            crate::kprintln!("torture: books do not balance: {}", what);
+            mech::kprintln!("torture: books do not balance: {}", what);
         }
     }
     if stuck > 0 {
-        crate::kprintln!("torture: {} thread(s) still not done {} s after the stop (a lost wakeup or a hung CPU)", stuck, GRACE_NS / 1_000_000_000);
+        mech::kprintln!("torture: {} thread(s) still not done {} s after the stop (a lost wakeup or a hung CPU)", stuck, GRACE_NS / 1_000_000_000);
     }
     for (i, s) in w.slots.iter().enumerate() {
         if !s.bad.load(Ordering::Relaxed) {
             continue;
         }
-        let (id, state, cpu) = match s.task.get() {
+        let task = s.task.lock().clone();
+        let (id, state, cpu) = match &task {
             Some(t) => (t.id, t.state(), t.cpu.load(Ordering::Relaxed)),
             None => (0, TaskState::Dead, 0),
         };
-        let blocked = s.task.get().and_then(|t| *t.blocked_at.lock());
+        let blocked = task.as_ref().and_then(|t| *t.blocked_at.lock());
         let mut ops = String::new();
         let next = s.next.load(Ordering::Relaxed);
         for k in next.saturating_sub(RING)..next {
@@ -548,7 +549,7 @@ fn report_failure(w: &World, books: &[(&str, bool)], stuck: u64) {
             let _ = write!(ops, "@{}us", s.ring_us[k % RING].load(Ordering::Relaxed));
         }
         let doing = s.doing.load(Ordering::Relaxed);
-        crate::kprintln!(
+        mech::kprintln!(
             "torture: thread {} (task {}, {:?} on CPU {}, done {}){}{}: last operations, oldest first: {}",
             i,
             id,
@@ -560,9 +561,9 @@ fn report_failure(w: &World, books: &[(&str, bool)], stuck: u64) {
             ops
         );
         if let Some(at) = blocked {
-            crate::kprintln!("torture: thread {} last blocked at {}:{}", i, at.file(), at.line());
+            mech::kprintln!("torture: thread {} last blocked at {}:{}", i, at.file(), at.line());
         }
-        crate::record!(
+        mech::record!(
             "torture_thread",
             "thread={} task={} state={:?} cpu={} done={} doing={} ops={}",
             i,
@@ -575,7 +576,7 @@ fn report_failure(w: &World, books: &[(&str, bool)], stuck: u64) {
         );
     }
     if stuck > 0 {
-        crate::debug::dump_all();
+        mech::debug::dump_all();
     }
 }
 
@@ -596,7 +597,7 @@ fn describe(code: u64) -> String {
 /// it, seen twice in a row, is a lost wakeup; a wait past
 /// `BELL_TIMEOUT_NS` is ended (a timeout).
 fn watch(w: &World) {
-    let now = crate::rq::now_ns();
+    let now = mech::rq::now_ns();
     for (i, s) in w.slots.iter().enumerate() {
         let b = &s.bell;
         let since = b.since.load(Ordering::Acquire);
@@ -609,7 +610,7 @@ fn watch(w: &World) {
         let posted = b.posted.load(Ordering::SeqCst);
         let taken = b.taken.load(Ordering::SeqCst);
         let posting = b.posting.load(Ordering::SeqCst);
-        let asleep = || s.task.get().is_some_and(|t| asleep_off_queue(t));
+        let asleep = || s.task.lock().clone().is_some_and(|t| asleep_off_queue(&t));
         if posted > taken && posting == 0 && asleep() && b.since.load(Ordering::Acquire) == since {
             let key = (posted << 32 | (taken & 0xffff_ffff)) + 1;
             if b.suspect.swap(key, Ordering::Relaxed) != key {
@@ -639,7 +640,7 @@ fn asleep_off_queue(t: &Arc<Task>) -> bool {
     if !t.on_rq.load(Ordering::SeqCst) {
         return true;
     }
-    let rq = crate::rq::lock_task_rq(t);
+    let rq = mech::rq::lock_task_rq(t);
     let eid = EntityId(t.eid.load(Ordering::Relaxed));
     rq.task_of(eid.0).is_some_and(|x| Arc::ptr_eq(x, t)) && rq.fair.is_delayed(eid) && t.state() == TaskState::Sleeping
 }
@@ -662,7 +663,7 @@ fn reap_orphans(w: &World) {
 /// its side of the pipe wound down.
 fn worker(w: &Arc<World>, me: usize) {
     let mut rng = Rng::new(splitmix(w.seed ^ splitmix(me as u64 + 1)));
-    let task = crate::task::current();
+    let task = mech::task::current();
     let pair = me / 2;
     let writer = me % 2 == 0;
     let mut seq = 0u64; // bytes written (writer) or read (reader)
@@ -686,7 +687,7 @@ fn worker(w: &Arc<World>, me: usize) {
             Op::Spin => {
                 let ns = 10_000 + rng.below(1_000_000);
                 w.note(me, idx, ns);
-                super::spin_ns(ns);
+                mech::platform::burn_ns(ns);
             }
             Op::SleepShort | Op::SleepLong => {
                 let ns = if OPS[idx].0 == Op::SleepShort { 10_000 + rng.below(190_000) } else { 1_000_000 + rng.below(19_000_000) };
@@ -757,7 +758,7 @@ fn worker(w: &Arc<World>, me: usize) {
             Op::Renice => {
                 let nice = rng.below(40) as i32 - 20;
                 let peer = rng.below(4) == 0;
-                let target = if peer { w.slots[rng.below(w.threads as u64) as usize].task.get().cloned() } else { Some(task.clone()) };
+                let target = if peer { w.slots[rng.below(w.threads as u64) as usize].task.lock().clone() } else { Some(task.clone()) };
                 w.note(me, idx, (nice + 20) as u64);
                 if let Some(t) = target {
                     match setattr::set_user_nice(&t, nice) {
@@ -790,21 +791,21 @@ fn worker(w: &Arc<World>, me: usize) {
                     None => CpuMask::single(w.cpus[rng.below(w.cpus.len() as u64) as usize]),
                 };
                 w.note(me, idx, mask.bits()[0]);
-                if let Err(e) = crate::wakeup::set_affinity(&task, mask) {
+                if let Err(e) = mech::wakeup::set_affinity(&task, mask) {
                     w.violation(me, C::AffinityMisses, format_args!("set_affinity: {}", e));
                 }
                 // The switch moves a task off a CPU it may no longer use.
-                crate::schedule::yield_now();
+                mech::schedule::yield_now();
                 pinned = if mask == w.online { None } else { Some(mask) };
             }
             Op::Yield => {
                 w.note(me, idx, 0);
-                crate::schedule::yield_now();
+                mech::schedule::yield_now();
             }
         }
         w.slots[me].doing.store(u64::MAX, Ordering::Relaxed);
         if let Some(m) = pinned {
-            let cpu = crate::arch::percpu::cpu_id();
+            let cpu = mech::platform::cpu_id();
             if !m.contains(cpu) {
                 w.violation(me, C::AffinityMisses, format_args!("runs on CPU {} outside its affinity {:#x}", cpu, m.bits()[0]));
             }
@@ -820,7 +821,7 @@ fn worker(w: &Arc<World>, me: usize) {
         }
     }
     if pinned.is_some() {
-        let _ = crate::wakeup::set_affinity(&task, w.online);
+        let _ = mech::wakeup::set_affinity(&task, w.online);
     }
     w.add(C::Exited, 1);
     w.slots[me].done.store(true, Ordering::Release);
@@ -846,9 +847,9 @@ fn read_some(w: &World, me: usize, pair: usize, seq: &mut u64, buf: &mut [u8]) -
 /// Sleeps `ns` and checks that the sleep lasted that long.
 fn timed_sleep(w: &World, me: usize, ns: u64) {
     w.add(C::SleepBegun, 1);
-    let t = crate::rq::now_ns();
-    crate::timer::sleep_ns(ns);
-    let slept = crate::rq::now_ns() - t;
+    let t = mech::rq::now_ns();
+    mech::timer::sleep_ns(ns);
+    let slept = mech::rq::now_ns() - t;
     w.add(C::SleepEnded, 1);
     if slept < ns {
         w.violation(me, C::SleepEarly, format_args!("a sleep of {} ns ended after {} ns", ns, slept));
@@ -859,9 +860,9 @@ fn timed_sleep(w: &World, me: usize, ns: u64) {
 /// little or yield (never anything that waits for another thread).
 fn hold_briefly(w: &World, me: usize, r: u64) {
     match r % 3 {
-        0 => super::spin_ns(1_000 + (r >> 8) % 50_000),
+        0 => mech::platform::burn_ns(1_000 + (r >> 8) % 50_000),
         1 => timed_sleep(w, me, 5_000 + (r >> 8) % 50_000),
-        _ => crate::schedule::yield_now(),
+        _ => mech::schedule::yield_now(),
     }
 }
 
@@ -870,7 +871,7 @@ fn bell_wait(w: &World, me: usize) {
     let b = &w.slots[me].bell;
     w.add(C::BellBegun, 1);
     let generation = b.generation.load(Ordering::Acquire);
-    b.since.store(crate::rq::now_ns().max(1), Ordering::Release);
+    b.since.store(mech::rq::now_ns().max(1), Ordering::Release);
     let mut how = C::BellByToken;
     let mut checks = 0;
     let mut tokens = 0;
@@ -925,12 +926,12 @@ fn spawn_child(w: &Arc<World>, me: usize, rng: &mut Rng, idx: usize) {
         let mut r = Rng::new(child_seed);
         for _ in 0..steps {
             match r.below(3) {
-                0 => super::spin_ns(10_000 + r.below(300_000)),
-                1 => crate::timer::sleep_ns(10_000 + r.below(500_000)),
-                _ => crate::schedule::yield_now(),
+                0 => mech::platform::burn_ns(10_000 + r.below(300_000)),
+                1 => mech::timer::sleep_ns(10_000 + r.below(500_000)),
+                _ => mech::schedule::yield_now(),
             }
             if let Some(m) = pin {
-                let cpu = crate::arch::percpu::cpu_id();
+                let cpu = mech::platform::cpu_id();
                 if !m.contains(cpu) {
                     wc.violation(me, C::AffinityMisses, format_args!("its pinned child runs on CPU {} outside {:#x}", cpu, m.bits()[0]));
                 }
@@ -957,7 +958,7 @@ fn spawn_child(w: &Arc<World>, me: usize, rng: &mut Rng, idx: usize) {
 /// The running task's entity carries the nice and slice the task records
 /// (a renice or slice change reached the policy).
 fn check_attrs(w: &World, me: usize, task: &Arc<Task>) {
-    let rq = crate::rq::lock_task_rq(task);
+    let rq = mech::rq::lock_task_rq(task);
     // Read under the runqueue lock the changes hold while they store them.
     let (nice, slice) = (task.nice_value(), task.slice_ns.load(Ordering::Relaxed));
     let Some(se) = rq.fair.entity(EntityId(task.eid.load(Ordering::Relaxed))) else {
@@ -965,7 +966,7 @@ fn check_attrs(w: &World, me: usize, task: &Arc<Task>) {
         w.violation(me, C::AttrMisses, format_args!("the running task has no entity"));
         return;
     };
-    let weight_ok = se.w() == crate::task::nice_weight(nice) && se.nice.get() == nice;
+    let weight_ok = se.w() == mech::task::nice_weight(nice) && se.nice.get() == nice;
     let slice_ok = match sched::tunables::clamp_custom_slice(slice) {
         Some(s) => se.custom_slice && se.slice == s,
         None => !se.custom_slice,
