@@ -595,3 +595,38 @@ fn parse_level(v: &str) -> Option<LogLevel> {
 fn parse_range(v: &str, lo: u32, hi: u32) -> Option<u32> {
     v.parse::<u32>().ok().filter(|n| (lo..=hi).contains(n))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `log=` takes Linux's level words into the crate's own `LogLevel`
+    /// (the kernel maps it to the `log` crate's filter); a bad word is one
+    /// problem naming the level kept.
+    #[test]
+    fn log_levels_parse_and_a_bad_one_is_reported_with_the_level_kept() {
+        for (word, level) in LEVELS {
+            let p = parse(&alloc::format!("log={word}"));
+            assert_eq!(p.options.log, level);
+            assert!(p.problems.is_empty(), "{:?}", p.problems);
+        }
+        let p = parse("log=debug log=loud");
+        assert_eq!(p.options.log, LogLevel::Debug);
+        assert_eq!(
+            p.problems,
+            ["log=\"loud\" is not a log level (off, error, warn, info, debug, trace); using log=debug"]
+        );
+        assert_eq!(parse("").options.log, LogLevel::Info);
+    }
+
+    /// A workload and its parameters parse without the machine: an unknown
+    /// parameter is dropped with a message, the rest kept.
+    #[test]
+    fn a_workload_parses_with_its_declared_parameters() {
+        let p = parse("workload=pipe,rounds=5,bogus=1");
+        assert_eq!(p.options.workload.name, "pipe");
+        assert_eq!(p.options.workload.params, [(String::from("rounds"), String::from("5"))]);
+        assert_eq!(p.problems.len(), 1);
+        assert!(p.problems[0].starts_with("workload=pipe: unknown parameter \"bogus\""), "{:?}", p.problems);
+    }
+}
