@@ -22,7 +22,11 @@ pub(super) fn watch(w: &World) {
         let posted = b.posted.load(Ordering::SeqCst);
         let taken = b.taken.load(Ordering::SeqCst);
         let posting = b.posting.load(Ordering::SeqCst);
-        let asleep = || s.task.lock().clone().is_some_and(|t| asleep_off_queue(&t));
+        // The slot's lock is let go before the runqueue's is taken.
+        let asleep = || {
+            let task = s.task.lock().clone();
+            task.is_some_and(|t| asleep_off_queue(&t))
+        };
         if posted > taken && posting == 0 && asleep() && b.since.load(Ordering::Acquire) == since {
             let key = (posted << 32 | (taken & 0xffff_ffff)) + 1;
             if b.suspect.swap(key, Ordering::Relaxed) != key {
