@@ -4,7 +4,9 @@
 //! Layers (docs/DESIGN.md): `boot/` (assembly: multiboot entry, long mode,
 //! AP trampoline, interrupt stubs), `arch` and `mem` (all hardware access and
 //! all `unsafe`), the safe kernel modules here, and the pure policy crate
-//! `sched` (kernel/sched), which the kernel uses unchanged.
+//! `sched` (kernel/sched), which the kernel uses unchanged; the mechanism
+//! crate `mech` (kernel/mech) over the platform `arch` implements; and the
+//! workloads and command line, the crate `workloads` (kernel/workloads).
 //!
 //! The boot CPU enters at `kernel_entry`, brings the machine up stage by stage
 //! (each stage prints `@fw stage name=...`, so a harness can say where a boot
@@ -19,7 +21,6 @@ extern crate alloc;
 #[allow(unsafe_code)]
 mod arch;
 use mech::balance;
-mod cmdline;
 mod console;
 #[allow(unsafe_code)]
 mod mem;
@@ -32,7 +33,6 @@ use mech::rq;
 use mech::schedstat;
 use mech::schedule;
 mod selfcheck;
-use mech::setattr;
 use mech::sync;
 use mech::task;
 use mech::timer;
@@ -40,7 +40,7 @@ mod topology;
 use mech::trace;
 use mech::wakeup;
 use mech::watchdog;
-mod workloads;
+use workloads::cmdline;
 
 use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
@@ -82,7 +82,7 @@ fn boot_main(magic: u32, info: u32) -> ! {
         cmdline::report_problem(problem);
     }
     let options = parsed.options;
-    console::init_log(options.log);
+    console::init_log(log_level(options.log));
     // Before any other CPU starts, with no lock held (`sync::lockdep`).
     let lockdep = options.lockdep.unwrap_or(options.sched_debug || options.test_lockdep.is_some());
     if !sync::lockdep::BUILT_IN && (options.lockdep == Some(true) || options.test_lockdep.is_some()) {
@@ -229,6 +229,18 @@ fn boot_main(magic: u32, info: u32) -> ! {
 
     stage("sched");
     start_scheduler(&options, online)
+}
+
+/// The `log` crate's level for `log=`.
+fn log_level(l: cmdline::LogLevel) -> log::LevelFilter {
+    match l {
+        cmdline::LogLevel::Off => log::LevelFilter::Off,
+        cmdline::LogLevel::Error => log::LevelFilter::Error,
+        cmdline::LogLevel::Warn => log::LevelFilter::Warn,
+        cmdline::LogLevel::Info => log::LevelFilter::Info,
+        cmdline::LogLevel::Debug => log::LevelFilter::Debug,
+        cmdline::LogLevel::Trace => log::LevelFilter::Trace,
+    }
 }
 
 /// The tunables every CPU's runqueue starts with.
@@ -389,7 +401,7 @@ fn run_init(
     // shifts where the workload starts against the CPUs' ticks, for a
     // deterministic sample of another phase (`bench --phases`).
     if phase_ns > 0 {
-        workloads::spin_ns(phase_ns);
+        mech::platform::burn_ns(phase_ns);
     }
     stage("workload");
     fault::arm();

@@ -6,7 +6,11 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
 use crate::arch::{self, apic, percpu, trap};
-use crate::cmdline::{Crash, Options};
+use workloads::cmdline::{Crash, Options};
+
+/// The unmapped address the `page_fault` crash reads: above the 4 GiB
+/// identity map (`mem::paging`), so no mapping can be behind it.
+pub const CRASH_ADDRESS: u64 = 0xdead_0000 + (1 << 32);
 
 /// Bumped by the boot CPU to ask every AP to run `TIMER_TICKS` timer ticks.
 static TIMER_REQUEST: AtomicU32 = AtomicU32::new(0);
@@ -139,7 +143,7 @@ pub fn ap_idle() {
 pub fn crash(what: Crash) -> ! {
     crate::kprintln!("test_crash: provoking {:?} on purpose", what);
     match what {
-        Crash::PageFault => arch::provoke::page_fault(crate::cmdline::CRASH_ADDRESS),
+        Crash::PageFault => arch::provoke::page_fault(CRASH_ADDRESS),
         Crash::DivideError => arch::provoke::divide_error(),
         Crash::InvalidOpcode => arch::provoke::invalid_opcode(),
         Crash::Panic => panic!("deliberate panic (test_crash=panic)"),

@@ -18,7 +18,7 @@ pub const MALFORMED_OPTIONS: [&str; 5] = ["bogus", "log", "hz", "idle", "cpu_cap
 // Building blocks, usable by any scenario.
 
 /// The unmapped address `test_crash=page_fault` reads: 0xdead0000 moved above
-/// the kernel's 4 GiB identity map (kernel/src/cmdline.rs `CRASH_ADDRESS`), so
+/// the kernel's 4 GiB identity map (kernel/src/selfcheck.rs `CRASH_ADDRESS`), so
 /// that reading it really faults.
 pub const CRASH_ADDRESS: u64 = 0x1_dead_0000;
 

@@ -1,6 +1,7 @@
 //! The kernel's layering rule, checked on its source: every `crate::...` path in a file of
-//! `kernel/src` or of the mechanism crate `kernel/mech/src` (keyed `mech/...` here), and every
-//! `mech::...` path in a file of `kernel/src` (in `use` lines, grouped `use crate::{a, b::c}`
+//! `kernel/src`, of the mechanism crate `kernel/mech/src` (keyed `mech/...` here) or of the
+//! workloads crate `kernel/workloads/src` (keyed `workloads/...`), and every `mech::...` and
+//! `workloads::...` path naming the other crate (in `use` lines, grouped `use crate::{a, b::c}`
 //! lines and code, and `super::`
 //! paths, which can cross a layer too) must name a module of the file's own layer or of a lower
 //! one. The layers and the allowed exceptions are the table and list of `docs/DESIGN.md`'s
@@ -97,7 +98,8 @@ pub struct Reference {
 }
 
 /// The module path of a file: `balance/mod.rs` is `[balance]`, `main.rs` is `[]`; a file of
-/// the mechanism crate has `mech` first (`mech/lib.rs` is `[mech]`, `mech/rq.rs` `[mech, rq]`).
+/// the mechanism crate has `mech` first (`mech/lib.rs` is `[mech]`, `mech/rq.rs` `[mech, rq]`),
+/// one of the workloads crate `workloads` (`workloads/lib.rs` is `[workloads]`).
 fn module_of(file: &str) -> Vec<String> {
     let stem = file.strip_suffix(".rs").unwrap_or(file);
     let mut segs: Vec<String> = stem.split('/').map(str::to_string).collect();
@@ -149,7 +151,9 @@ fn paths_in(src: &str) -> Vec<(usize, String)> {
         let mut i = 0;
         while i < bytes.len() {
             let rest: String = bytes[i..].iter().collect();
-            let starts = (rest.starts_with("crate::") || rest.starts_with("super::") || rest.starts_with("mech::"))
+            let starts = (rest.starts_with("crate::")
+                || rest.starts_with("super::")
+                || CRATES.iter().any(|c| rest.starts_with(c) && rest[c.len()..].starts_with("::")))
                 && (i == 0 || !is_ident(bytes[i - 1]) && bytes[i - 1] != '$' && bytes[i - 1] != ':');
             if !starts {
                 i += 1;
@@ -224,12 +228,12 @@ fn paths_in(src: &str) -> Vec<(usize, String)> {
 pub fn references(files: &BTreeMap<String, String>) -> Vec<Reference> {
     let modules: BTreeMap<Vec<String>, &String> = files.keys().map(|f| (module_of(f), f)).collect();
     // Macros by (crate, name): `kprintln!` is the kernel's console's and the mechanism's own.
-    let mut macros: BTreeMap<(bool, String), &String> = BTreeMap::new();
+    let mut macros: BTreeMap<(&str, String), &String> = BTreeMap::new();
     for (f, src) in files {
         for line in src.lines() {
             if let Some(rest) = line.trim_start().strip_prefix("macro_rules!") {
                 let name: String = rest.trim_start().chars().take_while(|c| is_ident(*c)).collect();
-                macros.insert((in_mech(f), name), f);
+                macros.insert((crate_of(f), name), f);
             }
         }
     }
@@ -237,20 +241,21 @@ pub fn references(files: &BTreeMap<String, String>) -> Vec<Reference> {
     let mut out = Vec::new();
     for (file, src) in files {
         let me = module_of(file);
-        let here_mech = in_mech(file);
+        let here = crate_of(file);
         for (line, written) in paths_in(src) {
             let mut segs: Vec<String> = written.split("::").map(str::to_string).collect();
-            // `full` is the module path from the kernel crate's root, the mechanism's under `mech`.
+            // `full` is the module path from the kernel crate's root, another crate's under its
+            // name (`mech`, `workloads`).
             let full: Vec<String> = if segs[0] == "crate" {
                 segs.remove(0);
-                if here_mech {
-                    [mech.clone(), segs].concat()
-                } else {
+                if here.is_empty() {
                     segs
+                } else {
+                    [vec![here.to_string()], segs].concat()
                 }
-            } else if segs[0] == "mech" {
-                if here_mech {
-                    // An external crate named `mech` is not this one's own path.
+            } else if CRATES.contains(&segs[0].as_str()) {
+                if segs[0] == here {
+                    // A crate does not name itself this way: not its own path.
                     continue;
                 }
                 segs
@@ -265,31 +270,32 @@ pub fn references(files: &BTreeMap<String, String>) -> Vec<Reference> {
                 base.extend(segs);
                 base
             };
+            // The crate the path is in: "" for the kernel's.
+            let to = full.first().map(String::as_str).filter(|c| CRATES.contains(c)).unwrap_or("");
             // The longest module the path names, below the crate's root.
             let lookup = |full: &[String]| {
-                let below = if full.first().map(String::as_str) == Some("mech") { 2 } else { 1 };
+                let below = if full.first().is_some_and(|c| CRATES.contains(&c.as_str())) { 2 } else { 1 };
                 (below..=full.len()).rev().find_map(|n| modules.get(&full[..n]).copied())
             };
-            let to_mech = full.first().map(String::as_str) == Some("mech");
             let resolved = lookup(&full)
                 // The kernel's root re-exports the mechanism's modules (`use mech::rq;`), so a
                 // kernel file's `crate::rq` is `mech/rq.rs`.
-                .or_else(|| if to_mech { None } else { lookup(&[mech.clone(), full.clone()].concat()) })
+                .or_else(|| if to.is_empty() { lookup(&[mech.clone(), full.clone()].concat()) } else { None })
                 .or_else(|| {
-                    let (krate, name) = if to_mech { (true, full.get(1)) } else { (false, full.first()) };
-                    name.and_then(|m| macros.get(&(krate, m.clone())).copied())
+                    let name = if to.is_empty() { full.first() } else { full.get(1) };
+                    name.and_then(|m| macros.get(&(to, m.clone())).copied())
                 })
                 // An item of a crate root (`crate::boot_main`, `crate::MAX_CPUS`) is the root file's.
-                .or_else(|| modules.get(if to_mech { &full[..1] } else { &full[..0] }).copied());
+                .or_else(|| modules.get(if to.is_empty() { &full[..0] } else { &full[..1] }).copied());
             if let Some(target) = resolved {
                 if target != file {
                     // As written, relative to the file's own crate.
-                    let path = if here_mech {
-                        format!("crate::{}", full[1..].join("::"))
-                    } else if segs_was_mech(&written) {
+                    let path = if !written.starts_with("crate::") && !written.starts_with("super::") {
                         full.join("::")
-                    } else {
+                    } else if here.is_empty() {
                         format!("crate::{}", full.join("::"))
+                    } else {
+                        format!("crate::{}", full[1..].join("::"))
                     };
                     out.push(Reference { file: file.clone(), line, path, target: target.clone() });
                 }
@@ -299,20 +305,20 @@ pub fn references(files: &BTreeMap<String, String>) -> Vec<Reference> {
     out
 }
 
-/// Whether `file` (a key of [`read_sources`]) is the mechanism crate's.
-fn in_mech(file: &str) -> bool {
-    file.starts_with("mech/")
-}
+/// The crates beside the kernel's, by lib name: a key of [`read_sources`] starting `NAME/` is a
+/// file of `kernel/NAME/src`, and a path `NAME::...` names that crate.
+const CRATES: [&str; 2] = ["mech", "workloads"];
 
-fn segs_was_mech(written: &str) -> bool {
-    written.starts_with("mech::")
+/// The crate of `file` (a key of [`read_sources`]): one of [`CRATES`], or "" for the kernel's.
+fn crate_of(file: &str) -> &'static str {
+    CRATES.iter().copied().find(|c| file.strip_prefix(c).is_some_and(|r| r.starts_with('/'))).unwrap_or("")
 }
 
 /// Where a file is in the repository: `mech/rq.rs` is `kernel/mech/src/rq.rs`.
 pub fn shown(file: &str) -> String {
-    match file.strip_prefix("mech/") {
-        Some(rest) => format!("kernel/mech/src/{rest}"),
-        None => format!("kernel/src/{file}"),
+    match crate_of(file) {
+        "" => format!("kernel/src/{file}"),
+        c => format!("kernel/{c}/src/{}", &file[c.len() + 1..]),
     }
 }
 
@@ -337,12 +343,15 @@ pub fn violations(rules: &Rules, files: &BTreeMap<String, String>) -> Vec<String
     out
 }
 
-/// Every `.rs` file of the kernel (`kernel/src`, keyed by its path there) and of the mechanism
-/// crate (`kernel/mech/src`, keyed `mech/` and its path there).
+/// Every `.rs` file of the kernel (`kernel/src`, keyed by its path there) and of the crates
+/// beside it ([`CRATES`]: `kernel/mech/src`, keyed `mech/` and its path there; likewise
+/// `workloads/`).
 pub fn read_sources(repo: &Path) -> BTreeMap<String, String> {
     let mut files = read_tree(&repo.join("kernel/src"));
-    for (f, src) in read_tree(&repo.join("kernel/mech/src")) {
-        files.insert(format!("mech/{f}"), src);
+    for c in CRATES {
+        for (f, src) in read_tree(&repo.join(format!("kernel/{c}/src"))) {
+            files.insert(format!("{c}/{f}"), src);
+        }
     }
     files
 }
@@ -397,6 +406,11 @@ mod tests {
         assert!(refs.iter().any(|r| r.file == "mech/rq.rs" && r.path == "crate::MAX_CPUS" && r.target == "mech/lib.rs"));
         assert!(refs.iter().any(|r| r.file == "mech/debug.rs" && r.path.starts_with("crate::kprintln") && r.target == "mech/macros.rs"));
         assert!(refs.iter().any(|r| r.file == "workloads/pipe.rs" && r.target == "mech/sync/mod.rs"));
+        // The workloads crate: its own `crate::` paths, and the kernel's uses of it.
+        assert!(refs.iter().any(|r| r.file == "workloads/budget.rs" && r.path == "crate::cmdline::report_problem" && r.target == "workloads/cmdline.rs"));
+        assert!(refs.iter().any(|r| r.file == "workloads/lib.rs" && r.path.starts_with("mech::record") && r.target == "mech/macros.rs"));
+        assert!(refs.iter().any(|r| r.file == "main.rs" && r.path == "workloads::run" && r.target == "workloads/lib.rs"));
+        assert!(refs.iter().any(|r| r.file == "selfcheck.rs" && r.path.starts_with("workloads::cmdline") && r.target == "workloads/cmdline.rs"));
         assert!(refs.iter().any(|r| r.file == "arch/platform.rs" && r.path == "mech::set_platform" && r.target == "mech/platform.rs"));
     }
 
@@ -429,6 +443,7 @@ mod tests {
             ("mech/sync/irq_mutex.rs", "use crate::rq::Rq;\n", "mech/rq.rs"),
             ("mech/sync/lockdep.rs", "fn f() { super::super::task::current(); }\n", "mech/task.rs"),
             ("mech/platform.rs", "use crate::{task::Task, sync::pipe::Pipe};\n", "mech/sync/pipe.rs"),
+            ("mech/rq.rs", "use workloads::cmdline::Options;\n", "workloads/cmdline.rs"),
         ];
         for (file, line, target) in cases {
             let original = files[file].clone();

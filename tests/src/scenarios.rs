@@ -252,7 +252,7 @@ impl Scenario {
 /// boot must have run the workload ([`check_deterministic_boot`]) and the two serial logs must
 /// be identical line for line ([`compare_identical`], which names the first line that differs).
 /// With `icount-deterministic-smp4` (hackbench) they boot every workload `workload=` knows; a
-/// host test holds the list to kernel/src/workloads/mod.rs.
+/// host test holds the list to kernel/workloads/src/lib.rs.
 macro_rules! deterministic {
     ($w:literal, $smp:literal, $append:literal) => {
         deterministic!($w, $smp, $append, Outcome::Success, true)
@@ -604,7 +604,7 @@ pub fn all() -> Vec<Scenario> {
             check: check_oom,
             ..BASE
         },
-        // The scheduler's workloads (kernel/src/workloads/), all with the invariant checks on
+        // The scheduler's workloads (kernel/workloads/src/), all with the invariant checks on
         // (`sched_debug=1`: a violation panics, so the exit status fails the scenario). The
         // checks' parameters (-smp, pinned CPU, threads, mode) repeat the `append` values; the
         // unit tests' synthetic logs are generated from `append`, so a mismatch fails them.

@@ -426,11 +426,11 @@ fn versus_scenarios_fail_when_a_boot_or_the_comparison_is_wrong() {
 }
 
 /// The `icount-deterministic-*` scenarios boot every workload the kernel declares
-/// (kernel/src/workloads/mod.rs's `SPECS`), each with the same command line twice: a workload
+/// (kernel/workloads/src/lib.rs's `SPECS`), each with the same command line twice: a workload
 /// added without one fails here.
 #[test]
 fn determinism_scenarios_cover_every_workload() {
-    let src = include_str!("../../kernel/src/workloads/mod.rs");
+    let src = include_str!("../../kernel/workloads/src/lib.rs");
     let declared: std::collections::BTreeSet<&str> = src
         .split("Spec { name: \"")
         .skip(1)

@@ -101,7 +101,7 @@ fn refused(log: &Log, name: &str, pieces: &[&str]) -> CheckResult {
 
 /// KiB of each stack slot in the arena (kernel/src/mem/stack.rs): 32 KiB and a guard page.
 pub const STACK_SLOT_KIB: u64 = 36;
-/// The arena's ceiling: a workload's `MAX_THREADS` (kernel/src/workloads/params.rs) and the
+/// The arena's ceiling: a workload's `MAX_THREADS` (kernel/workloads/src/params.rs) and the
 /// kernel's own init thread.
 pub const STACK_CEILING: u64 = 1024 + 1;
 
@@ -289,7 +289,7 @@ pub(crate) fn synthetic_help(cpus: u32) -> String {
             out += &format!("@fw workload_param workload={w} key={k} accepts=0..1 default={default}\n");
         }
     }
-    // As kernel/src/workloads/mod.rs ends every workload: the deltas, the verdict, the totals.
+    // As kernel/workloads/src/lib.rs ends every workload: the deltas, the verdict, the totals.
     let stat = "yld_count=0 sched_count=0 sched_goidle=0 ttwu_count=0 ttwu_local=0 rq_cpu_time=0 \
                 run_delay=0 pcount=0 ticks=11 timer_irqs=11 resched_ipis=0 wake_idle_without_ipi=0";
     for c in 0..cpus {

@@ -1,4 +1,4 @@
-//! Checks of the scheduler workloads (`workload=NAME,...`, kernel/src/workloads/) that the
+//! Checks of the scheduler workloads (`workload=NAME,...`, kernel/workloads/src/) that the
 //! scenarios in [`crate::scenarios::all`] boot. Every expected value is computed from the
 //! scenario's inputs (its `-smp`, its `workload=` parameters, Linux's weight table, the base-slice
 //! formula), never taken from the kernel's own output.
@@ -127,7 +127,7 @@ fn schedstat(log: &Log, cpu: u32) -> Result<&Record, String> {
 }
 
 /// The bucket `[lo, hi)` of a microsecond sample in the `@fw hist` layout
-/// (kernel/src/workloads/samples.rs): one per microsecond below 16, then 8 per power of two.
+/// (kernel/workloads/src/samples.rs): one per microsecond below 16, then 8 per power of two.
 pub fn hist_bucket(v: u64) -> (u64, u64) {
     if v < 16 {
         return (v, v + 1);

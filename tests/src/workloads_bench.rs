@@ -1,5 +1,5 @@
 //! The benchmark workloads (`workload=hackbench|schbench|ebizzy|tbench|fserver`,
-//! kernel/src/workloads/): each run finished with every message, request and byte accounted for,
+//! kernel/workloads/src/): each run finished with every message, request and byte accounted for,
 //! its human report (laid out like the original benchmark's) agrees with its `@fw` records, its
 //! `@fw result` lines are the metrics `cargo xtask bench` reads, and each CPU's
 //! `@fw schedstat_delta` is there and consistent with its counters since boot. schbench's

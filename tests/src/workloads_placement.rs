@@ -1,4 +1,4 @@
-//! Wakeup placement by its effect (`workload=wakeplace`, kernel/src/workloads/wakeplace.rs):
+//! Wakeup placement by its effect (`workload=wakeplace`, kernel/workloads/src/wakeplace.rs):
 //! where one wakee runs after each of its wakeups, with the CPUs around it made busy on purpose,
 //! and what its waker's `select_idle_cpu` scans did (`@fw sis`). The SIS scan depth of SIS_PROP
 //! `aged` (5.14–6.6) and of SIS_UTIL (6.0 on), the 2005 rule's `wake_idle` on an SMT sibling, and

@@ -380,7 +380,7 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
              wake_idle_without_ipi={silent} pressure_ns={pressure}{idle_wait}\n"
         );
     }
-    // As kernel/src/workloads/mod.rs prints them: the deltas, then the end of the run.
+    // As kernel/workloads/src/lib.rs prints them: the deltas, then the end of the run.
     out += &format!("@fw workload_done name={name} ok=1\n");
     out += &faults_line(append);
     for c in 0..cpus {
@@ -586,7 +586,7 @@ fn num(kv: &[(String, String)], k: &str) -> u64 {
         .unwrap_or_else(|_| panic!("a bench scenario must set {k}="))
 }
 
-/// The nearest-rank percentile `p`/1000 of sorted `v` (kernel/src/workloads/samples.rs).
+/// The nearest-rank percentile `p`/1000 of sorted `v` (kernel/workloads/src/samples.rs).
 fn pct(v: &[u64], p: u64) -> u64 {
     let rank = (v.len() as u64 * p).div_ceil(1000).max(1) as usize;
     v[rank.min(v.len()) - 1]
@@ -603,7 +603,7 @@ pub(crate) fn latency_samples(n: u64, short: u64) -> Vec<u64> {
 }
 
 /// What `workload=latency` prints after its taskstats for sorted samples `v` (ns)
-/// (kernel/src/workloads/latency.rs): `@fw latency` with nearest-rank percentiles, the
+/// (kernel/workloads/src/latency.rs): `@fw latency` with nearest-rank percentiles, the
 /// `@fw hist` buckets in whole microseconds, the `@fw result` lines.
 pub(crate) fn latency_report(cpu: u32, slice: u64, sleeper: u64, v: &[u64]) -> String {
     let over = v.iter().filter(|&&x| x > 2 * sleeper).count() as u64;
@@ -628,7 +628,7 @@ pub(crate) fn latency_report(cpu: u32, slice: u64, sleeper: u64, v: &[u64]) -> S
     out
 }
 
-/// The `@fw hist` lines of sorted microsecond samples (kernel/src/workloads/samples.rs).
+/// The `@fw hist` lines of sorted microsecond samples (kernel/workloads/src/samples.rs).
 fn hist_lines(workload: &str, kind: &str, v: &[u64]) -> String {
     let mut out = String::new();
     let mut i = 0;
@@ -642,7 +642,7 @@ fn hist_lines(workload: &str, kind: &str, v: &[u64]) -> String {
 }
 
 /// What a correct kernel prints for a benchmark workload, from its `@fw workload` line to its
-/// results (laid out as kernel/src/workloads/<name>.rs prints them).
+/// results (laid out as kernel/workloads/src/<name>.rs prints them).
 fn bench(name: &str, kv: &[(String, String)]) -> String {
     let mut out = String::new();
     match name {

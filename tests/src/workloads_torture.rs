@@ -23,7 +23,7 @@ pub const TORTURE_OPS: [&str; 13] = [
     "yield",
 ];
 
-/// Semaphore units the torture starts with (2 semaphores of 2: kernel/src/workloads/torture.rs).
+/// Semaphore units the torture starts with (2 semaphores of 2: kernel/workloads/src/torture/mod.rs).
 pub const TORTURE_SEM_UNITS: u64 = 4;
 
 /// Default worker threads on `cpus` CPUs: 4 per CPU, within 2..=512.

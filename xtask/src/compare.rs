@@ -67,7 +67,7 @@ pub enum Method {
 
 #[derive(clap::Args)]
 pub struct CompareArgs {
-    /// Workload name (kernel/src/workloads/), e.g. hackbench.
+    /// Workload name (kernel/workloads/src/), e.g. hackbench.
     pub workload: String,
     /// Extra kernel command line of the baseline (may be empty).
     #[arg(long, default_value = "")]

@@ -256,7 +256,7 @@ pub fn find(name: &str) -> Result<Spec, String> {
 
 /// The error `--engine sim` gets while the simulator does not exist.
 pub const SIM_NOT_BUILT: &str = "xtask: --engine sim cannot run yet: the scheduler's mechanism (kernel/mech) runs on \
-     the simulator (sim/src/platform), but the workloads are still kernel code (kernel/src/workloads); run \
+     the simulator (sim/src/platform) and the workloads are a crate beside it (kernel/workloads), but the simulator does not yet run them; run \
      --engine qemu (the default); the reports keep an empty `sim` column for it";
 
 pub fn experiment(a: ExperimentArgs) -> Result<(), String> {

@@ -1,9 +1,9 @@
 //! `cargo xtask sim`: the simulator's machines. Today it shows a modelled machine, a debate's
 //! preset or any `-smp` value, as the kernel would see it: every CPU's place and the sched
 //! domains the policy crate builds (`fairway_sim::Machine`). The scheduler's mechanism crate
-//! (`kernel/mech`) runs on the simulator (`sim/src/platform`, host-tested in `sim/tests`), but the
-//! kernel's workloads are still kernel code (`kernel/src/workloads`), so a workload name is
-//! refused with that reason rather than run by other code.
+//! (`kernel/mech`) runs on the simulator (`sim/src/platform`, host-tested in `sim/tests`), and the
+//! workloads are a crate beside it (`kernel/workloads`), but the simulator does not yet boot them,
+//! so a workload name is refused with that reason rather than run by other code.
 
 use fairway_sim::{presets, PRESETS};
 
@@ -32,8 +32,8 @@ pub fn sim(a: SimArgs) -> Result<(), String> {
     if let Some(w) = &a.workload {
         return Err(format!(
             "the simulator cannot run `{w}` yet: the scheduler's mechanism (kernel/mech) runs on it \
-             (sim/src/platform), but the workloads are still kernel code (kernel/src/workloads), not yet a crate \
-             beside the mechanism; `cargo xtask sim --machine M` shows machine M's topology and domains"
+             (sim/src/platform) and the workloads are a crate beside it (kernel/workloads), but the simulator \
+             does not yet run them; `cargo xtask sim --machine M` shows machine M's topology and domains"
         ));
     }
     let name = a.machine.ok_or("give --machine PRESET|SMP (or --list for the presets)")?;

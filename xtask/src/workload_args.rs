@@ -32,7 +32,7 @@ pub struct BootArgs {
 /// A workload, how to boot it, and extra kernel command line.
 #[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
 pub struct WorkloadArgs {
-    /// Workload name (kernel/src/workloads/), e.g. pipe or hackbench.
+    /// Workload name (kernel/workloads/src/), e.g. pipe or hackbench.
     pub workload: String,
     #[command(flatten)]
     pub boot: BootArgs,

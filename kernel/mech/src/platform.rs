@@ -209,11 +209,18 @@ pub trait Platform {
     fn stack_usage() -> (usize, usize);
     /// (heap bytes in use, heap bytes there are).
     fn heap_usage() -> (usize, usize);
+    /// Writes how the stack arena was sized, for a workload's refusal when
+    /// too few stacks are free: `: RULE` and, when more memory would give
+    /// more stacks, `; more memory gives more, up to N`; nothing before the
+    /// arena is sized.
+    fn stack_sizing(out: &mut dyn fmt::Write);
 
     /// Writes one line on the console, whole (lines of CPUs never mix).
     fn write_line(args: fmt::Arguments);
     /// Ends the run with `why` (the first caller wins; others stop).
     fn exit(why: Exit) -> !;
+    /// Busy CPU work for `ns` nanoseconds of this CPU's clock, interruptible (a workload's spin).
+    fn burn_ns(ns: u64);
 }
 
 /// Binds the mechanism to `$platform` (a type implementing
@@ -316,10 +323,16 @@ macro_rules! set_platform {
             fn __fairway_platform_heap_usage() -> (usize, usize) { <$platform as __P>::heap_usage() }
             #[no_mangle]
             #[inline]
+            fn __fairway_platform_stack_sizing(out: &mut dyn core::fmt::Write) { <$platform as __P>::stack_sizing(out) }
+            #[no_mangle]
+            #[inline]
             fn __fairway_platform_write_line(args: core::fmt::Arguments) { <$platform as __P>::write_line(args) }
             #[no_mangle]
             #[inline]
             fn __fairway_platform_exit(why: __Exit) -> ! { <$platform as __P>::exit(why) }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_burn_ns(ns: u64) { <$platform as __P>::burn_ns(ns) }
         };
     };
 }
@@ -357,8 +370,10 @@ unsafe extern "Rust" {
     safe fn __fairway_platform_stack_free(s: Stack);
     safe fn __fairway_platform_stack_usage() -> (usize, usize);
     safe fn __fairway_platform_heap_usage() -> (usize, usize);
+    safe fn __fairway_platform_stack_sizing(out: &mut dyn fmt::Write);
     safe fn __fairway_platform_write_line(args: fmt::Arguments);
     safe fn __fairway_platform_exit(why: Exit) -> !;
+    safe fn __fairway_platform_burn_ns(ns: u64);
 }
 
 // The mechanism's view: plain functions, named as the mechanism uses them.
@@ -531,6 +546,11 @@ pub fn heap_usage() -> (usize, usize) {
     __fairway_platform_heap_usage()
 }
 
+/// See [`Platform::stack_sizing`].
+pub fn stack_sizing(out: &mut dyn fmt::Write) {
+    __fairway_platform_stack_sizing(out)
+}
+
 /// One console line (`kprintln!`, `record!`).
 #[inline]
 pub fn write_line(args: fmt::Arguments) {
@@ -540,4 +560,12 @@ pub fn write_line(args: fmt::Arguments) {
 /// Ends the run (see [`Platform::exit`]).
 pub fn exit(why: Exit) -> ! {
     __fairway_platform_exit(why)
+}
+
+/// Spins this CPU for `ns` ns of its clock (see [`Platform::burn_ns`]): the
+/// one way a workload burns CPU time, so that a simulated platform can
+/// advance its virtual clock instead.
+#[inline]
+pub fn burn_ns(ns: u64) {
+    __fairway_platform_burn_ns(ns)
 }

@@ -158,12 +158,28 @@ impl Platform for KernelPlatform {
     fn heap_usage() -> (usize, usize) {
         crate::mem::heap::usage()
     }
+    fn stack_sizing(out: &mut dyn fmt::Write) {
+        if let Some(s) = crate::mem::stack::sizing() {
+            let _ = write!(out, ": {}", s);
+            // Below the ceiling, memory is what limits the arena.
+            if s.slots < s.ceiling {
+                let _ = write!(out, "; more memory gives more, up to {}", s.ceiling);
+            }
+        }
+    }
     fn write_line(args: fmt::Arguments) {
         crate::console::write_line(args)
     }
     fn exit(why: Exit) -> ! {
         match why {
             Exit::Watchdog => super::exit_with(ExitCode::Watchdog),
+        }
+    }
+    fn burn_ns(ns: u64) {
+        // A TSC loop: interrupts stay as they are, so the tick can preempt it.
+        let end = time::uptime_ns() + ns;
+        while time::uptime_ns() < end {
+            core::hint::spin_loop();
         }
     }
 }

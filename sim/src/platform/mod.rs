@@ -361,7 +361,7 @@ fn log(cpu: usize, what: std::fmt::Arguments) {
 
 /// Busy CPU work for `ns` nanoseconds of this CPU's clock, interruptible (a
 /// workload's spin): one step of the engine, cut by interrupts while they
-/// are on. (The body of `Platform::burn_ns` once the trait has it.)
+/// are on (`Platform::burn_ns`).
 pub fn burn_ns(ns: u64) {
     let mut left = ns;
     while left > 0 {

@@ -248,6 +248,9 @@ impl Platform for SimPlatform {
     fn heap_usage() -> (usize, usize) {
         (0, usize::MAX)
     }
+    fn stack_sizing(_out: &mut dyn fmt::Write) {
+        // Stacks are the coroutines' own, without a limit: no rule to name.
+    }
 
     fn write_line(args: fmt::Arguments) {
         let line = args.to_string();
@@ -265,5 +268,8 @@ impl Platform for SimPlatform {
         loop {
             suspend(Req::Stop);
         }
+    }
+    fn burn_ns(ns: u64) {
+        super::burn_ns(ns)
     }
 }

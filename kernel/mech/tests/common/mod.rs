@@ -159,11 +159,18 @@ impl Platform for TestPlatform {
     fn heap_usage() -> (usize, usize) {
         (0, usize::MAX)
     }
+    fn stack_sizing(_out: &mut dyn fmt::Write) {
+        // No arena, no rule to name.
+    }
     fn write_line(args: fmt::Arguments) {
         println!("{}", args);
     }
     fn exit(why: Exit) -> ! {
         panic!("the mechanism ended the run: {:?}", why)
+    }
+    fn burn_ns(ns: u64) {
+        // The test clock only moves when told: the spin is the time it adds.
+        NOW.fetch_add(ns, Ordering::Relaxed);
     }
 }
 

@@ -14,8 +14,8 @@ use core::sync::atomic::Ordering;
 use super::crew::{name, Crew, Measured};
 use super::params::{Param, num_per_cpu, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
-use crate::rq;
-use crate::sync::irq_mutex::IrqMutex;
+use mech::rq;
+use mech::sync::irq_mutex::IrqMutex;
 
 /// What `workload=fserver` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -43,7 +43,7 @@ pub fn run(w: &Workload) -> bool {
             let mut v = Vec::new();
             while !stop.load(Ordering::Relaxed) {
                 let s = sleep_us * 1000 / 2 + rng.below(sleep_us * 1000);
-                crate::timer::sleep_ns(s);
+                mech::timer::sleep_ns(s);
                 let woke = rq::now_ns();
                 let b = burst_us * per_us / 2 + rng.below(burst_us * per_us);
                 super::schbench::work(b);
@@ -57,9 +57,9 @@ pub fn run(w: &Workload) -> bool {
     v.sort_unstable();
     let ops_milli = (v.len() as u128 * 1_000_000_000_000 / ns.max(1) as u128) as u64;
     let p = |m| super::samples::pct(&v, m);
-    crate::kprintln!("fserver: {} threads, burst {} us, sleep {} us, {} ops in {} ms", threads, burst_us, sleep_us, v.len(), ns / 1_000_000);
-    crate::kprintln!("Throughput {}.{:03} ops/s  ({} jobs/min)", ops_milli / 1000, ops_milli % 1000, ops_milli * 60 / 1000);
-    crate::kprintln!(
+    mech::kprintln!("fserver: {} threads, burst {} us, sleep {} us, {} ops in {} ms", threads, burst_us, sleep_us, v.len(), ns / 1_000_000);
+    mech::kprintln!("Throughput {}.{:03} ops/s  ({} jobs/min)", ops_milli / 1000, ops_milli % 1000, ops_milli * 60 / 1000);
+    mech::kprintln!(
         "Burst latency (usec): p50 {}  p90 {}  p99 {}  max {}",
         p(500) / 1000,
         p(900) / 1000,

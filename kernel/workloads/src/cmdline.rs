@@ -6,17 +6,20 @@
 //! one `cmdline: ...` line naming it and saying what is used instead, and an
 //! `@fw cmdline_problem` record ([`report_problem`]) that the harness refuses
 //! to take figures from.
+//!
+//! The parsing is the platform's as much as the workloads': every platform
+//! (the kernel, the simulator) takes the same options with the same words.
 
 use alloc::string::String;
 use alloc::vec::Vec;
 use core::fmt::Write;
 
-use crate::workloads::{self, params, params::Param, params::Spec};
+use crate::{params, params::Param, params::Spec};
 
 /// A deliberate failure for the harness's fault-report scenarios.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Crash {
-    /// Read from the unmapped address `CRASH_ADDRESS`.
+    /// Read from an unmapped address (the kernel's `selfcheck::CRASH_ADDRESS`).
     PageFault,
     /// Integer division by zero.
     DivideError,
@@ -28,9 +31,6 @@ pub enum Crash {
     Oom,
 }
 
-/// Unmapped address the `page_fault` crash reads (above the 4 GiB identity map).
-pub const CRASH_ADDRESS: u64 = 0xdead_0000 + (1 << 32);
-
 impl Crash {
     const ALL: [(&'static str, Crash); 5] = [
         ("page_fault", Crash::PageFault),
@@ -41,11 +41,23 @@ impl Crash {
     ];
 }
 
+/// The console's log levels (`log=`), as the `log` crate's `LevelFilter`
+/// orders them; the platform maps them to its logger.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum LogLevel {
+    Off,
+    Error,
+    Warn,
+    Info,
+    Debug,
+    Trace,
+}
+
 /// Every option the kernel understands, with its default.
 #[derive(Clone, Debug)]
 pub struct Options {
-    /// `log=error|warn|info|debug|trace` (default info).
-    pub log: log::LevelFilter,
+    /// `log=off|error|warn|info|debug|trace` (default info).
+    pub log: LogLevel,
     /// `hz=N`: timer interrupts per second, 10..=10000 (default 1000).
     pub hz: u32,
     /// `selfcheck_ticks=N`: timer ticks every CPU must take in the boot
@@ -64,7 +76,7 @@ pub struct Options {
     pub lockdep: Option<bool>,
     /// `test_lockdep=inversion|rq_descending|irqs_on`: take locks wrongly on
     /// purpose before the workload (the lockdep scenarios).
-    pub test_lockdep: Option<crate::lockdep_provoke::Provoke>,
+    pub test_lockdep: Option<mech::lockdep_provoke::Provoke>,
     /// `watchdog_thresh=S` (Linux's name and unit): the soft-lockup detector
     /// reports a CPU that has not switched for 2·S seconds while tasks wait
     /// (0: off; default 2).
@@ -74,7 +86,7 @@ pub struct Options {
     pub hung_task_timeout_secs: u32,
     /// `test_watchdog=soft_lockup|hard_lockup|lost_wakeup|lost_sleep`:
     /// create what a watchdog must report (the watchdog scenarios).
-    pub test_watchdog: Option<crate::watchdog::Provoke>,
+    pub test_watchdog: Option<mech::watchdog::Provoke>,
     /// `nmi_watchdog=0|1` (Linux's name): the hard-lockup check (off by default, see
     /// `watchdog::HARD_LOCKUP`).
     pub nmi_watchdog: bool,
@@ -141,7 +153,7 @@ impl Workload {
         match self.params.iter().rev().find(|(k, _)| k == key) {
             // validated by `parse`: a number within the declared range
             Some((_, v)) => v.parse().unwrap_or(0),
-            None => params::num_default(p, crate::rq::online_mask().weight() as u64),
+            None => params::num_default(p, mech::rq::online_mask().weight() as u64),
         }
     }
 
@@ -186,7 +198,7 @@ impl Workload {
 impl Default for Options {
     fn default() -> Self {
         Options {
-            log: log::LevelFilter::Info,
+            log: LogLevel::Info,
             hz: 1000,
             selfcheck_ticks: 10,
             test_crash: None,
@@ -194,11 +206,11 @@ impl Default for Options {
             sched_debug: false,
             lockdep: None,
             test_lockdep: None,
-            watchdog_thresh: crate::watchdog::DEFAULT_THRESH_S,
-            hung_task_timeout_secs: crate::watchdog::DEFAULT_HUNG_S,
+            watchdog_thresh: mech::watchdog::DEFAULT_THRESH_S,
+            hung_task_timeout_secs: mech::watchdog::DEFAULT_HUNG_S,
             test_watchdog: None,
             nmi_watchdog: false,
-            workload: Workload::with_defaults(workloads::spec("demo").expect("demo is declared")),
+            workload: Workload::with_defaults(crate::spec("demo").expect("demo is declared")),
             trace: 0,
             stats_ms: 0,
             phase_ns: 0,
@@ -218,8 +230,8 @@ impl Default for Options {
 /// `msg` is anything displayable: a parse's message, or `format_args!` at the
 /// call site (no `String` to build first).
 pub fn report_problem(msg: impl core::fmt::Display) {
-    crate::kprintln!("cmdline: {}", msg);
-    crate::record!("cmdline_problem", "msg={}", msg);
+    mech::kprintln!("cmdline: {}", msg);
+    mech::record!("cmdline_problem", "msg={}", msg);
 }
 
 /// The parsed options and one message per problem found.
@@ -370,7 +382,7 @@ pub fn parse(line: &str) -> Parsed {
                     options.lockdep = None;
                 }
             },
-            "test_lockdep" => match crate::lockdep_provoke::Provoke::ALL.iter().find(|(n, _)| *n == value) {
+            "test_lockdep" => match mech::lockdep_provoke::Provoke::ALL.iter().find(|(n, _)| *n == value) {
                 Some((_, p)) => options.test_lockdep = Some(*p),
                 None => {
                     let _ = write!(problem, "test_lockdep={:?} is not one of inversion, rq_descending, irqs_on; nothing provoked", value);
@@ -404,7 +416,7 @@ pub fn parse(line: &str) -> Parsed {
                     );
                 }
             },
-            "test_watchdog" => match crate::watchdog::Provoke::ALL.iter().find(|(n, _)| *n == value) {
+            "test_watchdog" => match mech::watchdog::Provoke::ALL.iter().find(|(n, _)| *n == value) {
                 Some((_, p)) => options.test_watchdog = Some(*p),
                 None => {
                     let _ = write!(
@@ -421,17 +433,17 @@ pub fn parse(line: &str) -> Parsed {
                     let _ = write!(problem, "workload={:?}: {}; running workload={}", value, e, options.workload.name);
                 }
             },
-            "fault" => match crate::fault::parse_modes(value) {
+            "fault" => match mech::fault::parse_modes(value) {
                 Ok(m) => options.fault = m,
                 Err(bad) => {
-                    let known: Vec<&str> = crate::fault::MODES.iter().map(|(n, _)| *n).collect();
+                    let known: Vec<&str> = mech::fault::MODES.iter().map(|(n, _)| *n).collect();
                     let _ = write!(
                         problem,
                         "fault={:?}: {:?} is not a fault mode ({}); injecting {}",
                         value,
                         bad,
                         known.join(", "),
-                        if options.fault == 0 { String::from("no faults") } else { crate::fault::names(options.fault) }
+                        if options.fault == 0 { String::from("no faults") } else { mech::fault::names(options.fault) }
                     );
                 }
             },
@@ -442,7 +454,7 @@ pub fn parse(line: &str) -> Parsed {
                         problem,
                         "fault_seed={:?} is not a number from 0 to 18446744073709551615; using fault_seed={}",
                         value,
-                        options.fault_seed.unwrap_or(crate::fault::DEFAULT_SEED)
+                        options.fault_seed.unwrap_or(mech::fault::DEFAULT_SEED)
                     );
                 }
             },
@@ -500,9 +512,9 @@ pub fn parse(line: &str) -> Parsed {
 fn parse_workload(value: &str, problems: &mut Vec<String>) -> Result<Workload, String> {
     let mut parts = value.split(',');
     let name = parts.next().unwrap_or("");
-    let Some(spec) = workloads::spec(name) else {
+    let Some(spec) = crate::spec(name) else {
         let mut e = String::new();
-        let names: Vec<&str> = workloads::SPECS.iter().map(|s| s.name).collect();
+        let names: Vec<&str> = crate::SPECS.iter().map(|s| s.name).collect();
         let _ = write!(e, "unknown workload (known: {})", names.join(", "));
         return Err(e);
     };
@@ -562,29 +574,59 @@ fn balance_value(cfg: &sched::balance::BalanceConfig, key: &str) -> String {
         .unwrap_or_else(|| String::from("its default"))
 }
 
-fn level_name(l: log::LevelFilter) -> &'static str {
-    match l {
-        log::LevelFilter::Off => "off",
-        log::LevelFilter::Error => "error",
-        log::LevelFilter::Warn => "warn",
-        log::LevelFilter::Info => "info",
-        log::LevelFilter::Debug => "debug",
-        log::LevelFilter::Trace => "trace",
-    }
+/// `log=`'s words, in `LogLevel`'s order.
+const LEVELS: [(&str, LogLevel); 6] = [
+    ("off", LogLevel::Off),
+    ("error", LogLevel::Error),
+    ("warn", LogLevel::Warn),
+    ("info", LogLevel::Info),
+    ("debug", LogLevel::Debug),
+    ("trace", LogLevel::Trace),
+];
+
+fn level_name(l: LogLevel) -> &'static str {
+    LEVELS.iter().find(|(_, v)| *v == l).map_or("info", |(n, _)| n)
 }
 
-fn parse_level(v: &str) -> Option<log::LevelFilter> {
-    Some(match v {
-        "off" => log::LevelFilter::Off,
-        "error" => log::LevelFilter::Error,
-        "warn" => log::LevelFilter::Warn,
-        "info" => log::LevelFilter::Info,
-        "debug" => log::LevelFilter::Debug,
-        "trace" => log::LevelFilter::Trace,
-        _ => return None,
-    })
+fn parse_level(v: &str) -> Option<LogLevel> {
+    LEVELS.iter().find(|(n, _)| *n == v).map(|(_, l)| *l)
 }
 
 fn parse_range(v: &str, lo: u32, hi: u32) -> Option<u32> {
     v.parse::<u32>().ok().filter(|n| (lo..=hi).contains(n))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `log=` takes Linux's level words into the crate's own `LogLevel`
+    /// (the kernel maps it to the `log` crate's filter); a bad word is one
+    /// problem naming the level kept.
+    #[test]
+    fn log_levels_parse_and_a_bad_one_is_reported_with_the_level_kept() {
+        for (word, level) in LEVELS {
+            let p = parse(&alloc::format!("log={word}"));
+            assert_eq!(p.options.log, level);
+            assert!(p.problems.is_empty(), "{:?}", p.problems);
+        }
+        let p = parse("log=debug log=loud");
+        assert_eq!(p.options.log, LogLevel::Debug);
+        assert_eq!(
+            p.problems,
+            ["log=\"loud\" is not a log level (off, error, warn, info, debug, trace); using log=debug"]
+        );
+        assert_eq!(parse("").options.log, LogLevel::Info);
+    }
+
+    /// A workload and its parameters parse without the machine: an unknown
+    /// parameter is dropped with a message, the rest kept.
+    #[test]
+    fn a_workload_parses_with_its_declared_parameters() {
+        let p = parse("workload=pipe,rounds=5,bogus=1");
+        assert_eq!(p.options.workload.name, "pipe");
+        assert_eq!(p.options.workload.params, [(String::from("rounds"), String::from("5"))]);
+        assert_eq!(p.problems.len(), 1);
+        assert!(p.problems[0].starts_with("workload=pipe: unknown parameter \"bogus\""), "{:?}", p.problems);
+    }
 }

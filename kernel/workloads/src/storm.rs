@@ -10,8 +10,8 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::params::{Param, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
-use crate::sync::{Mutex, Pipe, Semaphore};
-use crate::task::Spawn;
+use mech::sync::{Mutex, Pipe, Semaphore};
+use mech::task::Spawn;
 
 struct Pair {
     /// Each side's turn token.
@@ -81,11 +81,11 @@ pub fn run(w: &Workload) -> bool {
             tasks.extend(t);
         }
     }
-    crate::timer::sleep_ns(ms * 1_000_000);
+    mech::timer::sleep_ns(ms * 1_000_000);
     stop.store(true, Ordering::Release);
     super::join_all(&tasks);
     let c = |a: &AtomicU64| a.load(Ordering::Relaxed);
-    crate::record!(
+    mech::record!(
         "storm",
         "threads={} spawned={} finished={} rounds={} sleeps={} sem_downs={} sem_ups={} pipe_sent={} pipe_received={} mutex_count={}",
         threads,
@@ -99,8 +99,8 @@ pub fn run(w: &Workload) -> bool {
         c(&counts.pipe_received),
         *counts.locked.lock()
     );
-    if crate::debug::enabled() {
-        crate::debug::check_global();
+    if mech::debug::enabled() {
+        mech::debug::check_global();
     }
     tasks.len() == threads && c(&counts.finished) == threads as u64
 }
@@ -128,13 +128,13 @@ fn worker(pair: &Pair, side: usize, stop: &AtomicBool, counts: &Counts, seed: u6
             break;
         }
         // A short sleep, then a semaphore hand-off in both directions.
-        crate::timer::sleep_ns(20_000 + rng.below(200_000));
+        mech::timer::sleep_ns(20_000 + rng.below(200_000));
         counts.sleeps.fetch_add(1, Ordering::Relaxed);
         {
             let mut n = counts.locked.lock();
             let v = *n;
             // Widen the critical section so that contenders really sleep on it.
-            crate::timer::sleep_ns(1_000);
+            mech::timer::sleep_ns(1_000);
             *n = v + 1;
         }
         pair.sem[other].up();

@@ -14,8 +14,8 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use super::crew::{name, Crew, Measured};
 use super::params::{Param, num_per_cpu, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
-use crate::rq;
-use crate::sync::Pipe;
+use mech::rq;
+use mech::sync::Pipe;
 
 /// What `workload=tbench` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -80,7 +80,7 @@ pub fn run(w: &Workload) -> bool {
     // MB = 10^6 bytes, as tbench prints it.
     let mbs_milli = (b as u128 * 1_000_000 / ns.max(1) as u128) as u64;
     let lat = max_lat.load(Ordering::Relaxed);
-    crate::kprintln!(
+    mech::kprintln!(
         "Throughput {}.{:03} MB/sec  {} clients  {} procs  max_latency={}.{:03} ms",
         mbs_milli / 1000,
         mbs_milli % 1000,
@@ -90,7 +90,7 @@ pub fn run(w: &Workload) -> bool {
         lat / 1000 % 1000
     );
     let (trips, served) = (trips.load(Ordering::Relaxed), served.load(Ordering::Relaxed));
-    crate::record!(
+    mech::record!(
         "tbench",
         "clients={} req={} reply={} round_trips={} served={} bytes={} ns={}",
         clients,

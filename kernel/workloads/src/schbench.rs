@@ -19,12 +19,12 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use super::crew::{name, Crew};
 use super::samples::{pct, print_hist};
 use super::params::{Param, num, MAX_MS};
-use crate::arch::percpu::cpu_id;
+use mech::platform::cpu_id;
 use crate::cmdline::Workload;
 use sched::cpumask::CpuMask;
-use crate::rq;
-use crate::sync::irq_mutex::IrqMutex;
-use crate::sync::WaitQueue;
+use mech::rq;
+use mech::sync::irq_mutex::IrqMutex;
+use mech::sync::WaitQueue;
 
 /// Loop iterations of `work` per microsecond: the `loops_per_us=` parameter,
 /// or measured once per run (about 2 ms of work on the starting thread).
@@ -66,13 +66,13 @@ pub(super) fn work(iters: u64) {
 
 /// schbench's percentile block for sorted microsecond samples.
 pub(super) fn print_percentiles(title: &str, runtime_s: u64, us: &[u64]) {
-    crate::kprintln!("{} percentiles (usec) runtime {} (s) ({} total samples)", title, runtime_s, us.len());
+    mech::kprintln!("{} percentiles (usec) runtime {} (s) ({} total samples)", title, runtime_s, us.len());
     for (p, star) in [(500, ' '), (900, ' '), (990, '*'), (999, ' ')] {
         let v = pct(us, p);
         let n = us.iter().filter(|&&x| x <= v).count();
-        crate::kprintln!("\t{} {:>2}.{}th: {:<10} ({} samples)", star, p / 10, p % 10, v, n);
+        mech::kprintln!("\t{} {:>2}.{}th: {:<10} ({} samples)", star, p / 10, p % 10, v, n);
     }
-    crate::kprintln!("\t  min={}, max={}", us.first().copied().unwrap_or(0), us.last().copied().unwrap_or(0));
+    mech::kprintln!("\t  min={}, max={}", us.first().copied().unwrap_or(0), us.last().copied().unwrap_or(0));
 }
 
 struct Worker {
@@ -137,7 +137,7 @@ pub fn run(w: &Workload) -> bool {
                 while !stop.load(Ordering::Acquire) {
                     let t0 = rq::now_ns();
                     if sleep_us > 0 {
-                        crate::timer::sleep_ns(sleep_us * 1000);
+                        mech::timer::sleep_ns(sleep_us * 1000);
                     }
                     work(iters);
                     rv.push((rq::now_ns() - t0) / 1000);
@@ -159,10 +159,10 @@ pub fn run(w: &Workload) -> bool {
         crew.spawn_ungated(&name("sb-msg", mi, None), crew.len(), move || {
             if pin_msg {
                 // Ken Chen's 2005 OLTP case: the wakeups come from the CPU that takes the interrupts.
-                let me = crate::task::current();
-                let _ = crate::wakeup::set_affinity(&me, CpuMask::single(0));
+                let me = mech::task::current();
+                let _ = mech::wakeup::set_affinity(&me, CpuMask::single(0));
                 while cpu_id() != 0 {
-                    crate::schedule::yield_now();
+                    mech::schedule::yield_now();
                 }
             }
             loop {
@@ -185,10 +185,10 @@ pub fn run(w: &Workload) -> bool {
     // The threads run from their spawn; the crew has no gated thread, so the
     // start is now.
     let Some(start) = crew.start() else {
-        crate::kprintln!("schbench: only {} of {} threads started", crew.len(), m * (t + 1));
+        mech::kprintln!("schbench: only {} of {} threads started", crew.len(), m * (t + 1));
         return false;
     };
-    crate::timer::sleep_ns(runtime_ms * 1_000_000);
+    mech::timer::sleep_ns(runtime_ms * 1_000_000);
     crew.stop();
     for msg in &msgs {
         msg.wq.wake_one();
@@ -203,17 +203,17 @@ pub fn run(w: &Workload) -> bool {
     let rps_milli = (rv.len() as u128 * 1_000_000_000_000 / ns.max(1) as u128) as u64;
     print_percentiles("Wakeup Latencies", secs, &wv);
     print_percentiles("Request Latencies", secs, &rv);
-    crate::kprintln!("average rps: {}.{:02}", rps_milli / 1000, rps_milli % 1000 / 10);
+    mech::kprintln!("average rps: {}.{:02}", rps_milli / 1000, rps_milli % 1000 / 10);
     print_hist("schbench", "wakeup", wv.iter().copied());
     print_hist("schbench", "request", rv.iter().copied());
     super::result("schbench", "wakeup_p99", pct(&wv, 990) * 1000, "us", false);
     super::result("schbench", "request_p99", pct(&rv, 990) * 1000, "us", false);
     super::result("schbench", "rps", rps_milli, "req/s", true);
-    crate::kprintln!("schbench: {} message threads, {} workers each, work {} us ({} loops/us), sleep {} us", m, t, work_us, per_us, sleep_us);
+    mech::kprintln!("schbench: {} message threads, {} workers each, work {} us ({} loops/us), sleep {} us", m, t, work_us, per_us, sleep_us);
     if rv.is_empty() || wv.is_empty() {
         // Possible when the workers share few CPUs: each request then takes
         // several times its own work_us.
-        crate::kprintln!(
+        mech::kprintln!(
             "schbench: no {} sample: no request ended{} within the {} ms run (each needs {} us of sleep and work, {} workers sharing {} CPUs); give a longer runtime_ms or a shorter work_us",
             if rv.is_empty() { "request" } else { "wakeup" },
             if rv.is_empty() { "" } else { " and was woken" },

@@ -66,9 +66,9 @@ pub fn run(w: &Workload) -> bool {
     let Some(ns) = crew.run_for(ms, Measured::UntilStop) else { return false };
     let n = total.load(Ordering::Relaxed);
     let rate_milli = (n as u128 * 1_000_000_000_000 / ns.max(1) as u128) as u64;
-    crate::kprintln!("{} records/s", rate_milli / 1000);
-    crate::kprintln!("real {:>5}.{:02} s", ns / 1_000_000_000, ns / 10_000_000 % 100);
-    crate::kprintln!("ebizzy: {} threads, {} chunks of {} records, {} searches", threads, nchunks, records, n);
+    mech::kprintln!("{} records/s", rate_milli / 1000);
+    mech::kprintln!("real {:>5}.{:02} s", ns / 1_000_000_000, ns / 10_000_000 % 100);
+    mech::kprintln!("ebizzy: {} threads, {} chunks of {} records, {} searches", threads, nchunks, records, n);
     super::result("ebizzy", "records_per_s", rate_milli, "records/s", true);
     n > 0 && misses.load(Ordering::Relaxed) == 0
 }

@@ -1,6 +1,7 @@
 //! What a workload is about to take, checked before it starts anything:
-//! thread stacks (a fixed arena, `mem::stack`, sized at boot from the free
-//! memory and the number of CPUs) and heap. Asking for more than there is
+//! thread stacks (a fixed arena of the platform's, `Platform::stack_usage`;
+//! the kernel sizes it at boot from the free memory and the number of CPUs)
+//! and heap. Asking for more than there is
 //! used to fail thread by thread (a line per thread that could not start,
 //! then a failed run) or to stop the kernel with OUT OF MEMORY half-way
 //! through setup.
@@ -19,9 +20,9 @@ use crate::cmdline::Workload;
 /// A workload may take at most three quarters of the free heap: the rest is
 /// left to the kernel's own structures while it runs.
 pub(super) fn fits(w: &Workload, keys: &[&str], threads: u64, heap: u64) -> bool {
-    let (stacks_used, stacks) = crate::mem::stack::usage();
+    let (stacks_used, stacks) = mech::platform::stack_usage();
     let free_stacks = stacks.saturating_sub(stacks_used) as u64;
-    let (heap_used, heap_size) = crate::mem::heap::usage();
+    let (heap_used, heap_size) = mech::platform::heap_usage();
     let free_heap = heap_size.saturating_sub(heap_used) as u64;
     let heap_limit = free_heap / 4 * 3;
     if threads <= free_stacks && heap <= heap_limit {
@@ -34,13 +35,7 @@ pub(super) fn fits(w: &Workload, keys: &[&str], threads: u64, heap: u64) -> bool
     }
     if threads > free_stacks {
         let _ = write!(msg, " need {} threads, but {} thread stacks are free ({} in all", threads, free_stacks, stacks);
-        if let Some(s) = crate::mem::stack::sizing() {
-            let _ = write!(msg, ": {}", s);
-            // Below the ceiling, memory is what limits the arena.
-            if s.slots < s.ceiling {
-                let _ = write!(msg, "; more memory gives more, up to {}", s.ceiling);
-            }
-        }
+        mech::platform::stack_sizing(&mut msg);
         let _ = write!(msg, ")");
     } else {
         let _ = write!(

@@ -28,7 +28,7 @@ fn bucket(v: u64) -> (u64, u64) {
 pub(super) fn print_hist(workload: &str, kind: &str, us: impl IntoIterator<Item = u64>) {
     let mut open: Option<(u64, u64, usize)> = None;
     let flush = |b: (u64, u64, usize)| {
-        crate::record!("hist", "workload={} kind={} lo_us={} hi_us={} count={}", workload, kind, b.0, b.1, b.2);
+        mech::record!("hist", "workload={} kind={} lo_us={} hi_us={} count={}", workload, kind, b.0, b.1, b.2);
     };
     for v in us {
         match &mut open {

@@ -15,8 +15,8 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use super::crew::{name, Crew};
 use super::params::{Param, num};
 use crate::cmdline::Workload;
-use crate::rq;
-use crate::sync::Pipe;
+use mech::rq;
+use mech::sync::Pipe;
 
 /// What `workload=hackbench` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -79,22 +79,22 @@ pub fn run(w: &Workload) -> bool {
     }
     let n = groups * fds * 2;
     if crew.len() != n {
-        crate::kprintln!("hackbench: only {} of {} threads started", crew.len(), n);
+        mech::kprintln!("hackbench: only {} of {} threads started", crew.len(), n);
         return false;
     }
-    crate::kprintln!(
+    mech::kprintln!(
         "Running in threaded mode with {} groups using {} file descriptors each (== {} tasks)",
         groups,
         fds * 2,
         n
     );
-    crate::kprintln!("Each sender will pass {} messages of {} bytes", loops, datasize);
+    mech::kprintln!("Each sender will pass {} messages of {} bytes", loops, datasize);
     let Some(start) = crew.start() else { return false };
     crew.join();
     let ns = rq::now_ns() - start;
-    crate::kprintln!("Time: {}.{:03}", ns / 1_000_000_000, ns / 1_000_000 % 1000);
+    mech::kprintln!("Time: {}.{:03}", ns / 1_000_000_000, ns / 1_000_000 % 1000);
     let (sent, received) = (sent.load(Ordering::Relaxed), received.load(Ordering::Relaxed));
-    crate::record!(
+    mech::record!(
         "hackbench",
         "groups={} fds={} loops={} datasize={} messages_sent={} messages_received={} ns={}",
         groups,

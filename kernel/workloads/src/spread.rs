@@ -17,7 +17,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::params::{Param, num_per_cpu, num, MAX_MS, MAX_THREADS, MAX_CPU};
 use crate::cmdline::Workload;
-use crate::task::Spawn;
+use mech::task::Spawn;
 
 /// What `workload=spread` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -35,7 +35,7 @@ pub fn run(w: &Workload) -> bool {
     let hogs = w.num("hogs") as usize;
     let start = w.cpu("start_cpu", &cpus);
     let ms = w.num("ms");
-    let online = crate::rq::online_mask();
+    let online = mech::rq::online_mask();
     let mut allowed = match w.num("mask") {
         0 => online,
         bits => super::cpu_mask(w, "mask", bits, &online),
@@ -61,18 +61,18 @@ pub fn run(w: &Workload) -> bool {
         let s = stop.clone();
         sleeper = super::spawn(Spawn::new("sleeper").pin(sleeper_cpu), move || {
             while !s.load(Ordering::Relaxed) {
-                super::spin_ns(sleeper_busy);
-                crate::timer::sleep_ns(sleeper_sleep);
+                mech::platform::burn_ns(sleeper_busy);
+                mech::timer::sleep_ns(sleeper_sleep);
             }
         });
     }
-    let t0 = crate::rq::now_ns();
+    let t0 = mech::rq::now_ns();
     let max_cpu = cpus.last().copied().unwrap_or(0);
     for step in 1..=ms / 10 {
         let target = t0 + step * 10_000_000;
-        let now = crate::rq::now_ns();
+        let now = mech::rq::now_ns();
         if target > now {
-            crate::timer::sleep_ns(target - now);
+            mech::timer::sleep_ns(target - now);
         }
         let mut counts = alloc::vec![0u32; max_cpu + 1];
         for t in &tasks {
@@ -85,14 +85,14 @@ pub fn run(w: &Workload) -> bool {
         for (i, n) in counts.iter().enumerate() {
             let _ = write!(line, "{}{}", if i > 0 { "," } else { "" }, n);
         }
-        crate::record!("spread", "t_ms={} per_cpu={}", step * 10, line);
+        mech::record!("spread", "t_ms={} per_cpu={}", step * 10, line);
     }
     stop.store(true, Ordering::Relaxed);
     for t in tasks.iter().chain(sleeper.iter()) {
-        crate::task::join(t);
+        mech::task::join(t);
     }
     for t in &tasks {
-        crate::record!(
+        mech::record!(
             "hog",
             "id={} cpu={} runtime_ns={} migrations={} ran_on={}",
             t.id,

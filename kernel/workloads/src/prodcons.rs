@@ -14,8 +14,8 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::params::{Param, num_per_cpu, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
-use crate::sync::Pipe;
-use crate::task::Spawn;
+use mech::sync::Pipe;
+use mech::task::Spawn;
 
 /// What `workload=prodcons` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -54,25 +54,25 @@ pub fn run(w: &Workload) -> bool {
         tasks.extend(super::spawn(Spawn::new("producer").on_cpu(cpu), move || {
             let mut n = 0u64;
             while !s1.load(Ordering::Relaxed) {
-                super::spin_ns(work);
+                mech::platform::burn_ns(work);
                 p2.write(&[1], false);
                 n += 1;
-                crate::timer::sleep_ns(if n.is_multiple_of(every) { long } else { short });
+                mech::timer::sleep_ns(if n.is_multiple_of(every) { long } else { short });
             }
             p2.close();
         }));
         tasks.extend(super::spawn(Spawn::new("consumer").on_cpu(cpus[(i + 1) % cpus.len()]), move || {
             let mut b = [0u8; 1];
             while pipe.read(&mut b) > 0 {
-                super::spin_ns(work);
+                mech::platform::burn_ns(work);
                 it.fetch_add(1, Ordering::Relaxed);
             }
             let _ = &s2;
         }));
     }
-    crate::timer::sleep_ns(ms * 1_000_000);
+    mech::timer::sleep_ns(ms * 1_000_000);
     stop.store(true, Ordering::Relaxed);
     super::join_all(&tasks);
-    crate::record!("prodcons", "pairs={} ms={} items={}", pairs, ms, items.load(Ordering::Relaxed));
+    mech::record!("prodcons", "pairs={} ms={} items={}", pairs, ms, items.load(Ordering::Relaxed));
     tasks.len() == 2 * pairs + w.num("hogs") as usize
 }

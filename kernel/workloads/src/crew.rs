@@ -9,9 +9,9 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
 use crate::cmdline::Workload;
-use crate::rq;
-use crate::sync::{Completion, Semaphore};
-use crate::task::{Spawn, Task};
+use mech::rq;
+use mech::sync::{Completion, Semaphore};
+use mech::task::{Spawn, Task};
 
 /// What every thread shares: the ready count and the start signal.
 pub(super) struct Gate {
@@ -151,7 +151,7 @@ impl<'w> Crew<'w> {
     /// Waits for every thread to finish.
     pub(super) fn join(self) {
         for t in &self.tasks {
-            crate::task::join(t);
+            mech::task::join(t);
         }
     }
 
@@ -161,7 +161,7 @@ impl<'w> Crew<'w> {
     /// spawned (see [`Crew::start`]).
     pub(super) fn run_for(self, ms: u64, measured: Measured) -> Option<u64> {
         let start = self.start()?;
-        crate::timer::sleep_ns(ms * 1_000_000);
+        mech::timer::sleep_ns(ms * 1_000_000);
         self.stop();
         Some(match measured {
             Measured::UntilStop => {

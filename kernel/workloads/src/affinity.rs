@@ -10,7 +10,7 @@ use sched::cpumask::CpuMask;
 
 use super::params::{Param, num, MAX_MS};
 use crate::cmdline::Workload;
-use crate::task::Spawn;
+use mech::task::Spawn;
 
 /// What `workload=affinity` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[num("ms", 1, MAX_MS, 1000, "how long the threads run (ms)")];
@@ -26,9 +26,9 @@ pub fn run(w: &Workload) -> bool {
             let mut i = 0u64;
             while !s.load(Ordering::Relaxed) {
                 match i % 3 {
-                    0 => crate::timer::sleep_ns(100_000),
-                    1 => crate::schedule::yield_now(),
-                    _ => super::spin_ns(200_000),
+                    0 => mech::timer::sleep_ns(100_000),
+                    1 => mech::schedule::yield_now(),
+                    _ => mech::platform::burn_ns(200_000),
                 }
                 i += 1;
             }
@@ -40,26 +40,26 @@ pub fn run(w: &Workload) -> bool {
     let last = *cpus.last().unwrap_or(&first);
     let s = stop.clone();
     let mover = super::spawn(Spawn::new("mover").pin(first), move || super::hog(&s));
-    crate::timer::sleep_ns(ms * 1_000_000 / 2);
+    mech::timer::sleep_ns(ms * 1_000_000 / 2);
     let mut moved_ok = true;
     if let Some(m) = &mover {
-        if let Err(e) = crate::wakeup::set_affinity(m, CpuMask::single(last)) {
-            crate::kprintln!("affinity: {}", e);
+        if let Err(e) = mech::wakeup::set_affinity(m, CpuMask::single(last)) {
+            mech::kprintln!("affinity: {}", e);
             moved_ok = false;
         }
     }
-    crate::timer::sleep_ns(ms * 1_000_000 / 2);
+    mech::timer::sleep_ns(ms * 1_000_000 / 2);
     // After the change the mover must be running on `last` only.
     let now_on = mover.as_ref().map(|m| m.cpu.load(Ordering::Relaxed));
     stop.store(true, Ordering::Relaxed);
     super::join_all(&pinned);
     if let Some(m) = &mover {
-        crate::task::join(m);
-        crate::schedstat::print_task(m);
+        mech::task::join(m);
+        mech::schedstat::print_task(m);
     }
     for t in pinned.iter().chain(mover.iter()) {
-        crate::record!("affinity", "task={} id={} allowed={} ran_on={}", t.name, t.id, t.affinity.load(), t.ran_on());
+        mech::record!("affinity", "task={} id={} allowed={} ran_on={}", t.name, t.id, t.affinity.load(), t.ran_on());
     }
-    crate::record!("affinity_move", "from={} to={} now_on={}", first, last, now_on.unwrap_or(usize::MAX));
+    mech::record!("affinity_move", "from={} to={} now_on={}", first, last, now_on.unwrap_or(usize::MAX));
     moved_ok && pinned.len() == cpus.len()
 }

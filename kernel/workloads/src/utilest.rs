@@ -22,7 +22,11 @@ use sched::EntityId;
 
 use super::params::{num, Param, MAX_CPU, MAX_MS};
 use crate::cmdline::Workload;
-use crate::task::{Spawn, Task};
+use mech::task::{Spawn, Task};
+
+/// How often the running task looks at which CPU it is on: the step of
+/// `moved_after_us` (the check allows it milliseconds).
+const WATCH_STEP_NS: u64 = 10_000;
 
 /// What `workload=utilest` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -45,8 +49,8 @@ struct Seen {
 /// The running task's PELT averages, read under its runqueue's lock (None if
 /// it moved between reading its CPU and the lock).
 fn own_avg(me: &Arc<Task>) -> Option<sched::pelt::SchedAvg> {
-    let cpu = crate::arch::percpu::cpu_id();
-    let rq = crate::rq::lock(cpu);
+    let cpu = mech::platform::cpu_id();
+    let rq = mech::rq::lock(cpu);
     if !Arc::ptr_eq(&rq.curr, me) {
         return None;
     }
@@ -74,35 +78,37 @@ pub fn run(w: &Workload) -> bool {
     both.set(small);
     let s = seen.clone();
     let Some(t) = super::spawn(Spawn::new("utilest").pin(big), move || {
-        super::spin_ns(burst);
-        crate::timer::sleep_ns(sleep);
-        let me = crate::task::current();
-        let woke = crate::arch::percpu::cpu_id();
-        let t_wake = crate::rq::now_ns();
+        mech::platform::burn_ns(burst);
+        mech::timer::sleep_ns(sleep);
+        let me = mech::task::current();
+        let woke = mech::platform::cpu_id();
+        let t_wake = mech::rq::now_ns();
         if let Some(avg) = own_avg(&me) {
             s.util_avg.store(avg.util_avg, Ordering::Relaxed);
             s.util_est.store(sched::pelt::task_util_est_raw(&avg), Ordering::Relaxed);
         }
         s.woke_cpu.store(woke as u64, Ordering::Relaxed);
-        let _ = crate::wakeup::set_affinity(&me, both);
+        let _ = mech::wakeup::set_affinity(&me, both);
         let end = t_wake + run_ns;
         loop {
-            let now = crate::rq::now_ns();
+            let now = mech::rq::now_ns();
             if now >= end {
                 break;
             }
-            if crate::arch::percpu::cpu_id() == big && s.moved_after_ns.load(Ordering::Relaxed) == u64::MAX {
+            if mech::platform::cpu_id() == big && s.moved_after_ns.load(Ordering::Relaxed) == u64::MAX {
                 s.moved_after_ns.store(now - t_wake, Ordering::Relaxed);
             }
-            core::hint::spin_loop();
+            // Spins through the platform in short steps, so the move to
+            // the big CPU is seen within WATCH_STEP_NS.
+            mech::platform::burn_ns(WATCH_STEP_NS.min(end - now));
         }
     }) else {
         return false;
     };
     // Half way through its sleep: only the small CPU (its wakeup goes there).
-    crate::timer::sleep_ns(burst + sleep / 2);
-    let pinned = crate::wakeup::set_affinity(&t, CpuMask::single(small)).is_ok();
-    crate::task::join(&t);
+    mech::timer::sleep_ns(burst + sleep / 2);
+    let pinned = mech::wakeup::set_affinity(&t, CpuMask::single(small)).is_ok();
+    mech::task::join(&t);
     let moved = seen.moved_after_ns.load(Ordering::Relaxed);
     let woke = seen.woke_cpu.load(Ordering::Relaxed);
     // `-`: it never ran on the big CPU after the wakeup.
@@ -112,7 +118,7 @@ pub fn run(w: &Workload) -> bool {
     } else {
         let _ = write!(after, "{}", moved / 1000);
     }
-    crate::record!(
+    mech::record!(
         "utilest",
         "big={} small={} woke_cpu={} util_avg={} util_est={} moved_after_us={} ran_on={}",
         big,

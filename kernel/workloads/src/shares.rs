@@ -8,7 +8,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::params::{Param, num, MAX_MS, MAX_CPU};
 use crate::cmdline::Workload;
-use crate::task::Spawn;
+use mech::task::Spawn;
 
 /// What `workload=shares` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -30,16 +30,16 @@ pub fn run(w: &Workload) -> bool {
             tasks.push(t);
         }
     }
-    crate::timer::sleep_ns(ms * 1_000_000);
+    mech::timer::sleep_ns(ms * 1_000_000);
     stop.store(true, Ordering::Relaxed);
     super::join_all(&tasks);
     let total: u64 = tasks.iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum();
     for t in &tasks {
         let nice = t.nice_value();
-        let weight = crate::task::nice_weight(nice);
+        let weight = mech::task::nice_weight(nice);
         let run = t.stats.sum_exec_runtime.load(Ordering::Relaxed);
-        crate::record!("share", "task={} cpu={} nice={} weight={} runtime_ns={} ran_on={}", t.name, cpu, nice, weight, run, t.ran_on());
-        crate::kprintln!(
+        mech::record!("share", "task={} cpu={} nice={} weight={} runtime_ns={} ran_on={}", t.name, cpu, nice, weight, run, t.ran_on());
+        mech::kprintln!(
             "  {:>6} nice {:>3}: {:>5}.{:01}% of CPU {} ({} ms)",
             t.name,
             nice,

@@ -8,7 +8,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::params::{Param, num, MAX_MS};
 use crate::cmdline::Workload;
-use crate::task::Spawn;
+use mech::task::Spawn;
 
 /// What `workload=demo` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[num("ms", 1, MAX_MS, 300, "how long the hogs run on each CPU (ms)")];
@@ -16,7 +16,7 @@ pub(super) const PARAMS: &[Param] = &[num("ms", 1, MAX_MS, 300, "how long the ho
 pub fn run(w: &Workload) -> bool {
     let ms = w.num("ms");
     let cpus = super::cpus();
-    crate::kprintln!("demo: three hogs at nice -5, 0 and 5 on each of {} CPUs for {} ms", cpus.len(), ms);
+    mech::kprintln!("demo: three hogs at nice -5, 0 and 5 on each of {} CPUs for {} ms", cpus.len(), ms);
     let stop = Arc::new(AtomicBool::new(false));
     let mut tasks = Vec::new();
     for &cpu in &cpus {
@@ -25,19 +25,19 @@ pub fn run(w: &Workload) -> bool {
             tasks.extend(super::spawn(Spawn::new(name).nice(nice).pin(cpu), move || super::hog(&s)));
         }
     }
-    crate::timer::sleep_ns(ms * 1_000_000);
+    mech::timer::sleep_ns(ms * 1_000_000);
     stop.store(true, Ordering::Relaxed);
     for t in &tasks {
-        crate::task::join(t);
+        mech::task::join(t);
     }
     for &cpu in &cpus {
         let mine: Vec<_> = tasks.iter().filter(|t| t.affinity.load().contains(cpu)).collect();
         let total: u64 = mine.iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum();
-        let wsum: u64 = mine.iter().map(|t| crate::task::nice_weight(t.nice_value())).sum();
+        let wsum: u64 = mine.iter().map(|t| mech::task::nice_weight(t.nice_value())).sum();
         let mut line = alloc::string::String::new();
         for t in &mine {
             let r = t.stats.sum_exec_runtime.load(Ordering::Relaxed);
-            let w = crate::task::nice_weight(t.nice_value());
+            let w = mech::task::nice_weight(t.nice_value());
             use core::fmt::Write;
             let _ = write!(
                 line,
@@ -49,7 +49,7 @@ pub fn run(w: &Workload) -> bool {
                 w * 1000 / wsum.max(1) % 10
             );
         }
-        crate::kprintln!("CPU {}:{}", cpu, line);
+        mech::kprintln!("CPU {}:{}", cpu, line);
     }
     let mut pipe = Workload::with_defaults(super::spec("pipe").expect("pipe is declared"));
     pipe.params.push((alloc::string::String::from("rounds"), alloc::string::String::from("2000")));

@@ -82,7 +82,7 @@ pub const MAX_THREADS: u64 = 1024;
 
 /// The highest CPU number a parameter may name (whether that CPU is online
 /// is checked when the workload starts: `Workload::cpu`).
-pub const MAX_CPU: u64 = crate::arch::percpu::MAX_CPUS as u64 - 1;
+pub const MAX_CPU: u64 = mech::MAX_CPUS as u64 - 1;
 
 /// Taken by every benchmark workload that starts a crew (`crew::place`).
 pub const SPREAD: &[Param] = &[num("spread", 0, 1, 0, "1: start thread i on CPU i mod CPUs instead of where fork balancing puts it")];
@@ -141,9 +141,9 @@ pub fn num_default(p: &Param, cpus: u64) -> u64 {
 /// checked against these by the `workload-help` scenario).
 pub fn print_help(specs: &[Spec]) {
     use core::fmt::Write;
-    crate::kprintln!("workloads (workload=NAME[,key=value...]):");
+    mech::kprintln!("workloads (workload=NAME[,key=value...]):");
     for spec in specs {
-        crate::kprintln!("  {:<10} {}", spec.name, spec.about);
+        mech::kprintln!("  {:<10} {}", spec.name, spec.about);
         for p in spec.all() {
             let mut accepts = alloc::string::String::new();
             match p.accepts {
@@ -155,8 +155,8 @@ pub fn print_help(specs: &[Spec]) {
                 }
             }
             let default = describe_default(p);
-            crate::kprintln!("  {:<10}   {:<26} {} (default {})", "", accepts, p.help, default);
-            crate::record!("workload_param", "workload={} key={} accepts={} default={}", spec.name, p.key, &accepts[p.key.len() + 1..], default.replace(' ', "_"));
+            mech::kprintln!("  {:<10}   {:<26} {} (default {})", "", accepts, p.help, default);
+            mech::record!("workload_param", "workload={} key={} accepts={} default={}", spec.name, p.key, &accepts[p.key.len() + 1..], default.replace(' ', "_"));
         }
     }
 }

@@ -11,9 +11,9 @@ use alloc::sync::Arc;
 
 use super::params::{Param, num, choice};
 use crate::cmdline::Workload;
-use crate::rq;
-use crate::sync::Pipe;
-use crate::task::Spawn;
+use mech::rq;
+use mech::sync::Pipe;
+use mech::task::Spawn;
 
 /// What `workload=pipe` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -56,20 +56,20 @@ pub fn run(w: &Workload) -> bool {
         }
     });
     let (Some(a), Some(b)) = (a, b) else { return false };
-    crate::task::join(&a);
-    crate::task::join(&b);
+    mech::task::join(&a);
+    mech::task::join(&b);
     let ns = rq::now_ns() - start;
     let per = ns / rounds.max(1);
-    crate::kprintln!("# Running 'sched/pipe' benchmark:");
-    crate::kprintln!("# Executed {} pipe operations between two threads ({}: CPU {} and CPU {})", rounds, mode, a_cpu, b_cpu);
-    crate::kprintln!("     Total time: {}.{:03} [sec]", ns / 1_000_000_000, ns / 1_000_000 % 1000);
-    crate::kprintln!("     {:>10}.{:03} usecs/op", per / 1000, per % 1000);
-    crate::kprintln!("     {:>10} ops/sec", rounds as u128 * 1_000_000_000 / ns.max(1) as u128);
-    crate::record!("pipe", "mode={} rounds={} a_cpu={} b_cpu={} total_ns={} ns_per_round_trip={}", mode, rounds, a_cpu, b_cpu, ns, per);
+    mech::kprintln!("# Running 'sched/pipe' benchmark:");
+    mech::kprintln!("# Executed {} pipe operations between two threads ({}: CPU {} and CPU {})", rounds, mode, a_cpu, b_cpu);
+    mech::kprintln!("     Total time: {}.{:03} [sec]", ns / 1_000_000_000, ns / 1_000_000 % 1000);
+    mech::kprintln!("     {:>10}.{:03} usecs/op", per / 1000, per % 1000);
+    mech::kprintln!("     {:>10} ops/sec", rounds as u128 * 1_000_000_000 / ns.max(1) as u128);
+    mech::record!("pipe", "mode={} rounds={} a_cpu={} b_cpu={} total_ns={} ns_per_round_trip={}", mode, rounds, a_cpu, b_cpu, ns, per);
     super::result("pipe", "usecs_per_op", ns / rounds.max(1), "us", false);
     super::result("pipe", "ops_per_sec", (rounds as u128 * 1_000_000_000_000 / ns.max(1) as u128) as u64, "ops/s", true);
-    crate::schedstat::print_task(&a);
-    crate::schedstat::print_task(&b);
+    mech::schedstat::print_task(&a);
+    mech::schedstat::print_task(&b);
     true
 }
 
@@ -80,16 +80,16 @@ pub fn run_yield(w: &Workload) -> bool {
     let mk = |name: &str| {
         super::spawn(Spawn::new(name).pin(cpu), move || {
             for _ in 0..rounds {
-                crate::schedule::yield_now();
+                mech::schedule::yield_now();
             }
         })
     };
     let (Some(a), Some(b)) = (mk("yield-a"), mk("yield-b")) else { return false };
-    crate::task::join(&a);
-    crate::task::join(&b);
+    mech::task::join(&a);
+    mech::task::join(&b);
     let ns = rq::now_ns() - start;
     let switches = a.stats.nr_switches.load(core::sync::atomic::Ordering::Relaxed)
         + b.stats.nr_switches.load(core::sync::atomic::Ordering::Relaxed);
-    crate::record!("yield", "rounds={} cpu={} total_ns={} switches={} ns_per_switch={}", rounds, cpu, ns, switches, ns / switches.max(1));
+    mech::record!("yield", "rounds={} cpu={} total_ns={} switches={} ns_per_switch={}", rounds, cpu, ns, switches, ns / switches.max(1));
     true
 }

@@ -21,10 +21,11 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use sched::cpumask::CpuMask;
 
 use super::params::{num, Param, MAX_CPU};
-use crate::arch::percpu::{cpu_id, MAX_CPUS};
+use mech::platform::cpu_id;
+use mech::MAX_CPUS;
 use crate::cmdline::{report_problem, Workload};
-use crate::sync::Pipe;
-use crate::task::Spawn;
+use mech::sync::Pipe;
+use mech::task::Spawn;
 
 /// What `workload=wakeplace` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -43,7 +44,7 @@ pub(super) const PARAMS: &[Param] = &[
 
 pub fn run(w: &Workload) -> bool {
     let cpus = super::cpus();
-    let online = crate::rq::online_mask();
+    let online = mech::rq::online_mask();
     let waker_cpu = w.cpu("waker", &cpus);
     let prev = w.cpu("prev", &cpus);
     let mut allowed = match w.num("allowed_mask") {
@@ -76,20 +77,20 @@ pub fn run(w: &Workload) -> bool {
     let (ping, ack) = (Arc::new(Pipe::new(64)), Arc::new(Pipe::new(64)));
     let (p2, a2, t2) = (ping.clone(), ack.clone(), tally.clone());
     let Some(wakee) = super::spawn(Spawn::new("wakee").pin(prev), move || {
-        let me = crate::task::current();
-        let _ = crate::wakeup::set_affinity(&me, allowed);
+        let me = mech::task::current();
+        let _ = mech::wakeup::set_affinity(&me, allowed);
         let mut x = [0u8; 1];
         for _ in 0..rounds {
             a2.write(&x, false);
             p2.read_exact(&mut x);
             t2[cpu_id()].fetch_add(1, Ordering::Relaxed);
-            super::spin_ns(work);
+            mech::platform::burn_ns(work);
             if home && cpu_id() != prev {
-                let _ = crate::wakeup::set_affinity(&me, CpuMask::single(prev));
+                let _ = mech::wakeup::set_affinity(&me, CpuMask::single(prev));
                 while cpu_id() != prev {
-                    crate::schedule::yield_now();
+                    mech::schedule::yield_now();
                 }
-                let _ = crate::wakeup::set_affinity(&me, allowed);
+                let _ = mech::wakeup::set_affinity(&me, allowed);
             }
         }
     }) else {
@@ -101,33 +102,33 @@ pub fn run(w: &Workload) -> bool {
         let mut x = [0u8; 1];
         // Everyone's PELT load settles first: the hogs' rises, the new
         // waker's and wakee's (born at full weight) decays while they sleep.
-        crate::timer::sleep_ns(warm);
+        mech::timer::sleep_ns(warm);
         for _ in 0..rounds {
             // The wakee is about to sleep at prev; sleeping here lets it.
             ack.read_exact(&mut x);
-            crate::timer::sleep_ns(sleep);
+            mech::timer::sleep_ns(sleep);
             if busy > 0 {
-                super::spin_ns(busy);
+                mech::platform::burn_ns(busy);
             }
             ping.write(&x, true);
         }
     });
     let ok = waker.is_some();
     if let Some(t) = &waker {
-        crate::task::join(t);
+        mech::task::join(t);
     }
-    crate::task::join(&wakee);
+    mech::task::join(&wakee);
     stop.store(true, Ordering::Relaxed);
     super::join_all(&hog_tasks);
-    crate::record!(
+    mech::record!(
         "wakeplace",
         "waker={} prev={} allowed={} hogs={} light={} rounds={} sleep_us={} busy_us={} work_us={} home={} warm_ms={}",
         waker_cpu, prev, allowed, Cpus(hogs), Cpus(light), rounds, sleep / 1000, busy / 1000, work / 1000, home as u8, warm / 1_000_000
     );
     for cpu in online.iter() {
-        crate::record!("wakeplace_cpu", "cpu={} wakeups={}", cpu, tally[cpu].load(Ordering::Relaxed));
+        mech::record!("wakeplace_cpu", "cpu={} wakeups={}", cpu, tally[cpu].load(Ordering::Relaxed));
     }
-    crate::schedstat::print_task(&wakee);
+    mech::schedstat::print_task(&wakee);
     ok
 }
 

@@ -18,9 +18,9 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use super::params::{Param, num, MAX_CPU};
 use super::samples::{pct, print_hist};
 use crate::cmdline::Workload;
-use crate::rq;
-use crate::sync::irq_mutex::IrqMutex;
-use crate::task::Spawn;
+use mech::rq;
+use mech::sync::irq_mutex::IrqMutex;
+use mech::task::Spawn;
 
 /// What `workload=latency` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -57,14 +57,14 @@ pub fn run(w: &Workload) -> bool {
     let sleeper = super::spawn(spec, move || {
         for _ in 0..samples {
             let deadline = rq::now_ns() + period;
-            crate::timer::sleep_ns(period);
+            mech::timer::sleep_ns(period);
             let late = rq::now_ns().saturating_sub(deadline);
             l2.lock().push(late);
         }
     });
     if let Some(s) = &sleeper {
-        crate::task::join(s);
-        crate::schedstat::print_task(s);
+        mech::task::join(s);
+        mech::schedstat::print_task(s);
     }
     stop.store(true, Ordering::Relaxed);
     super::join_all(&tasks);
@@ -79,7 +79,7 @@ pub fn run(w: &Workload) -> bool {
     // than two of the sleeper's slices (with hz=1000 and a short slice, those that waited for
     // the tick).
     let over = v.iter().filter(|&&ns| ns > 2 * sleeper_slice).count() as u64;
-    crate::record!(
+    mech::record!(
         "latency",
         "cpu={} hogs={} samples={} p50_ns={} p90_ns={} p99_ns={} max_ns={} slice_ns={} sleeper_slice_ns={} over_2slice={}",
         cpu,

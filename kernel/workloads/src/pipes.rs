@@ -11,8 +11,8 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::params::{Param, num, MAX_THREADS};
 use crate::cmdline::Workload;
-use crate::sync::Pipe;
-use crate::task::{Spawn, Task};
+use mech::sync::Pipe;
+use mech::task::{Spawn, Task};
 
 struct Tally {
     same_cpu: AtomicU64,
@@ -52,12 +52,12 @@ pub fn run(w: &Workload) -> bool {
             for _ in 0..rounds {
                 ping.write(&x, true);
                 pong.read_exact(&mut x);
-                let me = crate::arch::percpu::cpu_id();
+                let me = mech::platform::cpu_id();
                 let other = partner.cpu.load(Ordering::Relaxed);
                 if me == other {
                     t2.same_cpu.fetch_add(1, Ordering::Relaxed);
                 }
-                if crate::balance::global().is_some_and(|g| g.sds.cpus_share_cache(me, other)) {
+                if mech::balance::global().is_some_and(|g| g.sds.cpus_share_cache(me, other)) {
                     t2.same_llc.fetch_add(1, Ordering::Relaxed);
                 }
             }
@@ -72,8 +72,8 @@ pub fn run(w: &Workload) -> bool {
         let (c, l) = (t.same_cpu.load(Ordering::Relaxed), t.same_llc.load(Ordering::Relaxed));
         cpu += c;
         llc += l;
-        crate::record!("pipes", "pair={} rounds={} same_cpu={} same_llc={}", i, rounds, c, l);
+        mech::record!("pipes", "pair={} rounds={} same_cpu={} same_llc={}", i, rounds, c, l);
     }
-    crate::record!("pipes_total", "pairs={} rounds={} same_cpu={} same_llc={}", pairs, rounds * pairs as u64, cpu, llc);
+    mech::record!("pipes_total", "pairs={} rounds={} same_cpu={} same_llc={}", pairs, rounds * pairs as u64, cpu, llc);
     joins.len() == 2 * pairs
 }

@@ -1,0 +1,282 @@
+//! `workload=torture[,ms=5000][,seed=1][,threads=N]`: worker threads on
+//! every CPU choose, from a seeded generator, among spinning bursts, short
+//! and long sleeps, a shared sleeping mutex, semaphore units, waking each
+//! other (a per-thread doorbell), pipe traffic between writer/reader pairs,
+//! spawning short-lived children (joined at once or later), renicing
+//! themselves or a peer, custom slices, affinity changes (to one CPU or a
+//! few, and back) and yields, until `ms` have passed. Then they wind down
+//! and the workload accounts for everything (docs/CONSOLE.md, `torture`):
+//! threads spawned = exited + alive, every wait begun ended, per primitive,
+//! every pipe byte received once and in order, the mutex's count and the
+//! semaphores' units intact, runtime conserved (task runtimes + idle +
+//! pressure = CPUs x elapsed, within 1%), and no doorbell waiter left asleep
+//! with its token posted. Effects, not only counters, are checked as the
+//! threads go: a pinned thread must run where it is pinned, a sleep must
+//! last its length, a renice or slice change must reach the entity.
+//!
+//! A failure prints the seed, the command line that reruns it, and each
+//! failing or stuck thread's last operations (`@fw torture_thread`), and
+//! the workload fails (the boot exits `failure`).
+//!
+//! No wait can last forever in a correct kernel: mutex and semaphore
+//! holders only spin, sleep or yield while holding; a doorbell wait ends by
+//! a token, by a timeout the coordinator gives it after `BELL_TIMEOUT_NS`,
+//! or at the stop; a pipe writer waits only for its own reader, which never
+//! waits for its writer except in reading; children only spin, sleep and
+//! yield. So a thread still not done `GRACE_NS` after the stop is a lost
+//! wakeup (or a hung CPU), reported as such.
+//!
+//! Here: the parameters and the coordinator (`run`: start, watch, stop,
+//! close the books); `books` the accounts, doorbells and slots; `ops` the
+//! workers' operations; `watch` the coordinator's passes while they run;
+//! `report` what a failure prints.
+
+mod books;
+mod ops;
+mod report;
+mod watch;
+
+use alloc::string::String;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::fmt::Write;
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+
+use sched::cpumask::CpuMask;
+use sched::EntityId;
+
+use super::params::{num, num_per_cpu, Param, MAX_MS};
+use super::Rng;
+use crate::cmdline::Workload;
+use mech::setattr::{self, SetattrError};
+use mech::sync::irq_mutex::IrqMutex;
+use mech::sync::{Mutex, Pipe, Semaphore, WaitQueue};
+use mech::task::{Spawn, Task, TaskState};
+
+use books::{splitmix, stream_byte, Bell, Slot, World, C, COUNT_NAMES, NCOUNTS};
+use ops::{worker, OPS};
+use report::report_failure;
+use watch::{reap_orphans, watch};
+
+/// What `workload=torture` takes (see `params`).
+pub(super) const PARAMS: &[Param] = &[
+    num("ms", 1, MAX_MS, 5000, "how long the threads run (ms)"),
+    num("seed", 0, u64::MAX, 1, "seed of the random choices (the same seed, the same choices)"),
+    num_per_cpu("threads", 2, 512, 4, "worker threads, in pipe writer/reader pairs (an even number)"),
+];
+
+/// Shared sleeping mutexes and counting semaphores (of `SEM_UNITS` each).
+pub(super) const MUTEXES: usize = 3;
+pub(super) const SEMS: usize = 2;
+pub(super) const SEM_UNITS: usize = 2;
+/// Bytes a pair's pipe holds: writes of up to `MAX_IO` bytes fill it.
+pub(super) const PIPE_BYTES: usize = 64;
+pub(super) const MAX_IO: u64 = 96;
+/// Recent operations kept per thread for the failure report.
+pub(super) const RING: usize = 16;
+/// A doorbell wait longer than this gets a timeout.
+pub(super) const BELL_TIMEOUT_NS: u64 = 10_000_000;
+/// How long the threads may take to wind down after the stop.
+pub(super) const GRACE_NS: u64 = 30_000_000_000;
+
+pub fn run(w: &Workload) -> bool {
+    let mut threads = w.num("threads") as usize;
+    if threads % 2 == 1 {
+        crate::cmdline::report_problem(format_args!(
+            "workload=torture: threads={} is odd (threads work in pipe writer/reader pairs); using threads={}",
+            threads,
+            threads - 1
+        ));
+        threads -= 1;
+    }
+    let (ms, seed) = (w.num("ms"), w.num("seed"));
+    let cpus = super::cpus();
+    let child_cap = cpus.len().max(2) as u64;
+    let heap = threads as u64 * 2048 + (threads as u64 / 2) * PIPE_BYTES as u64 + child_cap * 2048;
+    if !super::budget::fits(w, &["threads"], threads as u64 + child_cap, heap) {
+        return false;
+    }
+    mech::kprintln!(
+        "torture: {} threads on {} CPUs for {} ms, seed {} (rerun: workload=torture,ms={},seed={},threads={})",
+        threads,
+        cpus.len(),
+        ms,
+        seed,
+        ms,
+        seed,
+        threads
+    );
+    let before = mech::schedstat::snapshot();
+    let idle_task_before: Vec<u64> = super::cpus().iter().map(|&c| mech::idle::idle_task_ns(c)).collect();
+    let newidle_before: u64 = super::cpus().iter().map(|&c| mech::rq::newidle_switch_ns(c)).sum();
+    let runtime_before: u64 = mech::task::all().iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum();
+    let t0 = mech::rq::now_ns();
+    let world = Arc::new(World {
+        seed,
+        ms,
+        threads,
+        online: mech::rq::online_mask(),
+        cpus,
+        t0,
+        stop: AtomicBool::new(false),
+        slots: (0..threads)
+            .map(|_| Slot {
+                task: IrqMutex::new(None),
+                bell: Bell::new(),
+                ring: [const { AtomicU64::new(u64::MAX) }; RING],
+                ring_us: [const { AtomicU64::new(0) }; RING],
+                next: AtomicUsize::new(0),
+                doing: AtomicU64::new(u64::MAX),
+                done: AtomicBool::new(false),
+                bad: AtomicBool::new(false),
+            })
+            .collect(),
+        mutexes: (0..MUTEXES).map(|_| Mutex::new(0)).collect(),
+        sems: (0..SEMS).map(|_| Semaphore::new(SEM_UNITS)).collect(),
+        pipes: (0..threads / 2).map(|_| Pipe::new(PIPE_BYTES)).collect(),
+        counts: [const { AtomicU64::new(0) }; NCOUNTS],
+        ops: [const { AtomicU64::new(0) }; OPS.len()],
+        orphans: IrqMutex::new(Vec::new()),
+        children: AtomicU64::new(0),
+        child_cap,
+        joined_runtime: AtomicU64::new(0),
+    });
+    let mut workers = Vec::new();
+    for i in 0..threads {
+        let cpu = world.cpus[i % world.cpus.len()];
+        let wd = world.clone();
+        match super::spawn(Spawn::new("torture").on_cpu(cpu), move || worker(&wd, i)) {
+            Some(t) => {
+                world.add(C::Spawned, 1);
+                *world.slots[i].task.lock() = Some(t.clone());
+                workers.push(Some(t));
+            }
+            None => {
+                // Counted as done: nothing of it runs.
+                world.add(C::SpawnFailed, 1);
+                world.slots[i].done.store(true, Ordering::Release);
+                workers.push(None);
+            }
+        }
+    }
+    // Run: time out long doorbell waits, look for lost wakeups, join orphans.
+    let end = t0 + ms * 1_000_000;
+    while mech::rq::now_ns() < end {
+        mech::timer::sleep_ns(1_000_000);
+        watch(&world);
+        reap_orphans(&world);
+    }
+    let elapsed_run = mech::rq::now_ns() - t0;
+    // Stop: every doorbell wait ends; the rest wind down by themselves.
+    world.stop.store(true, Ordering::Release);
+    for s in &world.slots {
+        s.bell.generation.fetch_add(1, Ordering::AcqRel);
+        s.bell.wq.wake_all();
+    }
+    let give_up = mech::rq::now_ns() + GRACE_NS;
+    let busy = |w: &World| w.slots.iter().any(|s| !s.done.load(Ordering::Acquire)) || w.children.load(Ordering::Acquire) > 0;
+    while busy(&world) && mech::rq::now_ns() < give_up {
+        mech::timer::sleep_ns(1_000_000);
+        watch(&world);
+        reap_orphans(&world);
+    }
+    let mut stuck = 0u64;
+    for (i, t) in workers.iter().enumerate() {
+        let Some(t) = t else { continue };
+        if world.slots[i].done.load(Ordering::Acquire) {
+            world.reap(t);
+        } else {
+            stuck += 1;
+            world.slots[i].bad.store(true, Ordering::Relaxed);
+        }
+    }
+    reap_orphans(&world);
+    // The accounts.
+    let after = mech::schedstat::snapshot();
+    let idle_task: u64 = w_cpus_idle(&world, &idle_task_before);
+    let newidle: u64 = world.cpus.iter().map(|&c| mech::rq::newidle_switch_ns(c)).sum::<u64>() - newidle_before;
+    let elapsed = mech::rq::now_ns() - t0;
+    let runtime_after: u64 = mech::task::all().iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum::<u64>()
+        + world.joined_runtime.load(Ordering::Relaxed);
+    let runtime = runtime_after.saturating_sub(runtime_before);
+    let (mut no_runnable, mut pressure) = (0u64, 0u64);
+    for (cpu, a) in &after {
+        if let Some((_, b)) = before.iter().find(|(c, _)| c == cpu) {
+            no_runnable += a.idle_wait.idle_ns.saturating_sub(b.idle_wait.idle_ns);
+            pressure += a.pressure_ns.saturating_sub(b.pressure_ns);
+        }
+    }
+    let w = &*world;
+    // Workers still running and children not joined (none in a correct run).
+    let alive = stuck + w.children.load(Ordering::Acquire);
+    let mutex_count: u64 = w.mutexes.iter().map(|m| *m.lock()).sum();
+    let sem_left: usize = w.sems.iter().map(|s| s.value()).sum();
+    let bell_left: u64 = w.slots.iter().map(|s| s.bell.posted.load(Ordering::Relaxed) - s.bell.taken.load(Ordering::Relaxed)).sum();
+    let cpus_n = w.cpus.len() as u64;
+    let capacity = cpus_n * elapsed;
+    let idle = idle_task;
+    let accounted = runtime + idle + newidle + pressure;
+    // The books: what must hold in a correct run (the host checks the same).
+    let mut books: Vec<(&str, bool)> = Vec::new();
+    let g = |c: C| w.get(c);
+    books.push(("spawned = exited + alive", g(C::Spawned) == g(C::Exited) + alive));
+    books.push(("alive = 0", alive == 0));
+    books.push(("joined = exited", g(C::Joined) == g(C::Exited)));
+    books.push(("sleeps ended = begun", g(C::SleepBegun) == g(C::SleepEnded)));
+    books.push(("mutex waits ended = begun", g(C::MutexBegun) == g(C::MutexEnded)));
+    books.push(("mutex count = acquisitions", mutex_count == g(C::MutexEnded)));
+    books.push(("semaphore waits ended = begun", g(C::SemBegun) == g(C::SemEnded)));
+    books.push(("semaphore ups = downs", g(C::SemUps) == g(C::SemEnded)));
+    books.push(("semaphore units intact", sem_left == SEMS * SEM_UNITS));
+    books.push(("doorbell waits ended = begun", g(C::BellBegun) == g(C::BellEnded)));
+    books.push(("doorbell waits ended = by tokens + timeout + stop", g(C::BellEnded) == g(C::BellByToken) + g(C::BellTimeouts) + g(C::BellStops)));
+    books.push(("doorbell tokens posted = taken + left", g(C::BellPosts) == g(C::BellTaken) + bell_left));
+    books.push(("joins ended = begun", g(C::JoinBegun) == g(C::JoinEnded)));
+    books.push(("pipe reads ended = begun", g(C::ReadBegun) == g(C::ReadEnded)));
+    books.push(("pipe writes ended = begun", g(C::WriteBegun) == g(C::WriteEnded)));
+    books.push(("pipe bytes received = sent", g(C::PipeSent) == g(C::PipeReceived)));
+    books.push(("runtime + idle + newidle + pressure = CPUs x elapsed within 1%", accounted.abs_diff(capacity) * 100 <= capacity));
+    books.push(("no violation seen while running", g(C::Violations) == 0));
+    let ok = books.iter().all(|(_, b)| *b) && stuck == 0;
+    let mut line = String::new();
+    let _ = write!(
+        line,
+        "seed={} ms={} cpus={} threads={} ok={} alive={} mutex_count={} sem_units={} sem_left={} bell_left={}",
+        seed,
+        ms,
+        cpus_n,
+        threads,
+        ok as u8,
+        alive,
+        mutex_count,
+        SEMS * SEM_UNITS,
+        sem_left,
+        bell_left
+    );
+    for (i, name) in COUNT_NAMES.iter().enumerate() {
+        let _ = write!(line, " {}={}", name, w.counts[i].load(Ordering::Relaxed));
+    }
+    let _ = write!(
+        line,
+        " runtime_ns={} idle_ns={} newidle_ns={} pressure_ns={} elapsed_ns={} run_ns={} no_runnable_ns={}",
+        runtime, idle, newidle, pressure, elapsed, elapsed_run, no_runnable
+    );
+    mech::record!("torture", "{}", line);
+    let mut ops = String::new();
+    for (i, (_, name, _)) in OPS.iter().enumerate() {
+        let _ = write!(ops, "{}{}={}", if i == 0 { "" } else { " " }, name, w.ops[i].load(Ordering::Relaxed));
+    }
+    mech::record!("torture_ops", "{}", ops);
+    if !ok {
+        report_failure(w, &books, stuck);
+    }
+    if mech::debug::enabled() {
+        mech::debug::check_global();
+    }
+    ok
+}
+
+/// What the CPUs' idle tasks ran since `before` (one value per CPU of `w.cpus`).
+fn w_cpus_idle(w: &World, before: &[u64]) -> u64 {
+    w.cpus.iter().zip(before).map(|(&c, &b)| mech::idle::idle_task_ns(c).saturating_sub(b)).sum()
+}
