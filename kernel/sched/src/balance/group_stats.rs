@@ -76,16 +76,18 @@ pub fn avg_load(load: u64, capacity: u64) -> u64 {
 
 /// `update_sg_lb_stats`. Also reports whether a CPU of the group is
 /// overloaded (≥ 2 tasks or misfit) and whether one is overutilised.
+/// `asym`: whether the domain balances across capacities, computed once
+/// per pass by [`update_sd_lb_stats`] (Linux reads the domain's
+/// `SD_ASYM_CPUCAPACITY`; recomputing it per group made a pass quadratic in
+/// the span).
 pub fn update_sg_lb_stats(
     env: &LbEnv<'_>,
     group: &SchedGroup,
     cpus: &[CpuSnapshot],
     local: bool,
+    asym: bool,
 ) -> (SgLbStats, bool, bool) {
-    let (pct, asym) = match env.sd() {
-        Some(sd) => (sd.imbalance_pct, sd_asym_cpucapacity(sd, cpus)),
-        None => (117, false),
-    };
+    let pct = env.sd().map_or(117, |sd| sd.imbalance_pct);
     let mut s = SgLbStats {
         span: group.span,
         flags: group.flags,
@@ -183,7 +185,7 @@ pub fn update_sd_lb_stats(env: &LbEnv<'_>, cpus: &[CpuSnapshot]) -> SdLbStats {
     let mut have_local = false;
     for g in &sd.groups {
         let local = g.span.contains(env.dst_cpu);
-        let (s, ov, ou) = update_sg_lb_stats(env, g, cpus, local);
+        let (s, ov, ou) = update_sg_lb_stats(env, g, cpus, local, sds.asym);
         sds.overloaded |= ov;
         sds.overutilized |= ou;
         sds.total_load = sds.total_load.saturating_add(s.group_load);
