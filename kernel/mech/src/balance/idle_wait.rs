@@ -17,20 +17,41 @@
 //! `-icount` run reproduces it: each domain instance (a span, shared by the
 //! CPUs of the span) keeps the number of its CPUs with two or more runnable
 //! tasks and the integral `A(t)` of "that number is above zero" over time,
-//! updated under a leaf lock only when a CPU crosses the threshold. A CPU
-//! reads `A` of each of its domains when it becomes idle and again when it
-//! stops being idle, and adds the difference. A CPU with no runnable task
-//! never has two, so "another CPU" holds by construction. Between crossings
-//! the fast paths pay one load and two compares (`on_publish`).
+//! changed only when a CPU crosses the threshold (under the instance's leaf
+//! lock, which orders the writers). A CPU reads `A` of each of its domains
+//! when it becomes idle and again when it stops being idle, and adds the
+//! difference. A CPU with no runnable task never has two, so "another CPU"
+//! holds by construction. Between crossings the fast paths pay one load and
+//! two compares (`on_publish`).
 //!
-//! Overflow: the times are u64 nanoseconds since boot (584 years).
+//! The reads take no lock: an instance carries a sequence count that a
+//! writer makes odd while it changes the instance (Linux's `seqcount_t`
+//! pattern), and a reader retries when the count was odd or moved. Every
+//! idle entry and exit reads, and a pipe ping-pong across two CPUs makes
+//! four of them per round trip, so this is the common case; taking the leaf
+//! lock, looking the CPU's domains up through the shared layout and reading
+//! the clock once per level there cost about 110 guest instructions per
+//! idle transition (`cargo xtask profile pipe --params rounds=2000,mode=cross
+//! --smp 2`, 438 per round trip); each CPU now keeps its own list of its
+//! instances (set once at `init`) and reads them without the lock: 370 per
+//! round trip (docs/BENCHMARKS.md, "Issue 16: the fast paths' two costs").
+//!
+//! Exactness of a lock-free read: the writer reads the clock inside its
+//! odd section, the reader inside its even one, and a read whose count did
+//! not move overlapped no write: the write's time is either before the
+//! reader's (and its values are seen) or after it. So `A` stays 1-Lipschitz
+//! over a CPU's idle period, and no CPU's `idle_wait` exceeds its `idle_ns`.
+//!
+//! Overflow: the times are u64 nanoseconds since boot (584 years); the
+//! sequence count wraps (u32) harmlessly, only equality is tested.
 //!
 //! No Linux function computes this: it measures the outcome of
 //! `kernel/sched/fair.c: sched_balance_rq()` and its callers.
 
+use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::fmt::Write;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use sched::topology::{Level, SchedDomains};
 
@@ -40,33 +61,69 @@ use crate::sync::irq_mutex::IrqMutex;
 pub const MAX_LEVELS: usize = 8;
 
 /// One domain instance's count of CPUs with two or more runnable tasks and
-/// the integral of "some CPU has" (ns).
-#[derive(Default)]
+/// the integral of "some CPU has" (ns). Writers hold `writer`; readers take
+/// no lock (see the module docs).
 struct Waiting {
-    overloaded: u32,
-    since: u64,
-    acc: u64,
+    /// Even while no writer is inside; a writer makes it odd, changes the
+    /// fields, and makes it even again.
+    seq: AtomicU32,
+    overloaded: AtomicU32,
+    since: AtomicU64,
+    acc: AtomicU64,
+    writer: IrqMutex<()>,
 }
 
 impl Waiting {
-    /// `A(t)`: how long, up to `t`, some CPU of the span had two or more.
-    fn value(&self, t: u64) -> u64 {
-        if self.overloaded > 0 {
-            self.acc + t.saturating_sub(self.since)
-        } else {
-            self.acc
+    fn new() -> Self {
+        Waiting {
+            seq: AtomicU32::new(0),
+            overloaded: AtomicU32::new(0),
+            since: AtomicU64::new(0),
+            acc: AtomicU64::new(0),
+            writer: IrqMutex::new(()),
         }
+    }
+
+    /// `A(t)`, how long up to `t` some CPU of the span had two or more, and
+    /// `t` (now), read consistently without the lock.
+    #[inline(always)]
+    fn value_now(&self) -> (u64, u64) {
+        loop {
+            let s = self.seq.load(Ordering::Acquire);
+            if s & 1 == 0 {
+                let t = crate::rq::now_ns();
+                let overloaded = self.overloaded.load(Ordering::Relaxed);
+                let acc = self.acc.load(Ordering::Relaxed);
+                let since = self.since.load(Ordering::Relaxed);
+                fence(Ordering::Acquire);
+                if self.seq.load(Ordering::Relaxed) == s {
+                    let a = if overloaded > 0 { acc + t.saturating_sub(since) } else { acc };
+                    return (a, t);
+                }
+            }
+            core::hint::spin_loop();
+        }
+    }
+
+    /// Runs `f` on the fields as the one writer (leaf lock held, count odd)
+    /// with the time read inside the write.
+    #[inline(always)]
+    fn write(&self, f: impl FnOnce(&Self, u64)) {
+        let _w = self.writer.lock();
+        let s = self.seq.load(Ordering::Relaxed);
+        self.seq.store(s.wrapping_add(1), Ordering::Relaxed);
+        fence(Ordering::Release);
+        f(self, crate::rq::now_ns());
+        self.seq.store(s.wrapping_add(2), Ordering::Release);
     }
 }
 
-/// The domain instances, and which of them each CPU belongs to, bottom-up
-/// (as `SchedDomains::per_cpu`).
-struct Layout {
-    doms: Vec<IrqMutex<Waiting>>,
-    of_cpu: Vec<Vec<(Level, usize)>>,
+/// One of a CPU's domains: its level and its instance.
+#[derive(Clone, Copy)]
+struct Dom {
+    level: Level,
+    w: &'static Waiting,
 }
-
-static LAYOUT: spin::Once<Layout> = spin::Once::new();
 
 /// One CPU's side, written only by that CPU's publish (under its runqueue
 /// lock) and read by the statistics.
@@ -102,6 +159,9 @@ pub struct IdleWaitCpu {
     /// task, `[2, MAX)` a queue; `[1, MAX)` for a CPU without domains (`-smp 1`),
     /// whose queue no other CPU could take. The fast paths load it and compare.
     band: AtomicU64,
+    /// This CPU's domains bottom-up (as `SchedDomains::per_cpu`), set once
+    /// by `init`; unset for a CPU above the last online one.
+    doms: spin::Once<&'static [Dom]>,
 }
 
 impl IdleWaitCpu {
@@ -109,6 +169,7 @@ impl IdleWaitCpu {
         IdleWaitCpu {
             per_cpu: PerCpu::new(),
             band: AtomicU64::new(band(0, 1)),
+            doms: spin::Once::new(),
         }
     }
 }
@@ -124,13 +185,14 @@ const fn band(lo: u32, hi: u32) -> u64 {
 }
 
 /// Sets up the domain instances (once, on the boot CPU, before any CPU
-/// publishes). Idle periods count from now.
+/// publishes). Idle periods count from now. The instances live as long as
+/// the kernel (leaked once: the domains never change after boot).
 pub fn init(sds: &SchedDomains) {
     let now = crate::rq::now_ns();
     let mut spans: Vec<sched::cpumask::CpuMask> = Vec::new();
-    let mut of_cpu = Vec::new();
+    let mut of_cpu: Vec<Vec<(Level, usize)>> = Vec::new();
     let nr = sds.online().iter().last().map_or(0, |c| c + 1);
-    for (cpu, me) in (0..nr).map(|c| (c, &pc(c).per_cpu)) {
+    for cpu in 0..nr {
         let mut mine = Vec::new();
         if sds.online().contains(cpu) {
             for sd in sds.per_cpu(cpu).iter().take(MAX_LEVELS) {
@@ -143,12 +205,15 @@ pub fn init(sds: &SchedDomains) {
                 };
                 mine.push((sd.level, id));
             }
-            me.idle_since.store(now, Ordering::Relaxed);
+            pc(cpu).per_cpu.idle_since.store(now, Ordering::Relaxed);
         }
         of_cpu.push(mine);
     }
-    let doms = spans.iter().map(|_| IrqMutex::new(Waiting::default())).collect();
-    LAYOUT.call_once(|| Layout { doms, of_cpu });
+    let instances: &'static [Waiting] = Box::leak(spans.iter().map(|_| Waiting::new()).collect::<Vec<_>>().into_boxed_slice());
+    for (cpu, mine) in of_cpu.iter().enumerate() {
+        let doms: Vec<Dom> = mine.iter().map(|&(level, id)| Dom { level, w: &instances[id] }).collect();
+        pc(cpu).doms.call_once(|| Box::leak(doms.into_boxed_slice()));
+    }
 }
 
 /// `cpu` published `runnable` runnable tasks (`h_nr_runnable`; call under its
@@ -161,14 +226,14 @@ pub fn on_publish(cpu: usize, runnable: u32) {
     }
 }
 
-#[cold]
+#[inline(never)]
 fn transition(cpu: usize, runnable: u32) {
-    let Some(layout) = LAYOUT.get() else { return };
-    let Some(mine) = layout.of_cpu.get(cpu) else { return };
-    let me = &pc(cpu).per_cpu;
+    let this = pc(cpu);
+    let Some(&mine) = this.doms.get() else { return };
+    let me = &this.per_cpu;
     let idle = runnable == 0;
     let overloaded = runnable >= 2 && !mine.is_empty();
-    pc(cpu).band.store(
+    this.band.store(
         match (idle, overloaded) {
             (true, _) => band(0, 1),
             (false, true) => band(2, u32::MAX),
@@ -182,22 +247,23 @@ fn transition(cpu: usize, runnable: u32) {
     // Leave "overloaded" before becoming idle, and stop being idle before
     // becoming overloaded: a CPU is never both.
     if was_overloaded && !overloaded {
-        for &(_, id) in mine {
-            let mut w = layout.doms[id].lock();
-            let t = crate::rq::now_ns();
-            if w.overloaded == 1 {
-                w.acc += t.saturating_sub(w.since);
-            }
-            w.overloaded = w.overloaded.saturating_sub(1);
+        for d in mine {
+            d.w.write(|w, t| {
+                let n = w.overloaded.load(Ordering::Relaxed);
+                if n == 1 {
+                    let since = w.since.load(Ordering::Relaxed);
+                    w.acc.store(w.acc.load(Ordering::Relaxed) + t.saturating_sub(since), Ordering::Relaxed);
+                }
+                w.overloaded.store(n.saturating_sub(1), Ordering::Relaxed);
+            });
         }
         me.overloaded.store(false, Ordering::Relaxed);
     }
     if was_idle != idle {
         let mut t = 0;
-        for (l, &(_, id)) in mine.iter().enumerate() {
-            let w = layout.doms[id].lock();
-            t = crate::rq::now_ns();
-            let a = w.value(t);
+        for (l, d) in mine.iter().enumerate() {
+            let (a, now) = d.w.value_now();
+            t = now;
             if idle {
                 me.entry[l].store(a, Ordering::Relaxed);
             } else {
@@ -217,12 +283,14 @@ fn transition(cpu: usize, runnable: u32) {
         me.idle.store(idle, Ordering::Relaxed);
     }
     if !was_overloaded && overloaded {
-        for &(_, id) in mine {
-            let mut w = layout.doms[id].lock();
-            if w.overloaded == 0 {
-                w.since = crate::rq::now_ns();
-            }
-            w.overloaded += 1;
+        for d in mine {
+            d.w.write(|w, t| {
+                let n = w.overloaded.load(Ordering::Relaxed);
+                if n == 0 {
+                    w.since.store(t, Ordering::Relaxed);
+                }
+                w.overloaded.store(n + 1, Ordering::Relaxed);
+            });
         }
         me.overloaded.store(true, Ordering::Relaxed);
     }
@@ -232,8 +300,7 @@ fn transition(cpu: usize, runnable: u32) {
 /// its idle-while-others-wait time (ns), an ongoing idle period included.
 pub fn read(cpu: usize) -> IdleWait {
     let mut out = IdleWait::default();
-    let Some(layout) = LAYOUT.get() else { return out };
-    let Some(mine) = layout.of_cpu.get(cpu) else { return out };
+    let Some(&mine) = pc(cpu).doms.get() else { return out };
     let me = &pc(cpu).per_cpu;
     // Under the CPU's runqueue lock, so that no transition of its own
     // falls between the reads.
@@ -244,13 +311,12 @@ pub fn read(cpu: usize) -> IdleWait {
     if idle {
         out.idle_ns += now.saturating_sub(me.idle_since.load(Ordering::Relaxed));
     }
-    for (l, &(level, id)) in mine.iter().enumerate() {
+    for (l, d) in mine.iter().enumerate() {
         let mut v = me.wait_ns[l].load(Ordering::Relaxed);
         if idle {
-            let w = layout.doms[id].lock();
-            v += w.value(crate::rq::now_ns()).saturating_sub(me.entry[l].load(Ordering::Relaxed));
+            v += d.w.value_now().0.saturating_sub(me.entry[l].load(Ordering::Relaxed));
         }
-        out.levels[l] = Some((level, v));
+        out.levels[l] = Some((d.level, v));
     }
     out
 }
