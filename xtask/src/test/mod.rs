@@ -3,9 +3,11 @@
 //!
 //! - [`select`]: which scenarios and experiments' quick forms a filter and `--long` take;
 //! - [`scenario`]: one scenario as a job (its boots and the verdict on them);
+//! - [`kernel_build`]: the kernel build that runs beside the host tests;
 //! - [`pool`]: the job pool over the machine's slots;
 //! - [`summary`]: where the run's time went.
 
+mod kernel_build;
 mod pool;
 mod scenario;
 mod select;
@@ -13,6 +15,7 @@ mod summary;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::thread;
 use std::time::Instant;
 
 use fairway_scenarios::{Boot, Scenario};
@@ -60,6 +63,26 @@ pub fn test(
     long: bool,
 ) -> Result<(), String> {
     let start = Instant::now();
+    let (selected, experiments) = if qemu_scenarios {
+        let names: Vec<&str> = crate::experiment::all().iter().map(|e| e.name).collect();
+        let sel = select::select(fairway_scenarios::all(), &names, filter, long);
+        if sel.long_left_out > 0 {
+            println!("xtask: {} long scenario(s) left out (`cargo xtask test --long` runs them too)", sel.long_left_out);
+        }
+        (sel.scenarios, sel.experiments)
+    } else {
+        (Vec::new(), false)
+    };
+    // (2) The kernel build starts beside the host tests: it is mostly one thread (fat LTO), and
+    // so are the host build's last units and test binaries, so each fills the other's idle core.
+    let kernel = (!selected.is_empty() || experiments).then(|| {
+        // With the lock-order checker compiled in: the scenarios with `sched_debug=1` run it.
+        println!("==> building the kernel beside the host tests (with the lock-order checker, feature `lockdep`)");
+        thread::spawn(|| {
+            let t = Instant::now();
+            (kernel_build::build(&["lockdep"]), t.elapsed().as_secs_f64())
+        })
+    });
     // (1) Host unit tests.
     let host_t = if host {
         println!(
@@ -77,31 +100,26 @@ pub fn test(
     let host_failed = host_t.failed + u32::from(host_t.cargo_failed);
     let mut phases = vec![("host tests (build and run)", start.elapsed().as_secs_f64())];
 
-    // (2)-(3) One kernel build, then the scenarios.
-    let (selected, experiments) = if qemu_scenarios {
-        let names: Vec<&str> = crate::experiment::all().iter().map(|e| e.name).collect();
-        let sel = select::select(fairway_scenarios::all(), &names, filter, long);
-        if sel.long_left_out > 0 {
-            println!("xtask: {} long scenario(s) left out (`cargo xtask test --long` runs them too)", sel.long_left_out);
-        }
-        (sel.scenarios, sel.experiments)
-    } else {
-        (Vec::new(), false)
-    };
+    // (3) The scenarios.
     let verdicts = if selected.is_empty() && !experiments {
         if qemu_scenarios {
             println!("xtask: no scenario name contains `{filter}` (see `cargo xtask list`)");
         }
         Vec::new()
     } else {
-        // With the lock-order checker compiled in: the scenarios with `sched_debug=1` run it.
-        println!("==> building the kernel (with the lock-order checker, feature `lockdep`)");
         let t = Instant::now();
-        let prepared = cargo::build_kernel_features(&["lockdep"]).and_then(|elf| Ok((elf, install::ensure(true)?)));
-        phases.push(("kernel build", t.elapsed().as_secs_f64()));
+        let (built, own) = kernel.expect("a kernel build starts whenever a QEMU job is selected").join().unwrap_or_else(|_| (Err("xtask: the kernel build's thread panicked".into()), 0.0));
+        match &built {
+            Ok(_) => println!("xtask: kernel built in {own:.1} s ({:.1} s of it after the host tests)", t.elapsed().as_secs_f64()),
+            Err(e) => println!("{e}"),
+        }
+        let prepared = built.and_then(|elf| Ok((elf, install::ensure(true)?)));
+        phases.push(("kernel build (after the host tests)", t.elapsed().as_secs_f64()));
         match prepared {
             Err(e) => {
-                println!("{e}");
+                if !e.starts_with("xtask: building the kernel failed") {
+                    println!("{e}");
+                }
                 let vs: Vec<Verdict> = selected
                     .iter()
                     .map(|s| not_run(s, e.lines().next().unwrap_or("")))
