@@ -77,7 +77,8 @@ pub fn test(
     // so are the host build's last units and test binaries, so each fills the other's idle core.
     let kernel = (!selected.is_empty() || experiments).then(|| {
         // With the lock-order checker compiled in: the scenarios with `sched_debug=1` run it.
-        println!("==> building the kernel beside the host tests (with the lock-order checker, feature `lockdep`)");
+        let beside = if host { " beside the host tests" } else { "" };
+        println!("==> building the kernel{beside} (with the lock-order checker, feature `lockdep`)");
         thread::spawn(|| {
             let t = Instant::now();
             (kernel_build::build(&["lockdep"]), t.elapsed().as_secs_f64())
@@ -110,7 +111,8 @@ pub fn test(
         let t = Instant::now();
         let (built, own) = kernel.expect("a kernel build starts whenever a QEMU job is selected").join().unwrap_or_else(|_| (Err("xtask: the kernel build's thread panicked".into()), 0.0));
         match &built {
-            Ok(_) => println!("xtask: kernel built in {own:.1} s ({:.1} s of it after the host tests)", t.elapsed().as_secs_f64()),
+            Ok(_) if host => println!("xtask: kernel built in {own:.1} s ({:.1} s of it after the host tests)", t.elapsed().as_secs_f64()),
+            Ok(_) => println!("xtask: kernel built in {own:.1} s"),
             Err(e) => println!("{e}"),
         }
         let prepared = built.and_then(|elf| Ok((elf, install::ensure(true)?)));
