@@ -668,7 +668,6 @@ pub fn all() -> Vec<Scenario> {
         },
         Scenario {
             name: "faults-ipi-delay-torture",
-            long: true,
             icount: true,
             append: "sched_debug=1 fault=ipi_delay workload=torture,ms=500,seed=1",
             check: check_torture_faults::<4, 500, 1>,
@@ -676,7 +675,6 @@ pub fn all() -> Vec<Scenario> {
         },
         Scenario {
             name: "faults-ipi-reorder",
-            long: true,
             icount: true,
             append: "sched_debug=1 fault=ipi_reorder workload=torture,ms=500,seed=2",
             check: check_torture_faults::<4, 500, 2>,
@@ -684,7 +682,6 @@ pub fn all() -> Vec<Scenario> {
         },
         Scenario {
             name: "faults-spurious-wake",
-            long: true,
             icount: true,
             append: "sched_debug=1 fault=spurious_wake workload=torture,ms=500,seed=3",
             check: check_torture_faults::<4, 500, 3>,
@@ -692,7 +689,6 @@ pub fn all() -> Vec<Scenario> {
         },
         Scenario {
             name: "faults-preempt-points",
-            long: true,
             icount: true,
             append: "sched_debug=1 fault=preempt_points workload=torture,ms=500,seed=4",
             check: check_torture_faults::<4, 500, 4>,
@@ -700,7 +696,6 @@ pub fn all() -> Vec<Scenario> {
         },
         Scenario {
             name: "faults-cpu-stall",
-            long: true,
             icount: true,
             append: "sched_debug=1 fault=cpu_stall workload=torture,ms=500,seed=5",
             check: check_torture_faults::<4, 500, 5>,

@@ -1,88 +1,20 @@
-//! `cargo xtask test`: host unit tests, one kernel build, the QEMU scenarios in parallel slots,
-//! and one closing `N passed, N failed` line.
+//! One scenario as a job: its QEMU configuration and time limit, its boot (or two), and the
+//! verdict with the report a failure prints.
 
-use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex};
-use std::thread;
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
 use fairway_scenarios::{Boot, Firmware, Log, QemuExit, Scenario};
 
+use super::pool::{Job, Verdict};
+#[cfg(test)]
+use super::pool::run_jobs;
+use super::scenario_image;
+use crate::install;
 use crate::qemu::QemuConfig;
 use crate::runner;
 use crate::symbols::Symbols;
-use crate::{cargo, image, install};
-
-/// The verdict on one scenario.
-#[derive(Debug)]
-pub struct Verdict {
-    pub name: &'static str,
-    pub passed: bool,
-    /// The report printed for it (one line for a pass).
-    pub report: String,
-    /// Its wall time in seconds (both boots of a `versus` scenario, every boot of an experiment).
-    pub secs: f64,
-}
-
-/// One unit of work of the QEMU phase: a scenario (one or two boots) or an experiment's quick
-/// form (its whole matrix, boot after boot). Both kinds share one pool of slots, so that neither
-/// waits for the other's last job.
-pub struct Job {
-    /// Slots it holds while it runs (clamped to the pool's).
-    pub slots: u32,
-    /// How many QEMU boots it makes, one after the other: the pool starts the jobs with the most
-    /// first (after the ones that take every slot), so that a long one does not end the run alone.
-    pub boots: u32,
-    pub run: Box<dyn FnOnce() -> Verdict + Send>,
-}
-
-/// A counting semaphore over the machine's slots.
-struct Slots {
-    free: Mutex<u32>,
-    cv: Condvar,
-}
-
-impl Slots {
-    fn acquire(&self, n: u32) {
-        let mut f = self.free.lock().unwrap();
-        while *f < n {
-            f = self.cv.wait(f).unwrap();
-        }
-        *f -= n;
-    }
-
-    fn release(&self, n: u32) {
-        *self.free.lock().unwrap() += n;
-        self.cv.notify_all();
-    }
-}
-
-/// The GRUB image the scenarios boot: built by `test` next to the kernel it holds. With
-/// `multiboot1`, the variant whose menu boots its Multiboot 1 entry.
-pub fn scenario_image(elf: &Path, multiboot1: bool) -> PathBuf {
-    elf.with_file_name(if multiboot1 { "fairway-mb1.iso" } else { "fairway.iso" })
-}
-
-/// Seconds the scenarios' images wait in the GRUB menu (the user's image waits
-/// `image::DEFAULT_TIMEOUT`; every boot pays the wait, and nobody picks an entry here).
-pub const SCENARIO_MENU_TIMEOUT: u32 = 1;
-
-/// The image variants `scenarios` boot: `(multiboot1, path)`.
-fn images_needed(scenarios: &[Scenario], elf: &Path) -> Vec<(bool, PathBuf)> {
-    let mut v = Vec::new();
-    for mb1 in [false, true] {
-        let wanted = |s: &Scenario| match s.boot {
-            Boot::Kernel => false,
-            Boot::Image(_) => !mb1,
-            Boot::ImageMultiboot1(_) => mb1,
-        };
-        if scenarios.iter().any(wanted) {
-            v.push((mb1, scenario_image(elf, mb1)));
-        }
-    }
-    v
-}
 
 /// The QEMU configuration of a scenario.
 pub fn config(s: &Scenario, qemu: &Path, elf: &Path) -> Result<QemuConfig, String> {
@@ -284,7 +216,7 @@ fn serial_log(label: &str, log: &Log, syms: &Symbols) -> String {
 }
 
 /// A failure that happened before any scenario could boot.
-fn not_run(s: &Scenario, why: &str) -> Verdict {
+pub fn not_run(s: &Scenario, why: &str) -> Verdict {
     Verdict {
         name: s.name,
         passed: false,
@@ -330,208 +262,11 @@ pub fn run_scenarios(
     run_jobs(jobs, slots)
 }
 
-/// Runs the jobs, at most `slots` slots at a time, printing each verdict as it comes: first the
-/// ones that take every slot, then the others by their number of boots, most first (a stable
-/// sort: otherwise in the order given).
-pub fn run_jobs(jobs: Vec<Job>, slots: u32) -> Vec<Verdict> {
-    let slots = slots.max(1);
-    let mut jobs = jobs;
-    start_order(&mut jobs, slots);
-    let queue = Arc::new(Mutex::new(jobs.into_iter().collect::<VecDeque<_>>()));
-    let sem = Arc::new(Slots {
-        free: Mutex::new(slots),
-        cv: Condvar::new(),
-    });
-    let verdicts = Arc::new(Mutex::new(Vec::new()));
-    let workers: Vec<_> = (0..slots)
-        .map(|_| {
-            let (queue, sem, verdicts) = (queue.clone(), sem.clone(), verdicts.clone());
-            thread::spawn(move || loop {
-                let Some(j) = queue.lock().unwrap().pop_front() else {
-                    return;
-                };
-                let need = j.slots.clamp(1, slots);
-                sem.acquire(need);
-                let v = (j.run)();
-                sem.release(need);
-                let mut all = verdicts.lock().unwrap();
-                print!("{}", v.report);
-                all.push(v);
-            })
-        })
-        .collect();
-    for w in workers {
-        let _ = w.join();
-    }
-    Arc::try_unwrap(verdicts)
-        .map(|m| m.into_inner().unwrap())
-        .unwrap_or_default()
-}
-
-/// The order in which a pool of `slots` starts `jobs` (see [`run_jobs`]).
-fn start_order(jobs: &mut [Job], slots: u32) {
-    jobs.sort_by_key(|j| std::cmp::Reverse((j.slots.clamp(1, slots), j.boots)));
-}
-
-/// The closing time summary: where the run's wall time went, phase by phase, and the slowest
-/// `n` jobs (their own wall time; two run at once, so they add up to about twice the phase).
-pub fn time_summary(phases: &[(&str, f64)], verdicts: &[Verdict], n: usize) -> String {
-    let mut r = String::from("time:");
-    for (i, (what, secs)) in phases.iter().enumerate() {
-        r.push_str(&format!("{} {what} {secs:.1} s", if i == 0 { "" } else { "," }));
-    }
-    r.push('\n');
-    let mut by_time: Vec<&Verdict> = verdicts.iter().filter(|v| v.secs > 0.0).collect();
-    by_time.sort_by(|a, b| b.secs.total_cmp(&a.secs));
-    if !by_time.is_empty() {
-        let total: f64 = by_time.iter().map(|v| v.secs).sum();
-        r.push_str(&format!(
-            "slowest {} of {} QEMU jobs ({total:.1} s of wall time in all):",
-            n.min(by_time.len()),
-            by_time.len()
-        ));
-        for v in by_time.iter().take(n) {
-            r.push_str(&format!(" {} {:.1} s;", v.name, v.secs));
-        }
-        r.pop();
-        r.push('\n');
-    }
-    r
-}
-
-pub fn test(
-    filter: &str,
-    host: bool,
-    qemu_scenarios: bool,
-    jobs: u32,
-    show_logs: bool,
-    long: bool,
-) -> Result<(), String> {
-    let start = Instant::now();
-    // (1) Host unit tests.
-    let host_t = if host {
-        println!(
-            "==> host unit tests: cargo test --workspace --exclude {}",
-            cargo::KERNEL_PACKAGE
-        );
-        let h = cargo::host_tests();
-        if h.cargo_failed {
-            println!("xtask: cargo test failed without a failing test (build error?): counted as 1 failure");
-        }
-        h
-    } else {
-        cargo::HostTests::default()
-    };
-    let host_failed = host_t.failed + u32::from(host_t.cargo_failed);
-    let mut phases = vec![("host tests (build and run)", start.elapsed().as_secs_f64())];
-
-    // (2)-(3) One kernel build, then the scenarios.
-    let selected: Vec<Scenario> = if qemu_scenarios {
-        fairway_scenarios::all()
-            .into_iter()
-            .filter(|s| s.name.contains(filter) && (long || !s.long))
-            .collect()
-    } else {
-        Vec::new()
-    };
-    if qemu_scenarios && !long {
-        let n = fairway_scenarios::all().iter().filter(|s| s.long && s.name.contains(filter)).count();
-        if n > 0 {
-            println!("xtask: {n} long scenario(s) left out (`cargo xtask test --long` runs them too)");
-        }
-    }
-    let experiments = qemu_scenarios && crate::experiment::all().iter().any(|e| format!("experiment-{}-quick", e.name).contains(filter));
-    let verdicts = if selected.is_empty() && !experiments {
-        if qemu_scenarios {
-            println!("xtask: no scenario name contains `{filter}` (see `cargo xtask list`)");
-        }
-        Vec::new()
-    } else {
-        // With the lock-order checker compiled in: the scenarios with `sched_debug=1` run it.
-        println!("==> building the kernel (with the lock-order checker, feature `lockdep`)");
-        let t = Instant::now();
-        let prepared = cargo::build_kernel_features(&["lockdep"]).and_then(|elf| Ok((elf, install::ensure(true)?)));
-        phases.push(("kernel build", t.elapsed().as_secs_f64()));
-        match prepared {
-            Err(e) => {
-                println!("{e}");
-                let vs: Vec<Verdict> = selected
-                    .iter()
-                    .map(|s| not_run(s, e.lines().next().unwrap_or("")))
-                    .collect();
-                vs.iter().for_each(|v| print!("{}", v.report));
-                vs
-            }
-            Ok((elf, qemu)) => {
-                let syms = Arc::new(Symbols::load(&elf).unwrap_or_default());
-                // The image scenarios need the GRUB image of this kernel; without it they alone fail.
-                let mut selected = selected;
-                let mut vs = Vec::new();
-                for (mb1, iso) in images_needed(&selected, &elf) {
-                    println!("==> building the GRUB image {}", iso.display());
-                    let t = Instant::now();
-                    let default = if mb1 { image::multiboot1_entry() } else { 0 };
-                    match image::build_iso(&elf, &iso, SCENARIO_MENU_TIMEOUT, default) {
-                        Ok(()) => println!("xtask: image built in {:.1} s", t.elapsed().as_secs_f64()),
-                        Err(e) => {
-                            println!("{e}");
-                            let (images, kernels): (Vec<_>, Vec<_>) =
-                                selected.into_iter().partition(|s| s.boot != Boot::Kernel);
-                            selected = kernels;
-                            let why = e.lines().next().unwrap_or("").to_string();
-                            vs.extend(images.iter().map(|s| not_run(s, &why)));
-                            vs.iter().for_each(|v| print!("{}", v.report));
-                            break;
-                        }
-                    }
-                }
-                // The experiments' quick forms (experiment-NAME-quick) share the scenarios' slots.
-                let quick = if experiments { crate::experiment::quick_jobs(filter, &qemu, &elf) } else { Vec::new() };
-                println!(
-                    "==> {} QEMU scenario(s) and {} experiment quick form(s) (cargo xtask experiment NAME --quick), {jobs} slot(s) in parallel: {}",
-                    selected.len(),
-                    quick.len(),
-                    elf.display()
-                );
-                let t = Instant::now();
-                let mut all: Vec<Job> = quick;
-                all.extend(selected.into_iter().map(|s| scenario_job(s, qemu.clone(), elf.clone(), syms.clone(), show_logs)));
-                vs.extend(run_jobs(all, jobs));
-                phases.push(("QEMU scenarios and experiments", t.elapsed().as_secs_f64()));
-                vs
-            }
-        }
-    };
-    let sc_passed = verdicts.iter().filter(|v| v.passed).count() as u32;
-    let sc_failed = verdicts.len() as u32 - sc_passed;
-    let failed_names: Vec<_> = verdicts
-        .iter()
-        .filter(|v| !v.passed)
-        .map(|v| v.name)
-        .collect();
-    if !failed_names.is_empty() {
-        println!("failed scenarios: {}", failed_names.join(" "));
-    }
-    print!("{}", time_summary(&phases, &verdicts, 10));
-    let (passed, failed) = (host_t.passed + sc_passed, host_failed + sc_failed);
-    println!(
-        "host tests: {} passed, {} failed; QEMU scenarios: {sc_passed} passed, {sc_failed} failed; total time {:.1} s",
-        host_t.passed,
-        host_failed,
-        start.elapsed().as_secs_f64()
-    );
-    println!("{passed} passed, {failed} failed");
-    if failed == 0 {
-        Ok(())
-    } else {
-        Err(String::new())
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use fairway_scenarios::{Outcome, BASE};
+    use std::time::Instant;
 
     fn fake_qemu(dir: &Path, script: &str) -> PathBuf {
         use std::os::unix::fs::PermissionsExt;
@@ -670,42 +405,6 @@ case "$A" in panic) exit 37;; *) exit 33;; esac"#,
             "{p}"
         );
         let _ = std::fs::remove_dir_all(d);
-    }
-
-    /// The pool starts the jobs that take every slot first, then the others by their boots,
-    /// most first, otherwise in the order given; every job's verdict comes back.
-    #[test]
-    fn jobs_start_big_and_long_first() {
-        let job = |name: &'static str, slots, boots| Job {
-            slots,
-            boots,
-            run: Box::new(move || Verdict { name, passed: true, report: String::new(), secs: 1.0 }),
-        };
-        let jobs = || vec![job("a", 1, 1), job("versus", 1, 2), job("b", 1, 1), job("alone", 2, 1), job("experiment", 1, 12)];
-        let names = |js: Vec<Job>| js.into_iter().map(|j| (j.run)().name).collect::<Vec<_>>();
-        let mut js = jobs();
-        start_order(&mut js, 2);
-        assert_eq!(names(js), ["alone", "experiment", "versus", "a", "b"]);
-        // With one slot, "taking every slot" means one: only the boots count.
-        let mut js = jobs();
-        start_order(&mut js, 1);
-        assert_eq!(names(js), ["experiment", "versus", "a", "b", "alone"]);
-        let mut v: Vec<_> = run_jobs(jobs(), 2).into_iter().map(|v| v.name).collect();
-        v.sort();
-        assert_eq!(v, ["a", "alone", "b", "experiment", "versus"]);
-    }
-
-    #[test]
-    fn time_summary_names_the_phases_and_the_slowest() {
-        let v = |name, secs| Verdict { name, passed: true, report: String::new(), secs };
-        let vs = [v("quick", 1.0), v("slow", 30.0), v("not-run", 0.0), v("middle", 12.5)];
-        let s = time_summary(&[("host tests (build and run)", 100.0), ("kernel build", 24.31)], &vs, 2);
-        assert_eq!(
-            s,
-            "time: host tests (build and run) 100.0 s, kernel build 24.3 s\n\
-             slowest 2 of 3 QEMU jobs (43.5 s of wall time in all): slow 30.0 s; middle 12.5 s\n"
-        );
-        assert_eq!(time_summary(&[("kernel build", 1.0)], &[], 10), "time: kernel build 1.0 s\n");
     }
 
     /// Under -icount the limit grows with the vCPUs past 8, and the timeout says why; elsewhere
