@@ -32,7 +32,7 @@ use crate::workloads::{
     check_idle_wait_fserver, check_idle_wait_prodcons, compare_clamp_pulls, compare_newidle_on_off,
     check_ebizzy_ran, compare_capacity_pressure, compare_fork_placement,
     check_sis_aged, check_sis_prop_scans, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
-    compare_sis_prop_cost, compare_sis_util, SIS_UTIL_CONTRADICTION,
+    compare_sis_prop_cost, compare_sis_success_weighted, compare_sis_util, SIS_UTIL_CONTRADICTION,
     check_fault_malformed, check_storm_faults, check_torture_faults, compare_ipi_delay, FAULT_MALFORMED, FAULT_SEED_ALONE,
 };
 
@@ -1088,6 +1088,22 @@ pub fn all() -> Vec<Scenario> {
             versus: Some(Versus {
                 append: "sched_debug=1 sis_util=off sis_prop=per_cpu_cost workload=wakeplace,waker=0,prev=1,hog_mask=126,rounds=100",
                 compare: compare_sis_prop_cost::<8>,
+            }),
+            ..BASE
+        },
+        Scenario {
+            // Issue 15: SIS_PROP `success_weighted` by its effect. The same wakeplace run with CPU
+            // 7 idle (every scan finds it and folds a quarter of its time into avg_scan_cost),
+            // then with a hog there too (no scan finds one: the whole time). Each scan recomputed
+            // from its own inputs; the cost learnt per ns of scanning is 4x smaller after successes.
+            name: "sis-prop-success-weighted",
+            icount: true,
+            smp: "8",
+            append: "sched_debug=1 sis_util=off sis_prop=success_weighted workload=wakeplace,waker=0,prev=1,hog_mask=126,rounds=100,warm_ms=10",
+            check: check_sis_prop_scans::<8>,
+            versus: Some(Versus {
+                append: "sched_debug=1 sis_util=off sis_prop=success_weighted workload=wakeplace,waker=0,prev=1,hog_mask=254,rounds=100,warm_ms=10",
+                compare: compare_sis_success_weighted::<8>,
             }),
             ..BASE
         },

@@ -197,7 +197,8 @@ fn sis_prop_fold(variant: &str, s: &Record) -> Result<Option<u64>, String> {
 
 /// A `wakeplace` boot with `sis_util=off sis_prop=VARIANT` on `CPUS` CPUs (one LLC), the waker
 /// on CPU 0 and hogs on CPUs 1 to `CPUS - 2`: every wakeup scans from CPU 1 and the only idle CPU
-/// is the last. For each scan the waker kept (`@fw sis_scan`, its last 64), recomputed from the
+/// is the last (with a hog on the last CPU too, none is idle: each scan examines up to all `CPUS`
+/// and finds none). For each scan the waker kept (`@fw sis_scan`, its last 64), recomputed from the
 /// run's own `avg_idle` (or `wake_avg_idle`) and `avg_scan_cost`: the depth is the variant's
 /// formula; the scan examined `min(nr - 1, CPUS - 1)` CPUs and found the idle last CPU exactly
 /// when `nr - 1` reached it; the scan was accounted as the variant says; and, the waker being the
@@ -206,6 +207,7 @@ fn sis_prop_fold(variant: &str, s: &Record) -> Result<Option<u64>, String> {
 pub fn sis_prop_scans<const CPUS: u32>(log: &Log, w: &Wakeplace) -> Result<(String, u64, u64), String> {
     let variant = balance_config(log, "sis_prop")?.to_string();
     let last = CPUS as u64 - 1;
+    let idle_last = !w.hogs.contains(&(last as u32));
     let s = sis(log, w.waker)?;
     let scans = s.num("scans")?;
     let all: u64 = log.records("sis").map(|r| r.num("scans")).sum::<Result<u64, String>>()?;
@@ -222,10 +224,13 @@ pub fn sis_prop_scans<const CPUS: u32>(log: &Log, w: &Wakeplace) -> Result<(Stri
         let nr = sis_prop_nr(&variant, r)?;
         num_is(r, "nr", nr)?;
         nr_sum += nr;
-        let reach = nr.saturating_sub(1).min(last);
+        // With the last CPU idle the scan stops there, after `last` CPUs; with a hog there too
+        // it goes round the whole LLC (the target last) and finds none.
+        let end = if idle_last { last } else { CPUS as u64 };
+        let reach = nr.saturating_sub(1).min(end);
         num_is(r, "scanned", reach)?;
-        num_is(r, "found", (nr - 1 >= last) as u64)?;
-        num_is(r, "truncated", (nr - 1 < last) as u64)?;
+        num_is(r, "found", (idle_last && nr - 1 >= last) as u64)?;
+        num_is(r, "truncated", (nr - 1 < end) as u64)?;
         let fold = sis_prop_fold(&variant, r)?;
         num_is(r, "accounted", fold.is_some() as u64)?;
         if let Some((p, pf)) = before {
@@ -289,6 +294,48 @@ pub fn compare_sis_prop_cost<const CPUS: u32>(legacy: &Log, per_cpu: &Log) -> Ch
     let (fl, fp) = (sis(legacy, wl.waker)?.num("found")?, sis(per_cpu, wp.waker)?.num("found")?);
     ensure(fp > fl && wp.on[last] > wl.on[last], || {
         format!("scans that found CPU {last}: {fl} (legacy), {fp} (per_cpu_cost); wakeups run there {}, {}: expected more per CPU", wl.on[last], wp.on[last])
+    })
+}
+
+/// (`hog_mask` leaving the last CPU idle, `hog_mask` on every CPU but the waker's) of
+/// `sis-prop-success-weighted`, both `sis_prop=success_weighted`: each boot holds
+/// [`sis_prop_scans`] (every kept scan's depth `avg_idle / (avg_scan_cost + 1)` and the cost it
+/// folds in recomputed from its own inputs); where every scan found the idle CPU, every scan
+/// folded a quarter of its time, where none found one, all of it. So the cost the LLC learns per
+/// ns of scanning, Σ `avg_scan_cost` / Σ `time_ns` over the kept scans, is near ¼ in the first
+/// boot and near 1 in the second (an EWMA of those samples: within a factor of 2), and the depth
+/// per ns of scanning follows: Mel Gorman's "weight successful scans" scans deeper after
+/// successes.
+pub fn compare_sis_success_weighted<const CPUS: u32>(found: &Log, none: &Log) -> CheckResult {
+    let (wf, wn) = (wakeplace(found, CPUS, "off")?, wakeplace(none, CPUS, "off")?);
+    let last = CPUS - 1;
+    ensure(!wf.hogs.contains(&last) && wn.hogs.contains(&last), || {
+        format!("hogs {:?}, then {:?}: expected CPU {last} idle in the first boot only", wf.hogs, wn.hogs)
+    })?;
+    let mut per_ns = Vec::new();
+    for (log, w, all_found) in [(found, &wf, true), (none, &wn, false)] {
+        let (variant, _, kept) = sis_prop_scans::<CPUS>(log, w)?;
+        ensure(variant == "success_weighted", || format!("sis_prop={variant}: expected success_weighted"))?;
+        let scans: Vec<&Record> = log.records("sis_scan").collect();
+        let n_found = scans.iter().map(|r| r.num("found")).sum::<Result<u64, String>>()?;
+        ensure(n_found == if all_found { kept } else { 0 }, || {
+            format!("{n_found} of {kept} kept scans found an idle CPU: expected {}", if all_found { "all" } else { "none" })
+        })?;
+        let cost: u64 = scans.iter().map(|r| r.num("avg_scan_cost")).sum::<Result<u64, String>>()?;
+        let time: u64 = scans.iter().map(|r| r.num("time_ns")).sum::<Result<u64, String>>()?;
+        // The weight of a sample: 1/4 after a success, 1 after a failure.
+        let (num, den) = if all_found { (1, 4) } else { (1, 1) };
+        ensure(cost * den * 2 >= time * num && cost * den <= time * num * 2, || {
+            format!(
+                "Σ avg_scan_cost {cost} over Σ time_ns {time} of the kept scans: expected {num}/{den} of the scan time within a factor of 2 ({})",
+                if all_found { "every scan found the idle CPU" } else { "no scan found one" }
+            )
+        })?;
+        per_ns.push((cost, time));
+    }
+    let ((cf, tf), (cn, tn)) = (per_ns[0], per_ns[1]);
+    ensure(cf * tn * 2 < cn * tf, || {
+        format!("learnt cost per ns scanned {cf}/{tf} (found) and {cn}/{tn} (none found): expected less than half where scans succeed")
     })
 }
 

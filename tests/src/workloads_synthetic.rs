@@ -897,7 +897,11 @@ fn wakeplace(append: &str, kv: &[(String, String)], cpus: u32) -> String {
     // aged: woken at once, half the 1 ms avg_idle predicted; after 20 ms of spinning, none left.
     let aged_idle = if busy > 0 { 0 } else { 500_000 };
     let scans = match sis_prop {
-        "legacy" | "per_cpu_cost" | "aged" if hogs.count_ones() == cpus - 2 => sis_prop_scans(sis_prop, n, cpus, aged_idle),
+        "legacy" | "per_cpu_cost" | "aged" | "success_weighted" if hogs.count_ones() == cpus - 2 => {
+            sis_prop_scans(sis_prop, n, cpus, aged_idle, true)
+        }
+        // success_weighted with a hog on the last CPU too: no idle CPU to find.
+        "success_weighted" if hogs.count_ones() == cpus - 1 => sis_prop_scans(sis_prop, n, cpus, aged_idle, false),
         _ => None,
     };
     // The wakee runs on the idle last CPU after a scan that found it, else on the target.
@@ -936,21 +940,31 @@ fn wakeplace(append: &str, kv: &[(String, String)], cpus: u32) -> String {
 /// `wake_avg_idle`), each scan 2100 ns, the cost learnt from 0 by `update_avg` as the variant
 /// accounts. `legacy` learns the whole scan's cost until the depth (`8 · 1953 / (cost + 1)`)
 /// falls short of the idle CPU, and then stops learning; `per_cpu_cost` learns 300 ns per CPU
-/// and scans to it; `aged` scans to it with 0.5 ms predicted, and 4 deep with none. Returns
-/// (scans that found it, the `@fw sis` figures, the `@fw sis_scan` lines of the last 64).
-fn sis_prop_scans(variant: &str, n: u64, cpus: u32, wake_avg_idle: u64) -> Option<(u64, [u64; 7], String)> {
+/// and scans to it; `aged` scans to it with 0.5 ms predicted, and 4 deep with none;
+/// `success_weighted` scans `1 ms / (cost + 1)` deep and learns a quarter of a scan that found
+/// the idle CPU. Without an idle last CPU (`idle_last` false) a scan goes round all `cpus` and
+/// finds none. Returns (scans that found it, the `@fw sis` figures, the `@fw sis_scan` lines of
+/// the last 64).
+fn sis_prop_scans(variant: &str, n: u64, cpus: u32, wake_avg_idle: u64, idle_last: bool) -> Option<(u64, [u64; 7], String)> {
     let (last, time, avg_idle) = (cpus as u64 - 1, 2100u64, 1_000_000u64);
+    let end = if idle_last { last } else { cpus as u64 };
     let (mut cost, mut lines) = (0u64, String::new());
     let mut v = [n, 0, 0, 0, 0, 0, 0];
     for i in 0..n {
         let c = cost as u128 + 1;
         let idle = if variant == "aged" { wake_avg_idle } else { avg_idle / 512 };
         let span_avg = cpus as u128 * idle as u128;
-        let nr = if span_avg > 4 * c { (span_avg / c) as u64 } else { 4 };
-        let scanned = (nr - 1).min(last);
-        let found = nr - 1 >= last;
+        let nr = match variant {
+            "success_weighted" => ((avg_idle as u128 / c) as u64).max(4),
+            _ if span_avg > 4 * c => (span_avg / c) as u64,
+            _ => 4,
+        };
+        let scanned = (nr - 1).min(end);
+        let found = idle_last && nr - 1 >= last;
+        let truncated = nr - 1 < end;
         let fold = match variant {
-            "legacy" | "aged" => found.then_some(time),
+            "legacy" | "aged" => (!truncated).then_some(time),
+            "success_weighted" => Some(if found { time / 4 } else { time }),
             _ => Some(time / scanned),
         };
         if i + 64 >= n {
@@ -958,13 +972,13 @@ fn sis_prop_scans(variant: &str, n: u64, cpus: u32, wake_avg_idle: u64) -> Optio
                 "@fw sis_scan cpu=0 i={i} avg_idle={avg_idle} wake_avg_idle={wake_avg_idle} avg_scan_cost={cost} span={cpus} nr={nr} \
                  scanned={scanned} found={} truncated={} time_ns={time} accounted={}\n",
                 found as u8,
-                !found as u8,
+                truncated as u8,
                 fold.is_some() as u8
             );
         }
         v[1] += scanned;
         v[2] += found as u64;
-        v[3] += !found as u64;
+        v[3] += truncated as u64;
         v[4] += nr;
         v[6] += fold.is_some() as u64;
         if let Some(x) = fold {
