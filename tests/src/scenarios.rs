@@ -28,7 +28,7 @@ use crate::workloads::{
     check_prodcons, check_schbench, check_shares, check_spread, check_spread_nohz, check_spread_smt, check_storm, check_torture, check_torture_pressure,
     check_periodic_pull, check_tbench, check_three_on_two, check_tickless, check_deterministic_boot, compare_identical, compare_snap_delta, compare_wake_affine,
     check_newidle_off, check_newidle_pull, compare_capacity_push, compare_nohz_on_off, workload_ran, NOHZ_PULL_SMP,
-    compare_newidle_push, check_new_dst_cpu, PINNED_SMP, check_misfit_util_est,
+    compare_newidle_push, check_new_dst_cpu, PINNED_SMP, check_misfit_util_est, check_group_imbalanced, GROUP_IMBALANCED,
     check_idle_wait_fserver, check_idle_wait_prodcons, compare_clamp_pulls, compare_newidle_on_off,
     check_ebizzy_ran, compare_capacity_pressure, compare_fork_placement,
     check_sis_aged, check_sis_prop_scans, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
@@ -1183,6 +1183,17 @@ pub fn all() -> Vec<Scenario> {
             // take none; its retry with new_dst_cpu puts one on CPU 3.
             append: "sched_debug=1 workload=spread,hogs=3,start_cpu=0,mask=11,ms=300",
             check: check_new_dst_cpu,
+            ..BASE
+        },
+        Scenario {
+            name: "balance-group-imbalanced",
+            icount: true,
+            smp: PINNED_SMP,
+            // Issue 15: a pinned hog on CPUs 0 and 3 first, then a free hog on CPU 3 allowed on
+            // CPUs 1 and 3: the packages look balanced, CPU 2 cannot take CPU 3's tasks, so it
+            // marks package {2,3} imbalanced and package {0,1}'s top level moves the hog to CPU 1.
+            append: GROUP_IMBALANCED,
+            check: check_group_imbalanced,
             ..BASE
         },
         Scenario {

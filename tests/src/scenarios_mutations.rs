@@ -337,6 +337,10 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("balance-newidle-active-push", "name=spread ok=1", "name=spread ok=0"),
     // the retry with new_dst_cpu missing: the third hog stays in package {0,1}; or CPU 3 pulled it
     ("balance-dst-pinned-new-dst-cpu", "cpu=3 runtime_ns=300000000 migrations=1 ran_on=0,3", "cpu=1 runtime_ns=300000000 migrations=1 ran_on=0-1"),
+    // no group_imbalanced mark: the free hog stays on CPU 3 beside the pinned one, at half the
+    // run; or the child level moved it
+    ("balance-group-imbalanced", "@fw hog id=2 cpu=1 runtime_ns=300000000 migrations=1 ran_on=1", "@fw hog id=2 cpu=3 runtime_ns=150000000 migrations=0 ran_on=3"),
+    ("balance-group-imbalanced", "@fw domstat cpu=2 level=MC lb_count_idle=3 lb_failed_idle=1 lb_gained_idle=0", "@fw domstat cpu=2 level=MC lb_count_idle=3 lb_failed_idle=1 lb_gained_idle=1"),
     ("balance-dst-pinned-new-dst-cpu", "@fw domstat cpu=3 level=MC lb_count_idle=3 lb_failed_idle=0 lb_gained_idle=0", "@fw domstat cpu=3 level=MC lb_count_idle=3 lb_failed_idle=0 lb_gained_idle=1"),
     // newidle and NOHZ pulls: the workload did not finish (the comparisons: see above).
     ("balance-newidle-pull-on-vs-off", "name=fserver ok=1", "name=fserver ok=0"),

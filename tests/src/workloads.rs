@@ -226,6 +226,7 @@ pub use threads::{
 pub use lb::{
     check_active_push, check_newidle_off, check_newidle_pull, check_newidle_push, compare_newidle_push,
     newidle_pushes_in_trace, NewidlePush, NEWIDLE_PUSH_CYCLE_US, NEWIDLE_PUSH_MS, check_new_dst_cpu,
+    check_group_imbalanced, GROUP_IMBALANCED,
     PINNED_SMP, check_misfit_util_est, check_nohz_pull, check_periodic_pull, compare_capacity_push,
     compare_nohz_on_off, newidle_pulls_in_trace, record_sum, NewidlePull, NOHZ_PULL_HOGS, NOHZ_PULL_SMP,
 };

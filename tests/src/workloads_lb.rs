@@ -432,6 +432,66 @@ pub fn check_new_dst_cpu(log: &Log) -> CheckResult {
     ensure(by3 == 0, || format!("CPU 3's own balancing gained {by3}: the move to CPU 3 was not CPU 2's new_dst_cpu retry"))
 }
 
+/// `balance-group-imbalanced`'s command line: on [`PINNED_SMP`] (packages {0,1} and {2,3}), a
+/// pinned hog on CPU 0 and one on CPU 3, started first, then one free hog started on CPU 3 and
+/// allowed on CPUs 1 and 3 (mask 10).
+pub const GROUP_IMBALANCED: &str = "sched_debug=1 workload=spread,hogs=1,start_cpu=3,mask=10,pinned_mask=9,ms=300";
+
+/// `balance-group-imbalanced` ([`GROUP_IMBALANCED`]). Each package holds one pinned hog; the
+/// free hog shares CPU 3 with the other. The top level sees the packages balanced by count (2
+/// tasks against 1, one idle CPU each: fair.c: sched_balance_find_src_group() calls that
+/// balanced, and `sibling_imbalance()` is 1, not above 1). Only the child level sees CPU 3's
+/// queue, and its balancer, CPU 2, may take neither task (LBF_SOME_PINNED, and no other CPU of
+/// its group to retry with), so fair.c: sched_balance_rq() marks package {2,3} imbalanced in the
+/// parent (`sgc->imbalance`). Then package {0,1}'s top-level balance classifies it
+/// `group_imbalanced` (fair.c: group_classify()), forces the balance and moves one task: the
+/// free hog to CPU 1, the only CPU of its mask in package {0,1}. The effect, all from the
+/// command line: the free hog ends on CPU 1 having run only on CPUs 1 and 3 and migrated once;
+/// alone there it gets more than ¾ of the run (sharing CPU 3 it would get ½); the pinned hogs
+/// stayed; the move was counted by the top level of a CPU of package {0,1} (Σ `lb_gained_*` of
+/// level PKG = 1), by no MC level, and CPU 2's MC level failed at least once. Without the mark
+/// the hog stays on CPU 3 (`ran_on=3`, half the run): the check fails.
+pub fn check_group_imbalanced(log: &Log) -> CheckResult {
+    workload_ran(log, "spread", 4, true)?;
+    let ms = 300;
+    let pinned: Vec<(u64, Vec<u32>)> =
+        log.records("pinned_hog").map(|r| Ok((r.num("cpu")?, r.cpus("ran_on")?))).collect::<Result<_, String>>()?;
+    ensure(pinned == [(0, vec![0]), (3, vec![3])], || {
+        format!("pinned hogs (cpu, ran_on) {pinned:?}: expected one that ran only on CPU 0 and one only on CPU 3")
+    })?;
+    let h = hogs(log)?;
+    ensure(h.len() == 1, || format!("expected 1 `@fw hog`, got {h:?}"))?;
+    let (_, cpu, migrations, ran_on) = &h[0];
+    ensure(*cpu == 1 && *migrations == 1 && ran_on.iter().all(|c| [1, 3].contains(c)) && ran_on.contains(&1), || {
+        format!("the free hog (cpu, migrations, ran_on) = ({cpu}, {migrations}, {ran_on:?}): expected it moved once, to CPU 1, and ran only on CPUs 1 and 3")
+    })?;
+    let runtime = log.records("hog").next().map(|r| r.num("runtime_ns")).transpose()?.unwrap_or(0);
+    ensure(runtime * 4 > ms * 1_000_000 * 3, || {
+        format!("the free hog ran {runtime} ns of {ms} ms: expected more than 3/4 (alone on CPU 1), not the half of a shared CPU 3")
+    })?;
+    let mut by_level = [0u64; 2];
+    for r in log.records("domstat") {
+        let l = match r.field("level")? {
+            "MC" => 0,
+            "PKG" => 1,
+            other => return Err(format!("`{r}`: level {other}: expected MC or PKG on {PINNED_SMP}")),
+        };
+        by_level[l] += gained(r)?;
+    }
+    ensure(by_level == [0, 1], || {
+        format!("Σ lb_gained_* by level (MC, PKG) = {by_level:?}: expected (0, 1), one move by the top level and none by the child level")
+    })?;
+    let gained_pkg01: u64 = [0, 1]
+        .into_iter()
+        .flat_map(|c| domstats(log, c))
+        .filter(|r| r.field("level").is_ok_and(|l| l == "PKG"))
+        .map(gained)
+        .sum::<Result<_, _>>()?;
+    ensure(gained_pkg01 == 1, || "the top-level move was not made by a CPU of package {0,1}".into())?;
+    let failed2 = domstats(log, 2).first().map(|r| r.num("lb_failed_idle")).transpose()?.unwrap_or(0);
+    ensure(failed2 >= 1, || "CPU 2's MC level never failed: the child level did not try CPU 3's queue".into())
+}
+
 /// The capacity of the small CPU of `balance-misfit-util-est` (`cpu_capacity=1:512`).
 pub const UTILEST_SMALL_CAP: u64 = 512;
 

@@ -233,10 +233,15 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                 .filter(|c| mask == 0 || mask & (1 << c) != 0)
                 .collect();
             let step = (big.len() as u32 / hogs).max(1) as usize;
+            // Pinned hogs first (balance-group-imbalanced): each stays on its CPU, and the one
+            // free hog leaves the pinned hog of its start CPU for the other CPU of its mask.
+            let pinned: Vec<u32> = (0..cpus).filter(|c| get(&kv, "pinned_mask", "0").parse::<u64>().unwrap() & (1 << c) != 0).collect();
             // One hog on a full-capacity CPU is already balanced: it stays where it started.
-            let stays = hogs == 1 && big.contains(&start);
+            let stays = hogs == 1 && big.contains(&start) && !pinned.contains(&start);
             let ends: Vec<u32> = if stays {
                 vec![start]
+            } else if !pinned.is_empty() {
+                vec![*big.iter().find(|&&c| c != start).unwrap()]
             } else {
                 (0..hogs as usize).map(|i| big[(i * step) % big.len()]).collect()
             };
@@ -248,7 +253,7 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
             };
             let at_start = vec![start; hogs as usize];
             for t in (10..=ms).step_by(10) {
-                let on = if t < SPREAD_WITHIN_MS {
+                let on = if t < SPREAD_WITHIN_MS && pinned.is_empty() {
                     &at_start
                 } else {
                     &ends
@@ -264,6 +269,9 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                     big.clone()
                 } else if *c == start {
                     vec![start]
+                } else if !pinned.is_empty() {
+                    // Pulled before it first ran (the pinned hog held CPU 3).
+                    vec![*c]
                 } else {
                     vec![start.min(*c), start.max(*c)]
                 };
@@ -273,6 +281,9 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                     if stays { 0 } else if rotate { 10 } else { 1 },
                     format_cpulist(&ran)
                 );
+            }
+            for (i, c) in pinned.iter().enumerate() {
+                out += &format!("@fw pinned_hog id={} cpu={c} ran_on={c}\n", hogs as usize + 2 + i);
             }
             if option(append, "trace") == "1" {
                 out += &trace_newidle_push(!option(append, "cpu_capacity").is_empty());
@@ -471,8 +482,12 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
     // Hogs on an affinity mask (balance-dst-pinned-new-dst-cpu): mask 11, CPU 1 pulls its hog
     // and CPU 2 pulls one for CPU 3 (new_dst_cpu).
     let mask: u64 = if name == "spread" { get(&kv, "mask", "0").parse().unwrap() } else { 0 };
+    // Pinned hogs on CPUs 0 and 3 and a free one on mask 10 (balance-group-imbalanced): CPU 2's
+    // MC level fails on CPU 3's pinned queue, CPU 1's PKG level gains the free hog.
+    let group_imb = name == "spread" && get(&kv, "pinned_mask", "0") != "0";
     for c in 0..cpus {
         let (gained_idle, failed_idle) = match (mask, c) {
+            _ if group_imb => (0, (c == 2) as u64),
             (0, _) => (gained_idle, 0),
             (11, 1) | (11, 2) => (1, 0),
             _ => (0, 0),
@@ -491,6 +506,14 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
             if c == 0 { 1 + forked } else { 0 },
             if c == 0 { forked } else { 0 }
         );
+        if group_imb {
+            out += &format!(
+                "@fw domstat cpu={c} level=PKG lb_count_idle=3 lb_failed_idle=0 lb_gained_idle={} lb_failed_busy=0 \
+                 lb_failed_newidle=0 lb_count_busy=16 lb_gained_busy=0 lb_count_newidle=0 lb_gained_newidle=0 alb_count=0 \
+                 alb_pushed=0 sbf_count=0 sbf_pushed=0 ttwu_wake_remote=0 ttwu_move_affine=0 ttwu_move_balance=0\n",
+                (c == 1) as u64
+            );
+        }
         out += &format!(
             "@fw newidle cpu={c} attempts={attempts} successes={pulled} pulled={pulled} time_ns=9 \
              gate_skips=2 cost_stops=0 random_skips=0 avg_idle=1000 \

@@ -4,6 +4,10 @@
 //! many hogs each CPU holds (`@fw spread t_ms=.. per_cpu=..`), and at the end
 //! each hog's CPU, runtime and migrations (`@fw hog ...`).
 //!
+//! `pinned_mask` puts one more hog, pinned, on each CPU of that mask, spawned
+//! before the free ones (a staged start: the free hogs join CPUs already
+//! busy with tasks that cannot move); each prints `@fw pinned_hog`.
+//!
 //! `sleeper_busy_us` > 0 adds a thread pinned to `sleeper_cpu` that spins that
 //! long and sleeps `sleeper_sleep_us` in turn: a CPU that goes newly idle at
 //! every sleep and is busy in between (so its periodic balance is mostly a
@@ -25,6 +29,7 @@ pub(super) const PARAMS: &[Param] = &[
     num("start_cpu", 0, MAX_CPU, 0, "the CPU all hogs start on"),
     num("ms", 10, MAX_MS, 1000, "how long the hogs run (ms)"),
     num("mask", 0, u32::MAX as u64, 0, "the hogs' allowed CPUs as a bit mask (0: all online CPUs)"),
+    num("pinned_mask", 0, u32::MAX as u64, 0, "one pinned hog on each CPU of this bit mask, started before the free hogs"),
     num("sleeper_cpu", 0, MAX_CPU, 0, "the CPU of the sleeper thread (pinned)"),
     num("sleeper_busy_us", 0, 1_000_000, 0, "the sleeper spins this long between sleeps (us; 0: no sleeper)"),
     num("sleeper_sleep_us", 10, 1_000_000, 100, "the sleeper sleeps this long between spins (us)"),
@@ -46,11 +51,20 @@ pub fn run(w: &Workload) -> bool {
     }
     let sleeper_cpu = w.cpu("sleeper_cpu", &cpus);
     let (sleeper_busy, sleeper_sleep) = (w.num("sleeper_busy_us") * 1000, w.num("sleeper_sleep_us") * 1000);
-    let threads = hogs as u64 + (sleeper_busy > 0) as u64;
+    let pinned_cpus = match w.num("pinned_mask") {
+        0 => Vec::new(),
+        bits => super::cpu_mask(w, "pinned_mask", bits, &online).iter().collect(),
+    };
+    let threads = hogs as u64 + pinned_cpus.len() as u64 + (sleeper_busy > 0) as u64;
     if !super::budget::fits(w, &["hogs"], threads, 0) {
         return false;
     }
     let stop = Arc::new(AtomicBool::new(false));
+    let mut pinned = Vec::new();
+    for &cpu in &pinned_cpus {
+        let s = stop.clone();
+        pinned.extend(super::spawn(Spawn::new("pinned_hog").pin(cpu), move || super::hog(&s)));
+    }
     let mut tasks = Vec::new();
     for _ in 0..hogs {
         let s = stop.clone();
@@ -88,8 +102,11 @@ pub fn run(w: &Workload) -> bool {
         mech::record!("spread", "t_ms={} per_cpu={}", step * 10, line);
     }
     stop.store(true, Ordering::Relaxed);
-    for t in tasks.iter().chain(sleeper.iter()) {
+    for t in tasks.iter().chain(sleeper.iter()).chain(pinned.iter()) {
         mech::task::join(t);
+    }
+    for t in &pinned {
+        mech::record!("pinned_hog", "id={} cpu={} ran_on={}", t.id, t.cpu.load(Ordering::Relaxed), t.ran_on());
     }
     for t in &tasks {
         mech::record!(
@@ -102,5 +119,5 @@ pub fn run(w: &Workload) -> bool {
             t.ran_on()
         );
     }
-    tasks.len() == hogs && sleeper.is_some() == (sleeper_busy > 0)
+    tasks.len() == hogs && pinned.len() == pinned_cpus.len() && sleeper.is_some() == (sleeper_busy > 0)
 }
