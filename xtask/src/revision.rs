@@ -90,7 +90,10 @@ fn describe(repo: &Path, commit: &str) -> String {
 }
 
 /// Writes the tree of `commit` into `dest` (created; must not exist yet): `git archive`
-/// unpacked by `tar`.
+/// unpacked by `tar`. The files get the time of the export, not the commit's (`tar -m`): every
+/// revision builds in the one `target/revs/target`, where cargo keys a workspace crate the same
+/// for every revision, so a source file dated at its commit looked older than another revision's
+/// build of it and that build was reused.
 pub fn export_tree(repo: &Path, commit: &str, dest: &Path) -> Result<(), String> {
     std::fs::create_dir_all(dest).map_err(|e| format!("cannot create {}: {e}", dest.display()))?;
     let mut archive = Command::new("git")
@@ -102,7 +105,7 @@ pub fn export_tree(repo: &Path, commit: &str, dest: &Path) -> Result<(), String>
         .spawn()
         .map_err(|e| format!("cannot run git archive: {e}"))?;
     let tar = Command::new("tar")
-        .args(["-x", "-f", "-", "-C"])
+        .args(["-x", "-m", "-f", "-", "-C"])
         .arg(dest)
         .stdin(archive.stdout.take().expect("piped"))
         .stderr(Stdio::piped())
@@ -255,6 +258,18 @@ mod tests {
         assert_eq!(std::fs::read_to_string(dest.join("file.txt")).unwrap(), "one");
         assert!(!dest.join("untracked.txt").exists());
         assert!(!dest.join(".git").exists());
+        // the files are dated at the export, not at the commit (here: 2001)
+        let old = Command::new("git")
+            .args(["-c", "user.name=t", "-c", "user.email=t@example.com", "commit", "-q", "--allow-empty", "-m", "old"])
+            .env("GIT_COMMITTER_DATE", "2001-01-01T00:00:00Z")
+            .current_dir(&dir)
+            .status()
+            .unwrap();
+        assert!(old.success());
+        let before = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        export_tree(&dir, "HEAD", &dir.join("out3")).unwrap();
+        let mtime = std::fs::metadata(dir.join("out3").join("file.txt")).unwrap().modified().unwrap();
+        assert!(mtime >= before, "an exported file keeps its commit's date: {mtime:?}");
         let e = export_tree(&dir, "0123456789012345678901234567890123456789", &dir.join("out2")).unwrap_err();
         assert!(e.contains("git archive"), "{e}");
         let _ = std::fs::remove_dir_all(&dir);
