@@ -254,9 +254,9 @@ pub fn find(name: &str) -> Result<Spec, String> {
     })
 }
 
-/// The error `--engine sim` gets while the simulator does not exist.
-pub const SIM_NOT_BUILT: &str = "xtask: --engine sim cannot run yet: the scheduler's mechanism (kernel/mech) runs on \
-     the simulator (sim/src/platform) and the workloads are a crate beside it (kernel/workloads), but the simulator does not yet run them; run \
+/// The error `--engine sim` gets while the experiments do not drive the simulator.
+pub const SIM_NOT_BUILT: &str = "xtask: --engine sim cannot run yet: the simulator runs the kernel's workloads one at a \
+     time (`cargo xtask sim WORKLOAD --machine M`), but the experiments do not yet drive it; run \
      --engine qemu (the default); the reports keep an empty `sim` column for it";
 
 pub fn experiment(a: ExperimentArgs) -> Result<(), String> {

@@ -1,16 +1,29 @@
-//! `cargo xtask sim`: the simulator's machines. Today it shows a modelled machine, a debate's
+//! `cargo xtask sim`: the simulator. Without a workload it shows a modelled machine, a debate's
 //! preset or any `-smp` value, as the kernel would see it: every CPU's place and the sched
-//! domains the policy crate builds (`fairway_sim::Machine`). The scheduler's mechanism crate
-//! (`kernel/mech`) runs on the simulator (`sim/src/platform`, host-tested in `sim/tests`), and the
-//! workloads are a crate beside it (`kernel/workloads`), but the simulator does not yet boot them,
-//! so a workload name is refused with that reason rather than run by other code.
+//! domains the policy crate builds (`fairway_sim::Machine`). With one
+//! (`cargo xtask sim pipe --machine 2 --params rounds=1000 --append 'hz=250'`) it builds the
+//! `fairway-sim` binary (sim/src/bin) and runs the kernel's own workload code (`kernel/workloads`)
+//! over the kernel's mechanism (`kernel/mech`) on the simulated machine, one process per run,
+//! printing the kernel's `@fw` lines (docs/SIMULATOR.md, "Running a workload").
 
 use fairway_sim::{presets, PRESETS};
 
 #[derive(clap::Args)]
 pub struct SimArgs {
-    /// A workload to run on the machine (refused until the workloads are a crate: see above).
+    /// A workload to run on the machine (kernel/workloads/src/), e.g. pipe or schbench.
     pub workload: Option<String>,
+    /// Workload parameters, `k=v,k=v` (appended to `workload=NAME,`).
+    #[arg(long, default_value = "")]
+    pub params: String,
+    /// Extra kernel command line (e.g. `hz=250 sched_features=NO_DELAY_DEQUEUE`).
+    #[arg(long, default_value = "")]
+    pub append: String,
+    /// Seeds the order of simultaneous events (the same seed replays the same run).
+    #[arg(long, default_value_t = 0)]
+    pub seed: u64,
+    /// Build and run the simulator optimised (for timing the simulator itself).
+    #[arg(long)]
+    pub release: bool,
     /// A preset (`--list`) or a QEMU -smp value, e.g. `8,sockets=2,cores=2,threads=2`.
     #[arg(long)]
     pub machine: Option<String>,
@@ -29,17 +42,58 @@ pub fn sim(a: SimArgs) -> Result<(), String> {
         }
         return Ok(());
     }
+    let name = a.machine.clone().ok_or("give --machine PRESET|SMP (or --list for the presets)")?;
     if let Some(w) = &a.workload {
-        return Err(format!(
-            "the simulator cannot run `{w}` yet: the scheduler's mechanism (kernel/mech) runs on it \
-             (sim/src/platform) and the workloads are a crate beside it (kernel/workloads), but the simulator \
-             does not yet run them; `cargo xtask sim --machine M` shows machine M's topology and domains"
-        ));
+        return run_workload(w, &name, &a);
     }
-    let name = a.machine.ok_or("give --machine PRESET|SMP (or --list for the presets)")?;
     let m = presets::machine(&name, a.numa).map_err(|e| e.to_string())?;
     let report = m.topology_report().map_err(|e| format!("{}: no sched domains: {e:?}", m.describe()))?;
     println!("{}", m.describe());
     print!("{report}");
     Ok(())
+}
+
+/// The kernel command line of a run: `workload=NAME[,PARAMS] APPEND`.
+pub fn cmdline(workload: &str, params: &str, append: &str) -> String {
+    let mut line = format!("workload={workload}");
+    if !params.is_empty() {
+        line.push(',');
+        line.push_str(params);
+    }
+    if !append.trim().is_empty() {
+        line.push(' ');
+        line.push_str(append.trim());
+    }
+    line
+}
+
+/// The `fairway-sim` binary, built now (debug or release).
+pub fn build_binary(release: bool) -> Result<std::path::PathBuf, String> {
+    let mut c = crate::cargo::cargo_in(&crate::workspace_root());
+    c.args(["build", "-q", "-p", "fairway-sim", "--bin", "fairway-sim"]);
+    if release {
+        c.arg("--release");
+    }
+    let st = c.status().map_err(|e| format!("cargo build -p fairway-sim: {e}"))?;
+    if !st.success() {
+        return Err("cargo build -p fairway-sim failed".into());
+    }
+    let profile = if release { "release" } else { "debug" };
+    Ok(crate::cargo::target_dir().join(crate::cargo::TARGET).join(profile).join("fairway-sim"))
+}
+
+fn run_workload(workload: &str, machine: &str, a: &SimArgs) -> Result<(), String> {
+    let bin = build_binary(a.release)?;
+    let mut c = std::process::Command::new(&bin);
+    c.args(["--machine", machine, "--numa", &a.numa.to_string(), "--seed", &a.seed.to_string(), "--"]);
+    c.arg(cmdline(workload, &a.params, &a.append));
+    let t = std::time::Instant::now();
+    let st = c.status().map_err(|e| format!("{}: {e}", bin.display()))?;
+    eprintln!("sim: {:.3} s of host time", t.elapsed().as_secs_f64());
+    match st.code() {
+        Some(0) => Ok(()),
+        Some(1) => Err(format!("sim: workload {workload} failed its own checks")),
+        Some(2) => Err("sim: bad input, or the run did not finish (see above)".into()),
+        _ => Err(format!("sim: {} ended with {st}", bin.display())),
+    }
 }

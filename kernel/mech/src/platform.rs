@@ -221,6 +221,15 @@ pub trait Platform {
     fn exit(why: Exit) -> !;
     /// Busy CPU work for `ns` nanoseconds of this CPU's clock, interruptible (a workload's spin).
     fn burn_ns(ns: u64);
+    /// A workload's own busy loop (the hog's arithmetic, `schbench::work`,
+    /// ebizzy's copies) did about `instructions` guest instructions of pure
+    /// computation since its last call: one call per batch of iterations.
+    /// A real CPU spent that time itself, so x86 does nothing (no clock read:
+    /// under `-icount` each `rdtsc` ends QEMU's translation block); a
+    /// simulated CPU, whose loops take no virtual time, advances its clock by
+    /// them (interruptible, as `burn_ns`), which is also what lets a task
+    /// spinning on a flag be preempted by the one that sets it.
+    fn work_done(instructions: u64);
 }
 
 /// Binds the mechanism to `$platform` (a type implementing
@@ -333,6 +342,9 @@ macro_rules! set_platform {
             #[no_mangle]
             #[inline]
             fn __fairway_platform_burn_ns(ns: u64) { <$platform as __P>::burn_ns(ns) }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_work_done(instructions: u64) { <$platform as __P>::work_done(instructions) }
         };
     };
 }
@@ -374,6 +386,7 @@ unsafe extern "Rust" {
     safe fn __fairway_platform_write_line(args: fmt::Arguments);
     safe fn __fairway_platform_exit(why: Exit) -> !;
     safe fn __fairway_platform_burn_ns(ns: u64);
+    safe fn __fairway_platform_work_done(instructions: u64);
 }
 
 // The mechanism's view: plain functions, named as the mechanism uses them.
@@ -568,4 +581,11 @@ pub fn exit(why: Exit) -> ! {
 #[inline]
 pub fn burn_ns(ns: u64) {
     __fairway_platform_burn_ns(ns)
+}
+
+/// Accounts a workload's busy-loop batch of about `instructions` guest
+/// instructions (see [`Platform::work_done`]): free on x86.
+#[inline]
+pub fn work_done(instructions: u64) {
+    __fairway_platform_work_done(instructions)
 }

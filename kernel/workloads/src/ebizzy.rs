@@ -59,6 +59,9 @@ pub fn run(w: &Workload) -> bool {
                 }
                 drop(copy);
                 n += 1;
+                // An estimate, not a measured count: one instruction per
+                // copied record, ~20 per search step, ~200 for the allocation.
+                mech::platform::work_done(src.len() as u64 + 20 * (64 - (src.len() as u64).leading_zeros() as u64) + 200);
             }
             total.fetch_add(n, Ordering::Relaxed);
         });

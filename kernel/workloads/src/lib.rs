@@ -156,12 +156,18 @@ pub fn spawn(opts: Spawn, f: impl FnOnce() + Send + 'static) -> Option<Arc<Task>
     }
 }
 
+/// Guest instructions of one batch of [`hog`] (1000 LCG steps): the kernel's
+/// build unrolls them by 8 into 125 rounds of `imul, add, add, cmp, jne`,
+/// plus the flag's load and test (docs/SIMULATOR.md, "Workloads").
+pub const HOG_BATCH_INSTRUCTIONS: u64 = 125 * 5 + 6;
+
 /// Burns CPU until `stop` is set: arithmetic, not `mech::platform::burn_ns`.
 /// A hog built on the x86 TSC loop made `-icount` boots 7 times slower in
 /// host time (every `rdtsc` ends QEMU's translation block: `latency-smp1`
 /// 10.8 s -> 77.4 s, the same guest figures), which the test run's budget
-/// cannot take; a simulated platform has to account for this loop another
-/// way (it never calls the platform).
+/// cannot take. Each batch is reported with `work_done` (free on x86), which
+/// is how a simulated CPU's clock moves while the hog spins and how the task
+/// that sets `stop` gets the CPU.
 pub fn hog(stop: &AtomicBool) {
     let mut x: u64 = 1;
     while !stop.load(Ordering::Relaxed) {
@@ -169,6 +175,7 @@ pub fn hog(stop: &AtomicBool) {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
         }
         core::hint::black_box(x);
+        mech::platform::work_done(HOG_BATCH_INSTRUCTIONS);
     }
 }
 

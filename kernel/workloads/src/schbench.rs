@@ -56,13 +56,21 @@ pub(super) fn calibrate(w: &Workload) -> u64 {
 }
 
 /// A fixed amount of CPU work (the same instructions whatever the clock says).
+/// One call of `work_done` for the whole amount: on a simulated CPU the step
+/// is interruptible, so preemption still cuts it where the tick falls.
 pub(super) fn work(iters: u64) {
     let mut x: u64 = 0x1234_5678;
     for i in 0..iters {
         x = x.wrapping_mul(6364136223846793005).wrapping_add(i | 1);
         core::hint::black_box(x);
     }
+    mech::platform::work_done(iters * WORK_INSTRUCTIONS_PER_ITER);
 }
+
+/// Guest instructions of one iteration of [`work`] in the kernel's build:
+/// `imul, lea, or, add, mov` (the `black_box` store), `mov, cmp, jne`
+/// (docs/SIMULATOR.md, "Workloads").
+pub(super) const WORK_INSTRUCTIONS_PER_ITER: u64 = 8;
 
 /// schbench's percentile block for sorted microsecond samples.
 pub(super) fn print_percentiles(title: &str, runtime_s: u64, us: &[u64]) {

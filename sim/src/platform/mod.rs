@@ -359,6 +359,11 @@ fn log(cpu: usize, what: std::fmt::Arguments) {
     });
 }
 
+/// Virtual ns per guest instruction of a workload's busy loop
+/// (`Platform::work_done`): QEMU's `-icount shift=0`, which the cost model's
+/// figures were measured under (docs/SIMULATOR.md, "Workloads").
+pub const NS_PER_INSTRUCTION: u64 = 1;
+
 /// Busy CPU work for `ns` nanoseconds of this CPU's clock, interruptible (a
 /// workload's spin): one step of the engine, cut by interrupts while they
 /// are on (`Platform::burn_ns`).
@@ -397,6 +402,10 @@ pub struct SimConfig {
     /// Each context's coroutine stack (the mechanism's code runs on it, so
     /// debug builds need more than a task body alone).
     pub stack_bytes: usize,
+    /// The balancing configuration (the kernel's from its command line).
+    pub balance: sched::balance::BalanceConfig,
+    /// `sched_features=` applied (`None`: the defaults).
+    pub features: Option<sched::Features>,
 }
 
 impl Default for SimConfig {
@@ -411,6 +420,8 @@ impl Default for SimConfig {
             echo: false,
             log: false,
             stack_bytes: 256 * 1024,
+            balance: sched::balance::BalanceConfig::default(),
+            features: None,
         }
     }
 }
@@ -499,7 +510,12 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
     }
     let mut tun = sched::Tunables::new(n as u32);
     tun.set_tick_nsec(1_000_000_000 / u64::from(cfg.hz));
-    mech::balance::init(domains, sched::balance::BalanceConfig::default(), caps, cfg.hz);
+    let mut balance_cfg = cfg.balance;
+    if let Some(f) = cfg.features {
+        tun.features = f;
+        balance_cfg.features = f;
+    }
+    mech::balance::init(domains, balance_cfg, caps, cfg.hz);
     mech::debug::enable(cfg.sched_debug);
     // The lock-order checker, where it is compiled in (the `lockdep`
     // feature of `kernel/mech`, which this crate's tests turn on).

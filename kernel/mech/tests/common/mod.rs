@@ -172,6 +172,10 @@ impl Platform for TestPlatform {
         // The test clock only moves when told: the spin is the time it adds.
         NOW.fetch_add(ns, Ordering::Relaxed);
     }
+    fn work_done(instructions: u64) {
+        // One instruction, one ns (QEMU's `-icount shift=0`), as the simulator.
+        NOW.fetch_add(instructions, Ordering::Relaxed);
+    }
 }
 
 /// Brings up CPUs `0..n` as the kernel's boot does: the domains (one flat

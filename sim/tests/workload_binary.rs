@@ -1,0 +1,105 @@
+//! The `fairway-sim` binary runs the kernel's workload code (`kernel/workloads`)
+//! on a simulated machine: each test starts one process per run (the
+//! mechanism's state is static) and checks the printed `@fw` lines against
+//! values that follow from the inputs and the icount cost model.
+
+use std::process::Command;
+
+use fairway_sim::engine::CostModel;
+
+/// Runs `fairway-sim --machine M --seed S -- CMDLINE`: (exit code, stdout).
+fn sim(machine: &str, seed: u64, cmdline: &str) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fairway-sim"))
+        .args(["--machine", machine, "--seed", &seed.to_string(), "--", cmdline])
+        .output()
+        .expect("run fairway-sim");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// The value of `key=` on the first line starting with `prefix`.
+fn field(out: &str, prefix: &str, key: &str) -> u64 {
+    let line = out.lines().find(|l| l.starts_with(prefix)).unwrap_or_else(|| panic!("no `{prefix}` line in\n{out}"));
+    let want = format!("{key}=");
+    line.split_whitespace()
+        .find_map(|w| w.strip_prefix(want.as_str()))
+        .unwrap_or_else(|| panic!("no {key}= in {line}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn pipe_on_one_cpu_does_its_rounds_at_the_icount_cost() {
+    let (code, out) = sim("1", 0, "workload=pipe,rounds=500,mode=same");
+    assert_eq!(code, 0, "{out}");
+    assert_eq!(field(&out, "@fw pipe ", "rounds"), 500);
+    // Both threads on CPU 0, as mode=same asks.
+    assert_eq!((field(&out, "@fw pipe ", "a_cpu"), field(&out, "@fw pipe ", "b_cpu")), (0, 0));
+    // Each round trip: two wakeups and two task-to-task switches of the model.
+    let c = CostModel::ICOUNT;
+    let model = 2 * c.wakeup_ns + 2 * c.switch_ns;
+    let per = field(&out, "@fw pipe ", "ns_per_round_trip");
+    assert!((model..=model + 10).contains(&per), "ns per round trip {per}, the model's {model}");
+    // Each thread wakes the other once per round.
+    for name in ["pipe-a", "pipe-b"] {
+        let line = out.lines().find(|l| l.starts_with("@fw taskstat") && l.contains(&format!("name={name} "))).unwrap();
+        assert!(line.contains(" nr_wakeups=500 "), "{line}");
+        assert!(line.contains(" nr_migrations=0 "), "{line}");
+    }
+    assert!(out.contains("@fw workload_done name=pipe ok=1"), "{out}");
+}
+
+#[test]
+fn hogs_share_one_cpu_by_weight() {
+    // Three hogs (nice 0, 5, -5: weights 1024, 335, 3121) on CPU 0 for 200 ms:
+    // the hogs' loops take virtual time only through `work_done`, so their
+    // runtimes add up to the 200 ms and split by weight.
+    let (code, out) = sim("1", 0, "workload=shares,cpu=0,ms=200");
+    assert_eq!(code, 0, "{out}");
+    let weights = [(0i64, 1024u64), (5, 335), (-5, 3121)];
+    let total_w: u64 = weights.iter().map(|w| w.1).sum();
+    let runs: Vec<u64> = weights
+        .iter()
+        .map(|(nice, _)| {
+            let line = out.lines().find(|l| l.starts_with("@fw share ") && l.contains(&format!(" nice={nice} "))).unwrap();
+            field(line, "@fw share", "runtime_ns")
+        })
+        .collect();
+    let total: u64 = runs.iter().sum();
+    assert!((195_000_000..=205_000_000).contains(&total), "the hogs ran {total} ns of 200 ms");
+    for ((_, w), run) in weights.iter().zip(&runs) {
+        let want = total * w / total_w;
+        assert!(run.abs_diff(want) <= total / 50, "runtime {run} ns, weight share {want} ns (of {total}): {runs:?}");
+    }
+}
+
+#[test]
+fn the_same_seed_replays_the_same_run() {
+    let a = sim("4", 7, "workload=hackbench,groups=1,loops=20");
+    let b = sim("4", 7, "workload=hackbench,groups=1,loops=20");
+    assert_eq!(a.0, 0, "{}", a.1);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn a_bad_option_gets_the_kernels_message() {
+    let (code, out) = sim("2", 0, "workload=pipe,bogus=1");
+    assert_eq!(code, 2, "{out}");
+    let msg = "workload=pipe: unknown parameter \"bogus\" (pipe takes rounds, mode); ignored";
+    assert!(out.lines().any(|l| l == format!("cmdline: {msg}")), "{out}");
+    assert!(out.lines().any(|l| l == format!("@fw cmdline_problem msg={msg}")), "{out}");
+    // Refused, not run with a default.
+    assert!(!out.contains("@fw workload "), "{out}");
+    let (code, out) = sim("2", 0, "workload=nosuch");
+    assert_eq!(code, 2);
+    assert!(out.contains("cmdline: workload=\"nosuch\": unknown workload"), "{out}");
+}
+
+#[test]
+fn what_the_simulator_cannot_run_is_refused_by_name() {
+    let (code, out) = sim("1", 0, "workload=overflow");
+    assert_eq!(code, 2);
+    assert!(out.contains("cmdline: workload=overflow: the simulator cannot run it: "), "{out}");
+    let (code, out) = sim("1", 0, "workload=pipe trace=1");
+    assert_eq!(code, 2);
+    assert!(out.contains("cmdline: trace=: not modelled by the simulator"), "{out}");
+}
