@@ -85,17 +85,20 @@ pub fn check_idle_wait_prodcons<const SMP: u32, const PAIRS: u64, const MS: u64>
 }
 
 /// (the boot with the clamp that lets more idle periods through the gate, the other): it tried
-/// newidle balancing more often and pulled more tasks (Σ `attempts` and Σ `pulled` over the
-/// CPUs both strictly higher). The order the clamps give `avg_idle` after a long idle period:
-/// `snap` jumps to the ceiling, `avg` moves 1/8 of the way, `delta` adds at most 1/8 of the
-/// ceiling, so snap's gate stays open longest and delta's shortest.
+/// newidle balancing more often (Σ `attempts` over the CPUs strictly higher: the clamp's own
+/// effect, through the gate), and what its gate let through moved tasks (Σ `pulled` > 0). The
+/// order the clamps give `avg_idle` after a long idle period: `snap` jumps to the ceiling, `avg`
+/// moves 1/8 of the way, `delta` adds at most 1/8 of the ceiling, so snap's gate stays open
+/// longest and delta's shortest. Which boot pulls MORE is not asserted: in 500 ms both pull a
+/// handful (snap 11 vs avg 6, then 1 vs 3 after code-layout changes), so that order is timing,
+/// not the clamp.
 pub fn compare_clamp_pulls(more: &Log, fewer: &Log) -> CheckResult {
     let (a_more, a_fewer) = (newidle_sum(more, "attempts")?, newidle_sum(fewer, "attempts")?);
-    let (p_more, p_fewer) = (newidle_sum(more, "pulled")?, newidle_sum(fewer, "pulled")?);
-    ensure(a_more > a_fewer && p_more > p_fewer, || {
+    let p_more = newidle_sum(more, "pulled")?;
+    ensure(a_more > a_fewer && p_more > 0, || {
         format!(
-            "newidle summed over CPUs: attempts {a_more} vs {a_fewer}, pulled {p_more} vs {p_fewer}: \
-             expected the first boot's clamp to try and pull more"
+            "newidle summed over CPUs: attempts {a_more} vs {a_fewer}, the first boot pulled {p_more}: \
+             expected the first boot's clamp to try more, and its attempts to move tasks"
         )
     })
 }
