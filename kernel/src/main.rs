@@ -312,7 +312,7 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
     selfcheck::release_aps(online);
     let deadline = arch::time::uptime_us() + 5_000_000;
     while rq::online_mask().weight() < online as u32 && arch::time::uptime_us() < deadline {
-        core::hint::spin_loop();
+        arch::time::relax();
     }
     kprintln!("{} of {} CPUs scheduling", rq::online_mask().weight(), online);
     let workload = options.workload.clone();
@@ -403,6 +403,8 @@ fn run_init(
     if phase_ns > 0 {
         mech::platform::burn_ns(phase_ns);
     }
+    // With log=debug its timestamp is the boot's cost in guest time.
+    log::debug!("the workload starts");
     stage("workload");
     fault::arm();
     let ok = workloads::run(&workload);
@@ -626,7 +628,7 @@ fn calibrate() {
         x86_64::instructions::interrupts::enable();
         let limit = start + tsc_hz.max(1) * 5;
         while cpu.timer_ticks.load(Ordering::Relaxed) == before && arch::time::rdtsc() < limit {
-            core::hint::spin_loop();
+            arch::time::spin(arch::time::MEASURE_SPINS);
         }
         x86_64::instructions::interrupts::disable();
         let end = arch::time::rdtsc();
@@ -663,7 +665,7 @@ fn wait_all_online(expected: usize) -> usize {
         if online == expected || arch::time::uptime_us() > deadline {
             return online;
         }
-        core::hint::spin_loop();
+        arch::time::relax();
     }
 }
 

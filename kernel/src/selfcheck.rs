@@ -56,7 +56,7 @@ fn ipis(online: usize) -> bool {
                 missing += 1;
                 break;
             }
-            core::hint::spin_loop();
+            arch::time::relax();
         }
     }
     report("ipi", missing == 0, format_args!("{} of {} other CPUs answered", online - 1 - missing, online - 1))
@@ -80,7 +80,7 @@ fn timers(options: &Options, online: usize) -> bool {
     // ticks, and nothing else would wake it to notice a slow CPU).
     x86_64::instructions::interrupts::enable();
     while !(0..online).all(|c| taken(c) >= ticks) && arch::time::uptime_us() < deadline {
-        core::hint::spin_loop();
+        arch::time::relax();
     }
     x86_64::instructions::interrupts::disable();
     // Each count read once: the verdict and the line printed come from the

@@ -31,7 +31,7 @@ pub fn measure<B: FnOnce(), A: FnOnce()>(ms: u64, before: B, after: A) {
         before();
         data2.write((count >> 8) as u8); // writing the high byte starts the count
         while gate.read() & 0x20 == 0 {
-            core::hint::spin_loop();
+            super::time::spin(super::time::MEASURE_SPINS);
         }
         after();
         gate.write(g);
@@ -58,7 +58,7 @@ pub fn measure_channel0<B: FnOnce(), A: FnOnce()>(ms: u64, before: B, after: A) 
             if data0.read() & 0x80 != 0 {
                 break;
             }
-            core::hint::spin_loop();
+            super::time::spin(super::time::MEASURE_SPINS);
         }
         after();
     }

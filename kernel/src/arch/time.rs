@@ -61,6 +61,42 @@ pub fn us_since_boot(tsc: u64) -> u64 {
     tsc_to_us(tsc.wrapping_sub(BOOT_TSC.load(Ordering::Relaxed)))
 }
 
+/// Plain loop iterations between two reads of a clock in a boot-time busy
+/// wait, before one PAUSE.
+///
+/// Why: under QEMU TCG a PAUSE leaves the translated code (QEMU's
+/// `helper_pause()` ends the CPU loop, and in `-icount`'s round-robin that
+/// passes through every other vCPU), and under `-icount` every RDTSC and port
+/// read ends its translated block too. Waits that polled back to back with a
+/// PAUSE a round (~5 guest instructions) cost ~0.5 host us per guest
+/// instruction at `-smp 8`: the 20 ms PIT calibration alone took 5 to 13 host
+/// seconds, a bare boot 9.3 host CPU seconds. A batch of plain iterations runs
+/// inside one block at TCG's full speed. Granularity: ~3 us of guest time
+/// under `-icount` (3 to 4 instructions an iteration), ~1 us on hardware; it
+/// only lengthens a wait, never shortens it. Waits that measure a rate use the
+/// finer [`MEASURE_SPINS`] instead.
+pub const RELAX_SPINS: u32 = 1024;
+
+/// One polling round's pause in a boot-time busy wait (see [`RELAX_SPINS`]).
+#[inline]
+pub fn relax() {
+    spin(RELAX_SPINS);
+    core::hint::spin_loop();
+}
+
+/// Plain loop iterations between two reads of a clock in a calibration
+/// (no PAUSE, see [`RELAX_SPINS`]): noticing the end late adds ~50 ns of guest
+/// time, 0.0003% of the 20 ms PIT interval and 0.003% of a 2 ms LAPIC countdown.
+pub const MEASURE_SPINS: u32 = 16;
+
+/// `n` iterations that do nothing the compiler may remove.
+#[inline]
+pub fn spin(n: u32) {
+    for i in 0..n {
+        core::hint::black_box(i);
+    }
+}
+
 /// Busy-waits at least `us` microseconds.
 pub fn delay_us(us: u64) {
     let hz = match tsc_hz() {
@@ -70,7 +106,7 @@ pub fn delay_us(us: u64) {
     let start = rdtsc();
     let ticks = (us as u128 * hz as u128 / 1_000_000) as u64;
     while rdtsc().wrapping_sub(start) < ticks {
-        core::hint::spin_loop();
+        relax();
     }
 }
 
