@@ -10,6 +10,7 @@ use fairway_scenarios::Log;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
+use crate::experiment::Engine;
 use crate::qemu::QemuConfig;
 use crate::results::{self, Outlier, RunRecord};
 use crate::revision::Kernel;
@@ -30,6 +31,61 @@ pub struct BenchArgs {
     /// runs sample where the ticks fall instead of repeating one run.
     #[arg(long)]
     pub phases: bool,
+    #[command(flatten)]
+    pub engine: EngineArgs,
+}
+
+/// `--engine qemu|sim` and `--machine`: what runs each run of `bench` and `compare`.
+#[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
+pub struct EngineArgs {
+    /// `qemu`: a fresh boot of the kernel per run. `sim`: one `fairway-sim` process per run
+    /// (release build), the kernel's workload code on fairway's mechanism in the simulator;
+    /// run i uses `--seed i`.
+    #[arg(long, value_enum, default_value_t = Engine::Qemu)]
+    pub engine: Engine,
+    /// With `--engine sim`: the simulated machine, a preset (`cargo xtask sim --list`) or an
+    /// -smp value such as `4` or `8,sockets=2,cores=2,threads=2`.
+    #[arg(long, value_name = "PRESET|SMP")]
+    pub machine: Option<String>,
+}
+
+impl EngineArgs {
+    /// How the report names the machine of every figure: `-smp S` (QEMU) or
+    /// `--engine sim --machine M`.
+    pub fn describe(&self, smp: &str, icount: bool) -> String {
+        match (self.engine, &self.machine) {
+            (Engine::Sim, Some(m)) => format!("--engine sim --machine {m}"),
+            _ => format!("--engine qemu -smp {smp}{}", if icount { " --icount" } else { "" }),
+        }
+    }
+}
+
+/// The flags `--engine sim` cannot honour, refused by name rather than ignored: `smp` is the
+/// `--smp` value (its default is QEMU's `2`), `rev` whether a `--rev` flag was given.
+pub fn check_engine(e: &EngineArgs, smp: &str, icount: bool, phases: bool, rev: bool) -> Result<(), String> {
+    match e.engine {
+        Engine::Qemu => match &e.machine {
+            Some(_) => Err("xtask: --machine names the simulator's machine and needs --engine sim; QEMU's machine is --smp".into()),
+            None => Ok(()),
+        },
+        Engine::Sim => {
+            if e.machine.is_none() {
+                return Err("xtask: --engine sim needs --machine PRESET|SMP (`cargo xtask sim --list` shows the presets)".into());
+            }
+            if icount || phases {
+                return Err("xtask: --icount and --phases are QEMU's; the simulator is deterministic already, and its runs \
+                            differ by seed (run i uses --seed i)".into());
+            }
+            if smp != "2" {
+                return Err("xtask: --smp is QEMU's; with --engine sim the machine is --machine (e.g. --machine 4)".into());
+            }
+            if rev {
+                return Err("xtask: --engine sim runs the working tree's mechanism (fairway-sim is built from it); compare \
+                            kernel revisions with --engine qemu".into());
+            }
+            Ok(())
+        }
+    }
 }
 
 /// Why the tick phase matters, for `--phases`: under `-icount` every boot of one command line is
@@ -60,6 +116,9 @@ pub struct Boot {
     pub smp: String,
     pub icount: bool,
     pub timeout: Duration,
+    /// With `--engine sim`: the `fairway-sim` binary and the `--machine` value; `qemu` and
+    /// `elf` are then unused.
+    pub sim: Option<(PathBuf, String)>,
 }
 
 /// The kernel command line of a run: `workload=W[,params] [extra]`.
@@ -86,7 +145,54 @@ impl Boot {
     /// Boots of the kernel at `elf` (built already); finds QEMU.
     pub fn with_kernel(elf: PathBuf, smp: &str, icount: bool, timeout: u64) -> Result<Boot, String> {
         let qemu = crate::install::ensure(false)?;
-        Ok(Boot { qemu, elf, smp: smp.into(), icount, timeout: Duration::from_secs(timeout) })
+        Ok(Boot { qemu, elf, smp: smp.into(), icount, timeout: Duration::from_secs(timeout), sim: None })
+    }
+
+    /// Runs in the simulator: builds `fairway-sim` (release) once.
+    pub fn simulator(machine: &str) -> Result<Boot, String> {
+        let bin = crate::sim::build_binary(true)?;
+        Ok(Boot::sim_binary(bin, machine))
+    }
+
+    fn sim_binary(bin: PathBuf, machine: &str) -> Boot {
+        Boot {
+            qemu: PathBuf::new(),
+            elf: PathBuf::new(),
+            smp: String::new(),
+            icount: false,
+            timeout: Duration::ZERO,
+            sim: Some((bin, machine.into())),
+        }
+    }
+
+    /// The command a run executes, for the report.
+    pub fn display(&self, append: &str) -> String {
+        match &self.sim {
+            Some((bin, m)) => format!("{} --machine {m} --seed RUN -- {append:?}", bin.display()),
+            None => self.config(append).display(),
+        }
+    }
+
+    /// One `fairway-sim` process: its stdout and stderr are the run's log.
+    fn run_sim(&self, bin: &Path, machine: &str, run: usize, append: &str) -> Result<(RunRecord, Log), String> {
+        let t = std::time::Instant::now();
+        let out = std::process::Command::new(bin)
+            .args(["--machine", machine, "--seed", &run.to_string(), "--", append])
+            .output()
+            .map_err(|e| format!("{}: {e}", bin.display()))?;
+        let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let log = Log::parse(&text);
+        accepted_cmdline(&log, append)?;
+        if out.status.code() == Some(2) {
+            return Err(format!("xtask: fairway-sim refused `{append}` on --machine {machine}, or the run did not finish:\n{}\n{}", String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with("sim:")).collect::<Vec<_>>().join("\n"), String::from_utf8_lossy(&out.stderr)));
+        }
+        let ok = out.status.success();
+        let exit = match out.status.code() {
+            Some(0) => "ok".to_string(),
+            Some(1) => "the workload failed its own checks".to_string(),
+            _ => out.status.to_string(),
+        };
+        Ok((RunRecord::from_log(run, exit, ok, t.elapsed().as_secs_f64(), &log), log))
     }
 
     pub fn config(&self, append: &str) -> QemuConfig {
@@ -100,6 +206,9 @@ impl Boot {
     /// One fresh boot; returns what it reported and its serial log. A boot whose kernel
     /// complained about the command line is an error ([`accepted_cmdline`]).
     pub fn run(&self, run: usize, append: &str) -> Result<(RunRecord, Log), String> {
+        if let Some((bin, m)) = &self.sim {
+            return self.run_sim(bin, m, run, append);
+        }
         let cmd = self.config(append).command()?;
         let r = crate::runner::run(cmd, self.timeout, &mut |_| {}, None);
         accepted_cmdline(&r.log, append)?;
@@ -316,6 +425,11 @@ struct BenchJson<'a> {
     commit: Option<&'a str>,
     smp: &'a str,
     icount: bool,
+    /// `qemu` or `sim`.
+    engine: &'a str,
+    /// The simulated machine with `--engine sim`.
+    machine: Option<&'a str>,
+    /// The command of a run (QEMU's, or fairway-sim's).
     qemu: String,
     runs: &'a [RunRecord],
     summary: &'a [Summary],
@@ -325,10 +439,16 @@ struct BenchJson<'a> {
 pub fn bench(a: BenchArgs) -> Result<(), String> {
     check_phases(a.phases, a.icount)?;
     let w = &a.run;
-    let (boot, kernel) = Boot::prepare_at(&w.kernel, &w.boot.smp, a.icount, w.boot.timeout)?;
+    check_engine(&a.engine, &w.boot.smp, a.icount, a.phases, w.kernel.rev.is_some())?;
+    let (boot, kernel) = match &a.engine.machine {
+        Some(m) if a.engine.engine == Engine::Sim => {
+            (Boot::simulator(m)?, Kernel { label: "working tree (fairway-sim)".into(), commit: None, elf: PathBuf::new(), source_root: crate::workspace_root(), tree_of: None })
+        }
+        _ => Boot::prepare_at(&w.kernel, &w.boot.smp, a.icount, w.boot.timeout)?,
+    };
     let append = cmdline(&w.workload, &w.boot.params, &w.append);
     let dir = out_dir(&w.workload)?;
-    eprintln!("xtask: {}", boot.config(&append).display());
+    eprintln!("xtask: {}", boot.display(&append));
     let pb = progress(a.runs as u64);
     let mut runs = Vec::new();
     for i in 0..a.runs {
@@ -347,10 +467,9 @@ pub fn bench(a: BenchArgs) -> Result<(), String> {
     let summary = summarize(&runs);
     let failed = runs.iter().filter(|r| !r.ok).count();
     println!(
-        "{} -smp {}{}: {} runs ({} failed)",
+        "{} {}: {} runs ({} failed)",
         append,
-        w.boot.smp,
-        if a.icount { " --icount" } else { "" },
+        a.engine.describe(&w.boot.smp, a.icount),
         runs.len(),
         failed
     );
@@ -384,7 +503,9 @@ pub fn bench(a: BenchArgs) -> Result<(), String> {
         commit: kernel.commit.as_deref(),
         smp: &w.boot.smp,
         icount: a.icount,
-        qemu: boot.config(&append).display(),
+        engine: if a.engine.engine == Engine::Sim { "sim" } else { "qemu" },
+        machine: a.engine.machine.as_deref(),
+        qemu: boot.display(&append),
         runs: &runs,
         summary: &summary,
         deterministic,
@@ -483,6 +604,44 @@ mod tests {
         let ss = std::fs::read_to_string(dir.join("schedstat.csv")).unwrap();
         assert_eq!(ss.lines().next(), Some("label,run,cpu,ttwu_count"));
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    fn engine(engine: Engine, machine: Option<&str>) -> EngineArgs {
+        EngineArgs { engine, machine: machine.map(Into::into) }
+    }
+
+    #[test]
+    fn the_simulator_engine_refuses_qemu_only_flags_by_name() {
+        let sim = engine(Engine::Sim, Some("4"));
+        assert!(check_engine(&sim, "2", false, false, false).is_ok());
+        assert!(check_engine(&engine(Engine::Qemu, None), "4", true, true, true).is_ok());
+        let e = |a: &EngineArgs, smp, icount, phases, rev| check_engine(a, smp, icount, phases, rev).unwrap_err();
+        assert!(e(&engine(Engine::Sim, None), "2", false, false, false).contains("--engine sim needs --machine"));
+        assert!(e(&engine(Engine::Qemu, Some("4")), "2", false, false, false).contains("needs --engine sim"));
+        assert!(e(&sim, "2", true, false, false).contains("--icount and --phases are QEMU's"));
+        assert!(e(&sim, "2", false, true, false).contains("--icount and --phases are QEMU's"));
+        assert!(e(&sim, "4", false, false, false).contains("--smp is QEMU's"));
+        assert!(e(&sim, "2", false, false, true).contains("working tree's mechanism"));
+        assert_eq!(sim.describe("2", false), "--engine sim --machine 4");
+        assert_eq!(engine(Engine::Qemu, None).describe("4", true), "--engine qemu -smp 4 --icount");
+    }
+
+    /// One real run through the `fairway-sim` binary (a few hundred pipe rounds, seconds): the
+    /// run record holds the workload's own figures and the schedstat deltas, as a boot's would.
+    #[test]
+    fn a_simulator_run_is_parsed_from_its_fw_lines() {
+        let boot = Boot::simulator("2").unwrap();
+        let (rec, log) = boot.run(0, &cmdline("pipe", "rounds=300", "")).unwrap();
+        assert!(rec.ok, "{}", log.raw());
+        let metrics: Vec<&str> = rec.results.iter().map(|f| f.metric.as_str()).collect();
+        assert!(metrics.contains(&"usecs_per_op") && metrics.contains(&"ops_per_sec"), "{metrics:?}");
+        assert_eq!(rec.schedstat_delta.len(), 2, "one schedstat row per simulated CPU");
+        // 300 round trips wake each side at least 300 times.
+        let wakeups: u64 = rec.schedstat_delta.iter().map(|m| m.get("ttwu_count").copied().unwrap_or(0)).sum();
+        assert!(wakeups >= 600, "ttwu_count {wakeups}");
+        // A misspelt parameter is refused as on QEMU, not run with a default.
+        let e = boot.run(0, &cmdline("pipe", "round=300", "")).unwrap_err();
+        assert!(e.contains("round=300"), "{e}");
     }
 
     #[test]

@@ -103,6 +103,8 @@ pub struct CompareArgs {
     /// one far-off boot then weighs no more than one just beyond the rest.
     #[arg(long)]
     pub robust: bool,
+    #[command(flatten)]
+    pub engine: crate::bench::EngineArgs,
 }
 
 /// `param=v1,v2` → [`param=v1`, `param=v2`]; none → one empty point.
@@ -129,6 +131,9 @@ struct CompareJson<'a> {
     new_commit: Option<&'a str>,
     smp: &'a str,
     icount: bool,
+    /// `qemu` or `sim` (then `machine` is the simulated machine and `smp` unused).
+    engine: &'a str,
+    machine: Option<&'a str>,
     robust: bool,
     test: String,
     /// [`counter_header`]: what the `schedstat_delta` rows are.
@@ -148,11 +153,27 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
     let method = if a.robust { Method::Robust } else { Method::Means };
     crate::bench::check_phases(a.phases, a.icount)?;
     let by_revision = a.base_rev.is_some() || a.new_rev.is_some();
-    let kernels = side_kernels(a.base_rev.as_deref(), a.new_rev.as_deref())?;
-    // QEMU is found once; the sides differ in their kernel only.
-    let base_boot = Boot::with_kernel(kernels[0].elf.clone(), &a.boot.smp, a.icount, a.boot.timeout)?;
-    let new_boot = Boot { elf: kernels[1].elf.clone(), ..base_boot.clone() };
-    let boots = [base_boot, new_boot];
+    crate::bench::check_engine(&a.engine, &a.boot.smp, a.icount, a.phases, by_revision)?;
+    let sim = a.engine.engine == crate::experiment::Engine::Sim;
+    let (kernels, boots) = if sim {
+        // Both sides run the working tree's mechanism in fairway-sim; they differ in their command line.
+        let m = a.engine.machine.as_deref().unwrap_or_default();
+        let boot = Boot::simulator(m)?;
+        let k = crate::revision::Kernel {
+            elf: Default::default(),
+            label: "working tree (fairway-sim)".into(),
+            commit: None,
+            source_root: crate::workspace_root(),
+            tree_of: None,
+        };
+        ([k.clone(), k], [boot.clone(), boot])
+    } else {
+        let kernels = side_kernels(a.base_rev.as_deref(), a.new_rev.as_deref())?;
+        // QEMU is found once; the sides differ in their kernel only.
+        let base_boot = Boot::with_kernel(kernels[0].elf.clone(), &a.boot.smp, a.icount, a.boot.timeout)?;
+        let new_boot = Boot { elf: kernels[1].elf.clone(), ..base_boot.clone() };
+        (kernels, [base_boot, new_boot])
+    };
     let dir = out_dir(&format!("compare-{}", a.workload))?;
     let pb = progress((points.len() * a.runs * 2) as u64);
     let (mut all_base, mut all_new, mut all_rows) = (Vec::new(), Vec::new(), Vec::new());
@@ -194,10 +215,9 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
     let n_results = all_rows.len();
     all_rows.extend(all_counters);
     println!(
-        "{} -smp {}{}, {} runs per side and point\n  base: {:?}\n  new:  {:?}",
+        "{} {}, {} runs per side and point\n  base: {:?}\n  new:  {:?}",
         a.workload,
-        a.boot.smp,
-        if a.icount { " --icount" } else { "" },
+        a.engine.describe(&a.boot.smp, a.icount),
         a.runs,
         a.base,
         a.new
@@ -245,6 +265,8 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
         new_commit: kernels[1].commit.as_deref(),
         smp: &a.boot.smp,
         icount: a.icount,
+        engine: if sim { "sim" } else { "qemu" },
+        machine: a.engine.machine.as_deref(),
         robust: a.robust,
         test,
         counters: counter_header(method),
@@ -255,11 +277,10 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
     std::fs::write(dir.join("compare.json"), serde_json::to_string_pretty(&json).map_err(|e| e.to_string())?)
         .map_err(|e| e.to_string())?;
     let title = format!(
-        "{}{}, -smp {}{}",
+        "{}{}, {}",
         a.workload,
         if a.boot.params.is_empty() { String::new() } else { format!(" {}", a.boot.params) },
-        a.boot.smp,
-        if a.icount { ", --icount" } else { "" }
+        a.engine.describe(&a.boot.smp, a.icount)
     );
     let (base_desc, new_desc) =
         (side_desc(&a.base, &kernels[0], by_revision), side_desc(&a.new, &kernels[1], by_revision));

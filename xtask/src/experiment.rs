@@ -35,7 +35,7 @@ pub use defs::all;
 pub enum Engine {
     /// The kernel in QEMU under -icount.
     Qemu,
-    /// The host simulator (not built yet).
+    /// The host simulator (`fairway-sim`; `bench` and `compare` only so far).
     Sim,
 }
 
@@ -255,9 +255,9 @@ pub fn find(name: &str) -> Result<Spec, String> {
 }
 
 /// The error `--engine sim` gets while the experiments do not drive the simulator.
-pub const SIM_NOT_BUILT: &str = "xtask: --engine sim cannot run yet: the simulator runs the kernel's workloads one at a \
-     time (`cargo xtask sim WORKLOAD --machine M`), but the experiments do not yet drive it; run \
-     --engine qemu (the default); the reports keep an empty `sim` column for it";
+pub const SIM_NOT_BUILT: &str = "xtask: experiment --engine sim cannot run yet: `bench` and `compare` run fairway-sim \
+     (--engine sim --machine M), but the experiments' matrix still boots QEMU per cell (run_matrix) and \
+     their readings are not yet checked on the simulator's figures; run --engine qemu (the default); the reports keep an empty `sim` column for it";
 
 pub fn experiment(a: ExperimentArgs) -> Result<(), String> {
     if a.name == "list" {
@@ -394,6 +394,7 @@ pub fn run_matrix(spec: &Spec, form: &Form, qemu: &std::path::Path, elf: &std::p
         smp: smp.into(),
         icount: mode == Mode::Icount,
         timeout: std::time::Duration::from_secs(form.timeout_s),
+        sim: None,
     };
     let dir = out_dir(&format!("experiment-{}", spec.name))?;
     let pb = progress((form.points.len() * spec.variants.len() * mode.boots()) as u64);

@@ -352,6 +352,12 @@ mod tests {
         // --rev: the kernel of a git revision, for bench, profile and trace
         let Cmd::Bench(b) = parse(&["bench", "pipe", "--rev", "main~1"]) else { panic!() };
         assert_eq!(b.run.kernel.rev.as_deref(), Some("main~1"));
+        // --engine sim --machine M: bench and compare run fairway-sim; qemu is the default
+        assert_eq!(b.engine, bench::EngineArgs { engine: experiment::Engine::Qemu, machine: None });
+        let Cmd::Bench(b) = parse(&["bench", "pipe", "--engine", "sim", "--machine", "dd-2024"]) else { panic!() };
+        assert_eq!((b.engine.engine, b.engine.machine.as_deref()), (experiment::Engine::Sim, Some("dd-2024")));
+        let Cmd::Compare(c) = parse(&["compare", "pipe", "--new", "hz=250", "--engine", "sim", "--machine", "4"]) else { panic!() };
+        assert_eq!((c.engine.engine, c.engine.machine.as_deref()), (experiment::Engine::Sim, Some("4")));
         let Cmd::Profile(p) = parse(&["profile", "--rev", "v1", "pipe"]) else { panic!() };
         assert_eq!(p.run.kernel.rev.as_deref(), Some("v1"));
         let Cmd::Trace(t) = parse(&["trace", "pipe", "--rev", "HEAD~2"]) else { panic!() };

@@ -72,7 +72,7 @@ fn render(rows: &[Row], name: &str, name_w: usize, num: fn(f64) -> String) -> St
 }
 
 /// What `exact` in the p column means ([`Row::exact`]), for the legend.
-pub const EXACT_MEANS: &str = "every run of each side gave the same figure (--icount is deterministic), \
+pub const EXACT_MEANS: &str = "every run of each side gave the same figure (--icount and --engine sim are deterministic), \
      so the change is exact for the tick phases run and no test applies; --phases runs each at another phase";
 
 /// What the table shows and what `*` means; with `exact_rows` (some row is [`Row::exact`]), also
