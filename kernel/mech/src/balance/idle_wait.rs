@@ -174,6 +174,9 @@ struct PerCpu {
     /// (written under its runqueue lock only; atomics, not a lock, so that
     /// the slot locks taken while it changes stay leaves).
     offer: [AtomicU64; sched::cpumask::MAX_CPUS / 64],
+    /// `offer` is not empty: a CPU that neither has a queue nor offered
+    /// skips the mask work (the pipe's 0/1 crossings).
+    offering: AtomicBool,
 }
 
 impl PerCpu {
@@ -186,6 +189,7 @@ impl PerCpu {
             entry: [const { AtomicU64::new(0) }; MAX_LEVELS],
             wait_ns: [const { AtomicU64::new(0) }; MAX_LEVELS],
             offer: [const { AtomicU64::new(0) }; sched::cpumask::MAX_CPUS / 64],
+            offering: AtomicBool::new(false),
         }
     }
 }
@@ -319,16 +323,21 @@ fn transition(rq: &Rq, runnable: u32) {
         },
         Ordering::Relaxed,
     );
-    let new = match ALL.get() {
-        Some(all) if queue => offer_of(rq, all),
-        _ => CpuMask::new(),
-    };
-    let old = CpuMask::from_bits(core::array::from_fn(|i| me.offer[i].load(Ordering::Relaxed)));
-    let (gone, came) = (old.difference(&new), new.difference(&old));
-    // Withdraw offers before becoming idle, and make them after stopping
-    // being idle: an idle CPU offers nothing.
-    if !gone.is_empty() {
-        change_offers(mine, &gone, false);
+    // (new offer, what it gained); None when there was and is no offer.
+    let mut changed = None;
+    if queue || me.offering.load(Ordering::Relaxed) {
+        let new = match ALL.get() {
+            Some(all) if queue => offer_of(rq, all),
+            _ => CpuMask::new(),
+        };
+        let old = CpuMask::from_bits(core::array::from_fn(|i| me.offer[i].load(Ordering::Relaxed)));
+        // Withdraw offers before becoming idle, and make them after
+        // stopping being idle: an idle CPU offers nothing.
+        let gone = old.difference(&new);
+        if !gone.is_empty() {
+            change_offers(mine, &gone, false);
+        }
+        changed = Some((new, new.difference(&old)));
     }
     let was_idle = me.idle.load(Ordering::Relaxed);
     if was_idle != idle {
@@ -354,11 +363,14 @@ fn transition(rq: &Rq, runnable: u32) {
         }
         me.idle.store(idle, Ordering::Relaxed);
     }
-    if !came.is_empty() {
-        change_offers(mine, &came, true);
-    }
-    for (w, b) in me.offer.iter().zip(new.bits()) {
-        w.store(b, Ordering::Relaxed);
+    if let Some((new, came)) = changed {
+        if !came.is_empty() {
+            change_offers(mine, &came, true);
+        }
+        for (w, b) in me.offer.iter().zip(new.bits()) {
+            w.store(b, Ordering::Relaxed);
+        }
+        me.offering.store(!new.is_empty(), Ordering::Relaxed);
     }
 }
 
