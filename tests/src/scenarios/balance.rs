@@ -103,7 +103,7 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             // woken task has slept past the 0.5 ms cache-hot window and may be pulled. Newidle
             // balancing must pull (none without it) and cut the idle time during which a CPU of
             // the domain had a queue. Measured: 65.6 vs 96.5 ms (68%), 70 vs 0 pulled; since
-            // issue 15 counts only waiters the idle CPU may run, 58.5 vs 98.3 ms (60%), 71 vs 0
+            // issue 15 counts only waiters the idle CPU may run, 72.7 vs 104.5 ms (70%), 62 vs 0
             // (`cargo xtask test --no-host --logs idle-wait-newidle-on-vs-off`, Σ over CPUs of
             // `@fw schedstat_delta` idle_wait_ns and `@fw newidle` pulled). With
             // 0.2 ms sleeps (woken tasks still cache hot, few pulls) it was 72%, then 88% after
