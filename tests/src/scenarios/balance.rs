@@ -102,7 +102,10 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             // bursts and 1 ms sleeps on 4 CPUs, so CPUs go idle while another has two, and a
             // woken task has slept past the 0.5 ms cache-hot window and may be pulled. Newidle
             // balancing must pull (none without it) and cut the idle time during which a CPU of
-            // the domain had a queue. Measured: 65.6 vs 96.5 ms (68%), 70 vs 0 pulled. With
+            // the domain had a queue. Measured: 65.6 vs 96.5 ms (68%), 70 vs 0 pulled; since
+            // issue 15 counts only waiters the idle CPU may run, 72.7 vs 104.5 ms (70%), 62 vs 0
+            // (`cargo xtask test --no-host --logs idle-wait-newidle-on-vs-off`, Σ over CPUs of
+            // `@fw schedstat_delta` idle_wait_ns and `@fw newidle` pulled). With
             // 0.2 ms sleeps (woken tasks still cache hot, few pulls) it was 72%, then 88% after
             // an unrelated change moved the timing: too close to the limit. The command lines
             // differ only in newidle=.
@@ -122,7 +125,10 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             // unrelated change moved the timing; at 1892ecc snap 56, 1 and avg 25, 3), so which
             // boot pulls more is timing and is not asserted; one pair is enough to show the
             // clamp at work, so avg vs delta is not booted; the idle time waited does not follow the
-            // clamps (snap 24.07, avg 28.61, delta 24.35 ms) and is not asserted.
+            // clamps (snap 24.07, avg 28.61, delta 24.35 ms) and is not asserted. Since issue 15
+            // (idle-wait counts only waiters the idle CPU may run): snap 101, 6 and 31.21 ms; avg
+            // 32, 3 and 33.97 ms (`cargo xtask test --no-host --logs newidle-clamp`, Σ over CPUs,
+            // on a89a278 before the boot-path merge).
             name: "balance-newidle-clamp-snap-vs-avg",
             icount: true,
             smp: "4",

@@ -1,39 +1,50 @@
 //! "Idle while others wait": the effect balancing exists to minimise.
 //!
 //! For each CPU `c` and each of its sched domains `sd`, `idle_wait[c][sd]`
-//! is the time during which `c` had no runnable task while at least one
-//! other CPU of `sd`'s span had two or more (`h_nr_runnable >= 2`: one
-//! running, one or more waiting that an idle CPU could have run). `idle[c]`
-//! is the time `c` had no runnable task at all, the denominator. Both count
-//! from the moment balancing is set up; both follow the values each CPU
-//! publishes for the balancer (`snapshot::publish_load`, under its runqueue
-//! lock, at every enqueue, switch, pull and tick), so they see what the
-//! balancer could have seen: a task woken onto an idle CPU ends its idle time
-//! when it is enqueued, not when it first runs. Domains nest, so a CPU's
-//! `idle_wait` grows with the level and its top level is its figure for the
-//! machine (its largest domain).
+//! is the time during which `c` had no runnable task while another CPU of
+//! `sd`'s span had a task waiting (runnable, not running) that `c` is
+//! allowed to run: what a balancer pulling to `c` could have fixed. A task
+//! pinned to its own CPU, or allowed elsewhere but not on `c`, does not
+//! count for `c`. `idle[c]` is the time `c` had no runnable task at all, the
+//! denominator. Both count from the moment balancing is set up; both follow
+//! the values each CPU publishes for the balancer (`snapshot::publish_load`,
+//! under its runqueue lock, at every enqueue, switch, pull and tick), so
+//! they see what the balancer could have seen: a task woken onto an idle
+//! CPU ends its idle time when it is enqueued, not when it first runs.
+//! Domains nest, so a CPU's `idle_wait` grows with the level and its top
+//! level is its figure for the machine (its largest domain).
+//!
+//! Until issue 15 the figure counted any CPU with two or more runnable
+//! tasks, pinned ones included: a workload that pins its hogs (prodcons)
+//! then showed ~200 ms per CPU that no balancer could have removed.
 //!
 //! It is exact and event-driven, so a tickless CPU loses nothing and an
-//! `-icount` run reproduces it: each domain instance (a span, shared by the
-//! CPUs of the span) keeps the number of its CPUs with two or more runnable
-//! tasks and the integral `A(t)` of "that number is above zero" over time,
-//! changed only when a CPU crosses the threshold (under the instance's leaf
-//! lock, which orders the writers). A CPU reads `A` of each of its domains
-//! when it becomes idle and again when it stops being idle, and adds the
-//! difference. A CPU with no runnable task never has two, so "another CPU"
-//! holds by construction. Between crossings the fast paths pay one load and
-//! two compares (`on_publish`).
+//! `-icount` run reproduces it. A CPU with two or more runnable tasks
+//! offers the union of its waiting tasks' allowed CPUs (its own left out;
+//! kept in its own atomics, no lock). Each domain instance (a span, shared
+//! by the CPUs of the span) keeps, per CPU `c` of the span, how many CPUs
+//! of the span offer to `c` and the integral `A_c(t)` of "that number is
+//! above zero" over time, changed only when an offer changes (under that
+//! slot's leaf lock, which orders the writers). A CPU reads its `A_c` of
+//! each of its domains when it becomes idle and again when it stops being
+//! idle, and adds the difference. An idle CPU offers nothing, so "another
+//! CPU" holds by construction. The offer is recomputed (a walk of the
+//! queue that stops at the first waiting task free to run on every other
+//! CPU) whenever an overloaded CPU's runnable count changes; a task whose
+//! affinity changes while it waits and the count does not is seen at the
+//! next change. Between changes the fast paths pay one load and two
+//! compares (`on_publish`); a CPU with one runnable task never walks.
 //!
-//! The reads take no lock: an instance carries a sequence count that a
-//! writer makes odd while it changes the instance (Linux's `seqcount_t`
+//! The reads take no lock: a slot carries a sequence count that a
+//! writer makes odd while it changes the slot (Linux's `seqcount_t`
 //! pattern), and a reader retries when the count was odd or moved. Every
-//! idle entry and exit reads, and a pipe ping-pong across two CPUs makes
-//! four of them per round trip, so this is the common case; taking the leaf
+//! idle entry and exit reads (its own slot of each domain), and a pipe
+//! ping-pong across two CPUs makes four of them per round trip, so this is the common case; taking the leaf
 //! lock, looking the CPU's domains up through the shared layout and reading
 //! the clock once per level there cost about 110 guest instructions per
 //! idle transition (`cargo xtask profile pipe --params rounds=2000,mode=cross
 //! --smp 2`, 438 per round trip); each CPU now keeps its own list of its
-//! instances (set once at `init`) and reads them without the lock: 370 per
+//! slots (set once at `init`) and reads them without the lock: 370 per
 //! round trip (docs/BENCHMARKS.md, "Issue 16: the fast paths' two costs").
 //!
 //! Exactness of a lock-free read: the writer reads the clock inside its
@@ -53,21 +64,24 @@ use alloc::vec::Vec;
 use core::fmt::Write;
 use core::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 
+use sched::cpumask::CpuMask;
 use sched::topology::{Level, SchedDomains};
+use sched::EntityId;
 
+use crate::rq::Rq;
 use crate::sync::irq_mutex::IrqMutex;
 
 /// Domain levels a CPU can have (SMT, MC, PKG, NODE and NUMA levels).
 pub const MAX_LEVELS: usize = 8;
 
-/// One domain instance's count of CPUs with two or more runnable tasks and
-/// the integral of "some CPU has" (ns). Writers hold `writer`; readers take
-/// no lock (see the module docs).
+/// For one CPU `c` of a domain instance: how many CPUs of the span offer
+/// `c` a waiting task, and the integral of "some CPU does" (ns). Writers
+/// hold `writer`; readers take no lock (see the module docs).
 struct Waiting {
     /// Even while no writer is inside; a writer makes it odd, changes the
     /// fields, and makes it even again.
     seq: AtomicU32,
-    overloaded: AtomicU32,
+    offering: AtomicU32,
     since: AtomicU64,
     acc: AtomicU64,
     writer: IrqMutex<()>,
@@ -77,14 +91,14 @@ impl Waiting {
     fn new() -> Self {
         Waiting {
             seq: AtomicU32::new(0),
-            overloaded: AtomicU32::new(0),
+            offering: AtomicU32::new(0),
             since: AtomicU64::new(0),
             acc: AtomicU64::new(0),
             writer: IrqMutex::new(()),
         }
     }
 
-    /// `A(t)`, how long up to `t` some CPU of the span had two or more, and
+    /// `A(t)`, how long up to `t` some CPU of the span offered a task, and
     /// `t` (now), read consistently without the lock.
     #[inline(always)]
     fn value_now(&self) -> (u64, u64) {
@@ -92,12 +106,12 @@ impl Waiting {
             let s = self.seq.load(Ordering::Acquire);
             if s & 1 == 0 {
                 let t = crate::rq::now_ns();
-                let overloaded = self.overloaded.load(Ordering::Relaxed);
+                let offering = self.offering.load(Ordering::Relaxed);
                 let acc = self.acc.load(Ordering::Relaxed);
                 let since = self.since.load(Ordering::Relaxed);
                 fence(Ordering::Acquire);
                 if self.seq.load(Ordering::Relaxed) == s {
-                    let a = if overloaded > 0 { acc + t.saturating_sub(since) } else { acc };
+                    let a = if offering > 0 { acc + t.saturating_sub(since) } else { acc };
                     return (a, t);
                 }
             }
@@ -118,23 +132,51 @@ impl Waiting {
     }
 }
 
-/// One of a CPU's domains: its level and its instance.
+/// One domain instance: its span and, per CPU of the span in CPU order,
+/// its `Waiting`.
+struct Instance {
+    span: CpuMask,
+    per: Box<[Waiting]>,
+}
+
+impl Instance {
+    /// The slot of span CPU `cpu`: its rank in the span.
+    fn slot(&self, cpu: usize) -> &Waiting {
+        let bits = self.span.bits();
+        let (w, b) = (cpu / 64, cpu % 64);
+        let below: u32 = bits[..w].iter().map(|x| x.count_ones()).sum::<u32>() + (bits[w] & ((1u64 << b) - 1)).count_ones();
+        &self.per[below as usize]
+    }
+}
+
+/// One of a CPU's domains: its level, its instance, and the CPU's own slot
+/// there (what its idle transitions read).
 #[derive(Clone, Copy)]
 struct Dom {
     level: Level,
+    inst: &'static Instance,
     w: &'static Waiting,
 }
+
+/// The CPUs that have domains (the most any offer can hold), set by `init`.
+static ALL: spin::Once<CpuMask> = spin::Once::new();
 
 /// One CPU's side, written only by that CPU's publish (under its runqueue
 /// lock) and read by the statistics.
 struct PerCpu {
     idle: AtomicBool,
-    overloaded: AtomicBool,
     idle_since: AtomicU64,
     idle_ns: AtomicU64,
     /// `A` of each domain when this CPU last became idle.
     entry: [AtomicU64; MAX_LEVELS],
     wait_ns: [AtomicU64; MAX_LEVELS],
+    /// The CPUs this CPU offers a waiting task to, as `CpuMask` words
+    /// (written under its runqueue lock only; atomics, not a lock, so that
+    /// the slot locks taken while it changes stay leaves).
+    offer: [AtomicU64; sched::cpumask::MAX_CPUS / 64],
+    /// `offer` is not empty: a CPU that neither has a queue nor offered
+    /// skips the mask work (the pipe's 0/1 crossings).
+    offering: AtomicBool,
 }
 
 impl PerCpu {
@@ -142,11 +184,12 @@ impl PerCpu {
         PerCpu {
             // No CPU runs anything before the scheduler starts.
             idle: AtomicBool::new(true),
-            overloaded: AtomicBool::new(false),
             idle_since: AtomicU64::new(0),
             idle_ns: AtomicU64::new(0),
             entry: [const { AtomicU64::new(0) }; MAX_LEVELS],
             wait_ns: [const { AtomicU64::new(0) }; MAX_LEVELS],
+            offer: [const { AtomicU64::new(0) }; sched::cpumask::MAX_CPUS / 64],
+            offering: AtomicBool::new(false),
         }
     }
 }
@@ -156,8 +199,9 @@ pub struct IdleWaitCpu {
     per_cpu: PerCpu,
     /// Each CPU's band of runnable counts that change none of its states,
     /// `lo << 32 | hi` for `lo <= runnable < hi`: `[0, 1)` idle, `[1, 2)` one
-    /// task, `[2, MAX)` a queue; `[1, MAX)` for a CPU without domains (`-smp 1`),
-    /// whose queue no other CPU could take. The fast paths load it and compare.
+    /// task, `[n, n + 1)` a queue of `n` (its offer is walked again when the
+    /// count changes); `[1, MAX)` for a CPU without domains (`-smp 1`), whose
+    /// queue no other CPU could take. The fast paths load it and compare.
     band: AtomicU64,
     /// This CPU's domains bottom-up (as `SchedDomains::per_cpu`), set once
     /// by `init`; unset for a CPU above the last online one.
@@ -189,7 +233,7 @@ const fn band(lo: u32, hi: u32) -> u64 {
 /// the kernel (leaked once: the domains never change after boot).
 pub fn init(sds: &SchedDomains) {
     let now = crate::rq::now_ns();
-    let mut spans: Vec<sched::cpumask::CpuMask> = Vec::new();
+    let mut spans: Vec<CpuMask> = Vec::new();
     let mut of_cpu: Vec<Vec<(Level, usize)>> = Vec::new();
     let nr = sds.online().iter().last().map_or(0, |c| c + 1);
     for cpu in 0..nr {
@@ -209,56 +253,93 @@ pub fn init(sds: &SchedDomains) {
         }
         of_cpu.push(mine);
     }
-    let instances: &'static [Waiting] = Box::leak(spans.iter().map(|_| Waiting::new()).collect::<Vec<_>>().into_boxed_slice());
+    let instances: &'static [Instance] = Box::leak(
+        spans
+            .iter()
+            .map(|s| Instance { span: *s, per: (0..s.weight()).map(|_| Waiting::new()).collect() })
+            .collect::<Vec<_>>()
+            .into_boxed_slice(),
+    );
+    ALL.call_once(|| sds.online());
     for (cpu, mine) in of_cpu.iter().enumerate() {
-        let doms: Vec<Dom> = mine.iter().map(|&(level, id)| Dom { level, w: &instances[id] }).collect();
+        let doms: Vec<Dom> = mine
+            .iter()
+            .map(|&(level, id)| {
+                let inst = &instances[id];
+                Dom { level, inst, w: inst.slot(cpu) }
+            })
+            .collect();
         pc(cpu).doms.call_once(|| Box::leak(doms.into_boxed_slice()));
     }
 }
 
-/// `cpu` published `runnable` runnable tasks (`h_nr_runnable`; call under its
-/// runqueue lock, from `snapshot::publish_load`).
+/// `rq` published (call under its lock, from `snapshot::publish_load`).
 #[inline]
-pub fn on_publish(cpu: usize, runnable: u32) {
-    let b = pc(cpu).band.load(Ordering::Relaxed);
+pub fn on_publish(rq: &Rq) {
+    let runnable = rq.fair.h_nr_runnable();
+    let b = pc(rq.cpu).band.load(Ordering::Relaxed);
     if runnable < (b >> 32) as u32 || runnable >= b as u32 {
-        transition(cpu, runnable);
+        transition(rq, runnable);
     }
 }
 
+/// The CPUs other than its own that `rq`'s waiting tasks (runnable, not
+/// running) may run on. The walk stops at the first task that may run on
+/// every other CPU (the common case of a free task).
+fn offer_of(rq: &Rq, all: &CpuMask) -> CpuMask {
+    let mut full = *all;
+    full.clear(rq.cpu);
+    let mut m = CpuMask::new();
+    let curr = rq.fair.curr();
+    for (i, t) in rq.tasks.iter().enumerate() {
+        let Some(t) = t else { continue };
+        let e = EntityId(i as u32);
+        if curr == Some(e) || !rq.fair.entity(e).is_some_and(|se| se.on_rq && !se.sched_delayed) {
+            continue;
+        }
+        m = m.union(&t.affinity.load());
+        if full.is_subset(&m) {
+            return full;
+        }
+    }
+    m.clear(rq.cpu);
+    m
+}
+
 #[inline(never)]
-fn transition(cpu: usize, runnable: u32) {
+fn transition(rq: &Rq, runnable: u32) {
+    let cpu = rq.cpu;
     let this = pc(cpu);
     let Some(&mine) = this.doms.get() else { return };
     let me = &this.per_cpu;
     let idle = runnable == 0;
-    let overloaded = runnable >= 2 && !mine.is_empty();
+    let queue = runnable >= 2 && !mine.is_empty();
     this.band.store(
-        match (idle, overloaded) {
+        match (idle, queue) {
             (true, _) => band(0, 1),
-            (false, true) => band(2, u32::MAX),
+            (false, true) => band(runnable, runnable + 1),
             (false, false) if mine.is_empty() => band(1, u32::MAX),
             (false, false) => band(1, 2),
         },
         Ordering::Relaxed,
     );
-    let was_idle = me.idle.load(Ordering::Relaxed);
-    let was_overloaded = me.overloaded.load(Ordering::Relaxed);
-    // Leave "overloaded" before becoming idle, and stop being idle before
-    // becoming overloaded: a CPU is never both.
-    if was_overloaded && !overloaded {
-        for d in mine {
-            d.w.write(|w, t| {
-                let n = w.overloaded.load(Ordering::Relaxed);
-                if n == 1 {
-                    let since = w.since.load(Ordering::Relaxed);
-                    w.acc.store(w.acc.load(Ordering::Relaxed) + t.saturating_sub(since), Ordering::Relaxed);
-                }
-                w.overloaded.store(n.saturating_sub(1), Ordering::Relaxed);
-            });
+    // (new offer, what it gained); None when there was and is no offer.
+    let mut changed = None;
+    if queue || me.offering.load(Ordering::Relaxed) {
+        let new = match ALL.get() {
+            Some(all) if queue => offer_of(rq, all),
+            _ => CpuMask::new(),
+        };
+        let old = CpuMask::from_bits(core::array::from_fn(|i| me.offer[i].load(Ordering::Relaxed)));
+        // Withdraw offers before becoming idle, and make them after
+        // stopping being idle: an idle CPU offers nothing.
+        let gone = old.difference(&new);
+        if !gone.is_empty() {
+            change_offers(mine, &gone, false);
         }
-        me.overloaded.store(false, Ordering::Relaxed);
+        changed = Some((new, new.difference(&old)));
     }
+    let was_idle = me.idle.load(Ordering::Relaxed);
     if was_idle != idle {
         let mut t = 0;
         for (l, d) in mine.iter().enumerate() {
@@ -282,17 +363,39 @@ fn transition(cpu: usize, runnable: u32) {
         }
         me.idle.store(idle, Ordering::Relaxed);
     }
-    if !was_overloaded && overloaded {
-        for d in mine {
-            d.w.write(|w, t| {
-                let n = w.overloaded.load(Ordering::Relaxed);
-                if n == 0 {
-                    w.since.store(t, Ordering::Relaxed);
+    if let Some((new, came)) = changed {
+        if !came.is_empty() {
+            change_offers(mine, &came, true);
+        }
+        for (w, b) in me.offer.iter().zip(new.bits()) {
+            w.store(b, Ordering::Relaxed);
+        }
+        me.offering.store(!new.is_empty(), Ordering::Relaxed);
+    }
+}
+
+/// Adds (`on`) or withdraws one offer to each CPU of `cpus` in every domain
+/// of `mine` whose span holds it. One slot lock at a time (leaves, never
+/// nested).
+fn change_offers(mine: &[Dom], cpus: &CpuMask, on: bool) {
+    for d in mine {
+        for c in cpus.intersection(&d.inst.span).iter() {
+            d.inst.slot(c).write(|w, t| {
+                let n = w.offering.load(Ordering::Relaxed);
+                if on {
+                    if n == 0 {
+                        w.since.store(t, Ordering::Relaxed);
+                    }
+                    w.offering.store(n + 1, Ordering::Relaxed);
+                } else {
+                    if n == 1 {
+                        let since = w.since.load(Ordering::Relaxed);
+                        w.acc.store(w.acc.load(Ordering::Relaxed) + t.saturating_sub(since), Ordering::Relaxed);
+                    }
+                    w.offering.store(n.saturating_sub(1), Ordering::Relaxed);
                 }
-                w.overloaded.store(n + 1, Ordering::Relaxed);
             });
         }
-        me.overloaded.store(true, Ordering::Relaxed);
     }
 }
 

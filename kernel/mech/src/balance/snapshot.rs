@@ -97,7 +97,7 @@ pub fn publish_load(rq: &Rq) {
     let pelt = rq.fair.pelt();
     p.nr_running.store(rq.fair.nr_queued() as u64, Ordering::Relaxed);
     p.h_nr_runnable.store(rq.fair.h_nr_runnable() as u64, Ordering::Relaxed);
-    super::idle_wait::on_publish(rq.cpu, rq.fair.h_nr_runnable());
+    super::idle_wait::on_publish(rq);
     p.idle.store(rq.curr.is_idle, Ordering::Relaxed);
     p.load_avg.store(pelt.load_avg, Ordering::Relaxed);
     p.runnable_avg.store(pelt.runnable_avg, Ordering::Relaxed);
