@@ -283,7 +283,12 @@ fn nearly_every_round(s: &Record, what: &str, n: u64, rounds: u64) -> Result<u64
 /// (`sis_prop=legacy` boot, `sis_prop=per_cpu_cost` boot) of `sis-prop-cost-legacy-vs-per-cpu`:
 /// the same formula, `span · (avg_idle / 512) / (avg_scan_cost + 1)`, but the per-CPU cost is
 /// the whole scan's divided by the CPUs it examined, so the depth must be larger (Mel Gorman's
-/// 2021 objection: deeper scans of a busy LLC), and the wakee must find the idle CPU more often.
+/// 2021 objection: deeper scans of a busy LLC), and the wakee must find the idle CPU at least as
+/// often. Not strictly more often: legacy does not learn from a truncated scan, so it is
+/// bistable. If its first scans truncate, the cost it starts from stays and it keeps scanning
+/// short (1 of 100 found); if an early scan reaches the idle CPU, it learns that scan's small cost
+/// and scans as deep as per_cpu_cost from then on (100 of 100, in a clean-clone run at
+/// `d74b886`). Code layout decides which, so only the depth is compared strictly.
 pub fn compare_sis_prop_cost<const CPUS: u32>(legacy: &Log, per_cpu: &Log) -> CheckResult {
     let (wl, wp) = (wakeplace(legacy, CPUS, "off")?, wakeplace(per_cpu, CPUS, "off")?);
     let (vl, dl, nl) = sis_prop_scans::<CPUS>(legacy, &wl)?;
@@ -292,8 +297,8 @@ pub fn compare_sis_prop_cost<const CPUS: u32>(legacy: &Log, per_cpu: &Log) -> Ch
     ensure(dp * nl > dl * np, || format!("mean depth {dl}/{nl} (legacy), {dp}/{np} (per_cpu_cost): expected deeper per CPU"))?;
     let last = CPUS as usize - 1;
     let (fl, fp) = (sis(legacy, wl.waker)?.num("found")?, sis(per_cpu, wp.waker)?.num("found")?);
-    ensure(fp > fl && wp.on[last] > wl.on[last], || {
-        format!("scans that found CPU {last}: {fl} (legacy), {fp} (per_cpu_cost); wakeups run there {}, {}: expected more per CPU", wl.on[last], wp.on[last])
+    ensure(fp >= fl && wp.on[last] >= wl.on[last], || {
+        format!("scans that found CPU {last}: {fl} (legacy), {fp} (per_cpu_cost); wakeups run there {}, {}: expected at least as many per CPU", wl.on[last], wp.on[last])
     })
 }
 
