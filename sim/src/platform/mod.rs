@@ -129,22 +129,10 @@ enum Act {
     Stopped,
 }
 
-/// Per-CPU counters of the simulation (the mechanism keeps its own).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct CpuStats {
-    /// Switches carried out (`switch_frames` between two contexts), of which
-    /// to or from the idle task.
-    pub switches: u64,
-    pub idle_switches: u64,
-    pub ipis_sent: u64,
-    pub ipis_taken: u64,
-    pub timer_irqs: u64,
-    /// Contexts that arrived from another CPU, by [`Distance`] (index 1..).
-    pub migrations_in: [u64; 5],
-    /// Virtual ns of burns, of charged kernel work.
-    pub burn_ns: u64,
-    pub kernel_ns: u64,
-}
+/// Per-CPU counters of the simulation (the mechanism keeps its own): the
+/// engine's own counters, kept the same way when the mechanism is the
+/// scheduler (a switch is one `switch_frames` between two contexts).
+pub use crate::engine::CpuStats;
 
 struct Cpu {
     /// The context whose coroutine this CPU runs (0: none yet).
