@@ -4,50 +4,19 @@
 //! per round trip is those four charges, which the icount figures were
 //! derived from (docs/SIMULATOR.md, "The cost model").
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+mod common;
 
 use fairway_sim::engine::CostModel;
-use fairway_sim::platform::{self, SimConfig};
 use fairway_sim::Machine;
-use mech::sync::Pipe;
-use mech::task::Spawn;
 
 const ROUNDS: u64 = 2000;
 
 #[test]
 fn two_tasks_ping_pong_on_one_cpu_at_the_icount_cost() {
     let machine = Machine::from_smp("1", 1).unwrap();
-    let result = Arc::new(AtomicU64::new(0));
-    let r = result.clone();
-    let report = platform::run(&machine, SimConfig { sched_debug: true, ..SimConfig::default() }, move || {
-        let ping = Arc::new(Pipe::new(4096));
-        let pong = Arc::new(Pipe::new(4096));
-        let (p1, q1) = (ping.clone(), pong.clone());
-        let start = mech::rq::now_ns();
-        let b = mech::task::spawn(Spawn::new("pipe-b").pin(0), move || {
-            let mut x = [0u8; 1];
-            for _ in 0..ROUNDS {
-                p1.read_exact(&mut x);
-                q1.write(&x, true);
-            }
-        })
-        .unwrap();
-        let a = mech::task::spawn(Spawn::new("pipe-a").pin(0), move || {
-            let mut x = [1u8; 1];
-            for _ in 0..ROUNDS {
-                ping.write(&x, true);
-                pong.read_exact(&mut x);
-            }
-        })
-        .unwrap();
-        mech::task::join(&a);
-        mech::task::join(&b);
-        r.store(mech::rq::now_ns() - start, Ordering::Relaxed);
-    });
+    let (report, ns) = common::pipe_ping_pong(&machine, 0, 0, ROUNDS);
     assert_eq!(report.end, "finished", "{report:?}");
-    eprintln!("round trip {} ns, switches {:?}, events {}", result.load(Ordering::Relaxed) / ROUNDS, report.cpus[0], report.events);
-    let ns = result.load(Ordering::Relaxed);
+    eprintln!("round trip {} ns, switches {:?}, events {}", ns / ROUNDS, report.cpus[0], report.events);
     let c = CostModel::ICOUNT;
     let per = ns / ROUNDS;
     // Two wakeups and two task-to-task switches per round trip; the ends

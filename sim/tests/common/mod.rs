@@ -11,19 +11,8 @@ use std::process::Command;
 /// printed between `@child-begin` and `@child-end`; panics with the child's
 /// output if it failed.
 pub fn in_child(test_name: &str, arg: &str) -> String {
-    let exe = std::env::current_exe().expect("the test binary");
-    let out = Command::new(exe)
-        .args([test_name, "--exact", "--nocapture", "--test-threads=1"])
-        .env("SIM_CHILD", arg)
-        .output()
-        .expect("start the child test process");
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "child run {arg} failed: {}\n--- stdout\n{stdout}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (ok, stdout, stderr) = run_child(test_name, arg);
+    assert!(ok, "child run {arg} failed\n--- stdout\n{stdout}\n--- stderr\n{stderr}");
     let begin = stdout.find("@child-begin\n").unwrap_or_else(|| panic!("child {arg} printed no result:\n{stdout}"));
     let end = stdout.find("@child-end").expect("the end of the child's result");
     stdout[begin + "@child-begin\n".len()..end].to_string()
@@ -44,6 +33,46 @@ pub fn run_child(test_name: &str, arg: &str) -> (bool, String, String) {
 /// The child's argument, if this process is a child run.
 pub fn child_arg() -> Option<String> {
     std::env::var("SIM_CHILD").ok()
+}
+
+/// Two tasks ping-pong one byte `rounds` times through the mechanism's own
+/// pipes, `pipe-a` pinned to `cpu_a` and `pipe-b` to `cpu_b` (the kernel's
+/// `workload=pipe`), on `machine` with the invariant checks on: the run's
+/// report and the virtual ns from the first spawn to both joins.
+pub fn pipe_ping_pong(machine: &fairway_sim::Machine, cpu_a: usize, cpu_b: usize, rounds: u64) -> (fairway_sim::platform::SimReport, u64) {
+    use mech::sync::Pipe;
+    use mech::task::Spawn;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::sync::Arc;
+    let elapsed = Arc::new(AtomicU64::new(0));
+    let e = elapsed.clone();
+    let config = fairway_sim::platform::SimConfig { sched_debug: true, ..Default::default() };
+    let report = fairway_sim::platform::run(machine, config, move || {
+        let ping = Arc::new(Pipe::new(4096));
+        let pong = Arc::new(Pipe::new(4096));
+        let (p1, q1) = (ping.clone(), pong.clone());
+        let start = mech::rq::now_ns();
+        let b = mech::task::spawn(Spawn::new("pipe-b").pin(cpu_b), move || {
+            let mut x = [0u8; 1];
+            for _ in 0..rounds {
+                p1.read_exact(&mut x);
+                q1.write(&x, true);
+            }
+        })
+        .unwrap();
+        let a = mech::task::spawn(Spawn::new("pipe-a").pin(cpu_a), move || {
+            let mut x = [1u8; 1];
+            for _ in 0..rounds {
+                ping.write(&x, true);
+                pong.read_exact(&mut x);
+            }
+        })
+        .unwrap();
+        mech::task::join(&a);
+        mech::task::join(&b);
+        e.store(mech::rq::now_ns() - start, Ordering::Relaxed);
+    });
+    (report, elapsed.load(Ordering::Relaxed))
 }
 
 /// Prints a child's result for `in_child`.
