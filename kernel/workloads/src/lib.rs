@@ -189,6 +189,24 @@ pub fn join_all(tasks: &[Arc<Task>]) {
     }
 }
 
+/// `threads=` of a workload whose threads work in pairs (`pairs`: what the
+/// pairs are, for the message): an odd count is reported and the last
+/// thread dropped.
+pub(crate) fn even_threads(w: &Workload, pairs: &str) -> usize {
+    let threads = w.num("threads") as usize;
+    if threads % 2 == 1 {
+        crate::cmdline::report_problem(format_args!(
+            "workload={}: threads={} is odd (threads work in {}); using threads={}",
+            w.name,
+            threads,
+            pairs,
+            threads - 1
+        ));
+        return threads - 1;
+    }
+    threads
+}
+
 /// CPUs online, as a list.
 pub fn cpus() -> Vec<usize> {
     rq::online_mask().iter().collect()

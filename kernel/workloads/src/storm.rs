@@ -39,15 +39,7 @@ pub(super) const PARAMS: &[Param] = &[
 ];
 
 pub fn run(w: &Workload) -> bool {
-    let mut threads = w.num("threads") as usize;
-    if threads % 2 == 1 {
-        crate::cmdline::report_problem(format_args!(
-            "workload=storm: threads={} is odd (threads work in partner pairs); using threads={}",
-            threads,
-            threads - 1
-        ));
-        threads -= 1;
-    }
+    let threads = super::even_threads(w, "partner pairs");
     let ms = w.num("ms");
     if !super::budget::fits(w, &["threads"], threads as u64, 0) {
         return false;

@@ -80,15 +80,7 @@ pub(super) const BELL_TIMEOUT_NS: u64 = 10_000_000;
 pub(super) const GRACE_NS: u64 = 30_000_000_000;
 
 pub fn run(w: &Workload) -> bool {
-    let mut threads = w.num("threads") as usize;
-    if threads % 2 == 1 {
-        crate::cmdline::report_problem(format_args!(
-            "workload=torture: threads={} is odd (threads work in pipe writer/reader pairs); using threads={}",
-            threads,
-            threads - 1
-        ));
-        threads -= 1;
-    }
+    let threads = crate::even_threads(w, "pipe writer/reader pairs");
     let (ms, seed) = (w.num("ms"), w.num("seed"));
     let cpus = super::cpus();
     let child_cap = cpus.len().max(2) as u64;
