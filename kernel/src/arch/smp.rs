@@ -97,36 +97,18 @@ pub fn start_aps(apic_ids: &[u32], ap_main: ApMain) -> Vec<StartFailure> {
     failures
 }
 
-/// The INIT-to-STARTUP delay, as Linux chooses it (smpboot.c:
-/// `smp_quirk_init_udelay()`, with the v6.15 fix that covers every Intel
-/// family from the Pentium Pro on): none for Intel family 6 model 1 and later,
-/// Hygon family 0x18 and later and AMD family 0xF and later; the
-/// MultiProcessor Specification's 10 ms for anything else. (QEMU needs none:
-/// it handles INIT at once.)
+/// The INIT-to-STARTUP delay for this CPU, as Linux chooses it
+/// (`smpboot.c: smp_quirk_init_udelay()`; the rule and its host tests are
+/// `sched::topology::CpuSignature::init_udelay_us`): none on modern CPUs, 10 ms
+/// on older ones. (QEMU needs none: it handles INIT at once.)
 pub fn init_udelay_us() -> (u64, &'static str) {
-    let v = super::cpuid::cpuid(0, 0);
-    let mut vendor = [0u8; 12];
-    vendor[0..4].copy_from_slice(&v.ebx.to_le_bytes());
-    vendor[4..8].copy_from_slice(&v.edx.to_le_bytes());
-    vendor[8..12].copy_from_slice(&v.ecx.to_le_bytes());
-    let sig = super::cpuid::cpuid(1, 0).eax;
-    let base_family = (sig >> 8) & 0xf;
-    let family = if base_family == 0xf { base_family + ((sig >> 20) & 0xff) } else { base_family };
-    let model = if base_family == 0x6 || base_family == 0xf {
-        ((sig >> 4) & 0xf) | (((sig >> 16) & 0xf) << 4)
-    } else {
-        (sig >> 4) & 0xf
-    };
-    let modern = match &vendor {
-        b"GenuineIntel" => (family, model) >= (6, 1),
-        b"HygonGenuine" => family >= 0x18,
-        b"AuthenticAMD" => family >= 0xf,
-        _ => false,
-    };
-    if modern {
-        (0, "a modern CPU")
-    } else {
-        (10_000, "not a CPU Linux exempts")
+    let l0 = super::cpuid::cpuid(0, 0);
+    let leaf0 = sched::topology::CpuidRegs::new(l0.eax, l0.ebx, l0.ecx, l0.edx);
+    let signature = sched::topology::CpuSignature::from_leaves(leaf0, super::cpuid::cpuid(1, 0).eax);
+    log::debug!("boot CPU: {:?} family {:#x} model {:#x}", signature.vendor, signature.family, signature.model);
+    match signature.init_udelay_us() {
+        0 => (0, "a modern CPU"),
+        us => (us, "not a CPU Linux exempts"),
     }
 }
 

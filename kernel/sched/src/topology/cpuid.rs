@@ -340,9 +340,125 @@ impl ApicIdLayout {
     }
 }
 
+/// The CPU's maker, from CPUID leaf 0's vendor string (EBX, EDX, ECX).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CpuVendor {
+    Intel,
+    Amd,
+    Hygon,
+    /// Any other vendor string (Linux's quirks treat these as old CPUs).
+    Other,
+}
+
+/// A CPU's vendor, family and model, decoded from CPUID leaves 0 and 1 as
+/// Linux's `x86_family()`/`x86_model()` (arch/x86/lib/cpu.c) do: the extended
+/// family is added only when the base family is 0xF; the extended model is
+/// prepended for every family from 6 on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CpuSignature {
+    pub vendor: CpuVendor,
+    pub family: u32,
+    pub model: u32,
+}
+
+impl CpuSignature {
+    /// Decodes leaf 0's registers (vendor) and leaf 1's EAX (signature).
+    pub fn from_leaves(leaf0: CpuidRegs, leaf1_eax: u32) -> Self {
+        let mut vendor = [0u8; 12];
+        vendor[0..4].copy_from_slice(&leaf0.ebx.to_le_bytes());
+        vendor[4..8].copy_from_slice(&leaf0.edx.to_le_bytes());
+        vendor[8..12].copy_from_slice(&leaf0.ecx.to_le_bytes());
+        let vendor = match &vendor {
+            b"GenuineIntel" => CpuVendor::Intel,
+            b"AuthenticAMD" => CpuVendor::Amd,
+            b"HygonGenuine" => CpuVendor::Hygon,
+            _ => CpuVendor::Other,
+        };
+        let base_family = (leaf1_eax >> 8) & 0xf;
+        let family = if base_family == 0xf { base_family + ((leaf1_eax >> 20) & 0xff) } else { base_family };
+        let mut model = (leaf1_eax >> 4) & 0xf;
+        if family >= 0x6 {
+            model |= ((leaf1_eax >> 16) & 0xf) << 4;
+        }
+        CpuSignature { vendor, family, model }
+    }
+
+    /// The INIT-to-STARTUP delay in microseconds, as `smpboot.c:
+    /// smp_quirk_init_udelay()` chooses it with the v6.15 fix that compares
+    /// Intel's family and model together (every Intel CPU from the Pentium
+    /// Pro, family 6 model 1, on): none on a modern CPU, the MultiProcessor
+    /// Specification's 10 ms on anything else. Linux's `cpu_init_udelay=`
+    /// override is not offered.
+    pub fn init_udelay_us(&self) -> u64 {
+        let modern = match self.vendor {
+            CpuVendor::Intel => (self.family, self.model) >= (6, 1),
+            CpuVendor::Hygon => self.family >= 0x18,
+            CpuVendor::Amd => self.family >= 0xf,
+            CpuVendor::Other => false,
+        };
+        if modern {
+            0
+        } else {
+            INIT_UDELAY_LEGACY_US
+        }
+    }
+}
+
+/// The MultiProcessor Specification's INIT-to-STARTUP wait, for CPUs Linux
+/// does not exempt (`UDELAY_10MS_LEGACY`).
+pub const INIT_UDELAY_LEGACY_US: u64 = 10_000;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn leaf0(vendor: &[u8; 12]) -> CpuidRegs {
+        let w = |i: usize| u32::from_le_bytes([vendor[i], vendor[i + 1], vendor[i + 2], vendor[i + 3]]);
+        CpuidRegs::new(0xd, w(0), w(8), w(4))
+    }
+
+    /// Leaf 1 EAX from its fields: extended family, extended model, base family, model, stepping.
+    fn sig(ext_family: u32, ext_model: u32, family: u32, model: u32) -> u32 {
+        (ext_family << 20) | (ext_model << 16) | (family << 8) | (model << 4) | 1
+    }
+
+    #[test]
+    fn signature_decodes_family_and_model_as_linux() {
+        // A Skylake client: family 6, extended model 5, model 0xE.
+        let s = CpuSignature::from_leaves(leaf0(b"GenuineIntel"), sig(0, 5, 6, 0xe));
+        assert_eq!(s, CpuSignature { vendor: CpuVendor::Intel, family: 6, model: 0x5e });
+        // Zen 3: base family 0xF plus extended family 0xA, extended model 2, model 1.
+        let s = CpuSignature::from_leaves(leaf0(b"AuthenticAMD"), sig(0xa, 2, 0xf, 1));
+        assert_eq!(s, CpuSignature { vendor: CpuVendor::Amd, family: 0x19, model: 0x21 });
+        // Below family 6 the extended model bits are not part of the model.
+        let s = CpuSignature::from_leaves(leaf0(b"GenuineIntel"), sig(0, 3, 5, 2));
+        assert_eq!((s.family, s.model), (5, 2));
+        // The extended family counts only on top of base family 0xF.
+        let s = CpuSignature::from_leaves(leaf0(b"GenuineIntel"), sig(3, 0, 6, 1));
+        assert_eq!(s.family, 6);
+        assert_eq!(CpuSignature::from_leaves(leaf0(b"CyrixInstead"), sig(0, 0, 6, 0)).vendor, CpuVendor::Other);
+    }
+
+    /// smpboot.c: smp_quirk_init_udelay() with the v6.15 family-and-model fix.
+    #[test]
+    fn init_udelay_follows_linux_cut_offs() {
+        let d = |v: &[u8; 12], s: u32| CpuSignature::from_leaves(leaf0(v), s).init_udelay_us();
+        // Intel: the Pentium Pro (6, 1) is the first exempt model; (6, 0) and a Pentium wait.
+        assert_eq!(d(b"GenuineIntel", sig(0, 0, 6, 1)), 0);
+        assert_eq!(d(b"GenuineIntel", sig(0, 0, 6, 0)), INIT_UDELAY_LEGACY_US);
+        assert_eq!(d(b"GenuineIntel", sig(0, 0, 5, 2)), INIT_UDELAY_LEGACY_US);
+        // Intel family 0xF (Pentium 4) and later families are exempt too (the v6.15 fix).
+        assert_eq!(d(b"GenuineIntel", sig(0, 0, 0xf, 2)), 0);
+        assert_eq!(d(b"GenuineIntel", sig(0, 0, 0xf, 0)), 0);
+        // AMD from family 0xF (K8) on; a K7 (family 6) waits.
+        assert_eq!(d(b"AuthenticAMD", sig(0, 0, 0xf, 5)), 0);
+        assert_eq!(d(b"AuthenticAMD", sig(0, 0, 6, 8)), INIT_UDELAY_LEGACY_US);
+        // Hygon from family 0x18; an older family number waits.
+        assert_eq!(d(b"HygonGenuine", sig(9, 0, 0xf, 0)), 0);
+        assert_eq!(d(b"HygonGenuine", sig(8, 0, 0xf, 0)), INIT_UDELAY_LEGACY_US);
+        // Anyone else gets the specification's delay.
+        assert_eq!(d(b"CentaurHauls", sig(0, 0, 6, 0xf)), INIT_UDELAY_LEGACY_US);
+    }
 
     fn sub(shift: u32, count: u32, ty: u32, idx: u32) -> CpuidRegs {
         CpuidRegs::new(shift, count, (ty << 8) | idx, 0)

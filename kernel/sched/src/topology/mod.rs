@@ -36,7 +36,7 @@ pub mod flags;
 pub mod numa;
 pub mod print;
 
-pub use cpuid::{ApicIdLayout, CpuidRegs, CpuidTopologyInput, ExtLeaf, TopoLevel};
+pub use cpuid::{ApicIdLayout, CpuSignature, CpuVendor, CpuidRegs, CpuidTopologyInput, ExtLeaf, TopoLevel};
 pub use domains::{Level, SchedDomain, SchedDomains, SchedGroup};
 pub use flags::*;
 pub use numa::NumaDistances;
