@@ -1,5 +1,6 @@
 //! `cargo xtask trace`: turns the `@fw trace*` lines of a `trace=1` boot into
-//! a Chrome/Perfetto trace-event JSON (one thread per CPU, a slice per task
+//! (or a `fairway-sim` run's, `--engine sim --machine M`: the simulator runs
+//! the same mechanism and prints the same records) a Chrome/Perfetto trace-event JSON (one thread per CPU, a slice per task
 //! run interval, instants for wakeups, enqueues, migrations and newidle
 //! balancing) and an SVG per-CPU timeline; `@fw hist` lines also give a
 //! latency SVG.
@@ -17,7 +18,8 @@ use std::path::PathBuf;
 use fairway_scenarios::{Log, Record};
 use serde_json::{json, Value};
 
-use crate::bench::{cmdline, Boot};
+use crate::bench::{check_engine, cmdline, Boot, EngineArgs};
+use crate::experiment::Engine;
 use crate::workload_args::{BootArgs, RevArg};
 
 #[derive(clap::Args)]
@@ -36,6 +38,9 @@ pub struct TraceArgs {
     /// Deterministic instruction-counted time (-icount).
     #[arg(long)]
     pub icount: bool,
+    /// `--engine sim --machine M`: trace a `fairway-sim` run instead of a QEMU boot.
+    #[command(flatten)]
+    pub engine: EngineArgs,
     /// Output directory (default target/trace/<timestamp>-<workload>).
     #[arg(short = 'o', long)]
     pub out: Option<PathBuf>,
@@ -284,9 +289,13 @@ pub fn trace(a: TraceArgs) -> Result<(), String> {
             (Log::parse(&text), p.file_stem().map_or("log".into(), |s| s.to_string_lossy().into_owned()))
         }
         (None, Some(w)) => {
-            let (boot, _) = Boot::prepare_at(&a.kernel, &a.boot.smp, a.icount, a.boot.timeout)?;
+            check_engine(&a.engine, &a.boot.smp, a.icount, false, a.kernel.rev.is_some())?;
+            let boot = match (&a.engine.engine, &a.engine.machine) {
+                (Engine::Sim, Some(m)) => Boot::simulator(m)?,
+                _ => Boot::prepare_at(&a.kernel, &a.boot.smp, a.icount, a.boot.timeout)?.0,
+            };
             let line = cmdline(w, &a.boot.params, &format!("trace=1 {}", a.append));
-            eprintln!("xtask: {}", boot.config(&line).display());
+            eprintln!("xtask: {}", boot.display(&line));
             let (rec, log) = boot.run(0, &line)?;
             eprintln!("xtask: {}", rec.exit);
             if !rec.ok {

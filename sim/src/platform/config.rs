@@ -28,7 +28,20 @@ pub struct SimConfig {
     pub balance: sched::balance::BalanceConfig,
     /// `sched_features=` applied (`None`: the defaults).
     pub features: Option<sched::Features>,
+    /// `trace=N`: record up to N scheduler events per CPU from the boot on
+    /// (0: off); the `init` thread dumps them (`mech::entry::workload_done`).
+    pub trace: usize,
+    /// `fault=MODES` with its seed (`None`: off), configured at boot as the
+    /// kernel does; injection starts with `mech::entry::workload_starts`.
+    /// Only the modes in [`SIM_FAULTS`] run here.
+    pub faults: Option<(u8, u64)>,
 }
+
+/// The `fault=` modes the simulator runs. The others spin until the clock
+/// moves (`cpu_stall` with interrupts off, and the idle loop holding IPIs
+/// back for `ipi_delay`/`ipi_reorder`), and a simulated CPU's clock does not
+/// move while its code runs: they would never end.
+pub const SIM_FAULTS: u8 = mech::fault::SPURIOUS_WAKE | mech::fault::PREEMPT_POINTS;
 
 impl Default for SimConfig {
     fn default() -> SimConfig {
@@ -44,6 +57,8 @@ impl Default for SimConfig {
             stack_bytes: 256 * 1024,
             balance: sched::balance::BalanceConfig::default(),
             features: None,
+            trace: 0,
+            faults: None,
         }
     }
 }

@@ -88,6 +88,19 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
     mech::sync::lockdep::enable(true);
     mech::timer::set_hz(cfg.hz);
     mech::timer::set_nohz(cfg.nohz);
+    // `fault=` and `trace=` as the kernel's `start_scheduler()` sets them
+    // up, before any CPU schedules.
+    if let Some((modes, seed)) = cfg.faults {
+        let off = modes & !super::SIM_FAULTS;
+        assert!(off == 0, "sim: fault={} is not modelled (the caller refuses it)", mech::fault::names(off));
+        mech::entry::configure_faults(modes, seed);
+    }
+    if cfg.trace > 0 {
+        let cpus: Vec<usize> = (0..n).collect();
+        if let Err(why) = mech::entry::configure_trace(cfg.trace, &cpus) {
+            panic!("sim: trace={}: {why}", cfg.trace);
+        }
+    }
 
     // Every CPU's boot flow is a coroutine: CPUs 1.. come online first, then
     // CPU 0 starts `init` (the kernel's boot CPU waits for the others).
@@ -156,18 +169,11 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
     report
 }
 
-/// The kernel's `start_this_cpu` (`kernel/src/main.rs`): this flow becomes
-/// the CPU's idle task, its capacity is published, its tick starts.
+/// The kernel's `start_this_cpu` (`kernel/src/main.rs`), the same shared
+/// `mech::entry::sched_cpu_starting`: this flow becomes the CPU's idle task,
+/// its capacity is published, the interrupt hooks go on, its tick starts.
 fn start_this_cpu(cpu: usize, tun: sched::Tunables) {
-    mech::rq::init_cpu(cpu, tun);
-    if let Some(g) = mech::balance::global() {
-        let mut rq = mech::rq::lock(cpu);
-        rq.capacity_orig = g.caps.orig(cpu);
-        rq.capacity = rq.capacity_orig;
-        mech::balance::snapshot::publish(&rq);
-    }
-    with(|s| s.cpus[cpu].hooks_on = true);
-    mech::timer::start_this_cpu();
+    mech::entry::sched_cpu_starting(cpu, tun, || with(|s| s.cpus[cpu].hooks_on = true));
 }
 
 /// Carries out what the context running on `c` asked, paying its charged

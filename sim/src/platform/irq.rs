@@ -37,7 +37,7 @@ pub(super) fn take_interrupts() {
         }
         log(c, format_args!("irq {}", if timer { "timer" } else { "resched_ipi" }));
         let frame = me as *mut mech::platform::Frame;
-        let resume = if timer { mech::timer::on_timer(frame) } else { on_resched_ipi(frame) };
+        let resume = if timer { mech::timer::on_timer(frame) } else { mech::entry::scheduler_ipi(frame) };
         let next = resume as usize;
         if next != me {
             suspend(Req::Switch(next));
@@ -46,23 +46,6 @@ pub(super) fn take_interrupts() {
         // CPU this context now runs.
         let c = cpu_id();
         with(|s| s.cpus[c].irqs_on = true);
-    }
-}
-
-/// The reschedule IPI's handler: the kernel's `on_resched_ipi`
-/// (`kernel/src/main.rs`), the same calls in the same order.
-fn on_resched_ipi(frame: *mut mech::platform::Frame) -> *mut mech::platform::Frame {
-    let cpu = cpu_id();
-    mech::idle::count_resched_ipi(cpu);
-    let mut held = mech::wakeup::process_wake_list();
-    if mech::balance::nohz::kicked(cpu) {
-        drop(held.take());
-        mech::balance::nohz::run_kicked(cpu);
-    }
-    if mech::rq::need_resched(cpu) {
-        mech::schedule::preempt_irq_locked(frame, held)
-    } else {
-        frame
     }
 }
 

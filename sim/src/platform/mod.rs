@@ -63,7 +63,7 @@ use corosensei::Yielder;
 use crate::engine::cost::{CostModel, Distance};
 use crate::engine::queue::EventQueue;
 
-pub use config::{SimConfig, SimReport};
+pub use config::{SimConfig, SimReport, SIM_FAULTS};
 use context::{suspend, Ctx};
 pub use cpu_loop::run;
 use irq::take_interrupts;
