@@ -28,6 +28,11 @@
 //! - the end of an interrupt-off section with an interrupt pending: taken
 //!   there, as `sti` would take it.
 //!
+//! What a CPU does when it comes online and when its reschedule IPI is taken
+//! is the mechanism's own code, shared with the kernel (`mech::entry`:
+//! `sched_cpu_starting`, `scheduler_ipi`); this module only routes the
+//! engine's events to it.
+//!
 //! Because a coroutine never suspends inside an interrupt-off section (every
 //! runqueue, wait-queue and list lock of the mechanism is one), no spin lock
 //! is ever found held by another CPU: a CPU's mechanism code runs to its next
