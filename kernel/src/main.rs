@@ -30,15 +30,12 @@ use mech::fault;
 use mech::idle;
 use mech::lockdep_provoke;
 use mech::rq;
-use mech::schedstat;
 use mech::schedule;
 mod selfcheck;
 use mech::sync;
 use mech::task;
 use mech::timer;
 mod topology;
-use mech::trace;
-use mech::wakeup;
 use mech::watchdog;
 use workloads::cmdline;
 
@@ -276,25 +273,16 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
         if sync::lockdep::enabled() { "on" } else if sync::lockdep::BUILT_IN { "off" } else { "not built in" }
     );
     if options.fault != 0 {
-        let seed = options.fault_seed.unwrap_or(fault::DEFAULT_SEED);
-        fault::configure(options.fault, seed);
-        kprintln!("fault injection: {} (seed {}), from the workload's start", fault::names(options.fault), seed);
+        mech::entry::configure_faults(options.fault, options.fault_seed.unwrap_or(fault::DEFAULT_SEED));
     }
     if options.trace > 0 {
         let cpus: Vec<usize> = (0..online).collect();
-        match trace::enable(options.trace, &cpus) {
-            Ok(bytes) => kprintln!(
-                "trace: recording up to {} scheduler events per CPU ({} KiB allocated)",
-                options.trace,
-                bytes / 1024
-            ),
-            Err(why) => {
-                // a command-line value the machine cannot honour: reported as one
-                cmdline::report_problem(format_args!(
-                    "trace={}: {}; tracing is off (give a smaller trace=N)",
-                    options.trace, why
-                ));
-            }
+        if let Err(why) = mech::entry::configure_trace(options.trace, &cpus) {
+            // a command-line value the machine cannot honour: reported as one
+            cmdline::report_problem(format_args!(
+                "trace={}: {}; tracing is off (give a smaller trace=N)",
+                options.trace, why
+            ));
         }
     }
     timer::set_hz(options.hz);
@@ -370,18 +358,12 @@ fn init_stacks(online: usize) {
     }
 }
 
-/// Makes this CPU's current flow its idle task and starts its tick.
+/// Makes this CPU's current flow its idle task and starts its tick (the
+/// mechanism's `entry::sched_cpu_starting`, shared with the simulator); the
+/// trap table's switch to the scheduler's hooks is this platform's part.
 fn start_this_cpu(cpu: usize) {
     let tun = TUNABLES.get().cloned().unwrap_or_default();
-    rq::init_cpu(cpu, tun);
-    if let Some(g) = balance::global() {
-        let mut rq = rq::lock(cpu);
-        rq.capacity_orig = g.caps.orig(cpu);
-        rq.capacity = rq.capacity_orig;
-        balance::snapshot::publish(&rq);
-    }
-    arch::trap::enable_hooks_here();
-    timer::start_this_cpu();
+    mech::entry::sched_cpu_starting(cpu, tun, arch::trap::enable_hooks_here);
 }
 
 /// The init thread: the workload, the statistics, then QEMU's exit.
@@ -406,39 +388,18 @@ fn run_init(
     // With log=debug its timestamp is the boot's cost in guest time.
     log::debug!("the workload starts");
     stage("workload");
-    fault::arm();
+    mech::entry::workload_starts();
     let ok = workloads::run(&workload);
-    fault::report();
-    if debug::enabled() {
-        debug::check_global();
-    }
-    trace::dump();
-    schedstat::print_cpus();
-    balance::stats::print_all();
+    mech::entry::workload_done();
     stage("shutdown");
     arch::exit_with(if ok { ExitCode::Success } else { ExitCode::Failure })
 }
 
+/// The reschedule IPI: acknowledged at the APIC, then the mechanism's
+/// handler (`entry::scheduler_ipi`, shared with the simulator).
 fn on_resched_ipi(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFrame {
     arch::apic::eoi();
-    let frame = (frame as *mut arch::trap::TrapFrame).cast::<mech::platform::Frame>();
-    let cpu = percpu::cpu_id();
-    idle::count_resched_ipi(cpu);
-    // A wakee that should run now: its runqueue stays locked for the switch.
-    let mut held = wakeup::process_wake_list();
-    if balance::nohz::kicked(cpu) {
-        // The NOHZ balance locks runqueues itself.
-        drop(held.take());
-        balance::nohz::run_kicked(cpu);
-    }
-    if rq::need_resched(cpu) {
-        if fault::on() {
-            fault::note_preemption();
-        }
-        schedule::preempt_irq_locked(frame, held).cast()
-    } else {
-        frame.cast()
-    }
+    mech::entry::scheduler_ipi((frame as *mut arch::trap::TrapFrame).cast()).cast()
 }
 
 /// The timer interrupt, into the mechanism (its frame opaque there).

@@ -21,7 +21,9 @@
 //! - [`platform`]: fairway's mechanism (`kernel/mech`) and policy, unchanged,
 //!   on N simulated CPUs: the second `mech::platform::Platform`, whose
 //!   contexts are the engine's coroutines (docs/SIMULATOR.md, "The mechanism
-//!   on the engine").
+//!   on the engine");
+//! - [`workload`]: one kernel command line's workload on one machine, as
+//!   the kernel's `init` runs it (the `fairway-sim` binary's body).
 //!
 //! `cargo xtask sim --machine NAME|SMP [--numa N]` prints a machine's topology
 //! and domains in the kernel's format.
@@ -31,6 +33,7 @@ pub mod machine;
 pub mod platform;
 pub mod presets;
 pub mod smp;
+pub mod workload;
 
 pub use machine::Machine;
 pub use presets::{machine, PRESETS};

@@ -99,7 +99,39 @@ fn what_the_simulator_cannot_run_is_refused_by_name() {
     let (code, out) = sim("1", 0, "workload=overflow");
     assert_eq!(code, 2);
     assert!(out.contains("cmdline: workload=overflow: the simulator cannot run it: "), "{out}");
-    let (code, out) = sim("1", 0, "workload=pipe trace=1");
+    // The fault modes that spin on the clock, by name, with those that run.
+    let (code, out) = sim("1", 0, "workload=pipe fault=spurious_wake,cpu_stall");
     assert_eq!(code, 2);
-    assert!(out.contains("cmdline: trace=: not modelled by the simulator"), "{out}");
+    let msg = "fault=cpu_stall: not modelled by the simulator (it spins until the clock moves, and a simulated CPU's clock stands still while its code runs); run it under QEMU (`cargo xtask run`), or use spurious_wake,preempt_points";
+    assert!(out.lines().any(|l| l == format!("@fw cmdline_problem msg={msg}")), "{out}");
+    assert!(!out.contains("@fw faults"), "nothing ran: {out}");
+}
+
+/// `fault=preempt_points` runs in the simulator through the shared hooks:
+/// each injected preemption asks for a reschedule and sends a reschedule IPI
+/// to the task's own CPU, taken (and counted in `resched_ipis`) by the
+/// mechanism's handler, `mech::entry::scheduler_ipi`. On one CPU the pipe
+/// takes no IPI at all without it. (That the handler's preemption acts is
+/// `mech_resched_ipi_preempts.rs`'s test: here the woken pipe task is mostly
+/// the only one runnable, so a preemption picks it again.)
+#[test]
+fn preempt_points_preempt_through_the_shared_ipi_handler() {
+    const ROUNDS: u64 = 500;
+    let (code, plain) = sim("1", 0, &format!("workload=pipe,rounds={ROUNDS},mode=same"));
+    assert_eq!(code, 0, "{plain}");
+    assert_eq!(field(&plain, "@fw schedstat cpu=0", "resched_ipis"), 0);
+    // Two switches per round trip, and the init thread's start, joins and end.
+    assert_eq!(field(&plain, "@fw schedstat cpu=0", "sched_count"), 2 * ROUNDS + 5);
+    let (code, out) = sim("1", 0, &format!("workload=pipe,rounds={ROUNDS},mode=same fault=preempt_points"));
+    assert_eq!(code, 0, "{out}");
+    assert!(out.contains("fault injection: preempt_points (seed 1), from the workload's start"), "{out}");
+    let injected = field(&out, "@fw faults", "preempt_injected");
+    let ipis = field(&out, "@fw schedstat cpu=0", "resched_ipis");
+    // One in 8 of the preemption points (two wakeups and two waits per round).
+    assert!((ROUNDS / 4..=ROUNDS).contains(&injected), "{injected} injected in {ROUNDS} rounds");
+    // Each injection sent one IPI; one still in flight when another is sent
+    // is taken once, as an x86 APIC merges a pending vector.
+    assert!(ipis > 0 && ipis <= injected, "{ipis} IPIs taken for {injected} injected");
+    // The reschedules asked for add schedule() calls.
+    assert!(field(&out, "@fw schedstat cpu=0", "sched_count") > 2 * ROUNDS + 5, "{out}");
 }

@@ -1,5 +1,6 @@
 //! `cargo xtask trace`: turns the `@fw trace*` lines of a `trace=1` boot into
-//! a Chrome/Perfetto trace-event JSON (one thread per CPU, a slice per task
+//! (or a `fairway-sim` run's, `--engine sim --machine M`: the simulator runs
+//! the same mechanism and prints the same records) a Chrome/Perfetto trace-event JSON (one thread per CPU, a slice per task
 //! run interval, instants for wakeups, enqueues, migrations and newidle
 //! balancing) and an SVG per-CPU timeline; `@fw hist` lines also give a
 //! latency SVG.
@@ -17,7 +18,8 @@ use std::path::PathBuf;
 use fairway_scenarios::{Log, Record};
 use serde_json::{json, Value};
 
-use crate::bench::{cmdline, Boot};
+use crate::bench::{check_engine, cmdline, Boot, EngineArgs};
+use crate::experiment::Engine;
 use crate::workload_args::{BootArgs, RevArg};
 
 #[derive(clap::Args)]
@@ -36,6 +38,9 @@ pub struct TraceArgs {
     /// Deterministic instruction-counted time (-icount).
     #[arg(long)]
     pub icount: bool,
+    /// `--engine sim --machine M`: trace a `fairway-sim` run instead of a QEMU boot.
+    #[command(flatten)]
+    pub engine: EngineArgs,
     /// Output directory (default target/trace/<timestamp>-<workload>).
     #[arg(short = 'o', long)]
     pub out: Option<PathBuf>,
@@ -284,9 +289,13 @@ pub fn trace(a: TraceArgs) -> Result<(), String> {
             (Log::parse(&text), p.file_stem().map_or("log".into(), |s| s.to_string_lossy().into_owned()))
         }
         (None, Some(w)) => {
-            let (boot, _) = Boot::prepare_at(&a.kernel, &a.boot.smp, a.icount, a.boot.timeout)?;
+            check_engine(&a.engine, &a.boot.smp, a.icount, false, a.kernel.rev.is_some())?;
+            let boot = match (&a.engine.engine, &a.engine.machine) {
+                (Engine::Sim, Some(m)) => Boot::simulator(m)?,
+                _ => Boot::prepare_at(&a.kernel, &a.boot.smp, a.icount, a.boot.timeout)?.0,
+            };
             let line = cmdline(w, &a.boot.params, &format!("trace=1 {}", a.append));
-            eprintln!("xtask: {}", boot.config(&line).display());
+            eprintln!("xtask: {}", boot.display(&line));
             let (rec, log) = boot.run(0, &line)?;
             eprintln!("xtask: {}", rec.exit);
             if !rec.ok {
@@ -436,6 +445,52 @@ mod tests {
         assert_eq!(running_summary(&Trace::parse(&Log::parse(LOG)).unwrap()), None);
         let bad = "@fw trace cpu=0 ts=1 ev=enqueue pid=5 preempt=1 curr=6 curr_eligible=yes curr_protected=0";
         assert!(Trace::parse(&Log::parse(bad)).unwrap_err().contains("curr_eligible=\"yes\" is not 0, 1 or -"));
+    }
+
+    /// A trace from the simulator (`--engine sim`): `fairway-sim`'s own body
+    /// (`fairway_sim::workload::run`, in this process: the only test here that
+    /// runs the mechanism) prints the kernel's records, this parser reads them,
+    /// and they agree with the same run's schedstat counters and with what the
+    /// pipe's inputs imply.
+    #[test]
+    fn a_simulator_trace_parses_and_agrees_with_its_counters() {
+        const R: u64 = 100;
+        let m = fairway_sim::machine("2", 0).unwrap();
+        let run = fairway_sim::workload::run(&m, 0, &format!("workload=pipe,rounds={R},mode=cross trace=1"), false);
+        assert!(run.passed && !run.bad_input && run.report.end == "finished", "{:?}", run.report.end);
+        let log = Log::parse(&run.report.output.join("\n"));
+        let t = Trace::parse(&log).unwrap();
+        let pid = |name: &str| *t.tasks.iter().find(|(_, n)| n.as_str() == name).unwrap().0;
+        let (a, b) = (pid("pipe-a"), pid("pipe-b"));
+        for cpu in [0u64, 1] {
+            let switches = t.events.iter().filter(|e| e.cpu == cpu && matches!(e.kind, Kind::Switch { .. })).count() as u64;
+            let sched_count = log.records("schedstat").find(|r| r.num("cpu").unwrap() == cpu).unwrap().num("sched_count").unwrap();
+            // Every schedule() of these CPUs switched: the trace has each one.
+            assert_eq!(switches, sched_count, "CPU {cpu}");
+            assert_eq!(t.cpus[&cpu].1, 0, "CPU {cpu} lost events");
+        }
+        // pipe-b (CPU 1) runs once per round from idle; pipe-a (CPU 0) once per
+        // round plus its start, and init runs before it and after its join.
+        let on = |cpu: u64, pid: u64| slices(&t).iter().filter(|s| s.cpu == cpu && s.pid == pid).count() as u64;
+        assert_eq!((on(1, b), on(0, a), on(1, a), on(0, b)), (R, R + 1, 0, 0));
+        let per_cpu = |cpu: u64| t.events.iter().filter(|e| e.cpu == cpu && matches!(e.kind, Kind::Switch { .. })).count() as u64;
+        assert_eq!((per_cpu(0), per_cpu(1)), (2 * R + 4, 2 * R));
+        // A `wakeup` is recorded by the waker's CPU, which counts it in its
+        // `ttwu_count`: pipe-b wakes pipe-a once per round; pipe-a wakes
+        // pipe-b once per round but the first (pipe-b had not slept yet), and
+        // init when it exits.
+        for cpu in [0u64, 1] {
+            let wakeups = t.events.iter().filter(|e| e.cpu == cpu && matches!(e.kind, Kind::Wakeup { .. })).count() as u64;
+            let ttwu = log.records("schedstat").find(|r| r.num("cpu").unwrap() == cpu).unwrap().num("ttwu_count").unwrap();
+            assert_eq!((wakeups, ttwu), (R, R), "CPU {cpu}");
+        }
+        // The same picture as a QEMU trace's.
+        let dir = std::env::temp_dir().join(format!("xtask-sim-trace-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        crate::plot::timeline_svg(&dir.join("t.svg"), &t, &slices(&t)).unwrap();
+        let svg = std::fs::read_to_string(dir.join("t.svg")).unwrap();
+        assert!(svg.contains("pipe-a") && svg.contains("pipe-b") && svg.contains("CPU 1"));
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

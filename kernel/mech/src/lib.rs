@@ -22,6 +22,7 @@ pub mod platform;
 
 pub mod balance;
 pub mod debug;
+pub mod entry;
 pub mod fault;
 pub mod idle;
 pub mod lockdep_provoke;

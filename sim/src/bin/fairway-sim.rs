@@ -7,22 +7,13 @@
 //! hz=250 ...`), parsed by the workloads' own parser as the kernel does.
 //! Prints what the kernel would from its `init` thread on: the command
 //! line's problems (`cmdline:` and `@fw cmdline_problem`), the workload's
-//! `@fw` lines, the schedstat lines; then one `sim:` summary line. Exit
+//! `@fw` lines, `@fw faults` (with `fault=`), the trace (with `trace=N`, the
+//! kernel's `@fw trace*` records), the schedstat lines; then one `sim:`
+//! summary line. Exit
 //! status: 0 the workload passed its checks, 1 it did not, 2 bad input or
 //! the run did not finish.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-
-use fairway_sim::platform::{self, SimConfig};
 use fairway_sim::presets;
-use workloads::cmdline;
-
-/// Workloads the simulator refuses, with the reason.
-const REFUSED: &[(&str, &str)] = &[(
-    "overflow",
-    "it overflows a thread's stack into the guard page, and the simulator's coroutine stacks have no guard page to fault on",
-)];
 
 fn usage() -> ! {
     eprintln!("usage: fairway-sim --machine PRESET|SMP [--numa N] [--seed S] -- CMDLINE");
@@ -55,68 +46,15 @@ fn main() {
             std::process::exit(2)
         }
     };
-    let parsed = cmdline::parse(&line);
-    let o = parsed.options;
-    let mut problems = parsed.problems;
-    // What the kernel does that the simulator does not model: said, never
-    // silently dropped.
-    let unmodelled: [(bool, &str); 8] = [
-        (o.fault != 0, "fault="),
-        (o.trace > 0, "trace="),
-        (o.idle_poll, "idle=poll"),
-        (!o.cpu_capacity.is_empty(), "cpu_capacity= (the machine preset gives the capacities)"),
-        (o.test_lockdep.is_some(), "test_lockdep="),
-        (o.test_watchdog.is_some(), "test_watchdog="),
-        (o.test_crash.is_some(), "test_crash="),
-        (o.stats_ms > 0, "stats_ms="),
-    ];
-    for (given, what) in unmodelled {
-        if given {
-            problems.push(format!("{what}: not modelled by the simulator; run it under QEMU (`cargo xtask run`)"));
-        }
-    }
-    if let Some((name, why)) = REFUSED.iter().find(|(n, _)| *n == o.workload.name) {
-        problems.push(format!("workload={name}: the simulator cannot run it: {why}"));
-    }
-    let cfg = SimConfig {
-        seed,
-        hz: o.hz,
-        nohz: o.nohz,
-        sched_debug: o.sched_debug,
-        echo: true,
-        balance: o.balance,
-        features: Some(o.sched_features),
-        ..SimConfig::default()
-    };
-    let ok = Arc::new(AtomicBool::new(false));
-    let ok2 = ok.clone();
-    let bad_input = !problems.is_empty();
-    let workload = o.workload.clone();
-    let phase_ns = o.phase_ns;
-    let report = platform::run(&m, cfg, move || {
-        mech::record!("cmdline", "msg={}", line);
-        for p in &problems {
-            cmdline::report_problem(p);
-        }
-        if !problems.is_empty() {
-            return;
-        }
-        if phase_ns > 0 {
-            mech::platform::burn_ns(phase_ns);
-        }
-        let passed = workloads::run(&workload);
-        // What the kernel's `init` prints after the workload (kernel/src/main.rs: run_init()).
-        mech::schedstat::print_cpus();
-        mech::balance::stats::print_all();
-        ok2.store(passed, Ordering::Relaxed);
-    });
+    let run = fairway_sim::workload::run(&m, seed, &line, true);
+    let report = run.report;
     println!(
         "sim: machine={} seed={} end={} virtual_ns={} events={} digest={:016x}",
         m.name, seed, report.end, report.end_ns, report.events, report.digest
     );
-    let code = if bad_input || report.end != "finished" {
+    let code = if run.bad_input || report.end != "finished" {
         2
-    } else if ok.load(Ordering::Relaxed) {
+    } else if run.passed {
         0
     } else {
         1

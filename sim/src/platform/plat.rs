@@ -8,7 +8,8 @@ use std::sync::Arc;
 use mech::platform::{Context, Exit, Frame, Platform, Stack, SwitchError};
 use mech::task::Task;
 
-use super::{cpu_id, log, new_coroutine, new_ctx, now, suspend, take_interrupts, with, with_ctx, Req, Resumed, CTXS};
+use super::context::{new_coroutine, new_ctx};
+use super::{cpu_id, log, now, suspend, take_interrupts, with, with_ctx, Req, Resumed, CTXS};
 use crate::engine::cost::Distance;
 
 /// The simulator's machine (bound with `mech::set_platform!`).

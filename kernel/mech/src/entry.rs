@@ -1,0 +1,99 @@
+//! The platform's entries into the mechanism: what a CPU does when it comes
+//! online, what its reschedule IPI does, and what the `init` thread does
+//! around the workload. One copy, called by both platforms (the kernel's
+//! `kernel/src/main.rs` and the simulator's `sim/src/platform/`), so the
+//! simulator cannot drift from the kernel here; what is hardware (the
+//! APIC's end of interrupt, the trap table's per-CPU switch) stays with the
+//! platform and is passed in or done by the caller.
+//!
+//! - [`sched_cpu_starting`] follows Linux's bring-up of a CPU: `core.c:
+//!   sched_cpu_starting()` and `sched_cpu_activate()` (the runqueue goes
+//!   online with its capacity) as called from `smpboot.c:
+//!   start_secondary()`, whose flow then becomes the CPU's idle task.
+//! - [`scheduler_ipi`] follows what Linux's reschedule IPI amounts to: the
+//!   queued wakeups (`core.c: sched_ttwu_pending()`, run from the IPI's
+//!   call-function queue), a NOHZ balance kick (`core.c: nohz_csd_func()`),
+//!   then the preemption it asked for (`sched.h: scheduler_ipi()` folds
+//!   `need_resched` and the return from the interrupt switches).
+//! - [`configure_faults`], [`configure_trace`], [`workload_starts`] and
+//!   [`workload_done`]: the boot's `fault=` and `trace=` set-up and the
+//!   `init` thread's steps before and after the workload (its fault report,
+//!   invariant check, trace dump and statistics), the same lines on both.
+
+use crate::platform::{cpu_id, Frame};
+use crate::{balance, debug, fault, idle, rq, schedstat, schedule, timer, trace, wakeup};
+
+/// Brings `cpu` (the CPU running this) into scheduling: its runqueue with
+/// `tunables` (its current flow becomes its idle task), its capacity
+/// published to the balancer, then `hooks_on` (the platform routes this
+/// CPU's timer and reschedule IPI to the mechanism from now on), then its
+/// tick. Interrupts are off.
+pub fn sched_cpu_starting(cpu: usize, tunables: sched::Tunables, hooks_on: impl FnOnce()) {
+    rq::init_cpu(cpu, tunables);
+    if let Some(g) = balance::global() {
+        let mut rq = rq::lock(cpu);
+        rq.capacity_orig = g.caps.orig(cpu);
+        rq.capacity = rq.capacity_orig;
+        balance::snapshot::publish(&rq);
+    }
+    hooks_on();
+    timer::start_this_cpu();
+}
+
+/// The reschedule IPI's handler, on the interrupted context's `frame`
+/// (interrupts off; the platform has acknowledged the interrupt): returns
+/// the frame to resume, another task's when the IPI preempts.
+#[inline]
+pub fn scheduler_ipi(frame: *mut Frame) -> *mut Frame {
+    let cpu = cpu_id();
+    idle::count_resched_ipi(cpu);
+    // A wakee that should run now: its runqueue stays locked for the switch.
+    let mut held = wakeup::process_wake_list();
+    if balance::nohz::kicked(cpu) {
+        // The NOHZ balance locks runqueues itself.
+        drop(held.take());
+        balance::nohz::run_kicked(cpu);
+    }
+    if rq::need_resched(cpu) {
+        if fault::on() {
+            fault::note_preemption();
+        }
+        schedule::preempt_irq_locked(frame, held)
+    } else {
+        frame
+    }
+}
+
+/// `fault=MODES fault_seed=SEED` at boot (before any CPU schedules): sets
+/// them and says so. Injection starts with the workload ([`workload_starts`]).
+pub fn configure_faults(modes: u8, seed: u64) {
+    fault::configure(modes, seed);
+    crate::kprintln!("fault injection: {} (seed {}), from the workload's start", fault::names(modes), seed);
+}
+
+/// `trace=N` at boot: rings of `per_cpu` events for `cpus`, and a line
+/// saying so; the error (the heap is too small) for the caller to report as
+/// a command-line problem, tracing then off.
+pub fn configure_trace(per_cpu: usize, cpus: &[usize]) -> Result<(), alloc::string::String> {
+    let bytes = trace::enable(per_cpu, cpus)?;
+    crate::kprintln!("trace: recording up to {} scheduler events per CPU ({} KiB allocated)", per_cpu, bytes / 1024);
+    Ok(())
+}
+
+/// The `init` thread, right before the workload: fault injection starts.
+pub fn workload_starts() {
+    fault::arm();
+}
+
+/// The `init` thread, right after the workload: the fault counts
+/// (`@fw faults`), the invariant checks across CPUs (`sched_debug=1`), the
+/// trace (`trace=N`), then each CPU's schedstat and balance counters.
+pub fn workload_done() {
+    fault::report();
+    if debug::enabled() {
+        debug::check_global();
+    }
+    trace::dump();
+    schedstat::print_cpus();
+    balance::stats::print_all();
+}

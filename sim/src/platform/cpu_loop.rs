@@ -1,0 +1,309 @@
+//! The CPU loop: boots every CPU's flow, then processes the engine's events
+//! in order (a step's end, a timer, an IPI's arrival), resuming the context
+//! each one concerns and carrying out what it asks next.
+
+use super::context::{new_coroutine, new_ctx, resume_ctx, suspend};
+use super::config::{SimConfig, SimReport};
+use super::irq::deliver;
+use super::{log, now, with, Act, Cpu, CpuStats, Event, Req, Resumed, State, CPU, NOW, STATE};
+use crate::engine::cost::Distance;
+use crate::engine::queue::EventQueue;
+use crate::machine::Machine;
+
+/// Runs the mechanism on `machine`: boots every CPU as the kernel does
+/// (`kernel/src/main.rs: start_scheduler()` and `ap_main()`: the runqueue,
+/// the capacity, the tick, then the idle loop), starts `init` as the kernel's
+/// `init` thread from CPU 0, and runs until `init` returns, the mechanism
+/// exits, no event is left, or `cfg.until_ns`.
+///
+/// Once per process: the mechanism's state (runqueues, tasks, the domains)
+/// is static, as in the kernel. A test that needs many runs starts one
+/// process per run (see `tests/common`).
+pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'static) -> SimReport {
+    let n = machine.nr_cpus();
+    assert!((1..=mech::MAX_CPUS).contains(&n), "sim: {n} CPUs (1..={})", mech::MAX_CPUS);
+    let domains = machine.domains().unwrap_or_else(|e| panic!("sim: the machine's domains: {e}"));
+    let mut distance = Vec::with_capacity(n * n);
+    for a in 0..n {
+        for b in 0..n {
+            distance.push(Distance::between(machine, a, b));
+        }
+    }
+    STATE.with(|s| {
+        let mut s = s.borrow_mut();
+        assert!(s.is_none(), "sim: platform::run runs once per process (the mechanism's state is static)");
+        *s = Some(State {
+            cost: cfg.cost,
+            stack_bytes: cfg.stack_bytes,
+            queue: EventQueue::new(cfg.seed),
+            cpus: (0..n)
+                .map(|_| Cpu {
+                    running: 0,
+                    act: Act::Off,
+                    step_gen: 0,
+                    irqs_on: false,
+                    guards: 0,
+                    guard_saved_on: false,
+                    pending_ipi: false,
+                    pending_timer: false,
+                    timer_gen: 0,
+                    charge_ns: 0,
+                    hooks_on: false,
+                    current: None,
+                    ttwu_seen: 0,
+                    stats: CpuStats::default(),
+                })
+                .collect(),
+            distance,
+            nr_cpus: n,
+            out: Vec::new(),
+            echo: cfg.echo,
+            log: cfg.log.then(Vec::new),
+            digest: 0xcbf2_9ce4_8422_2325,
+            events: 0,
+            stopped: None,
+            stacks_in_use: 0,
+            next_stack_slot: 0,
+            boot_ctx: vec![0; n],
+        });
+    });
+
+    // What the kernel's boot does before the scheduler starts
+    // (`kernel/src/main.rs`), on the boot CPU.
+    let mut caps = sched::balance::CapacityTable::new(n);
+    for (c, &cap) in machine.capacity.iter().enumerate() {
+        caps.set(c, u64::from(cap));
+    }
+    let mut tun = sched::Tunables::new(n as u32);
+    tun.set_tick_nsec(1_000_000_000 / u64::from(cfg.hz));
+    let mut balance_cfg = cfg.balance;
+    if let Some(f) = cfg.features {
+        tun.features = f;
+        balance_cfg.features = f;
+    }
+    mech::balance::init(domains, balance_cfg, caps, cfg.hz);
+    mech::debug::enable(cfg.sched_debug);
+    // The lock-order checker, where it is compiled in (the `lockdep`
+    // feature of `kernel/mech`, which this crate's tests turn on).
+    mech::sync::lockdep::enable(true);
+    mech::timer::set_hz(cfg.hz);
+    mech::timer::set_nohz(cfg.nohz);
+    // `fault=` and `trace=` as the kernel's `start_scheduler()` sets them
+    // up, before any CPU schedules.
+    if let Some((modes, seed)) = cfg.faults {
+        let off = modes & !super::SIM_FAULTS;
+        assert!(off == 0, "sim: fault={} is not modelled (the caller refuses it)", mech::fault::names(off));
+        mech::entry::configure_faults(modes, seed);
+    }
+    if cfg.trace > 0 {
+        let cpus: Vec<usize> = (0..n).collect();
+        if let Err(why) = mech::entry::configure_trace(cfg.trace, &cpus) {
+            panic!("sim: trace={}: {why}", cfg.trace);
+        }
+    }
+
+    // Every CPU's boot flow is a coroutine: CPUs 1.. come online first, then
+    // CPU 0 starts `init` (the kernel's boot CPU waits for the others).
+    let stack_bytes = cfg.stack_bytes;
+    let mut init = Some(init);
+    let order: Vec<usize> = (1..n).chain([0]).collect();
+    for &c in &order {
+        let tun = tun;
+        let init = if c == 0 { init.take() } else { None };
+        let co = new_coroutine(stack_bytes, move || {
+            start_this_cpu(c, tun);
+            if let Some(init) = init {
+                let init = move || {
+                    init();
+                    with(|s| s.stopped.get_or_insert_with(|| "finished".to_string()).clone());
+                    loop {
+                        suspend(Req::Stop);
+                    }
+                };
+                if let Err(e) = mech::task::spawn(mech::task::Spawn::new("init"), init) {
+                    panic!("sim: cannot start the init thread: {e}");
+                }
+            }
+            mech::idle::idle_loop()
+        });
+        let h = new_ctx(Some(co), Some(c), true);
+        with(|s| {
+            s.boot_ctx[c] = h;
+            s.cpus[c].running = h;
+            s.cpus[c].act = Act::Running;
+        });
+        CPU.with(|x| x.set(c));
+        let req = resume_ctx(c, h, Resumed::Run);
+        handle(c, req);
+    }
+
+    // The event loop.
+    loop {
+        if with(|s| s.stopped.is_some()) {
+            break;
+        }
+        let Some((t, ev)) = with(|s| match s.queue.peek_time() {
+            Some(t) if t <= cfg.until_ns => s.queue.pop(),
+            _ => None,
+        }) else {
+            with(|s| {
+                if s.stopped.is_none() {
+                    let why = if s.queue.is_empty() { "idle" } else { "until" };
+                    s.stopped = Some(why.to_string());
+                }
+            });
+            break;
+        };
+        step(t, ev);
+    }
+
+    let report = with(|s| SimReport {
+        output: std::mem::take(&mut s.out),
+        end: s.stopped.clone().unwrap_or_default(),
+        end_ns: now(),
+        events: s.events,
+        digest: s.digest,
+        cpus: s.cpus.iter().map(|c| c.stats.clone()).collect(),
+        log: s.log.take().unwrap_or_default(),
+    });
+    report
+}
+
+/// The kernel's `start_this_cpu` (`kernel/src/main.rs`), the same shared
+/// `mech::entry::sched_cpu_starting`: this flow becomes the CPU's idle task,
+/// its capacity is published, the interrupt hooks go on, its tick starts.
+fn start_this_cpu(cpu: usize, tun: sched::Tunables) {
+    mech::entry::sched_cpu_starting(cpu, tun, || with(|s| s.cpus[cpu].hooks_on = true));
+}
+
+/// Carries out what the context running on `c` asked, paying its charged
+/// kernel work first; resumes contexts until one waits for an event.
+pub(super) fn handle(c: usize, mut req: Req) {
+    loop {
+        let charge = with(|s| {
+            let cpu = &mut s.cpus[c];
+            std::mem::take(&mut cpu.charge_ns)
+        });
+        if charge > 0 && req != Req::Stop {
+            with(|s| {
+                let t = now() + charge;
+                let cpu = &mut s.cpus[c];
+                cpu.stats.kernel_ns += charge;
+                cpu.step_gen += 1;
+                cpu.act = Act::Kernel { then: req };
+                let gen = cpu.step_gen;
+                s.queue.push(t, Event::StepEnd { cpu: c, gen });
+            });
+            return;
+        }
+        match start(c, req) {
+            Some(r) => req = r,
+            None => return,
+        }
+    }
+}
+
+/// Starts `req` on CPU `c` (its charge paid); returns the next request if
+/// it resumed a context at once.
+fn start(c: usize, req: Req) -> Option<Req> {
+    match req {
+        Req::Burn(ns) => {
+            let (pending, h) = with(|s| {
+                let cpu = &s.cpus[c];
+                (cpu.irqs_on && (cpu.pending_ipi || cpu.pending_timer), cpu.running)
+            });
+            if pending {
+                return Some(resume_ctx(c, h, Resumed::Irq { left: ns }));
+            }
+            with(|s| {
+                let t = now() + ns;
+                let cpu = &mut s.cpus[c];
+                cpu.step_gen += 1;
+                cpu.act = Act::Burn { start: now(), end: t };
+                let gen = cpu.step_gen;
+                s.queue.push(t, Event::StepEnd { cpu: c, gen });
+            });
+            None
+        }
+        Req::Halt => {
+            let (pending, h) = with(|s| {
+                let cpu = &mut s.cpus[c];
+                cpu.act = Act::Halt;
+                (cpu.pending_ipi || cpu.pending_timer, cpu.running)
+            });
+            pending.then(|| resume_ctx(c, h, Resumed::Irq { left: 0 }))
+        }
+        Req::Switch(next) => {
+            with(|s| s.cpus[c].running = next);
+            Some(resume_ctx(c, next, Resumed::Run))
+        }
+        Req::Stop => {
+            with(|s| {
+                s.cpus[c].act = Act::Stopped;
+                s.stopped.get_or_insert_with(|| "exit".to_string());
+            });
+            None
+        }
+    }
+}
+
+/// Processes one event.
+fn step(t: u64, ev: Event) {
+    let (cpu, kind) = match ev {
+        Event::StepEnd { cpu, gen } => {
+            if with(|s| s.cpus[cpu].step_gen != gen) {
+                return;
+            }
+            (cpu, 1u64)
+        }
+        Event::Timer { cpu, gen } => {
+            if with(|s| s.cpus[cpu].timer_gen != gen) {
+                return;
+            }
+            (cpu, 2)
+        }
+        Event::Ipi { cpu } => (cpu, 3),
+    };
+    NOW.with(|n| n.set(t));
+    with(|s| {
+        s.events += 1;
+        for v in [t, kind << 32 | cpu as u64] {
+            for b in v.to_le_bytes() {
+                s.digest ^= u64::from(b);
+                s.digest = s.digest.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+        }
+    });
+    match ev {
+        Event::StepEnd { cpu, .. } => {
+            let act = with(|s| s.cpus[cpu].act);
+            match act {
+                Act::Burn { start, .. } => {
+                    let h = with(|s| {
+                        let c = &mut s.cpus[cpu];
+                        c.stats.burn_ns += t - start;
+                        c.running
+                    });
+                    let req = resume_ctx(cpu, h, Resumed::Done);
+                    handle(cpu, req);
+                }
+                Act::Kernel { then } => {
+                    if let Some(req) = start(cpu, then) {
+                        handle(cpu, req);
+                    }
+                }
+                other => panic!("sim: a step ended on CPU {cpu} doing {other:?}"),
+            }
+        }
+        Event::Timer { cpu, .. } => {
+            with(|s| s.cpus[cpu].pending_timer = true);
+            log(cpu, format_args!("timer_expired"));
+            deliver(cpu);
+        }
+        Event::Ipi { cpu } => {
+            with(|s| s.cpus[cpu].pending_ipi = true);
+            log(cpu, format_args!("ipi_arrive"));
+            deliver(cpu);
+        }
+    }
+}
