@@ -25,6 +25,7 @@ fn wrap(h: usize) -> Context {
 /// Interrupts back on after a section: a pending one is taken now, as `sti`
 /// lets it in.
 fn irqs_on_again() {
+    super::pay_own_work();
     let c = cpu_id();
     let pending = with(|s| {
         let cpu = &mut s.cpus[c];
