@@ -27,8 +27,9 @@ fn field(out: &str, prefix: &str, key: &str) -> u64 {
         .unwrap()
 }
 
-/// The pipes' own work per round trip (none is charged yet).
-const PIPE_WORK_NS_PER_ROUND_TRIP: u64 = 0;
+/// The pipes' own work per round trip: two one-byte messages, each a write
+/// and a read.
+const PIPE_WORK_NS_PER_ROUND_TRIP: u64 = 4 * mech::sync::pipe::op_instructions(1) * fairway_sim::platform::NS_PER_INSTRUCTION;
 
 #[test]
 fn pipe_on_one_cpu_does_its_rounds_at_the_icount_cost() {
@@ -112,4 +113,20 @@ fn what_the_simulator_cannot_run_is_refused_by_name() {
     let (code, out) = sim("1", 0, "workload=pipe trace=1");
     assert_eq!(code, 2);
     assert!(out.contains("cmdline: trace=: not modelled by the simulator"), "{out}");
+}
+
+#[test]
+fn hackbench_on_one_cpu_takes_the_kernels_time() {
+    // The messages' copies and the pipes' bookkeeping take the time they
+    // take the kernel under -icount (`mech::sync::pipe::op_instructions`,
+    // reported with `work_done`): 8000 messages of 1 and of 100 bytes.
+    // Kernel: `cargo xtask run --icount --smp 1 --append
+    // workload=hackbench,groups=1,loops=20,datasize=D` at 7332c1d, `ns=`.
+    for (datasize, kernel_ns) in [(1u64, 2_261_538u64), (100, 3_238_910)] {
+        let (code, out) = sim("1", 0, &format!("workload=hackbench,groups=1,loops=20,datasize={datasize}"));
+        assert_eq!(code, 0, "{out}");
+        assert_eq!(field(&out, "@fw hackbench ", "messages_received"), 8000);
+        let ns = field(&out, "@fw hackbench ", "ns");
+        assert!(ns.abs_diff(kernel_ns) * 100 <= kernel_ns * 5, "datasize={datasize}: {ns} ns, the kernel's {kernel_ns}");
+    }
 }
