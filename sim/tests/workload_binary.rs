@@ -130,3 +130,28 @@ fn hackbench_on_one_cpu_takes_the_kernels_time() {
         assert!(ns.abs_diff(kernel_ns) * 100 <= kernel_ns * 5, "datasize={datasize}: {ns} ns, the kernel's {kernel_ns}");
     }
 }
+
+#[test]
+fn a_balance_pass_takes_the_kernels_time() {
+    // Each balance pass reports its work (`mech::balance::periodic::
+    // balance_pass_instructions`: a fixed part and each CPU of the span), so
+    // newidle's own clock reads measure it, and `max_newidle_lb_cost`, which
+    // the gate holds `avg_idle` against, is the cost of one pass (no pass of
+    // this run redoes). Before, the passes took no time: time_ns=0, cost 0.
+    for (machine, cpus) in [("2", 2u64), ("4", 4)] {
+        let (code, out) = sim(machine, 0, "workload=fserver,ms=100");
+        assert_eq!(code, 0, "{out}");
+        let pass = mech::balance::periodic::balance_pass_instructions(cpus) * fairway_sim::platform::NS_PER_INSTRUCTION;
+        let mut attempts = 0;
+        for line in out.lines().filter(|l| l.starts_with("@fw newidle_sd ")) {
+            let get = |k: &str| -> u64 { line.split_whitespace().find_map(|w| w.strip_prefix(k)).unwrap().parse().unwrap() };
+            let (n, t) = (get("attempts="), get("time_ns="));
+            attempts += n;
+            assert_eq!(t, n * pass, "{line}");
+            if n > 0 {
+                assert_eq!(get("max_newidle_lb_cost="), pass, "{line}");
+            }
+        }
+        assert!(attempts > 0, "no newidle pass at --machine {machine}:\n{out}");
+    }
+}

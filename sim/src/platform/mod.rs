@@ -149,6 +149,11 @@ struct Cpu {
     timer_gen: u64,
     /// Kernel work to pay at the next suspension.
     charge_ns: u64,
+    /// The mechanism's own work reported inside a section (interrupts off
+    /// or a lock held: `Platform::work_done` there): this CPU's clock is
+    /// ahead of the engine's by it (`uptime_ns` reads both), and it is paid
+    /// with `charge_ns`.
+    section_ns: u64,
     /// The scheduler's interrupt hooks are on (after `start_this_cpu`).
     hooks_on: bool,
     current: Option<Arc<mech::task::Task>>,
@@ -239,7 +244,7 @@ fn pay_own_work() {
     charge_wakeups();
     let c = cpu_id();
     // Never inside a section: a coroutine suspends only where no lock is held.
-    if with(|s| s.cpus[c].charge_ns > 0 && s.cpus[c].guards == 0) {
+    if with(|s| s.cpus[c].charge_ns + s.cpus[c].section_ns > 0 && s.cpus[c].guards == 0) {
         match suspend(Req::Pay) {
             Resumed::Done => {}
             r => unreachable!("sim: a payment resumed with {r:?}"),
@@ -375,6 +380,33 @@ fn log(cpu: usize, what: std::fmt::Arguments) {
 /// figures were measured under (docs/SIMULATOR.md, "Workloads").
 pub const NS_PER_INSTRUCTION: u64 = 1;
 
+/// This CPU's clock: the engine's time plus the work reported inside the
+/// section running now (`Platform::uptime_ns`).
+fn cpu_now() -> u64 {
+    let c = cpu_id();
+    now() + with(|s| s.cpus.get(c).map_or(0, |x| x.section_ns))
+}
+
+/// `Platform::work_done`: `instructions` of work, burnt as a workload's spin
+/// where the context may give up its CPU, or, inside a section (interrupts
+/// off or a lock held, where a coroutine never suspends), added to this
+/// CPU's clock and paid with the next charge.
+fn work_done(instructions: u64) {
+    let ns = instructions * NS_PER_INSTRUCTION;
+    let c = cpu_id();
+    let inside = with(|s| {
+        let cpu = &mut s.cpus[c];
+        let inside = cpu.guards > 0 || !cpu.irqs_on;
+        if inside {
+            cpu.section_ns += ns;
+        }
+        inside
+    });
+    if !inside {
+        burn_ns(ns);
+    }
+}
+
 /// Busy CPU work for `ns` nanoseconds of this CPU's clock, interruptible (a
 /// workload's spin): one step of the engine, cut by interrupts while they
 /// are on (`Platform::burn_ns`).
@@ -493,6 +525,7 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
                     pending_timer: false,
                     timer_gen: 0,
                     charge_ns: 0,
+                    section_ns: 0,
                     hooks_on: false,
                     current: None,
                     ttwu_seen: 0,
@@ -645,7 +678,7 @@ fn handle(c: usize, mut req: Req) {
     loop {
         let charge = with(|s| {
             let cpu = &mut s.cpus[c];
-            std::mem::take(&mut cpu.charge_ns)
+            std::mem::take(&mut cpu.charge_ns) + std::mem::take(&mut cpu.section_ns)
         });
         if charge > 0 && req != Req::Stop {
             with(|s| {
