@@ -94,7 +94,7 @@ const EXCEPTIONS: &[Exception] = &[
     ex("schbench", 4, Col::Affine, Higher::Qemu, SERIAL),
     ex("fserver", 2, Col::Remote, Higher::Qemu, SERIAL),
     ex("fserver", 4, Col::Remote, Higher::Sim, SERIAL),
-    // Newidle: QEMU's pass spans other vCPUs' instructions (4-57 us per
+    // Newidle: QEMU's pass spans other vCPUs' instructions (6.7-57 us per
     // attempt at -smp 4 against the pass's own 2.6 us), so its
     // max_newidle_lb_cost gates more passes, and the passes it makes find
     // work queued behind stopped vCPUs (schbench: 34 of 71 attempts pull,
