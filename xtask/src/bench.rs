@@ -636,9 +636,10 @@ mod tests {
         let metrics: Vec<&str> = rec.results.iter().map(|f| f.metric.as_str()).collect();
         assert!(metrics.contains(&"usecs_per_op") && metrics.contains(&"ops_per_sec"), "{metrics:?}");
         assert_eq!(rec.schedstat_delta.len(), 2, "one schedstat row per simulated CPU");
-        // 300 round trips wake each side at least 300 times.
+        // 300 round trips make at least one wakeup each (someone sleeps in every round trip;
+        // a partner preempted at its wakeup needs none later, as under QEMU).
         let wakeups: u64 = rec.schedstat_delta.iter().map(|m| m.get("ttwu_count").copied().unwrap_or(0)).sum();
-        assert!(wakeups >= 600, "ttwu_count {wakeups}");
+        assert!(wakeups >= 300, "ttwu_count {wakeups}");
         // A misspelt parameter is refused as on QEMU, not run with a default.
         let e = boot.run(0, &cmdline("pipe", "round=300", "")).unwrap_err();
         assert!(e.contains("round=300"), "{e}");

@@ -228,7 +228,11 @@ pub trait Platform {
     /// under `-icount` each `rdtsc` ends QEMU's translation block); a
     /// simulated CPU, whose loops take no virtual time, advances its clock by
     /// them (interruptible, as `burn_ns`), which is also what lets a task
-    /// spinning on a flag be preempted by the one that sets it.
+    /// spinning on a flag be preempted by the one that sets it. The
+    /// mechanism reports its own work too (a pipe's copy, a balance pass),
+    /// possibly with interrupts off or a lock held: a simulated CPU must not
+    /// give up its CPU there, so it advances only its own clock (what
+    /// `uptime_ns` reads on it) and pays the time when interrupts come back on.
     fn work_done(instructions: u64);
 }
 

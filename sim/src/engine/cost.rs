@@ -81,6 +81,20 @@ pub struct CostModel {
     pub balance_per_cpu_scanned_ns: u64,
 }
 
+/// One run of the kernel under `-icount`: what it printed for its measured
+/// window (its `ns`, and the `@fw schedstat_delta` counts of the run).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IcountRun {
+    /// The workload's own measured time (`total_ns=` or hackbench's `ns=`).
+    pub ns: u64,
+    /// Σ `sched_count`, Σ `ttwu_count`, Σ `timer_irqs`.
+    pub switches: u64,
+    pub wakeups: u64,
+    pub ticks: u64,
+    /// Pipe messages (one write and one read each): a pipe round trip is 2.
+    pub messages: u64,
+}
+
 /// The kernel's own figures under QEMU `-icount shift=0` (one guest
 /// instruction = 1 ns), from which [`CostModel::ICOUNT`] is derived; each
 /// field names the command that printed it (docs/SIMULATOR.md, "The cost
@@ -89,8 +103,11 @@ pub struct CostModel {
 pub struct IcountFigures {
     /// `workload=yield,rounds=20000` at `-smp 1`: `@fw yield ns_per_switch=`.
     pub yield_ns_per_switch: u64,
-    /// `workload=pipe,rounds=20000,mode=same` at `-smp 1`: `ns_per_round_trip=`.
-    pub pipe_same_ns_per_round_trip: u64,
+    /// `workload=pipe,rounds=20000,mode=same` at `-smp 1`.
+    pub pipe_same: IcountRun,
+    /// `workload=hackbench,groups=1,loops=20,datasize=1` at `-smp 1`: 8000
+    /// one-byte messages, few wakeups (the pipes rarely empty).
+    pub hackbench_1_byte: IcountRun,
     /// `workload=pipe,rounds=20000,mode=cross` at `-smp 2`: `ns_per_round_trip=`
     /// (icount runs one vCPU at a time: this is both CPUs' work added up).
     pub pipe_cross_ns_per_round_trip: u64,
@@ -103,28 +120,53 @@ pub struct IcountFigures {
 }
 
 impl IcountFigures {
-    /// Measured at commit 25e9861 (2026-12-02).
+    /// Measured at commit 7332c1d (2026-12-02), except the trace's and the
+    /// scan's figures (25e9861, the same day).
     pub const MEASURED: IcountFigures = IcountFigures {
-        yield_ns_per_switch: 1008,
-        pipe_same_ns_per_round_trip: 2849,
-        pipe_cross_ns_per_round_trip: 4489,
+        yield_ns_per_switch: 1007,
+        pipe_same: IcountRun { ns: 57_918_593, switches: 40_004, wakeups: 25_705, ticks: 57, messages: 40_000 },
+        hackbench_1_byte: IcountRun { ns: 2_261_538, switches: 82, wakeups: 41, ticks: 2, messages: 8_000 },
+        pipe_cross_ns_per_round_trip: 4521,
         cross_idle_to_enqueue_ns: 835,
         sis_ns_per_cpu_scanned: 170,
     };
 
+    /// A run's time less its switches and ticks.
+    const fn rest_ns(&self, r: IcountRun) -> i128 {
+        (r.ns - r.switches * self.yield_ns_per_switch - r.ticks * self.cross_idle_to_enqueue_ns) as i128
+    }
+
+    /// The work of one small pipe read or write and of one wakeup, from the
+    /// two one-CPU runs: each run's time less its switches (a yield's switch
+    /// each) and ticks is `2 × messages × op + wakeups × wakeup`; two runs,
+    /// two unknowns (hackbench has many messages and few wakeups, the pipe
+    /// about one wakeup per message), solved exactly.
+    pub const fn pipe_op_and_wakeup_ns(&self) -> (u64, u64) {
+        let (h, p) = (self.hackbench_1_byte, self.pipe_same);
+        let (a1, b1, c1) = (2 * h.messages as i128, h.wakeups as i128, self.rest_ns(h));
+        let (a2, b2, c2) = (2 * p.messages as i128, p.wakeups as i128, self.rest_ns(p));
+        let det = a1 * b2 - a2 * b1;
+        let op = (c1 * b2 - c2 * b1 + det / 2) / det;
+        let wakeup = (a1 * c2 - a2 * c1 + det / 2) / det;
+        (op as u64, wakeup as u64)
+    }
+
     /// The cost model these figures give (docs/SIMULATOR.md has the algebra):
     /// - a task-to-task switch is a yield's switch;
-    /// - a same-CPU pipe round trip is 2 wakeups and 2 switches, so a wakeup
-    ///   is what is left per half (it includes the pipe's byte copy);
-    /// - a cross-CPU half round trip is a wakeup, the waker's switch to idle,
-    ///   the target's interrupt and its switch from idle; the interrupt is the
-    ///   traced idle-to-enqueue time, the two idle switches share the rest;
+    /// - a pipe read or write and a wakeup from the two one-CPU runs
+    ///   ([`Self::pipe_op_and_wakeup_ns`]); the pipe's work itself is the
+    ///   mechanism's `work_done` (`mech::sync::pipe::op_instructions`), not a
+    ///   charge of the model;
+    /// - a cross-CPU round trip is, twice, a write and a read, a wakeup, the
+    ///   waker's switch to idle, the target's interrupt and its switch from
+    ///   idle; the interrupt is the traced idle-to-enqueue time, the four idle
+    ///   switches share the rest;
     /// - no IPI latency, no cache penalty: icount serialises the vCPUs (the
     ///   target sees the IPI when the sender stops) and TCG models no cache;
     /// - balancing per CPU scanned is `select_idle_cpu()`'s loop per CPU.
     pub const fn cost_model(&self) -> CostModel {
-        let wakeup = (self.pipe_same_ns_per_round_trip - 2 * self.yield_ns_per_switch) / 2;
-        let idle = (self.pipe_cross_ns_per_round_trip / 2 - wakeup - self.cross_idle_to_enqueue_ns) / 2;
+        let (op, wakeup) = self.pipe_op_and_wakeup_ns();
+        let idle = (self.pipe_cross_ns_per_round_trip - 4 * op - 2 * wakeup - 2 * self.cross_idle_to_enqueue_ns) / 4;
         CostModel {
             switch_ns: self.yield_ns_per_switch,
             switch_idle_ns: idle,
@@ -176,6 +218,17 @@ impl CostModel {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_pipes_work_done_is_the_icount_figure() {
+        // The mechanism's pipe reports what these runs measured.
+        let (op, wakeup) = IcountFigures::MEASURED.pipe_op_and_wakeup_ns();
+        assert_eq!(op, mech::sync::pipe::OP_INSTRUCTIONS_SMALL * crate::platform::NS_PER_INSTRUCTION);
+        assert_eq!(op, mech::sync::pipe::op_instructions(1));
+        assert_eq!((op, wakeup), (135, 263));
+        let c = CostModel::ICOUNT;
+        assert_eq!((c.switch_ns, c.wakeup_ns, c.switch_idle_ns, c.irq_entry_ns), (1007, 263, 446, 835));
+    }
 
     #[test]
     fn distance_classes_follow_the_topology() {

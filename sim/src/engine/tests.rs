@@ -351,16 +351,19 @@ fn ping_pong_round_trip(cross: bool) -> (u64, u64) {
 fn the_icount_model_gives_back_the_kernels_pipe_round_trips() {
     let c = CostModel::ICOUNT;
     let f = super::cost::IcountFigures::MEASURED;
-    // One CPU: two wakeups and two task switches per round trip.
+    // One CPU: two wakeups and two task switches per round trip (the
+    // double has no delayed dequeue and no pipe: the mechanism's own pipe
+    // round trip is checked against the kernel's in `tests/mech_pipe_one_cpu`).
     let (same, _) = ping_pong_round_trip(false);
     assert_eq!(same, 2 * c.wakeup_ns + 2 * c.switch_ns);
-    assert!(same.abs_diff(f.pipe_same_ns_per_round_trip) <= 1, "{same}");
     // Two CPUs: icount adds both CPUs' work up; the engine runs them in
     // parallel, so compare the busy time, and the elapsed time is the
     // wakee's interrupt and switch from idle twice.
     let (elapsed, busy) = ping_pong_round_trip(true);
     assert_eq!(busy, 2 * (c.wakeup_ns + c.irq_entry_ns + 2 * c.switch_idle_ns));
-    assert!(busy.abs_diff(f.pipe_cross_ns_per_round_trip) <= 4, "{busy}");
+    // With the pipe's two writes and two reads, which the double does not make.
+    let pipe = 4 * f.pipe_op_and_wakeup_ns().0;
+    assert!((busy + pipe).abs_diff(f.pipe_cross_ns_per_round_trip) <= 4, "{busy} + {pipe}");
     assert_eq!(elapsed, 2 * (c.irq_entry_ns + c.switch_idle_ns));
 }
 

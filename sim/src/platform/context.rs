@@ -50,6 +50,27 @@ pub(super) fn suspend(req: Req) -> Resumed {
     r
 }
 
+/// The kernel work this context did since its last suspension (its
+/// wakeups) elapses now, on its own clock, before it goes on: called where
+/// interrupts come back on (`irqs_on_again`), the first point after a wakeup
+/// where a real CPU's code may be interrupted. The waker is still current
+/// then, so the wakeup's time is in its runtime at its next `update_curr`, as
+/// in the kernel, where `try_to_wake_up()` runs in the waker's context; paid
+/// only at the next switch, it went to whichever task ran next, and a pipe
+/// partner that woke the other and then slept had run 0 ns since the wakee
+/// was placed: lag 0, eligible, never a delayed dequeue.
+pub(super) fn pay_own_work() {
+    charge_wakeups();
+    let c = cpu_id();
+    // Never inside a section: a coroutine suspends only where no lock is held.
+    if with(|s| s.cpus[c].charge_ns + s.cpus[c].section_ns > 0 && s.cpus[c].guards == 0) {
+        match suspend(Req::Pay) {
+            Resumed::Done => {}
+            r => unreachable!("sim: a payment resumed with {r:?}"),
+        }
+    }
+}
+
 /// Charges `wakeup_ns` per wakeup this CPU made since the last charge.
 fn charge_wakeups() {
     let c = cpu_id();

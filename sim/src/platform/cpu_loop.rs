@@ -48,6 +48,7 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
                     pending_timer: false,
                     timer_gen: 0,
                     charge_ns: 0,
+                    section_ns: 0,
                     hooks_on: false,
                     current: None,
                     ttwu_seen: 0,
@@ -182,7 +183,7 @@ pub(super) fn handle(c: usize, mut req: Req) {
     loop {
         let charge = with(|s| {
             let cpu = &mut s.cpus[c];
-            std::mem::take(&mut cpu.charge_ns)
+            std::mem::take(&mut cpu.charge_ns) + std::mem::take(&mut cpu.section_ns)
         });
         if charge > 0 && req != Req::Stop {
             with(|s| {
@@ -236,6 +237,10 @@ fn start(c: usize, req: Req) -> Option<Req> {
         Req::Switch(next) => {
             with(|s| s.cpus[c].running = next);
             Some(resume_ctx(c, next, Resumed::Run))
+        }
+        Req::Pay => {
+            let h = with(|s| s.cpus[c].running);
+            Some(resume_ctx(c, h, Resumed::Done))
         }
         Req::Stop => {
             with(|s| {

@@ -69,7 +69,7 @@ use crate::engine::cost::{CostModel, Distance};
 use crate::engine::queue::EventQueue;
 
 pub use config::{SimConfig, SimReport, SIM_FAULTS};
-use context::{suspend, Ctx};
+use context::{pay_own_work, suspend, Ctx};
 pub use cpu_loop::run;
 use irq::take_interrupts;
 pub use plat::SimPlatform;
@@ -83,6 +83,8 @@ enum Req {
     Halt,
     /// This context is off the CPU (saved); run context `next` here.
     Switch(usize),
+    /// Pay the kernel work charged so far, then carry on (`pay_own_work`).
+    Pay,
     /// The run ends (`Platform::exit`, or the init task finished).
     Stop,
 }
@@ -132,6 +134,11 @@ struct Cpu {
     timer_gen: u64,
     /// Kernel work to pay at the next suspension.
     charge_ns: u64,
+    /// The mechanism's own work reported inside a section (interrupts off
+    /// or a lock held: `Platform::work_done` there): this CPU's clock is
+    /// ahead of the engine's by it (`uptime_ns` reads both), and it is paid
+    /// with `charge_ns`.
+    section_ns: u64,
     /// The scheduler's interrupt hooks are on (after `start_this_cpu`).
     hooks_on: bool,
     current: Option<Arc<mech::task::Task>>,
@@ -207,6 +214,33 @@ fn log(cpu: usize, what: std::fmt::Arguments) {
 /// (`Platform::work_done`): QEMU's `-icount shift=0`, which the cost model's
 /// figures were measured under (docs/SIMULATOR.md, "Workloads").
 pub const NS_PER_INSTRUCTION: u64 = 1;
+
+/// This CPU's clock: the engine's time plus the work reported inside the
+/// section running now (`Platform::uptime_ns`).
+fn cpu_now() -> u64 {
+    let c = cpu_id();
+    now() + with(|s| s.cpus.get(c).map_or(0, |x| x.section_ns))
+}
+
+/// `Platform::work_done`: `instructions` of work, burnt as a workload's spin
+/// where the context may give up its CPU, or, inside a section (interrupts
+/// off or a lock held, where a coroutine never suspends), added to this
+/// CPU's clock and paid with the next charge.
+fn work_done(instructions: u64) {
+    let ns = instructions * NS_PER_INSTRUCTION;
+    let c = cpu_id();
+    let inside = with(|s| {
+        let cpu = &mut s.cpus[c];
+        let inside = cpu.guards > 0 || !cpu.irqs_on;
+        if inside {
+            cpu.section_ns += ns;
+        }
+        inside
+    });
+    if !inside {
+        burn_ns(ns);
+    }
+}
 
 /// Busy CPU work for `ns` nanoseconds of this CPU's clock, interruptible (a
 /// workload's spin): one step of the engine, cut by interrupts while they

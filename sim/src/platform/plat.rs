@@ -26,6 +26,7 @@ fn wrap(h: usize) -> Context {
 /// Interrupts back on after a section: a pending one is taken now, as `sti`
 /// lets it in.
 fn irqs_on_again() {
+    super::pay_own_work();
     let c = cpu_id();
     let pending = with(|s| {
         let cpu = &mut s.cpus[c];
@@ -229,7 +230,7 @@ impl Platform for SimPlatform {
     }
     fn timer_eoi() {}
     fn uptime_ns() -> u64 {
-        now()
+        super::cpu_now()
     }
 
     fn stack_alloc() -> Option<Stack> {
@@ -276,6 +277,6 @@ impl Platform for SimPlatform {
     fn work_done(instructions: u64) {
         // The loop took no virtual time: it costs what it costs the kernel
         // under `-icount shift=0`, one ns per guest instruction.
-        super::burn_ns(instructions * super::NS_PER_INSTRUCTION)
+        super::work_done(instructions)
     }
 }

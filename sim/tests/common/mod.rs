@@ -40,6 +40,18 @@ pub fn child_arg() -> Option<String> {
 /// `workload=pipe`), on `machine` with the invariant checks on: the run's
 /// report and the virtual ns from the first spawn to both joins.
 pub fn pipe_ping_pong(machine: &fairway_sim::Machine, cpu_a: usize, cpu_b: usize, rounds: u64) -> (fairway_sim::platform::SimReport, u64) {
+    pipe_ping_pong_then(machine, cpu_a, cpu_b, rounds, || {})
+}
+
+/// [`pipe_ping_pong`], then `after` in the init task once both joined (to
+/// read the mechanism's counters while the run is still on).
+pub fn pipe_ping_pong_then(
+    machine: &fairway_sim::Machine,
+    cpu_a: usize,
+    cpu_b: usize,
+    rounds: u64,
+    after: impl FnOnce() + Send + 'static,
+) -> (fairway_sim::platform::SimReport, u64) {
     use mech::sync::Pipe;
     use mech::task::Spawn;
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -71,6 +83,7 @@ pub fn pipe_ping_pong(machine: &fairway_sim::Machine, cpu_a: usize, cpu_b: usize
         mech::task::join(&a);
         mech::task::join(&b);
         e.store(mech::rq::now_ns() - start, Ordering::Relaxed);
+        after();
     });
     (report, elapsed.load(Ordering::Relaxed))
 }

@@ -9,7 +9,7 @@
 
 pub mod irq_mutex;
 pub mod lockdep;
-mod pipe;
+pub mod pipe;
 
 use alloc::collections::VecDeque;
 use alloc::sync::Arc;
