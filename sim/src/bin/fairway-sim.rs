@@ -5,6 +5,8 @@
 //! Usage: `fairway-sim --machine PRESET|SMP [--numa N] [--seed S] -- CMDLINE`,
 //! where CMDLINE is the kernel's command line (`workload=pipe,rounds=100
 //! hz=250 ...`), parsed by the workloads' own parser as the kernel does.
+//! `cpu_capacity=` slows the named CPUs as the kernel does (its pressure
+//! source), on top of a preset's own capacities.
 //! Prints what the kernel would from its `init` thread on: the command
 //! line's problems (`cmdline:` and `@fw cmdline_problem`), the workload's
 //! `@fw` lines, the schedstat lines; then one `sim:` summary line. Exit
@@ -48,7 +50,7 @@ fn main() {
         }
     }
     let Some(machine) = machine else { usage() };
-    let m = match presets::machine(&machine, numa) {
+    let mut m = match presets::machine(&machine, numa) {
         Ok(m) => m,
         Err(e) => {
             eprintln!("sim: --machine {machine}: {e}");
@@ -60,11 +62,10 @@ fn main() {
     let mut problems = parsed.problems;
     // What the kernel does that the simulator does not model: said, never
     // silently dropped.
-    let unmodelled: [(bool, &str); 8] = [
+    let unmodelled: [(bool, &str); 7] = [
         (o.fault != 0, "fault="),
         (o.trace > 0, "trace="),
         (o.idle_poll, "idle=poll"),
-        (!o.cpu_capacity.is_empty(), "cpu_capacity= (the machine preset gives the capacities)"),
         (o.test_lockdep.is_some(), "test_lockdep="),
         (o.test_watchdog.is_some(), "test_watchdog="),
         (o.test_crash.is_some(), "test_crash="),
@@ -73,6 +74,28 @@ fn main() {
     for (given, what) in unmodelled {
         if given {
             problems.push(format!("{what}: not modelled by the simulator; run it under QEMU (`cargo xtask run`)"));
+        }
+    }
+    // The kernel's boot prints the CPUs and the sched domains before it sets
+    // any capacity (kernel/src/main.rs: topology::print_domains), so a
+    // group's printed cap= is its CPUs' capacity_orig; the same here.
+    match m.topology_report() {
+        Ok(r) => print!("{r}"),
+        Err(e) => println!("sim: {}: no sched domains: {e:?}", m.describe()),
+    }
+    // cpu_capacity= as the kernel's boot applies it (kernel/src/main.rs): on
+    // top of the machine's own capacities (a preset's little CPUs), checked
+    // once the CPUs are known, with the kernel's message. The slowdown is the
+    // mechanism's own pressure source (mech balance/capacity.rs), which takes
+    // (1024 - CAP)/1024 of every tick on the simulated CPU as it does in QEMU.
+    let online = m.nr_cpus();
+    for &(cpu, cap) in &o.cpu_capacity {
+        if cpu < online && (1..=1024).contains(&cap) {
+            m.capacity[cpu] = cap as u32;
+        } else {
+            problems.push(format!(
+                "cpu_capacity: CPU {cpu} capacity {cap} is not an online CPU (online: {online}) with a capacity of 1..1024; CPU {cpu} keeps 1024"
+            ));
         }
     }
     if let Some((name, why)) = REFUSED.iter().find(|(n, _)| *n == o.workload.name) {
