@@ -6,8 +6,9 @@
 //! numbers (`defs.rs`). `--quick` is the small form the test suite runs (`experiment-NAME-quick`).
 //!
 //! Engines: `qemu` (this kernel in QEMU, `-icount`: every figure is a count or a cost in
-//! instruction time, the same on every boot). `sim`, the host simulator, cannot run the workloads yet: asking
-//! for it is an error, never a silent fallback; the tables keep an empty `sim` column for it.
+//! instruction time, the same on every boot). `sim` (`sim.rs`): `fairway-sim` runs the same
+//! mechanism and workloads at the debate's own machine (`sim_plans.rs`: its preset, the points
+//! scaled to it, several seeds), and at the qemu form's points beside QEMU's figures.
 //!
 //! Modes of the `qemu` engine: `-icount` (the default, one boot per cell) or `--realtime N`: N
 //! boots of every cell without `-icount`, for throughput and latency in host time; each figure is
@@ -15,27 +16,34 @@
 //! `compare`'s) separates a variant from the baseline. Real-time figures depend on the host's
 //! load; the report says which mode it holds and is written only where `--out` says.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use fairway_scenarios::Log;
 
 use crate::bench::{cmdline, out_dir, progress, Boot};
-use crate::compare::{counter_rows, rows, Method, Row};
 use crate::results::RunRecord;
 
 mod avg_idle_example;
 mod cpu_capacity;
 mod defs;
+mod report;
 mod sis_scan_cost;
+mod sim;
+mod sim_plans;
+pub use sim::sim_quick_jobs;
 pub use defs::all;
+pub use report::markdown;
+use report::text_view;
+#[cfg(test)]
+use report::{legend, matrix_table};
 
 /// Which machine runs the matrix.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
 pub enum Engine {
     /// The kernel in QEMU under -icount.
     Qemu,
-    /// The host simulator (`fairway-sim`; `bench` and `compare` only so far).
+    /// The host simulator (`fairway-sim`): the kernel's mechanism and workloads on simulated
+    /// CPUs, at the debate's own machine (its preset).
     Sim,
 }
 
@@ -61,6 +69,13 @@ pub struct ExperimentArgs {
     /// Its report goes only where --out says (the reports in docs/experiments/ are -icount's).
     #[arg(long, value_name = "N")]
     pub realtime: Option<usize>,
+    /// With `--engine sim`: the simulated machine instead of the debate's preset (`cargo xtask
+    /// sim --list`, or an -smp value).
+    #[arg(long, value_name = "PRESET|SMP")]
+    pub machine: Option<String>,
+    /// With `--engine sim`: runs per cell (seeds 0..N-1) instead of the experiment's own count.
+    #[arg(long, value_name = "N")]
+    pub seeds: Option<usize>,
 }
 
 /// How the QEMU engine keeps time.
@@ -70,14 +85,22 @@ pub enum Mode {
     Icount,
     /// N boots per cell in real (host) time: means and their spread.
     RealTime(usize),
+    /// The simulator (`fairway-sim`): N runs per cell, run i with `--seed i` (the seed orders
+    /// simultaneous events; one seed replays one run byte for byte).
+    Sim(usize),
 }
 
 impl Mode {
     pub fn boots(self) -> usize {
         match self {
             Mode::Icount => 1,
-            Mode::RealTime(n) => n,
+            Mode::RealTime(n) | Mode::Sim(n) => n,
         }
+    }
+
+    /// One run per cell that every rerun repeats: the figures have no spread to show.
+    pub fn exact(self) -> bool {
+        matches!(self, Mode::Icount | Mode::Sim(1))
     }
 
     /// The mode as the report's engine/mode line names it.
@@ -85,6 +108,7 @@ impl Mode {
         match self {
             Mode::Icount => "-icount".into(),
             Mode::RealTime(n) => format!("real time, {n} boots per cell"),
+            Mode::Sim(n) => format!("sim, {n} seed(s) per cell"),
         }
     }
 }
@@ -254,11 +278,6 @@ pub fn find(name: &str) -> Result<Spec, String> {
     })
 }
 
-/// The error `--engine sim` gets while the experiments do not drive the simulator.
-pub const SIM_NOT_BUILT: &str = "xtask: experiment --engine sim cannot run yet: `bench` and `compare` run fairway-sim \
-     (--engine sim --machine M), but the experiments' matrix still boots QEMU per cell (run_matrix) and \
-     their readings are not yet checked on the simulator's figures; run --engine qemu (the default); the reports keep an empty `sim` column for it";
-
 pub fn experiment(a: ExperimentArgs) -> Result<(), String> {
     if a.name == "list" {
         for s in all() {
@@ -268,7 +287,10 @@ pub fn experiment(a: ExperimentArgs) -> Result<(), String> {
     }
     let spec = find(&a.name)?;
     if a.engine == Engine::Sim {
-        return Err(SIM_NOT_BUILT.into());
+        return sim::experiment(&spec, &a);
+    }
+    if a.machine.is_some() || a.seeds.is_some() {
+        return Err(sim::QEMU_NO_MACHINE.into());
     }
     let mode = match a.realtime {
         None => Mode::Icount,
@@ -285,6 +307,7 @@ pub fn experiment(a: ExperimentArgs) -> Result<(), String> {
         match mode {
             Mode::Icount => String::new(),
             Mode::RealTime(n) => format!(" --realtime {n}"),
+            Mode::Sim(_) => unreachable!("the simulator's runs are sim.rs's"),
         }
     );
     let (m, kernel) = match &a.from {
@@ -312,6 +335,8 @@ pub fn experiment(a: ExperimentArgs) -> Result<(), String> {
         if let Some(d) = path.parent() {
             std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
         }
+        // The simulator's section of an earlier `--engine sim` run stays (sim.rs).
+        let report = sim::keep_sim_section(&path, report);
         std::fs::write(&path, report).map_err(|e| format!("{}: {e}", path.display()))?;
         println!("wrote {}", path.display());
     }
@@ -326,7 +351,7 @@ pub fn split_point<'a>(workload: &'a str, pt: &'a str) -> (&'a str, &'a str) {
 
 /// The last commit that changed the kernel's sources (`kernel/`), which is what the figures
 /// depend on (a commit to the harness or the docs does not move them).
-fn kernel_sources() -> String {
+pub(super) fn kernel_sources() -> String {
     let out = std::process::Command::new("git")
         .args(["log", "-1", "--format=%h %s", "--", "kernel"])
         .current_dir(crate::workspace_root())
@@ -352,6 +377,7 @@ fn log_name(pt: &str, vi: usize, mode: Mode, run: usize) -> String {
     match mode {
         Mode::Icount => format!("{pt}-v{vi}.log"),
         Mode::RealTime(_) => format!("{pt}-v{vi}-r{run}.log"),
+        Mode::Sim(_) => format!("{pt}-v{vi}-s{run}.log"),
     }
 }
 
@@ -388,16 +414,33 @@ pub fn read_matrix(spec: &Spec, form: &Form, dir: &std::path::Path, mode: Mode) 
 /// boots of a point go round the variants N times (variant 0, 1, ..., then again), so a spell of
 /// host load falls on every variant rather than on one.
 pub fn run_matrix(spec: &Spec, form: &Form, qemu: &std::path::Path, elf: &std::path::Path, mode: Mode) -> Result<Matrix, String> {
-    let boot = |smp: &str| Boot {
-        qemu: qemu.to_path_buf(),
-        elf: elf.to_path_buf(),
-        smp: smp.into(),
-        icount: mode == Mode::Icount,
-        timeout: std::time::Duration::from_secs(form.timeout_s),
-        sim: None,
-    };
     let dir = out_dir(&format!("experiment-{}", spec.name))?;
-    let pb = progress((form.points.len() * spec.variants.len() * mode.boots()) as u64);
+    run_matrix_in(spec, form, &Runner::Qemu { qemu: qemu.into(), elf: elf.into() }, mode, &dir, true)
+}
+
+/// What boots a cell: QEMU with a kernel, or the `fairway-sim` binary (the cell's machine is
+/// then the form's `smp`, a preset or an -smp value, or the variant's own).
+pub enum Runner {
+    Qemu { qemu: PathBuf, elf: PathBuf },
+    Sim { bin: PathBuf },
+}
+
+/// [`run_matrix`] with the runner and the log directory given; `progress_bar` off where many
+/// matrices run side by side (the test suite).
+pub fn run_matrix_in(spec: &Spec, form: &Form, runner: &Runner, mode: Mode, dir: &std::path::Path, progress_bar: bool) -> Result<Matrix, String> {
+    let boot = |smp: &str| match runner {
+        Runner::Qemu { qemu, elf } => Boot {
+            qemu: qemu.clone(),
+            elf: elf.clone(),
+            smp: smp.into(),
+            icount: mode == Mode::Icount,
+            timeout: std::time::Duration::from_secs(form.timeout_s),
+            sim: None,
+        },
+        Runner::Sim { bin } => Boot::sim_binary(bin.clone(), smp),
+    };
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let pb = if progress_bar { progress((form.points.len() * spec.variants.len() * mode.boots()) as u64) } else { indicatif::ProgressBar::hidden() };
     let mut cells = Vec::new();
     for pt in form.points {
         let (workload, params) = point_params(spec, form, pt);
@@ -432,177 +475,6 @@ pub fn run_matrix(spec: &Spec, form: &Form, qemu: &std::path::Path, elf: &std::p
         return Err(format!("xtask: {} boots failed (logs in {}):\n{}", failed.len(), dir.display(), failed.join("\n")));
     }
     Ok(Matrix { points: form.points.iter().map(|s| s.to_string()).collect(), variants: spec.variants.clone(), cells, mode })
-}
-
-/// The matrix table in `compare`'s layout: per metric and point, the first variant's figure,
-/// then each other variant's with its change against the first (positive = better for results;
-/// the plain change for counters), `exact` as in `compare` (one -icount boot per cell), and an
-/// empty `sim` column for the simulator. In real time each figure is the mean `± stddev` of the
-/// cell's boots, and a change Welch's test finds significant (p < 0.05) is marked `*`.
-pub fn matrix_table(spec: &Spec, m: &Matrix) -> String {
-    let icount = m.mode == Mode::Icount;
-    // rows()/counter_rows() of the first variant against each other one, per point.
-    type Line = (String, String, String, String, Vec<String>); // central, metric, point, unit, cells
-    let mut lines: Vec<Line> = Vec::new();
-    // a figure with its spread in real time (no spread under -icount, where every boot repeats)
-    let fig = |x: f64, sd: f64, num: fn(f64) -> String| if icount { num(x) } else { format!("{}±{}", num(x), num(sd)) };
-    let push = |lines: &mut Vec<Line>, rows_of: &dyn Fn(&[RunRecord], &[RunRecord], &str) -> Vec<Row>, num: fn(f64) -> String| {
-        for (p, pt) in m.points.iter().enumerate() {
-            let base = &m.cells[p][0].recs;
-            let per_variant: Vec<Vec<Row>> = (1..m.variants.len()).map(|v| rows_of(base, &m.cells[p][v].recs, pt)).collect();
-            let Some(first) = per_variant.first() else { continue };
-            for r in first {
-                let mut cells = vec![fig(r.base, r.base_stddev, num)];
-                for vr in &per_variant {
-                    cells.push(match vr.iter().find(|x| x.metric == r.metric) {
-                        Some(x) => format!("{} ({:+.2}%{})", fig(x.new, x.new_stddev, num), x.pdiff, if x.significant { "*" } else { "" }),
-                        None => "-".into(),
-                    });
-                }
-                lines.push((r.central.into(), r.metric.clone(), pt.clone(), r.unit.clone(), cells));
-            }
-        }
-    };
-    push(&mut lines, &|b, n, pt| rows(pt, b, n, Method::Means, icount), |v| format!("{v:.3}"));
-    let n_results = lines.len();
-    push(&mut lines, &|b, n, pt| counter_rows(pt, b, n, Method::Means, icount), |v| format!("{v:.0}"));
-    // the mechanism figures of this experiment, read from the logs
-    for (p, pt) in m.points.iter().enumerate() {
-        for mech in &spec.mechs {
-            let per: Vec<Vec<f64>> = (0..m.variants.len()).map(|v| m.cells[p][v].logs.iter().map(mech.read).collect()).collect();
-            let vals: Vec<f64> = per.iter().map(|x| crate::stats::amean(x)).collect();
-            let mfig = |v: usize| if icount { mech_num(vals[v]) } else { format!("{}±{}", mech_num(vals[v]), mech_num(crate::stats::stddev(&per[v]))) };
-            let mut cells = vec![mfig(0)];
-            cells.extend((1..vals.len()).map(|v| format!("{} ({:+.2}%)", mfig(v), change(vals[0], vals[v]))));
-            lines.push(("Amean".into(), mech.label.into(), pt.clone(), mech.unit.into(), cells));
-        }
-    }
-    let nw = lines.iter().map(|l| l.1.len()).fold(6, usize::max);
-    let pw = lines.iter().map(|l| l.2.len()).fold(5, usize::max);
-    let uw = lines.iter().map(|l| l.3.len()).fold(4, usize::max);
-    let cw: Vec<usize> = (0..m.variants.len())
-        .map(|v| lines.iter().map(|l| l.4[v].len()).chain([m.variants[v].label.len()]).fold(10, usize::max))
-        .collect();
-    let mut s = String::new();
-    let head = |s: &mut String, title: &str| {
-        let _ = write!(s, "{:<6} {:<nw$} {:<pw$}", "", title, "point");
-        for (v, w) in m.variants.iter().zip(&cw) {
-            let _ = write!(s, "  {:>w$}", v.label);
-        }
-        let _ = writeln!(s, "  {:<uw$}  sim", "unit");
-    };
-    head(&mut s, "metric");
-    for (i, (c, name, pt, unit, cells)) in lines.iter().enumerate() {
-        if i == n_results {
-            let _ = writeln!(s, "\nschedstat_delta summed over CPUs, then the experiment's own counters (change = plain new/base - 1):");
-            head(&mut s, "counter");
-        }
-        let _ = write!(s, "{c:<6} {name:<nw$} {pt:<pw$}");
-        for (cell, w) in cells.iter().zip(&cw) {
-            let _ = write!(s, "  {cell:>w$}");
-        }
-        let _ = writeln!(s, "  {unit:<uw$}  -");
-    }
-    s
-}
-
-/// A mechanism figure: a count as a whole number, a ratio (a mean depth, a share) with two decimals.
-fn mech_num(x: f64) -> String {
-    if x.fract() == 0.0 || x.abs() >= 1000.0 { format!("{x:.0}") } else { format!("{x:.2}") }
-}
-
-fn legend(m: &Matrix) -> String {
-    let mut s = String::from("variants (the first is the baseline every % is against):\n");
-    for v in &m.variants {
-        let smp = if v.smp.is_empty() { String::new() } else { format!("  [-smp {}]", v.smp) };
-        let _ = writeln!(s, "  {:<24} {}{smp}", v.label, if v.append.is_empty() { "(defaults)" } else { v.append });
-    }
-    match m.mode {
-        Mode::Icount => {
-            s += "mode -icount. Hmean for higher-is-better results, Amean otherwise (one boot per cell: the mean is the figure); \
-                  % positive = better for results, plain change for counters; exact: -icount, every boot of a command \
-                  line is the same run (one tick phase); sim: the simulator's column, empty until it exists\n"
-        }
-        Mode::RealTime(n) => {
-            let _ = writeln!(
-                s,
-                "mode real time, {n} boots per cell. Hmean for higher-is-better results, Amean otherwise, each ± the sample \
-                 standard deviation of the {n} boots; % positive = better for results, plain change for counters; * Welch's \
-                 two-sided p < 0.05 against the first variant (results and schedstat counters); host load moves these figures: \
-                 read the ± first; sim: the simulator's column, empty until it exists"
-            );
-        }
-    }
-    s
-}
-
-/// What the terminal shows.
-fn text_view(spec: &Spec, m: &Matrix, r: &Reading) -> String {
-    let mut s = format!("experiment {}: {}\n\n{}\n{}", spec.name, spec.asks, legend(m), matrix_table(spec, m));
-    if let Some(h) = spec.host {
-        s += &format!("\n{}", h());
-    }
-    s += &format!("\nREADING: {}\n", r.outcome.text());
-    for w in &r.why {
-        s += &format!("  - {w}\n");
-    }
-    for (c, ok) in &r.checks {
-        s += &format!("  check {}: {c}\n", if *ok { "holds" } else { "FAILS" });
-    }
-    s
-}
-
-fn qemu_version(qemu: &std::path::Path) -> String {
-    std::process::Command::new(qemu)
-        .arg("--version")
-        .output()
-        .ok()
-        .and_then(|o| String::from_utf8(o.stdout).ok())
-        .and_then(|s| s.lines().next().map(str::to_string))
-        .unwrap_or_else(|| "unknown".into())
-}
-
-/// docs/experiments/NAME.md.
-pub fn markdown(spec: &Spec, form: &Form, m: &Matrix, r: &Reading, command: &str, qemu: &std::path::Path, kernel: &str) -> String {
-    let host_cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
-    let mut s = format!("# Experiment `{}`\n\n", spec.name);
-    s += &format!("**The claim.** {}\n\n**What the matrix asks.** {}\n\n", spec.claim, spec.asks);
-    let mode = match m.mode {
-        Mode::Icount => "`-icount shift=0,sleep=off` (every figure below is instruction-counted time and counts, identical \
-                         on every boot of the same command line: one boot per cell, one tick phase)"
-            .to_string(),
-        Mode::RealTime(n) => format!(
-            "mode real time: {n} boots per cell without `-icount` (every figure below is the mean of {n} boots in host time \
-             with its sample standard deviation; the host's load moves them, so a change counts only where the ± allow)"
-        ),
-    };
-    s += &format!(
-        "**Command.** `{command}` (rerun it to reproduce every figure). Kernel: {kernel}\n\n\
-         **Machine and engine.** Engine `qemu`: the fairway kernel in {} at `-smp {}`, {mode}, on a host with \
-         {host_cores} cores. Workload `{}` with `{}`. {}\n\
-         The `sim` column is the simulator engine's: empty, the engine does not yet run fairway's mechanism.\n\n",
-        qemu_version(qemu),
-        form.smp,
-        spec.workload,
-        if form.params.is_empty() { "its defaults" } else { form.params },
-        spec.machine_note
-    );
-    s += &format!("## Table\n\n```\n{}\n{}```\n\n", legend(m), matrix_table(spec, m));
-    if let Some(h) = spec.host {
-        s += &format!("## On the host (policy crate)\n\n```\n{}```\n\n", h());
-    }
-    s += &format!("## READING: {}\n\n", r.outcome.text());
-    for w in &r.why {
-        s += &format!("- {w}\n");
-    }
-    if !r.checks.is_empty() {
-        s += "\nDirection checks (the quick form's test asserts these):\n\n";
-        for (c, ok) in &r.checks {
-            s += &format!("- {}: {c}\n", if *ok { "holds" } else { "FAILS" });
-        }
-    }
-    s += "\nThe reading is generated by the experiment's rules in `xtask/src/experiment/defs.rs` from the figures above.\n";
-    s
 }
 
 /// The test suite's hook: the quick form of every experiment whose `experiment-NAME-quick`
@@ -687,14 +559,16 @@ mod tests {
     }
 
     #[test]
-    fn the_simulator_engine_is_refused_with_a_clear_error() {
-        let a = ExperimentArgs { name: "avg-idle".into(), quick: true, engine: Engine::Sim, out: None, from: None, realtime: None };
-        assert_eq!(experiment(a).unwrap_err(), SIM_NOT_BUILT);
+    fn the_simulators_options_are_refused_by_the_qemu_engine_and_real_time_by_the_simulator() {
+        let a = ExperimentArgs { name: "avg-idle".into(), quick: true, engine: Engine::Qemu, out: None, from: None, realtime: None, machine: Some("4".into()), seeds: None };
+        assert_eq!(experiment(a).unwrap_err(), sim::QEMU_NO_MACHINE);
+        let a = ExperimentArgs { name: "avg-idle".into(), quick: true, engine: Engine::Sim, out: None, from: None, realtime: Some(2), machine: None, seeds: None };
+        assert!(experiment(a).unwrap_err().contains("--realtime is the qemu engine's"));
     }
 
     #[test]
     fn real_time_needs_two_boots_per_cell() {
-        let a = ExperimentArgs { name: "avg-idle".into(), quick: true, engine: Engine::Qemu, out: None, from: None, realtime: Some(1) };
+        let a = ExperimentArgs { name: "avg-idle".into(), quick: true, engine: Engine::Qemu, out: None, from: None, realtime: Some(1), machine: None, seeds: None };
         assert_eq!(experiment(a).unwrap_err(), REALTIME_TOO_FEW);
     }
 
@@ -773,7 +647,7 @@ mod tests {
     }
 
     #[test]
-    fn the_table_has_every_variant_the_changes_against_the_first_and_an_empty_sim_column() {
+    fn the_table_has_every_variant_and_the_changes_against_the_first() {
         let spec = find("wake-balance").unwrap();
         let m = synthetic(&spec, &["clients=1"], |_, v| {
             let tp = if v == "linux, affine on" { 100 } else { 110 };
@@ -788,9 +662,9 @@ mod tests {
         for v in &spec.variants {
             assert!(head.contains(v.label), "{head}");
         }
-        assert!(head.ends_with("sim"), "{head}");
+        assert!(head.trim_end().ends_with("unit"), "{head}");
         let tp = t.lines().find(|l| l.contains("throughput")).unwrap();
-        assert!(tp.starts_with("Hmean") && tp.contains("100.000") && tp.contains("110.000 (+10.00%)") && tp.ends_with(" -"), "{tp}");
+        assert!(tp.starts_with("Hmean") && tp.contains("100.000") && tp.contains("110.000 (+10.00%)") && tp.trim_end().ends_with("MB/s"), "{tp}");
         let aff = t.lines().find(|l| l.contains("ttwu_move_affine")).unwrap();
         assert!(aff.contains(" 5 ") && aff.contains("5 (+0.00%)"), "summed over CPUs and levels: {aff}");
         let smt = t.lines().find(|l| l.contains("ttwu_wake_remote_smt")).unwrap();
