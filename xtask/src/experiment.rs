@@ -244,6 +244,18 @@ impl Matrix {
         crate::stats::amean(&v)
     }
 
+    /// What the engine of this matrix leaves out of a cost, for the readings' "why" lines:
+    /// neither engine models caches, each in its own way.
+    pub fn cost_words(&self) -> &'static str {
+        match self.mode {
+            Mode::Sim(_) => {
+                "on the simulator a cost is its cost model's (measured under -icount): a fixed charge per wakeup and switch, \
+                 nothing for a migration's cache refill nor per CPU a scan examines"
+            }
+            _ => "under -icount a cost is instructions only, and QEMU models no caches",
+        }
+    }
+
     /// [`Matrix::mech`] summed over every point.
     pub fn mech_all(&self, variant: &str, read: fn(&Log) -> f64) -> f64 {
         (0..self.points.len()).map(|p| self.mech(p, variant, read)).sum()

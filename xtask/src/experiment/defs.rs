@@ -216,12 +216,13 @@ fn read_avg_idle(m: &Matrix) -> Reading {
             "Why the throughput does not follow here: newidle balancing took {:.3}% of the CPUs' time with snap and {:.3}% with \
              delta, too little to move throughput; and the fserver points, where throughput is measured, made only {:.0} (snap) \
              and {:.0} (delta) newidle attempts in all: their idle periods rarely open the 2013 gate whatever the clamp. The \
-             8-socket machine paid for each attempt with a scan over 80 CPUs and their remote cache lines, which 4 emulated CPUs \
-             without a cache model cannot show.",
+             8-socket machine paid for each attempt with a scan over 80 CPUs and their remote cache lines, which this engine \
+             cannot show: {}.",
             share(SNAP_MC),
             share(DELTA_MC),
             fs_attempts(SNAP_MC),
-            fs_attempts(DELTA_MC)
+            fs_attempts(DELTA_MC),
+            m.cost_words()
         ));
     }
     let mut checks = vec![(format!("the example: snap 2x needs more idle periods than delta 1.5x ({ex_snap} > {ex_delta})"), ex_snap > ex_delta)];
@@ -415,12 +416,12 @@ fn read_wake_balance(m: &Matrix) -> Reading {
     ));
     let (d_smt, d_pkg) = (share(smt_off, w_off) - share(smt_on, w_on), share(pkg_off, w_off) - share(pkg_on, w_on));
     if d_smt.abs() < 5.0 && d_pkg.abs() < 5.0 {
-        why.push(
+        why.push(format!(
             "Placement did not change where wakees ran relative to their wakers (the shares above differ by under 5 points): \
-             the throughput difference is the cost of the placement path itself (wake_affine and select_idle_sibling's \
-             instructions on every wakeup), which -icount counts exactly."
-                .into(),
-        );
+             the throughput difference is the cost of the placement path itself (wake_affine and select_idle_sibling on every \
+             wakeup; {}).",
+            m.cost_words()
+        ));
     } else {
         why.push(format!(
             "Placement did change where wakees ran: without wakeup balancing {:+.1} points more of the wakeups came from the \
@@ -463,12 +464,11 @@ fn read_wake_balance(m: &Matrix) -> Reading {
         Outcome::NotReproduced
     };
     if outcome != Outcome::Reproduced && outcome != Outcome::Mixed {
-        why.push(
-            "Why tbench need not gain here: under -icount a wakeup's cost is instructions only; QEMU models no caches, so a \
-             wakee moved next to its waker's data gains nothing from sharing a core or a socket, and the dual Xeon's win was \
-             exactly that cache sharing."
-                .into(),
-        );
+        why.push(format!(
+            "Why tbench need not gain here: {}, so a wakee moved next to its waker's data gains nothing from sharing a core or \
+             a socket, and the dual Xeon's win was exactly that cache sharing.",
+            m.cost_words()
+        ));
     }
     // Ken's mix alone (the quick form) wakes every worker from one pinned thread: whether
     // wake_affine moves any of them in 100 ms follows code layout (0 or 1 in CI's runs), so

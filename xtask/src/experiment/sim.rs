@@ -19,6 +19,9 @@ pub const SIM_MARK: &str = "<!-- engine sim: written by `cargo xtask experiment 
 pub const QEMU_NO_MACHINE: &str =
     "xtask: --machine and --seeds are the simulator's (--engine sim); QEMU's machine is the experiment's form, and -icount boots once per cell";
 
+/// The file of a sim run's log directory holding the host seconds the run took.
+const HOST_SECONDS: &str = "host_seconds";
+
 /// The subdirectory of a sim run's logs holding the qemu form's points.
 const SAME_POINT_DIR: &str = "same-point";
 
@@ -82,7 +85,17 @@ pub fn experiment(spec: &Spec, a: &ExperimentArgs) -> Result<(), String> {
             (m, same, dir.clone())
         }
     };
-    let host_s = t.elapsed().as_secs_f64();
+    // What the runs cost, kept beside their logs so that a report read again with --from
+    // still gives it.
+    let cost_file = dir.join(HOST_SECONDS);
+    let host_s = match &a.from {
+        None => {
+            let s = t.elapsed().as_secs_f64();
+            std::fs::write(&cost_file, format!("{s:.1}\n")).map_err(|e| format!("{}: {e}", cost_file.display()))?;
+            s
+        }
+        Some(_) => std::fs::read_to_string(&cost_file).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(f64::NAN),
+    };
     let reading = (spec.read)(&m);
     let path = a.out.clone().unwrap_or_else(|| crate::workspace_root().join("docs/experiments").join(format!("{}.md", spec.name)));
     let old = std::fs::read_to_string(crate::workspace_root().join("docs/experiments").join(format!("{}.md", spec.name))).unwrap_or_default();
@@ -140,7 +153,8 @@ fn sim_section(
     let mut s = format!("## Engine `sim`: the debate's machine, `{}`\n\n", form.smp);
     let _ = write!(
         s,
-        "**Command.** `{command}` ({:.0} s of host time{}). Mechanism and workloads: the working tree's `kernel/mech` and \
+        "**Command.** `{command}` ({:.0} s of host time on the 2-core host shared with other builds, the \
+         qemu form's points on the simulator included{}). Mechanism and workloads: the working tree's `kernel/mech` and \
          `kernel/workloads` in `fairway-sim` (release build); {}.\n\n\
          **Machine and engine.** Engine `sim`: {machine}; {}. Workload `{}` with `{}`. {}\n\n",
         host_s,
@@ -206,13 +220,13 @@ fn sim_figure(spec: &Spec, m: &Matrix, p: usize, v: &str, metric: &str) -> f64 {
 
 /// The qemu rows beside the simulator's figures at the same points: per variant `qemu / sim`,
 /// and whether each variant moved the same way against the baseline on both engines (`=`
-/// same sign, or both within 2%; `x` opposite; `-` no change to compare: a figure missing, or a
-/// baseline of 0).
+/// both 2% or more the same way, or both within 2%; `~` 2% or more on one engine only; `x` 2% or
+/// more in opposite directions; `-` no change to compare: a figure missing, or a baseline of 0).
 pub fn side_by_side(spec: &Spec, qemu: &[QemuRow], sim: &Matrix) -> String {
     let mut s = format!(
         "Both engines at the same points: qemu (-icount, its report's table above) / sim (--machine {}, mode {}); then, per \
-         variant against the first, whether the change has the same direction on both (= same, or both within 2%; x \
-         opposite):\n",
+         variant against the first, whether the change has the same direction on both (= the same way, or both within \
+         2%; ~ 2% or more on one engine only; x opposite):\n",
         sim.cells.first().and_then(|r| r.first()).map(|_| spec.full.smp).unwrap_or("?"),
         sim.mode.text()
     );
@@ -222,7 +236,7 @@ pub fn side_by_side(spec: &Spec, qemu: &[QemuRow], sim: &Matrix) -> String {
     }
     let fmt = |x: f64| if x == 0.0 { "0".to_string() } else if !x.is_finite() { "-".to_string() } else if x.abs() >= 100.0 { format!("{x:.0}") } else { format!("{x:.2}") };
     let mut lines = Vec::new();
-    let (mut agree, mut opposite) = (0, 0);
+    let (mut agree, mut moved_one, mut opposite) = (0, 0, 0);
     for row in qemu {
         let Some(p) = sim.points.iter().position(|x| *x == row.point) else { continue };
         let sv: Vec<f64> = sim.variants.iter().map(|v| sim_figure(spec, sim, p, v.label, &row.metric)).collect();
@@ -235,9 +249,12 @@ pub fn side_by_side(spec: &Spec, qemu: &[QemuRow], sim: &Matrix) -> String {
                 let (dq, ds) = (change(row.values[0], row.values[v]), change(sv[0], sv[v]));
                 if !dq.is_finite() || !ds.is_finite() || row.values[0] == 0.0 || sv[0] == 0.0 {
                     '-'
-                } else if (dq.abs() < 2.0 && ds.abs() < 2.0) || dq.signum() == ds.signum() {
+                } else if dq.abs() < 2.0 && ds.abs() < 2.0 || dq.abs() >= 2.0 && ds.abs() >= 2.0 && dq.signum() == ds.signum() {
                     agree += 1;
                     '='
+                } else if dq.abs() < 2.0 || ds.abs() < 2.0 {
+                    moved_one += 1;
+                    '~'
                 } else {
                     opposite += 1;
                     'x'
@@ -263,7 +280,11 @@ pub fn side_by_side(spec: &Spec, qemu: &[QemuRow], sim: &Matrix) -> String {
         }
         let _ = writeln!(s, "  {dirs}");
     }
-    let _ = writeln!(s, "changes against the first variant: {agree} the same way on both engines, {opposite} opposite");
+    let _ = writeln!(
+        s,
+        "changes against the first variant: {agree} the same way on both engines (=), {moved_one} moved 2% or more on one engine only (~), \
+         {opposite} opposite (x)"
+    );
     s
 }
 
@@ -332,12 +353,13 @@ mod tests {
     fn both_engines_stand_side_by_side_and_their_directions_are_compared() {
         let spec = find("wake-balance").unwrap();
         let sim = synthetic(&spec, &["clients=1"], |_, v| {
-            // the same direction as qemu's for every variant but the last (qemu +20%, sim -20%)
+            // the same direction as qemu's but for "linux, affine off" (qemu -5%, sim -1%: one engine
+            // only) and the last (qemu +20%, sim -20%: opposite)
             let tp = match v {
                 "linux, affine on" => 200,
                 "idle_only, affine on" => 230,
                 "off, affine on" => 170,
-                "linux, affine off" => 180,
+                "linux, affine off" => 198,
                 "idle_only, affine off" => 201,
                 _ => 160,
             };
@@ -346,8 +368,8 @@ mod tests {
         let t = side_by_side(&spec, &qemu_table_rows(QEMU_TABLE, 6), &sim);
         let row = t.lines().find(|l| l.starts_with("throughput")).unwrap();
         assert!(row.contains("100 / 200") && row.contains("110 / 230") && row.contains("120 / 160"), "{row}");
-        assert!(row.ends_with("  ====x"), "{row}");
-        assert!(t.contains("4 the same way on both engines, 1 opposite"), "{t}");
+        assert!(row.ends_with("  ==~=x"), "{row}");
+        assert!(t.contains("3 the same way on both engines (=), 1 moved 2% or more on one engine only (~), 1 opposite (x)"), "{t}");
         // the mechanism row: these sim logs have no domstat, so 0 affine wakeups everywhere: a
         // baseline of 0 has no change to compare
         let aff = t.lines().find(|l| l.starts_with("ttwu_move_affine")).unwrap();

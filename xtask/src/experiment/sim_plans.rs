@@ -49,7 +49,7 @@ pub fn plan(name: &str) -> SimPlan {
                 points: &["clients=40", "clients=160", "clients=320"],
                 timeout_s: 0,
             },
-            quick: Form { smp: "sis-2021", params: "ms=5", points: &["clients=160"], timeout_s: 0 },
+            quick: Form { smp: "sis-2021", params: "ms=1", points: &["clients=80"], timeout_s: 0 },
             note: "The debate's machine: 2 sockets x 40 cores x 2 threads, 2 nodes, two LLCs of 80 CPUs (preset \
                    `sis-2021`); tbench-like pairs at 40, 160 and 320 clients (a quarter of, one and two times the CPUs). \
                    hackbench is not run on the simulator: it charges no pipe copy yet, so hackbench's time is tens of \
