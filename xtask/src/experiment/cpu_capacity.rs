@@ -226,13 +226,13 @@ fn read(m: &Matrix) -> Reading {
         let (metric, hib) = if w == "hackbench" { ("time", false) } else { ("usecs_per_op", false) };
         let f = |var: &str| m.result(p, var, metric);
         why.push(format!(
-            "{}: {metric} {:.4} flat, CPUs 2-3 at 512 {}, SMT {}, SMT asymmetric {} (instruction counts, as above); runtime shares \
-             flat {}, asymmetric {}{}.",
+            "{}: {metric} {:.4} flat, CPUs 2-3 at 512 {}, SMT {}, SMT asymmetric {}{}; runtime shares flat {}, asymmetric {}{}.",
             m.points[p],
             f(SYM),
             fmt_pct(crate::stats::pdiff(f(SYM), f(ASYM), hib)),
             fmt_pct(crate::stats::pdiff(f(SYM), f(SMT), hib)),
             fmt_pct(crate::stats::pdiff(f(SYM), f(SMT_ASYM), hib)),
+            if matches!(m.mode, super::Mode::Sim(_)) { "" } else { " (instruction counts, as above)" },
             shares(p, SYM),
             shares(p, ASYM),
             if w == "pipe" { " (the pair is pinned to CPUs 0 and 1, which stay at full capacity: a control)" } else { "" }
