@@ -124,16 +124,29 @@ pub fn experiment(spec: &Spec, a: &ExperimentArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// What qemu reports written before the simulator engine said of its column, and what is true
+/// once this section exists (their table keeps the empty `sim` column until a qemu rerun).
+const OLD_QEMU_WORDS: [(&str, &str); 2] = [
+    (
+        "The `sim` column is the simulator engine's: empty, the engine does not yet run fairway's mechanism.",
+        "The `sim` column of this table is empty (it was written before the simulator engine): the simulator's figures are in the section \"Engine `sim`\" below, at the debate's own machine and beside these at the same points.",
+    ),
+    ("sim: the simulator's column, empty until it exists", "sim: empty here, see the section \"Engine `sim`\""),
+];
+
 /// The report's qemu part, or a title and the claim where no qemu run has written one.
 fn head_or_qemu(spec: &Spec, old: &str) -> String {
-    let q = qemu_part(old);
+    let mut q = qemu_part(old).to_string();
+    for (was, is) in OLD_QEMU_WORDS {
+        q = q.replace(was, is);
+    }
     if q.trim().is_empty() {
         format!(
             "# Experiment `{}`\n\n**The claim.** {}\n\n**What the matrix asks.** {}\n\n(No qemu run has written its part of this report.)\n",
             spec.name, spec.claim, spec.asks
         )
     } else {
-        q.to_string()
+        q
     }
 }
 
@@ -387,6 +400,11 @@ mod tests {
         let kept = keep_sim_section(&path, "# new qemu part\n".into());
         assert_eq!(kept, format!("# new qemu part\n{SIM_MARK}\n\n## Engine `sim`\nsim figures\n"));
         assert_eq!(qemu_part(&kept), "# new qemu part\n");
+        // an older qemu part's words about its empty sim column are made true, the rest kept
+        let spec = find("avg-idle").unwrap();
+        let old = format!("# q\n{}\nrest\n{SIM_MARK}\nold sim\n", OLD_QEMU_WORDS[0].0);
+        assert_eq!(head_or_qemu(&spec, &old), format!("# q\n{}\nrest\n", OLD_QEMU_WORDS[0].1));
+        assert!(head_or_qemu(&spec, "").contains("No qemu run has written its part"));
         // no earlier file, or one without a simulator section: the qemu report alone
         assert_eq!(keep_sim_section(&dir.join("none.md"), "q\n".into()), "q\n");
         std::fs::remove_dir_all(&dir).unwrap();
