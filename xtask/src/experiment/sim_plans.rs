@@ -1,6 +1,6 @@
 //! What `--engine sim` runs for each experiment: the debate's own machine (a `fairway-sim`
 //! preset, `sim/src/presets.rs`), the points scaled to it, and the seeds per cell. The variants
-//! and the reading rules are the experiment's own (`defs.rs` and its files), so both engines'
+//! and the reading rules are the experiment's own (`defs.rs` and the experiment's own file), so both engines'
 //! figures are read by the same rules.
 //!
 //! Run lengths are the shortest that gave the same direction on every seed tried (the
