@@ -37,9 +37,8 @@ pub fn run(m: &Machine, seed: u64, line: &str, echo: bool) -> WorkloadRun {
     let mut problems = parsed.problems;
     // What the kernel does that the simulator does not model: said, never
     // silently dropped.
-    let unmodelled: [(bool, &str); 6] = [
+    let unmodelled: [(bool, &str); 5] = [
         (o.idle_poll, "idle=poll"),
-        (!o.cpu_capacity.is_empty(), "cpu_capacity= (the machine preset gives the capacities)"),
         (o.test_lockdep.is_some(), "test_lockdep="),
         (o.test_watchdog.is_some(), "test_watchdog="),
         (o.test_crash.is_some(), "test_crash="),
@@ -59,6 +58,22 @@ pub fn run(m: &Machine, seed: u64, line: &str, echo: bool) -> WorkloadRun {
             mech::fault::names(off),
             mech::fault::names(platform::SIM_FAULTS)
         ));
+    }
+    // cpu_capacity= as the kernel's boot applies it (kernel/src/main.rs): on
+    // top of the machine's own capacities (a preset's little CPUs), checked
+    // once the CPUs are known, with the kernel's message. The slowdown is the
+    // mechanism's own pressure source (mech balance/capacity.rs), which takes
+    // (1024 - CAP)/1024 of every tick on the simulated CPU as it does in QEMU.
+    let mut m = m.clone();
+    let online = m.nr_cpus();
+    for &(cpu, cap) in &o.cpu_capacity {
+        if cpu < online && (1..=1024).contains(&cap) {
+            m.capacity[cpu] = cap as u32;
+        } else {
+            problems.push(format!(
+                "cpu_capacity: CPU {cpu} capacity {cap} is not an online CPU (online: {online}) with a capacity of 1..1024; CPU {cpu} keeps 1024"
+            ));
+        }
     }
     if let Some((name, why)) = REFUSED.iter().find(|(n, _)| *n == o.workload.name) {
         problems.push(format!("workload={name}: the simulator cannot run it: {why}"));
@@ -80,7 +95,7 @@ pub fn run(m: &Machine, seed: u64, line: &str, echo: bool) -> WorkloadRun {
     let bad_input = !problems.is_empty();
     let workload = o.workload.clone();
     let phase_ns = o.phase_ns;
-    let report = platform::run(m, cfg, move || {
+    let report = platform::run(&m, cfg, move || {
         mech::record!("cmdline", "msg={}", line);
         for p in &problems {
             cmdline::report_problem(p);

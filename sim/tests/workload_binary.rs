@@ -187,3 +187,66 @@ fn a_balance_pass_takes_the_kernels_time() {
         assert!(attempts > 0, "no newidle pass at --machine {machine}:\n{out}");
     }
 }
+
+/// Runs `fairway-sim` as [`sim`] does, but gives up after `secs` of host time
+/// (a run that never finishes fails the test instead of hanging it).
+fn sim_within(secs: u64, machine: &str, cmdline: &str) -> (i32, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fairway-sim"))
+        .args(["--machine", machine, "--", cmdline])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("run fairway-sim");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    loop {
+        if let Some(st) = child.try_wait().expect("wait for fairway-sim") {
+            let mut out = String::new();
+            std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+            return (st.code().unwrap_or(-1), out);
+        }
+        if std::time::Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("fairway-sim --machine {machine} -- {cmdline:?} ran longer than {secs} s of host time");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}
+
+/// The hogs' runtimes (Σ `runtime_ns` of `@fw share`) and CPU `cpu`'s
+/// `pressure_ns` (`@fw schedstat`).
+fn hogs_and_pressure(out: &str, cpu: u32) -> (u64, u64) {
+    let hogs = out.lines().filter(|l| l.starts_with("@fw share ")).map(|l| field(l, "@fw share", "runtime_ns")).sum();
+    let line = out.lines().find(|l| l.starts_with("@fw schedstat ") && l.contains(&format!(" cpu={cpu} "))).unwrap_or_else(|| panic!("no schedstat of CPU {cpu}\n{out}"));
+    (hogs, field(line, "@fw schedstat", "pressure_ns"))
+}
+
+/// `cpu_capacity=` as the kernel emulates it (balance/capacity.rs): a CPU
+/// at 512 loses half of every tick to the pressure source, so hogs pinned
+/// there for 200 ms run 100 ms between them, and its `pressure_ns` is the
+/// other 100 ms.
+#[test]
+fn cpu_capacity_slows_the_cpu_it_names() {
+    let (code, out) = sim_within(60, "2", "workload=shares,cpu=1,ms=200 cpu_capacity=1:512");
+    assert_eq!(code, 0, "{out}");
+    let (hogs, pressure) = hogs_and_pressure(&out, 1);
+    assert!((97_000_000..=103_000_000).contains(&hogs), "the hogs ran {hogs} ns of 200 ms at half capacity");
+    assert!((97_000_000..=103_000_000).contains(&pressure), "pressure_ns {pressure} of 200 ms at half capacity");
+    // The CPU at full capacity loses nothing.
+    assert_eq!(hogs_and_pressure(&out, 0).1, 0);
+    // A CPU the machine does not have: the kernel's message, and refused.
+    let (code, out) = sim_within(60, "2", "workload=pipe,rounds=10 cpu_capacity=5:512");
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("cmdline: cpu_capacity: CPU 5 capacity 512 is not an online CPU (online: 2)"), "{out}");
+}
+
+/// The `capacity-2014` preset's little CPUs (0 and 1 at 512) are slowed the
+/// same way.
+#[test]
+fn the_capacity_preset_runs_its_little_cpus_at_half_speed() {
+    let (code, out) = sim_within(60, "capacity-2014", "workload=shares,cpu=0,ms=100");
+    assert_eq!(code, 0, "{out}");
+    let (hogs, pressure) = hogs_and_pressure(&out, 0);
+    assert!((48_000_000..=52_000_000).contains(&hogs), "the hogs ran {hogs} ns of 100 ms on a little CPU");
+    assert!((48_000_000..=52_000_000).contains(&pressure), "pressure_ns {pressure}");
+    assert_eq!(hogs_and_pressure(&out, 2).1, 0, "CPU 2 is big");
+}

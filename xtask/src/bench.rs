@@ -154,7 +154,8 @@ impl Boot {
         Ok(Boot::sim_binary(bin, machine))
     }
 
-    fn sim_binary(bin: PathBuf, machine: &str) -> Boot {
+    /// Runs of an already built `fairway-sim` on `machine`.
+    pub fn sim_binary(bin: PathBuf, machine: &str) -> Boot {
         Boot {
             qemu: PathBuf::new(),
             elf: PathBuf::new(),

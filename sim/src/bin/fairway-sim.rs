@@ -5,6 +5,8 @@
 //! Usage: `fairway-sim --machine PRESET|SMP [--numa N] [--seed S] -- CMDLINE`,
 //! where CMDLINE is the kernel's command line (`workload=pipe,rounds=100
 //! hz=250 ...`), parsed by the workloads' own parser as the kernel does.
+//! `cpu_capacity=` slows the named CPUs as the kernel does (its pressure
+//! source), on top of a preset's own capacities.
 //! Prints what the kernel would from its `init` thread on: the command
 //! line's problems (`cmdline:` and `@fw cmdline_problem`), the workload's
 //! `@fw` lines, `@fw faults` (with `fault=`), the trace (with `trace=N`, the
@@ -46,6 +48,14 @@ fn main() {
             std::process::exit(2)
         }
     };
+    // The kernel's boot prints the CPUs and the sched domains before it sets
+    // any capacity (kernel/src/main.rs: topology::print_domains), so a
+    // group's printed cap= is its CPUs' capacity_orig; the same here
+    // (`cpu_capacity=` is applied by `workload::run`).
+    match m.topology_report() {
+        Ok(r) => print!("{r}"),
+        Err(e) => println!("sim: {}: no sched domains: {e:?}", m.describe()),
+    }
     let run = fairway_sim::workload::run(&m, seed, &line, true);
     let report = run.report;
     println!(

@@ -284,7 +284,18 @@ fn read(m: &Matrix) -> Reading {
         ));
     }
     let mut checks = Vec::new();
-    if ex_l > 0.0 {
+    // An engine that charges no time for a scan (the simulator's cost model, until it does)
+    // leaves SIS_PROP's avg_scan_cost at 0: every depth limit is unbounded, the rules cannot
+    // differ, and the claim cannot be tested; said, not checked.
+    let scan_time: f64 = vars.iter().map(|v| m.mech_all(v, scan_time_us)).sum();
+    if scan_time == 0.0 && m.mech_all(LEGACY, scans) > 0.0 {
+        why.push(format!(
+            "These scans took no time at all (Σ sis time_ns = 0 in every variant): this engine charges nothing for examining a \
+             CPU, so SIS_PROP learns an avg_scan_cost of 0 and its depth limit is unbounded (mean {lim_l:.0} with legacy); the \
+             accounting rules cannot differ here, and the claim is untested on this engine until its cost model charges the scan."
+        ));
+    }
+    if ex_l > 0.0 && scan_time > 0.0 {
         checks.push((
             format!("per_cpu_cost examines more CPUs per scan than legacy ({ex_p:.2} > {ex_l:.2}): the deeper scans Mel reported"),
             ex_p > ex_l,
@@ -292,6 +303,7 @@ fn read(m: &Matrix) -> Reading {
         // SIS_UTIL's skipped scans are shown, not checked: its nr_idle_scan follows the LLC's PELT
         // util, which the quick form's 10-loop hackbench does not raise far enough (0 skipped there).
     }
+    let outcome = if scan_time == 0.0 && m.mech_all(LEGACY, scans) > 0.0 { Outcome::NotReproduced } else { outcome };
     Reading { outcome, why, checks }
 }
 

@@ -153,7 +153,15 @@ pub fn test(
                     }
                 }
                 // The experiments' quick forms (experiment-NAME-quick) share the scenarios' slots.
-                let quick = if experiments { crate::experiment::quick_jobs(filter, &qemu, &elf) } else { Vec::new() };
+                let mut quick = if experiments { crate::experiment::quick_jobs(filter, &qemu, &elf) } else { Vec::new() };
+                // The simulator's quick forms (experiment-NAME-sim-quick) run the fairway-sim the host
+                // tests built (the dev profile), built here when they did not run.
+                if experiments {
+                    match crate::sim::build_binary(false) {
+                        Ok(bin) => quick.extend(crate::experiment::sim_quick_jobs(filter, &bin)),
+                        Err(e) => println!("{e}: the simulator's experiment quick forms are not run"),
+                    }
+                }
                 println!(
                     "==> {} QEMU scenario(s) and {} experiment quick form(s) (cargo xtask experiment NAME --quick), {jobs} slot(s) in parallel: {}",
                     selected.len(),

@@ -1,6 +1,6 @@
 //! Which QEMU jobs a run takes: the scenarios whose name contains the filter (the long ones
-//! only with `--long`) and the experiments' quick forms (`experiment-NAME-quick`) by the same
-//! filter.
+//! only with `--long`) and the experiments' quick forms (`experiment-NAME-quick` on QEMU,
+//! `experiment-NAME-sim-quick` on the simulator) by the same filter.
 
 use fairway_scenarios::Scenario;
 
@@ -17,7 +17,9 @@ pub struct Selection {
 pub fn select(all: Vec<Scenario>, experiments: &[&str], filter: &str, long: bool) -> Selection {
     let long_left_out = if long { 0 } else { all.iter().filter(|s| s.long && s.name.contains(filter)).count() };
     let scenarios = all.into_iter().filter(|s| s.name.contains(filter) && (long || !s.long)).collect();
-    let experiments = experiments.iter().any(|e| format!("experiment-{e}-quick").contains(filter));
+    let experiments = experiments
+        .iter()
+        .any(|e| format!("experiment-{e}-quick").contains(filter) || format!("experiment-{e}-sim-quick").contains(filter));
     Selection { scenarios, long_left_out, experiments }
 }
 
@@ -37,6 +39,8 @@ mod tests {
         let s = select(all(), &["avg-idle"], "", false);
         assert_eq!((names(&s), s.long_left_out, s.experiments), (vec!["smp-4", "topo"], 1, true));
         let s = select(all(), &["avg-idle"], "avg-idle-q", false);
+        assert_eq!((names(&s).len(), s.experiments), (0, true));
+        let s = select(all(), &["avg-idle"], "avg-idle-sim-q", false);
         assert_eq!((names(&s).len(), s.experiments), (0, true));
     }
 }

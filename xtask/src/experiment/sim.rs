@@ -1,0 +1,440 @@
+//! `cargo xtask experiment NAME --engine sim`: the experiment's matrix in `fairway-sim` (the
+//! kernel's mechanism and workloads on simulated CPUs) at the debate's own machine
+//! (`sim_plans.rs`), read by the experiment's own rules; and, where that is another machine
+//! than the qemu form's, the qemu form's points on the simulator too, shown beside QEMU's
+//! figures (read from the report's qemu table). The report's section "Engine `sim`" is this
+//! file's; a qemu run keeps it, and a sim run keeps the qemu part.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use super::report::{legend, matrix_table, text_view};
+use super::sim_plans::{plan, SimPlan};
+use super::{change, kernel_sources, read_matrix, run_matrix_in, ExperimentArgs, Form, Matrix, Mode, Reading, Runner, Spec};
+
+/// Where a report's simulator section starts.
+pub const SIM_MARK: &str = "<!-- engine sim: written by `cargo xtask experiment NAME --engine sim`; a qemu run keeps it -->";
+
+/// `--machine`/`--seeds` given to the qemu engine.
+pub const QEMU_NO_MACHINE: &str =
+    "xtask: --machine and --seeds are the simulator's (--engine sim); QEMU's machine is the experiment's form, and -icount boots once per cell";
+
+/// The file of a sim run's log directory holding the host seconds the run took.
+const HOST_SECONDS: &str = "host_seconds";
+
+/// The subdirectory of a sim run's logs holding the qemu form's points.
+const SAME_POINT_DIR: &str = "same-point";
+
+/// `report` (a qemu report) with the simulator section of the file at `path` kept, if it has one.
+pub fn keep_sim_section(path: &Path, report: String) -> String {
+    match std::fs::read_to_string(path).ok().and_then(|old| old.find(SIM_MARK).map(|i| old[i..].to_string())) {
+        Some(sim) => format!("{}\n{sim}", report.trim_end()),
+        None => report,
+    }
+}
+
+/// The qemu part of an existing report (everything before the simulator's section).
+fn qemu_part(old: &str) -> &str {
+    old.find(SIM_MARK).map_or(old, |i| &old[..i])
+}
+
+/// The form with its machine replaced (`--machine`).
+fn on_machine(form: &Form, machine: &Option<String>) -> Form {
+    let mut f = form.clone();
+    if let Some(m) = machine {
+        f.smp = Box::leak(m.clone().into_boxed_str());
+    }
+    f
+}
+
+/// Whether the simulator's form is the qemu form itself (same machine, same points): then its
+/// matrix is also the side-by-side one.
+fn same_as_qemu(spec: &Spec, f: &Form) -> bool {
+    // A preset without NUMA nodes or capacities is its -smp value (wake-2005 is the qemu form's
+    // 4,sockets=2,cores=1,threads=2).
+    let smp = fairway_sim::PRESETS
+        .iter()
+        .find(|p| p.name == f.smp && p.numa == 0 && p.capacity.is_empty())
+        .map_or(f.smp, |p| p.smp);
+    smp == spec.full.smp && f.params == spec.full.params && f.points == spec.full.points
+}
+
+pub fn experiment(spec: &Spec, a: &ExperimentArgs) -> Result<(), String> {
+    if a.realtime.is_some() {
+        return Err("xtask: --realtime is the qemu engine's; the simulator's runs differ by seed (--seeds N)".into());
+    }
+    let p = plan(spec.name);
+    let form = on_machine(if a.quick { &p.quick } else { &p.full }, &a.machine);
+    let seeds = a.seeds.unwrap_or(if a.quick { 1 } else { p.seeds });
+    if seeds == 0 {
+        return Err("xtask: --seeds N needs N >= 1".into());
+    }
+    let mode = Mode::Sim(seeds);
+    let t = std::time::Instant::now();
+    let (m, same, dir) = match &a.from {
+        None => {
+            let bin = crate::sim::build_binary(true)?;
+            let dir = crate::bench::out_dir(&format!("experiment-{}-sim", spec.name))?;
+            let runner = Runner::Sim { bin };
+            let m = run_matrix_in(spec, &form, &runner, mode, &dir, true)?;
+            let same = if a.quick || same_as_qemu(spec, &form) {
+                None
+            } else {
+                Some(run_matrix_in(spec, &spec.full, &runner, Mode::Sim(1), &dir.join(SAME_POINT_DIR), true)?)
+            };
+            (m, same, dir)
+        }
+        Some(dir) => {
+            let m = read_matrix(spec, &form, dir, mode)?;
+            let same_dir = dir.join(SAME_POINT_DIR);
+            let same = if same_dir.is_dir() { Some(read_matrix(spec, &spec.full, &same_dir, Mode::Sim(1))?) } else { None };
+            (m, same, dir.clone())
+        }
+    };
+    // What the runs cost, kept beside their logs so that a report read again with --from
+    // still gives it.
+    let cost_file = dir.join(HOST_SECONDS);
+    let host_s = match &a.from {
+        None => {
+            let s = t.elapsed().as_secs_f64();
+            std::fs::write(&cost_file, format!("{s:.1}\n")).map_err(|e| format!("{}: {e}", cost_file.display()))?;
+            s
+        }
+        Some(_) => std::fs::read_to_string(&cost_file).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(f64::NAN),
+    };
+    let reading = (spec.read)(&m);
+    let path = a.out.clone().unwrap_or_else(|| crate::workspace_root().join("docs/experiments").join(format!("{}.md", spec.name)));
+    let old = std::fs::read_to_string(crate::workspace_root().join("docs/experiments").join(format!("{}.md", spec.name))).unwrap_or_default();
+    let qemu_rows = qemu_table_rows(qemu_part(&old), spec.variants.len());
+    let beside = side_by_side(spec, &qemu_rows, same.as_ref().unwrap_or(&m));
+    print!("{}", text_view(spec, &m, &reading));
+    print!("\n{beside}");
+    println!("sim: {:.0} s of host time; logs in {}", host_s, dir.display());
+    let command = format!(
+        "cargo xtask experiment {}{} --engine sim{}{}",
+        spec.name,
+        if a.quick { " --quick" } else { "" },
+        a.machine.as_ref().map(|m| format!(" --machine {m}")).unwrap_or_default(),
+        a.seeds.map(|n| format!(" --seeds {n}")).unwrap_or_default()
+    );
+    if a.quick && a.out.is_none() {
+        return Ok(());
+    }
+    let section = sim_section(spec, &p, &form, &m, &reading, &beside, &command, host_s, a.from.as_deref());
+    let report = format!("{}\n{SIM_MARK}\n\n{section}", head_or_qemu(spec, &old).trim_end());
+    if let Some(d) = path.parent() {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    std::fs::write(&path, report).map_err(|e| format!("{}: {e}", path.display()))?;
+    println!("wrote {}", path.display());
+    Ok(())
+}
+
+/// What qemu reports written before the simulator engine said of its column, and what is true
+/// once this section exists (their table keeps the empty `sim` column until a qemu rerun).
+const OLD_QEMU_WORDS: [(&str, &str); 2] = [
+    (
+        "The `sim` column is the simulator engine's: empty, the engine does not yet run fairway's mechanism.",
+        "The `sim` column of this table is empty (it was written before the simulator engine): the simulator's figures are in the section \"Engine `sim`\" below, at the debate's own machine and beside these at the same points.",
+    ),
+    ("sim: the simulator's column, empty until it exists", "sim: empty here, see the section \"Engine `sim`\""),
+];
+
+/// The report's qemu part, or a title and the claim where no qemu run has written one.
+fn head_or_qemu(spec: &Spec, old: &str) -> String {
+    let mut q = qemu_part(old).to_string();
+    for (was, is) in OLD_QEMU_WORDS {
+        q = q.replace(was, is);
+    }
+    if q.trim().is_empty() {
+        format!(
+            "# Experiment `{}`\n\n**The claim.** {}\n\n**What the matrix asks.** {}\n\n(No qemu run has written its part of this report.)\n",
+            spec.name, spec.claim, spec.asks
+        )
+    } else {
+        q
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sim_section(
+    spec: &Spec,
+    p: &SimPlan,
+    form: &Form,
+    m: &Matrix,
+    r: &Reading,
+    beside: &str,
+    command: &str,
+    host_s: f64,
+    from: Option<&Path>,
+) -> String {
+    let machine = fairway_sim::presets::machine(form.smp, 0).map(|m| m.describe()).unwrap_or_else(|e| e.to_string());
+    let mut s = format!("## Engine `sim`: the debate's machine, `{}`\n\n", form.smp);
+    let _ = write!(
+        s,
+        "**Command.** `{command}` ({:.0} s of host time on the 2-core host shared with other builds, the \
+         qemu form's points on the simulator included{}). Mechanism and workloads: the working tree's `kernel/mech` and \
+         `kernel/workloads` in `fairway-sim` (release build); {}.\n\n\
+         **Machine and engine.** Engine `sim`: {machine}; {}. Workload `{}` with `{}`. {}\n\n",
+        host_s,
+        from.map(|d| format!("; this report read the logs of that run again with `--from {}`", d.display())).unwrap_or_default(),
+        kernel_sources(),
+        m.mode.text(),
+        spec.workload,
+        if form.params.is_empty() { "its defaults" } else { form.params },
+        p.note
+    );
+    let _ = write!(s, "### Table (sim, `{}`)\n\n```\n{}\n{}```\n\n", form.smp, legend(m), matrix_table(spec, m));
+    let _ = writeln!(s, "### READING (sim, `{}`): {}\n", form.smp, r.outcome.text());
+    for w in &r.why {
+        let _ = writeln!(s, "- {w}");
+    }
+    if !r.checks.is_empty() {
+        s += "\nDirection checks (on the simulator's quick form the test suite asserts these):\n\n";
+        for (c, ok) in &r.checks {
+            let _ = writeln!(s, "- {}: {c}", if *ok { "holds" } else { "FAILS" });
+        }
+    }
+    let _ = write!(s, "\n### Both engines at the same points\n\n```\n{beside}```\n");
+    s += "\nThe reading is generated by the experiment's rules (`xtask/src/experiment/`, the experiment's own file) from the \
+          simulator's figures above; the plan (machine, points, seeds) is `xtask/src/experiment/sim_plans.rs`.\n";
+    s
+}
+
+/// One row of a qemu table: metric, point, each variant's figure.
+#[derive(Debug, PartialEq)]
+pub struct QemuRow {
+    pub metric: String,
+    pub point: String,
+    pub values: Vec<f64>,
+}
+
+/// The result and mechanism rows (`Hmean`/`Amean` lines) of the `## Table` block of a qemu
+/// report, with `n` variants: `Amean metric point base new (+x%) ... unit`.
+pub fn qemu_table_rows(md: &str, n: usize) -> Vec<QemuRow> {
+    let Some(start) = md.find("## Table") else { return Vec::new() };
+    let block = md[start..].split("```").nth(1).unwrap_or("");
+    let mut out = Vec::new();
+    for line in block.lines() {
+        let mut tok = line.split_whitespace();
+        let Some(c) = tok.next() else { continue };
+        if c != "Hmean" && c != "Amean" {
+            continue;
+        }
+        let (Some(metric), Some(point)) = (tok.next(), tok.next()) else { continue };
+        let values: Vec<f64> = tok.filter(|t| !t.starts_with('(')).take(n).map_while(|t| t.parse::<f64>().ok()).collect();
+        if values.len() == n {
+            out.push(QemuRow { metric: metric.into(), point: point.into(), values });
+        }
+    }
+    out
+}
+
+/// The simulator's figure of `metric` at point `p`, variant `v`: a result, or a mechanism
+/// figure of the experiment (its label); NaN where the simulator has none.
+fn sim_figure(spec: &Spec, m: &Matrix, p: usize, v: &str, metric: &str) -> f64 {
+    match spec.mechs.iter().find(|x| x.label == metric) {
+        Some(x) => m.mech(p, v, x.read),
+        None => m.result(p, v, metric),
+    }
+}
+
+/// The qemu rows beside the simulator's figures at the same points: per variant `qemu / sim`,
+/// and whether each variant moved the same way against the baseline on both engines (`=`
+/// both 2% or more the same way, or both within 2%; `~` 2% or more on one engine only; `x` 2% or
+/// more in opposite directions; `-` no change to compare: a figure missing, or a baseline of 0).
+pub fn side_by_side(spec: &Spec, qemu: &[QemuRow], sim: &Matrix) -> String {
+    let mut s = format!(
+        "Both engines at the same points: qemu (-icount, its report's table above) / sim (--machine {}, mode {}); then, per \
+         variant against the first, whether the change has the same direction on both (= the same way, or both within \
+         2%; ~ 2% or more on one engine only; x opposite):\n",
+        sim.cells.first().and_then(|r| r.first()).map(|_| spec.full.smp).unwrap_or("?"),
+        sim.mode.text()
+    );
+    if qemu.is_empty() {
+        s += "  (no qemu table in this report to set beside the simulator's figures)\n";
+        return s;
+    }
+    let fmt = |x: f64| if x == 0.0 { "0".to_string() } else if !x.is_finite() { "-".to_string() } else if x.abs() >= 100.0 { format!("{x:.0}") } else { format!("{x:.2}") };
+    let mut lines = Vec::new();
+    let (mut agree, mut moved_one, mut opposite) = (0, 0, 0);
+    for row in qemu {
+        let Some(p) = sim.points.iter().position(|x| *x == row.point) else { continue };
+        let sv: Vec<f64> = sim.variants.iter().map(|v| sim_figure(spec, sim, p, v.label, &row.metric)).collect();
+        if sv.iter().all(|x| !x.is_finite()) {
+            continue;
+        }
+        let cells: Vec<String> = row.values.iter().zip(&sv).map(|(q, s)| format!("{} / {}", fmt(*q), fmt(*s))).collect();
+        let dirs: String = (1..sv.len())
+            .map(|v| {
+                let (dq, ds) = (change(row.values[0], row.values[v]), change(sv[0], sv[v]));
+                if !dq.is_finite() || !ds.is_finite() || row.values[0] == 0.0 || sv[0] == 0.0 {
+                    '-'
+                } else if dq.abs() < 2.0 && ds.abs() < 2.0 || dq.abs() >= 2.0 && ds.abs() >= 2.0 && dq.signum() == ds.signum() {
+                    agree += 1;
+                    '='
+                } else if dq.abs() < 2.0 || ds.abs() < 2.0 {
+                    moved_one += 1;
+                    '~'
+                } else {
+                    opposite += 1;
+                    'x'
+                }
+            })
+            .collect();
+        lines.push((row.metric.clone(), row.point.clone(), cells, dirs));
+    }
+    let mw = lines.iter().map(|l| l.0.len()).fold(6, usize::max);
+    let pw = lines.iter().map(|l| l.1.len()).fold(5, usize::max);
+    let cw: Vec<usize> = (0..sim.variants.len())
+        .map(|v| lines.iter().map(|l| l.2[v].len()).chain([sim.variants[v].label.len()]).fold(8, usize::max))
+        .collect();
+    let _ = write!(s, "{:<mw$} {:<pw$}", "metric", "point");
+    for (v, w) in sim.variants.iter().zip(&cw) {
+        let _ = write!(s, "  {:>w$}", v.label);
+    }
+    s += "  same way\n";
+    for (metric, point, cells, dirs) in &lines {
+        let _ = write!(s, "{metric:<mw$} {point:<pw$}");
+        for (c, w) in cells.iter().zip(&cw) {
+            let _ = write!(s, "  {c:>w$}");
+        }
+        let _ = writeln!(s, "  {dirs}");
+    }
+    let _ = writeln!(
+        s,
+        "changes against the first variant: {agree} the same way on both engines (=), {moved_one} moved 2% or more on one engine only (~), \
+         {opposite} opposite (x)"
+    );
+    s
+}
+
+/// The test suite's hook for the simulator: the quick form of every experiment whose
+/// `experiment-NAME-sim-quick` contains `filter`, run end to end with `bin` (the host tests'
+/// `fairway-sim`); passes when every direction check holds.
+pub fn sim_quick_jobs(filter: &str, bin: &Path) -> Vec<crate::test::Job> {
+    super::all()
+        .into_iter()
+        .filter(|s| format!("experiment-{}-sim-quick", s.name).contains(filter))
+        .map(|spec| {
+            let bin: PathBuf = bin.to_path_buf();
+            let boots = (plan(spec.name).quick.points.len() * spec.variants.len()) as u32;
+            crate::test::Job { slots: 1, boots, run: Box::new(move || sim_quick_verdict(&spec, &bin)) }
+        })
+        .collect()
+}
+
+fn sim_quick_verdict(spec: &Spec, bin: &Path) -> crate::test::Verdict {
+    let name: &'static str = Box::leak(format!("experiment-{}-sim-quick", spec.name).into_boxed_str());
+    let t = std::time::Instant::now();
+    let dir = std::env::temp_dir().join(format!("fairway-{name}-{}", std::process::id()));
+    let run = run_matrix_in(spec, &plan(spec.name).quick, &Runner::Sim { bin: bin.into() }, Mode::Sim(1), &dir, false);
+    let _ = std::fs::remove_dir_all(&dir);
+    let secs = t.elapsed().as_secs_f64();
+    match run {
+        Err(e) => crate::test::Verdict { name, passed: false, report: format!("FAIL {name}: {e}\n"), secs },
+        Ok(m) => {
+            let r = (spec.read)(&m);
+            let failed: Vec<&str> = r.checks.iter().filter(|c| !c.1).map(|c| c.0.as_str()).collect();
+            if failed.is_empty() {
+                crate::test::Verdict { name, passed: true, report: format!("ok   {name} ({secs:.1} s): {}\n", r.outcome.text()), secs }
+            } else {
+                crate::test::Verdict { name, passed: false, report: format!("FAIL {name}: {}\n{}", failed.join("; "), text_view(spec, &m, &r)), secs }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::synthetic;
+    use super::super::{find, report::matrix_table};
+    use super::*;
+
+    const QEMU_TABLE: &str = "# Experiment `wake-balance`\n\n## Table\n\n```\nvariants ...\n\
+        \x20      metric     point     linux, affine on  idle_only, affine on  unit\n\
+        Hmean  throughput clients=1  100.000  110.000 (+10.00%)  90.000 (-10.00%)  95.000 (-5.00%)  100.000 (+0.00%)  120.000 (+20.00%)  MB/s  -\n\
+        Amean  ttwu_move_affine clients=1  5  5 (+0.00%)  5 (+0.00%)  0 (-100.00%)  0 (-100.00%)  0 (-100.00%)  count\n\
+        ```\n";
+
+    #[test]
+    fn the_qemu_tables_rows_are_read_back_with_every_variants_figure() {
+        let rows = qemu_table_rows(QEMU_TABLE, 6);
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(rows[0], QemuRow { metric: "throughput".into(), point: "clients=1".into(), values: vec![100.0, 110.0, 90.0, 95.0, 100.0, 120.0] });
+        assert_eq!(rows[1].values, vec![5.0, 5.0, 5.0, 0.0, 0.0, 0.0]);
+        // a table with another number of variants is not misread
+        assert!(qemu_table_rows(QEMU_TABLE, 7).is_empty());
+        assert!(qemu_table_rows("no table", 6).is_empty());
+    }
+
+    /// Side by side: each variant's qemu and sim figure, and per variant whether both engines
+    /// moved the same way against the first.
+    #[test]
+    fn both_engines_stand_side_by_side_and_their_directions_are_compared() {
+        let spec = find("wake-balance").unwrap();
+        let sim = synthetic(&spec, &["clients=1"], |_, v| {
+            // the same direction as qemu's but for "linux, affine off" (qemu -5%, sim -1%: one engine
+            // only) and the last (qemu +20%, sim -20%: opposite)
+            let tp = match v {
+                "linux, affine on" => 200,
+                "idle_only, affine on" => 230,
+                "off, affine on" => 170,
+                "linux, affine off" => 198,
+                "idle_only, affine off" => 201,
+                _ => 160,
+            };
+            format!("@fw result workload=tbench metric=throughput value={tp} unit=MB/s better=higher\n")
+        });
+        let t = side_by_side(&spec, &qemu_table_rows(QEMU_TABLE, 6), &sim);
+        let row = t.lines().find(|l| l.starts_with("throughput")).unwrap();
+        assert!(row.contains("100 / 200") && row.contains("110 / 230") && row.contains("120 / 160"), "{row}");
+        assert!(row.ends_with("  ==~=x"), "{row}");
+        assert!(t.contains("3 the same way on both engines (=), 1 moved 2% or more on one engine only (~), 1 opposite (x)"), "{t}");
+        // the mechanism row: these sim logs have no domstat, so 0 affine wakeups everywhere: a
+        // baseline of 0 has no change to compare
+        let aff = t.lines().find(|l| l.starts_with("ttwu_move_affine")).unwrap();
+        assert!(aff.contains("5.00 / 0 ") && aff.ends_with("  -----"), "{aff}");
+        // and the table of the matrix itself names no engine column any more
+        assert!(!matrix_table(&spec, &sim).lines().next().unwrap().ends_with("sim"));
+    }
+
+    #[test]
+    fn a_qemu_report_keeps_the_simulators_section_and_a_sim_report_the_qemu_part() {
+        let dir = std::env::temp_dir().join(format!("fairway-keep-sim-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("x.md");
+        std::fs::write(&path, format!("# old qemu part\n\n{SIM_MARK}\n\n## Engine `sim`\nsim figures\n")).unwrap();
+        let kept = keep_sim_section(&path, "# new qemu part\n".into());
+        assert_eq!(kept, format!("# new qemu part\n{SIM_MARK}\n\n## Engine `sim`\nsim figures\n"));
+        assert_eq!(qemu_part(&kept), "# new qemu part\n");
+        // an older qemu part's words about its empty sim column are made true, the rest kept
+        let spec = find("avg-idle").unwrap();
+        let old = format!("# q\n{}\nrest\n{SIM_MARK}\nold sim\n", OLD_QEMU_WORDS[0].0);
+        assert_eq!(head_or_qemu(&spec, &old), format!("# q\n{}\nrest\n", OLD_QEMU_WORDS[0].1));
+        assert!(head_or_qemu(&spec, "").contains("No qemu run has written its part"));
+        // no earlier file, or one without a simulator section: the qemu report alone
+        assert_eq!(keep_sim_section(&dir.join("none.md"), "q\n".into()), "q\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// wake-balance's plan is the qemu form on its preset: one matrix serves both tables; the
+    /// others need the qemu form's points run again.
+    #[test]
+    fn the_qemu_forms_points_run_again_only_where_the_plan_differs() {
+        let same: Vec<&str> = super::super::all().into_iter().filter(|s| same_as_qemu(s, &plan(s.name).full)).map(|s| s.name).collect();
+        assert_eq!(same, ["wake-balance"]);
+    }
+
+    #[test]
+    fn every_experiment_has_a_simulator_plan_on_a_machine_the_simulator_builds() {
+        for s in super::super::all() {
+            let p = plan(s.name);
+            for f in [&p.full, &p.quick] {
+                assert!(fairway_sim::presets::machine(f.smp, 0).is_ok(), "{}: {}", s.name, f.smp);
+                assert!(!f.points.is_empty(), "{}", s.name);
+            }
+            assert!(p.seeds >= 1);
+        }
+    }
+}
