@@ -26,6 +26,11 @@
 //! [`expect`] replays the four phases on the `update_avg` rule of each
 //! clamp (reference: core.c `ttwu_do_activate()` and the 2013 patch) to
 //! give the exact figures.
+//!
+//! Shown to fail: with `AvgIdle::fold` forced to snap's rule, the avg and
+//! delta binaries read 11 attempts, 3 pulled, 0 ns (due: 0, 0, 1 ms); with
+//! a pull's period sampled (`newidle_done` never closing it), snap's reads
+//! 8, 1 and 0.8 ms (due: 11, 3, 0).
 
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
