@@ -1,0 +1,20 @@
+//! The constructed clamp run (`clamp_case`) under `avg_idle_clamp=snap`:
+//! pulls, attempts and idle-while-others-wait exactly as computed from the
+//! inputs. The three clamp binaries and `newidle_clamp_off` together
+//! show that the clamps differ in both effects, and newidle on from off.
+
+mod clamp_case;
+mod common;
+
+use sched::balance::avg_idle::AvgIdleClamp;
+
+#[test]
+fn snap_pulls_and_idle_wait_follow_from_the_inputs() {
+    let want = clamp_case::expect(Some(AvgIdleClamp::Snap));
+    // snap: the long period sets avg_idle to the 1 ms ceiling; after 7
+    // failing attempts it is still 511 us, above the gate: the 3 free tasks
+    // are pulled (no sample), then one more attempt finds nothing, and that
+    // period's sample closes the gate. CPU 0 never idles while they wait.
+    assert_eq!((want.attempts, want.pulled, want.idle_wait_ns), (7 + 3 + 1, 3, 0));
+    assert_eq!(clamp_case::run(Some(AvgIdleClamp::Snap)), want);
+}
