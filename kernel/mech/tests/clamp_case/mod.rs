@@ -111,7 +111,8 @@ pub fn expect(clamp: Option<AvgIdleClamp>) -> Outcome {
     }
     let (mut pulled, mut idle_wait_ns, mut free) = (0, 0, FREE as u64);
     for _ in 0..PERIODS {
-        if gate(avg) {
+        let tried = gate(avg);
+        if tried {
             attempts += 1;
             if free > 0 {
                 free -= 1;
@@ -123,7 +124,7 @@ pub fn expect(clamp: Option<AvgIdleClamp>) -> Outcome {
         if free > 0 {
             idle_wait_ns += SHORT_NS;
         }
-        avg = fold(clamp, avg, SHORT_NS);
+        avg = fold(clamp, avg, SHORT_NS + if tried { PASS_NS } else { 0 });
     }
     Outcome { attempts, pulled, idle_wait_ns, avg_idle: avg }
 }
