@@ -82,6 +82,6 @@ pub fn update(rq: &mut Rq) {
             max_allowed_capacity: g.caps.max_in(&allowed),
         })
     });
-    let asym = g.caps.asymmetric(&g.sds.online());
+    let asym = g.asym_cpucapacity;
     rq.misfit_task_load = update_misfit_status(curr, asym, rq.capacity, rq.capacity_orig);
 }

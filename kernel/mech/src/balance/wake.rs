@@ -16,7 +16,7 @@ use sched::cpumask::CpuMask;
 use sched::topology::SD_BALANCE_FORK;
 use sched::{EntityId, WakeFlags};
 
-use super::snapshot::{snapshots, snapshots_into};
+use super::snapshot::{cpu_snapshot, snapshots, LiveCpus};
 use super::{cpu_state, jiffies, LLC};
 use crate::task::Task;
 
@@ -184,15 +184,14 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
     let mut span = llc_span(&g.sds, this).union(&llc_span(&g.sds, prev));
     span.set(this);
     span.set(prev);
-    let span = span.intersection(&crate::rq::online_mask());
+    let cpus = LiveCpus { span: span.intersection(&crate::rq::online_mask()), asym: g.asym_cpucapacity };
     let mut guard = cpu_state(this).lock();
     let state = guard.as_mut()?;
-    snapshots_into(&span, &mut state.wake_snaps);
     let mut llc = LLC.lock();
     let clock = crate::rq::now_ns;
     let ctx = WakeCtx {
         sds: &g.sds,
-        cpus: &state.wake_snaps,
+        cpus: &cpus,
         task: &task,
         this_cpu: this,
         waker_flips,
@@ -238,7 +237,8 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
 #[allow(clippy::too_many_arguments)]
 fn note_prop_scan(state: &mut super::CpuState, sds: &sched::topology::SchedDomains, this: usize, cpu: usize, scan: &sched::balance::sis::ScanResult, cost: u64, wake_avg_idle: u64, accounted: bool) {
     let (Some(nr), false) = (scan.nr, scan.idle_core) else { return };
-    let avg_idle = sched::balance::snapshot::cpu_snap(&state.wake_snaps, this).map_or(0, |s| s.avg_idle);
+    // This CPU's own `avg_idle`: it runs the wakeup, so nothing changed it since placement read it.
+    let avg_idle = cpu_snapshot(this).avg_idle;
     state.sis_log.push(sched::balance::sis::SisSample {
         avg_idle,
         wake_avg_idle,
