@@ -63,6 +63,10 @@ pub struct CpuState {
     /// Its last SIS_PROP-limited scans with their inputs (`@fw sis_scan`;
     /// room only with `sis_prop=` on).
     pub sis_log: SisLog,
+    /// The snapshots wake placement reads when its span is small
+    /// (`wake::COPY_SPAN_MAX`), refilled at each such wakeup this CPU
+    /// performs (kept so that a wakeup allocates nothing).
+    pub wake_snaps: Vec<sched::balance::CpuSnapshot>,
     /// The snapshots a balance attempt reads (`periodic::balance_rq`, for the
     /// periodic, NOHZ and newidle balancing) and the NOHZ kick test, refilled
     /// each time: balancing from the tick allocates nothing.
@@ -127,6 +131,7 @@ pub fn init(sds: SchedDomains, cfg: BalanceConfig, caps: CapacityTable, hz: u32)
             newidle: NewidleCounters::default(),
             sis: SisStats::default(),
             sis_log: SisLog::with_capacity(if cfg.sis_prop == sched::balance::SisProp::Off { 0 } else { SIS_LOG_LEN }),
+            wake_snaps: Vec::with_capacity(8),
             balance_snaps: Vec::with_capacity(online.len()),
         });
     }
