@@ -2,7 +2,7 @@
 //! (`fairway_sim::engine::speed`): `cargo run --release -p fairway-sim
 //! --example engine_speed -- [PRESET] [SIM_MS] [MESSAGE_TASKS] [WORKERS_EACH] [THINK_US]`.
 
-use fairway_sim::engine::speed::{run, SpeedLoad};
+use fairway_sim::engine::speed::{process_cpu_s, run, SpeedLoad};
 use fairway_sim::engine::{Config, CostModel};
 
 fn main() {
@@ -37,15 +37,4 @@ fn main() {
         r.events as f64 / (process_cpu_s() - cpu0) / 1e6,
         (process_cpu_s() - cpu0) / (r.sim_ns as f64 / 1e9),
     );
-}
-
-/// This process's user + system CPU time (Linux `/proc/self/stat`, in clock
-/// ticks of 1/100 s): on a shared host the wall time also counts others' load.
-fn process_cpu_s() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit_once(')').map_or("", |x| x.1);
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let tick = |i: usize| f.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
-    // Fields 14 and 15 of the line; after the name, indexes 11 and 12.
-    (tick(11) + tick(12)) / 100.0
 }

@@ -8,6 +8,7 @@
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
+use fairway_sim::engine::speed::process_cpu_s;
 use fairway_sim::platform::{self, burn_ns, SimConfig};
 use mech::sync::WaitQueue;
 use mech::task::Spawn;
@@ -83,13 +84,4 @@ fn main() {
         rep.events as f64 / host / 1e6,
         host / (rep.end_ns as f64 / 1e9),
     );
-}
-
-/// This process's user + system CPU time (as `engine_speed`'s).
-fn process_cpu_s() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit_once(')').map_or("", |x| x.1);
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let tick = |i: usize| f.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
-    (tick(11) + tick(12)) / 100.0
 }

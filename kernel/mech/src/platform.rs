@@ -234,6 +234,15 @@ pub trait Platform {
     /// give up its CPU there, so it advances only its own clock (what
     /// `uptime_ns` reads on it) and pays the time when interrupts come back on.
     fn work_done(instructions: u64);
+    /// Whether a workload's busy loop must execute for its time to pass.
+    /// True on a real CPU (the default). A simulated CPU's clock moves by
+    /// `work_done` alone, and the loops' results are never read (they are
+    /// `black_box`ed arithmetic), so it returns false and the workloads skip
+    /// the host work: schbench's calibrated loops were most of a simulated
+    /// run's host time (docs/SIMULATOR.md, "Speed of a workload run").
+    fn busy_loops_run() -> bool {
+        true
+    }
 }
 
 /// Binds the mechanism to `$platform` (a type implementing
@@ -349,6 +358,9 @@ macro_rules! set_platform {
             #[no_mangle]
             #[inline]
             fn __fairway_platform_work_done(instructions: u64) { <$platform as __P>::work_done(instructions) }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_busy_loops_run() -> bool { <$platform as __P>::busy_loops_run() }
         };
     };
 }
@@ -391,6 +403,7 @@ unsafe extern "Rust" {
     safe fn __fairway_platform_exit(why: Exit) -> !;
     safe fn __fairway_platform_burn_ns(ns: u64);
     safe fn __fairway_platform_work_done(instructions: u64);
+    safe fn __fairway_platform_busy_loops_run() -> bool;
 }
 
 // The mechanism's view: plain functions, named as the mechanism uses them.
@@ -592,4 +605,11 @@ pub fn burn_ns(ns: u64) {
 #[inline]
 pub fn work_done(instructions: u64) {
     __fairway_platform_work_done(instructions)
+}
+
+/// Whether a busy loop's iterations must run (see [`Platform::busy_loops_run`]):
+/// true on x86.
+#[inline]
+pub fn busy_loops_run() -> bool {
+    __fairway_platform_busy_loops_run()
 }

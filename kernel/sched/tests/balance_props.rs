@@ -17,6 +17,22 @@ use sched::cpumask::CpuMask;
 use sched::features::Feature;
 use sched::topology::{CpuTopology, SchedDomains, SD_BALANCE_EXEC};
 
+/// The snapshots in another order, answering `CpuView` by CPU as the
+/// kernel's live view does (ascending for `first_allowed`).
+struct Shuffled(Vec<CpuSnapshot>);
+
+impl CpuView for Shuffled {
+    fn snap(&self, cpu: usize) -> Option<CpuSnapshot> {
+        self.0.iter().find(|s| s.cpu == cpu).copied()
+    }
+    fn first_allowed(&self, allowed: &CpuMask) -> Option<usize> {
+        self.0.iter().map(|s| s.cpu).filter(|&c| allowed.contains(c)).min()
+    }
+    fn capacities_differ(&self) -> bool {
+        self.0.as_slice().capacities_differ()
+    }
+}
+
 fn machine(llcs: u32, cores: u32, threads: u32) -> SchedDomains {
     let n = llcs * cores * threads;
     let cpus: Vec<CpuTopology> = (0..n)
@@ -142,7 +158,15 @@ proptest! {
         for cfg in &cfgs {
             let ctx = WakeCtx { sds: &sds, cpus: &cpus, task: &p, this_cpu: dst, waker_flips: (misc % 50) as u32, waker_load: misc % 3000, sync: misc % 2 == 0, waker_pcpu_kthread: misc % 9 == 0, llc: &llc, now_jiffies: misc % 1000, cfg, clock: None };
             let mut aged = WakeAvgIdle { wake_avg_idle: misc, wake_stamp: misc % 500 };
+            let aged_in = aged;
             let d = select_task_rq_fair(&ctx, &mut aged);
+            // The same decision from a view read one CPU at a time, holding
+            // the same CPUs in another order (the kernel's `LiveCpus`).
+            let view = Shuffled(cpus.iter().rev().copied().collect());
+            let mut aged2 = aged_in;
+            let lazy = WakeCtx { sds: ctx.sds, cpus: &view, task: ctx.task, this_cpu: ctx.this_cpu, waker_flips: ctx.waker_flips, waker_load: ctx.waker_load, sync: ctx.sync, waker_pcpu_kthread: ctx.waker_pcpu_kthread, llc: ctx.llc, now_jiffies: ctx.now_jiffies, cfg: ctx.cfg, clock: None };
+            prop_assert_eq!(select_task_rq_fair(&lazy, &mut aged2), d);
+            prop_assert_eq!(aged2, aged);
             if any_allowed {
                 prop_assert!(p.allows(d.cpu), "woke on {} outside {:?}", d.cpu, p.allowed);
             }

@@ -470,3 +470,51 @@ fn sis_log_keeps_the_last_samples_oldest_first_with_their_numbers() {
     none.push(s(1));
     assert_eq!((none.total, none.iter().count()), (1, 0));
 }
+
+/// A view that answers from a slice and counts the CPUs placement read, as
+/// the kernel's live view (`mech::balance::snapshot::LiveCpus`) reads each
+/// CPU's published values only when asked.
+struct Counting<'a> {
+    snaps: &'a [CpuSnapshot],
+    reads: std::cell::Cell<usize>,
+}
+
+impl sched::balance::CpuView for Counting<'_> {
+    fn snap(&self, cpu: usize) -> Option<CpuSnapshot> {
+        self.reads.set(self.reads.get() + 1);
+        self.snaps.snap(cpu)
+    }
+    fn first_allowed(&self, allowed: &sched::cpumask::CpuMask) -> Option<usize> {
+        self.snaps.first_allowed(allowed)
+    }
+    fn capacities_differ(&self) -> bool {
+        self.snaps.capacities_differ()
+    }
+}
+
+#[test]
+fn placement_reads_the_cpus_it_examines_not_the_whole_span() {
+    use sched::balance::CpuView as _;
+    // Two LLCs of 60 cores x 2 threads (dd-2024's sockets). The wakee's
+    // previous CPU 130 (LLC 1) is idle and stays the target (no wake_affine):
+    // select_idle_sibling takes it after reading two CPUs (prev is known,
+    // the target is idle), where copying both LLCs read all 240 at every
+    // wakeup.
+    let sds = topo(2, 60, 2);
+    let mut cpus: Vec<CpuSnapshot> = (0..240).map(|c| CpuSnapshot::hogs(c, 1)).collect();
+    cpus[130] = CpuSnapshot::idle(130);
+    let cfg = BalanceConfig { wake_affine: false, ..BalanceConfig::default() };
+    let llc = llc_full(240);
+    let mut p = TaskSnapshot::hog(1, 130);
+    p.wakee_flips = 0;
+    let view = Counting { snaps: &cpus, reads: std::cell::Cell::new(0) };
+    let lazy = WakeCtx { sds: &sds, cpus: &view, task: &p, this_cpu: 5, waker_flips: 1, waker_load: 1024, sync: true, waker_pcpu_kthread: false, llc: &llc, now_jiffies: 100, cfg: &cfg, clock: None };
+    let d = select_task_rq_fair(&lazy, &mut WakeAvgIdle::default());
+    assert_eq!(d.cpu, 130, "{d:?}");
+    assert_eq!(view.reads.get(), 2);
+    // The same decision as from the slice of every snapshot.
+    assert_eq!(select_task_rq_fair(&ctx(&sds, &cpus, &p, 5, &llc, &cfg), &mut WakeAvgIdle::default()), d);
+    // The slice view's own answers: by offset in a run of CPUs that does not start at 0.
+    assert_eq!(cpus[120..].snap(125).map(|s| s.cpu), Some(125));
+    assert_eq!(cpus[120..].snap(5), None);
+}

@@ -11,10 +11,13 @@
 //! line's problems (`cmdline:` and `@fw cmdline_problem`), the workload's
 //! `@fw` lines, `@fw faults` (with `fault=`), the trace (with `trace=N`, the
 //! kernel's `@fw trace*` records), the schedstat lines; then one `sim:`
-//! summary line. Exit
+//! summary line, and on stderr one `sim-speed:` line (events per second of
+//! process CPU time, host CPU seconds per simulated second: not on stdout,
+//! whose bytes a seed fixes). Exit
 //! status: 0 the workload passed its checks, 1 it did not, 2 bad input or
 //! the run did not finish.
 
+use fairway_sim::engine::speed::process_cpu_s;
 use fairway_sim::presets;
 
 fn usage() -> ! {
@@ -61,6 +64,16 @@ fn main() {
     println!(
         "sim: machine={} seed={} end={} virtual_ns={} events={} digest={:016x}",
         m.name, seed, report.end, report.end_ns, report.events, report.digest
+    );
+    // The run's speed, on stderr: stdout stays the same bytes for the same seed.
+    let host_s = process_cpu_s();
+    let sim_s = report.end_ns as f64 / 1e9;
+    eprintln!(
+        "sim-speed: events={} host_cpu_s={:.2} events_per_host_s={:.0} host_s_per_sim_s={:.2}",
+        report.events,
+        host_s,
+        report.events as f64 / host_s.max(0.01),
+        host_s / sim_s.max(1e-9)
     );
     let code = if run.bad_input || report.end != "finished" {
         2

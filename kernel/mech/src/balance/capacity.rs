@@ -69,6 +69,7 @@ pub fn update(rq: &mut Rq) {
     rq.capacity = scale_rt_capacity(1024, pressure).min(rq.capacity_orig).max(1);
     rq.fair.set_cpu_capacity(rq.capacity_orig);
     let Some(g) = super::global() else { return };
+    let asym = g.asym_cpucapacity;
     let curr = rq.fair.curr().and_then(|e: EntityId| {
         let t = rq.task_of(e.0)?;
         let se = rq.fair.entity(e)?;
@@ -79,9 +80,10 @@ pub fn update(rq: &mut Rq) {
             util: sched::pelt::task_util_est(&se.avg),
             load: se.avg.load_avg,
             pinned: allowed.weight() == 1,
-            max_allowed_capacity: g.caps.max_in(&allowed),
+            // Read only on a machine of mixed capacities (update_misfit_status
+            // returns 0 first otherwise): no walk over every CPU at each tick.
+            max_allowed_capacity: if asym { g.caps.max_in(&allowed) } else { 0 },
         })
     });
-    let asym = g.caps.asymmetric(&g.sds.online());
     rq.misfit_task_load = update_misfit_status(curr, asym, rq.capacity, rq.capacity_orig);
 }

@@ -45,6 +45,10 @@ pub struct Global {
     pub cfg: BalanceConfig,
     pub caps: CapacityTable,
     pub hz: u32,
+    /// Whether the online CPUs' capacities differ (Linux's static key
+    /// `sched_asym_cpucapacity`, set when the domains are built): computed
+    /// once here instead of over every CPU at each tick and wakeup.
+    pub asym_cpucapacity: bool,
 }
 
 static GLOBAL: spin::Once<Global> = spin::Once::new();
@@ -59,8 +63,9 @@ pub struct CpuState {
     /// Its last SIS_PROP-limited scans with their inputs (`@fw sis_scan`;
     /// room only with `sis_prop=` on).
     pub sis_log: SisLog,
-    /// The snapshots wake placement reads, refilled at each wakeup this
-    /// CPU performs (kept so that a wakeup allocates nothing).
+    /// The snapshots wake placement reads when its span is small
+    /// (`wake::COPY_SPAN_MAX`), refilled at each such wakeup this CPU
+    /// performs (kept so that a wakeup allocates nothing).
     pub wake_snaps: Vec<sched::balance::CpuSnapshot>,
     /// The snapshots a balance attempt reads (`periodic::balance_rq`, for the
     /// periodic, NOHZ and newidle balancing) and the NOHZ kick test, refilled
@@ -126,12 +131,13 @@ pub fn init(sds: SchedDomains, cfg: BalanceConfig, caps: CapacityTable, hz: u32)
             newidle: NewidleCounters::default(),
             sis: SisStats::default(),
             sis_log: SisLog::with_capacity(if cfg.sis_prop == sched::balance::SisProp::Off { 0 } else { SIS_LOG_LEN }),
-            wake_snaps: Vec::with_capacity(online.len()),
+            wake_snaps: Vec::with_capacity(8),
             balance_snaps: Vec::with_capacity(online.len()),
         });
     }
     idle_wait::init(&sds);
-    GLOBAL.call_once(|| Global { sds, cfg, caps, hz });
+    let asym_cpucapacity = caps.asymmetric(&sds.online());
+    GLOBAL.call_once(|| Global { sds, cfg, caps, hz, asym_cpucapacity });
 }
 
 /// The shared balancing state, once `init` ran.

@@ -141,6 +141,36 @@ pub fn cpu_snapshot(cpu: usize) -> CpuSnapshot {
     }
 }
 
+/// The live view wakeup placement reads (`sched::balance::CpuView`): the
+/// CPUs of `span`, each snapshotted when placement asks for it, so a wakeup
+/// reads the CPUs its search examines, as Linux's `select_idle_sibling()`
+/// reads only the runqueues it looks at, instead of copying the whole span
+/// (two LLCs: 240 CPUs on `dd-2024`) first.
+pub struct LiveCpus {
+    pub span: CpuMask,
+    /// Whether capacities differ anywhere (`balance::Global::asym_cpucapacity`).
+    pub asym: bool,
+}
+
+impl sched::balance::CpuView for LiveCpus {
+    #[inline]
+    fn snap(&self, cpu: usize) -> Option<CpuSnapshot> {
+        self.span.contains(cpu).then(|| cpu_snapshot(cpu))
+    }
+    fn first_allowed(&self, allowed: &CpuMask) -> Option<usize> {
+        self.span.intersection(allowed).iter().next()
+    }
+    fn capacities_differ(&self) -> bool {
+        // Equal capacities everywhere: none differ in the span either.
+        if !self.asym {
+            return false;
+        }
+        let mut caps = self.span.iter().map(|c| pc(c).published.capacity_orig.load(Ordering::Relaxed).max(1));
+        let first = caps.next();
+        caps.any(|c| Some(c) != first)
+    }
+}
+
 /// Snapshots of the CPUs of `mask`, ascending.
 pub fn snapshots(mask: &CpuMask) -> Vec<CpuSnapshot> {
     mask.iter().map(cpu_snapshot).collect()

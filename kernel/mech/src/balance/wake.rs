@@ -16,7 +16,7 @@ use sched::cpumask::CpuMask;
 use sched::topology::SD_BALANCE_FORK;
 use sched::{EntityId, WakeFlags};
 
-use super::snapshot::{snapshots, snapshots_into};
+use super::snapshot::{cpu_snapshot, snapshots, snapshots_into, LiveCpus};
 use super::{cpu_state, jiffies, LLC};
 use crate::task::Task;
 
@@ -187,25 +187,19 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
     let span = span.intersection(&crate::rq::online_mask());
     let mut guard = cpu_state(this).lock();
     let state = guard.as_mut()?;
-    snapshots_into(&span, &mut state.wake_snaps);
     let mut llc = LLC.lock();
     let clock = crate::rq::now_ns;
-    let ctx = WakeCtx {
-        sds: &g.sds,
-        cpus: &state.wake_snaps,
-        task: &task,
-        this_cpu: this,
-        waker_flips,
-        waker_load,
-        sync,
-        waker_pcpu_kthread: false,
-        llc: &llc,
-        now_jiffies: jiffies(),
-        cfg: &g.cfg,
-        clock: Some(ScanClock(&clock)),
-    };
     let mut aged = load_aged(this);
-    let d = select_task_rq_fair(&ctx, &mut aged);
+    let inputs = PlaceInputs { task: &task, this, waker_flips, waker_load, sync, llc: &llc, clock: &clock };
+    let d = if span.weight() <= COPY_SPAN_MAX {
+        // A small span is copied once: one placement reads each of its CPUs
+        // several times (known, wake_affine, idle, fits), and a copy of two
+        // is cheaper than re-reading them (the pipe across two CPUs).
+        snapshots_into(&span, &mut state.wake_snaps);
+        place(&g, state.wake_snaps.as_slice(), &inputs, &mut aged)
+    } else {
+        place(&g, &LiveCpus { span, asym: g.asym_cpucapacity }, &inputs, &mut aged)
+    };
     let prop = g.cfg.sis_prop != sched::balance::SisProp::Off;
     // What SIS_PROP's depth read, before the accounting changes it.
     let prop_in = prop.then(|| {
@@ -231,6 +225,42 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
     Some(d.cpu)
 }
 
+/// Spans of at most this many CPUs are copied before placement; larger
+/// ones (two LLCs of a big machine: 240 CPUs on `dd-2024`) are read one CPU
+/// at a time as the search examines them ([`LiveCpus`]). The decisions are
+/// the same either way; only the cost differs.
+const COPY_SPAN_MAX: u32 = 8;
+
+/// What one placement reads besides the CPUs.
+struct PlaceInputs<'a> {
+    task: &'a TaskSnapshot,
+    this: usize,
+    waker_flips: u32,
+    waker_load: u64,
+    sync: bool,
+    llc: &'a [sched::balance::sis::LlcShared],
+    clock: &'a dyn Fn() -> u64,
+}
+
+/// `select_task_rq_fair` over `cpus`, a copy of the span or the live view.
+fn place<C: sched::balance::CpuView + ?Sized>(g: &super::Global, cpus: &C, i: &PlaceInputs<'_>, aged: &mut sched::balance::sis::WakeAvgIdle) -> sched::balance::wake::WakeDecision {
+    let ctx = WakeCtx {
+        sds: &g.sds,
+        cpus,
+        task: i.task,
+        this_cpu: i.this,
+        waker_flips: i.waker_flips,
+        waker_load: i.waker_load,
+        sync: i.sync,
+        waker_pcpu_kthread: false,
+        llc: i.llc,
+        now_jiffies: jiffies(),
+        cfg: &g.cfg,
+        clock: Some(ScanClock(i.clock)),
+    };
+    select_task_rq_fair(&ctx, aged)
+}
+
 /// Keeps a SIS_PROP-limited scan with the inputs of its depth in this CPU's
 /// `sis_log` (`@fw sis_scan`). Cold: only `sis_prop=` other than `off` gets here.
 #[cold]
@@ -238,7 +268,8 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
 #[allow(clippy::too_many_arguments)]
 fn note_prop_scan(state: &mut super::CpuState, sds: &sched::topology::SchedDomains, this: usize, cpu: usize, scan: &sched::balance::sis::ScanResult, cost: u64, wake_avg_idle: u64, accounted: bool) {
     let (Some(nr), false) = (scan.nr, scan.idle_core) else { return };
-    let avg_idle = sched::balance::snapshot::cpu_snap(&state.wake_snaps, this).map_or(0, |s| s.avg_idle);
+    // This CPU's own `avg_idle`: it runs the wakeup, so nothing changed it since placement read it.
+    let avg_idle = cpu_snapshot(this).avg_idle;
     state.sis_log.push(sched::balance::sis::SisSample {
         avg_idle,
         wake_avg_idle,

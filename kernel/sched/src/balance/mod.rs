@@ -56,5 +56,5 @@ pub use migrate::{Detach, DetachCursor, DetachOutcome, DetachParams};
 pub use newidle::{NewidleCounters, NewidleDomainState, NewidleStep, NewidleWalk};
 pub use nohz::NohzState;
 pub use rq::{plan_balance, Plan};
-pub use snapshot::{CpuSnapshot, IdleType, TaskSnapshot};
+pub use snapshot::{CpuSnapshot, CpuView, IdleType, TaskSnapshot};
 pub use wake::{WakeDecision, WakeeState};

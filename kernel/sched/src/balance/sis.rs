@@ -24,7 +24,7 @@ use super::avg_idle::update_avg;
 use super::capacity::task_fits_cpu;
 use super::config::SisProp;
 use super::env::smt_mask;
-use super::snapshot::{cpu_snap, CpuSnapshot, IdleType, TaskSnapshot};
+use super::snapshot::{CpuSnapshot, CpuView, IdleType, TaskSnapshot};
 
 /// Per-LLC shared state (`sd_llc_shared` plus SIS_PROP's `avg_scan_cost`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -168,13 +168,13 @@ impl core::fmt::Debug for ScanClock<'_> {
     }
 }
 
-fn idle(cpus: &[CpuSnapshot], c: usize) -> bool {
-    cpu_snap(cpus, c).is_some_and(|s| s.idle_for_wakeup())
+fn idle<C: CpuView + ?Sized>(cpus: &C, c: usize) -> bool {
+    cpus.snap(c).is_some_and(|s| s.idle_for_wakeup())
 }
 
 /// Whether some core of `span` has all its CPUs idle (the kernel's
 /// `has_idle_cores` hint, computed here from the snapshots).
-pub fn has_idle_cores(sds: &SchedDomains, cpus: &[CpuSnapshot], span: &CpuMask) -> bool {
+pub fn has_idle_cores<C: CpuView + ?Sized>(sds: &SchedDomains, cpus: &C, span: &CpuMask) -> bool {
     span.iter().any(|c| smt_mask(sds, c).iter().all(|s| idle(cpus, s)))
 }
 
@@ -182,7 +182,7 @@ pub fn has_idle_cores(sds: &SchedDomains, cpus: &[CpuSnapshot], span: &CpuMask) 
 /// `nr` is the depth (`None` = unlimited); with `has_idle_core` whole idle
 /// cores are looked for first and the depth is not charged. `clock`, when
 /// given, is read right before and after the loop (`ScanResult::time`).
-pub fn select_idle_cpu(sds: &SchedDomains, cpus: &[CpuSnapshot], span: &CpuMask, allowed: &CpuMask, target: usize, has_idle_core: bool, nr: Option<u32>, clock: Option<ScanClock<'_>>) -> ScanResult {
+pub fn select_idle_cpu<C: CpuView + ?Sized>(sds: &SchedDomains, cpus: &C, span: &CpuMask, allowed: &CpuMask, target: usize, has_idle_core: bool, nr: Option<u32>, clock: Option<ScanClock<'_>>) -> ScanResult {
     let t0 = clock.map(|c| (c.0)());
     let mut r = scan_loop(sds, cpus, span, allowed, target, has_idle_core, nr);
     if let (Some(c), Some(t0)) = (clock, t0) {
@@ -193,7 +193,7 @@ pub fn select_idle_cpu(sds: &SchedDomains, cpus: &[CpuSnapshot], span: &CpuMask,
     r
 }
 
-fn scan_loop(sds: &SchedDomains, cpus: &[CpuSnapshot], span: &CpuMask, allowed: &CpuMask, target: usize, has_idle_core: bool, nr: Option<u32>) -> ScanResult {
+fn scan_loop<C: CpuView + ?Sized>(sds: &SchedDomains, cpus: &C, span: &CpuMask, allowed: &CpuMask, target: usize, has_idle_core: bool, nr: Option<u32>) -> ScanResult {
     let mut left = span.intersection(allowed);
     let mut r = ScanResult::default();
     let mut idle_cpu = None;
@@ -235,12 +235,12 @@ fn scan_loop(sds: &SchedDomains, cpus: &[CpuSnapshot], span: &CpuMask, allowed: 
 }
 
 /// Inputs of [`select_idle_sibling`].
-#[derive(Clone, Copy, Debug)]
-pub struct SisInput<'a> {
+#[derive(Debug)]
+pub struct SisInput<'a, C: CpuView + ?Sized = [CpuSnapshot]> {
     /// Domains.
     pub sds: &'a SchedDomains,
     /// CPU snapshots.
-    pub cpus: &'a [CpuSnapshot],
+    pub cpus: &'a C,
     /// The wakee.
     pub task: &'a TaskSnapshot,
     /// Its previous CPU.
@@ -260,6 +260,13 @@ pub struct SisInput<'a> {
     pub clock: Option<ScanClock<'a>>,
 }
 
+impl<C: CpuView + ?Sized> Clone for SisInput<'_, C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<C: CpuView + ?Sized> Copy for SisInput<'_, C> {}
+
 /// Where the wakee goes and why.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SisResult {
@@ -275,17 +282,17 @@ pub struct SisResult {
 }
 
 /// `select_idle_sibling` (§4.4).
-pub fn select_idle_sibling(i: &SisInput<'_>) -> SisResult {
+pub fn select_idle_sibling<C: CpuView + ?Sized>(i: &SisInput<'_, C>) -> SisResult {
     let (sds, cpus, p) = (i.sds, i.cpus, i.task);
     let done = |cpu, recent| SisResult { cpu, scan: None, recent_used_cpu: recent, no_scan: false };
-    let fits = |c: usize| !i.asym || cpu_snap(cpus, c).is_some_and(|s| task_fits_cpu(p.util, s.cap()));
+    let fits = |c: usize| !i.asym || cpus.snap(c).is_some_and(|s| task_fits_cpu(p.util, s.cap()));
     if idle(cpus, i.target) && fits(i.target) {
         return done(i.target, None);
     }
     if i.prev != i.target && sds.cpus_share_cache(i.prev, i.target) && idle(cpus, i.prev) && fits(i.prev) {
         return done(i.prev, None);
     }
-    if i.waker_pcpu_kthread_on_prev && cpu_snap(cpus, i.prev).is_some_and(|s| s.nr_running <= 1) {
+    if i.waker_pcpu_kthread_on_prev && cpus.snap(i.prev).is_some_and(|s| s.nr_running <= 1) {
         return done(i.prev, None);
     }
     let recent = p.recent_used_cpu;
@@ -299,7 +306,7 @@ pub fn select_idle_sibling(i: &SisInput<'_>) -> SisResult {
         let span = sds.per_cpu(i.target).last().map_or(CpuMask::single(i.target), |d| d.span);
         let mut best: Option<(u64, usize)> = None;
         for c in span.intersection(&p.allowed).iter_wrap(i.target) {
-            if let Some(s) = cpu_snap(cpus, c).filter(|s| s.idle_for_wakeup()) {
+            if let Some(s) = cpus.snap(c).filter(|s| s.idle_for_wakeup()) {
                 if task_fits_cpu(p.util, s.cap()) {
                     return done(c, new_recent);
                 }

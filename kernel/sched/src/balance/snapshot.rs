@@ -163,12 +163,59 @@ impl CpuSnapshot {
     }
 }
 
-/// `cpus`' snapshot of CPU `cpu`: the slot `cpu` if it holds that CPU,
-/// else a linear search; `None` if absent.
+/// `cpus`' snapshot of CPU `cpu`: the slot `cpu` if it holds that CPU, else
+/// the slot `cpu - cpus[0].cpu` if it does (a run of consecutive CPUs, such
+/// as one LLC that does not start at CPU 0), else a linear search; `None` if
+/// absent. The first two are only shortcuts: each checks the slot's `cpu`.
 pub fn cpu_snap(cpus: &[CpuSnapshot], cpu: usize) -> Option<&CpuSnapshot> {
-    match cpus.get(cpu) {
+    if let Some(s) = cpus.get(cpu).filter(|s| s.cpu == cpu) {
+        return Some(s);
+    }
+    let base = cpus.first().map_or(0, |s| s.cpu);
+    match cpu.checked_sub(base).and_then(|i| cpus.get(i)) {
         Some(s) if s.cpu == cpu => Some(s),
         _ => cpus.iter().find(|s| s.cpu == cpu),
+    }
+}
+
+/// Where wakeup placement reads the CPUs' snapshots: a slice of them (the
+/// tests, the balancer), or the kernel's live per-CPU values read one CPU
+/// at a time when placement asks, as Linux's `select_idle_sibling()` reads
+/// only the runqueues it examines. Either way each CPU's snapshot is a
+/// value of some recent moment; the decisions need nothing more.
+pub trait CpuView {
+    /// `cpu`'s snapshot; `None` for a CPU the view does not hold.
+    fn snap(&self, cpu: usize) -> Option<CpuSnapshot>;
+    /// The first CPU of the view, in its order, that `allowed` holds
+    /// (`select_fallback_rq`'s choice among the known CPUs).
+    fn first_allowed(&self, allowed: &CpuMask) -> Option<usize>;
+    /// Whether the view's CPUs differ in `capacity_orig`.
+    fn capacities_differ(&self) -> bool;
+}
+
+impl CpuView for [CpuSnapshot] {
+    fn snap(&self, cpu: usize) -> Option<CpuSnapshot> {
+        cpu_snap(self, cpu).copied()
+    }
+    fn first_allowed(&self, allowed: &CpuMask) -> Option<usize> {
+        self.iter().map(|s| s.cpu).find(|&c| allowed.contains(c))
+    }
+    fn capacities_differ(&self) -> bool {
+        let mut caps = self.iter().map(|s| s.capacity_orig);
+        let first = caps.next();
+        caps.any(|c| Some(c) != first)
+    }
+}
+
+impl CpuView for alloc::vec::Vec<CpuSnapshot> {
+    fn snap(&self, cpu: usize) -> Option<CpuSnapshot> {
+        self.as_slice().snap(cpu)
+    }
+    fn first_allowed(&self, allowed: &CpuMask) -> Option<usize> {
+        self.as_slice().first_allowed(allowed)
+    }
+    fn capacities_differ(&self) -> bool {
+        self.as_slice().capacities_differ()
     }
 }
 

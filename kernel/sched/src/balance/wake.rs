@@ -25,7 +25,7 @@ use super::config::{BalanceConfig, SisProp, WakeBalance};
 use super::domain_stats::DomainStats;
 use super::env::smt_mask;
 use super::sis::{select_idle_sibling, sis_prop_account, sis_prop_depth, LlcShared, ScanClock, SisInput, SisResult, WakeAvgIdle};
-use super::snapshot::{cpu_snap, CpuSnapshot, TaskSnapshot};
+use super::snapshot::{CpuSnapshot, CpuView, TaskSnapshot};
 
 /// A task's waker-side wakeup history (`wakee_flips`, `last_wakee`).
 ///
@@ -135,12 +135,12 @@ pub struct WakeDecision {
 }
 
 /// The inputs of a wakeup.
-#[derive(Clone, Copy, Debug)]
-pub struct WakeCtx<'a> {
+#[derive(Debug)]
+pub struct WakeCtx<'a, C: CpuView + ?Sized = [CpuSnapshot]> {
     /// Domains.
     pub sds: &'a SchedDomains,
-    /// Snapshots.
-    pub cpus: &'a [CpuSnapshot],
+    /// Snapshots (a slice, or the kernel's live per-CPU values: [`CpuView`]).
+    pub cpus: &'a C,
     /// The wakee (its `prev_cpu`, affinity, `wakee_flips`, recent CPU).
     pub task: &'a TaskSnapshot,
     /// The waking CPU.
@@ -163,12 +163,19 @@ pub struct WakeCtx<'a> {
     pub clock: Option<ScanClock<'a>>,
 }
 
+impl<C: CpuView + ?Sized> Clone for WakeCtx<'_, C> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<C: CpuView + ?Sized> Copy for WakeCtx<'_, C> {}
+
 /// The 2005 `wake_idle(cpu, p)`, which the 2005 `try_to_wake_up` ran on
 /// every path, the one that kept `prev` included: `cpu` itself if idle, else
 /// the first idle CPU of its SMT domain (the level with `SD_WAKE_IDLE`) among
 /// the task's allowed CPUs, else `cpu`.
-pub fn wake_idle_2005(sds: &SchedDomains, cpus: &[CpuSnapshot], p: &TaskSnapshot, cpu: usize) -> usize {
-    let idle = |c: usize| cpu_snap(cpus, c).is_some_and(|s| s.available_idle());
+pub fn wake_idle_2005<C: CpuView + ?Sized>(sds: &SchedDomains, cpus: &C, p: &TaskSnapshot, cpu: usize) -> usize {
+    let idle = |c: usize| cpus.snap(c).is_some_and(|s| s.available_idle());
     if idle(cpu) {
         return cpu;
     }
@@ -184,14 +191,14 @@ pub fn wake_idle_2005(sds: &SchedDomains, cpus: &[CpuSnapshot], p: &TaskSnapshot
 /// `this_sd`'s, the waking CPU's LLC, and its span the target's LLC
 /// (`sd->span_weight`). Linux skips all of it when `has_idle_core`: the
 /// caller passes `nr` through only when there is no idle core.
-pub fn scan_depth(ctx: &WakeCtx<'_>, target: usize, aged: &mut WakeAvgIdle) -> (Option<u32>, bool) {
+pub fn scan_depth<C: CpuView + ?Sized>(ctx: &WakeCtx<'_, C>, target: usize, aged: &mut WakeAvgIdle) -> (Option<u32>, bool) {
     let sds = ctx.sds;
     let shared = ctx.llc.get(sds.sd_llc_id(target)).copied().unwrap_or(LlcShared::new(sds.sd_llc_size(target)));
     let prop = if ctx.cfg.sis_prop == SisProp::Off {
         None
     } else {
         let this_shared = ctx.llc.get(sds.sd_llc_id(ctx.this_cpu)).copied().unwrap_or(shared);
-        let avg_idle = cpu_snap(ctx.cpus, ctx.this_cpu).map_or(0, |s| s.avg_idle);
+        let avg_idle = ctx.cpus.snap(ctx.this_cpu).map_or(0, |s| s.avg_idle);
         sis_prop_depth(ctx.cfg.sis_prop, avg_idle, aged, ctx.now_jiffies, sds.sd_llc_size(target), this_shared.avg_scan_cost)
     };
     if ctx.cfg.features.has(Feature::SisUtil) {
@@ -219,22 +226,22 @@ pub fn account_scan(cfg: &BalanceConfig, sds: &SchedDomains, this_cpu: usize, d:
 
 /// `select_task_rq_fair` for a wakeup. `aged` is the waking CPU's
 /// SIS_PROP `Aged` state.
-pub fn select_task_rq_fair(ctx: &WakeCtx<'_>, aged: &mut WakeAvgIdle) -> WakeDecision {
+pub fn select_task_rq_fair<C: CpuView + ?Sized>(ctx: &WakeCtx<'_, C>, aged: &mut WakeAvgIdle) -> WakeDecision {
     let (sds, p) = (ctx.sds, ctx.task);
     let prev = p.prev_cpu;
     let this = ctx.this_cpu;
     let fallback = |cpu| WakeDecision { cpu, path: WakePath::Fallback, affine: false, sis: None };
-    let known = |c: usize| cpu_snap(ctx.cpus, c).is_some();
+    let known = |c: usize| ctx.cpus.snap(c).is_some();
     if !p.allows(prev) || !known(prev) {
         // select_fallback_rq: the first allowed CPU we know of.
-        let c = ctx.cpus.iter().map(|s| s.cpu).find(|&c| p.allows(c)).unwrap_or(prev);
+        let c = ctx.cpus.first_allowed(&p.allowed).unwrap_or(prev);
         return fallback(c);
     }
     let at_prev = WakeDecision { cpu: prev, path: WakePath::Prev, affine: false, sis: None };
     match ctx.cfg.wake_balance {
         WakeBalance::Off => return at_prev,
         WakeBalance::IdleOnly => {
-            let near_idle = smt_mask(sds, this).iter().any(|c| cpu_snap(ctx.cpus, c).is_some_and(|s| s.available_idle()));
+            let near_idle = smt_mask(sds, this).iter().any(|c| ctx.cpus.snap(c).is_some_and(|s| s.available_idle()));
             if !near_idle {
                 return WakeDecision { cpu: wake_idle_2005(sds, ctx.cpus, p, prev), ..at_prev };
             }
@@ -250,19 +257,15 @@ pub fn select_task_rq_fair(ctx: &WakeCtx<'_>, aged: &mut WakeAvgIdle) -> WakeDec
     if want_affine {
         if let Some(sd) = sds.per_cpu(this).iter().find(|sd| sd.flags & SD_WAKE_AFFINE != 0 && sd.span.contains(prev)) {
             if this != prev {
-                if let (Some(t), Some(pv)) = (cpu_snap(ctx.cpus, this), cpu_snap(ctx.cpus, prev)) {
-                    target = wake_affine(sds, sd, p, t, pv, ctx.waker_load, ctx.sync, ctx.cfg);
+                if let (Some(t), Some(pv)) = (ctx.cpus.snap(this), ctx.cpus.snap(prev)) {
+                    target = wake_affine(sds, sd, p, &t, &pv, ctx.waker_load, ctx.sync, ctx.cfg);
                     affine = target == this;
                 }
             }
         }
     }
     let (nr, no_scan) = scan_depth(ctx, target, aged);
-    let asym = {
-        let mut caps = ctx.cpus.iter().map(|s| s.capacity_orig);
-        let first = caps.next();
-        caps.any(|c| Some(c) != first)
-    };
+    let asym = ctx.cpus.capacities_differ();
     let sis = select_idle_sibling(&SisInput {
         sds,
         cpus: ctx.cpus,
