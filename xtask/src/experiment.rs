@@ -251,8 +251,8 @@ impl Matrix {
     pub fn cost_words(&self) -> &'static str {
         match self.mode {
             Mode::Sim(_) => {
-                "on the simulator a cost is its cost model's (measured under -icount): a fixed charge per wakeup and switch, \
-                 nothing for a migration's cache refill nor per CPU a scan examines"
+                "on the simulator a cost is its cost model's (measured under -icount): a fixed charge per wakeup, switch and \
+                 pipe copy, and per CPU a balance pass or a wide idle-CPU scan reads, but nothing for a migration's cache refill"
             }
             _ => "under -icount a cost is instructions only, and QEMU models no caches",
         }

@@ -32,7 +32,7 @@ pub fn plan(name: &str) -> SimPlan {
                 points: &["prodcons:pairs=160", "threads=160", "threads=320", "threads=640"],
                 timeout_s: 0,
             },
-            quick: Form { smp: "avg-idle-2013", params: "ms=50", points: &["prodcons:pairs=160"], timeout_s: 0 },
+            quick: Form { smp: "avg-idle-2013", params: "ms=200", points: &["prodcons:pairs=160"], timeout_s: 0 },
             note: "The claim's own machine: 8 sockets x 10 cores x 2 threads, 8 NUMA nodes (160 CPUs), preset \
                    `avg-idle-2013`; prodcons with one pair per CPU, fserver at 1, 2 and 4 threads per CPU (the qemu \
                    form's 4, 8 and 16 threads on 4 CPUs).",

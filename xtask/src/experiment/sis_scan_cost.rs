@@ -257,20 +257,33 @@ fn read(m: &Matrix) -> Reading {
         if n > 0.0 { m.mech_all(v, scan_time_us) * 1000.0 / n } else { 0.0 }
     };
     if deeper {
-    why.push(format!(
-        "Why the deeper scan costs so little here: where the LLC was busy almost no scan found an idle CPU (legacy {found:.1}% of \
-         its scans), so every CPU examined beyond legacy's was waste, as Mel argued; but a scan costs {:.0} ns with legacy and \
-         {:.0} ns with per_cpu_cost (instructions, under -icount), and scanning took at most {:.2}% of the CPUs' busy time. On \
-         the debate's 80-CPU LLCs each runqueue examined is a remote cache line and the scan examined up to 80 of them; here \
-         8, without a cache model, and the waste cost {} of tbench's throughput.",
-        nsps(LEGACY),
-        nsps(PER_CPU),
-        [LEGACY, PER_CPU, SUCCESS, AGED, UTIL]
-            .iter()
-            .map(|v| 100.0 * m.mech_all(v, scan_time_us) * 1000.0 / m.mech_all(v, |l| sum(l, "schedstat_delta", "rq_cpu_time")).max(1.0))
-            .fold(0.0, f64::max),
-        fmt_pct(reg)
-    ));
+        let on_sim = matches!(m.mode, super::Mode::Sim(_));
+        let (unit, scale) = if on_sim {
+            (
+                "the simulator's charge of 170 instructions per CPU examined, measured under -icount",
+                "the debate's 80-CPU LLCs are the simulator's machine too, but each runqueue examined costs a fixed charge, \
+                 without a cache model,",
+            )
+        } else {
+            (
+                "instructions, under -icount",
+                "on the debate's 80-CPU LLCs each runqueue examined is a remote cache line and the scan examined up to 80 of \
+                 them; here 8, without a cache model,",
+            )
+        };
+        why.push(format!(
+            "What the deeper scan costs here: where the LLC was busy almost no scan found an idle CPU (legacy {found:.1}% of \
+             its scans), so every CPU examined beyond legacy's was waste, as Mel argued; a scan costs {:.0} ns with legacy and \
+             {:.0} ns with per_cpu_cost ({unit}), and scanning took at most {:.2}% of the CPUs' busy time; {scale} and the \
+             waste cost {} of tbench's throughput.",
+            nsps(LEGACY),
+            nsps(PER_CPU),
+            [LEGACY, PER_CPU, SUCCESS, AGED, UTIL]
+                .iter()
+                .map(|v| 100.0 * m.mech_all(v, scan_time_us) * 1000.0 / m.mech_all(v, |l| sum(l, "schedstat_delta", "rq_cpu_time")).max(1.0))
+                .fold(0.0, f64::max),
+            fmt_pct(reg)
+        ));
     }
     // Per point: a tbench point with few clients leaves an idle CPU at the wakee's prev or target,
     // and no wakeup reaches the scan at all.
