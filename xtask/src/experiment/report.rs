@@ -166,14 +166,22 @@ pub fn markdown(spec: &Spec, form: &Form, m: &Matrix, r: &Reading, command: &str
     s += &format!(
         "**Command.** `{command}` (rerun it to reproduce every figure). Kernel: {kernel}\n\n\
          **Machine and engine.** Engine `qemu`: the fairway kernel in {} at `-smp {}`, {mode}, on a host with \
-         {host_cores} cores. Workload `{}` with `{}`. {}\n\
-         The simulator engine's figures (`--engine sim`) are in the section \"Engine `sim`\" below, at the debate's own \
-         machine and beside these at the same points.\n\n",
+         {host_cores} cores. Workload `{}` with `{}`. {}\n{}\n\n",
         qemu_version(qemu),
         form.smp,
         spec.workload,
         if form.params.is_empty() { "its defaults" } else { form.params },
-        spec.machine_note
+        spec.machine_note,
+        if matches!(m.mode, Mode::RealTime(_)) {
+            format!(
+                "The `-icount` figures and the simulator's (`--engine sim`) are in `docs/experiments/{}.md`.",
+                spec.name
+            )
+        } else {
+            "The simulator engine's figures (`--engine sim`) are in the section \"Engine `sim`\" below, at the debate's \
+             own machine and beside these at the same points."
+                .to_string()
+        }
     );
     s += &format!("## Table\n\n```\n{}\n{}```\n\n", legend(m), matrix_table(spec, m));
     if let Some(h) = spec.host {
