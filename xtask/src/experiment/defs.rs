@@ -47,6 +47,20 @@ fn avg_idle_us(l: &Log) -> f64 {
     sum(l, "newidle", "avg_idle") / n / 1000.0
 }
 
+/// `@fw avg_idle_hist` summed over CPUs: how often the newidle gate saw avg_idle in each bucket
+/// while something was overloaded (`sched::balance::avg_idle::AVG_IDLE_HIST_NAMES`).
+fn gate_hist(l: &Log) -> [f64; 6] {
+    let names = ["lt_125us", "lt_250us", "lt_500us", "lt_1ms", "lt_2ms", "ge_2ms"];
+    core::array::from_fn(|i| sum(l, "avg_idle_hist", names[i]))
+}
+/// The share (%) of those gate decisions with avg_idle at or above the 500 us migration cost: the
+/// 2013 gate's open side.
+fn gate_open_share(l: &Log) -> f64 {
+    let h = gate_hist(l);
+    let all: f64 = h.iter().sum();
+    if all > 0.0 { 100.0 * h[3..].iter().sum::<f64>() / all } else { 0.0 }
+}
+
 /// The lowest domain's `max_newidle_lb_cost` (what today's gate compares avg_idle with), mean
 /// over CPUs, in us: each CPU's first `newidle_sd` record is its lowest domain.
 fn lowest_lb_cost_us(l: &Log) -> f64 {
@@ -121,6 +135,7 @@ fn avg_idle() -> Spec {
             Mech { label: "newidle_time", unit: "us", read: newidle_time_us },
             Mech { label: "newidle_gate_skips", unit: "count", read: newidle_gate_skips },
             Mech { label: "avg_idle_end", unit: "us", read: avg_idle_us },
+            Mech { label: "avg_idle_ge_500us", unit: "%", read: gate_open_share },
         ],
         host: Some(avg_idle_example::report),
         read: read_avg_idle,
@@ -171,6 +186,30 @@ fn read_avg_idle(m: &Matrix) -> Reading {
         } else {
             format!("The clamp rule still moves the attempts under it (the measured cost: {lb_cost:.1} us).")
         }
+    ));
+    // The distribution of avg_idle where it decides something: at the gate, while a CPU was overloaded.
+    let dist = |var: &str| {
+        let mut h = [0.0; 6];
+        for p in 0..m.points.len() {
+            for c in &m.cells[p][m.variants.iter().position(|v| v.label == var).unwrap_or(0)].logs {
+                for (a, b) in h.iter_mut().zip(gate_hist(c)) {
+                    *a += b;
+                }
+            }
+        }
+        let all: f64 = h.iter().sum::<f64>().max(1.0);
+        h.iter().map(|x| format!("{:.0}", 100.0 * x / all)).collect::<Vec<_>>().join("/")
+    };
+    why.push(format!(
+        "The distribution of avg_idle at the newidle gate while something was overloaded (@fw avg_idle_hist, all points, % of \
+         the decisions under 125 us / 250 / 500 / 1 ms / 2 ms / above; the 2013 gate opens from 500 us): snap {}, delta {}, \
+         avg 1.5x {} under the 2013 gate; snap {}, delta {}, today's {} under today's.",
+        dist(SNAP_MC),
+        dist(DELTA_MC),
+        dist(AVG_MC),
+        dist(SNAP_COST),
+        dist(DELTA_COST),
+        dist(TODAY)
     ));
     // The effect newidle balancing exists for: a CPU idle while a CPU of its domain has a queue.
     let iw = |var: &str| m.mech_all(var, idle_wait_ms);

@@ -6,6 +6,7 @@
 
 use core::sync::atomic::{AtomicU64, Ordering};
 
+use sched::balance::avg_idle::{hist_bucket, AVG_IDLE_HIST_BUCKETS};
 use sched::balance::newidle::{newidle_gate_by_cost, NewidleStep, NewidleWalk};
 use sched::balance::IdleType;
 use sched::Feature;
@@ -26,6 +27,10 @@ pub struct NewidleCpu {
     entries: AtomicU64,
     /// Entries for which the switch dropped its runqueue lock to balance.
     lock_drops: AtomicU64,
+    /// The distribution of `avg_idle` as the gate saw it when something was
+    /// overloaded (the decisions the clamp rule can change), by
+    /// `sched::balance::avg_idle::hist_bucket`.
+    avg_idle_hist: [AtomicU64; AVG_IDLE_HIST_BUCKETS],
 }
 
 impl NewidleCpu {
@@ -35,6 +40,7 @@ impl NewidleCpu {
             lowest_cost: AtomicU64::new(0),
             entries: AtomicU64::new(0),
             lock_drops: AtomicU64::new(0),
+            avg_idle_hist: [const { AtomicU64::new(0) }; AVG_IDLE_HIST_BUCKETS],
         }
     }
 }
@@ -50,6 +56,12 @@ pub fn entries_and_lock_drops(cpu: usize) -> (u64, u64) {
 #[inline(always)]
 fn pc(cpu: usize) -> &'static NewidleCpu {
     &crate::sched_cpu::cpu(cpu).balance.newidle
+}
+
+/// `cpu`'s distribution of `avg_idle` at the gate's decisions while
+/// something was overloaded (counts per `hist_bucket`).
+pub fn avg_idle_hist(cpu: usize) -> [u64; AVG_IDLE_HIST_BUCKETS] {
+    core::array::from_fn(|i| pc(cpu).avg_idle_hist[i].load(Ordering::Relaxed))
 }
 
 /// `cpu`'s gate refusals.
@@ -113,6 +125,7 @@ pub fn newidle_begin(rq: &mut crate::rq::Rq) -> Option<sched::time::Nanos> {
         me.gate_skips.fetch_add(1, Ordering::Relaxed);
         return None;
     }
+    me.avg_idle_hist[hist_bucket(rq.avg_idle.avg_idle)].fetch_add(1, Ordering::Relaxed);
     let lowest = Some(me.lowest_cost.load(Ordering::Relaxed));
     let gate = newidle_gate_by_cost(g.cfg.newidle_gate, g.cfg.migration_cost, &rq.avg_idle, lowest, overloaded, false, true);
     if gate.is_err() {

@@ -3,8 +3,8 @@
 //! that CPU's `cpuN` line), then (`print_all`) a `@fw domstat`
 //! record per CPU and level, a `@fw newidle_sd` record per CPU and level (the
 //! newidle counters of that domain), a `@fw sis` record per CPU (its
-//! wakeups' select_idle_cpu scans: depth, hits, time) and a `@fw newidle`
-//! record per CPU.
+//! wakeups' select_idle_cpu scans: depth, hits, time), a `@fw newidle`
+//! record and a `@fw avg_idle_hist` record (avg_idle at the newidle gate) per CPU.
 
 use alloc::string::String;
 
@@ -77,6 +77,13 @@ pub fn print_all() {
             "cpu={} attempts={} successes={} pulled={} time_ns={} gate_skips={} cost_stops={} random_skips={} avg_idle={} max_idle_balance_cost={} entries={} lock_drops={}",
             cpu, n.attempts, n.successes, n.tasks_pulled, n.time_ns, n.gate_skips + super::newidle::gate_skips(cpu),
             cost_stops, random_skips, avg.avg_idle, avg.max_idle_balance_cost, entries, lock_drops
+        );
+        let h = super::newidle::avg_idle_hist(cpu);
+        let n = sched::balance::avg_idle::AVG_IDLE_HIST_NAMES;
+        crate::record!(
+            "avg_idle_hist",
+            "cpu={} {}={} {}={} {}={} {}={} {}={} {}={}",
+            cpu, n[0], h[0], n[1], h[1], n[2], h[2], n[3], h[3], n[4], h[4], n[5], h[5]
         );
         drop(guard);
         super::nohz::print_counters(cpu);

@@ -38,7 +38,7 @@ use std::sync::Arc;
 use crate::common::*;
 use mech::balance::{idle_wait, newidle};
 use mech::task::{Spawn, Task};
-use sched::balance::avg_idle::AvgIdleClamp;
+use sched::balance::avg_idle::{hist_bucket, AvgIdleClamp, AVG_IDLE_HIST_BUCKETS};
 use sched::WakeFlags;
 
 pub const US: u64 = 1_000;
@@ -77,6 +77,9 @@ pub struct Outcome {
     pub idle_wait_ns: u64,
     /// CPU 0's `avg_idle` at the end.
     pub avg_idle: u64,
+    /// CPU 0's distribution of `avg_idle` at the gate's decisions while
+    /// something was overloaded (phases 2 to 4; `@fw avg_idle_hist`).
+    pub gate_hist: [u64; AVG_IDLE_HIST_BUCKETS],
 }
 
 /// One idle period of `sample` ns folded into `avg` by `clamp`'s rule
@@ -101,16 +104,27 @@ pub fn expect(clamp: Option<AvgIdleClamp>) -> Outcome {
         avg = fold(clamp, avg, SHORT_NS);
     }
     assert!(avg < MIGRATION_COST, "settled below the gate");
+    // Every newidle entry from phase 2 on finds CPU 1 overloaded, and the
+    // gate sees the avg_idle of that moment (none with newidle off).
+    let mut gate_hist = [0; AVG_IDLE_HIST_BUCKETS];
+    let mut seen = |avg: u64| {
+        if clamp.is_some() {
+            gate_hist[hist_bucket(avg)] += 1;
+        }
+    };
+    seen(avg);
     avg = fold(clamp, avg, LONG_NS);
     let gate = |avg: u64| clamp.is_some() && avg >= MIGRATION_COST;
     let mut attempts = 0;
     for _ in 0..FAILING {
+        seen(avg);
         let tried = gate(avg);
         attempts += tried as u64;
         avg = fold(clamp, avg, SHORT_NS + if tried { PASS_NS } else { 0 });
     }
     let (mut pulled, mut idle_wait_ns, mut free) = (0, 0, FREE as u64);
     for _ in 0..PERIODS {
+        seen(avg);
         let tried = gate(avg);
         if tried {
             attempts += 1;
@@ -126,7 +140,7 @@ pub fn expect(clamp: Option<AvgIdleClamp>) -> Outcome {
         }
         avg = fold(clamp, avg, SHORT_NS + if tried { PASS_NS } else { 0 });
     }
-    Outcome { attempts, pulled, idle_wait_ns, avg_idle: avg }
+    Outcome { attempts, pulled, idle_wait_ns, avg_idle: avg, gate_hist }
 }
 
 fn avg_idle(cpu: usize) -> u64 {
@@ -189,6 +203,7 @@ pub fn run(clamp: Option<AvgIdleClamp>) -> Outcome {
     }
     assert_eq!(lock_drops(0), 0, "nothing was overloaded");
 
+    assert_eq!(newidle::avg_idle_hist(0), [0; AVG_IDLE_HIST_BUCKETS], "nothing was overloaded");
     // 2. A second task pinned to CPU 1: overloaded, nothing CPU 0 may run.
     let _pinned = mech::task::spawn(Spawn::new("pinned").pin(1), || {}).unwrap();
     assert!(mech::balance::snapshot::any_overloaded());
@@ -220,5 +235,6 @@ pub fn run(clamp: Option<AvgIdleClamp>) -> Outcome {
         pulled,
         idle_wait_ns: idle_wait::read(0).since(&before).top(),
         avg_idle: avg_idle(0),
+        gate_hist: newidle::avg_idle_hist(0),
     }
 }

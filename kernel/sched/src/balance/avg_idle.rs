@@ -146,9 +146,37 @@ impl AvgIdle {
     }
 }
 
+/// Upper bounds (exclusive, ns) of the buckets of [`hist_bucket`]: powers of
+/// two around the 500 µs migration cost that the 2013 gate compares
+/// `avg_idle` with, so the bucket `[500 µs, 1 ms)` and the ones above are
+/// the gate's "open" side.
+pub const AVG_IDLE_HIST_BOUNDS_NS: [Nanos; 5] = [125_000, 250_000, 500_000, 1_000_000, 2_000_000];
+/// Buckets of [`hist_bucket`]: one per bound and one above the last.
+pub const AVG_IDLE_HIST_BUCKETS: usize = AVG_IDLE_HIST_BOUNDS_NS.len() + 1;
+/// The names of the buckets in `@fw avg_idle_hist` (`lt_125us` ... `ge_2ms`).
+pub const AVG_IDLE_HIST_NAMES: [&str; AVG_IDLE_HIST_BUCKETS] = ["lt_125us", "lt_250us", "lt_500us", "lt_1ms", "lt_2ms", "ge_2ms"];
+
+/// The bucket of the distribution of `avg_idle` that a value falls in: the
+/// first bound it is below, or the last bucket.
+pub fn hist_bucket(avg_idle: Nanos) -> usize {
+    AVG_IDLE_HIST_BOUNDS_NS.iter().position(|&b| avg_idle < b).unwrap_or(AVG_IDLE_HIST_BOUNDS_NS.len())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hist_buckets_split_at_the_bounds() {
+        assert_eq!(hist_bucket(0), 0);
+        assert_eq!(hist_bucket(124_999), 0);
+        assert_eq!(hist_bucket(125_000), 1);
+        assert_eq!(hist_bucket(499_999), 2);
+        assert_eq!(hist_bucket(SYSCTL_SCHED_MIGRATION_COST), 3);
+        assert_eq!(hist_bucket(1_999_999), 4);
+        assert_eq!(hist_bucket(2_000_000), 5);
+        assert_eq!(hist_bucket(u64::MAX), AVG_IDLE_HIST_BUCKETS - 1);
+    }
 
     #[test]
     fn update_avg_truncates_toward_zero() {
