@@ -465,8 +465,11 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
         "idle_wait_ns=2000000 idle_wait_mc_ns=2000000",
         "idle_wait_ns=2000000 idle_wait_mc_ns=1999999",
     ),
-    ("balance-newidle-clamp-snap-vs-avg", "idle_wait_mc_ns=", "idle_wait_xx_ns="),
-    ("balance-newidle-clamp-snap-vs-avg", "items=5000", "items=0"),
+    ("balance-newidle-gate-snap", "idle_wait_mc_ns=", "idle_wait_xx_ns="),
+    ("balance-newidle-gate-snap", "items=5000", "items=0"),
+    // the clamp's gate opened below the migration cost; its attempts pulled nothing
+    ("balance-newidle-gate-snap", "lt_500us=1 lt_1ms=", "lt_500us=0 lt_1ms=1"),
+    ("balance-newidle-gate-avg", "lt_500us=1 lt_1ms=", "lt_500us=0 lt_1ms=1"),
     // a CPU's newidle stop count that is not the sum of its domains' (it stayed 0)
     ("balance-newidle-pull-on-vs-off", "cost_stops=0 random_skips=0 avg_idle", "cost_stops=1 random_skips=0 avg_idle"),
     ("balance-fork-placement-smp4", "name=ebizzy ok=1", "name=ebizzy ok=0"),

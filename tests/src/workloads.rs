@@ -207,7 +207,7 @@ pub use bench::{
     schedstat_deltas, workload_params, EBIZZY_MIN_BUSY_PERCENT, RUN_SLACK_MS,
 };
 pub use effect::{
-    check_ebizzy_ran, compare_capacity_pressure, compare_fork_placement, check_idle_wait_fserver, check_idle_wait_prodcons, compare_clamp_pulls, compare_newidle_on_off, idle_wait_deltas,
+    check_ebizzy_ran, compare_capacity_pressure, compare_fork_placement, check_idle_wait_fserver, check_idle_wait_prodcons, check_clamp_gate, compare_newidle_on_off, idle_wait_deltas,
     idle_wait_total, newidle_sum, IdleWait,
 };
 pub use schbench::{check_schbench, percentiles, Percentiles};

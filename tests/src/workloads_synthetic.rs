@@ -531,6 +531,11 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
              max_idle_balance_cost=500000 entries={} lock_drops={attempts}\n",
             2 + attempts
         );
+        // The gate saw avg_idle at or above the 500 us migration cost exactly as often as it
+        // let an entry through (the 2013 gate), and below it for the two refusals.
+        out += &format!(
+            "@fw avg_idle_hist cpu={c} lt_125us=1 lt_250us=0 lt_500us=1 lt_1ms={attempts} lt_2ms=0 ge_2ms=0\n"
+        );
         // Tickless idle CPUs: CPU 0 (busy) kicks CPU 1, which balances for the others and
         // pulls one task to one of them.
         let (kicks, runs, pulls) = match (nohz, c) {
