@@ -20,18 +20,7 @@ const MS: u64 = 1_000_000;
 /// `common::boot(2)` with newidle balancing off: CPU 0 leaves CPU 1's
 /// free waiter where it is.
 fn boot_no_newidle() {
-    let mut online = sched::cpumask::CpuMask::new();
-    online.set(0);
-    online.set(1);
-    let config = sched::balance::BalanceConfig { newidle: false, ..Default::default() };
-    mech::balance::init(sched::topology::SchedDomains::flat(online), config, sched::balance::CapacityTable::new(2), 1000);
-    for c in 0..2 {
-        run_on(c);
-        mech::rq::init_cpu(c, sched::tunables::Tunables::default());
-        let rq = mech::rq::lock(c);
-        mech::balance::snapshot::publish(&rq);
-    }
-    run_on(0);
+    boot_with(2, sched::balance::BalanceConfig { newidle: false, ..Default::default() });
 }
 
 /// (idle_ns, top-level idle_wait_ns) of `cpu` so far.

@@ -172,9 +172,6 @@ fn sleep_once(t: &Arc<Task>, ns: u64) -> Option<Arc<Task>> {
 /// Runs the four phases under `clamp` (`None`: `newidle=off`) and returns
 /// what happened.
 pub fn run(clamp: Option<AvgIdleClamp>) -> Outcome {
-    let mut online = sched::cpumask::CpuMask::new();
-    online.set(0);
-    online.set(1);
     let mut config = sched::balance::BalanceConfig {
         newidle: clamp.is_some(),
         newidle_gate: sched::balance::NewidleGate::MigrationCost,
@@ -183,14 +180,7 @@ pub fn run(clamp: Option<AvgIdleClamp>) -> Outcome {
     };
     config.features.set(sched::Feature::NiRandom, false);
     assert_eq!(config.avg_idle_ceiling_pct, 200);
-    mech::balance::init(sched::topology::SchedDomains::flat(online), config, sched::balance::CapacityTable::new(2), 1000);
-    for c in 0..2 {
-        run_on(c);
-        mech::rq::init_cpu(c, sched::tunables::Tunables::default());
-        let rq = mech::rq::lock(c);
-        mech::balance::snapshot::publish(&rq);
-    }
-    run_on(0);
+    boot_with(2, config);
     let t = mech::task::spawn(Spawn::new("t").pin(0), || {}).unwrap();
     let hog = mech::task::spawn(Spawn::new("hog").pin(1), || {}).unwrap();
     assert!(Arc::ptr_eq(&preempt(0), &t));

@@ -182,12 +182,18 @@ impl Platform for TestPlatform {
 /// domain over them), then each CPU's runqueue on that CPU, its capacity
 /// published. Leaves the test on CPU 0.
 pub fn boot(n: usize) {
+    boot_with(n, sched::balance::BalanceConfig::default());
+}
+
+/// [`boot`] with the balancing configuration `config` (the kernel's from its
+/// command line).
+pub fn boot_with(n: usize, config: sched::balance::BalanceConfig) {
     let mut online = sched::cpumask::CpuMask::new();
     for c in 0..n {
         online.set(c);
     }
     let domains = sched::topology::SchedDomains::flat(online);
-    mech::balance::init(domains, sched::balance::BalanceConfig::default(), sched::balance::CapacityTable::new(n), 1000);
+    mech::balance::init(domains, config, sched::balance::CapacityTable::new(n), 1000);
     for c in 0..n {
         run_on(c);
         mech::rq::init_cpu(c, sched::tunables::Tunables::default());
