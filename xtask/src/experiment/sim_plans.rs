@@ -74,13 +74,7 @@ pub fn plan(name: &str) -> SimPlan {
             full: Form {
                 smp: "wake-2005",
                 params: "",
-                points: &[
-                    "clients=1,ms=500,spread=1",
-                    "clients=2,ms=500,spread=1",
-                    "clients=3,ms=500,spread=1",
-                    "clients=4,ms=500,spread=1",
-                    "schbench:threads=1,workers=4,runtime_ms=500,work_us=100,sleep_us=0,pin_msg=1",
-                ],
+                points: super::wake_balance::FULL_POINTS,
                 timeout_s: 0,
             },
             quick: Form {

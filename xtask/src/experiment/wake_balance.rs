@@ -54,13 +54,7 @@ pub fn spec() -> Spec {
         full: Form {
             smp: "4,sockets=2,cores=1,threads=2",
             params: "",
-            points: &[
-                "clients=1,ms=500,spread=1",
-                "clients=2,ms=500,spread=1",
-                "clients=3,ms=500,spread=1",
-                "clients=4,ms=500,spread=1",
-                KEN_FULL,
-            ],
+            points: FULL_POINTS,
             timeout_s: 600,
         },
         // Ken's point: its check (CPU 0 woke every worker) proves the mix is what it claims to be.
@@ -82,6 +76,10 @@ pub fn spec() -> Spec {
 
 /// Ken Chen's interrupt-bound mix: one schbench message thread pinned to CPU 0 wakes every worker.
 const KEN_FULL: &str = "schbench:threads=1,workers=4,runtime_ms=500,work_us=100,sleep_us=0,pin_msg=1";
+/// The full form's points: tbench-like pairs at 1 to 4 clients, then Ken's mix (the simulator
+/// runs the same points on the same machine, `sim_plans.rs`).
+pub(super) const FULL_POINTS: &[&str] =
+    &["clients=1,ms=500,spread=1", "clients=2,ms=500,spread=1", "clients=3,ms=500,spread=1", "clients=4,ms=500,spread=1", KEN_FULL];
 const KEN_QUICK: &str = "schbench:threads=1,workers=4,runtime_ms=100,work_us=100,sleep_us=0,pin_msg=1";
 
 /// Wakeups CPU 0 performed (`ttwu_count` counts on the waking CPU).
