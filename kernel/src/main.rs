@@ -198,13 +198,13 @@ fn boot_main(magic: u32, info: u32) -> ! {
     topology::print_domains(&domains);
     let mut caps = sched::balance::CapacityTable::new(online);
     for &(cpu, cap) in &options.cpu_capacity {
-        if cpu >= online || !caps.set(cpu, cap) {
-            // Known only once the CPUs are counted, so checked here, but
-            // reported like every parse problem: the harness refuses the run.
-            cmdline::report_problem(format_args!(
-                "cpu_capacity: CPU {} capacity {} is not an online CPU (online: {}) with a capacity of 1..1024; CPU {} keeps 1024",
-                cpu, cap, online, cpu
-            ));
+        // Known only once the CPUs are counted, so checked here, but
+        // reported like every parse problem: the harness refuses the run.
+        match cmdline::cpu_capacity_offline(cpu, cap, online) {
+            Some(problem) => cmdline::report_problem(problem),
+            None => {
+                caps.set(cpu, cap);
+            }
         }
     }
     let mut balance_cfg = options.balance;

@@ -61,18 +61,15 @@ pub fn run(m: &Machine, seed: u64, line: &str, echo: bool) -> WorkloadRun {
     }
     // cpu_capacity= as the kernel's boot applies it (kernel/src/main.rs): on
     // top of the machine's own capacities (a preset's little CPUs), checked
-    // once the CPUs are known, with the kernel's message. The slowdown is the
+    // once the CPUs are known, by the kernel's own check (`cmdline::cpu_capacity_offline`). The slowdown is the
     // mechanism's own pressure source (mech balance/capacity.rs), which takes
     // (1024 - CAP)/1024 of every tick on the simulated CPU as it does in QEMU.
     let mut m = m.clone();
     let online = m.nr_cpus();
     for &(cpu, cap) in &o.cpu_capacity {
-        if cpu < online && (1..=1024).contains(&cap) {
-            m.capacity[cpu] = cap as u32;
-        } else {
-            problems.push(format!(
-                "cpu_capacity: CPU {cpu} capacity {cap} is not an online CPU (online: {online}) with a capacity of 1..1024; CPU {cpu} keeps 1024"
-            ));
+        match cmdline::cpu_capacity_offline(cpu, cap, online) {
+            Some(problem) => problems.push(problem.to_string()),
+            None => m.capacity[cpu] = cap as u32,
         }
     }
     if let Some((name, why)) = REFUSED.iter().find(|(n, _)| *n == o.workload.name) {
