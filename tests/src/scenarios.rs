@@ -29,7 +29,7 @@ use crate::workloads::{
     check_periodic_pull, check_tbench, check_three_on_two, check_tickless, check_deterministic_boot, compare_identical, compare_snap_delta, compare_wake_affine,
     check_newidle_off, check_newidle_pull, compare_capacity_push, compare_nohz_on_off, workload_ran, NOHZ_PULL_SMP,
     compare_newidle_push, check_new_dst_cpu, PINNED_SMP, check_misfit_util_est, check_group_imbalanced, GROUP_IMBALANCED,
-    check_idle_wait_fserver, check_idle_wait_prodcons, check_clamp_gate, compare_newidle_on_off,
+    check_idle_wait_fserver, check_clamp_gate, compare_newidle_on_off,
     check_ebizzy_ran, compare_capacity_pressure, compare_fork_placement,
     check_sis_aged, check_sis_prop_scans, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
     compare_sis_prop_cost, compare_sis_success_weighted, compare_sis_util, SIS_UTIL_CONTRADICTION,

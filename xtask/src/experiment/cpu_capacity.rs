@@ -211,12 +211,11 @@ fn read(m: &Matrix) -> Reading {
         let four = (0..m.points.len()).find(|&p| ebizzy_threads(&m.points[p]) == Some(4));
         let lost = four.map(|p| crate::stats::pdiff(rec(p, SYM), rec(p, ASYM), true));
         why.push(format!(
-            "ebizzy records/s: {}. In real time the throughput is the host's: here {} vCPUs share {} host cores, and two CPUs \
+            "ebizzy records/s: {}. In real time the throughput is the host's: here 4 vCPUs share {} host cores, and two CPUs \
              at 512 (the pressure source spins for half of every tick) cost 4 searchers {} against the {} of capacity \
              they take; how the shared host cores and the balancer's moves split that difference is not separated by \
              these boots.",
             thr.join("; "),
-            4,
             std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0),
             lost.map_or("n/a".into(), fmt_pct),
             fmt_pct(-25.0)

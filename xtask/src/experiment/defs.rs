@@ -6,6 +6,8 @@
 
 use fairway_scenarios::Log;
 
+use sched::balance::avg_idle::{hist_bucket, AVG_IDLE_HIST_BUCKETS, AVG_IDLE_HIST_NAMES, SYSCTL_SCHED_MIGRATION_COST};
+
 use super::avg_idle_example;
 use super::{change, sum, Form, Matrix, Mech, Outcome, Reading, Spec, Variant};
 
@@ -48,17 +50,17 @@ fn avg_idle_us(l: &Log) -> f64 {
 }
 
 /// `@fw avg_idle_hist` summed over CPUs: how often the newidle gate saw avg_idle in each bucket
-/// while something was overloaded (`sched::balance::avg_idle::AVG_IDLE_HIST_NAMES`).
-fn gate_hist(l: &Log) -> [f64; 6] {
-    let names = ["lt_125us", "lt_250us", "lt_500us", "lt_1ms", "lt_2ms", "ge_2ms"];
-    core::array::from_fn(|i| sum(l, "avg_idle_hist", names[i]))
+/// while something was overloaded (`sched::balance::avg_idle::hist_bucket`).
+fn gate_hist(l: &Log) -> [f64; AVG_IDLE_HIST_BUCKETS] {
+    core::array::from_fn(|i| sum(l, "avg_idle_hist", AVG_IDLE_HIST_NAMES[i]))
 }
 /// The share (%) of those gate decisions with avg_idle at or above the 500 us migration cost: the
 /// 2013 gate's open side.
 fn gate_open_share(l: &Log) -> f64 {
     let h = gate_hist(l);
     let all: f64 = h.iter().sum();
-    if all > 0.0 { 100.0 * h[3..].iter().sum::<f64>() / all } else { 0.0 }
+    let open: f64 = h[hist_bucket(SYSCTL_SCHED_MIGRATION_COST)..].iter().sum();
+    if all > 0.0 { 100.0 * open / all } else { 0.0 }
 }
 
 /// The lowest domain's `max_newidle_lb_cost` (what today's gate compares avg_idle with), mean
@@ -189,7 +191,7 @@ fn read_avg_idle(m: &Matrix) -> Reading {
     ));
     // The distribution of avg_idle where it decides something: at the gate, while a CPU was overloaded.
     let dist = |var: &str| {
-        let mut h = [0.0; 6];
+        let mut h = [0.0; AVG_IDLE_HIST_BUCKETS];
         for p in 0..m.points.len() {
             for c in &m.cells[p][m.variants.iter().position(|v| v.label == var).unwrap_or(0)].logs {
                 for (a, b) in h.iter_mut().zip(gate_hist(c)) {
