@@ -75,12 +75,25 @@ impl FairRq {
     /// entity off the queue; then it is enqueued again (`ENQUEUE_RESTORE`:
     /// placed from its saved lag, behind entities of equal deadline) and,
     /// if it was running, made the running one again (`set_next_task()`: a
-    /// new `exec_start` and protection, `set_protect_slice()`). A pending
-    /// reschedule request is neither set nor cleared by it. Returns whether
-    /// the entity was (queued, running).
+    /// new `exec_start` and protection, `set_protect_slice()`).
+    ///
+    /// The dequeue of a queued entity first charges the running entity
+    /// (fair.c `dequeue_entity()` starts with `update_curr()`), which asks
+    /// for a reschedule when someone else is queued and the running
+    /// entity's request or protection is used up; that request stands, so
+    /// the CPU picks again at once (the earliest eligible deadline, unless
+    /// the running entity is still eligible and re-protected by the
+    /// change). Otherwise a pending request is neither set nor cleared: the
+    /// running entity leaving the queue and coming back is no switch.
+    /// Returns whether the entity was (queued, running).
     fn change_attributes(&mut self, i: u32, change: impl FnOnce(&mut SchedEntity)) -> (bool, bool) {
         let queued = self.se(i).on_rq;
         let running = self.curr == Some(i);
+        if queued {
+            // dequeue_entity()'s update_curr(): the dequeue below finds the
+            // running entity charged at this clock
+            self.update_curr();
+        }
         let resched = self.need_resched;
         if queued {
             // cannot fail: i is live and queued
