@@ -399,3 +399,48 @@ fn slice_change_of_the_running_task_past_its_protection_asks_for_a_reschedule() 
 fn slice_change_of_a_waiting_task_past_the_running_protection_asks_for_a_reschedule() {
     change_asks_for_the_pick("slice of a waiting task", |rq, x, _c| rq.set_slice(x, 2 * MS).unwrap());
 }
+
+/// core.c `set_user_nice()` returns before it locks anything when the nice
+/// level does not change, and `__sched_setscheduler()` when the requested
+/// runtime is the task's slice (`attr->sched_runtime != p->se.slice` sends
+/// it to the change): nothing is dequeued, the running entity is not
+/// charged, no reschedule is asked for, and a base slice asked for by
+/// value stays the base slice (not custom).
+#[test]
+fn an_attribute_change_to_the_same_value_touches_nothing() {
+    let (mut rq, x, c, _) = curr_ran(800_000);
+    let before: Vec<_> = [x, c].iter().map(|&e| *rq.entity(e).unwrap()).collect();
+    rq.reweight(x, Nice::ZERO).unwrap();
+    rq.reweight(c, Nice::ZERO).unwrap();
+    rq.set_slice(x, 700_000).unwrap();
+    rq.set_slice(c, 700_000).unwrap();
+    let after: Vec<_> = [x, c].iter().map(|&e| *rq.entity(e).unwrap()).collect();
+    assert_eq!(before, after, "not re-placed, not charged");
+    assert!(!after[0].custom_slice && !after[1].custom_slice);
+    assert!(!rq.need_resched());
+    check_invariants(&rq).unwrap();
+}
+
+/// core.c `set_user_nice()` of a `SCHED_IDLE` task changes its nice level
+/// under the same protocol as any fair task (`set_load_weight()` keeps
+/// its weight at `WEIGHT_IDLEPRIO`): the dequeue charges the running
+/// entity, whose used-up protection asks for a reschedule.
+#[test]
+fn renice_of_a_sched_idle_task_dequeues_it_as_any_other() {
+    let mut rq = rq("NO_PLACE_DEADLINE_INITIAL");
+    let c = rq.fork(Nice::ZERO, Policy::Normal).unwrap();
+    let t = rq.fork(Nice::ZERO, Policy::Normal).unwrap();
+    let i = rq.fork(Nice::ZERO, Policy::Idle).unwrap();
+    for id in [c, t, i] {
+        rq.enqueue(id, E::INITIAL).unwrap();
+    }
+    assert_eq!(rq.schedule(), Some(c));
+    rq.update_clock(800_000);
+    rq.reweight(i, Nice::clamped(5)).unwrap();
+    let se = *rq.entity(i).unwrap();
+    assert_eq!((se.nice, se.w()), (Nice::clamped(5), 3), "the nice level changes, the weight stays");
+    assert_eq!(rq.entity(c).unwrap().sum_exec_runtime, 800_000, "the running entity was charged");
+    assert!(rq.need_resched(), "its used-up protection asks for a reschedule");
+    check_invariants(&rq).unwrap();
+    assert_eq!(rq.schedule(), Some(t));
+}
