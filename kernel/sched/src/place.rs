@@ -114,20 +114,24 @@ impl FairRq {
         (queued, running)
     }
 
-    /// Change an entity's nice level (its policy weight for `SCHED_IDLE`
-    /// stays), as core.c `set_user_nice()` does; see
-    /// [`FairRq::set_weight`]. Then, as fair.c `prio_changed_fair()`: a
-    /// running entity whose priority went down asks for a reschedule, a
-    /// queued one that is not running is tested for wakeup preemption.
+    /// Change an entity's nice level, as core.c `set_user_nice()` does:
+    /// nothing at all when the level does not change (it returns before
+    /// locking the task); otherwise the weight becomes the level's, or stays
+    /// [`LoadWeight::IDLE`] for `SCHED_IDLE` (`set_load_weight()`), under
+    /// the protocol of [`FairRq::set_weight`] either way. Then, as fair.c
+    /// `prio_changed_fair()`: a running entity whose priority went down
+    /// asks for a reschedule, a queued one that is not running is tested
+    /// for wakeup preemption.
     pub fn reweight(&mut self, id: EntityId, nice: Nice) -> Result<(), SchedError> {
         let i = self.idx(id)?;
         let old = self.se(i).nice;
-        self.se_mut(i).nice = nice;
-        if self.se(i).policy == crate::entity::Policy::Idle {
+        if old == nice {
             return Ok(());
         }
-        let (queued, running) = self.reweight_idx(i, nice.weight());
-        if !queued || old == nice || self.nr_queued == 1 {
+        self.se_mut(i).nice = nice;
+        let weight = if self.se(i).policy == crate::entity::Policy::Idle { LoadWeight::IDLE } else { nice.weight() };
+        let (queued, running) = self.reweight_idx(i, weight);
+        if !queued || self.nr_queued == 1 {
             return Ok(());
         }
         if running {
@@ -171,9 +175,14 @@ impl FairRq {
     /// comes back (see [`FairRq::reweight`]): its lag is clamped with the
     /// old slice's bound, a relative deadline keeps the rest of its current
     /// request (the new size applies from its next one), and a running
-    /// entity's protection is recomputed.
+    /// entity's protection is recomputed. Asking for the slice the entity
+    /// has (`ns` equal to its slice, custom or not) changes nothing, as
+    /// `__sched_setscheduler()` finds nothing to change.
     pub fn set_slice(&mut self, id: EntityId, ns: Nanos) -> Result<(), SchedError> {
         let i = self.idx(id)?;
+        if ns == self.se(i).slice {
+            return Ok(());
+        }
         let (slice, custom) = match clamp_custom_slice(ns) {
             Some(s) => (s, true),
             None => (self.base_slice, false),
