@@ -236,6 +236,14 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("storm-smp8", "rounds=1000 sleeps=2000 sem_downs=2000 sem_ups=2000 pipe_sent=16256 pipe_received=16256", "rounds=0 sleeps=0 sem_downs=0 sem_ups=0 pipe_sent=256 pipe_received=256"),
     ("storm-smp1", "name=stormb nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=21 nr_migrations=0 nr_wakeups=11 ", "name=stormb nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=21 nr_migrations=0 nr_wakeups=0 "),
     ("storm-smp1", "name=storma", "name=stormc"),
+    // renice: the kernel that dropped the renice's reschedule request (the switch waits for
+    // the tick: 498/499 us, measured), a round not measured, a result not the record's, a
+    // hog on another CPU.
+    ("renice-resched-smp1", "p50_ns=7627 max_ns=7754", "p50_ns=498186 max_ns=499120"),
+    ("renice-resched-smp1", "max_ns=7754", "max_ns=100000"),
+    ("renice-resched-smp1", "rounds=30 samples=30", "rounds=30 samples=29"),
+    ("renice-resched-smp1", "metric=switch_max value=7.754", "metric=switch_max value=7.755"),
+    ("renice-resched-smp1", "name=renice-b nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=16 nr_migrations=0 nr_wakeups=0 nr_wakeups_local=0 nr_wakeups_remote=0 nr_wakeups_sync=0 cpus=0", "name=renice-b nice=0 sum_exec_runtime=1000 wait_sum=10 wait_max=5 nr_switches=16 nr_migrations=0 nr_wakeups=0 nr_wakeups_local=0 nr_wakeups_remote=0 nr_wakeups_sync=0 cpus=1"),
     // latency: p99 at two slices, a sample missing, a sleeper woken too rarely, a slice
     // not the one the CPU count gives, the sleeper on another CPU.
     ("latency-smp2", "p99_ns=1400000", "p99_ns=2800000"),

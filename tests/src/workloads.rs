@@ -212,8 +212,9 @@ pub use effect::{
 };
 pub use schbench::{check_schbench, percentiles, Percentiles};
 pub use fairness::{
-    check_delay_dequeue, check_features, check_features_bogus, check_latency, check_shares, check_shares_pressure, FEATURES_BOGUS,
-    FEATURES_SET, SHARES_NICE, SHARE_TOLERANCE_PP,
+    check_delay_dequeue, check_features, check_features_bogus, check_latency, check_renice, check_shares, check_shares_pressure,
+    FEATURES_BOGUS, FEATURES_SET, RENICE_AFTER_NS, RENICE_AT_ONCE_NS, RENICE_ROUNDS, RENICE_SLICE_NS, SHARES_NICE,
+    SHARE_TOLERANCE_PP,
 };
 pub use idle::{
     check_prodcons, check_tickless, compare_snap_delta, newidle_attempts_per_s,

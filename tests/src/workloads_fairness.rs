@@ -1,6 +1,6 @@
 //! EEVDF's fairness: the runtime split of hogs at different nice values (`workload=shares`),
-//! a sleeper's wakeup latency beside hogs (`workload=latency`), and the `sched_features=` option
-//! (whose scenarios run `workload=shares`).
+//! a sleeper's wakeup latency beside hogs (`workload=latency`), the switch after a renice
+//! (`workload=renice`), and the `sched_features=` option (whose scenarios run `workload=shares`).
 
 use std::collections::BTreeSet;
 
@@ -344,4 +344,50 @@ pub fn check_shares_pressure(log: &Log) -> CheckResult {
     ensure(pct + 5 >= want && pct <= want + 5, || {
         format!("the hogs ran {total} ns of {PRESSURE_MS} ms ({pct} %): expected {want} % ± 5, the time the pressure left them")
     })
+}
+
+// ---------------------------------------------------------------------------------------------
+// renice
+
+/// `workload=renice`'s rounds and its nice-0 hogs' slice and renice time (its defaults).
+pub const RENICE_ROUNDS: u64 = 30;
+pub const RENICE_SLICE_NS: u64 = 300_000;
+pub const RENICE_AFTER_NS: u64 = 500_000;
+
+/// The longest switch after a renice that counts as "at once": a tenth of the tick at
+/// `hz=1000` (1 ms). The renicer renices 0.5 ms into its turn, past its 0.3 ms request and
+/// protection; if the renice's reschedule request were dropped, the switch would wait for the
+/// next tick, 0.5 ms later when its turn began at a tick (measured: p50 498 us, max 499 us).
+pub const RENICE_AT_ONCE_NS: u64 = 100_000;
+
+/// `workload=renice,cpu=CPU` on `SMP` CPUs: every round measured (`samples = rounds`), each
+/// switch after a renice within [`RENICE_AT_ONCE_NS`] (fair.c `dequeue_entity()`'s
+/// `update_curr()` asks for the reschedule at the renice: core.c `set_user_nice()` dequeues the
+/// reniced task), the median not above the longest, the results `switch_p50` and `switch_max`
+/// the record's (us, lower-is-better), and the three hogs ran only on `CPU`.
+pub fn check_renice<const SMP: u32, const CPU: u32>(log: &Log) -> CheckResult {
+    workload_ran(log, "renice", SMP, true)?;
+    let r = log.one("renice")?;
+    num_is(r, "cpu", CPU as u64)?;
+    num_is(r, "rounds", RENICE_ROUNDS)?;
+    num_is(r, "samples", RENICE_ROUNDS)?;
+    num_is(r, "slice_ns", RENICE_SLICE_NS)?;
+    num_is(r, "after_ns", RENICE_AFTER_NS)?;
+    let (p50, max) = (r.num("p50_ns")?, r.num("max_ns")?);
+    ensure(p50 <= max, || format!("`{r}`: p50_ns above max_ns"))?;
+    ensure(max < RENICE_AT_ONCE_NS, || {
+        format!(
+            "`{r}`: a switch after a renice took {max} ns, expected every one within \
+             {RENICE_AT_ONCE_NS} ns (at once, not at the next tick)"
+        )
+    })?;
+    ensure(r.num("to_peer")? <= RENICE_ROUNDS, || format!("`{r}`: to_peer above the samples"))?;
+    let v = results(log, "renice", &[("switch_p50", "us", "lower"), ("switch_max", "us", "lower")])?;
+    ensure(v == [p50, max], || {
+        format!("`{r}`: the results (thousandths of us) {v:?} are not p50_ns and max_ns")
+    })?;
+    for name in ["renice-a", "renice-b", "renice-19"] {
+        cpus_are(one_taskstat(log, name)?, "cpus", &[CPU])?;
+    }
+    Ok(())
 }

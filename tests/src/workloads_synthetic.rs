@@ -328,6 +328,21 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
         "wakeplace" => {
             out += &wakeplace(append, &kv, cpus);
         }
+        "renice" => {
+            // As measured: 8 us from each renice to the switch (the reschedule it asks for).
+            let cpu = get(&kv, "cpu", "1");
+            let rounds: u64 = get(&kv, "rounds", "30").parse().unwrap();
+            out += &taskstat(3, "renice-a", 0, 0, rounds / 2 + 1, cpu);
+            out += &taskstat(4, "renice-b", 0, 0, rounds / 2 + 1, cpu);
+            out += &taskstat(2, "renice-19", 18, 0, 2, cpu);
+            out += &format!(
+                "@fw renice cpu={cpu} rounds={rounds} samples={rounds} to_peer={} kept=15 no_switch=0 \
+                 slice_ns=300000 after_ns=500000 p50_ns=7627 max_ns=7754\n",
+                rounds - 1
+            );
+            out += &result_line("renice", "switch_p50", 7627, "us", "lower");
+            out += &result_line("renice", "switch_max", 7754, "us", "lower");
+        }
         "utilest" => {
             // Woken on CPU 1 with util_avg 12 (906 decayed over 200 ms) and util_est 906: a
             // misfit at the first tick, on CPU 0 4 ms later (util_avg needs ~46 ms).

@@ -502,6 +502,7 @@ pub fn set_affinity(p: &Arc<Task>, mask: sched::cpumask::CpuMask) -> Result<(), 
     let mut src = rq::lock_task_rq(p);
     let cpu = src.cpu;
     let target = mask.first().unwrap_or(cpu);
+    let mut resched_src = false;
     let moved = {
         let eid = EntityId(p.eid.load(Ordering::Relaxed));
         // Only `p`'s own entity: after its final switch (or while it moves
@@ -513,7 +514,11 @@ pub fn set_affinity(p: &Arc<Task>, mask: sched::cpumask::CpuMask) -> Result<(), 
         let running = src.fair.curr() == Some(eid);
         if queued && !running && !src.fair.is_delayed(eid) {
             src.update_clock();
+            // The dequeue charges the running task first and may ask this
+            // CPU to reschedule (fair.c: dequeue_entity()'s update_curr())
+            let asked = src.fair.need_resched();
             let _ = src.fair.dequeue(eid, sched::DequeueFlags::NONE);
+            resched_src = !asked && src.fair.need_resched();
             match src.fair.remove_entity(eid) {
                 Ok(se) => {
                     src.detach(eid.0);
@@ -526,6 +531,9 @@ pub fn set_affinity(p: &Arc<Task>, mask: sched::cpumask::CpuMask) -> Result<(), 
         }
     };
     drop(src);
+    if resched_src {
+        resched_cpu(cpu);
+    }
     match moved {
         Some(se) => push_remote_or_local(target, Move { task: p.clone(), se, flags: WakeFlags::NONE }),
         None => {

@@ -75,12 +75,25 @@ impl FairRq {
     /// entity off the queue; then it is enqueued again (`ENQUEUE_RESTORE`:
     /// placed from its saved lag, behind entities of equal deadline) and,
     /// if it was running, made the running one again (`set_next_task()`: a
-    /// new `exec_start` and protection, `set_protect_slice()`). A pending
-    /// reschedule request is neither set nor cleared by it. Returns whether
-    /// the entity was (queued, running).
+    /// new `exec_start` and protection, `set_protect_slice()`).
+    ///
+    /// The dequeue of a queued entity first charges the running entity
+    /// (fair.c `dequeue_entity()` starts with `update_curr()`), which asks
+    /// for a reschedule when someone else is queued and the running
+    /// entity's request or protection is used up; that request stands, so
+    /// the CPU picks again at once (the earliest eligible deadline, unless
+    /// the running entity is still eligible and re-protected by the
+    /// change). Otherwise a pending request is neither set nor cleared: the
+    /// running entity leaving the queue and coming back is no switch.
+    /// Returns whether the entity was (queued, running).
     fn change_attributes(&mut self, i: u32, change: impl FnOnce(&mut SchedEntity)) -> (bool, bool) {
         let queued = self.se(i).on_rq;
         let running = self.curr == Some(i);
+        if queued {
+            // dequeue_entity()'s update_curr(): the dequeue below finds the
+            // running entity charged at this clock
+            self.update_curr();
+        }
         let resched = self.need_resched;
         if queued {
             // cannot fail: i is live and queued
@@ -101,20 +114,24 @@ impl FairRq {
         (queued, running)
     }
 
-    /// Change an entity's nice level (its policy weight for `SCHED_IDLE`
-    /// stays), as core.c `set_user_nice()` does; see
-    /// [`FairRq::set_weight`]. Then, as fair.c `prio_changed_fair()`: a
-    /// running entity whose priority went down asks for a reschedule, a
-    /// queued one that is not running is tested for wakeup preemption.
+    /// Change an entity's nice level, as core.c `set_user_nice()` does:
+    /// nothing at all when the level does not change (it returns before
+    /// locking the task); otherwise the weight becomes the level's, or stays
+    /// [`LoadWeight::IDLE`] for `SCHED_IDLE` (`set_load_weight()`), under
+    /// the protocol of [`FairRq::set_weight`] either way. Then, as fair.c
+    /// `prio_changed_fair()`: a running entity whose priority went down
+    /// asks for a reschedule, a queued one that is not running is tested
+    /// for wakeup preemption.
     pub fn reweight(&mut self, id: EntityId, nice: Nice) -> Result<(), SchedError> {
         let i = self.idx(id)?;
         let old = self.se(i).nice;
-        self.se_mut(i).nice = nice;
-        if self.se(i).policy == crate::entity::Policy::Idle {
+        if old == nice {
             return Ok(());
         }
-        let (queued, running) = self.reweight_idx(i, nice.weight());
-        if !queued || old == nice || self.nr_queued == 1 {
+        self.se_mut(i).nice = nice;
+        let weight = if self.se(i).policy == crate::entity::Policy::Idle { LoadWeight::IDLE } else { nice.weight() };
+        let (queued, running) = self.reweight_idx(i, weight);
+        if !queued || self.nr_queued == 1 {
             return Ok(());
         }
         if running {
@@ -158,9 +175,14 @@ impl FairRq {
     /// comes back (see [`FairRq::reweight`]): its lag is clamped with the
     /// old slice's bound, a relative deadline keeps the rest of its current
     /// request (the new size applies from its next one), and a running
-    /// entity's protection is recomputed.
+    /// entity's protection is recomputed. Asking for the slice the entity
+    /// has (`ns` equal to its slice, custom or not) changes nothing, as
+    /// `__sched_setscheduler()` finds nothing to change.
     pub fn set_slice(&mut self, id: EntityId, ns: Nanos) -> Result<(), SchedError> {
         let i = self.idx(id)?;
+        if ns == self.se(i).slice {
+            return Ok(());
+        }
         let (slice, custom) = match clamp_custom_slice(ns) {
             Some(s) => (s, true),
             None => (self.base_slice, false),

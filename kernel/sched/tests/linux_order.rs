@@ -333,3 +333,114 @@ fn util_est_follows_the_sleeps() {
     rq.enqueue(a, E::WAKEUP).unwrap();
     assert_eq!((rq.pelt().util_est, rq.entity(a).unwrap().avg.util_est), (0, 0));
 }
+
+/// The running entity `c` of [`ran_then_waits`] (x ran 0.3 ms first) has
+/// run `ran` ns of its 0.7 ms request, uncharged (no tick came): returns
+/// (rq, x waiting, c running, t waiting). After 0.8 ms its request and its
+/// protection (RUN_TO_PARITY: the whole request, all slices equal) are
+/// used up, which only its next charge notices.
+fn curr_ran(ran: Nanos) -> (FairRq, EntityId, EntityId, EntityId) {
+    let (mut rq, x, c, t) = ran_then_waits("", 300_000);
+    rq.update_clock(300_000 + ran);
+    assert!(!rq.need_resched());
+    (rq, x, c, t)
+}
+
+/// The attribute changes below, each at the running entity's protection
+/// ran out (`expired`) and inside it: core.c `set_user_nice()` and
+/// `__sched_setscheduler()` dequeue the task (`DEQUEUE_SAVE`), and fair.c
+/// `dequeue_entity()` starts with `update_curr()`, which asks for a
+/// reschedule when more than one entity is queued and the running one's
+/// request or protection is used up. That request stands: after the
+/// change the CPU picks again, and goes to the earliest eligible deadline
+/// (`t`: deadline 0.7 ms like x's, and x's is moved later or x is the
+/// running one's peer in the tie; `c` ran ahead of V).
+fn change_asks_for_the_pick(what: &str, change: impl Fn(&mut FairRq, EntityId, EntityId)) {
+    // inside the protection (0.2 ms of 0.7 ms): nothing to ask for
+    let (mut rq, x, c, _) = curr_ran(200_000);
+    change(&mut rq, x, c);
+    assert!(!rq.need_resched(), "{what}: the running entity is inside its protection");
+    assert_eq!(rq.curr(), Some(c));
+    check_invariants(&rq).unwrap();
+
+    // past it (0.8 ms): the charge of the change asks for the pick
+    let (mut rq, x, c, t) = curr_ran(800_000);
+    change(&mut rq, x, c);
+    assert!(rq.need_resched(), "{what}: update_curr() of the dequeue asked for a reschedule");
+    assert_eq!(rq.entity(c).unwrap().sum_exec_runtime, 800_000, "{what}: charged up to the change");
+    check_invariants(&rq).unwrap();
+    assert_eq!(rq.schedule(), Some(t), "{what}: the earliest eligible deadline runs");
+}
+
+/// core.c `set_user_nice()` of the running task, to a higher priority (so
+/// fair.c `prio_changed_fair()` asks for nothing itself).
+#[test]
+fn renice_of_the_running_task_past_its_protection_asks_for_a_reschedule() {
+    change_asks_for_the_pick("renice of curr", |rq, _x, c| rq.reweight(c, Nice::clamped(-5)).unwrap());
+}
+
+/// core.c `set_user_nice()` of a waiting task, to a lower priority (its
+/// wakeup-preemption check, fair.c `prio_changed_fair()`, does not pick it).
+#[test]
+fn renice_of_a_waiting_task_past_the_running_protection_asks_for_a_reschedule() {
+    change_asks_for_the_pick("renice of a waiting task", |rq, x, _c| rq.reweight(x, Nice::clamped(5)).unwrap());
+}
+
+/// core.c `__sched_setscheduler()` (`__setparam_fair()`) of the running
+/// task's slice.
+#[test]
+fn slice_change_of_the_running_task_past_its_protection_asks_for_a_reschedule() {
+    change_asks_for_the_pick("slice of curr", |rq, _x, c| rq.set_slice(c, 3 * MS).unwrap());
+}
+
+/// core.c `__sched_setscheduler()` (`__setparam_fair()`) of a waiting
+/// task's slice.
+#[test]
+fn slice_change_of_a_waiting_task_past_the_running_protection_asks_for_a_reschedule() {
+    change_asks_for_the_pick("slice of a waiting task", |rq, x, _c| rq.set_slice(x, 2 * MS).unwrap());
+}
+
+/// core.c `set_user_nice()` returns before it locks anything when the nice
+/// level does not change, and `__sched_setscheduler()` when the requested
+/// runtime is the task's slice (`attr->sched_runtime != p->se.slice` sends
+/// it to the change): nothing is dequeued, the running entity is not
+/// charged, no reschedule is asked for, and a base slice asked for by
+/// value stays the base slice (not custom).
+#[test]
+fn an_attribute_change_to_the_same_value_touches_nothing() {
+    let (mut rq, x, c, _) = curr_ran(800_000);
+    let before: Vec<_> = [x, c].iter().map(|&e| *rq.entity(e).unwrap()).collect();
+    rq.reweight(x, Nice::ZERO).unwrap();
+    rq.reweight(c, Nice::ZERO).unwrap();
+    rq.set_slice(x, 700_000).unwrap();
+    rq.set_slice(c, 700_000).unwrap();
+    let after: Vec<_> = [x, c].iter().map(|&e| *rq.entity(e).unwrap()).collect();
+    assert_eq!(before, after, "not re-placed, not charged");
+    assert!(!after[0].custom_slice && !after[1].custom_slice);
+    assert!(!rq.need_resched());
+    check_invariants(&rq).unwrap();
+}
+
+/// core.c `set_user_nice()` of a `SCHED_IDLE` task changes its nice level
+/// under the same protocol as any fair task (`set_load_weight()` keeps
+/// its weight at `WEIGHT_IDLEPRIO`): the dequeue charges the running
+/// entity, whose used-up protection asks for a reschedule.
+#[test]
+fn renice_of_a_sched_idle_task_dequeues_it_as_any_other() {
+    let mut rq = rq("NO_PLACE_DEADLINE_INITIAL");
+    let c = rq.fork(Nice::ZERO, Policy::Normal).unwrap();
+    let t = rq.fork(Nice::ZERO, Policy::Normal).unwrap();
+    let i = rq.fork(Nice::ZERO, Policy::Idle).unwrap();
+    for id in [c, t, i] {
+        rq.enqueue(id, E::INITIAL).unwrap();
+    }
+    assert_eq!(rq.schedule(), Some(c));
+    rq.update_clock(800_000);
+    rq.reweight(i, Nice::clamped(5)).unwrap();
+    let se = *rq.entity(i).unwrap();
+    assert_eq!((se.nice, se.w()), (Nice::clamped(5), 3), "the nice level changes, the weight stays");
+    assert_eq!(rq.entity(c).unwrap().sum_exec_runtime, 800_000, "the running entity was charged");
+    assert!(rq.need_resched(), "its used-up protection asks for a reschedule");
+    check_invariants(&rq).unwrap();
+    assert_eq!(rq.schedule(), Some(t));
+}

@@ -28,6 +28,7 @@ pub mod params;
 mod pipe;
 mod pipes;
 mod prodcons;
+mod renice;
 mod samples;
 mod schbench;
 mod shares;
@@ -66,6 +67,7 @@ pub const SPECS: &[Spec] = &[
     Spec { name: "prodcons", about: "producer/consumer pairs with short idle periods: newidle", params: &[prodcons::PARAMS] },
     Spec { name: "pipes", about: "ping-pong pairs free to move: wake_affine", params: &[pipes::PARAMS] },
     Spec { name: "wakeplace", about: "one wakee woken from a pinned waker beside pinned hogs: where placement puts it", params: &[wakeplace::PARAMS] },
+    Spec { name: "renice", about: "a hog renices a waiting one past its protected slice: time to the switch", params: &[renice::PARAMS] },
     Spec { name: "utilest", about: "a task woken on a small CPU with its util_avg decayed and its util_est kept: misfit by util_est", params: &[utilest::PARAMS] },
     Spec { name: "torture", about: "every thread operation at random from a seed, on every CPU; accounts for every wait, byte and ns", params: &[torture::PARAMS] },
     Spec { name: "help", about: "lists these workloads and their parameters", params: &[] },
@@ -118,6 +120,7 @@ pub fn run(w: &Workload) -> bool {
         "wakeplace" => wakeplace::run(w),
         "torture" => torture::run(w),
         "utilest" => utilest::run(w),
+        "renice" => renice::run(w),
         "help" => {
             params::print_help(SPECS);
             true

@@ -27,6 +27,7 @@ pub(super) fn scenarios() -> Vec<Scenario> {
         deterministic!("wakeplace", 2, "workload=wakeplace,waker=0,prev=1,hog_mask=1,light_mask=2,rounds=20,warm_ms=20"),
         deterministic!("torture", 2, "workload=torture,ms=100,seed=1"),
         deterministic!("utilest", 2, "workload=utilest,burst_ms=20,sleep_ms=40,ms=20"),
+        deterministic!("renice", 1, "workload=renice,cpu=0,rounds=10"),
         deterministic!("help", 1, "workload=help"),
         Scenario {
             name: "bench-schbench-smp2",

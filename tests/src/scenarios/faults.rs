@@ -119,6 +119,17 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
+            name: "renice-resched-smp1",
+            // A hog past its protected slice renices a waiting one: the renice's dequeue
+            // charges the hog and asks for a reschedule, and the CPU switches at once (8 us
+            // in instruction time), not at the next tick (about 500 us later).
+            icount: true,
+            smp: "1",
+            append: "sched_debug=1 workload=renice,cpu=0",
+            check: check_renice::<1, 0>,
+            ..BASE
+        },
+        Scenario {
             name: "latency-smp2",
             // Wall-clock latencies under TCG are the host's (load average 8 on 2 cores gave
             // p99 3-20 ms); in instruction time the kernel's own latency shows (p99 6 us at

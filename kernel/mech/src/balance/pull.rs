@@ -46,6 +46,10 @@ pub fn pull_tasks(dst: usize, src: usize, params: &DetachParams, migration: Migr
     let (mut d, mut s) = rq::lock_two(dst, src);
     s.update_clock();
     d.update_clock();
+    // Each detach charges src's running task first (fair.c: dequeue_entity()'s
+    // update_curr()), which asks src to reschedule if that task's request or
+    // protection is used up: forwarded below, as resched_curr_lazy() does.
+    let src_asked = s.fair.need_resched();
     let mut params = *params;
     params.src_clock_task = s.fair.clock();
     params.src_nr_running = s.fair.nr_queued();
@@ -79,10 +83,14 @@ pub fn pull_tasks(dst: usize, src: usize, params: &DetachParams, migration: Migr
         // The last task attached asks whether to preempt (attach_task()).
         let preempt = d.curr.is_idle
             || last.is_some_and(|e| d.fair.check_preempt_wakeup(e, WakeFlags::NONE).unwrap_or(false));
+        let src_resched = !src_asked && s.fair.need_resched();
         drop(s);
         drop(d);
         if preempt {
             crate::rq::resched_cpu(dst);
+        }
+        if src_resched {
+            crate::rq::resched_cpu(src);
         }
     }
     out
