@@ -22,16 +22,21 @@ use fairway_scenarios::Log;
 
 use crate::bench::{cmdline, out_dir, progress, Boot};
 use crate::results::RunRecord;
+pub use claims::Claim;
+pub use runs::Provenance;
 
 mod avg_idle_example;
+pub mod claims;
 mod cpu_capacity;
 mod defs;
 mod delayed_dequeue;
 mod report;
+mod runs;
 mod sis_scan_cost;
 mod wake_balance;
 mod sim;
 mod sim_plans;
+pub mod sweep;
 pub use sim::sim_quick_jobs;
 pub use defs::all;
 pub use report::markdown;
@@ -62,11 +67,29 @@ pub struct ExperimentArgs {
     /// Write the report here instead of docs/experiments/NAME.md (quick runs write none unless told).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Read the matrix from the logs a finished run of this experiment saved
-    /// (target/bench/<time>-experiment-NAME/) instead of booting: the reading rules rerun on the
-    /// same figures.
+    /// Read the matrix from the logs a run of this experiment saved (target/bench/<time>-experiment-NAME/),
+    /// or that the commands of a `--jobs-file` wrote, instead of booting. Given more than once,
+    /// each log is taken from the first directory that has it (the logs of many machines merged);
+    /// every log must come from the same revision and binary.
     #[arg(long, value_name = "DIR")]
-    pub from: Option<PathBuf>,
+    pub from: Vec<PathBuf>,
+    /// With the qemu engine: boot every cell N times under -icount, run i at i/N of a tick's
+    /// phase (`phase_ns`), so that each cell has a spread and every claim an interval.
+    #[arg(long, value_name = "N")]
+    pub runs: Option<usize>,
+    /// Run N cells at a time, one process each (under -icount and on the simulator the figures
+    /// do not depend on it; refused with --realtime, whose boots would slow each other).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub jobs: usize,
+    /// Write one shell command per run to F instead of running (each writes its log into the
+    /// run's directory, where the kernel or simulator binary is copied), for GNU parallel or a
+    /// Slurm array; then read them with `--from` that directory.
+    #[arg(long, value_name = "F")]
+    pub jobs_file: Option<PathBuf>,
+    /// Also run (or with --from read) the experiment's sweeps: each claim's verdict over a grid
+    /// of two parameters, mapped in the report.
+    #[arg(long)]
+    pub sweep: bool,
     /// Boot every cell N times without -icount (real time, N >= 2): mean and spread per figure.
     /// Its report goes only where --out says (the reports in docs/experiments/ are -icount's).
     #[arg(long, value_name = "N")]
@@ -85,6 +108,9 @@ pub struct ExperimentArgs {
 pub enum Mode {
     /// `-icount`: one boot per cell, every figure a count or an instruction-time cost.
     Icount,
+    /// `-icount`, N boots per cell, boot i at i/N of a tick's phase: N draws of where the ticks
+    /// fall, each exact.
+    Phases(usize),
     /// N boots per cell in real (host) time: means and their spread.
     RealTime(usize),
     /// The simulator (`fairway-sim`): N runs per cell, run i with `--seed i` (the seed orders
@@ -96,7 +122,7 @@ impl Mode {
     pub fn boots(self) -> usize {
         match self {
             Mode::Icount => 1,
-            Mode::RealTime(n) | Mode::Sim(n) => n,
+            Mode::Phases(n) | Mode::RealTime(n) | Mode::Sim(n) => n,
         }
     }
 
@@ -105,10 +131,24 @@ impl Mode {
         matches!(self, Mode::Icount | Mode::Sim(1))
     }
 
+    /// Under -icount (one boot or several phases).
+    pub fn icount(self) -> bool {
+        matches!(self, Mode::Icount | Mode::Phases(_))
+    }
+
+    /// What run `run` adds to the cell's command line: its tick phase.
+    pub fn run_extra(self, run: usize) -> String {
+        match self {
+            Mode::Phases(n) => format!("phase_ns={}", crate::bench::TICK_NS * run as u64 / n.max(1) as u64),
+            _ => String::new(),
+        }
+    }
+
     /// The mode as the report's engine/mode line names it.
     pub fn text(self) -> String {
         match self {
             Mode::Icount => "-icount".into(),
+            Mode::Phases(n) => format!("-icount, {n} tick phases per cell"),
             Mode::RealTime(n) => format!("real time, {n} boots per cell"),
             Mode::Sim(n) => format!("sim, {n} seed(s) per cell"),
         }
@@ -125,6 +165,8 @@ pub struct Variant {
     pub label: &'static str,
     pub append: &'static str,
     pub smp: &'static str,
+    /// More `fairway-sim` arguments (space-separated; the simulator only), e.g. a sweep's cost.
+    pub sim_args: &'static str,
 }
 
 impl Variant {
@@ -171,40 +213,45 @@ pub struct Spec {
     pub host: Option<fn() -> String>,
     /// The reading: generated from the measured matrix.
     pub read: fn(&Matrix) -> Reading,
+    /// The debate's claims, each decided with intervals (`claims.rs`).
+    pub claims: Vec<Claim>,
+    /// The mechanism's distributions worth a plot (`avg_idle` at the gate, wakeup latencies).
+    pub dists: Vec<Dist>,
+    /// Maps of where a claim holds over two swept parameters (`--sweep`, `sweep.rs`).
+    pub sweeps: Vec<sweep::Sweep>,
 }
 
-/// What the rules concluded.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Outcome {
-    Reproduced,
-    /// The mechanism moved as claimed, the headline figure did not.
-    MechanismOnly,
-    NotReproduced,
-    /// The effect went the other way.
-    Reversed,
-    /// It held at some points and went the other way at others.
-    Mixed,
+/// What the experiment's rules read from the matrix beside the claims' verdicts: the
+/// mechanism's figures in words, and the checks the quick form must pass (only where the
+/// effect is large enough to be stable).
+pub struct Reading {
+    pub why: Vec<String>,
+    /// Checked by the test suite on the quick form.
+    pub checks: Vec<Check>,
 }
 
-impl Outcome {
-    pub fn text(self) -> &'static str {
-        match self {
-            Outcome::Reproduced => "reproduced",
-            Outcome::MechanismOnly => "mechanism reproduced, headline figure not",
-            Outcome::NotReproduced => "not reproduced",
-            Outcome::Reversed => "reversed",
-            Outcome::Mixed => "mixed: it holds at some points and is reversed at others",
-        }
+/// One check of a reading: what it asserts, whether it holds, and the case in which it fails
+/// (a variant of the matrix or a change to the code: a check that cannot fail checks nothing).
+#[derive(Clone, Debug)]
+pub struct Check {
+    pub what: String,
+    pub holds: bool,
+    pub fails_with: &'static str,
+}
+
+impl Check {
+    pub fn new(what: impl Into<String>, holds: bool, fails_with: &'static str) -> Check {
+        Check { what: what.into(), holds, fails_with }
     }
 }
 
-/// The reading of one matrix: the verdict, the lines that back it, and the direction checks the
-/// quick form must pass (only where the effect is large enough to be stable).
-pub struct Reading {
-    pub outcome: Outcome,
-    pub why: Vec<String>,
-    /// `(what, holds)`: checked by the test suite on the quick form.
-    pub checks: Vec<(String, bool)>,
+/// A distribution a mechanism figure has in each run's log (`@fw` histogram counters):
+/// bins in order, each with its count; plotted per variant beside the report.
+pub struct Dist {
+    pub label: &'static str,
+    /// What the bins count, for the axis.
+    pub counts: &'static str,
+    pub read: fn(&Log) -> Vec<(String, f64)>,
 }
 
 /// The boots of one (point, variant) cell.
@@ -214,12 +261,13 @@ pub struct Cell {
     pub cmdline: String,
 }
 
-/// Every cell: `cells[point][variant]`.
+/// Every cell: `cells[point][variant]`, and what ran them.
 pub struct Matrix {
     pub points: Vec<String>,
     pub variants: Vec<Variant>,
     pub cells: Vec<Vec<Cell>>,
     pub mode: Mode,
+    pub provenance: Provenance,
 }
 
 impl Matrix {
@@ -292,6 +340,34 @@ pub fn find(name: &str) -> Result<Spec, String> {
     })
 }
 
+/// The QEMU engine's mode from `--realtime` and `--runs`.
+fn qemu_mode(a: &ExperimentArgs) -> Result<Mode, String> {
+    match (a.realtime, a.runs) {
+        (Some(_), Some(_)) => Err("xtask: --runs N boots each cell N times under -icount at N tick phases; --realtime N boots it N times in real time: give one".into()),
+        (None, None | Some(1)) => Ok(Mode::Icount),
+        (None, Some(0)) => Err("xtask: --runs N needs N >= 1".into()),
+        (None, Some(n)) => Ok(Mode::Phases(n)),
+        (Some(n), None) if n < 2 => Err(REALTIME_TOO_FEW.into()),
+        (Some(n), None) => Ok(Mode::RealTime(n)),
+    }
+}
+
+/// `--jobs N` and `--jobs-file` against the mode: parallel boots in real time slow each other.
+fn check_jobs(a: &ExperimentArgs, mode: Mode) -> Result<(), String> {
+    if a.jobs == 0 {
+        return Err("xtask: --jobs N needs N >= 1".into());
+    }
+    if matches!(mode, Mode::RealTime(_)) && (a.jobs > 1 || a.jobs_file.is_some()) {
+        return Err("xtask: --jobs and --jobs-file run boots side by side; real-time boots would slow each other and their \
+                    figures with them (under -icount and on the simulator they do not)"
+            .into());
+    }
+    if a.jobs_file.is_some() && !a.from.is_empty() {
+        return Err("xtask: --jobs-file writes the runs to do, --from reads runs done: give one".into());
+    }
+    Ok(())
+}
+
 pub fn experiment(a: ExperimentArgs) -> Result<(), String> {
     if a.name == "list" {
         for s in all() {
@@ -306,53 +382,75 @@ pub fn experiment(a: ExperimentArgs) -> Result<(), String> {
     if a.machine.is_some() || a.seeds.is_some() {
         return Err(sim::QEMU_NO_MACHINE.into());
     }
-    let mode = match a.realtime {
-        None => Mode::Icount,
-        Some(n) if n < 2 => return Err(REALTIME_TOO_FEW.into()),
-        Some(n) => Mode::RealTime(n),
-    };
+    let mode = qemu_mode(&a)?;
+    check_jobs(&a, mode)?;
     let form = if a.quick { &spec.quick } else { &spec.full };
     let qemu = crate::install::ensure(false)?;
-    let mut from_note = String::new();
     let command = format!(
-        "cargo xtask experiment {}{} --engine qemu{}",
+        "cargo xtask experiment {}{}{} --engine qemu{}",
         spec.name,
         if a.quick { " --quick" } else { "" },
+        if a.sweep { " --sweep" } else { "" },
         match mode {
             Mode::Icount => String::new(),
+            Mode::Phases(n) => format!(" --runs {n}"),
             Mode::RealTime(n) => format!(" --realtime {n}"),
             Mode::Sim(_) => unreachable!("the simulator's runs are sim.rs's"),
         }
     );
-    let (m, kernel) = match &a.from {
-        None => {
-            let elf = crate::cargo::build_kernel()?;
-            let kernel = format!("{}; {}", crate::revision::working_tree(elf.clone()).label, kernel_sources());
-            (run_matrix(&spec, form, &qemu, &elf, mode)?, kernel)
+    if let Some(file) = &a.jobs_file {
+        let elf = crate::cargo::build_kernel()?;
+        let dir = out_dir(&format!("experiment-{}", spec.name))?;
+        let mut jobs = String::new();
+        let runner = Runner::Qemu { qemu: qemu.clone(), elf };
+        let mut n = runs::write_jobs(&spec, form, &runner, mode, &dir, &mut jobs)?;
+        if a.sweep {
+            n += sweep::write_jobs(&spec, form, &runner, mode, &dir, &mut jobs)?;
         }
-        Some(dir) => {
-            let m = read_matrix(&spec, form, dir, mode)?;
-            let kernel = format!("the working tree's as that run booted it; {}", kernel_sources());
-            from_note = format!(" The figures were booted by that command; this report read its logs again with `--from {}`.", dir.display());
-            (m, kernel)
-        }
+        let read_back = format!("{command}{} --from {}", if a.sweep { " --sweep" } else { "" }, dir.display());
+        std::fs::write(file, runs::jobs_header(n, &[dir], &read_back) + &jobs).map_err(|e| format!("{}: {e}", file.display()))?;
+        println!("wrote {}: {n} runs; then {read_back}", file.display());
+        return Ok(());
+    }
+    let (m, swept) = if a.from.is_empty() {
+        let runner = Runner::Qemu { qemu: qemu.clone(), elf: crate::cargo::build_kernel()? };
+        let dir = out_dir(&format!("experiment-{}", spec.name))?;
+        let m = run_matrix_in(&spec, form, &runner, mode, &dir, true, a.jobs)?;
+        let swept = if a.sweep { sweep::sweeps(&spec, form, Some(&runner), false, mode, &dir, &[], a.jobs)? } else { Vec::new() };
+        (m, swept)
+    } else {
+        let m = read_matrix(&spec, form, &a.from, mode)?;
+        let swept = if a.sweep { sweep::sweeps(&spec, form, None, false, mode, &a.from[0], &a.from, 1)? } else { Vec::new() };
+        (m, swept)
+    };
+    let from_note = if a.from.is_empty() {
+        String::new()
+    } else {
+        format!(" This report read the runs' logs again with `--from {}`.", a.from.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(" --from "))
     };
     let reading = (spec.read)(&m);
-    let report = markdown(&spec, form, &m, &reading, &command, &qemu, &format!("{kernel}.{from_note}"));
-    print!("{}", text_view(&spec, &m, &reading));
+    let decided = claims::decide_all(&spec.claims, &m, &crate::stats::bootstrap::Bootstrap::default());
+    print!("{}", text_view(&spec, &m, &reading, &decided));
     let out = match (&a.out, a.quick, mode) {
         (Some(p), _, _) => Some(p.clone()),
-        (None, false, Mode::Icount) => Some(crate::workspace_root().join("docs/experiments").join(format!("{}.md", spec.name))),
+        (None, false, Mode::Icount | Mode::Phases(_)) => Some(crate::workspace_root().join("docs/experiments").join(format!("{}.md", spec.name))),
         (None, _, _) => None,
     };
     if let Some(path) = out {
         if let Some(d) = path.parent() {
             std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
         }
-        // The simulator's section of an earlier `--engine sim` run stays (sim.rs).
-        let report = sim::keep_sim_section(&path, report);
+        let figures = report::write_figures(&spec, &m, &decided, &path, "qemu")?;
+        let maps = sweep::markdown(&spec, &swept, &path, "qemu", "##")?;
+        let report = markdown(&spec, form, &m, &reading, &decided, &figures, &command, &qemu, &from_note) + &maps;
+        // The simulator's section of an earlier `--engine sim` run stays if it is of the same
+        // revision (sim.rs).
+        let (report, note) = sim::keep_sim_section(&path, report, &m.provenance);
         std::fs::write(&path, report).map_err(|e| format!("{}: {e}", path.display()))?;
         println!("wrote {}", path.display());
+        if let Some(n) = note {
+            println!("{n}");
+        }
     }
     Ok(())
 }
@@ -363,73 +461,96 @@ pub fn split_point<'a>(workload: &'a str, pt: &'a str) -> (&'a str, &'a str) {
     pt.split_once(':').unwrap_or((workload, pt))
 }
 
-/// The last commit that changed the kernel's sources (`kernel/`), which is what the figures
-/// depend on (a commit to the harness or the docs does not move them).
-pub(super) fn kernel_sources() -> String {
-    let out = std::process::Command::new("git")
-        .args(["log", "-1", "--format=%h %s", "--", "kernel"])
-        .current_dir(crate::workspace_root())
-        .output();
-    match out.ok().and_then(|o| String::from_utf8(o.stdout).ok()).map(|s| s.trim().to_string()) {
-        Some(s) if !s.is_empty() => format!("kernel/ last changed in {s}"),
-        _ => "kernel/'s last commit unknown".into(),
-    }
-}
-
 /// A matrix point's workload and its parameters (the form's, then the point's own), as
 /// `run_matrix` boots them and `read_matrix` expects to find them.
-fn point_params<'a>(spec: &Spec, form: &Form, pt: &'a str) -> (&'a str, String) {
+pub(super) fn point_params<'a>(spec: &Spec, form: &Form, pt: &'a str) -> (&'a str, String) {
     let (workload, pt_params) = split_point(spec.workload, pt);
     let params = [form.params, pt_params].iter().filter(|s| !s.is_empty()).cloned().collect::<Vec<_>>().join(",");
     (workload, params)
 }
 
-/// The log name of a cell's boot in a run's directory (`run` only in real time, where a cell
-/// has several).
-fn log_name(pt: &str, vi: usize, mode: Mode, run: usize) -> String {
+/// The log name of a cell's boot in a run's directory (`run` only where a cell has several).
+pub(super) fn log_name(pt: &str, vi: usize, mode: Mode, run: usize) -> String {
     let pt = pt.replace([':', ','], "_");
     match mode {
         Mode::Icount => format!("{pt}-v{vi}.log"),
+        Mode::Phases(_) => format!("{pt}-v{vi}-p{run}.log"),
         Mode::RealTime(_) => format!("{pt}-v{vi}-r{run}.log"),
         Mode::Sim(_) => format!("{pt}-v{vi}-s{run}.log"),
     }
 }
 
-/// The matrix of a finished run from its saved logs. A run that saved them all finished every
-/// boot successfully (run_matrix stops at the first boot it cannot take), so each is ok.
-pub fn read_matrix(spec: &Spec, form: &Form, dir: &std::path::Path, mode: Mode) -> Result<Matrix, String> {
+/// The kernel command line of run `run` of a cell: the cell's, then what the run adds (its
+/// tick phase). The cell's line is a prefix, which `read_matrix` looks for in a log.
+pub(super) fn run_cmdline(cell: &str, mode: Mode, run: usize) -> String {
+    let extra = mode.run_extra(run);
+    if extra.is_empty() { cell.to_string() } else { format!("{cell} {extra}") }
+}
+
+/// The matrix of a finished run from its saved logs, each looked for in `dirs` in turn (the
+/// logs of many machines merged): every log must be there, be a finished run of its cell's
+/// command line that the kernel accepted, and name the same revision and binary as the others.
+pub fn read_matrix(spec: &Spec, form: &Form, dirs: &[PathBuf], mode: Mode) -> Result<Matrix, String> {
+    read_cells(spec, &spec.variants, form, dirs, mode)
+}
+
+/// [`read_matrix`] of these variants (a sweep's, which add its grid cell's arguments).
+pub fn read_cells(spec: &Spec, variants: &[Variant], form: &Form, dirs: &[PathBuf], mode: Mode) -> Result<Matrix, String> {
     let mut cells = Vec::new();
+    let mut provenances = Vec::new();
+    let mut missing = Vec::new();
     for pt in form.points {
         let (workload, params) = point_params(spec, form, pt);
         let mut row = Vec::new();
-        for (vi, v) in spec.variants.iter().enumerate() {
+        for (vi, v) in variants.iter().enumerate() {
             let line = cmdline(workload, &params, v.append);
             let mut cell = Cell { recs: Vec::new(), logs: Vec::new(), cmdline: line.clone() };
             for run in 0..mode.boots() {
-                let path = dir.join(log_name(pt, vi, mode, run));
-                let text = std::fs::read_to_string(&path)
-                    .map_err(|e| format!("{}: {e} (not a full {} run of {})", path.display(), mode.text(), spec.name))?;
+                let name = log_name(pt, vi, mode, run);
+                let Some(path) = dirs.iter().map(|d| d.join(&name)).find(|p| p.is_file()) else {
+                    missing.push(name);
+                    continue;
+                };
+                let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
                 let log = Log::parse(&text);
                 if !text.contains(&line) {
                     return Err(format!("{}: not booted with `{line}`", path.display()));
                 }
-                cell.recs.push(RunRecord::from_log(run, "kernel success (read from the log)".into(), true, 0.0, &log));
+                if !runs::finished(&text, mode) {
+                    return Err(format!("{}: the run did not finish (its log ends with `{}`)", path.display(), text.lines().last().unwrap_or("")));
+                }
+                crate::bench::accepted_cmdline(&log, &line).map_err(|e| format!("{}: {e}", path.display()))?;
+                provenances.push((path.clone(), Provenance::parse(&text).unwrap_or_default()));
+                cell.recs.push(RunRecord::from_log(run, "finished (read from the log)".into(), true, 0.0, &log));
                 cell.logs.push(log);
             }
             row.push(cell);
         }
         cells.push(row);
     }
-    Ok(Matrix { points: form.points.iter().map(|s| s.to_string()).collect(), variants: spec.variants.clone(), cells, mode })
+    if !missing.is_empty() {
+        return Err(format!(
+            "xtask: {} of the logs of a {} run of {} are in none of {}: {}{}",
+            missing.len(),
+            mode.text(),
+            spec.name,
+            dirs.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(", "),
+            missing.iter().take(5).cloned().collect::<Vec<_>>().join(", "),
+            if missing.len() > 5 { ", ..." } else { "" }
+        ));
+    }
+    let provenance = runs::common_provenance(provenances.iter().map(|(p, v)| (p.as_path(), v.clone())))?;
+    Ok(Matrix { points: form.points.iter().map(|s| s.to_string()).collect(), variants: variants.to_vec(), cells, mode, provenance })
 }
 
-/// Boots every cell once under -icount (deterministic: a second boot would repeat it), or N
-/// times in real time; the logs go under target/bench/<time>-experiment-NAME/. In real time the
-/// boots of a point go round the variants N times (variant 0, 1, ..., then again), so a spell of
-/// host load falls on every variant rather than on one.
-pub fn run_matrix(spec: &Spec, form: &Form, qemu: &std::path::Path, elf: &std::path::Path, mode: Mode) -> Result<Matrix, String> {
+/// Boots every cell once under -icount (deterministic: a second boot would repeat it), N
+/// times at N tick phases, or N times in real time; `jobs` boots at a time; the logs go under
+/// target/bench/<time>-experiment-NAME/. The boots of a point go round the variants N times
+/// (variant 0, 1, ..., then again), so in real time a spell of host load falls on every variant
+/// rather than on one.
+pub fn run_matrix(spec: &Spec, form: &Form, qemu: &std::path::Path, elf: &std::path::Path, mode: Mode, jobs: usize) -> Result<Matrix, String> {
     let dir = out_dir(&format!("experiment-{}", spec.name))?;
-    run_matrix_in(spec, form, &Runner::Qemu { qemu: qemu.into(), elf: elf.into() }, mode, &dir, true)
+    run_matrix_in(spec, form, &Runner::Qemu { qemu: qemu.into(), elf: elf.into() }, mode, &dir, true, jobs)
 }
 
 /// What boots a cell: QEMU with a kernel, or the `fairway-sim` binary (the cell's machine is
@@ -439,47 +560,105 @@ pub enum Runner {
     Sim { bin: PathBuf },
 }
 
+impl Runner {
+    /// The binary whose runs these are.
+    fn binary(&self) -> &std::path::Path {
+        match self {
+            Runner::Qemu { elf, .. } => elf,
+            Runner::Sim { bin } => bin,
+        }
+    }
+}
+
 /// [`run_matrix`] with the runner and the log directory given; `progress_bar` off where many
-/// matrices run side by side (the test suite).
-pub fn run_matrix_in(spec: &Spec, form: &Form, runner: &Runner, mode: Mode, dir: &std::path::Path, progress_bar: bool) -> Result<Matrix, String> {
+/// matrices run side by side (the test suite). Each log is saved with its provenance and exit
+/// status (`runs.rs`), as a job of `--jobs-file` saves it.
+pub fn run_matrix_in(spec: &Spec, form: &Form, runner: &Runner, mode: Mode, dir: &std::path::Path, progress_bar: bool, jobs: usize) -> Result<Matrix, String> {
+    run_cells(spec, &spec.variants, form, runner, mode, dir, progress_bar, jobs)
+}
+
+/// [`run_matrix_in`] of these variants (a sweep's, which add its grid cell's arguments).
+#[allow(clippy::too_many_arguments)]
+pub fn run_cells(spec: &Spec, variants: &[Variant], form: &Form, runner: &Runner, mode: Mode, dir: &std::path::Path, progress_bar: bool, jobs: usize) -> Result<Matrix, String> {
     let boot = |smp: &str| match runner {
         Runner::Qemu { qemu, elf } => Boot {
             qemu: qemu.clone(),
             elf: elf.clone(),
             smp: smp.into(),
-            icount: mode == Mode::Icount,
+            icount: mode.icount(),
             timeout: std::time::Duration::from_secs(form.timeout_s),
             sim: None,
+            sim_args: Vec::new(),
         },
         Runner::Sim { bin } => Boot::sim_binary(bin.clone(), smp),
     };
+    let provenance = Provenance::of(runner.binary())?;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let pb = if progress_bar { progress((form.points.len() * spec.variants.len() * mode.boots()) as u64) } else { indicatif::ProgressBar::hidden() };
-    let mut cells = Vec::new();
-    for pt in form.points {
-        let (workload, params) = point_params(spec, form, pt);
-        let mut row: Vec<Cell> = spec
-            .variants
-            .iter()
-            .map(|v| Cell { recs: Vec::new(), logs: Vec::new(), cmdline: cmdline(workload, &params, v.append) })
-            .collect();
-        for run in 0..mode.boots() {
-            for (vi, v) in spec.variants.iter().enumerate() {
-                let cell = &mut row[vi];
+    // Every run of every cell, in the order the boots go: point, round, variant.
+    let cell_lines: Vec<Vec<String>> = form
+        .points
+        .iter()
+        .map(|pt| {
+            let (workload, params) = point_params(spec, form, pt);
+            variants.iter().map(|v| cmdline(workload, &params, v.append)).collect()
+        })
+        .collect();
+    let tasks: Vec<(usize, usize, usize)> = (0..form.points.len())
+        .flat_map(|p| (0..mode.boots()).flat_map(move |run| (0..variants.len()).map(move |vi| (p, run, vi))))
+        .collect();
+    let pb = if progress_bar { progress(tasks.len() as u64) } else { indicatif::ProgressBar::hidden() };
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let failed = std::sync::atomic::AtomicBool::new(false);
+    let done: std::sync::Mutex<Vec<Option<Result<(RunRecord, Log), String>>>> = std::sync::Mutex::new((0..tasks.len()).map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, tasks.len().max(1)) {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= tasks.len() || failed.load(std::sync::atomic::Ordering::Relaxed) {
+                    break;
+                }
+                let (p, run, vi) = tasks[i];
+                let (pt, v) = (form.points[p], &variants[vi]);
                 pb.set_message(format!("{pt} {}", v.label));
-                let (rec, log) = boot(v.smp(form)).run(run, &cell.cmdline)?;
-                std::fs::write(dir.join(log_name(pt, vi, mode, run)), log.raw()).map_err(|e| e.to_string())?;
-                if !rec.ok {
-                    pb.println(format!("{pt} {}: {}", v.label, rec.exit));
+                let mut b = boot(v.smp(form));
+                b.sim_args = v.sim_args.split_whitespace().map(String::from).collect();
+                let result = b.run(run, &run_cmdline(&cell_lines[p][vi], mode, run)).and_then(|(rec, log)| {
+                    let status = if rec.ok { runs::success_status(mode) } else { -1 };
+                    std::fs::write(dir.join(log_name(pt, vi, mode, run)), runs::saved_log(&provenance, &log.raw(), status)).map_err(|e| e.to_string())?;
+                    if !rec.ok {
+                        pb.println(format!("{pt} {}: {}", v.label, rec.exit));
+                    }
+                    Ok((rec, log))
+                });
+                if result.is_err() {
+                    failed.store(true, std::sync::atomic::Ordering::Relaxed);
                 }
                 pb.inc(1);
-                cell.recs.push(rec);
-                cell.logs.push(log);
-            }
+                done.lock().expect("no run panics holding it")[i] = Some(result);
+            });
         }
-        cells.push(row);
-    }
+    });
     pb.finish_and_clear();
+    let mut done = done.into_inner().expect("every run thread has ended");
+    if let Some(e) = done.iter_mut().find_map(|r| match r.take() {
+        Some(Err(e)) => Some(e),
+        other => {
+            *r = other;
+            None
+        }
+    }) {
+        return Err(e);
+    }
+    let mut cells: Vec<Vec<Cell>> = cell_lines
+        .iter()
+        .map(|row| row.iter().map(|line| Cell { recs: Vec::new(), logs: Vec::new(), cmdline: line.clone() }).collect())
+        .collect();
+    for (&(p, _, vi), r) in tasks.iter().zip(done) {
+        if let Some(Ok((rec, log))) = r {
+            cells[p][vi].recs.push(rec);
+            cells[p][vi].logs.push(log);
+        }
+    }
     let failed: Vec<String> = cells
         .iter()
         .flatten()
@@ -488,7 +667,7 @@ pub fn run_matrix_in(spec: &Spec, form: &Form, runner: &Runner, mode: Mode, dir:
     if !failed.is_empty() {
         return Err(format!("xtask: {} boots failed (logs in {}):\n{}", failed.len(), dir.display(), failed.join("\n")));
     }
-    Ok(Matrix { points: form.points.iter().map(|s| s.to_string()).collect(), variants: spec.variants.clone(), cells, mode })
+    Ok(Matrix { points: form.points.iter().map(|s| s.to_string()).collect(), variants: variants.to_vec(), cells, mode, provenance })
 }
 
 /// The test suite's hook: the quick form of every experiment whose `experiment-NAME-quick`
@@ -515,22 +694,23 @@ pub fn quick_jobs(filter: &str, qemu: &std::path::Path, elf: &std::path::Path) -
 fn quick_verdict(spec: &Spec, qemu: &std::path::Path, elf: &std::path::Path) -> crate::test::Verdict {
     let name: &'static str = Box::leak(format!("experiment-{}-quick", spec.name).into_boxed_str());
     let t = std::time::Instant::now();
-    match run_matrix(spec, &spec.quick, qemu, elf, Mode::Icount) {
+    match run_matrix(spec, &spec.quick, qemu, elf, Mode::Icount, 1) {
         Err(e) => crate::test::Verdict { name, passed: false, report: format!("FAIL {name}: {e}\n"), secs: t.elapsed().as_secs_f64() },
         Ok(m) => {
             let r = (spec.read)(&m);
-            let failed: Vec<&str> = r.checks.iter().filter(|c| !c.1).map(|c| c.0.as_str()).collect();
+            let d = claims::decide_all(&spec.claims, &m, &crate::stats::bootstrap::Bootstrap::default());
+            let failed: Vec<&str> = r.checks.iter().filter(|c| !c.holds).map(|c| c.what.as_str()).collect();
             // No check: the effect is too small at the quick size to have a stable direction; the
             // quick form still proves every cell boots and the rules read the matrix.
             if failed.is_empty() {
                 crate::test::Verdict {
                     name,
                     passed: true,
-                    report: format!("ok   {name} ({:.1} s): {}\n", t.elapsed().as_secs_f64(), r.outcome.text()),
+                    report: format!("ok   {name} ({:.1} s): {} check(s) hold\n", t.elapsed().as_secs_f64(), r.checks.len()),
                     secs: t.elapsed().as_secs_f64(),
                 }
             } else {
-                crate::test::Verdict { name, passed: false, report: format!("FAIL {name}: {}\n{}", failed.join("; "), text_view(spec, &m, &r)), secs: t.elapsed().as_secs_f64() }
+                crate::test::Verdict { name, passed: false, report: format!("FAIL {name}: {}\n{}", failed.join("; "), text_view(spec, &m, &r, &d)), secs: t.elapsed().as_secs_f64() }
             }
         }
     }
@@ -553,7 +733,30 @@ mod tests {
             .iter()
             .map(|pt| spec.variants.iter().map(|v| cell(&format!("workload=x,{pt},ms=1000 {}", v.append), &f(pt, v.label))).collect())
             .collect();
-        Matrix { points: points.iter().map(|s| s.to_string()).collect(), variants: spec.variants.clone(), cells, mode: Mode::Icount }
+        Matrix { points: points.iter().map(|s| s.to_string()).collect(), variants: spec.variants.clone(), cells, mode: Mode::Icount, provenance: Provenance::default() }
+    }
+
+    /// A matrix of `spec` at `points`, `runs` runs per cell (as the simulator's seeds), where
+    /// `f(point, variant label, run)` gives each run's log.
+    pub(super) fn synthetic_runs(spec: &Spec, points: &[&str], runs: usize, f: impl Fn(&str, &str, usize) -> String) -> Matrix {
+        let cells = points
+            .iter()
+            .map(|pt| {
+                spec.variants
+                    .iter()
+                    .map(|v| {
+                        let mut c = Cell { recs: Vec::new(), logs: Vec::new(), cmdline: format!("workload=x,{pt} {}", v.append) };
+                        for run in 0..runs {
+                            let log = Log::parse(&f(pt, v.label, run));
+                            c.recs.push(RunRecord::from_log(run, "ok".into(), true, 0.0, &log));
+                            c.logs.push(log);
+                        }
+                        c
+                    })
+                    .collect()
+            })
+            .collect();
+        Matrix { points: points.iter().map(|s| s.to_string()).collect(), variants: spec.variants.clone(), cells, mode: Mode::Sim(runs), provenance: Provenance::default() }
     }
 
     #[test]
@@ -572,18 +775,57 @@ mod tests {
         assert!(e.contains("no experiment \"nope\"") && e.contains("avg-idle") && e.contains("delayed-dequeue"), "{e}");
     }
 
+    /// The arguments of `cargo xtask experiment avg-idle --quick` (qemu engine).
+    pub(super) fn args() -> ExperimentArgs {
+        ExperimentArgs {
+            name: "avg-idle".into(),
+            quick: true,
+            engine: Engine::Qemu,
+            out: None,
+            from: Vec::new(),
+            runs: None,
+            jobs: 1,
+            jobs_file: None,
+            sweep: false,
+            realtime: None,
+            machine: None,
+            seeds: None,
+        }
+    }
+
     #[test]
     fn the_simulators_options_are_refused_by_the_qemu_engine_and_real_time_by_the_simulator() {
-        let a = ExperimentArgs { name: "avg-idle".into(), quick: true, engine: Engine::Qemu, out: None, from: None, realtime: None, machine: Some("4".into()), seeds: None };
+        let a = ExperimentArgs { machine: Some("4".into()), ..args() };
         assert_eq!(experiment(a).unwrap_err(), sim::QEMU_NO_MACHINE);
-        let a = ExperimentArgs { name: "avg-idle".into(), quick: true, engine: Engine::Sim, out: None, from: None, realtime: Some(2), machine: None, seeds: None };
+        let a = ExperimentArgs { engine: Engine::Sim, realtime: Some(2), ..args() };
         assert!(experiment(a).unwrap_err().contains("--realtime is the qemu engine's"));
     }
 
     #[test]
     fn real_time_needs_two_boots_per_cell() {
-        let a = ExperimentArgs { name: "avg-idle".into(), quick: true, engine: Engine::Qemu, out: None, from: None, realtime: Some(1), machine: None, seeds: None };
+        let a = ExperimentArgs { realtime: Some(1), ..args() };
         assert_eq!(experiment(a).unwrap_err(), REALTIME_TOO_FEW);
+    }
+
+    /// `--runs`, `--realtime`, `--jobs` and `--jobs-file` together: what each combination means,
+    /// or the message that refuses it.
+    #[test]
+    fn runs_jobs_and_real_time_combine_or_are_refused_by_name() {
+        assert_eq!(qemu_mode(&args()), Ok(Mode::Icount));
+        assert_eq!(qemu_mode(&ExperimentArgs { runs: Some(1), ..args() }), Ok(Mode::Icount));
+        assert_eq!(qemu_mode(&ExperimentArgs { runs: Some(8), ..args() }), Ok(Mode::Phases(8)));
+        assert!(qemu_mode(&ExperimentArgs { runs: Some(0), ..args() }).unwrap_err().contains("--runs N needs N >= 1"));
+        assert!(qemu_mode(&ExperimentArgs { runs: Some(3), realtime: Some(3), ..args() }).unwrap_err().contains("give one"));
+        assert!(check_jobs(&ExperimentArgs { jobs: 0, ..args() }, Mode::Icount).unwrap_err().contains("--jobs N needs N >= 1"));
+        assert!(check_jobs(&ExperimentArgs { jobs: 2, ..args() }, Mode::RealTime(3)).unwrap_err().contains("slow each other"));
+        assert!(check_jobs(&ExperimentArgs { jobs: 4, ..args() }, Mode::Phases(4)).is_ok());
+        let both = ExperimentArgs { jobs_file: Some("j".into()), from: vec!["d".into()], ..args() };
+        assert!(check_jobs(&both, Mode::Icount).unwrap_err().contains("give one"));
+        // run i of N phases starts its workload i/N of a tick late
+        assert_eq!(Mode::Phases(4).run_extra(1), "phase_ns=250000");
+        assert_eq!(run_cmdline("workload=pipe", Mode::Phases(4), 2), "workload=pipe phase_ns=500000");
+        assert_eq!(run_cmdline("workload=pipe", Mode::Icount, 0), "workload=pipe");
+        assert_eq!(log_name("a:b=1,c=2", 3, Mode::Phases(4), 2), "a_b=1_c=2-v3-p2.log");
     }
 
     #[test]
@@ -594,30 +836,45 @@ mod tests {
         let names: Vec<String> = (0..3).map(|r| log_name(form.points[0], 1, mode, r)).collect();
         assert!(names[0] != names[1] && names[1] != names[2], "{names:?}");
         assert_eq!(log_name(form.points[0], 1, Mode::Icount, 0), log_name(form.points[0], 1, Mode::Icount, 2));
-        let dir = std::env::temp_dir().join(format!("fairway-exp-rt-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        for pt in form.points {
+        // Two machines' directories: run 0 in one, runs 1 and 2 in the other.
+        let base = std::env::temp_dir().join(format!("fairway-exp-rt-{}", std::process::id()));
+        let dirs = [base.join("a"), base.join("b")];
+        dirs.iter().for_each(|d| std::fs::create_dir_all(d).unwrap());
+        let prov = Provenance { revision: "0123456789ab".into(), binary: "00000000deadbeef".into() };
+        let write = |pt: &str, vi: usize, run: usize, prov: &Provenance, status: i32| {
             let (workload, params) = point_params(&spec, form, pt);
-            for (vi, v) in spec.variants.iter().enumerate() {
-                for run in 0..3 {
-                    let text = format!(
-                        "cmdline: {}\n@fw result workload=schbench metric=rps value={} unit=req/s better=higher\n",
-                        cmdline(workload, &params, v.append),
-                        100 + 10 * run + vi
-                    );
-                    std::fs::write(dir.join(log_name(pt, vi, mode, run)), text).unwrap();
-                }
+            let text = format!(
+                "cmdline: {}\n@fw result workload=schbench metric=rps value={} unit=req/s better=higher\n",
+                cmdline(workload, &params, spec.variants[vi].append),
+                100 + 10 * run + vi
+            );
+            std::fs::write(dirs[usize::from(run > 0)].join(log_name(pt, vi, mode, run)), runs::saved_log(prov, &text, status)).unwrap();
+        };
+        for pt in form.points {
+            for vi in 0..spec.variants.len() {
+                (0..3).for_each(|run| write(pt, vi, run, &prov, 33));
             }
         }
-        let m = read_matrix(&spec, form, &dir, mode).unwrap();
-        assert_eq!(m.mode, mode);
+        let m = read_matrix(&spec, form, &dirs, mode).unwrap();
+        assert_eq!((m.mode, &m.provenance), (mode, &prov));
         assert!(m.cells[0].iter().all(|c| c.recs.len() == 3 && c.logs.len() == 3));
         // variant 1's boots printed 101, 111, 121: their mean
         assert_eq!(m.result(0, spec.variants[1].label, "rps"), 111.0);
-        // an -icount read of the same directory finds no single-boot logs and says so
-        let e = read_matrix(&spec, form, &dir, Mode::Icount).err().unwrap();
-        assert!(e.contains("not a full -icount run"), "{e}");
-        std::fs::remove_dir_all(&dir).unwrap();
+        // one directory alone lacks runs, and says which
+        let e = read_matrix(&spec, form, &dirs[..1], mode).err().unwrap();
+        assert!(e.contains("of the logs of a real time, 3 boots per cell run of wake-balance are in none of") && e.contains("-r1.log"), "{e}");
+        // an -icount read of the same directories finds no single-boot logs and says so
+        let e = read_matrix(&spec, form, &dirs, Mode::Icount).err().unwrap();
+        assert!(e.contains("are in none of") && e.contains("-icount run of wake-balance"), "{e}");
+        // a run of another revision is not merged in; a run that did not finish is not read
+        let pt = form.points[0];
+        write(pt, 2, 1, &Provenance { revision: "ba9876543210".into(), ..prov.clone() }, 33);
+        let e = read_matrix(&spec, form, &dirs, mode).err().unwrap();
+        assert!(e.contains("2 different revisions") && e.contains("ba9876543210"), "{e}");
+        write(pt, 2, 1, &prov, 35);
+        let e = read_matrix(&spec, form, &dirs, mode).err().unwrap();
+        assert!(e.contains("did not finish") && e.contains("@xtask status=35"), "{e}");
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
@@ -648,7 +905,7 @@ mod tests {
                 c
             })
             .collect();
-        let m = Matrix { points: vec!["clients=1".into()], variants: spec.variants.clone(), cells: vec![cells], mode: Mode::RealTime(3) };
+        let m = Matrix { points: vec!["clients=1".into()], variants: spec.variants.clone(), cells: vec![cells], mode: Mode::RealTime(3), provenance: Provenance::default() };
         let t = matrix_table(&spec, &m);
         let row = t.lines().find(|l| l.contains("throughput")).unwrap();
         // 100, 102, 98: Hmean 99.973, stddev 2; 148-152 is far from it (*); 70-130 is not

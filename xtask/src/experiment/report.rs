@@ -1,11 +1,15 @@
-//! The experiments' reports: the matrix table in `compare`'s layout, its legend, the terminal
-//! view and `docs/experiments/NAME.md`.
+//! The experiments' reports: the matrix table in `compare`'s layout, its legend, the claims'
+//! verdicts with their intervals, the figures beside the report (effects, distributions), the
+//! terminal view and `docs/experiments/NAME.md`.
 
 use std::fmt::Write as _;
+use std::path::Path;
 
 use crate::compare::{counter_rows, rows, Method, Row};
+use crate::plot::experiment::{distribution_svg, forest_svg, Distribution, Forest, ForestRow, Shade};
 use crate::results::RunRecord;
 
+use super::claims::{self, Decided, Expect, Verdict};
 use super::{change, Form, Matrix, Mode, Reading, Spec};
 
 /// The matrix table in `compare`'s layout: per metric and point, the first variant's figure,
@@ -99,6 +103,15 @@ pub(super) fn legend(m: &Matrix) -> String {
                   % positive = better for results, plain change for counters; exact: -icount, every boot of a command \
                   line is the same run (one tick phase)\n"
         }
+        Mode::Phases(n) => {
+            let _ = writeln!(
+                s,
+                "mode -icount, {n} boots per cell, boot i starting its workload i/{n} of a tick late (phase_ns): each boot is \
+                 exact, the phases are the spread. Hmean for higher-is-better results, Amean otherwise, each ± the sample \
+                 standard deviation of the {n} boots; % positive = better for results, plain change for counters; * Welch's \
+                 two-sided p < 0.05 against the first variant"
+            );
+        }
         Mode::RealTime(n) => {
             let _ = writeln!(
                 s,
@@ -123,17 +136,21 @@ pub(super) fn legend(m: &Matrix) -> String {
 }
 
 /// What the terminal shows.
-pub(super) fn text_view(spec: &Spec, m: &Matrix, r: &Reading) -> String {
+pub(super) fn text_view(spec: &Spec, m: &Matrix, r: &Reading, d: &Decided) -> String {
     let mut s = format!("experiment {}: {}\n\n{}\n{}", spec.name, spec.asks, legend(m), matrix_table(spec, m));
     if let Some(h) = spec.host {
         s += &format!("\n{}", h());
     }
-    s += &format!("\nREADING: {}\n", r.outcome.text());
+    s += &format!("\nCLAIMS ({} comparisons, intervals at {:.2}%):\n", d.comparisons, 100.0 * d.level);
+    for line in claims::summary(&spec.claims, d) {
+        s += &format!("  - {line}\n");
+    }
+    s += "MECHANISM:\n";
     for w in &r.why {
         s += &format!("  - {w}\n");
     }
-    for (c, ok) in &r.checks {
-        s += &format!("  check {}: {c}\n", if *ok { "holds" } else { "FAILS" });
+    for c in &r.checks {
+        s += &format!("  check {}: {} (fails with: {})\n", if c.holds { "holds" } else { "FAILS" }, c.what, c.fails_with);
     }
     s
 }
@@ -148,15 +165,156 @@ fn qemu_version(qemu: &std::path::Path) -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// Where a part of a report (qemu's, or the simulator's section) names its revision, for the
+/// other part's run to compare: one report holds one revision.
+pub const REVISION_MARK: &str = "<!-- revision: ";
+
+/// The revision line of a report's part: a marker a later run reads, and the words.
+pub fn revision_lines(m: &Matrix) -> String {
+    format!("{REVISION_MARK}{} -->\n**Revision.** {}\n\n", m.provenance.revision, m.provenance.describe())
+}
+
+/// The revision a report's part names, if any.
+pub fn part_revision(part: &str) -> Option<&str> {
+    let i = part.find(REVISION_MARK)? + REVISION_MARK.len();
+    part[i..].split(" -->").next()
+}
+
+/// A figure written beside a report: its title and file name (the link is relative).
+pub type Figure = (String, String);
+
+/// Writes the figures of `m` beside `report` (`NAME-ENGINE-effects.svg`, one
+/// `NAME-ENGINE-dist-K.svg` per distribution with counts) and returns them for the report to
+/// embed.
+pub fn write_figures(spec: &Spec, m: &Matrix, d: &Decided, report: &Path, engine: &str) -> Result<Vec<Figure>, String> {
+    let dir = report.parent().unwrap_or(Path::new("."));
+    let stem = report.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_else(|| spec.name.into());
+    let mut out = Vec::new();
+    let mut write = |file: String, svg: String, title: String| -> Result<(), String> {
+        let path = dir.join(&file);
+        std::fs::write(&path, svg).map_err(|e| format!("{}: {e}", path.display()))?;
+        out.push((title, file));
+        Ok(())
+    };
+    if !d.rows.is_empty() {
+        write(format!("{stem}-{engine}-effects.svg"), forest_svg(&forest(spec, d, engine))?, "The claims' effects with their intervals".into())?;
+    }
+    for (k, dist) in spec.dists.iter().enumerate() {
+        // The bins in the order the logs print them, then each variant's counts over every run at
+        // every point, bin by bin (a log lacking a bin counts 0 there).
+        let logs = |vi: usize| m.cells.iter().flat_map(move |row| row[vi].logs.iter());
+        let mut bins: Vec<String> = Vec::new();
+        for vi in 0..m.variants.len() {
+            for (label, _) in logs(vi).flat_map(|l| (dist.read)(l)) {
+                if !bins.contains(&label) {
+                    bins.push(label);
+                }
+            }
+        }
+        let series: Vec<(String, Vec<f64>)> = m
+            .variants
+            .iter()
+            .enumerate()
+            .map(|(vi, v)| {
+                let mut counts = vec![0.0; bins.len()];
+                for (label, n) in logs(vi).flat_map(|l| (dist.read)(l)) {
+                    if let Some(i) = bins.iter().position(|b| *b == label) {
+                        counts[i] += n;
+                    }
+                }
+                (v.label.to_string(), counts)
+            })
+            .collect();
+        if bins.is_empty() || series.iter().all(|(_, c)| c.iter().sum::<f64>() == 0.0) {
+            continue;
+        }
+        let chart = Distribution {
+            title: format!("{}: {} ({engine})", spec.name, dist.label),
+            subtitle: format!("share of the {} of every run at every point, per variant ({})", dist.counts, m.mode.text()),
+            x_desc: dist.label.to_string(),
+            bins,
+            series,
+        };
+        write(format!("{stem}-{engine}-dist-{k}.svg"), distribution_svg(&chart)?, format!("The distribution of {}", dist.label))?;
+    }
+    Ok(out)
+}
+
+/// The claims' rows as a forest plot.
+fn forest(spec: &Spec, d: &Decided, engine: &str) -> Forest {
+    let rows = d
+        .rows
+        .iter()
+        .map(|r| {
+            let c = &spec.claims[r.claim];
+            ForestRow {
+                label: format!("{} @ {}", c.name, r.point),
+                estimate: r.estimate,
+                interval: r.interval.map(|i| (i.lo, i.hi)),
+                claimed: match c.expect {
+                    Expect::Change(x) => Some(x),
+                    Expect::NoChange(_) => None,
+                },
+                band: c.bound(),
+                shade: match r.verdict {
+                    Verdict::Reproduced => Shade::Reproduced,
+                    Verdict::Opposite => Shade::Opposite,
+                    Verdict::NoEffect => Shade::NoEffect,
+                    Verdict::Inconclusive => Shade::Inconclusive,
+                },
+            }
+        })
+        .collect();
+    Forest {
+        title: format!("{} ({engine}): each claim's effect, variant against baseline", spec.name),
+        subtitle: format!(
+            "dot: the estimate; whisker: its {:.2}% bootstrap interval ({} comparisons, Bonferroni); grey: ± the threshold",
+            100.0 * d.level,
+            d.comparisons
+        ),
+        x_desc: "effect (% of the baseline; absolute claims in their unit)".into(),
+        rows,
+    }
+}
+
+/// The figures' markdown: each embedded with its relative link.
+pub fn figures_markdown(figures: &[Figure]) -> String {
+    figures.iter().map(|(title, file)| format!("![{title}]({file})\n\n")).collect()
+}
+
+/// The claims' verdicts, the mechanism's figures and the checks, as a report's sections
+/// (`level`: `##` for the qemu part, `###` inside the simulator's section).
+pub fn reading_markdown(spec: &Spec, r: &Reading, d: &Decided, figures: &[Figure], level: &str, tag: &str) -> String {
+    let mut s = format!("{level} Claims{tag}\n\n{}\n", claims::markdown(&spec.claims, d));
+    s += &figures_markdown(figures);
+    let _ = writeln!(s, "{level} Mechanism{tag}\n");
+    for w in &r.why {
+        let _ = writeln!(s, "- {w}");
+    }
+    if !r.checks.is_empty() {
+        s += "\nChecks (the quick form's test asserts these), each with the case in which it fails:\n\n";
+        for c in &r.checks {
+            let _ = writeln!(s, "- {}: {} (fails with: {})", if c.holds { "holds" } else { "FAILS" }, c.what, c.fails_with);
+        }
+    }
+    s
+}
+
 /// docs/experiments/NAME.md.
-pub fn markdown(spec: &Spec, form: &Form, m: &Matrix, r: &Reading, command: &str, qemu: &std::path::Path, kernel: &str) -> String {
+#[allow(clippy::too_many_arguments)]
+pub fn markdown(spec: &Spec, form: &Form, m: &Matrix, r: &Reading, d: &Decided, figures: &[Figure], command: &str, qemu: &std::path::Path, note: &str) -> String {
     let host_cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
     let mut s = format!("# Experiment `{}`\n\n", spec.name);
     s += &format!("**The claim.** {}\n\n**What the matrix asks.** {}\n\n", spec.claim, spec.asks);
+    s += &revision_lines(m);
     let mode = match m.mode {
         Mode::Icount => "`-icount shift=0,sleep=off` (every figure below is instruction-counted time and counts, identical \
                          on every boot of the same command line: one boot per cell, one tick phase)"
             .to_string(),
+        Mode::Phases(n) => format!(
+            "`-icount shift=0,sleep=off`, {n} boots per cell at {n} tick phases (each boot exact; the figures are the means of \
+             the {n} with their spread)"
+        ),
         Mode::RealTime(n) => format!(
             "mode real time: {n} boots per cell without `-icount` (every figure below is the mean of {n} boots in host time \
              with its sample standard deviation; the host's load moves them, so a change counts only where the ± allow)"
@@ -164,7 +322,7 @@ pub fn markdown(spec: &Spec, form: &Form, m: &Matrix, r: &Reading, command: &str
         Mode::Sim(n) => format!("mode sim, {n} seed(s) per cell"),
     };
     s += &format!(
-        "**Command.** `{command}` (rerun it to reproduce every figure). Kernel: {kernel}\n\n\
+        "**Command.** `{command}` (rerun it to reproduce every figure).{note}\n\n\
          **Machine and engine.** Engine `qemu`: the fairway kernel in {} at `-smp {}`, {mode}, on a host with \
          {host_cores} cores. Workload `{}` with `{}`. {}\n{}\n\n",
         qemu_version(qemu),
@@ -179,7 +337,7 @@ pub fn markdown(spec: &Spec, form: &Form, m: &Matrix, r: &Reading, command: &str
             )
         } else {
             "The simulator engine's figures (`--engine sim`) are in the section \"Engine `sim`\" below, at the debate's \
-             own machine and beside these at the same points."
+             own machine and beside these at the same points, from the same revision."
                 .to_string()
         }
     );
@@ -187,16 +345,8 @@ pub fn markdown(spec: &Spec, form: &Form, m: &Matrix, r: &Reading, command: &str
     if let Some(h) = spec.host {
         s += &format!("## On the host (policy crate)\n\n```\n{}```\n\n", h());
     }
-    s += &format!("## READING: {}\n\n", r.outcome.text());
-    for w in &r.why {
-        s += &format!("- {w}\n");
-    }
-    if !r.checks.is_empty() {
-        s += "\nDirection checks (the quick form's test asserts these):\n\n";
-        for (c, ok) in &r.checks {
-            s += &format!("- {}: {c}\n", if *ok { "holds" } else { "FAILS" });
-        }
-    }
-    s += "\nThe reading is generated by the experiment's rules (`xtask/src/experiment/`, the experiment's own file) from the figures above.\n";
+    s += &reading_markdown(spec, r, d, figures, "##", "");
+    s += "\nThe verdicts are the claims' (`xtask/src/experiment/claims.rs`, the claims declared in the experiment's own file); \
+          the mechanism's lines and checks are the experiment's rules, from the figures above.\n";
     s
 }
