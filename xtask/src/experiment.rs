@@ -609,7 +609,8 @@ pub fn run_cells(spec: &Spec, variants: &[Variant], form: &Form, runner: &Runner
     let pb = if progress_bar { progress(tasks.len() as u64) } else { indicatif::ProgressBar::hidden() };
     let next = std::sync::atomic::AtomicUsize::new(0);
     let failed = std::sync::atomic::AtomicBool::new(false);
-    let done: std::sync::Mutex<Vec<Option<Result<(RunRecord, Log), String>>>> = std::sync::Mutex::new((0..tasks.len()).map(|_| None).collect());
+    type Done = Option<Result<(RunRecord, Log), String>>;
+    let done: std::sync::Mutex<Vec<Done>> = std::sync::Mutex::new((0..tasks.len()).map(|_| None).collect());
     std::thread::scope(|scope| {
         for _ in 0..jobs.clamp(1, tasks.len().max(1)) {
             scope.spawn(|| loop {

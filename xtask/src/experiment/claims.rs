@@ -443,12 +443,11 @@ pub fn markdown(claims: &[Claim], d: &Decided) -> String {
     }
     let _ = writeln!(
         s,
-        "Each effect is the variant's {} against the baseline's, with its {:.2}% bootstrap interval (BCa, 4,000 resamples \
+        "Each effect is the variant's centre (mean or median of the runs, as the claim says) against the baseline's, with its {:.2}% bootstrap interval (BCa, 4,000 resamples \
          over the runs of each cell, seed 1): {} comparisons, Bonferroni-corrected so that all hold together at 95%. \
          Verdict: *reproduced* when the whole interval lies beyond the threshold in the claimed direction, *opposite* when \
          beyond it the other way, *no effect* when within ± the threshold, *inconclusive* otherwise (and for cells of one \
          run, which have no interval).\n",
-        "centre (mean or median of the runs, as the claim says)",
         100.0 * d.level,
         d.comparisons
     );
