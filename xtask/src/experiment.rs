@@ -925,6 +925,24 @@ mod tests {
         assert!(legend(&Matrix { mode: Mode::Icount, ..m }).contains("mode -icount"));
     }
 
+    /// With several runs per cell each result (a tail too) gets its mean with an interval per
+    /// cell; one run per cell, none.
+    #[test]
+    fn each_cells_results_get_their_interval_where_cells_have_runs() {
+        let spec = find("delayed-dequeue").unwrap();
+        let m = synthetic_runs(&spec, &["threads=1,workers=4"], 5, |_, v, run| {
+            let p99 = if v == spec.variants[0].label { 25 + run } else { 31 };
+            format!("@fw result workload=schbench metric=wakeup_p99 value={p99} unit=us better=lower\n")
+        });
+        let t = report::intervals_table(&m);
+        let row = t.lines().find(|l| l.starts_with("wakeup_p99")).unwrap();
+        // 25..29: mean 27 inside its interval; the constant cells' interval is the point
+        assert!(row.contains("threads=1,workers=4") && row.contains("27.0 [") && row.contains("31.0 [31.0, 31.0]") && row.ends_with("us"), "{row}");
+        let lo_hi: Vec<f64> = row.split('[').nth(1).unwrap().split(']').next().unwrap().split(", ").map(|x| x.parse().unwrap()).collect();
+        assert!(lo_hi[0] >= 25.0 && lo_hi[0] < 27.0 && lo_hi[1] > 27.0 && lo_hi[1] <= 29.0, "{lo_hi:?}");
+        assert!(report::intervals_table(&synthetic(&spec, &["threads=1,workers=4"], |_, _| String::new())).is_empty());
+    }
+
     #[test]
     fn the_table_has_every_variant_and_the_changes_against_the_first() {
         let spec = find("wake-balance").unwrap();

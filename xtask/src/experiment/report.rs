@@ -86,6 +86,69 @@ pub fn matrix_table(spec: &Spec, m: &Matrix) -> String {
     s
 }
 
+/// The level of the cells' own intervals: a description of each cell, not a comparison, so not
+/// corrected for their number.
+pub const CELL_LEVEL: f64 = 0.95;
+
+/// Every `@fw result` figure (means, and the tails the workloads print: p50, p99) of every cell
+/// with its bootstrap interval over the cell's runs (BCa, [`CELL_LEVEL`]); empty where cells
+/// hold one run each.
+pub fn intervals_table(m: &Matrix) -> String {
+    if m.mode.boots() < 2 {
+        return String::new();
+    }
+    let boot = crate::stats::bootstrap::Bootstrap::default();
+    let mut metrics: Vec<(String, String)> = Vec::new();
+    for r in m.cells.iter().flatten().flat_map(|c| c.recs.iter()).flat_map(|r| r.results.iter()) {
+        if !metrics.iter().any(|(name, _)| *name == r.metric) {
+            metrics.push((r.metric.clone(), r.unit.clone()));
+        }
+    }
+    let mut lines: Vec<Vec<String>> = Vec::new();
+    for (metric, unit) in &metrics {
+        for (p, pt) in m.points.iter().enumerate() {
+            let mut row = vec![metric.clone(), pt.clone()];
+            let mut any = false;
+            for c in &m.cells[p] {
+                let v: Vec<f64> = c.recs.iter().filter(|r| r.ok).filter_map(|r| r.results.iter().find(|f| f.metric == *metric).map(|f| f.value)).collect();
+                any |= !v.is_empty();
+                row.push(match boot.interval(&[&v], |s| crate::stats::amean(&s[0]), CELL_LEVEL) {
+                    Some(i) => format!("{} [{}, {}]", num(i.estimate), num(i.lo), num(i.hi)),
+                    None if v.is_empty() => "-".into(),
+                    None => num(crate::stats::amean(&v)),
+                });
+            }
+            row.push(unit.clone());
+            if any {
+                lines.push(row);
+            }
+        }
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    let cols = 3 + m.variants.len();
+    let mut head = vec!["metric".to_string(), "point".to_string()];
+    head.extend(m.variants.iter().map(|v| v.label.to_string()));
+    head.push("unit".into());
+    let widths: Vec<usize> = (0..cols).map(|i| lines.iter().chain([&head]).map(|l| l[i].len()).max().unwrap_or(0)).collect();
+    let mut s = format!(
+        "each result's mean over the {} runs of its cell with its {:.0}% bootstrap interval (BCa; a description of each cell, \
+         not corrected for their number):\n",
+        m.mode.boots(),
+        100.0 * CELL_LEVEL
+    );
+    for l in [&head].into_iter().chain(lines.iter()) {
+        let cells: Vec<String> = l.iter().zip(&widths).enumerate().map(|(i, (c, w))| if i < 2 || i == cols - 1 { format!("{c:<w$}") } else { format!("{c:>w$}") }).collect();
+        let _ = writeln!(s, "{}", cells.join("  ").trim_end());
+    }
+    s
+}
+
+fn num(x: f64) -> String {
+    if x.abs() >= 1000.0 { format!("{x:.0}") } else if x.abs() >= 10.0 { format!("{x:.1}") } else { format!("{x:.3}") }
+}
+
 /// A mechanism figure: a count as a whole number, a ratio (a mean depth, a share) with two decimals.
 fn mech_num(x: f64) -> String {
     if x.fract() == 0.0 || x.abs() >= 1000.0 { format!("{x:.0}") } else { format!("{x:.2}") }
@@ -342,6 +405,10 @@ pub fn markdown(spec: &Spec, form: &Form, m: &Matrix, r: &Reading, d: &Decided, 
         }
     );
     s += &format!("## Table\n\n```\n{}\n{}```\n\n", legend(m), matrix_table(spec, m));
+    let cells = intervals_table(m);
+    if !cells.is_empty() {
+        s += &format!("```\n{cells}```\n\n");
+    }
     if let Some(h) = spec.host {
         s += &format!("## On the host (policy crate)\n\n```\n{}```\n\n", h());
     }

@@ -266,6 +266,10 @@ fn sim_section(
         p.note
     );
     let _ = write!(s, "### Table (sim, `{}`)\n\n```\n{}\n{}```\n\n", form.smp, legend(m), matrix_table(spec, m));
+    let cells = report::intervals_table(m);
+    if !cells.is_empty() {
+        let _ = write!(s, "```\n{cells}```\n\n");
+    }
     s += &reading_markdown(spec, r, d, figures, "###", &format!(" (sim, `{}`)", form.smp));
     let _ = write!(s, "\n### Both engines at the same points\n\n```\n{beside}```\n");
     s += "\nThe verdicts are the claims' (`xtask/src/experiment/claims.rs`); the mechanism's lines and checks are the \
