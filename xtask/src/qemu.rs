@@ -32,6 +32,12 @@ pub const ICOUNT_ONE_CPU: &str = "shift=0,sleep=off,rr=record,rrfile=/dev/null";
 /// docs/BENCHMARKS.md, "What is deterministic"). A command line that names `idle=` keeps its own.
 pub const ICOUNT_IDLE: &str = "idle=last_polls";
 
+/// Whether the kernel at `elf` takes `idle=last_polls` (its parser's message names the value);
+/// a kernel that cannot be read is taken to (the one being built).
+fn knows_last_polls(elf: &Path) -> bool {
+    std::fs::read(elf).map_or(true, |b| b.windows(b"last_polls".len()).any(|w| w == b"last_polls"))
+}
+
 /// Everything that decides how the kernel is booted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QemuConfig {
@@ -174,10 +180,11 @@ impl QemuConfig {
     }
 
     /// The kernel's command line as booted: `append`, and under `-icount` at 2+ CPUs
-    /// [`ICOUNT_IDLE`] after it unless it names `idle=` (or `icount_idle` is off).
+    /// [`ICOUNT_IDLE`] after it unless it names `idle=`, `icount_idle` is off, or the kernel is
+    /// of a revision before `idle=last_polls` (which would refuse it: `--rev` boots those).
     pub fn kernel_append(&self) -> Result<String, String> {
         let names_idle = self.append.split_whitespace().any(|w| w.starts_with("idle="));
-        if self.icount && self.icount_idle && !names_idle && smp_cpus(&self.smp)? > 1 {
+        if self.icount && self.icount_idle && !names_idle && smp_cpus(&self.smp)? > 1 && knows_last_polls(&self.kernel) {
             Ok(if self.append.is_empty() { ICOUNT_IDLE.to_string() } else { format!("{} {ICOUNT_IDLE}", self.append) })
         } else {
             Ok(self.append.clone())
@@ -366,6 +373,16 @@ mod tests {
         c.icount_idle = true;
         c.icount = false;
         assert_eq!(append(&c), "", "real time: nothing added");
+        // a kernel of a revision that does not know the value boots without it
+        let dir = std::env::temp_dir().join(format!("fairway-lastpolls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        c.icount = true;
+        c.kernel = dir.join("fairway-kernel");
+        std::fs::write(&c.kernel, b"\x7fELF ... idle= halt poll ...").unwrap();
+        assert_eq!(append(&c), "");
+        std::fs::write(&c.kernel, b"\x7fELF ... idle= halt poll last_polls ...").unwrap();
+        assert_eq!(append(&c), "idle=last_polls");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
