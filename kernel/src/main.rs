@@ -257,7 +257,7 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
         tun.base_slice() / 1000,
         options.hz,
         if options.nohz && !options.idle_poll { "stopped on idle CPUs" } else { "always on" },
-        if options.idle_poll { "poll" } else { "halt" },
+        options.idle_name(),
         if options.sched_debug { "on" } else { "off" }
     );
     debug::enable(options.sched_debug);
@@ -289,6 +289,7 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
     timer::print_stats_every(options.stats_ms);
     timer::set_nohz(options.nohz);
     idle::set_poll(options.idle_poll);
+    arch::wait::set_last_polls(options.idle_last_polls);
     init_stacks(online);
     arch::trap::install_hooks(arch::trap::Hooks {
         timer: on_timer,

@@ -251,6 +251,8 @@ impl Scenario {
 /// `icount-deterministic-WORKLOAD-smpN`: `append` booted twice at `-smp N` under `-icount`; each
 /// boot must have run the workload ([`check_deterministic_boot`]) and the two serial logs must
 /// be identical line for line ([`compare_identical`], which names the first line that differs).
+/// Booted with `idle=last_polls`, as `--icount` boots every command line at 2+ CPUs
+/// (`xtask/src/qemu.rs` `ICOUNT_IDLE`; at one CPU it halts as `idle=halt`).
 /// With `icount-deterministic-smp4` (hackbench) they boot every workload `workload=` knows; a
 /// host test holds the list to kernel/workloads/src/lib.rs.
 macro_rules! deterministic {
@@ -269,10 +271,10 @@ macro_rules! deterministic {
             name: concat!("icount-deterministic-", $w, "-smp", $smp),
             icount: true,
             smp: stringify!($smp),
-            append: $append,
+            append: concat!($append, " idle=last_polls"),
             expect: $expect,
             check: |log| check_deterministic_boot(log, $w, $smp),
-            versus: Some(Versus { append: $append, compare: compare_identical }),
+            versus: Some(Versus { append: concat!($append, " idle=last_polls"), compare: compare_identical }),
             ..BASE
         }
     };
@@ -308,9 +310,10 @@ pub fn all() -> Vec<Scenario> {
 /// sender to each receiver (200 KB per receiver through a 64 KiB pipe: senders block).
 pub const BENCH_HACKBENCH: &str =
     "sched_debug=1 workload=hackbench,groups=2,loops=100,datasize=100,fds=20,pipe_kb=64";
-/// `icount-deterministic-smp4`'s hackbench: one group, 20 loops (each boot ~4 s of wall time).
+/// `icount-deterministic-smp4`'s hackbench: one group, 20 loops (each boot ~4 s of wall time),
+/// with `idle=last_polls` as `--icount` boots it at 2+ CPUs (see `deterministic!`).
 pub const BENCH_HACKBENCH_SHORT: &str =
-    "sched_debug=1 workload=hackbench,groups=1,loops=20,datasize=100,fds=20,pipe_kb=64";
+    "sched_debug=1 workload=hackbench,groups=1,loops=20,datasize=100,fds=20,pipe_kb=64 idle=last_polls";
 pub const BENCH_SCHBENCH: &str =
     "sched_debug=1 workload=schbench,threads=2,workers=4,runtime_ms=300,work_us=200,sleep_us=100";
 pub const BENCH_EBIZZY: &str =

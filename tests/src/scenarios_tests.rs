@@ -37,7 +37,7 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
             "unknown option `bogus`, ignored",
             "log=loud is not a level, using info",
             "hz=abc is not a number, using 250",
-            "idle=\"sometimes\" is not halt or poll; using idle=halt",
+            "idle=\"sometimes\" is not halt, poll or last_polls; using idle=halt",
             "cpu_capacity: CPU 9 capacity 512 is not an online CPU (online: 4) with a capacity of 1..1024; CPU 9 keeps 1024",
         ] {
             out += &format!("cmdline: {msg}\n@fw cmdline_problem msg={msg}\n");
@@ -141,7 +141,7 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
             out += &format!("@fw workload name={name} cpus={n}\ncmdline: {msg}\n@fw cmdline_problem msg={msg}\n");
             out += &format!("@fw workload_done name={name} ok=0\n@fw stage name=shutdown\n@fw exit status=0x11 code=failure\n");
         }
-        "workload=help" => {
+        "workload=help" | "workload=help idle=last_polls" => {
             out += "@fw selfcheck name=timer result=ok\n";
             out += &crate::workload_params::synthetic_help(n);
         }

@@ -119,6 +119,9 @@ pub struct Boot {
     /// With `--engine sim`: the `fairway-sim` binary and the `--machine` value; `qemu` and
     /// `elf` are then unused.
     pub sim: Option<(PathBuf, String)>,
+    /// With `--engine sim`: more `fairway-sim` arguments, before the command line (an
+    /// experiment's sweep of a simulated cost).
+    pub sim_args: Vec<String>,
 }
 
 /// The kernel command line of a run: `workload=W[,params] [extra]`.
@@ -145,7 +148,7 @@ impl Boot {
     /// Boots of the kernel at `elf` (built already); finds QEMU.
     pub fn with_kernel(elf: PathBuf, smp: &str, icount: bool, timeout: u64) -> Result<Boot, String> {
         let qemu = crate::install::ensure(false)?;
-        Ok(Boot { qemu, elf, smp: smp.into(), icount, timeout: Duration::from_secs(timeout), sim: None })
+        Ok(Boot { qemu, elf, smp: smp.into(), icount, timeout: Duration::from_secs(timeout), sim: None, sim_args: Vec::new() })
     }
 
     /// Runs in the simulator: builds `fairway-sim` (release) once.
@@ -163,6 +166,7 @@ impl Boot {
             icount: false,
             timeout: Duration::ZERO,
             sim: Some((bin, machine.into())),
+            sim_args: Vec::new(),
         }
     }
 
@@ -178,7 +182,9 @@ impl Boot {
     fn run_sim(&self, bin: &Path, machine: &str, run: usize, append: &str) -> Result<(RunRecord, Log), String> {
         let t = std::time::Instant::now();
         let out = std::process::Command::new(bin)
-            .args(["--machine", machine, "--seed", &run.to_string(), "--", append])
+            .args(["--machine", machine, "--seed", &run.to_string()])
+            .args(&self.sim_args)
+            .args(["--", append])
             .output()
             .map_err(|e| format!("{}: {e}", bin.display()))?;
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));

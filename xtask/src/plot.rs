@@ -1,6 +1,9 @@
 //! SVG pictures (plotters, SVG backend): a per-CPU timeline of a trace,
 //! `compare --sweep` charts of base and new against the sweep points, and
-//! a latency distribution from `@fw hist` buckets.
+//! a latency distribution from `@fw hist` buckets; the experiments' figures
+//! are [`experiment`]'s.
+
+pub mod experiment;
 
 use std::collections::BTreeMap;
 use std::path::Path;

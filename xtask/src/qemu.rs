@@ -26,6 +26,18 @@ pub const ICOUNT: &str = "shift=0,sleep=off";
 /// one CPU; there the race stays (docs/BENCHMARKS.md, "What is deterministic").
 pub const ICOUNT_ONE_CPU: &str = "shift=0,sleep=off,rr=record,rrfile=/dev/null";
 
+/// What `--icount` adds to the kernel's command line at 2 and more CPUs, where record mode is
+/// refused: idle CPUs halt except the last one, which polls until an interrupt, so QEMU never
+/// sees every vCPU halted and its main loop never moves the clock (`kernel/src/arch/wait.rs`;
+/// docs/BENCHMARKS.md, "What is deterministic"). A command line that names `idle=` keeps its own.
+pub const ICOUNT_IDLE: &str = "idle=last_polls";
+
+/// Whether the kernel at `elf` takes `idle=last_polls` (its parser's message names the value);
+/// a kernel that cannot be read is taken to (the one being built).
+fn knows_last_polls(elf: &Path) -> bool {
+    std::fs::read(elf).map_or(true, |b| b.windows(b"last_polls".len()).any(|w| w == b"last_polls"))
+}
+
 /// Everything that decides how the kernel is booted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QemuConfig {
@@ -38,6 +50,9 @@ pub struct QemuConfig {
     pub append: String,
     /// Deterministic instruction-counted time and a fixed RTC.
     pub icount: bool,
+    /// With `icount` at 2+ CPUs, add [`ICOUNT_IDLE`] to `append` unless it names `idle=`
+    /// (on by default; the scenarios say what they boot, so theirs is off).
+    pub icount_idle: bool,
     /// NUMA nodes splitting CPUs and memory evenly; 0 or 1 = none.
     pub numa_nodes: u32,
     /// Boot without ACPI tables. (QEMU 10 dropped `-no-acpi`; `-machine acpi=off` replaces it.)
@@ -63,6 +78,7 @@ impl QemuConfig {
             memory_mib: 512,
             append: String::new(),
             icount: false,
+            icount_idle: true,
             numa_nodes: 0,
             no_acpi: false,
             cdrom: None,
@@ -153,13 +169,26 @@ impl QemuConfig {
             }
             None => {
                 push(&["-kernel", &self.kernel_name()]);
-                if !self.append.is_empty() {
-                    push(&["-append", &self.append]);
+                let append = self.kernel_append()?;
+                if !append.is_empty() {
+                    push(&["-append", &append]);
                 }
             }
         }
         a.extend(self.extra.iter().cloned());
         Ok(a)
+    }
+
+    /// The kernel's command line as booted: `append`, and under `-icount` at 2+ CPUs
+    /// [`ICOUNT_IDLE`] after it unless it names `idle=`, `icount_idle` is off, or the kernel is
+    /// of a revision before `idle=last_polls` (which would refuse it: `--rev` boots those).
+    pub fn kernel_append(&self) -> Result<String, String> {
+        let names_idle = self.append.split_whitespace().any(|w| w.starts_with("idle="));
+        if self.icount && self.icount_idle && !names_idle && smp_cpus(&self.smp)? > 1 && knows_last_polls(&self.kernel) {
+            Ok(if self.append.is_empty() { ICOUNT_IDLE.to_string() } else { format!("{} {ICOUNT_IDLE}", self.append) })
+        } else {
+            Ok(self.append.clone())
+        }
     }
 
     pub fn command(&self) -> Result<Command, String> {
@@ -295,12 +324,12 @@ mod tests {
             " -object memory-backend-ram,id=m0,size=512M -numa node,nodeid=0,cpus=0-3,memdev=m0 \
              -object memory-backend-ram,id=m1,size=512M -numa node,nodeid=1,cpus=4-7,memdev=m1 "
         ));
-        // -append stays one argument, extra args come last.
+        // -append stays one argument (with `--icount`'s idle at 8 CPUs), extra args come last.
         assert!(a
             .windows(2)
-            .any(|w| w[0] == "-append" && w[1] == "log=debug hz=100"));
+            .any(|w| w[0] == "-append" && w[1] == "log=debug hz=100 idle=last_polls"));
         assert_eq!(&a[a.len() - 2..], &["-d", "int"]);
-        assert!(c.display().contains("-append 'log=debug hz=100'"));
+        assert!(c.display().contains("-append 'log=debug hz=100 idle=last_polls'"));
     }
 
     #[test]
@@ -318,6 +347,42 @@ mod tests {
             let s = c.args().unwrap().join(" ");
             assert!(s.contains(" -icount shift=0,sleep=off -rtc ") && !s.contains("rr="), "{s}");
         }
+    }
+
+    /// `--icount` at 2+ CPUs boots `idle=last_polls` unless the command line names `idle=`.
+    #[test]
+    fn icount_at_two_cpus_or_more_keeps_one_idle_cpu_polling() {
+        let mut c = cfg();
+        c.append = "workload=storm,threads=6,ms=150".into();
+        let append = |c: &QemuConfig| {
+            let a = c.args().unwrap();
+            a.windows(2).find(|w| w[0] == "-append").map(|w| w[1].clone()).unwrap_or_default()
+        };
+        c.icount = true;
+        c.smp = "2".into();
+        assert_eq!(append(&c), "workload=storm,threads=6,ms=150 idle=last_polls");
+        c.smp = "1".into();
+        assert_eq!(append(&c), "workload=storm,threads=6,ms=150", "one CPU: record mode instead");
+        c.smp = "4".into();
+        c.append = "idle=halt workload=storm".into();
+        assert_eq!(append(&c), "idle=halt workload=storm", "a command line's own idle= stays");
+        c.append = String::new();
+        assert_eq!(append(&c), "idle=last_polls");
+        c.icount_idle = false;
+        assert_eq!(append(&c), "");
+        c.icount_idle = true;
+        c.icount = false;
+        assert_eq!(append(&c), "", "real time: nothing added");
+        // a kernel of a revision that does not know the value boots without it
+        let dir = std::env::temp_dir().join(format!("fairway-lastpolls-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        c.icount = true;
+        c.kernel = dir.join("fairway-kernel");
+        std::fs::write(&c.kernel, b"\x7fELF ... idle= halt poll ...").unwrap();
+        assert_eq!(append(&c), "");
+        std::fs::write(&c.kernel, b"\x7fELF ... idle= halt poll last_polls ...").unwrap();
+        assert_eq!(append(&c), "idle=last_polls");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

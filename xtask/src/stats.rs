@@ -4,6 +4,9 @@
 //! and the robust side: median, MAD, an outlier rule for the few boots a
 //! benchmark has and the two-sided Mann-Whitney U test (hand-written: no
 //! mainstream crate provides it; the normal tail comes from `libm::erfc`).
+//! [`bootstrap`]: confidence intervals by resampling, for the experiments' claims.
+
+pub mod bootstrap;
 
 /// Arithmetic mean (0 for no samples).
 pub fn amean(x: &[f64]) -> f64 {

@@ -17,6 +17,7 @@ pub mod serial;
 pub mod smp;
 pub mod time;
 pub mod trap;
+pub mod wait;
 
 use core::sync::atomic::{AtomicBool, Ordering};
 
@@ -42,9 +43,11 @@ pub fn halt_forever() -> ! {
     }
 }
 
-/// Waits for the next interrupt (interrupts on).
+/// Waits for the next interrupt (interrupts on): halts, or with `idle=last_polls` polls when
+/// every other CPU waits ([`wait`]).
+#[inline(always)]
 pub fn wait_for_interrupt() {
-    x86_64::instructions::interrupts::enable_and_hlt();
+    wait::wait_for_interrupt();
 }
 
 static EXITING: AtomicBool = AtomicBool::new(false);

@@ -60,6 +60,10 @@ pub struct PerCpu {
     pub sched_running: AtomicBool,
     /// Set while this CPU reports a fault; a second fault then only halts.
     pub in_fault: AtomicBool,
+    /// Set while this CPU waits for an interrupt under `idle=last_polls` (`arch::wait`).
+    pub(super) waiting: AtomicBool,
+    /// Interrupts this CPU took, the poller's kick aside (`arch::wait`); only this CPU writes it.
+    pub(super) interrupts: AtomicU64,
     /// Interrupt-off lock guards this CPU holds (`sync::irq_mutex`), and
     /// RFLAGS as they were before the first of them. Only this CPU touches
     /// them, through `gs` (`irq_guard_enter`/`irq_guard_exit`).
@@ -95,6 +99,8 @@ impl PerCpu {
             test_ipis: AtomicU64::new(0),
             sched_running: AtomicBool::new(false),
             in_fault: AtomicBool::new(false),
+            waiting: AtomicBool::new(false),
+            interrupts: AtomicU64::new(0),
             irq_guards: AtomicU32::new(0),
             irq_saved_flags: AtomicU64::new(0),
             current: AtomicPtr::new(core::ptr::null_mut()),

@@ -124,6 +124,7 @@ impl Platform for KernelPlatform {
     }
     #[inline(always)]
     fn send_resched_ipi(cpu: usize) {
+        super::wait::woken(cpu);
         apic::send_ipi(
             super::trap::RESCHED_VECTOR,
             percpu::cpu(cpu).apic_id.load(core::sync::atomic::Ordering::Relaxed),

@@ -17,6 +17,8 @@ pub const TIMER_VECTOR: u8 = 0x20;
 pub const TEST_IPI_VECTOR: u8 = 0xF0;
 /// Remote wakeups and reschedule requests.
 pub const RESCHED_VECTOR: u8 = 0xF1;
+/// Wakes the halted poller of `idle=last_polls` so that it polls (`arch::wait`).
+pub const POLL_KICK_VECTOR: u8 = 0xF2;
 /// Software interrupt a task raises to give up its CPU (`schedule()`).
 pub const SCHEDULE_VECTOR: u8 = 0x81;
 pub const ERROR_VECTOR: u8 = 0xFE;
@@ -102,6 +104,7 @@ extern "C" fn schedule_dispatch(frame: &mut TrapFrame) -> *mut TrapFrame {
 /// Called by `isr_common` with the saved frame; returns the frame to resume.
 #[no_mangle]
 extern "C" fn isr_dispatch(frame: &mut TrapFrame) -> *mut TrapFrame {
+    super::wait::interrupted(frame.vector);
     if let Some(h) = hooks_here() {
         match frame.vector {
             v if v == TIMER_VECTOR as u64 => return (h.timer)(frame),
@@ -126,6 +129,7 @@ extern "C" fn isr_dispatch(frame: &mut TrapFrame) -> *mut TrapFrame {
             apic::eoi();
         }
         v if v == SPURIOUS_VECTOR as u64 => {}
+        v if v == POLL_KICK_VECTOR as u64 => apic::eoi(),
         v if v == RESCHED_VECTOR as u64 => apic::eoi(),
         v if v == SCHEDULE_VECTOR as u64 => {}
         v if v == ERROR_VECTOR as u64 => {

@@ -102,10 +102,14 @@ pub struct Options {
     pub phase_ns: u64,
     /// `nohz=on|off`: idle CPUs stop their tick (default on).
     pub nohz: bool,
-    /// `idle=halt|poll`: an idle CPU halts until an interrupt (default), or
+    /// `idle=halt|poll|last_polls`: an idle CPU halts until an interrupt (default), or
     /// spins watching for work, so that wakers need send it no IPI (Linux's
     /// `idle=poll`; the tick then stays on).
     pub idle_poll: bool,
+    /// `idle=last_polls`: idle CPUs halt, except one while every other CPU is
+    /// idle, which spins until an interrupt instead (QEMU's `-icount` then never
+    /// sees every vCPU halted; kernel/src/arch/wait.rs says why that matters).
+    pub idle_last_polls: bool,
     /// The balancing experiment switches (`avg_idle_clamp=`, `avg_idle_ceiling=`,
     /// `sis_prop=`, `sis_util=`, `wake_balance=`, `wake_affine=`, `ni_random=`,
     /// `newidle=`), parsed by the policy crate.
@@ -195,6 +199,17 @@ impl Workload {
     }
 }
 
+impl Options {
+    /// The `idle=` value these options stand for.
+    pub fn idle_name(&self) -> &'static str {
+        match (self.idle_poll, self.idle_last_polls) {
+            (true, _) => "poll",
+            (false, true) => "last_polls",
+            (false, false) => "halt",
+        }
+    }
+}
+
 impl Default for Options {
     fn default() -> Self {
         Options {
@@ -216,6 +231,7 @@ impl Default for Options {
             phase_ns: 0,
             nohz: true,
             idle_poll: false,
+            idle_last_polls: false,
             balance: sched::balance::BalanceConfig::default(),
             cpu_capacity: Vec::new(),
             fault: 0,
@@ -359,14 +375,15 @@ pub fn parse(line: &str) -> Parsed {
                 }
             },
             "idle" => match value {
-                "halt" => options.idle_poll = false,
-                "poll" => options.idle_poll = true,
+                "halt" => (options.idle_poll, options.idle_last_polls) = (false, false),
+                "poll" => (options.idle_poll, options.idle_last_polls) = (true, false),
+                "last_polls" => (options.idle_poll, options.idle_last_polls) = (false, true),
                 _ => {
                     let _ = write!(
                         problem,
-                        "idle={:?} is not halt or poll; using idle={}",
+                        "idle={:?} is not halt, poll or last_polls; using idle={}",
                         value,
-                        if options.idle_poll { "poll" } else { "halt" }
+                        options.idle_name()
                     );
                 }
             },

@@ -3,14 +3,16 @@
 //! (`sim_plans.rs`), read by the experiment's own rules; and, where that is another machine
 //! than the qemu form's, the qemu form's points on the simulator too, shown beside QEMU's
 //! figures (read from the report's qemu table). The report's section "Engine `sim`" is this
-//! file's; a qemu run keeps it, and a sim run keeps the qemu part.
+//! file's; a qemu run keeps it, and a sim run keeps the qemu part, each only while the other
+//! part is of the same revision (one report holds one revision).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use super::report::{legend, matrix_table, text_view};
+use super::claims::{self, Decided};
+use super::report::{self, legend, matrix_table, part_revision, reading_markdown, revision_lines, text_view};
 use super::sim_plans::{plan, SimPlan};
-use super::{change, kernel_sources, read_matrix, run_matrix_in, ExperimentArgs, Form, Matrix, Mode, Reading, Runner, Spec};
+use super::{change, read_matrix, run_matrix_in, runs, ExperimentArgs, Form, Matrix, Mode, Provenance, Reading, Runner, Spec};
 
 /// Where a report's simulator section starts.
 pub const SIM_MARK: &str = "<!-- engine sim: written by `cargo xtask experiment NAME --engine sim`; a qemu run keeps it -->";
@@ -25,12 +27,39 @@ const HOST_SECONDS: &str = "host_seconds";
 /// The subdirectory of a sim run's logs holding the qemu form's points.
 const SAME_POINT_DIR: &str = "same-point";
 
-/// `report` (a qemu report) with the simulator section of the file at `path` kept, if it has one.
-pub fn keep_sim_section(path: &Path, report: String) -> String {
+/// `report` (a qemu report) with the simulator section of the file at `path` kept, if it has
+/// one of the same revision as `p`; one of another revision is dropped, and the note says so.
+pub fn keep_sim_section(path: &Path, report: String, p: &Provenance) -> (String, Option<String>) {
     match std::fs::read_to_string(path).ok().and_then(|old| old.find(SIM_MARK).map(|i| old[i..].to_string())) {
-        Some(sim) => format!("{}\n{sim}", report.trim_end()),
-        None => report,
+        Some(sim) => match part_revision(&sim) {
+            Some(r) if r == p.revision => (format!("{}\n{sim}", report.trim_end()), None),
+            other => (
+                format!("{}\n{SIM_MARK}\n\n{}", report.trim_end(), dropped_part(&name_of(path), "simulator's", other, "--engine sim")),
+                Some(format!(
+                    "xtask: the simulator's section of {} was of revision {} and this run is of {}: it was dropped (one report \
+                     holds one revision); rerun `--engine sim` to write it again",
+                    path.display(),
+                    other.unwrap_or("unknown"),
+                    p.revision
+                )),
+            ),
+        },
+        None => (report, None),
     }
+}
+
+/// The experiment a report's path names (`docs/experiments/NAME.md`).
+fn name_of(path: &Path) -> String {
+    path.file_stem().map_or_else(|| "NAME".into(), |s| s.to_string_lossy().into_owned())
+}
+
+/// What stands in for a part of a report dropped for another revision.
+fn dropped_part(name: &str, whose: &str, revision: Option<&str>, flag: &str) -> String {
+    format!(
+        "(The {whose} part of this report was of revision `{}`, not this one's, and was dropped: one report holds one \
+         revision. `cargo xtask experiment {name} {flag}` writes it again.)\n",
+        revision.unwrap_or("unknown")
+    )
 }
 
 /// The qemu part of an existing report (everything before the simulator's section).
@@ -59,74 +88,111 @@ fn same_as_qemu(spec: &Spec, f: &Form) -> bool {
     smp == spec.full.smp && f.params == spec.full.params && f.points == spec.full.points
 }
 
+/// The simulator's seeds per cell of a full run when the plan gives fewer: the claims' intervals
+/// need runs that vary the workload (think and service times drawn from the seed), at least ten.
+pub const MIN_SEEDS: usize = 10;
+
 pub fn experiment(spec: &Spec, a: &ExperimentArgs) -> Result<(), String> {
     if a.realtime.is_some() {
         return Err("xtask: --realtime is the qemu engine's; the simulator's runs differ by seed (--seeds N)".into());
     }
+    if a.runs.is_some() {
+        return Err("xtask: --runs is the qemu engine's (tick phases); the simulator's runs differ by seed (--seeds N)".into());
+    }
+    super::check_jobs(a, Mode::Sim(1))?;
     let p = plan(spec.name);
     let form = on_machine(if a.quick { &p.quick } else { &p.full }, &a.machine);
-    let seeds = a.seeds.unwrap_or(if a.quick { 1 } else { p.seeds });
+    let seeds = a.seeds.unwrap_or(if a.quick { 1 } else { p.seeds.max(MIN_SEEDS) });
     if seeds == 0 {
         return Err("xtask: --seeds N needs N >= 1".into());
     }
     let mode = Mode::Sim(seeds);
+    let same_needed = !a.quick && !same_as_qemu(spec, &form);
+    let command = format!(
+        "cargo xtask experiment {}{}{} --engine sim{}{}",
+        spec.name,
+        if a.quick { " --quick" } else { "" },
+        if a.sweep { " --sweep" } else { "" },
+        a.machine.as_ref().map(|m| format!(" --machine {m}")).unwrap_or_default(),
+        a.seeds.map(|n| format!(" --seeds {n}")).unwrap_or_default()
+    );
+    if let Some(file) = &a.jobs_file {
+        let runner = Runner::Sim { bin: crate::sim::build_binary(true)? };
+        let dir = crate::bench::out_dir(&format!("experiment-{}-sim", spec.name))?;
+        let mut jobs = String::new();
+        let mut n = runs::write_jobs(spec, &form, &runner, mode, &dir, &mut jobs)?;
+        if a.sweep {
+            n += super::sweep::write_jobs(spec, &form, &runner, mode, &dir, &mut jobs)?;
+        }
+        let mut dirs = vec![dir.clone()];
+        if same_needed {
+            n += runs::write_jobs(spec, &spec.full, &runner, Mode::Sim(1), &dir.join(SAME_POINT_DIR), &mut jobs)?;
+            dirs.push(dir.join(SAME_POINT_DIR));
+        }
+        let read_back = format!("{command}{} --from {}", if a.sweep { " --sweep" } else { "" }, dir.display());
+        std::fs::write(file, runs::jobs_header(n, &dirs, &read_back) + &jobs).map_err(|e| format!("{}: {e}", file.display()))?;
+        println!("wrote {}: {n} runs; then {read_back}", file.display());
+        return Ok(());
+    }
     let t = std::time::Instant::now();
-    let (m, same, dir) = match &a.from {
-        None => {
-            let bin = crate::sim::build_binary(true)?;
-            let dir = crate::bench::out_dir(&format!("experiment-{}-sim", spec.name))?;
-            let runner = Runner::Sim { bin };
-            let m = run_matrix_in(spec, &form, &runner, mode, &dir, true)?;
-            let same = if a.quick || same_as_qemu(spec, &form) {
-                None
-            } else {
-                Some(run_matrix_in(spec, &spec.full, &runner, Mode::Sim(1), &dir.join(SAME_POINT_DIR), true)?)
-            };
-            (m, same, dir)
+    let (m, same, swept, dir) = if a.from.is_empty() {
+        let bin = crate::sim::build_binary(true)?;
+        let dir = crate::bench::out_dir(&format!("experiment-{}-sim", spec.name))?;
+        let runner = Runner::Sim { bin };
+        let m = run_matrix_in(spec, &form, &runner, mode, &dir, true, a.jobs)?;
+        let same = if same_needed { Some(run_matrix_in(spec, &spec.full, &runner, Mode::Sim(1), &dir.join(SAME_POINT_DIR), true, a.jobs)?) } else { None };
+        let swept = if a.sweep { super::sweep::sweeps(spec, &form, Some(&runner), true, mode, &dir, &[], a.jobs)? } else { Vec::new() };
+        (m, same, swept, dir)
+    } else {
+        let m = read_matrix(spec, &form, &a.from, mode)?;
+        let same_dirs: Vec<PathBuf> = a.from.iter().map(|d| d.join(SAME_POINT_DIR)).filter(|d| d.is_dir()).collect();
+        let same = if same_dirs.is_empty() { None } else { Some(read_matrix(spec, &spec.full, &same_dirs, Mode::Sim(1))?) };
+        if let Some(s) = &same {
+            if s.provenance != m.provenance {
+                return Err(format!(
+                    "xtask: the same-point runs are of revision {} binary {}, the matrix of revision {} binary {}: one report holds one",
+                    s.provenance.revision, s.provenance.binary, m.provenance.revision, m.provenance.binary
+                ));
+            }
         }
-        Some(dir) => {
-            let m = read_matrix(spec, &form, dir, mode)?;
-            let same_dir = dir.join(SAME_POINT_DIR);
-            let same = if same_dir.is_dir() { Some(read_matrix(spec, &spec.full, &same_dir, Mode::Sim(1))?) } else { None };
-            (m, same, dir.clone())
-        }
+        let swept = if a.sweep { super::sweep::sweeps(spec, &form, None, true, mode, &a.from[0], &a.from, 1)? } else { Vec::new() };
+        (m, same, swept, a.from[0].clone())
     };
     // What the runs cost, kept beside their logs so that a report read again with --from
     // still gives it.
     let cost_file = dir.join(HOST_SECONDS);
-    let host_s = match &a.from {
-        None => {
-            let s = t.elapsed().as_secs_f64();
-            std::fs::write(&cost_file, format!("{s:.1}\n")).map_err(|e| format!("{}: {e}", cost_file.display()))?;
-            s
-        }
-        Some(_) => std::fs::read_to_string(&cost_file).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(f64::NAN),
+    let host_s = if a.from.is_empty() {
+        let s = t.elapsed().as_secs_f64();
+        std::fs::write(&cost_file, format!("{s:.1}\n")).map_err(|e| format!("{}: {e}", cost_file.display()))?;
+        s
+    } else {
+        std::fs::read_to_string(&cost_file).ok().and_then(|s| s.trim().parse().ok()).unwrap_or(f64::NAN)
     };
     let reading = (spec.read)(&m);
+    let decided = claims::decide_all(&spec.claims, &m, &crate::stats::bootstrap::Bootstrap::default());
     let path = a.out.clone().unwrap_or_else(|| crate::workspace_root().join("docs/experiments").join(format!("{}.md", spec.name)));
     let old = std::fs::read_to_string(crate::workspace_root().join("docs/experiments").join(format!("{}.md", spec.name))).unwrap_or_default();
-    let qemu_rows = qemu_table_rows(qemu_part(&old), spec.variants.len());
+    let (head, head_note) = head_or_qemu(spec, &old, &m.provenance);
+    let qemu_rows = qemu_table_rows(&head, spec.variants.len());
     let beside = side_by_side(spec, &qemu_rows, same.as_ref().unwrap_or(&m));
-    print!("{}", text_view(spec, &m, &reading));
+    print!("{}", text_view(spec, &m, &reading, &decided));
     print!("\n{beside}");
     println!("sim: {:.0} s of host time; logs in {}", host_s, dir.display());
-    let command = format!(
-        "cargo xtask experiment {}{} --engine sim{}{}",
-        spec.name,
-        if a.quick { " --quick" } else { "" },
-        a.machine.as_ref().map(|m| format!(" --machine {m}")).unwrap_or_default(),
-        a.seeds.map(|n| format!(" --seeds {n}")).unwrap_or_default()
-    );
     if a.quick && a.out.is_none() {
         return Ok(());
     }
-    let section = sim_section(spec, &p, &form, &m, &reading, &beside, &command, host_s, a.from.as_deref());
-    let report = format!("{}\n{SIM_MARK}\n\n{section}", head_or_qemu(spec, &old).trim_end());
     if let Some(d) = path.parent() {
         std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
     }
+    let figures = report::write_figures(spec, &m, &decided, &path, "sim")?;
+    let maps = super::sweep::markdown(spec, &swept, &path, "sim", "###")?;
+    let section = sim_section(spec, &p, &form, &m, &reading, &decided, &figures, &beside, &command, host_s, &a.from) + &maps;
+    let report = format!("{}\n{SIM_MARK}\n\n{section}", head.trim_end());
     std::fs::write(&path, report).map_err(|e| format!("{}: {e}", path.display()))?;
     println!("wrote {}", path.display());
+    if let Some(n) = head_note {
+        println!("{n}");
+    }
     Ok(())
 }
 
@@ -140,19 +206,28 @@ const OLD_QEMU_WORDS: [(&str, &str); 2] = [
     ("sim: the simulator's column, empty until it exists", "sim: empty here, see the section \"Engine `sim`\""),
 ];
 
-/// The report's qemu part, or a title and the claim where no qemu run has written one.
-fn head_or_qemu(spec: &Spec, old: &str) -> String {
+/// The report's qemu part if it is of the revision `p` names; else a title and the claim, with
+/// a note of what was dropped (or that no qemu run has written its part).
+fn head_or_qemu(spec: &Spec, old: &str, p: &Provenance) -> (String, Option<String>) {
     let mut q = qemu_part(old).to_string();
     for (was, is) in OLD_QEMU_WORDS {
         q = q.replace(was, is);
     }
+    let bare = |what: String| format!("# Experiment `{}`\n\n**The claim.** {}\n\n**What the matrix asks.** {}\n\n{what}", spec.name, spec.claim, spec.asks);
     if q.trim().is_empty() {
-        format!(
-            "# Experiment `{}`\n\n**The claim.** {}\n\n**What the matrix asks.** {}\n\n(No qemu run has written its part of this report.)\n",
-            spec.name, spec.claim, spec.asks
-        )
-    } else {
-        q
+        return (bare("(No qemu run has written its part of this report.)\n".into()), None);
+    }
+    match part_revision(&q) {
+        Some(r) if r == p.revision => (q, None),
+        other => (
+            bare(dropped_part(spec.name, "qemu engine's", other, "--engine qemu")),
+            Some(format!(
+                "xtask: the qemu part of the report was of revision {} and this run is of {}: it was dropped (one report holds \
+                 one revision); rerun the qemu engine to write it again",
+                other.unwrap_or("unknown"),
+                p.revision
+            )),
+        ),
     }
 }
 
@@ -163,43 +238,48 @@ fn sim_section(
     form: &Form,
     m: &Matrix,
     r: &Reading,
+    d: &Decided,
+    figures: &[report::Figure],
     beside: &str,
     command: &str,
     host_s: f64,
-    from: Option<&Path>,
+    from: &[PathBuf],
 ) -> String {
     let machine = fairway_sim::presets::machine(form.smp, 0).map(|m| m.describe()).unwrap_or_else(|e| e.to_string());
     let mut s = format!("## Engine `sim`: the debate's machine, `{}`\n\n", form.smp);
+    s += &revision_lines(m);
     let _ = write!(
         s,
         "**Command.** `{command}` ({:.0} s of host time on the 2-core host shared with other builds, the \
-         qemu form's points on the simulator included{}). Mechanism and workloads: the working tree's `kernel/mech` and \
-         `kernel/workloads` in `fairway-sim` (release build); {}.\n\n\
-         **Machine and engine.** Engine `sim`: {machine}; {}. Workload `{}` with `{}`. {}\n\n",
+         qemu form's points on the simulator included{}). Mechanism and workloads: `kernel/mech` and `kernel/workloads` \
+         in `fairway-sim` (release build) of that revision.\n\n\
+         **Machine and engine.** Engine `sim`: {machine}; {}; run i of a cell uses `--seed i`. Workload `{}` with `{}`. {}\n\n",
         host_s,
-        from.map(|d| format!("; this report read the logs of that run again with `--from {}`", d.display())).unwrap_or_default(),
-        kernel_sources(),
+        if from.is_empty() {
+            String::new()
+        } else {
+            format!("; this report read the logs of that run again with `--from {}`", from.iter().map(|d| d.display().to_string()).collect::<Vec<_>>().join(" --from "))
+        },
         m.mode.text(),
         spec.workload,
         if form.params.is_empty() { "its defaults" } else { form.params },
         p.note
     );
     let _ = write!(s, "### Table (sim, `{}`)\n\n```\n{}\n{}```\n\n", form.smp, legend(m), matrix_table(spec, m));
-    let _ = writeln!(s, "### READING (sim, `{}`): {}\n", form.smp, r.outcome.text());
-    for w in &r.why {
-        let _ = writeln!(s, "- {w}");
+    let cells = report::intervals_table(m);
+    if !cells.is_empty() {
+        let _ = write!(s, "```\n{cells}```\n\n");
     }
-    if !r.checks.is_empty() {
-        s += "\nDirection checks (on the simulator's quick form the test suite asserts these):\n\n";
-        for (c, ok) in &r.checks {
-            let _ = writeln!(s, "- {}: {c}", if *ok { "holds" } else { "FAILS" });
-        }
-    }
+    s += &reading_markdown(spec, r, d, figures, "###", &format!(" (sim, `{}`)", form.smp));
     let _ = write!(s, "\n### Both engines at the same points\n\n```\n{beside}```\n");
-    s += "\nThe reading is generated by the experiment's rules (`xtask/src/experiment/`, the experiment's own file) from the \
-          simulator's figures above; the plan (machine, points, seeds) is `xtask/src/experiment/sim_plans.rs`.\n";
+    s += "\nThe verdicts are the claims' (`xtask/src/experiment/claims.rs`); the mechanism's lines and checks are the \
+          experiment's rules, from the simulator's figures above; the plan (machine, points, seeds) is \
+          `xtask/src/experiment/sim_plans.rs`.\n";
     s
 }
+
+/// The change (in %) from which [`side_by_side`] counts a variant as moved on an engine.
+pub const SAME_WAY_PCT: f64 = 2.0;
 
 /// One row of a qemu table: metric, point, each variant's figure.
 #[derive(Debug, PartialEq)]
@@ -240,14 +320,17 @@ fn sim_figure(spec: &Spec, m: &Matrix, p: usize, v: &str, metric: &str) -> f64 {
 }
 
 /// The qemu rows beside the simulator's figures at the same points: per variant `qemu / sim`,
-/// and whether each variant moved the same way against the baseline on both engines (`=`
-/// both 2% or more the same way, or both within 2%; `~` 2% or more on one engine only; `x` 2% or
-/// more in opposite directions; `-` no change to compare: a figure missing, or a baseline of 0).
+/// and how each variant moved against the baseline on both engines, by [`SAME_WAY_PCT`]: `=`
+/// by that much or more the same way on both; `0` by less on both (no change on either, which
+/// is not agreement: two nulls say nothing about the direction); `~` by that much on one engine
+/// only; `x` in opposite directions; `-` no change to compare (a figure missing, or a baseline
+/// of 0). A display of direction, not a verdict: the verdicts are the claims', with intervals.
 pub fn side_by_side(spec: &Spec, qemu: &[QemuRow], sim: &Matrix) -> String {
+    let t = SAME_WAY_PCT;
     let mut s = format!(
         "Both engines at the same points: qemu (-icount, its report's table above) / sim (--machine {}, mode {}); then, per \
-         variant against the first, whether the change has the same direction on both (= the same way, or both within \
-         2%; ~ 2% or more on one engine only; x opposite):\n",
+         variant against the first, whether the change has the same direction on both (= {t}% or more the same way on both; \
+         0 under {t}% on both: no change on either, not agreement; ~ {t}% or more on one engine only; x opposite):\n",
         sim.cells.first().and_then(|r| r.first()).map(|_| spec.full.smp).unwrap_or("?"),
         sim.mode.text()
     );
@@ -257,7 +340,7 @@ pub fn side_by_side(spec: &Spec, qemu: &[QemuRow], sim: &Matrix) -> String {
     }
     let fmt = |x: f64| if x == 0.0 { "0".to_string() } else if !x.is_finite() { "-".to_string() } else if x.abs() >= 100.0 { format!("{x:.0}") } else { format!("{x:.2}") };
     let mut lines = Vec::new();
-    let (mut agree, mut moved_one, mut opposite) = (0, 0, 0);
+    let (mut agree, mut neither, mut moved_one, mut opposite) = (0, 0, 0, 0);
     for row in qemu {
         let Some(p) = sim.points.iter().position(|x| *x == row.point) else { continue };
         let sv: Vec<f64> = sim.variants.iter().map(|v| sim_figure(spec, sim, p, v.label, &row.metric)).collect();
@@ -270,10 +353,13 @@ pub fn side_by_side(spec: &Spec, qemu: &[QemuRow], sim: &Matrix) -> String {
                 let (dq, ds) = (change(row.values[0], row.values[v]), change(sv[0], sv[v]));
                 if !dq.is_finite() || !ds.is_finite() || row.values[0] == 0.0 || sv[0] == 0.0 {
                     '-'
-                } else if dq.abs() < 2.0 && ds.abs() < 2.0 || dq.abs() >= 2.0 && ds.abs() >= 2.0 && dq.signum() == ds.signum() {
+                } else if dq.abs() < t && ds.abs() < t {
+                    neither += 1;
+                    '0'
+                } else if dq.abs() >= t && ds.abs() >= t && dq.signum() == ds.signum() {
                     agree += 1;
                     '='
-                } else if dq.abs() < 2.0 || ds.abs() < 2.0 {
+                } else if dq.abs() < t || ds.abs() < t {
                     moved_one += 1;
                     '~'
                 } else {
@@ -303,8 +389,8 @@ pub fn side_by_side(spec: &Spec, qemu: &[QemuRow], sim: &Matrix) -> String {
     }
     let _ = writeln!(
         s,
-        "changes against the first variant: {agree} the same way on both engines (=), {moved_one} moved 2% or more on one engine only (~), \
-         {opposite} opposite (x)"
+        "changes against the first variant: {agree} the same way on both engines (=), {neither} under {t}% on both (0), \
+         {moved_one} moved {t}% or more on one engine only (~), {opposite} opposite (x)"
     );
     s
 }
@@ -328,18 +414,19 @@ fn sim_quick_verdict(spec: &Spec, bin: &Path) -> crate::test::Verdict {
     let name: &'static str = Box::leak(format!("experiment-{}-sim-quick", spec.name).into_boxed_str());
     let t = std::time::Instant::now();
     let dir = std::env::temp_dir().join(format!("fairway-{name}-{}", std::process::id()));
-    let run = run_matrix_in(spec, &plan(spec.name).quick, &Runner::Sim { bin: bin.into() }, Mode::Sim(1), &dir, false);
+    let run = run_matrix_in(spec, &plan(spec.name).quick, &Runner::Sim { bin: bin.into() }, Mode::Sim(1), &dir, false, 1);
     let _ = std::fs::remove_dir_all(&dir);
     let secs = t.elapsed().as_secs_f64();
     match run {
         Err(e) => crate::test::Verdict { name, passed: false, report: format!("FAIL {name}: {e}\n"), secs },
         Ok(m) => {
             let r = (spec.read)(&m);
-            let failed: Vec<&str> = r.checks.iter().filter(|c| !c.1).map(|c| c.0.as_str()).collect();
+            let failed: Vec<&str> = r.checks.iter().filter(|c| !c.holds).map(|c| c.what.as_str()).collect();
             if failed.is_empty() {
-                crate::test::Verdict { name, passed: true, report: format!("ok   {name} ({secs:.1} s): {}\n", r.outcome.text()), secs }
+                crate::test::Verdict { name, passed: true, report: format!("ok   {name} ({secs:.1} s): {} check(s) hold\n", r.checks.len()), secs }
             } else {
-                crate::test::Verdict { name, passed: false, report: format!("FAIL {name}: {}\n{}", failed.join("; "), text_view(spec, &m, &r)), secs }
+                let d = claims::decide_all(&spec.claims, &m, &crate::stats::bootstrap::Bootstrap::default());
+                crate::test::Verdict { name, passed: false, report: format!("FAIL {name}: {}\n{}", failed.join("; "), text_view(spec, &m, &r, &d)), secs }
             }
         }
     }
@@ -389,8 +476,9 @@ mod tests {
         let t = side_by_side(&spec, &qemu_table_rows(QEMU_TABLE, 6), &sim);
         let row = t.lines().find(|l| l.starts_with("throughput")).unwrap();
         assert!(row.contains("100 / 200") && row.contains("110 / 230") && row.contains("120 / 160"), "{row}");
-        assert!(row.ends_with("  ==~=x"), "{row}");
-        assert!(t.contains("3 the same way on both engines (=), 1 moved 2% or more on one engine only (~), 1 opposite (x)"), "{t}");
+        // idle_only, affine off: 0% on qemu, +0.5% on sim: no change on either, not agreement
+        assert!(row.ends_with("  ==~0x"), "{row}");
+        assert!(t.contains("2 the same way on both engines (=), 1 under 2% on both (0), 1 moved 2% or more on one engine only (~), 1 opposite (x)"), "{t}");
         // the mechanism row: these sim logs have no domstat, so 0 affine wakeups everywhere: a
         // baseline of 0 has no change to compare
         let aff = t.lines().find(|l| l.starts_with("ttwu_move_affine")).unwrap();
@@ -400,21 +488,29 @@ mod tests {
     }
 
     #[test]
-    fn a_qemu_report_keeps_the_simulators_section_and_a_sim_report_the_qemu_part() {
+    fn a_qemu_report_keeps_the_simulators_section_and_a_sim_report_the_qemu_part_of_the_same_revision() {
         let dir = std::env::temp_dir().join(format!("fairway-keep-sim-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("x.md");
-        std::fs::write(&path, format!("# old qemu part\n\n{SIM_MARK}\n\n## Engine `sim`\nsim figures\n")).unwrap();
-        let kept = keep_sim_section(&path, "# new qemu part\n".into());
-        assert_eq!(kept, format!("# new qemu part\n{SIM_MARK}\n\n## Engine `sim`\nsim figures\n"));
-        assert_eq!(qemu_part(&kept), "# new qemu part\n");
+        let rev = |r: &str| Provenance { revision: r.into(), binary: String::new() };
+        std::fs::write(&path, format!("# old qemu part\n\n{SIM_MARK}\n\n## Engine `sim`\n<!-- revision: aaa -->\nsim figures\n")).unwrap();
+        let (kept, note) = keep_sim_section(&path, "# new qemu part\n".into(), &rev("aaa"));
+        assert_eq!(kept, format!("# new qemu part\n{SIM_MARK}\n\n## Engine `sim`\n<!-- revision: aaa -->\nsim figures\n"));
+        assert_eq!((qemu_part(&kept), note), ("# new qemu part\n", None));
+        // a simulator section of another revision is dropped, and the note says so
+        let (dropped, note) = keep_sim_section(&path, "# new qemu part\n".into(), &rev("bbb"));
+        assert!(!dropped.contains("sim figures") && dropped.contains("was of revision `aaa`") && dropped.contains("experiment x --engine sim"), "{dropped}");
+        assert!(note.unwrap().contains("revision aaa and this run is of bbb"));
         // an older qemu part's words about its empty sim column are made true, the rest kept
         let spec = find("avg-idle").unwrap();
-        let old = format!("# q\n{}\nrest\n{SIM_MARK}\nold sim\n", OLD_QEMU_WORDS[0].0);
-        assert_eq!(head_or_qemu(&spec, &old), format!("# q\n{}\nrest\n", OLD_QEMU_WORDS[0].1));
-        assert!(head_or_qemu(&spec, "").contains("No qemu run has written its part"));
+        let old = format!("# q\n<!-- revision: aaa -->\n{}\nqemu body\n{SIM_MARK}\nold sim\n", OLD_QEMU_WORDS[0].0);
+        assert_eq!(head_or_qemu(&spec, &old, &rev("aaa")), (format!("# q\n<!-- revision: aaa -->\n{}\nqemu body\n", OLD_QEMU_WORDS[0].1), None));
+        // a qemu part of another revision (or of none) is not kept under this run's section
+        let (head, note) = head_or_qemu(&spec, &old, &rev("ccc"));
+        assert!(head.starts_with("# Experiment `avg-idle`") && !head.contains("qemu body") && note.unwrap().contains("of revision aaa"), "{head}");
+        assert!(head_or_qemu(&spec, "", &rev("aaa")).0.contains("No qemu run has written its part"));
         // no earlier file, or one without a simulator section: the qemu report alone
-        assert_eq!(keep_sim_section(&dir.join("none.md"), "q\n".into()), "q\n");
+        assert_eq!(keep_sim_section(&dir.join("none.md"), "q\n".into(), &rev("aaa")), ("q\n".into(), None));
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -435,6 +531,7 @@ mod tests {
                 assert!(!f.points.is_empty(), "{}", s.name);
             }
             assert!(p.seeds >= 1);
+            assert!(p.seeds.max(MIN_SEEDS) >= 10, "a full run takes at least ten seeds per cell");
         }
     }
 }

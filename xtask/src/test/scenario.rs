@@ -32,6 +32,8 @@ pub fn config(s: &Scenario, qemu: &Path, elf: &Path) -> Result<QemuConfig, Strin
     c.no_acpi = s.no_acpi;
     c.memory_mib = s.memory_mib;
     c.icount = s.icount;
+    // A scenario boots the command line it names (`qemu::ICOUNT_IDLE` only where it says so).
+    c.icount_idle = false;
     c.extra = s.qemu_extra.iter().map(|a| a.to_string()).collect();
     Ok(c)
 }
