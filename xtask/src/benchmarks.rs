@@ -390,6 +390,72 @@ pub fn benchmarks(a: BenchmarksArgs) -> Result<(), String> {
     Ok(())
 }
 
+/// The name of `cargo xtask test`'s job that reruns the tables.
+pub const TEST_JOB: &str = "benchmarks-current";
+
+/// The tables the test job reruns: the fast paths' (a few seconds) by default, every one with
+/// `--long` (about two minutes).
+pub fn test_tables(long: bool) -> Vec<&'static str> {
+    if long { table_ids() } else { vec!["pipe", "yield"] }
+}
+
+/// Where `cargo xtask test` keeps the kernel the tables are measured with (built without the
+/// lock-order checker, as `cargo xtask run` and this command build it), apart from the test
+/// kernel that the scenarios boot, which the build of the other feature set would replace. The
+/// file keeps the name `fairway-kernel`: QEMU is given `./fairway-kernel`, and the name is part
+/// of the command line the figures depend on.
+pub fn test_kernel_path() -> PathBuf {
+    crate::cargo::target_dir().join("benchmarks-kernel").join(crate::cargo::KERNEL_PACKAGE)
+}
+
+/// Copies the kernel just built at `elf` to [`test_kernel_path`].
+pub fn keep_test_kernel(elf: &Path) -> Result<PathBuf, String> {
+    let to = test_kernel_path();
+    let dir = to.parent().expect("a file in a directory");
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::copy(elf, &to).map_err(|e| format!("copying {} to {}: {e}", elf.display(), to.display()))?;
+    Ok(to)
+}
+
+/// `cargo xtask test`'s job: reruns `tables` with the kernel at `elf` and fails, naming each
+/// row, when a figure differs from docs/BENCHMARKS.md's.
+pub fn test_job(elf: PathBuf, qemu: PathBuf, tables: Vec<&'static str>) -> crate::test::Job {
+    let boots = TABLES.iter().filter(|t| tables.contains(&t.id)).flat_map(|t| t.rows).map(|r| if r.phases { PHASES } else { 1 }).sum::<usize>();
+    crate::test::Job {
+        slots: 1,
+        boots: boots as u32,
+        run: Box::new(move || {
+            let t = std::time::Instant::now();
+            let verdict = |passed: bool, report: String| crate::test::Verdict { name: TEST_JOB, passed, report, secs: t.elapsed().as_secs_f64() };
+            let doc = match std::fs::read_to_string(doc_path()) {
+                Ok(d) => d,
+                Err(e) => return verdict(false, format!("FAIL {TEST_JOB} ({DOC}: {e})\n")),
+            };
+            let prov = Provenance::of(&qemu);
+            let mut diff = Vec::new();
+            for id in &tables {
+                match measure(id, &elf, &qemu, &prov, &mut |_| {}).and_then(|g| differences(&doc, &g)) {
+                    Ok(d) => diff.extend(d),
+                    Err(e) => return verdict(false, format!("FAIL {TEST_JOB} ({e})\n")),
+                }
+            }
+            let secs = t.elapsed().as_secs_f64();
+            if diff.is_empty() {
+                verdict(true, format!("PASS {TEST_JOB} ({secs:.1} s, tables {})\n", tables.join(", ")))
+            } else {
+                verdict(
+                    false,
+                    format!(
+                        "FAIL {TEST_JOB} ({} figure(s) of {DOC} are not this kernel's, {secs:.1} s)\n  {}\n  run `cargo xtask benchmarks --write` on the committed kernel and commit {DOC}, then update any README or docs/ sentence quoting the old figures\n",
+                        diff.len(),
+                        diff.join("\n  ")
+                    ),
+                )
+            }
+        }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
