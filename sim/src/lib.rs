@@ -2,9 +2,8 @@
 //!
 //! Some of the debates fairway reruns were argued on machines that QEMU on two
 //! host cores cannot emulate at a useful speed (160 and 240 CPUs). The
-//! simulator is to run fairway's own scheduler code on such machines, in
-//! virtual time. This crate holds what does not depend on that code's
-//! platform interface (issue 16), and it is usable today:
+//! simulator runs fairway's own scheduler code on such machines, in virtual
+//! time:
 //!
 //! - [`smp`]: QEMU's `-smp` option, parsed and completed as QEMU does;
 //! - [`machine`]: the CPUs of a machine with their topology IDs, NUMA nodes
@@ -14,7 +13,7 @@
 //!   print the same topology for the same `-smp`;
 //! - [`presets`]: the debates' machines by name;
 //! - [`engine`]: the deterministic discrete-event engine in virtual time that
-//!   is to run the scheduler mechanism as its platform: CPUs, interrupts,
+//!   runs the scheduler mechanism as its platform: CPUs, interrupts,
 //!   timers, IPIs, coroutine tasks and the cost model calibrated from the
 //!   kernel's `-icount` figures (its own tests drive it with a FIFO test
 //!   double);

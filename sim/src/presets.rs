@@ -1,4 +1,4 @@
-//! The machines of the debates fairway reruns (issue 17's experiments), as
+//! The machines of the debates fairway reruns (`cargo xtask experiment`), as
 //! presets: the topology each argument was made on, which QEMU on two host
 //! cores cannot emulate at speed.
 //!

@@ -1,4 +1,4 @@
-//! The cross-check of issue 16 (docs/SIMULATOR.md, "Cross-check"): every
+//! The cross-check (docs/SIMULATOR.md, "Cross-check"): every
 //! benchmark workload at 1, 2 and 4 CPUs in the simulator against the kernel
 //! under QEMU `-icount`, on decision-level ratios, within 20%.
 //!

@@ -1,4 +1,4 @@
-//! Issue 16's interleaving tests: the mechanism on 4 simulated CPUs (64
+//! Interleaving tests: the mechanism on 4 simulated CPUs (64
 //! seeds), 8 CPUs with SMT (16 seeds) and 4 CPUs with every cost zero (16
 //! seeds, far more simultaneous events for the seed to order) under a
 //! seeded random mix of wakeups through wait queues, timer sleeps, yields

@@ -3,7 +3,7 @@
 //! balance (`schedule.rs` → `fair.c: sched_balance_newidle()`), which pulls
 //! the hog waiting on CPU 0: the hog runs on CPU 3 within microseconds of
 //! the sleep, long before CPU 3's next tick could have balanced. With the
-//! order of issue 15 reversed (`publish_load` after the balancer) the hog
+//! order reversed (`publish_load` after the balancer) the hog
 //! reaches CPU 3 only at the next tick, 698 us later, and this fails.
 
 use std::sync::atomic::{AtomicU64, Ordering};

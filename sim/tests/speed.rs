@@ -1,5 +1,5 @@
-//! The simulator's speed check (issue 16: 10 simulated seconds of schbench on
-//! 240 CPUs in under one minute of one host core). Measured, not asserted:
+//! The simulator's speed check: 10 simulated seconds of schbench on 240 CPUs,
+//! which should take under one minute of one host core. Measured, not asserted:
 //! the host is shared, so the figure is printed, and the test only holds
 //! that the run did its work. Ignored by default (about a minute of CPU in
 //! a release build); run it with

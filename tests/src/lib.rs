@@ -25,6 +25,7 @@
 
 pub mod boot_checks;
 pub mod boot_image;
+pub mod docs;
 pub mod layers;
 pub mod exit;
 pub mod liveness;

@@ -5,12 +5,12 @@
 /// `(scenario, text in its synthetic log, replacement)`; the first occurrence is replaced.
 pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("smp-1", "online=1 expected=1", "online=0 expected=1"),
-    // the old kernel: no word on memory, the self-check ran out of heap
+    // a kernel that checks no memory: no word on it, the self-check runs out of heap
     ("memory-too-small-smp31", "@fw boot_fatal msg=", "@fw oom size=524288 align=8 heap_used=7893960 heap_size=8388608\n@fw note msg="),
     ("memory-too-small-smp31", "msg=31 MiB is too small for 31 CPUs: need at least 47 MiB", "msg=31 MiB is too small for 31 CPUs: need at least 46 MiB"),
     ("memory-enough-smp31", "online=31 expected=31", "online=30 expected=31"),
     ("memory-enough-smp31", "usable_kib=52224", "usable_kib=40960"),
-    // the old kernel on microvm: a TSC rate 1000x low, accepted without a second measurement
+    // microvm's TSC rate 1000x low, accepted without a second measurement
     ("machine-microvm", "@fw timer tsc_hz=2603562000", "@fw timer tsc_hz=2431000"),
     ("machine-microvm", "measuring against channel 0\n", "\n"),
     ("machine-microvm", "result=ok", "result=fail"),
@@ -108,7 +108,7 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("workload-too-many-threads", "@fw workload_done name=hackbench ok=0\n", "workload: cannot start thread hb-send-6-3: no free thread stack\n@fw workload_done name=hackbench ok=0\n"),
     ("workload-too-many-threads", "; the workload does not run\n@fw cmdline_problem", "; running what fits\n@fw cmdline_problem"),
     ("workload-too-much-heap", "name=ebizzy ok=0", "name=ebizzy ok=1"),
-    // the old kernel: no complaint, the workers ran and the run ended without a sample
+    // no complaint: the workers ran and the run ended without a sample
     ("workload-schbench-no-sample", "\n@fw cmdline_problem msg=workload=schbench", "\n@fw taskstat id=3 name=sb-worker-0-0 nice=0\n@fw note msg=workload=schbench"),
     ("workload-too-much-heap", "@fw workload_done", "@fw taskstat id=3 name=ebizzy-0 nice=0\n@fw workload_done"),
     (
@@ -506,7 +506,7 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("cmdline-sis-util-contradiction", "cmdline: sched_features=SIS_UTIL contradicts", "cmdline: sched_features=SIS_UTIL contradicted"),
     ("cmdline-sis-util-contradiction", "sis_prop=off sis_util=on", "sis_prop=off sis_util=off"),
     ("cmdline-sis-util-contradiction", " SIS_UTIL\n", " NO_SIS_UTIL\n"),
-    // what the waker's nice weight in wake_affine_weight gave (measured before the fix)
+    // what the waker's nice weight in wake_affine_weight gives (measured with that weight)
     ("wake-affine-sync-waker-load", "cpu=0 wakeups=0\n@fw wakeplace_cpu cpu=1 wakeups=100", "cpu=0 wakeups=17\n@fw wakeplace_cpu cpu=1 wakeups=83"),
     // remote wakeups not all counted in ttwu_wake_remote (by prev instead of the wakee's CPU)
     ("wake-affine-sync-waker-load", "ttwu_wake_remote=999 ", "ttwu_wake_remote=54 "),

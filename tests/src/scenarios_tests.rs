@@ -304,8 +304,8 @@ fn versus_scenarios_fail_when_a_boot_or_the_comparison_is_wrong() {
         ("balance-nohz-pull-on-vs-off", 0, "migrations=1 ran_on=0,2", "migrations=0 ran_on=0,2"),
         // without the pressure the hog moved anyway; or a push happened.
         ("balance-capacity-smp2", 1, "migrations=0 ran_on=1", "migrations=1 ran_on=1"),
-        // the push asked by a periodic idle pass (the condition before issue 15 item 4), not
-        // newidle; the pushed hog not run next on CPU 0; without pressure a push, or CPU 0
+        // the push asked by a periodic idle pass instead of the newidle pass this scenario
+        // makes; the pushed hog not run next on CPU 0; without pressure a push, or CPU 0
         // never idle
         ("balance-newidle-active-push", 0, "idle=newidle", "idle=idle"),
         ("balance-newidle-active-push", 0, "ts=210 ev=switch prev=0 prev_state=R next=2", "ts=210 ev=switch prev=0 prev_state=R next=3"),

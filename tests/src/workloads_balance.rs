@@ -100,8 +100,8 @@ pub fn check_spread<const SMP: u32, const MS: u64>(log: &Log) -> CheckResult {
     })
 }
 
-/// `workload=spread,start_cpu=LAST,ms=MS` with one hog per CPU on `SMP` CPUs under `-icount`
-/// (issue 18, item 5), after the NOHZ kick followed Linux's `kick_ilb()`. At 64 vCPUs under
+/// `workload=spread,start_cpu=LAST,ms=MS` with one hog per CPU on `SMP` CPUs under `-icount`,
+/// whose NOHZ kicks follow Linux's `kick_ilb()`. At 64 vCPUs under
 /// `-icount` QEMU runs one vCPU at a time and the guest clock counts every vCPU's instructions,
 /// so a CPU executes about 1/64 instruction per guest ns: `init`'s 10 ms sampling step then
 /// takes more than 10 ms and `init` never sleeps. 65 busy tasks on 64 CPUs: from
@@ -109,8 +109,9 @@ pub fn check_spread<const SMP: u32, const MS: u64>(log: &Log) -> CheckResult {
 /// without a hog (`init`'s), a CPU with two only beside one with none; the idle CPUs got their
 /// hogs by NOHZ idle balancing (Σ `pulled_for_others` > 0); CPUs idled while another had a
 /// queue for less than half of the run's CPU time (Σ `idle_wait_ns` of `@fw schedstat_delta` < SMP · MS / 2: measured
-/// 5.0 s at 64, 45-81 s before the fix); and no hog ran more than 4 · MS (measured 0.77 s for
-/// 300 ms; before the fix a 17 ms run lasted 7-14 s of guest time).
+/// 5.0 s at 64, 45-81 s when every kick pushed the next balance seconds away); and no hog ran
+/// more than 4 · MS (measured 0.77 s for 300 ms; with those kicks a 17 ms run lasted 7-14 s of
+/// guest time).
 pub fn check_spread_nohz<const SMP: u32, const MS: u64>(log: &Log) -> CheckResult {
     workload_ran(log, "spread", SMP, true)?;
     for (t, counts) in spread_samples(log, SMP, SMP as u64, MS)? {

@@ -133,7 +133,7 @@ pub fn check_storm_faults(log: &Log) -> CheckResult {
 
 /// The torture under fault injection at -smp `SMP`, `MS` ms, seed `SEED`: its books balance (no
 /// lost wakeup, thread, byte or update; runtime conserved) and the faults were injected
-/// ([`check_faults`]): issue 18's "the torture must still pass with each".
+/// ([`check_faults`]): the torture must still pass with each.
 pub fn check_torture_faults<const SMP: u32, const MS: u64, const SEED: u64>(log: &Log) -> CheckResult {
     super::check_torture::<SMP, MS, SEED>(log)?;
     check_faults(log)

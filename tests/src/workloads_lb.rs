@@ -1,4 +1,4 @@
-//! Load balancing proven by its effect (issue 15): each mechanism moved a task, seen in the
+//! Load balancing proven by its effect: each mechanism moved a task, seen in the
 //! trace or in the task's own counters, in the boot where it must act, and did nothing in the
 //! boot where it must not. Counters alone are never enough: a counter that moves while no task
 //! moves is the defect these checks exist to catch.

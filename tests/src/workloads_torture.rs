@@ -1,4 +1,4 @@
-//! `workload=torture` (issue 18): the books of its `@fw torture` line, checked on the host from
+//! `workload=torture`: the books of its `@fw torture` line, checked on the host from
 //! the line's own counts and the scenario's inputs (`-smp`, `ms=`, `seed=`), as the kernel
 //! checks them; `cargo xtask torture` prints the same list.
 

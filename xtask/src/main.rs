@@ -1,7 +1,8 @@
 //! fairway's harness: `cargo xtask build | image | run | test | qemu-install | list | bench | compare |
-//! experiment | trace | profile | torture`.
+//! benchmarks | experiment | trace | profile | sim | torture`.
 
 mod bench;
+mod benchmarks;
 mod cargo;
 mod compare;
 mod experiment;
@@ -63,6 +64,9 @@ enum Cmd {
     /// Compare two kernel command-line settings, or two builds (--base-rev/--new-rev), on a
     /// workload (mmtests-style table).
     Compare(compare::CompareArgs),
+    /// Rerun the `-icount` figures of docs/BENCHMARKS.md (pipe, yield, boot, hackbench, tbench,
+    /// schbench), say which differ from the document, and with --write rewrite its tables.
+    Benchmarks(benchmarks::BenchmarksArgs),
     /// Rerun one of the scheduler debates (`experiment list`): a matrix of settings, a table,
     /// docs/experiments/NAME.md with a reading generated from the figures.
     Experiment(experiment::ExperimentArgs),
@@ -150,8 +154,9 @@ struct TestArgs {
     /// Print the serial log of passing scenarios too.
     #[arg(long)]
     logs: bool,
-    /// Also run the long scenarios (the per-workload `-icount` reruns beyond storm's): the
-    /// default run stays within CI's 10 minutes on 2 cores.
+    /// Also run the long scenarios (the per-workload `-icount` reruns beyond storm's) and rerun
+    /// every generated table of docs/BENCHMARKS.md, not only pipe and yield: the default run
+    /// stays within CI's 10 minutes on 2 cores.
     #[arg(long)]
     long: bool,
 }
@@ -173,6 +178,7 @@ fn main() -> ExitCode {
         ),
         Cmd::Bench(a) => bench::bench(a),
         Cmd::Compare(a) => compare::compare(a),
+        Cmd::Benchmarks(a) => benchmarks::benchmarks(a),
         Cmd::Experiment(a) => experiment::experiment(a),
         Cmd::Trace(a) => trace::trace(a),
         Cmd::Profile(a) => profile::profile(a),

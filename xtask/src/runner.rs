@@ -4,8 +4,8 @@
 //! makes its stdout non-blocking, and a write to a full pipe fails: its serial port then stays
 //! busy until QEMU's main loop retries, and the kernel, waiting for the port to take the next
 //! byte, spins for as long as the host takes to read. Under `-icount` that spin is guest time,
-//! so how fast this process read moved every figure a boot measured (issue 17: `storm` at
-//! `-smp 1` moved by a few timer interrupts between two boots). A write to a regular file never
+//! so how fast this process read would move every figure a boot measures (`storm` at `-smp 1`
+//! moved by a few timer interrupts between two boots read through a pipe). A write to a regular file never
 //! waits for its reader.
 //!
 //! The child never outlives the harness: a guard kills it on drop (early return, panic), the

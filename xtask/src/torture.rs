@@ -1,4 +1,4 @@
-//! `cargo xtask torture --minutes M --smp SPEC [--seed S]`: boots `workload=torture` (issue 18)
+//! `cargo xtask torture --minutes M --smp SPEC [--seed S]`: boots `workload=torture`
 //! with the invariant checks on (`sched_debug=1`) for that long, shows the torture's own lines
 //! as they come, then prints its books (every check of `fairway_scenarios::workloads::
 //! torture_books`, the same the scenarios assert) and the operations done per kind. Exits

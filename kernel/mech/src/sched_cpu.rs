@@ -5,12 +5,11 @@
 //! `timer::TimerCpu`, `trace::TraceCpu`, `balance::BalanceCpu`) and reaches
 //! its part through `cpu(id)`; this file only aggregates them.
 //!
-//! Nothing here adds a lock: every part keeps the atomics and locks it had
-//! as a per-CPU array, and the lock order of docs/DESIGN.md is unchanged.
-//! A part is found by indexing one static array with the CPU id (a multiply
-//! and an add, as for the arrays before; the running CPU's id is known to be
-//! below `MAX_CPUS`, so no bounds check), and each CPU's structure starts on
-//! its own cache line, so CPUs no longer share lines of a packed array.
+//! Nothing here adds a lock: every part keeps its own atomics and locks,
+//! in the lock order of docs/DESIGN.md. A part is found by indexing one
+//! static array with the CPU id (a multiply and an add; the running CPU's
+//! id is known to be below `MAX_CPUS`, so no bounds check), and each CPU's
+//! structure starts on its own cache line, so no two CPUs share a line.
 
 use crate::MAX_CPUS;
 

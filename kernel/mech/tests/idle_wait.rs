@@ -2,8 +2,8 @@
 //! with the test platform's clock: the figures are exact sums of the
 //! intervals the test makes, so a change of how the integral is tracked
 //! (locks, lock-free reads, where the per-CPU domains are kept) cannot
-//! change what it counts. The waiter here may run on the idle CPU (it is
-//! what counts, issue 15: `idle_wait_affinity.rs` pins that a waiter the
+//! change what it counts. The waiter here may run on the idle CPU (only
+//! such a waiter counts: `idle_wait_affinity.rs` pins that a waiter the
 //! idle CPU may not run does not), and newidle balancing is off so that
 //! the idle CPU does not pull it.
 

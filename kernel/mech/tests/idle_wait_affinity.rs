@@ -1,9 +1,9 @@
-//! Issue 15: "idle while others wait" counts only what a balancer could have
-//! fixed: time a CPU is idle while another CPU of its domain has a waiting
-//! task that the idle CPU is allowed to run. A waiting task pinned to its
-//! own CPU is not such a task (before, any CPU with two runnable tasks
-//! counted, so a workload that pins its hogs showed idle-wait that no
-//! balancer could remove).
+//! "Idle while others wait" counts only what a balancer could have fixed:
+//! time a CPU is idle while another CPU of its domain has a waiting task
+//! that the idle CPU is allowed to run. A waiting task pinned to its own
+//! CPU is not such a task (counting any CPU with two runnable tasks would
+//! show a workload that pins its hogs as idle-wait that no balancer could
+//! remove).
 
 mod common;
 

@@ -1,4 +1,4 @@
-//! The newidle ordering of issue 15, through the real switch: a CPU about
+//! The newidle ordering, through the real switch: a CPU about
 //! to idle publishes its now-empty runqueue (`publish_load`) before it runs
 //! `sched_balance_newidle`, so the balancer sees it idle and pulls from the
 //! overloaded CPU (Linux's `sched_balance_rq()` reads the live `dst_rq`

@@ -1,4 +1,4 @@
-//! Issue 15: `balance/pull.rs` measures a task of a `migrate_util` pull by
+//! `balance/pull.rs` measures a task of a `migrate_util` pull by
 //! `task_util_est()`, as `fair.c: detach_tasks()` does, not by `util_avg`.
 //!
 //! Two queued tasks behind a running one on CPU 1: `x` woke from a long

@@ -1,6 +1,6 @@
-//! Balancing decisions pinned to Linux v6.19 where a review found fairway
-//! diverging (issue 15, item 9): each test states the Linux function it
-//! follows and the exact value that function yields for these inputs.
+//! Balancing decisions pinned to Linux v6.19 where fairway could diverge
+//! from it unnoticed: each test states the Linux function it follows and
+//! the exact value that function yields for these inputs.
 
 use sched::balance::avg_idle::{AvgIdle, SYSCTL_SCHED_MIGRATION_COST};
 use sched::balance::classify::update_sd_pick_busiest;

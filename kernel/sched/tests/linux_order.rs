@@ -1,6 +1,6 @@
-//! Orders of operations that must follow Linux v6.19's fair.c (issue 15,
-//! items 7, 9 and 11): each test names the Linux function it pins and
-//! asserts values computed from its inputs.
+//! Orders of operations that must follow Linux v6.19's fair.c: each test
+//! names the Linux function it pins and asserts values computed from its
+//! inputs.
 
 mod common;
 

@@ -1,14 +1,12 @@
 //! What a workload is about to take, checked before it starts anything:
 //! thread stacks (a fixed arena of the platform's, `Platform::stack_usage`;
 //! the kernel sizes it at boot from the free memory and the number of CPUs)
-//! and heap. Asking for more than there is
-//! used to fail thread by thread (a line per thread that could not start,
-//! then a failed run) or to stop the kernel with OUT OF MEMORY half-way
-//! through setup.
-//! Now the workload is refused with one message that names the parameters
-//! behind the demand and the limit (a `cmdline: ` line and an
-//! `@fw cmdline_problem` record, so the harness takes no figures from it),
-//! and it runs nothing.
+//! and heap. A workload that asks for more than there is is refused before
+//! it starts anything, with one message that names the parameters behind
+//! the demand and the limit (a `cmdline: ` line and an `@fw cmdline_problem`
+//! record, so the harness takes no figures from it): started, it would fail
+//! thread by thread, or stop the kernel with OUT OF MEMORY half-way through
+//! its setup.
 
 use alloc::string::String;
 use core::fmt::Write;

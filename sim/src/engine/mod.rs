@@ -1,6 +1,6 @@
 //! The simulator's engine: a deterministic discrete-event machine in virtual
-//! nanoseconds, meant to become the platform the scheduler mechanism runs on
-//! (issue 16 §2; docs/SIMULATOR.md, "The engine", states the contract).
+//! nanoseconds, on which the scheduler mechanism runs as on a platform
+//! (docs/SIMULATOR.md, "The engine", states the contract).
 //!
 //! - [`queue`]: events by (time, seeded tie key, insertion order);
 //! - [`core`]: the CPUs (clock, interrupt flag, pending IPI and timer, the

@@ -25,8 +25,8 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
-            // Issue 18, item 5: 64 hogs from the last of 64 CPUs, spread by NOHZ idle balancing
-            // without stretching the run (qemu64 and 128 MiB, as found). Long: a 64-vCPU boot
+            // 64 hogs from the last of 64 CPUs, spread by NOHZ idle balancing without stretching
+            // the run (qemu64 and 128 MiB, the machine on which NOHZ kicks once stopped). Long: a 64-vCPU boot
             // under -icount runs its vCPUs one at a time.
             name: "balance-spread-smp64-nohz",
             icount: true,
@@ -103,12 +103,11 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             // bursts and 1 ms sleeps on 4 CPUs, so CPUs go idle while another has two, and a
             // woken task has slept past the 0.5 ms cache-hot window and may be pulled. Newidle
             // balancing must pull (none without it) and cut the idle time during which a CPU of
-            // the domain had a queue. Measured: 65.6 vs 96.5 ms (68%), 70 vs 0 pulled; since
-            // issue 15 counts only waiters the idle CPU may run, 72.7 vs 104.5 ms (70%), 62 vs 0
+            // the domain had a queue. Measured: 72.7 vs 104.5 ms (70%), 62 vs 0 pulled
             // (`cargo xtask test --no-host --logs idle-wait-newidle-on-vs-off`, Σ over CPUs of
-            // `@fw schedstat_delta` idle_wait_ns and `@fw newidle` pulled). With
-            // 0.2 ms sleeps (woken tasks still cache hot, few pulls) it was 72%, then 88% after
-            // an unrelated change moved the timing: too close to the limit. The command lines
+            // `@fw schedstat_delta` idle_wait_ns and `@fw newidle` pulled). With 0.2 ms sleeps
+            // (woken tasks still cache hot, few pulls) the ratio moved from 72% to 88% with an
+            // unrelated change of timing: too close to the limit. The command lines
             // differ only in newidle=.
             name: "balance-idle-wait-newidle-on-vs-off",
             icount: true,
@@ -123,10 +122,9 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             // cost), where more pairs than CPUs leave queues to pull: under each clamp the gate
             // opens exactly when the clamped avg_idle is at or above the migration cost
             // (`@fw avg_idle_hist` against `lock_drops`, every CPU), and its attempts move tasks.
-            // Until this session a versus pair asserted that snap tries more than avg; that is
-            // timing in 500 ms (Σ attempts snap 82 vs avg 41, then 56 vs 70 in a clean clone
-            // after the kernel's layout moved; three 2 s runs per clamp in docs/BENCHMARKS.md,
-            // "do the three avg_idle clamps differ"), so the clamps' difference in attempts,
+            // Whether snap tries more than avg is timing in 500 ms (Σ attempts snap 82 vs avg 41,
+            // then 56 vs 70 in a clean clone after the kernel's layout moved; three 2 s runs per
+            // clamp in docs/history.md, 2026-12-02), so the clamps' difference in attempts,
             // pulls, idle-while-others-wait and avg_idle's distribution is asserted exactly in a
             // constructed run through the real switch (kernel/mech/tests/newidle_clamp_*.rs), and
             // in QEMU by `balance-newidle-snap-vs-delta`, whose gap is large.
@@ -204,7 +202,7 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
-            // Issue 15: SIS_PROP's accounting variants by their effect. With SIS_UTIL off the
+            // SIS_PROP's accounting variants by their effect. With SIS_UTIL off the
             // waker (CPU 0) wakes the wakee after a 1 ms idle; hogs on CPUs 1-6, CPU 7 idle. Each
             // scan's depth and learnt cost are recomputed from the run's own avg_idle and
             // avg_scan_cost (`@fw sis_scan`); per_cpu_cost's smaller cost scans deeper.
@@ -220,7 +218,7 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
-            // Issue 15: SIS_PROP `success_weighted` by its effect. The same wakeplace run with CPU
+            // SIS_PROP `success_weighted` by its effect. The same wakeplace run with CPU
             // 7 idle (every scan finds it and folds a quarter of its time into avg_scan_cost),
             // then with a hog there too (no scan finds one: the whole time). Each scan recomputed
             // from its own inputs; the cost learnt per ns of scanning is 4x smaller after successes.
@@ -317,7 +315,7 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             name: "balance-group-imbalanced",
             icount: true,
             smp: PINNED_SMP,
-            // Issue 15: a pinned hog on CPUs 0 and 3 first, then a free hog on CPU 3 allowed on
+            // A pinned hog on CPUs 0 and 3 first, then a free hog on CPU 3 allowed on
             // CPUs 1 and 3: the packages look balanced, CPU 2 cannot take CPU 3's tasks, so it
             // marks package {2,3} imbalanced and package {0,1}'s top level moves the hog to CPU 1.
             append: GROUP_IMBALANCED,

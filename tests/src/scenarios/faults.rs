@@ -77,7 +77,7 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
-            // issue 18: every thread operation at random, the books balanced at the end. In wall
+            // Every thread operation at random, the books balanced at the end. In wall
             // time: under -icount 2 s of guest time at -smp 4 took 136 s of host time.
             name: "torture-smp4",
             smp: "4",
@@ -86,8 +86,8 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
-            // issue 18: the 60-second torture at -smp 8, in the default run since the boot's busy
-            // waits stopped costing seconds of host time per boot (docs/BENCHMARKS.md, "Boot cost").
+            // The 60-second torture at -smp 8: it fits in the default run because the boot's busy
+            // waits cost no seconds of host time per boot (docs/BENCHMARKS.md, "Boot cost").
             name: "torture-smp8-60s",
             smp: "8",
             append: "sched_debug=1 workload=torture,ms=60000,seed=18",
@@ -97,7 +97,7 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
-            // Issue 15: the cpu_capacity= pressure is booked once. CPU 1 at capacity 256 polls
+            // The cpu_capacity= pressure is booked once. CPU 1 at capacity 256 polls
             // when idle (its tick stays on), so the source also runs in idle periods: its time
             // is 3/4 of CPU 1's run and is not counted again as idle time in the books.
             name: "torture-pressure-books-smp2",

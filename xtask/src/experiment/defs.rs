@@ -236,7 +236,7 @@ fn read_avg_idle(m: &Matrix) -> Reading {
     // The effect newidle balancing exists for: a CPU idle while a CPU of its domain has a queue.
     let iw = |var: &str| m.mech_all(var, idle_wait_ms);
     why.push(format!(
-        "Idle while others wait (Σ idle_wait_ns over CPUs and points; only waiting tasks the idle CPU may run count, since issue 15): snap {:.2} ms, delta {:.2} ms ({}), avg 1.5x {:.2} ms under the \
+        "Idle while others wait (Σ idle_wait_ns over CPUs and points; only waiting tasks the idle CPU may run count): snap {:.2} ms, delta {:.2} ms ({}), avg 1.5x {:.2} ms under the \
          2013 gate; snap {:.2}, delta {:.2}, today's {:.2} ms under today's.",
         iw(SNAP_MC),
         iw(DELTA_MC),

@@ -50,17 +50,18 @@ impl Provenance {
         Some(Provenance { revision: field("revision="), binary: field("binary=") })
     }
 
-    /// The revision as a report names it: the commit with its subject.
+    /// The revision as a report names it: the commit with its date (not its subject: a report
+    /// says what ran, and `git show` tells the rest).
     pub fn describe(&self) -> String {
         if self.revision.is_empty() {
             return "unknown (logs saved before they named their revision)".into();
         }
         let (id, dirty) = self.revision.split_once('+').map_or((self.revision.as_str(), false), |(id, _)| (id, true));
-        let subject = git(&["log", "-1", "--format=%s", id]).unwrap_or_default();
+        let date = git(&["log", "-1", "--format=%cs", id]).unwrap_or_default();
         format!(
             "{} at `{id}`{}{}",
             FIGURE_SOURCES.map(|d| format!("{d}/")).join(", "),
-            if subject.is_empty() { String::new() } else { format!(" ({subject})") },
+            if date.is_empty() { String::new() } else { format!(" ({date})") },
             if dirty { ", with uncommitted changes" } else { "" }
         )
     }

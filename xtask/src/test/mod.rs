@@ -1,5 +1,6 @@
-//! `cargo xtask test`: host unit tests, one kernel build, the QEMU scenarios in parallel slots,
-//! and one closing `N passed, N failed` line.
+//! `cargo xtask test`: host unit tests, the kernel builds, the QEMU scenarios, the experiments'
+//! quick forms and the rerun of docs/BENCHMARKS.md's tables (`benchmarks::test_job`) in parallel
+//! slots, and one closing `N passed, N failed` line.
 //!
 //! - [`select`]: which scenarios and experiments' quick forms a filter and `--long` take;
 //! - [`scenario`]: one scenario as a job (its boots and the verdict on them);
@@ -63,6 +64,8 @@ pub fn test(
     long: bool,
 ) -> Result<(), String> {
     let start = Instant::now();
+    // The generated tables of docs/BENCHMARKS.md, rerun with the kernel `cargo xtask run` boots.
+    let benchmarks = qemu_scenarios && crate::benchmarks::TEST_JOB.contains(filter);
     let (selected, experiments) = if qemu_scenarios {
         let names: Vec<&str> = crate::experiment::all().iter().map(|e| e.name).collect();
         let sel = select::select(fairway_scenarios::all(), &names, filter, long);
@@ -75,13 +78,17 @@ pub fn test(
     };
     // (2) The kernel build starts beside the host tests: it is mostly one thread (fat LTO), and
     // so are the host build's last units and test binaries, so each fills the other's idle core.
-    let kernel = (!selected.is_empty() || experiments).then(|| {
-        // With the lock-order checker compiled in: the scenarios with `sched_debug=1` run it.
+    let kernel = (!selected.is_empty() || experiments || benchmarks).then(|| {
+        // With the lock-order checker compiled in: the scenarios with `sched_debug=1` run it. The
+        // benchmarks' kernel, without it, is built first and kept apart, because both builds
+        // leave their ELF at the same path.
         let beside = if host { " beside the host tests" } else { "" };
-        println!("==> building the kernel{beside} (with the lock-order checker, feature `lockdep`)");
-        thread::spawn(|| {
+        let plain = if benchmarks { ", and without it for the benchmarks" } else { "" };
+        println!("==> building the kernel{beside} (with the lock-order checker, feature `lockdep`{plain})");
+        thread::spawn(move || {
             let t = Instant::now();
-            (kernel_build::build(&["lockdep"]), t.elapsed().as_secs_f64())
+            let plain = benchmarks.then(|| kernel_build::build(&[]).and_then(|elf| crate::benchmarks::keep_test_kernel(&elf)));
+            (kernel_build::build(&["lockdep"]), t.elapsed().as_secs_f64(), plain)
         })
     });
     // (1) Host unit tests.
@@ -102,14 +109,17 @@ pub fn test(
     let mut phases = vec![("host tests (build and run)", start.elapsed().as_secs_f64())];
 
     // (3) The scenarios.
-    let verdicts = if selected.is_empty() && !experiments {
+    let verdicts = if selected.is_empty() && !experiments && !benchmarks {
         if qemu_scenarios {
             println!("xtask: no scenario name contains `{filter}` (see `cargo xtask list`)");
         }
         Vec::new()
     } else {
         let t = Instant::now();
-        let (built, own) = kernel.expect("a kernel build starts whenever a QEMU job is selected").join().unwrap_or_else(|_| (Err("xtask: the kernel build's thread panicked".into()), 0.0));
+        let (built, own, plain) = kernel
+            .expect("a kernel build starts whenever a QEMU job is selected")
+            .join()
+            .unwrap_or_else(|_| (Err("xtask: the kernel build's thread panicked".into()), 0.0, None));
         match &built {
             Ok(_) if host => println!("xtask: kernel built in {own:.1} s ({:.1} s of it after the host tests)", t.elapsed().as_secs_f64()),
             Ok(_) => println!("xtask: kernel built in {own:.1} s"),
@@ -122,10 +132,14 @@ pub fn test(
                 if !e.starts_with("xtask: building the kernel failed") {
                     println!("{e}");
                 }
-                let vs: Vec<Verdict> = selected
+                let mut vs: Vec<Verdict> = selected
                     .iter()
                     .map(|s| not_run(s, e.lines().next().unwrap_or("")))
                     .collect();
+                if benchmarks {
+                    let name = crate::benchmarks::TEST_JOB;
+                    vs.push(Verdict { name, passed: false, report: format!("FAIL {name} (not run: {})\n", e.lines().next().unwrap_or("")), secs: 0.0 });
+                }
                 vs.iter().for_each(|v| print!("{}", v.report));
                 vs
             }
@@ -169,6 +183,16 @@ pub fn test(
                     elf.display()
                 );
                 let t = Instant::now();
+                match plain {
+                    Some(Ok(bench_elf)) => quick.push(crate::benchmarks::test_job(bench_elf, qemu.clone(), crate::benchmarks::test_tables(long))),
+                    Some(Err(e)) => {
+                        let name = crate::benchmarks::TEST_JOB;
+                        let v = Verdict { name, passed: false, report: format!("FAIL {name} (the kernel without the lock-order checker: {e})\n"), secs: 0.0 };
+                        print!("{}", v.report);
+                        vs.push(v);
+                    }
+                    None => {}
+                }
                 let mut all: Vec<Job> = quick;
                 all.extend(selected.into_iter().map(|s| scenario_job(s, qemu.clone(), elf.clone(), syms.clone(), show_logs)));
                 vs.extend(run_jobs(all, jobs));

@@ -14,9 +14,9 @@
 //! Domains nest, so a CPU's `idle_wait` grows with the level and its top
 //! level is its figure for the machine (its largest domain).
 //!
-//! Until issue 15 the figure counted any CPU with two or more runnable
-//! tasks, pinned ones included: a workload that pins its hogs (prodcons)
-//! then showed ~200 ms per CPU that no balancer could have removed.
+//! Only tasks `c` may run count: counting any CPU with two or more runnable
+//! tasks, pinned ones included, would show a workload that pins its hogs
+//! (prodcons) as ~200 ms per CPU that no balancer could have removed.
 //!
 //! It is exact and event-driven, so a tickless CPU loses nothing and an
 //! `-icount` run reproduces it. A CPU with two or more runnable tasks
@@ -39,13 +39,13 @@
 //! writer makes odd while it changes the slot (Linux's `seqcount_t`
 //! pattern), and a reader retries when the count was odd or moved. Every
 //! idle entry and exit reads (its own slot of each domain), and a pipe
-//! ping-pong across two CPUs makes four of them per round trip, so this is the common case; taking the leaf
-//! lock, looking the CPU's domains up through the shared layout and reading
-//! the clock once per level there cost about 110 guest instructions per
-//! idle transition (`cargo xtask profile pipe --params rounds=2000,mode=cross
-//! --smp 2`, 438 per round trip); each CPU now keeps its own list of its
-//! slots (set once at `init`) and reads them without the lock: 370 per
-//! round trip (docs/BENCHMARKS.md, "Issue 16: the fast paths' two costs").
+//! ping-pong across two CPUs makes four of them per round trip, so this is
+//! the common case: each CPU keeps its own list of its slots (set once at
+//! `init`) and reads them without the lock. Taking the leaf lock, looking
+//! the CPU's domains up through the shared layout and reading the clock
+//! once per level cost about 17 guest instructions more per idle
+//! transition (`cargo xtask profile pipe --params rounds=2000,mode=cross
+//! --smp 2`: 438 against 370 per round trip; docs/history.md, 2026-12-02).
 //!
 //! Exactness of a lock-free read: the writer reads the clock inside its
 //! odd section, the reader inside its even one, and a read whose count did

@@ -1,5 +1,5 @@
-//! The avg_idle clamps proven by their effect, through the real switch
-//! (issue 15): one constructed run, the same for every clamp, where the
+//! The avg_idle clamps proven by their effect, through the real switch:
+//! one constructed run, the same for every clamp, where the
 //! clamp alone decides whether an idle CPU pulls the tasks waiting on its
 //! neighbour. Each `newidle_clamp_*.rs` binary runs it for one setting (the
 //! mechanism's state is per process) and asserts pulls, attempts and "idle

@@ -2,7 +2,8 @@
 //!
 //! This module turns what the kernel read from the hardware into the
 //! scheduling-domain hierarchy the fair scheduler balances over, following
-//! Linux (reference `linux-fair.md` §5.1, §7.1–7.3). It performs no I/O: the
+//! Linux (`arch/x86/kernel/cpu/topology*.c`, `kernel/sched/topology.c`:
+//! `build_sched_domains()`, `sd_degenerate()`, `sd_init()`). It performs no I/O: the
 //! kernel executes CPUID and parses ACPI itself and passes raw values in.
 //!
 //! # Pipeline
