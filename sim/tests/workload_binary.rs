@@ -95,7 +95,7 @@ fn the_same_seed_replays_the_same_run() {
 fn a_bad_option_gets_the_kernels_message() {
     let (code, out) = sim("2", 0, "workload=pipe,bogus=1");
     assert_eq!(code, 2, "{out}");
-    let msg = "workload=pipe: unknown parameter \"bogus\" (pipe takes rounds, mode); ignored";
+    let msg = "workload=pipe: unknown parameter \"bogus\" (pipe takes rounds, mode, wss_kb); ignored";
     assert!(out.lines().any(|l| l == format!("cmdline: {msg}")), "{out}");
     assert!(out.lines().any(|l| l == format!("@fw cmdline_problem msg={msg}")), "{out}");
     // Refused, not run with a default.
