@@ -56,6 +56,7 @@
 mod config;
 mod context;
 mod cpu_loop;
+mod hw;
 mod irq;
 mod plat;
 
@@ -67,6 +68,9 @@ use corosensei::Yielder;
 
 use crate::engine::cost::{CostModel, Distance};
 use crate::engine::queue::EventQueue;
+use crate::hw::cache::Caches;
+use crate::hw::locks::Locks;
+use crate::hw::{HwCpuStats, HwProfile};
 
 pub use config::{SimConfig, SimReport, SIM_FAULTS};
 use context::{pay_own_work, suspend, Ctx};
@@ -85,6 +89,9 @@ enum Req {
     Switch(usize),
     /// Pay the kernel work charged so far, then carry on (`pay_own_work`).
     Pay,
+    /// `idle=poll`'s wait: until a waker's store for this CPU is seen
+    /// (`poll_kick`) or an interrupt (interrupts on).
+    Poll,
     /// The run ends (`Platform::exit`, or the init task finished).
     Stop,
 }
@@ -110,6 +117,11 @@ enum Act {
     Burn { start: u64, end: u64 },
     /// Halted until an interrupt.
     Halt,
+    /// Leaving a halt for an interrupt: runs again at the step's end (the
+    /// idle state's exit latency).
+    Waking,
+    /// Polling for work in idle; `kicked`: a waker's store is on its way.
+    Poll { kicked: bool },
     /// Charged kernel work (interrupts masked), then `then`.
     Kernel { then: Req },
     /// The run ended.
@@ -145,6 +157,10 @@ struct Cpu {
     /// The mechanism's `ttwu_count` of this CPU already charged.
     ttwu_seen: u64,
     stats: CpuStats,
+    /// The part of `section_ns` the hardware model added (lock waits,
+    /// remote lines): an IPI sent now leaves after it.
+    hw_ahead_ns: u64,
+    hw: HwCpuStats,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -157,6 +173,11 @@ enum Event {
 /// The simulation's state apart from the contexts' coroutines.
 struct State {
     cost: CostModel,
+    hw: HwProfile,
+    /// Which hardware costs act (on in the profile and not all zero).
+    hw_on: HwOn,
+    caches: Option<Caches>,
+    locks: Locks,
     stack_bytes: usize,
     queue: EventQueue<Event>,
     cpus: Vec<Cpu>,
@@ -172,6 +193,31 @@ struct State {
     next_stack_slot: usize,
     /// Each CPU's boot flow: the engine's handle owning its coroutine.
     boot_ctx: Vec<usize>,
+}
+
+/// The hardware costs that act in this run: on in the profile and not all
+/// zero (so `icount` takes none of their paths and its runs are the runs
+/// before the model).
+#[derive(Clone, Copy, Debug, Default)]
+struct HwOn {
+    refill: bool,
+    remote: bool,
+    locks: bool,
+    ipi: bool,
+    idle_exit: bool,
+}
+
+impl HwOn {
+    fn of(p: &HwProfile) -> HwOn {
+        let lines = p.line_ns.iter().any(|&l| l > 0);
+        HwOn {
+            refill: p.costs.refill && (lines || p.mem_ns > 0 || p.mem_remote_ns > 0),
+            remote: p.costs.remote && lines && p.snapshot_lines > 0,
+            locks: p.costs.locks && ((lines && p.lock_lines > 0) || p.hold_ns.iter().any(|&h| h > 0)),
+            ipi: p.costs.ipi && (lines || p.ipi_base_ns > 0),
+            idle_exit: p.costs.idle_exit && p.idle_exit_ns > 0,
+        }
+    }
 }
 
 thread_local! {
@@ -253,6 +299,8 @@ pub fn burn_ns(ns: u64) {
             Resumed::Irq { left: l } => {
                 left = l;
                 take_interrupts();
+                // Switched away and back: the refill of its arrival first.
+                left += hw::take_refill_owed();
             }
             Resumed::Run => unreachable!("sim: a burn resumed to run"),
         }
