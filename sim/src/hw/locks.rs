@@ -31,7 +31,8 @@ struct Lock {
 /// lock-order rule, so the release names it by those).
 #[derive(Clone, Copy, Debug)]
 struct Held {
-    addr: usize,
+    /// The lock's index in `Locks::locks`.
+    lock: u32,
     class: usize,
     key: u8,
     /// The holder's clock when it got the lock.
@@ -71,7 +72,10 @@ impl Hasher for AddrHasher {
 
 /// Every lock's state, what each CPU holds, and the statistics.
 pub struct Locks {
-    locks: HashMap<usize, Lock, BuildHasherDefault<AddrHasher>>,
+    /// Each lock's index in `locks`, by address (one lookup a lock taken;
+    /// the release finds it through what the CPU holds).
+    index: HashMap<usize, u32, BuildHasherDefault<AddrHasher>>,
+    locks: Vec<Lock>,
     held: Vec<Vec<Held>>,
     pub classes: [ClassStats; CLASSES],
 }
@@ -85,13 +89,18 @@ pub struct Taken {
 
 impl Locks {
     pub fn new(cpus: usize) -> Locks {
-        Locks { locks: HashMap::default(), held: vec![Vec::new(); cpus], classes: [ClassStats::default(); CLASSES] }
+        Locks { index: HashMap::default(), locks: Vec::new(), held: vec![Vec::new(); cpus], classes: [ClassStats::default(); CLASSES] }
     }
 
     /// CPU `cpu`, its clock at `clock`, takes lock `addr` of `class`;
     /// `handoff_ns(from)` prices its lines coming from CPU `from`.
     pub fn acquire(&mut self, cpu: usize, class: LockClass, key: u8, addr: usize, clock: u64, handoff_ns: impl FnOnce(usize) -> u64) -> Taken {
-        let l = self.locks.entry(addr).or_insert(Lock { free_at: 0, holder: cpu });
+        let locks = &mut self.locks;
+        let i = *self.index.entry(addr).or_insert_with(|| {
+            locks.push(Lock { free_at: 0, holder: cpu });
+            (locks.len() - 1) as u32
+        });
+        let l = &mut self.locks[i as usize];
         let mut t = Taken::default();
         if l.holder != cpu {
             t.wait_ns = l.free_at.saturating_sub(clock);
@@ -104,7 +113,7 @@ impl Locks {
         s.contended += u64::from(t.wait_ns > 0);
         s.wait_ns += t.wait_ns;
         s.handoff_ns += t.handoff_ns;
-        self.held[cpu].push(Held { addr, class: k, key, since: clock + t.wait_ns + t.handoff_ns });
+        self.held[cpu].push(Held { lock: i, class: k, key, since: clock + t.wait_ns + t.handoff_ns });
         t
     }
 
@@ -116,9 +125,7 @@ impl Locks {
         let h = held.swap_remove(i);
         let hold = clock.saturating_sub(h.since) + hold_ns[h.class];
         self.classes[h.class].hold_ns += hold;
-        if let Some(l) = self.locks.get_mut(&h.addr) {
-            l.free_at = h.since + hold;
-        }
+        self.locks[h.lock as usize].free_at = h.since + hold;
     }
 }
 
