@@ -25,8 +25,11 @@
 //!   whichever CPU;
 //! - `wait_for_interrupt` (the idle loop's halt): until an interrupt;
 //! - `give_up_cpu`: the schedule trap (`schedule_voluntary`) then the switch;
+//! - `poll_relax` (`idle=poll`'s wait): until a waker's store reaches this
+//!   CPU or an interrupt;
 //! - the end of an interrupt-off section with an interrupt pending: taken
-//!   there, as `sti` would take it.
+//!   there, as `sti` would take it; or with a refill owed (`hw.rs`): burnt
+//!   there, as the task's own time.
 //!
 //! What a CPU does when it comes online and when its reschedule IPI is taken
 //! is the mechanism's own code, shared with the kernel (`mech::entry`:
@@ -36,7 +39,9 @@
 //! Because a coroutine never suspends inside an interrupt-off section (every
 //! runqueue, wait-queue and list lock of the mechanism is one), no spin lock
 //! is ever found held by another CPU: a CPU's mechanism code runs to its next
-//! suspension point before any other CPU's.
+//! suspension point before any other CPU's. The hardware cost model
+//! (`crate::hw`, `hw.rs` here) prices the hold another CPU would have met
+//! instead, as virtual time on the waiter's clock.
 //!
 //! # Time
 //!
@@ -46,7 +51,9 @@
 //! from idle) plus the cache penalty of a context arriving from another CPU
 //! at every switch, `irq_entry_ns` per interrupt taken, `wakeup_ns` per
 //! wakeup the CPU made (read from the mechanism's own `ttwu_count`), and
-//! `ipi_latency_ns` between `send_resched_ipi` and the arrival. Events are
+//! `ipi_latency_ns` between `send_resched_ipi` and the arrival; and, with a
+//! hardware profile (`SimConfig::hw`), what the hardware adds (`hw.rs`:
+//! refills, remote lines, lock waits, IPI flight, idle exit). Events are
 //! ordered as in the engine (`engine::queue`: time, a seeded tie key,
 //! insertion order), so one seed replays exactly and another explores other
 //! orders of simultaneous events.
