@@ -263,9 +263,9 @@ pub trait Platform {
     // hardware cost model"). Each does nothing by default, and x86 keeps
     // the default: the calls inline to nothing. Each has a signature no
     // other item has: LLVM merges `set_platform!`'s forwarders whose bodies
-    // are the same (empty, on x86) and signatures too into one alias, and
-    // calls through it are no longer inlined (a hook taking one `usize`
-    // beside `work_done(u64)` cost the pipe round trip 0.6-1.6%).
+    // are the same (empty, on x86) and signatures too into one alias, whose
+    // calls are not inlined (a hook taking one `usize` beside
+    // `work_done(u64)` costs the pipe round trip 0.6-1.6%).
 
     /// This CPU has just taken lock `lock` (the `IrqMutex`'s address) of
     /// `class` and `key` (`lockdep`'s): a simulated CPU waits here for
