@@ -12,6 +12,9 @@
 //!   calls at boot); a QEMU scenario checks that the kernel and the model
 //!   print the same topology for the same `-smp`;
 //! - [`presets`]: the debates' machines by name;
+//! - [`hw`]: the hardware cost model (caches, remote lines, lock
+//!   contention, IPI and idle-exit latency) by machine profile, which the
+//!   platform adds to the engine's costs (`--hw PROFILE`);
 //! - [`engine`]: the deterministic discrete-event engine in virtual time that
 //!   runs the scheduler mechanism as its platform: CPUs, interrupts,
 //!   timers, IPIs, coroutine tasks and the cost model calibrated from the
@@ -28,6 +31,7 @@
 //! and domains in the kernel's format.
 
 pub mod engine;
+pub mod hw;
 pub mod machine;
 pub mod platform;
 pub mod presets;

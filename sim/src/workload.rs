@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use workloads::cmdline;
 
+use crate::hw::HwProfile;
 use crate::platform::{self, SimConfig, SimReport};
 use crate::Machine;
 
@@ -29,16 +30,21 @@ pub struct WorkloadRun {
 
 /// Parses `line` with the kernel's parser, refuses by name what the
 /// simulator does not model, and runs the workload on `m` with `seed`;
-/// `echo` prints each console line as it is written.
+/// `echo` prints each console line as it is written. The hardware is
+/// `icount`'s (no hardware costs: [`run_on`] takes a profile).
 pub fn run(m: &Machine, seed: u64, line: &str, echo: bool) -> WorkloadRun {
+    run_on(m, &HwProfile::icount(), seed, line, echo)
+}
+
+/// [`run`] on the hardware of profile `hw` (`--hw`).
+pub fn run_on(m: &Machine, hw: &HwProfile, seed: u64, line: &str, echo: bool) -> WorkloadRun {
     let line = line.to_string();
     let parsed = cmdline::parse(&line);
     let o = parsed.options;
     let mut problems = parsed.problems;
     // What the kernel does that the simulator does not model: said, never
     // silently dropped.
-    let unmodelled: [(bool, &str); 5] = [
-        (o.idle_poll, "idle=poll"),
+    let unmodelled: [(bool, &str); 4] = [
         (o.test_lockdep.is_some(), "test_lockdep="),
         (o.test_watchdog.is_some(), "test_watchdog="),
         (o.test_crash.is_some(), "test_crash="),
@@ -85,6 +91,8 @@ pub fn run(m: &Machine, seed: u64, line: &str, echo: bool) -> WorkloadRun {
         features: Some(o.sched_features),
         trace: if problems.is_empty() { o.trace } else { 0 },
         faults: (o.fault != 0 && problems.is_empty()).then(|| (o.fault, o.fault_seed.unwrap_or(mech::fault::DEFAULT_SEED))),
+        hw: hw.clone(),
+        idle_poll: o.idle_poll,
         ..SimConfig::default()
     };
     let ok = Arc::new(AtomicBool::new(false));

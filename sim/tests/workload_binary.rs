@@ -95,7 +95,7 @@ fn the_same_seed_replays_the_same_run() {
 fn a_bad_option_gets_the_kernels_message() {
     let (code, out) = sim("2", 0, "workload=pipe,bogus=1");
     assert_eq!(code, 2, "{out}");
-    let msg = "workload=pipe: unknown parameter \"bogus\" (pipe takes rounds, mode); ignored";
+    let msg = "workload=pipe: unknown parameter \"bogus\" (pipe takes rounds, mode, wss_kb); ignored";
     assert!(out.lines().any(|l| l == format!("cmdline: {msg}")), "{out}");
     assert!(out.lines().any(|l| l == format!("@fw cmdline_problem msg={msg}")), "{out}");
     // Refused, not run with a default.
@@ -249,4 +249,42 @@ fn the_capacity_preset_runs_its_little_cpus_at_half_speed() {
     assert!((48_000_000..=52_000_000).contains(&hogs), "the hogs ran {hogs} ns of 100 ms on a little CPU");
     assert!((48_000_000..=52_000_000).contains(&pressure), "pressure_ns {pressure}");
     assert_eq!(hogs_and_pressure(&out, 2).1, 0, "CPU 2 is big");
+}
+
+#[test]
+fn the_icount_profile_changes_nothing_and_a_bad_profile_is_refused() {
+    // `--hw icount` is the run without the hardware model: the same events
+    // (digest) and bytes as no `--hw`, and every hardware cost 0.
+    let line = "workload=hackbench,groups=1,loops=10";
+    let run = |hw: Option<&str>| {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_fairway-sim"));
+        c.args(["--machine", "8,sockets=2,cores=2,threads=2", "--seed", "3"]);
+        if let Some(h) = hw {
+            c.args(["--hw", h]);
+        }
+        let out = c.args(["--", line]).output().expect("run fairway-sim");
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, plain, _) = run(None);
+    let (code2, icount, _) = run(Some("icount"));
+    assert_eq!((code, code2), (Some(0), Some(0)), "{plain}");
+    assert_eq!(plain, icount);
+    let costs: Vec<&str> = plain.lines().filter(|l| l.starts_with("@fw hwcost ")).collect();
+    assert_eq!(costs.len(), 8, "one @fw hwcost line per CPU");
+    for l in costs {
+        for k in ["refill_ns", "remote_ns", "lock_wait_ns", "ipi_ns", "idle_exit_ns"] {
+            assert_eq!(field(l, "@fw hwcost", k), 0, "{l}");
+        }
+    }
+    assert!(plain.contains("@fw hw profile=icount "), "{plain}");
+    // A machine's profile moves the same run (its costs act).
+    let (code, sis, _) = run(Some("sis-2021"));
+    assert_eq!(code, Some(0));
+    let digest = |out: &str| out.lines().find(|l| l.starts_with("sim: ")).unwrap().rsplit("digest=").next().unwrap().to_string();
+    assert_ne!(digest(&sis), digest(&plain));
+    assert!(sis.lines().any(|l| l.starts_with("@fw hwcost ") && !l.contains(" refill_ns=0 ")), "some CPU refilled:\n{sis}");
+    // A bad key is named, with the keys there are; the run does not start.
+    let (code, out, err) = run(Some("sis-2021,refil_scale=2"));
+    assert_eq!(code, Some(2), "{out}");
+    assert!(err.contains("unknown key `refil_scale`") && err.contains("refill_scale"), "{err}");
 }

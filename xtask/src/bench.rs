@@ -47,6 +47,15 @@ pub struct EngineArgs {
     /// -smp value such as `4` or `8,sockets=2,cores=2,threads=2`.
     #[arg(long, value_name = "PRESET|SMP")]
     pub machine: Option<String>,
+    /// With `--engine sim`: the hardware cost model's profile, `icount` (the default: no
+    /// hardware costs) or a machine's (`cargo xtask sim --list`), with `,KEY=VALUE`
+    /// overrides (docs/SIMULATOR.md, "The hardware cost model").
+    #[arg(long, value_name = "PROFILE[,KEY=VALUE...]")]
+    pub hw: Option<String>,
+    /// With `--engine sim`: run this many `fairway-sim` processes at once (each run is one
+    /// process, independent of the others; the results are the same for any N).
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    pub jobs: u32,
 }
 
 impl EngineArgs {
@@ -54,7 +63,7 @@ impl EngineArgs {
     /// `--engine sim --machine M`.
     pub fn describe(&self, smp: &str, icount: bool) -> String {
         match (self.engine, &self.machine) {
-            (Engine::Sim, Some(m)) => format!("--engine sim --machine {m}"),
+            (Engine::Sim, Some(m)) => format!("--engine sim --machine {m}{}", self.hw.as_ref().map(|h| format!(" --hw {h}")).unwrap_or_default()),
             _ => format!("--engine qemu -smp {smp}{}", if icount { " --icount" } else { "" }),
         }
     }
@@ -66,9 +75,14 @@ pub fn check_engine(e: &EngineArgs, smp: &str, icount: bool, phases: bool, rev: 
     match e.engine {
         Engine::Qemu => match &e.machine {
             Some(_) => Err("xtask: --machine names the simulator's machine and needs --engine sim; QEMU's machine is --smp".into()),
+            None if e.hw.is_some() => Err("xtask: --hw is the simulator's hardware cost model and needs --engine sim".into()),
+            None if e.jobs > 1 => Err("xtask: --jobs runs fairway-sim processes side by side and needs --engine sim (QEMU boots share the host's cores, and their timing with it)".into()),
             None => Ok(()),
         },
         Engine::Sim => {
+            if let Some(h) = &e.hw {
+                fairway_sim::hw::HwProfile::parse(h).map_err(|err| format!("xtask: {err}"))?;
+            }
             if e.machine.is_none() {
                 return Err("xtask: --engine sim needs --machine PRESET|SMP (`cargo xtask sim --list` shows the presets)".into());
             }
@@ -116,12 +130,19 @@ pub struct Boot {
     pub smp: String,
     pub icount: bool,
     pub timeout: Duration,
-    /// With `--engine sim`: the `fairway-sim` binary and the `--machine` value; `qemu` and
-    /// `elf` are then unused.
-    pub sim: Option<(PathBuf, String)>,
-    /// With `--engine sim`: more `fairway-sim` arguments, before the command line (an
-    /// experiment's sweep of a simulated cost).
+    /// With `--engine sim`: what runs instead of QEMU (`qemu` and `elf` are then unused).
+    pub sim: Option<SimTarget>,
+    /// With `--engine sim`: more `fairway-sim` arguments, after `--hw` and before the command
+    /// line (an experiment's sweep of a simulated cost; a `--hw` here replaces the run's).
     pub sim_args: Vec<String>,
+}
+
+/// A `fairway-sim` run's binary, `--machine` and `--hw` (None: its default, `icount`).
+#[derive(Clone, Debug)]
+pub struct SimTarget {
+    pub bin: PathBuf,
+    pub machine: String,
+    pub hw: Option<String>,
 }
 
 /// The kernel command line of a run: `workload=W[,params] [extra]`.
@@ -152,20 +173,20 @@ impl Boot {
     }
 
     /// Runs in the simulator: builds `fairway-sim` (release) once.
-    pub fn simulator(machine: &str) -> Result<Boot, String> {
+    pub fn simulator(machine: &str, hw: Option<&str>) -> Result<Boot, String> {
         let bin = crate::sim::build_binary(true)?;
-        Ok(Boot::sim_binary(bin, machine))
+        Ok(Boot::sim_binary(bin, machine, hw))
     }
 
-    /// Runs of an already built `fairway-sim` on `machine`.
-    pub fn sim_binary(bin: PathBuf, machine: &str) -> Boot {
+    /// Runs of an already built `fairway-sim` on `machine` with hardware profile `hw`.
+    pub fn sim_binary(bin: PathBuf, machine: &str, hw: Option<&str>) -> Boot {
         Boot {
             qemu: PathBuf::new(),
             elf: PathBuf::new(),
             smp: String::new(),
             icount: false,
             timeout: Duration::ZERO,
-            sim: Some((bin, machine.into())),
+            sim: Some(SimTarget { bin, machine: machine.into(), hw: hw.map(String::from) }),
             sim_args: Vec::new(),
         }
     }
@@ -173,20 +194,26 @@ impl Boot {
     /// The command a run executes, for the report.
     pub fn display(&self, append: &str) -> String {
         match &self.sim {
-            Some((bin, m)) => format!("{} --machine {m} --seed RUN -- {append:?}", bin.display()),
+            Some(t) => format!(
+                "{} --machine {}{} --seed RUN -- {append:?}",
+                t.bin.display(),
+                t.machine,
+                t.hw.as_ref().map(|h| format!(" --hw {h}")).unwrap_or_default()
+            ),
             None => self.config(append).display(),
         }
     }
 
     /// One `fairway-sim` process: its stdout and stderr are the run's log.
-    fn run_sim(&self, bin: &Path, machine: &str, run: usize, append: &str) -> Result<(RunRecord, Log), String> {
+    fn run_sim(&self, target: &SimTarget, run: usize, append: &str) -> Result<(RunRecord, Log), String> {
+        let (bin, machine) = (&target.bin, &target.machine);
         let t = std::time::Instant::now();
-        let out = std::process::Command::new(bin)
-            .args(["--machine", machine, "--seed", &run.to_string()])
-            .args(&self.sim_args)
-            .args(["--", append])
-            .output()
-            .map_err(|e| format!("{}: {e}", bin.display()))?;
+        let mut c = std::process::Command::new(bin);
+        c.args(["--machine", machine, "--seed", &run.to_string()]);
+        if let Some(h) = &target.hw {
+            c.args(["--hw", h]);
+        }
+        let out = c.args(&self.sim_args).args(["--", append]).output().map_err(|e| format!("{}: {e}", bin.display()))?;
         let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
         let log = Log::parse(&text);
         accepted_cmdline(&log, append)?;
@@ -213,8 +240,8 @@ impl Boot {
     /// One fresh boot; returns what it reported and its serial log. A boot whose kernel
     /// complained about the command line is an error ([`accepted_cmdline`]).
     pub fn run(&self, run: usize, append: &str) -> Result<(RunRecord, Log), String> {
-        if let Some((bin, m)) = &self.sim {
-            return self.run_sim(bin, m, run, append);
+        if let Some(t) = &self.sim {
+            return self.run_sim(t, run, append);
         }
         let cmd = self.config(append).command()?;
         let r = crate::runner::run(cmd, self.timeout, &mut |_| {}, None);
@@ -223,6 +250,35 @@ impl Boot {
         let rec = RunRecord::from_log(run, r.exit.to_string(), ok, r.elapsed.as_secs_f64(), &r.log);
         Ok((rec, r.log))
     }
+}
+
+/// Runs `f` on every task, `jobs` at a time (each task one independent `fairway-sim`
+/// process), calling `done` as each finishes; the results in the tasks' order.
+pub fn run_tasks<T: Sync, R: Send>(jobs: u32, tasks: &[T], f: impl Fn(&T) -> R + Sync, done: impl Fn(&T, &R) + Sync) -> Vec<R> {
+    if jobs <= 1 {
+        return tasks
+            .iter()
+            .map(|t| {
+                let r = f(t);
+                done(t, &r);
+                r
+            })
+            .collect();
+    }
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let results: std::sync::Mutex<Vec<Option<R>>> = std::sync::Mutex::new((0..tasks.len()).map(|_| None).collect());
+    std::thread::scope(|s| {
+        for _ in 0..(jobs as usize).min(tasks.len()) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(t) = tasks.get(i) else { break };
+                let r = f(t);
+                done(t, &r);
+                results.lock().expect("no task panicked")[i] = Some(r);
+            });
+        }
+    });
+    results.into_inner().expect("no task panicked").into_iter().map(|r| r.expect("every task ran")).collect()
 }
 
 /// Refuses a boot whose kernel reported a problem with its command line (`@fw
@@ -449,7 +505,7 @@ pub fn bench(a: BenchArgs) -> Result<(), String> {
     check_engine(&a.engine, &w.boot.smp, a.icount, a.phases, w.kernel.rev.is_some())?;
     let (boot, kernel) = match &a.engine.machine {
         Some(m) if a.engine.engine == Engine::Sim => {
-            (Boot::simulator(m)?, Kernel { label: "working tree (fairway-sim)".into(), commit: None, elf: PathBuf::new(), source_root: crate::workspace_root(), tree_of: None })
+            (Boot::simulator(m, a.engine.hw.as_deref())?, Kernel { label: "working tree (fairway-sim)".into(), commit: None, elf: PathBuf::new(), source_root: crate::workspace_root(), tree_of: None })
         }
         _ => Boot::prepare_at(&w.kernel, &w.boot.smp, a.icount, w.boot.timeout)?,
     };
@@ -457,17 +513,21 @@ pub fn bench(a: BenchArgs) -> Result<(), String> {
     let dir = out_dir(&w.workload)?;
     eprintln!("xtask: {}", boot.display(&append));
     let pb = progress(a.runs as u64);
-    let mut runs = Vec::new();
-    for i in 0..a.runs {
-        let line = if a.phases { with_phase(&append, i, a.runs) } else { append.clone() };
-        let (rec, log) = boot.run(i, &line)?;
-        write(&dir.join(format!("run-{i}.log")), log.raw().as_bytes())?;
-        let msg = rec.results.iter().map(|f| format!("{}={}", f.metric, f.value)).collect::<Vec<_>>().join(" ");
-        if !rec.ok {
-            pb.println(format!("run {i}: {}", rec.exit));
+    let tasks: Vec<(usize, String)> =
+        (0..a.runs).map(|i| (i, if a.phases { with_phase(&append, i, a.runs) } else { append.clone() })).collect();
+    let done = run_tasks(a.engine.jobs, &tasks, |(i, line)| boot.run(*i, line), |(i, _), r| {
+        if let Ok((rec, _)) = r {
+            if !rec.ok {
+                pb.println(format!("run {i}: {}", rec.exit));
+            }
+            pb.set_message(rec.results.iter().map(|f| format!("{}={}", f.metric, f.value)).collect::<Vec<_>>().join(" "));
         }
-        pb.set_message(msg);
         pb.inc(1);
+    });
+    let mut runs = Vec::new();
+    for ((i, _), r) in tasks.iter().zip(done) {
+        let (rec, log) = r?;
+        write(&dir.join(format!("run-{i}.log")), log.raw().as_bytes())?;
         runs.push(rec);
     }
     pb.finish_and_clear();
@@ -614,7 +674,7 @@ mod tests {
     }
 
     fn engine(engine: Engine, machine: Option<&str>) -> EngineArgs {
-        EngineArgs { engine, machine: machine.map(Into::into) }
+        EngineArgs { engine, machine: machine.map(Into::into), hw: None, jobs: 1 }
     }
 
     #[test]
@@ -631,13 +691,33 @@ mod tests {
         assert!(e(&sim, "2", false, false, true).contains("working tree's mechanism"));
         assert_eq!(sim.describe("2", false), "--engine sim --machine 4");
         assert_eq!(engine(Engine::Qemu, None).describe("4", true), "--engine qemu -smp 4 --icount");
+        // --hw and --jobs are the simulator's; a bad profile is refused before any run.
+        let hw = |h: &str| EngineArgs { hw: Some(h.into()), ..sim.clone() };
+        assert!(check_engine(&hw("dd-2024,refill_scale=2"), "2", false, false, false).is_ok());
+        assert_eq!(hw("dd-2024").describe("2", false), "--engine sim --machine 4 --hw dd-2024");
+        assert!(e(&hw("dd-2024,colour=1"), "2", false, false, false).contains("unknown key `colour`"));
+        assert!(e(&EngineArgs { hw: Some("icount".into()), ..engine(Engine::Qemu, None) }, "2", false, false, false).contains("--hw is the simulator's"));
+        assert!(e(&EngineArgs { jobs: 2, ..engine(Engine::Qemu, None) }, "2", false, false, false).contains("--jobs runs fairway-sim"));
+        assert!(check_engine(&EngineArgs { jobs: 2, ..sim.clone() }, "2", false, false, false).is_ok());
+    }
+
+    #[test]
+    fn tasks_run_n_at_a_time_give_their_results_in_order() {
+        let tasks: Vec<u64> = (0..23).collect();
+        let seen = std::sync::Mutex::new(Vec::new());
+        let out = run_tasks(4, &tasks, |t| t * 10, |t, r| seen.lock().unwrap().push((*t, *r)));
+        assert_eq!(out, tasks.iter().map(|t| t * 10).collect::<Vec<_>>());
+        let mut seen = seen.into_inner().unwrap();
+        seen.sort();
+        assert_eq!(seen.len(), 23, "done called once per task");
+        assert_eq!(run_tasks(1, &tasks, |t| t + 1, |_, _| {}), tasks.iter().map(|t| t + 1).collect::<Vec<_>>());
     }
 
     /// One real run through the `fairway-sim` binary (a few hundred pipe rounds, seconds): the
     /// run record holds the workload's own figures and the schedstat deltas, as a boot's would.
     #[test]
     fn a_simulator_run_is_parsed_from_its_fw_lines() {
-        let boot = Boot::simulator("2").unwrap();
+        let boot = Boot::simulator("2", None).unwrap();
         let (rec, log) = boot.run(0, &cmdline("pipe", "rounds=300", "")).unwrap();
         assert!(rec.ok, "{}", log.raw());
         let metrics: Vec<&str> = rec.results.iter().map(|f| f.metric.as_str()).collect();

@@ -158,7 +158,7 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
     let (kernels, boots) = if sim {
         // Both sides run the working tree's mechanism in fairway-sim; they differ in their command line.
         let m = a.engine.machine.as_deref().unwrap_or_default();
-        let boot = Boot::simulator(m)?;
+        let boot = Boot::simulator(m, a.engine.hw.as_deref())?;
         let k = crate::revision::Kernel {
             elf: Default::default(),
             label: "working tree (fairway-sim)".into(),
@@ -188,21 +188,30 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
             pb.println(format!("base kernel: {}\nnew kernel:  {}", kernels[0].label, kernels[1].label));
         }
         let (mut base, mut new) = (Vec::new(), Vec::new());
-        for i in 0..a.runs {
-            for (side, line) in lines.iter().enumerate() {
-                let line = if a.phases { crate::bench::with_phase(line, i, a.runs) } else { line.clone() };
-                let (rec, log) = boots[side].run(i, &line)?;
-                let tag = if side == 0 { "base" } else { "new" };
-                let name = format!("{tag}-{}-{i}.log", if pt.is_empty() { "default" } else { pt });
-                std::fs::write(dir.join(name), log.raw()).map_err(|e| e.to_string())?;
-                if !rec.ok {
-                    failed += 1;
-                    pb.println(format!("{tag} run {i} {pt}: {}", rec.exit));
-                }
-                pb.set_message(format!("{pt} {tag} {i}"));
+        // Interleaved base/new (with --jobs N, N of them at a time).
+        let tasks: Vec<(usize, usize, String)> = (0..a.runs)
+            .flat_map(|i| lines.iter().enumerate().map(move |(side, line)| (i, side, line.clone())))
+            .map(|(i, side, line)| (i, side, if a.phases { crate::bench::with_phase(&line, i, a.runs) } else { line }))
+            .collect();
+        let done = crate::bench::run_tasks(
+            a.engine.jobs,
+            &tasks,
+            |(i, side, line)| boots[*side].run(*i, line),
+            |(i, side, _), _| {
+                pb.set_message(format!("{pt} {} {i}", if *side == 0 { "base" } else { "new" }));
                 pb.inc(1);
-                if side == 0 { base.push(rec) } else { new.push(rec) }
+            },
+        );
+        for ((i, side, _), r) in tasks.iter().zip(done) {
+            let (rec, log) = r?;
+            let tag = if *side == 0 { "base" } else { "new" };
+            let name = format!("{tag}-{}-{i}.log", if pt.is_empty() { "default" } else { pt });
+            std::fs::write(dir.join(name), log.raw()).map_err(|e| e.to_string())?;
+            if !rec.ok {
+                failed += 1;
+                pb.println(format!("{tag} run {i} {pt}: {}", rec.exit));
             }
+            if *side == 0 { base.push(rec) } else { new.push(rec) }
         }
         all_rows.extend(rows(pt, &base, &new, method, a.icount));
         all_counters.extend(counter_rows(pt, &base, &new, method, a.icount));

@@ -108,6 +108,10 @@ pub struct ExperimentArgs {
     /// With `--engine sim`: runs per cell (seeds 0..N-1) instead of the experiment's own count.
     #[arg(long, value_name = "N")]
     pub seeds: Option<usize>,
+    /// With `--engine sim`: the hardware cost model's profile (`icount`, the default, or a
+    /// machine's, with `,KEY=VALUE` overrides; docs/SIMULATOR.md, "The hardware cost model").
+    #[arg(long, value_name = "PROFILE[,KEY=VALUE...]")]
+    pub hw: Option<String>,
 }
 
 /// How the QEMU engine keeps time.
@@ -386,7 +390,7 @@ pub fn experiment(a: ExperimentArgs) -> Result<(), String> {
     if a.engine == Engine::Sim {
         return sim::experiment(&spec, &a);
     }
-    if a.machine.is_some() || a.seeds.is_some() {
+    if a.machine.is_some() || a.seeds.is_some() || a.hw.is_some() {
         return Err(sim::QEMU_NO_MACHINE.into());
     }
     let mode = qemu_mode(&a)?;
@@ -564,7 +568,8 @@ pub fn run_matrix(spec: &Spec, form: &Form, qemu: &std::path::Path, elf: &std::p
 /// then the form's `smp`, a preset or an -smp value, or the variant's own).
 pub enum Runner {
     Qemu { qemu: PathBuf, elf: PathBuf },
-    Sim { bin: PathBuf },
+    /// `hw`: the `--hw` profile (None: fairway-sim's default, `icount`).
+    Sim { bin: PathBuf, hw: Option<String> },
 }
 
 impl Runner {
@@ -572,7 +577,7 @@ impl Runner {
     fn binary(&self) -> &std::path::Path {
         match self {
             Runner::Qemu { elf, .. } => elf,
-            Runner::Sim { bin } => bin,
+            Runner::Sim { bin, .. } => bin,
         }
     }
 }
@@ -597,7 +602,7 @@ pub fn run_cells(spec: &Spec, variants: &[Variant], form: &Form, runner: &Runner
             sim: None,
             sim_args: Vec::new(),
         },
-        Runner::Sim { bin } => Boot::sim_binary(bin.clone(), smp),
+        Runner::Sim { bin, hw } => Boot::sim_binary(bin.clone(), smp, hw.as_deref()),
     };
     let provenance = Provenance::of(runner.binary())?;
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
@@ -798,12 +803,15 @@ mod tests {
             realtime: None,
             machine: None,
             seeds: None,
+            hw: None,
         }
     }
 
     #[test]
     fn the_simulators_options_are_refused_by_the_qemu_engine_and_real_time_by_the_simulator() {
         let a = ExperimentArgs { machine: Some("4".into()), ..args() };
+        assert_eq!(experiment(a).unwrap_err(), sim::QEMU_NO_MACHINE);
+        let a = ExperimentArgs { hw: Some("icount".into()), ..args() };
         assert_eq!(experiment(a).unwrap_err(), sim::QEMU_NO_MACHINE);
         let a = ExperimentArgs { engine: Engine::Sim, realtime: Some(2), ..args() };
         assert!(experiment(a).unwrap_err().contains("--realtime is the qemu engine's"));

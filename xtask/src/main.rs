@@ -359,11 +359,15 @@ mod tests {
         let Cmd::Bench(b) = parse(&["bench", "pipe", "--rev", "main~1"]) else { panic!() };
         assert_eq!(b.run.kernel.rev.as_deref(), Some("main~1"));
         // --engine sim --machine M: bench and compare run fairway-sim; qemu is the default
-        assert_eq!(b.engine, bench::EngineArgs { engine: experiment::Engine::Qemu, machine: None });
+        assert_eq!(b.engine, bench::EngineArgs { engine: experiment::Engine::Qemu, machine: None, hw: None, jobs: 1 });
         let Cmd::Bench(b) = parse(&["bench", "pipe", "--engine", "sim", "--machine", "dd-2024"]) else { panic!() };
         assert_eq!((b.engine.engine, b.engine.machine.as_deref()), (experiment::Engine::Sim, Some("dd-2024")));
         let Cmd::Compare(c) = parse(&["compare", "pipe", "--new", "hz=250", "--engine", "sim", "--machine", "4"]) else { panic!() };
         assert_eq!((c.engine.engine, c.engine.machine.as_deref()), (experiment::Engine::Sim, Some("4")));
+        let Cmd::Compare(c) = parse(&["compare", "pipe", "--new", "", "--engine", "sim", "--machine", "4", "--hw", "dd-2024", "--jobs", "2"]) else { panic!() };
+        assert_eq!((c.engine.hw.as_deref(), c.engine.jobs), (Some("dd-2024"), 2));
+        let Cmd::Experiment(e) = parse(&["experiment", "avg-idle", "--engine", "sim", "--hw", "avg-idle-2013"]) else { panic!() };
+        assert_eq!(e.hw.as_deref(), Some("avg-idle-2013"));
         let Cmd::Profile(p) = parse(&["profile", "--rev", "v1", "pipe"]) else { panic!() };
         assert_eq!(p.run.kernel.rev.as_deref(), Some("v1"));
         let Cmd::Trace(t) = parse(&["trace", "pipe", "--rev", "HEAD~2"]) else { panic!() };
@@ -398,7 +402,7 @@ mod tests {
         // compare has no --append: its two command lines are --base and --new.
         assert!(Cli::try_parse_from(["cargo xtask", "compare", "--new", "x", "w", "--append", "y"]).is_err());
         // a zero that would mean "kill at once" or "no memory" is refused, with the flag named
-        for bad in [&["run", "--timeout", "0"][..], &["run", "--mem", "0"], &["bench", "pipe", "--timeout", "0"], &["test", "--jobs", "0"]] {
+        for bad in [&["run", "--timeout", "0"][..], &["run", "--mem", "0"], &["bench", "pipe", "--timeout", "0"], &["test", "--jobs", "0"], &["bench", "pipe", "--jobs", "0"]] {
             let argv = std::iter::once("cargo xtask").chain(bad.iter().copied());
             let e = Cli::try_parse_from(argv).err().unwrap_or_else(|| panic!("{bad:?} was accepted"));
             assert!(e.to_string().contains(bad[bad.len() - 2]), "{bad:?}: {e}");

@@ -6,6 +6,7 @@
 //! over the kernel's mechanism (`kernel/mech`) on the simulated machine, one process per run,
 //! printing the kernel's `@fw` lines (docs/SIMULATOR.md, "Running a workload").
 
+use fairway_sim::hw::HwProfile;
 use fairway_sim::{presets, PRESETS};
 
 #[derive(clap::Args)]
@@ -30,7 +31,12 @@ pub struct SimArgs {
     /// NUMA nodes splitting the CPUs evenly (with an -smp value), like `run --numa`.
     #[arg(long, default_value_t = 0)]
     pub numa: u32,
-    /// List the presets.
+    /// The hardware cost model's profile, `icount` (the default: no hardware costs) or a
+    /// machine's (`--list`), with `,KEY=VALUE` overrides, e.g. `dd-2024,refill_scale=2`
+    /// (docs/SIMULATOR.md, "The hardware cost model"). Without a workload: prints its figures.
+    #[arg(long, value_name = "PROFILE[,KEY=VALUE...]")]
+    pub hw: Option<String>,
+    /// List the presets and the hardware profiles.
     #[arg(long)]
     pub list: bool,
 }
@@ -40,11 +46,23 @@ pub fn sim(a: SimArgs) -> Result<(), String> {
         for p in PRESETS {
             println!("{:<14} -smp {:<34} numa {:<2} {}", p.name, p.smp, p.numa.max(1), p.about);
         }
+        println!("\nhardware profiles (--hw): {}", HwProfile::NAMES.join(", "));
         return Ok(());
     }
-    let name = a.machine.clone().ok_or("give --machine PRESET|SMP (or --list for the presets)")?;
+    let hw = match &a.hw {
+        Some(h) => Some(HwProfile::parse(h).map_err(|e| format!("xtask: {e}"))?),
+        None => None,
+    };
+    if let (None, None, Some(hw)) = (&a.workload, &a.machine, &hw) {
+        println!("@fw hw {}", hw.record());
+        return Ok(());
+    }
+    let name = a.machine.clone().ok_or("give --machine PRESET|SMP (or --list for the presets and hardware profiles)")?;
     if let Some(w) = &a.workload {
         return run_workload(w, &name, &a);
+    }
+    if let Some(hw) = &hw {
+        println!("@fw hw {}", hw.record());
     }
     let m = presets::machine(&name, a.numa).map_err(|e| e.to_string())?;
     let report = m.topology_report().map_err(|e| format!("{}: no sched domains: {e:?}", m.describe()))?;
@@ -85,7 +103,11 @@ pub fn build_binary(release: bool) -> Result<std::path::PathBuf, String> {
 fn run_workload(workload: &str, machine: &str, a: &SimArgs) -> Result<(), String> {
     let bin = build_binary(a.release)?;
     let mut c = std::process::Command::new(&bin);
-    c.args(["--machine", machine, "--numa", &a.numa.to_string(), "--seed", &a.seed.to_string(), "--"]);
+    c.args(["--machine", machine, "--numa", &a.numa.to_string(), "--seed", &a.seed.to_string()]);
+    if let Some(h) = &a.hw {
+        c.args(["--hw", h]);
+    }
+    c.arg("--");
     c.arg(cmdline(workload, &a.params, &a.append));
     let t = std::time::Instant::now();
     let st = c.status().map_err(|e| format!("{}: {e}", bin.display()))?;

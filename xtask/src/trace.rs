@@ -290,8 +290,11 @@ pub fn trace(a: TraceArgs) -> Result<(), String> {
         }
         (None, Some(w)) => {
             check_engine(&a.engine, &a.boot.smp, a.icount, false, a.kernel.rev.is_some())?;
+            if a.engine.jobs > 1 {
+                return Err("xtask: a trace is one run; --jobs is bench's and compare's".into());
+            }
             let boot = match (&a.engine.engine, &a.engine.machine) {
-                (Engine::Sim, Some(m)) => Boot::simulator(m)?,
+                (Engine::Sim, Some(m)) => Boot::simulator(m, a.engine.hw.as_deref())?,
                 _ => Boot::prepare_at(&a.kernel, &a.boot.smp, a.icount, a.boot.timeout)?.0,
             };
             let line = cmdline(w, &a.boot.params, &format!("trace=1 {}", a.append));

@@ -107,6 +107,8 @@ pub fn notices_without_ipi(cpu: usize) -> bool {
     fence(Ordering::SeqCst);
     if pc(cpu).polling.load(Ordering::Relaxed) {
         pc(cpu).wake_idle_without_ipi.fetch_add(1, Ordering::Relaxed);
+        // The poller sees the store by itself (a simulated one is told).
+        crate::platform::remote_access(cpu, crate::platform::RemoteAccess::WakePoller);
         return true;
     }
     false
@@ -249,7 +251,7 @@ fn poll_loop() -> ! {
             && !rq::need_resched(cpu)
             && !crate::wakeup::wake_list_pending(cpu)
         {
-            core::hint::spin_loop();
+            crate::platform::poll_relax();
         }
         pc(cpu).polling.store(false, Ordering::Relaxed);
         fence(Ordering::SeqCst);

@@ -32,7 +32,21 @@
 use alloc::sync::Arc;
 use core::fmt;
 
+use crate::sync::lockdep::LockClass;
 use crate::task::Task;
+
+/// Lines of another CPU's that the mechanism touches, for the platform to
+/// price ([`Platform::remote_access`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum RemoteAccess {
+    /// The balancer or wakeup placement reads the load figures the CPU
+    /// published (`balance::snapshot::cpu_snapshot`).
+    Snapshot,
+    /// A waker stored work for the CPU, which polls in idle and gets no
+    /// IPI: the poller sees the line change by itself.
+    WakePoller,
+}
 
 /// A saved register frame of the platform's interrupt entry, opaque here: the
 /// mechanism only hands the pointer the interrupt gave it back to
@@ -243,6 +257,41 @@ pub trait Platform {
     fn busy_loops_run() -> bool {
         true
     }
+
+    // What a real machine's hardware makes cost time by itself, and a
+    // simulated one must be told of to price (docs/SIMULATOR.md, "The
+    // hardware cost model"). Each does nothing by default, and x86 keeps
+    // the default: the calls inline to nothing. Each has a signature no
+    // other item has: LLVM merges `set_platform!`'s forwarders whose bodies
+    // are the same (empty, on x86) and signatures too into one alias, whose
+    // calls are not inlined (a hook taking one `usize` beside
+    // `work_done(u64)` costs the pipe round trip 0.6-1.6%).
+
+    /// This CPU has just taken lock `lock` (the `IrqMutex`'s address) of
+    /// `class` and `key` (`lockdep`'s): a simulated CPU waits here for
+    /// another CPU's hold of it and pays the lock's lines coming from where
+    /// it was last held.
+    #[inline(always)]
+    fn lock_acquired(_class: LockClass, _key: u8, _lock: usize) {}
+    /// This CPU releases its lock of `class` and `key` (it holds one of each
+    /// at a time: `lockdep`'s rule).
+    #[inline(always)]
+    fn lock_released(_class: LockClass, _key: u8) {}
+    /// This CPU touches lines `cpu` wrote (see [`RemoteAccess`]).
+    #[inline(always)]
+    fn remote_access(_cpu: usize, _access: RemoteAccess) {}
+    /// One turn of `idle=poll`'s wait for work (`core::hint::spin_loop` on a
+    /// real CPU; a simulated one waits for a [`RemoteAccess::WakePoller`]
+    /// or an interrupt).
+    #[inline(always)]
+    fn poll_relax() {
+        core::hint::spin_loop()
+    }
+    /// The running task touches about `kib` KiB of memory each time it runs
+    /// (its working set, declared by the workload): what a simulated CPU
+    /// refills when the task comes to it with its caches cold.
+    #[inline(always)]
+    fn set_working_set(_kib: u32) {}
 }
 
 /// Binds the mechanism to `$platform` (a type implementing
@@ -361,6 +410,21 @@ macro_rules! set_platform {
             #[no_mangle]
             #[inline]
             fn __fairway_platform_busy_loops_run() -> bool { <$platform as __P>::busy_loops_run() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_lock_acquired(c: $crate::sync::lockdep::LockClass, k: u8, l: usize) { <$platform as __P>::lock_acquired(c, k, l) }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_lock_released(c: $crate::sync::lockdep::LockClass, k: u8) { <$platform as __P>::lock_released(c, k) }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_remote_access(cpu: usize, a: $crate::platform::RemoteAccess) { <$platform as __P>::remote_access(cpu, a) }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_poll_relax() { <$platform as __P>::poll_relax() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_set_working_set(kib: u32) { <$platform as __P>::set_working_set(kib) }
         };
     };
 }
@@ -404,6 +468,11 @@ unsafe extern "Rust" {
     safe fn __fairway_platform_burn_ns(ns: u64);
     safe fn __fairway_platform_work_done(instructions: u64);
     safe fn __fairway_platform_busy_loops_run() -> bool;
+    safe fn __fairway_platform_lock_acquired(c: LockClass, k: u8, l: usize);
+    safe fn __fairway_platform_lock_released(c: LockClass, k: u8);
+    safe fn __fairway_platform_remote_access(cpu: usize, a: RemoteAccess);
+    safe fn __fairway_platform_poll_relax();
+    safe fn __fairway_platform_set_working_set(kib: u32);
 }
 
 // The mechanism's view: plain functions, named as the mechanism uses them.
@@ -612,4 +681,35 @@ pub fn work_done(instructions: u64) {
 #[inline]
 pub fn busy_loops_run() -> bool {
     __fairway_platform_busy_loops_run()
+}
+
+/// See [`Platform::lock_acquired`].
+#[inline(always)]
+pub fn lock_acquired(class: LockClass, key: u8, lock: usize) {
+    __fairway_platform_lock_acquired(class, key, lock)
+}
+
+/// See [`Platform::lock_released`].
+#[inline(always)]
+pub fn lock_released(class: LockClass, key: u8) {
+    __fairway_platform_lock_released(class, key)
+}
+
+/// See [`Platform::remote_access`].
+#[inline(always)]
+pub fn remote_access(cpu: usize, access: RemoteAccess) {
+    __fairway_platform_remote_access(cpu, access)
+}
+
+/// See [`Platform::poll_relax`].
+#[inline(always)]
+pub fn poll_relax() {
+    __fairway_platform_poll_relax()
+}
+
+/// Declares the running task's working set in KiB (see
+/// [`Platform::set_working_set`]): free on x86.
+#[inline(always)]
+pub fn set_working_set(kib: u32) {
+    __fairway_platform_set_working_set(kib)
 }

@@ -120,6 +120,12 @@ impl<'w> Crew<'w> {
     }
 
     fn push(&mut self, name: &str, slot: usize, body: impl FnOnce() + Send + 'static) -> bool {
+        // Every crew's workload takes `wss_kb=` (`params::wss_kb`).
+        let wss = self.w.num("wss_kb") as u32;
+        let body = move || {
+            mech::platform::set_working_set(wss);
+            body();
+        };
         match super::spawn(place(Spawn::new(name), self.w, slot), body) {
             Some(t) => {
                 self.tasks.push(t);

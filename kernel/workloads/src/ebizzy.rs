@@ -10,7 +10,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::crew::{name, Crew, Measured};
-use super::params::{Param, num_per_cpu, num, MAX_MS, MAX_THREADS};
+use super::params::{Param, wss_kb, num_per_cpu, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
 
 /// What `workload=ebizzy` takes (see `params`).
@@ -19,6 +19,7 @@ pub(super) const PARAMS: &[Param] = &[
     num("chunks", 1, 1024, 10, "chunks of records searched"),
     num("records", 1, 1 << 20, 4096, "8-byte records per chunk"),
     num("ms", 1, MAX_MS, 1000, "how long the threads search (ms)"),
+    wss_kb(320),
 ];
 
 pub fn run(w: &Workload) -> bool {

@@ -12,7 +12,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::Ordering;
 
 use super::crew::{name, Crew, Measured};
-use super::params::{Param, num_per_cpu, num, MAX_MS, MAX_THREADS};
+use super::params::{Param, wss_kb, num_per_cpu, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
 use mech::rq;
 use mech::sync::irq_mutex::IrqMutex;
@@ -23,6 +23,7 @@ pub(super) const PARAMS: &[Param] = &[
     num("ms", 1, MAX_MS, 1000, "how long the threads run (ms)"),
     num("burst_us", 1, 1_000_000, 50, "mean CPU burst (us; each is 0.5-1.5 times it)"),
     num("sleep_us", 1, 1_000_000, 100, "mean sleep (us; each is 0.5-1.5 times it)"),
+    wss_kb(64),
 ];
 
 pub fn run(w: &Workload) -> bool {

@@ -13,7 +13,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::crew::{name, Crew};
-use super::params::{Param, num};
+use super::params::{Param, wss_kb, num};
 use crate::cmdline::Workload;
 use mech::rq;
 use mech::sync::Pipe;
@@ -25,6 +25,7 @@ pub(super) const PARAMS: &[Param] = &[
     num("datasize", 1, 4096, 100, "bytes per message"),
     num("fds", 1, 64, 20, "receivers (and senders) per group"),
     num("pipe_kb", 1, 1024, 64, "capacity of each receiver's pipe (KiB)"),
+    wss_kb(64),
 ];
 
 pub fn run(w: &Workload) -> bool {

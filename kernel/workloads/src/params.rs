@@ -91,6 +91,15 @@ pub const SPREAD: &[Param] = &[num("spread", 0, 1, 0, "1: start thread i on CPU 
 pub const CALIBRATION: &[Param] =
     &[num("loops_per_us", 0, 1_000_000, 0, "loops of calibrated work per microsecond (0: measure at start)")];
 
+/// The working set each of a workload's threads declares
+/// (`mech::platform::set_working_set`), in KiB, with the workload's own
+/// default: the memory its loop touches each time it runs. Only the
+/// simulator's cache model reads it (docs/SIMULATOR.md, "The hardware cost
+/// model"); on real hardware the caches see what the threads really touch.
+pub const fn wss_kb(default: u64) -> Param {
+    num("wss_kb", 0, 1 << 20, default, "working set of each thread (KiB): what the simulator's caches refill when a thread runs where its data is not")
+}
+
 /// How `value` fails `p`, or `None` when it is accepted.
 pub fn reject(p: &Param, value: &str) -> Option<alloc::string::String> {
     use core::fmt::Write;

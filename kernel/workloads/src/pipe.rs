@@ -9,7 +9,7 @@
 
 use alloc::sync::Arc;
 
-use super::params::{Param, num, choice};
+use super::params::{Param, wss_kb, num, choice};
 use crate::cmdline::Workload;
 use mech::rq;
 use mech::sync::Pipe;
@@ -19,6 +19,7 @@ use mech::task::Spawn;
 pub(super) const PARAMS: &[Param] = &[
     num("rounds", 1, 100_000_000, 100_000, "round trips"),
     choice("mode", &["same", "cross"], "both threads on one CPU, or on two"),
+    wss_kb(16),
 ];
 
 /// `workload=yield`'s parameters.
@@ -40,8 +41,10 @@ pub fn run(w: &Workload) -> bool {
     let ping = Arc::new(Pipe::new(4096));
     let pong = Arc::new(Pipe::new(4096));
     let (p1, q1) = (ping.clone(), pong.clone());
+    let wss = w.num("wss_kb") as u32;
     let start = rq::now_ns();
     let b = super::spawn(Spawn::new("pipe-b").pin(b_cpu), move || {
+        mech::platform::set_working_set(wss);
         let mut x = [0u8; 1];
         for _ in 0..rounds {
             p1.read_exact(&mut x);
@@ -49,6 +52,7 @@ pub fn run(w: &Workload) -> bool {
         }
     });
     let a = super::spawn(Spawn::new("pipe-a").pin(a_cpu), move || {
+        mech::platform::set_working_set(wss);
         let mut x = [1u8; 1];
         for _ in 0..rounds {
             ping.write(&x, true);

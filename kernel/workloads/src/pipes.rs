@@ -9,7 +9,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::params::{Param, num, MAX_THREADS};
+use super::params::{Param, wss_kb, num, MAX_THREADS};
 use crate::cmdline::Workload;
 use mech::sync::Pipe;
 use mech::task::{Spawn, Task};
@@ -23,11 +23,13 @@ struct Tally {
 pub(super) const PARAMS: &[Param] = &[
     num("pairs", 1, MAX_THREADS / 2, 4, "ping-pong pairs"),
     num("rounds", 1, 100_000_000, 2000, "round trips per pair"),
+    wss_kb(16),
 ];
 
 pub fn run(w: &Workload) -> bool {
     let pairs = w.num("pairs") as usize;
     let rounds = w.num("rounds");
+    let wss = w.num("wss_kb") as u32;
     if !super::budget::fits(w, &["pairs"], (pairs * 2) as u64, 0) {
         return false;
     }
@@ -37,6 +39,7 @@ pub fn run(w: &Workload) -> bool {
         let (ping, pong) = (Arc::new(Pipe::new(64)), Arc::new(Pipe::new(64)));
         let (p1, q1) = (ping.clone(), pong.clone());
         let Some(b) = super::spawn(Spawn::new("pipes-b"), move || {
+            mech::platform::set_working_set(wss);
             let mut x = [0u8; 1];
             for _ in 0..rounds {
                 p1.read_exact(&mut x);
@@ -48,6 +51,7 @@ pub fn run(w: &Workload) -> bool {
         let tally = Arc::new(Tally { same_cpu: AtomicU64::new(0), same_llc: AtomicU64::new(0) });
         let (t2, partner) = (tally.clone(), b.clone());
         let a = super::spawn(Spawn::new("pipes-a"), move || {
+            mech::platform::set_working_set(wss);
             let mut x = [1u8; 1];
             for _ in 0..rounds {
                 ping.write(&x, true);

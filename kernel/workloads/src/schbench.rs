@@ -18,7 +18,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 
 use super::crew::{name, Crew};
 use super::samples::{pct, print_hist};
-use super::params::{Param, num, MAX_MS};
+use super::params::{Param, wss_kb, num, MAX_MS};
 use mech::platform::cpu_id;
 use crate::cmdline::Workload;
 use sched::cpumask::CpuMask;
@@ -106,6 +106,8 @@ pub(super) const PARAMS: &[Param] = &[
     num("work_us", 0, 1_000_000, 200, "calibrated CPU work per request (us)"),
     num("sleep_us", 0, 1_000_000, 100, "sleep per request (us)"),
     num("pin_msg", 0, 1, 0, "1: pin the message threads to CPU 0, so every worker wakeup comes from one CPU (an interrupt-bound mix)"),
+    // schbench's own `-F` (cache footprint) default.
+    wss_kb(256),
 ];
 
 pub fn run(w: &Workload) -> bool {

@@ -12,7 +12,7 @@ use alloc::vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::crew::{name, Crew, Measured};
-use super::params::{Param, num_per_cpu, num, MAX_MS, MAX_THREADS};
+use super::params::{Param, wss_kb, num_per_cpu, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
 use mech::rq;
 use mech::sync::Pipe;
@@ -24,6 +24,7 @@ pub(super) const PARAMS: &[Param] = &[
     num("reply", 1, 1 << 20, 4096, "reply size (bytes)"),
     num("ms", 1, MAX_MS, 1000, "how long the clients run (ms)"),
     num("server_us", 0, 1_000_000, 5, "the server's calibrated work per request (us)"),
+    wss_kb(64),
 ];
 
 pub fn run(w: &Workload) -> bool {

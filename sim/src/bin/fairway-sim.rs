@@ -2,15 +2,19 @@
 //! simulated machine, in one process (the mechanism's state is static).
 //! `cargo xtask sim WORKLOAD --machine M --append '...'` builds and runs it.
 //!
-//! Usage: `fairway-sim --machine PRESET|SMP [--numa N] [--seed S] -- CMDLINE`,
-//! where CMDLINE is the kernel's command line (`workload=pipe,rounds=100
-//! hz=250 ...`), parsed by the workloads' own parser as the kernel does.
+//! Usage: `fairway-sim --machine PRESET|SMP [--numa N] [--seed S] [--hw
+//! PROFILE[,KEY=VALUE...]] -- CMDLINE`, where CMDLINE is the kernel's command
+//! line (`workload=pipe,rounds=100 hz=250 ...`), parsed by the workloads'
+//! own parser as the kernel does, and `--hw` the hardware cost model's
+//! profile (`icount` when not given: no hardware costs; docs/SIMULATOR.md,
+//! "The hardware cost model").
 //! `cpu_capacity=` slows the named CPUs as the kernel does (its pressure
 //! source), on top of a preset's own capacities.
 //! Prints what the kernel would from its `init` thread on: the command
 //! line's problems (`cmdline:` and `@fw cmdline_problem`), the workload's
 //! `@fw` lines, `@fw faults` (with `fault=`), the trace (with `trace=N`, the
-//! kernel's `@fw trace*` records), the schedstat lines; then one `sim:`
+//! kernel's `@fw trace*` records), the schedstat lines, what the hardware
+//! model added (`@fw hw`, `@fw hwcost` per CPU, `@fw hwlock`); then one `sim:`
 //! summary line, and on stderr one `sim-speed:` line (events per second of
 //! process CPU time, host CPU seconds per simulated second: not on stdout,
 //! whose bytes a seed fixes). Exit
@@ -18,10 +22,12 @@
 //! the run did not finish.
 
 use fairway_sim::engine::speed::process_cpu_s;
+use fairway_sim::hw::HwProfile;
 use fairway_sim::presets;
 
 fn usage() -> ! {
-    eprintln!("usage: fairway-sim --machine PRESET|SMP [--numa N] [--seed S] -- CMDLINE");
+    eprintln!("usage: fairway-sim --machine PRESET|SMP [--numa N] [--seed S] [--hw PROFILE[,KEY=VALUE...]] -- CMDLINE");
+    eprintln!("       profiles: {}", HwProfile::NAMES.join(", "));
     std::process::exit(2)
 }
 
@@ -29,6 +35,7 @@ fn main() {
     let mut machine = None;
     let mut numa = 0u32;
     let mut seed = 0u64;
+    let mut hw = HwProfile::icount();
     let mut line = String::new();
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -36,6 +43,13 @@ fn main() {
             "--machine" => machine = args.next(),
             "--numa" => numa = args.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| usage()),
             "--seed" => seed = args.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| usage()),
+            "--hw" => {
+                let spec = args.next().unwrap_or_else(|| usage());
+                hw = HwProfile::parse(&spec).unwrap_or_else(|e| {
+                    eprintln!("sim: {e}");
+                    std::process::exit(2)
+                });
+            }
             "--" => {
                 line = args.collect::<Vec<_>>().join(" ");
                 break;
@@ -59,7 +73,7 @@ fn main() {
         Ok(r) => print!("{r}"),
         Err(e) => println!("sim: {}: no sched domains: {e:?}", m.describe()),
     }
-    let run = fairway_sim::workload::run(&m, seed, &line, true);
+    let run = fairway_sim::workload::run_on(&m, &hw, seed, &line, true);
     let report = run.report;
     println!(
         "sim: machine={} seed={} end={} virtual_ns={} events={} digest={:016x}",

@@ -2,6 +2,8 @@
 
 use super::CpuStats;
 use crate::engine::cost::CostModel;
+use crate::hw::locks::ClassStats;
+use crate::hw::{HwCpuStats, HwProfile};
 
 /// The machine and how to run it.
 #[derive(Clone, Debug)]
@@ -9,6 +11,8 @@ pub struct SimConfig {
     /// Seeds the order of simultaneous events.
     pub seed: u64,
     pub cost: CostModel,
+    /// The hardware cost model on top of `cost` (`icount`: none).
+    pub hw: HwProfile,
     /// The tick rate (`hz=`).
     pub hz: u32,
     /// Tickless idle (`nohz=`).
@@ -35,6 +39,8 @@ pub struct SimConfig {
     /// kernel does; injection starts with `mech::entry::workload_starts`.
     /// Only the modes in [`SIM_FAULTS`] run here.
     pub faults: Option<(u8, u64)>,
+    /// `idle=poll`: idle CPUs poll for work instead of halting.
+    pub idle_poll: bool,
 }
 
 /// The `fault=` modes the simulator runs. The others spin until the clock
@@ -48,6 +54,7 @@ impl Default for SimConfig {
         SimConfig {
             seed: 0,
             cost: CostModel::ICOUNT,
+            hw: HwProfile::icount(),
             hz: 1000,
             nohz: true,
             sched_debug: false,
@@ -59,6 +66,7 @@ impl Default for SimConfig {
             features: None,
             trace: 0,
             faults: None,
+            idle_poll: false,
         }
     }
 }
@@ -79,4 +87,8 @@ pub struct SimReport {
     pub digest: u64,
     pub cpus: Vec<CpuStats>,
     pub log: Vec<String>,
+    /// What the hardware model added on each CPU, and per lock class
+    /// (named, those taken at least once).
+    pub hw: Vec<HwCpuStats>,
+    pub locks: Vec<(&'static str, ClassStats)>,
 }

@@ -6,6 +6,7 @@ use corosensei::stack::DefaultStack;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::{cpu_id, with, with_ctx, Act, Req, Resumed, CPU, CTXS, YIELDER};
+use crate::hw::cache::Footprint;
 
 pub(super) type Co = Coroutine<Resumed, Req, (), DefaultStack>;
 
@@ -22,6 +23,11 @@ pub(super) struct Ctx {
     pub(super) last_cpu: Option<usize>,
     /// `context_free` came while its coroutine was out: drop it when back.
     pub(super) freed: bool,
+    /// Its working set and where it left it (the hardware model's caches).
+    pub(super) fp: Footprint,
+    /// The refill of its last arrival, not yet run (ns; paid as a burn
+    /// when it next runs with interrupts on: `hw::pay_refill`).
+    pub(super) refill_owed: u64,
 }
 
 impl Drop for Ctx {
@@ -92,10 +98,12 @@ pub(super) fn new_coroutine(stack_bytes: usize, body: impl FnOnce() + 'static) -
     })
 }
 
-pub(super) fn new_ctx(co: Option<Co>, boot_of: Option<usize>, on_cpu: bool) -> usize {
+/// A new context; `wss`: its working set until it declares one (an idle
+/// task's is 0).
+pub(super) fn new_ctx(co: Option<Co>, boot_of: Option<usize>, on_cpu: bool, wss: u64) -> usize {
     CTXS.with(|c| {
         let mut c = c.borrow_mut();
-        let ctx = Ctx { on_cpu, co, boot_of, last_cpu: boot_of, freed: false };
+        let ctx = Ctx { on_cpu, co, boot_of, last_cpu: boot_of, freed: false, fp: Footprint::new(wss), refill_owed: 0 };
         match c.iter().position(Option::is_none) {
             Some(i) if boot_of.is_none() => {
                 c[i] = Some(ctx);

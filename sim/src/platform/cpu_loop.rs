@@ -5,9 +5,12 @@
 use super::context::{new_coroutine, new_ctx, resume_ctx, suspend};
 use super::config::{SimConfig, SimReport};
 use super::irq::deliver;
-use super::{log, now, with, Act, Cpu, CpuStats, Event, Req, Resumed, State, CPU, NOW, STATE};
+use super::{hw, log, now, with, Act, Cpu, CpuStats, Event, HwOn, Req, Resumed, State, CPU, NOW, STATE};
 use crate::engine::cost::Distance;
 use crate::engine::queue::EventQueue;
+use crate::hw::cache::Caches;
+use crate::hw::locks::Locks;
+use crate::hw::HwCpuStats;
 use crate::machine::Machine;
 
 /// Runs the mechanism on `machine`: boots every CPU as the kernel does
@@ -29,11 +32,17 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
             distance.push(Distance::between(machine, a, b));
         }
     }
+    let hw_on = HwOn::of(&cfg.hw);
+    let caches = hw_on.refill.then(|| Caches::new(machine, &cfg.hw));
     STATE.with(|s| {
         let mut s = s.borrow_mut();
         assert!(s.is_none(), "sim: platform::run runs once per process (the mechanism's state is static)");
         *s = Some(State {
             cost: cfg.cost,
+            hw: cfg.hw.clone(),
+            hw_on,
+            caches,
+            locks: Locks::new(n),
             stack_bytes: cfg.stack_bytes,
             queue: EventQueue::new(cfg.seed),
             cpus: (0..n)
@@ -53,6 +62,8 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
                     current: None,
                     ttwu_seen: 0,
                     stats: CpuStats::default(),
+                    hw_ahead_ns: 0,
+                    hw: HwCpuStats::default(),
                 })
                 .collect(),
             distance,
@@ -89,6 +100,7 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
     mech::sync::lockdep::enable(true);
     mech::timer::set_hz(cfg.hz);
     mech::timer::set_nohz(cfg.nohz);
+    mech::idle::set_poll(cfg.idle_poll);
     // `fault=` and `trace=` as the kernel's `start_scheduler()` sets them
     // up, before any CPU schedules.
     if let Some((modes, seed)) = cfg.faults {
@@ -127,7 +139,7 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
             }
             mech::idle::idle_loop()
         });
-        let h = new_ctx(Some(co), Some(c), true);
+        let h = new_ctx(Some(co), Some(c), true, 0);
         with(|s| {
             s.boot_ctx[c] = h;
             s.cpus[c].running = h;
@@ -158,6 +170,16 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
         step(t, ev);
     }
 
+    // What the hardware model added (docs/CONSOLE.md: `@fw hw`, `hwcost`,
+    // `hwlock`), after the workload's own lines.
+    for line in hw::report_lines() {
+        with(|s| {
+            if s.echo {
+                println!("{line}");
+            }
+            s.out.push(line);
+        });
+    }
     let report = with(|s| SimReport {
         output: std::mem::take(&mut s.out),
         end: s.stopped.clone().unwrap_or_default(),
@@ -166,6 +188,12 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
         digest: s.digest,
         cpus: s.cpus.iter().map(|c| c.stats.clone()).collect(),
         log: s.log.take().unwrap_or_default(),
+        hw: s.cpus.iter().map(|c| c.hw.clone()).collect(),
+        locks: mech::sync::lockdep::LockClass::ALL
+            .iter()
+            .map(|&k| (k.name(), s.locks.classes[k as usize]))
+            .filter(|(_, st)| st.acquires > 0)
+            .collect(),
     });
     report
 }
@@ -183,6 +211,7 @@ pub(super) fn handle(c: usize, mut req: Req) {
     loop {
         let charge = with(|s| {
             let cpu = &mut s.cpus[c];
+            cpu.hw_ahead_ns = 0;
             std::mem::take(&mut cpu.charge_ns) + std::mem::take(&mut cpu.section_ns)
         });
         if charge > 0 && req != Req::Stop {
@@ -231,6 +260,17 @@ fn start(c: usize, req: Req) -> Option<Req> {
                 let cpu = &mut s.cpus[c];
                 cpu.act = Act::Halt;
                 (cpu.pending_ipi || cpu.pending_timer, cpu.running)
+            });
+            pending.then(|| resume_ctx(c, h, Resumed::Irq { left: 0 }))
+        }
+        Req::Poll => {
+            let (pending, h) = with(|s| {
+                let cpu = &mut s.cpus[c];
+                let pending = cpu.irqs_on && (cpu.pending_ipi || cpu.pending_timer);
+                if !pending {
+                    cpu.act = Act::Poll { kicked: false };
+                }
+                (pending, cpu.running)
             });
             pending.then(|| resume_ctx(c, h, Resumed::Irq { left: 0 }))
         }
@@ -296,6 +336,18 @@ fn step(t: u64, ev: Event) {
                     if let Some(req) = start(cpu, then) {
                         handle(cpu, req);
                     }
+                }
+                // Out of the halt: the interrupt is taken now.
+                Act::Waking => {
+                    let h = with(|s| s.cpus[cpu].running);
+                    let req = resume_ctx(cpu, h, Resumed::Irq { left: 0 });
+                    handle(cpu, req);
+                }
+                // A waker's store reached the polling CPU.
+                Act::Poll { .. } => {
+                    let h = with(|s| s.cpus[cpu].running);
+                    let req = resume_ctx(cpu, h, Resumed::Done);
+                    handle(cpu, req);
                 }
                 other => panic!("sim: a step ended on CPU {cpu} doing {other:?}"),
             }

@@ -4,7 +4,7 @@
 
 use super::context::{resume_ctx, suspend};
 use super::cpu_loop::handle;
-use super::{cpu_id, log, now, with, Act, Req, Resumed};
+use super::{cpu_id, log, now, with, Act, Event, Req, Resumed};
 
 /// Takes the pending interrupts of this CPU, if its interrupts are on: the
 /// handlers run here, on the running context's stack; a switch they decide
@@ -54,9 +54,25 @@ pub(super) fn take_interrupts() {
 pub(super) fn deliver(cpu: usize) {
     let t = now();
     let go = with(|s| {
+        let exit_ns = if s.hw_on.idle_exit { s.hw.idle_exit_ns } else { 0 };
         let c = &mut s.cpus[cpu];
         match c.act {
+            // The halted CPU needs its idle state's exit latency first.
+            Act::Halt if exit_ns > 0 => {
+                c.act = Act::Waking;
+                c.step_gen += 1;
+                c.hw.idle_exit_ns += exit_ns;
+                c.hw.idle_exits += 1;
+                let gen = c.step_gen;
+                s.queue.push(t + exit_ns, Event::StepEnd { cpu, gen });
+                None
+            }
             Act::Halt => Some((c.running, 0)),
+            // A polling CPU runs at once (a kick on its way is dropped).
+            Act::Poll { .. } => {
+                c.step_gen += 1;
+                Some((c.running, 0))
+            }
             Act::Burn { start, end } if c.irqs_on => {
                 c.step_gen += 1;
                 c.stats.burn_ns += t - start;

@@ -25,8 +25,11 @@
 //!   whichever CPU;
 //! - `wait_for_interrupt` (the idle loop's halt): until an interrupt;
 //! - `give_up_cpu`: the schedule trap (`schedule_voluntary`) then the switch;
+//! - `poll_relax` (`idle=poll`'s wait): until a waker's store reaches this
+//!   CPU or an interrupt;
 //! - the end of an interrupt-off section with an interrupt pending: taken
-//!   there, as `sti` would take it.
+//!   there, as `sti` would take it; or with a refill owed (`hw.rs`): burnt
+//!   there, as the task's own time.
 //!
 //! What a CPU does when it comes online and when its reschedule IPI is taken
 //! is the mechanism's own code, shared with the kernel (`mech::entry`:
@@ -36,7 +39,9 @@
 //! Because a coroutine never suspends inside an interrupt-off section (every
 //! runqueue, wait-queue and list lock of the mechanism is one), no spin lock
 //! is ever found held by another CPU: a CPU's mechanism code runs to its next
-//! suspension point before any other CPU's.
+//! suspension point before any other CPU's. The hardware cost model
+//! (`crate::hw`, `hw.rs` here) prices the hold another CPU would have met
+//! instead, as virtual time on the waiter's clock.
 //!
 //! # Time
 //!
@@ -46,7 +51,9 @@
 //! from idle) plus the cache penalty of a context arriving from another CPU
 //! at every switch, `irq_entry_ns` per interrupt taken, `wakeup_ns` per
 //! wakeup the CPU made (read from the mechanism's own `ttwu_count`), and
-//! `ipi_latency_ns` between `send_resched_ipi` and the arrival. Events are
+//! `ipi_latency_ns` between `send_resched_ipi` and the arrival; and, with a
+//! hardware profile (`SimConfig::hw`), what the hardware adds (`hw.rs`:
+//! refills, remote lines, lock waits, IPI flight, idle exit). Events are
 //! ordered as in the engine (`engine::queue`: time, a seeded tie key,
 //! insertion order), so one seed replays exactly and another explores other
 //! orders of simultaneous events.
@@ -56,6 +63,7 @@
 mod config;
 mod context;
 mod cpu_loop;
+mod hw;
 mod irq;
 mod plat;
 
@@ -67,6 +75,9 @@ use corosensei::Yielder;
 
 use crate::engine::cost::{CostModel, Distance};
 use crate::engine::queue::EventQueue;
+use crate::hw::cache::Caches;
+use crate::hw::locks::Locks;
+use crate::hw::{HwCpuStats, HwProfile};
 
 pub use config::{SimConfig, SimReport, SIM_FAULTS};
 use context::{pay_own_work, suspend, Ctx};
@@ -85,6 +96,9 @@ enum Req {
     Switch(usize),
     /// Pay the kernel work charged so far, then carry on (`pay_own_work`).
     Pay,
+    /// `idle=poll`'s wait: until a waker's store for this CPU is seen
+    /// (`poll_kick`) or an interrupt (interrupts on).
+    Poll,
     /// The run ends (`Platform::exit`, or the init task finished).
     Stop,
 }
@@ -110,6 +124,11 @@ enum Act {
     Burn { start: u64, end: u64 },
     /// Halted until an interrupt.
     Halt,
+    /// Leaving a halt for an interrupt: runs again at the step's end (the
+    /// idle state's exit latency).
+    Waking,
+    /// Polling for work in idle; `kicked`: a waker's store is on its way.
+    Poll { kicked: bool },
     /// Charged kernel work (interrupts masked), then `then`.
     Kernel { then: Req },
     /// The run ended.
@@ -145,6 +164,10 @@ struct Cpu {
     /// The mechanism's `ttwu_count` of this CPU already charged.
     ttwu_seen: u64,
     stats: CpuStats,
+    /// The part of `section_ns` the hardware model added (lock waits,
+    /// remote lines): an IPI sent now leaves after it.
+    hw_ahead_ns: u64,
+    hw: HwCpuStats,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -157,6 +180,11 @@ enum Event {
 /// The simulation's state apart from the contexts' coroutines.
 struct State {
     cost: CostModel,
+    hw: HwProfile,
+    /// Which hardware costs act (on in the profile and not all zero).
+    hw_on: HwOn,
+    caches: Option<Caches>,
+    locks: Locks,
     stack_bytes: usize,
     queue: EventQueue<Event>,
     cpus: Vec<Cpu>,
@@ -172,6 +200,31 @@ struct State {
     next_stack_slot: usize,
     /// Each CPU's boot flow: the engine's handle owning its coroutine.
     boot_ctx: Vec<usize>,
+}
+
+/// The hardware costs that act in this run: on in the profile and not all
+/// zero (so `icount` takes none of their paths and its runs are the runs
+/// before the model).
+#[derive(Clone, Copy, Debug, Default)]
+struct HwOn {
+    refill: bool,
+    remote: bool,
+    locks: bool,
+    ipi: bool,
+    idle_exit: bool,
+}
+
+impl HwOn {
+    fn of(p: &HwProfile) -> HwOn {
+        let lines = p.line_ns.iter().any(|&l| l > 0);
+        HwOn {
+            refill: p.costs.refill && (lines || p.mem_ns > 0 || p.mem_remote_ns > 0),
+            remote: p.costs.remote && lines && p.snapshot_lines > 0,
+            locks: p.costs.locks && ((lines && p.lock_lines > 0) || p.hold_ns.iter().any(|&h| h > 0)),
+            ipi: p.costs.ipi && (lines || p.ipi_base_ns > 0),
+            idle_exit: p.costs.idle_exit && p.idle_exit_ns > 0,
+        }
+    }
 }
 
 thread_local! {
@@ -253,6 +306,8 @@ pub fn burn_ns(ns: u64) {
             Resumed::Irq { left: l } => {
                 left = l;
                 take_interrupts();
+                // Switched away and back: the refill of its arrival first.
+                left += hw::take_refill_owed();
             }
             Resumed::Run => unreachable!("sim: a burn resumed to run"),
         }

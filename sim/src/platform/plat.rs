@@ -5,11 +5,12 @@
 use std::fmt;
 use std::sync::Arc;
 
-use mech::platform::{Context, Exit, Frame, Platform, Stack, SwitchError};
+use mech::platform::{Context, Exit, Frame, Platform, RemoteAccess, Stack, SwitchError};
+use mech::sync::lockdep::LockClass;
 use mech::task::Task;
 
 use super::context::{new_coroutine, new_ctx};
-use super::{cpu_id, log, now, suspend, take_interrupts, with, with_ctx, Req, Resumed, CTXS};
+use super::{cpu_id, hw, log, now, suspend, take_interrupts, with, with_ctx, Req, Resumed, CTXS};
 use crate::engine::cost::Distance;
 
 /// The simulator's machine (bound with `mech::set_platform!`).
@@ -36,6 +37,8 @@ fn irqs_on_again() {
     if pending {
         take_interrupts();
     }
+    // A task that arrived owes its working set's refill: it runs now.
+    hw::pay_refill();
 }
 
 impl Platform for SimPlatform {
@@ -115,18 +118,18 @@ impl Platform for SimPlatform {
     }
 
     fn context_new_thread(entry: extern "C" fn(usize) -> !, arg: usize, _stack_top: u64) -> Context {
-        let bytes = with(|s| s.stack_bytes);
+        let (bytes, wss) = with(|s| (s.stack_bytes, s.hw.wss_default_kb * 1024));
         let co = new_coroutine(bytes, move || {
             // A new thread starts with interrupts on.
             irqs_on_again();
             entry(arg)
         });
-        wrap(new_ctx(Some(co), None, false))
+        wrap(new_ctx(Some(co), None, false, wss))
     }
     fn context_running_here(cpu: usize) -> Context {
         // Another name for the boot flow running on `cpu` (its coroutine is
         // the engine's).
-        wrap(new_ctx(None, Some(cpu), true))
+        wrap(new_ctx(None, Some(cpu), true, 0))
     }
     fn context_on_cpu(h: usize) -> bool {
         with_ctx(h, |x| x.on_cpu)
@@ -177,6 +180,7 @@ impl Platform for SimPlatform {
             cpu.charge_ns += ns;
             ns
         });
+        hw::switch(c, prev, prev_idle, next, next_idle);
         log(c, format_args!("switch prev={prev} next={next} cost={ns}"));
         Ok(next as *mut Frame)
     }
@@ -210,7 +214,15 @@ impl Platform for SimPlatform {
         let from = cpu_id();
         with(|s| {
             s.cpus[from].stats.ipis_sent += 1;
-            let at = now() + s.cost.ipi_latency_ns;
+            // It leaves after the hardware delays its sender met so far
+            // (lock waits, remote lines: 0 without the hardware model).
+            let mut at = now() + s.cost.ipi_latency_ns + s.cpus[from].hw_ahead_ns;
+            if s.hw_on.ipi {
+                let lat = s.hw.ipi_ns(s.distance[from * s.nr_cpus + cpu]);
+                at += lat;
+                s.cpus[cpu].hw.ipi_ns += lat;
+                s.cpus[cpu].hw.ipis += 1;
+            }
             s.queue.push(at, super::Event::Ipi { cpu });
         });
         log(from, format_args!("ipi_send to={cpu}"));
@@ -282,5 +294,23 @@ impl Platform for SimPlatform {
     fn busy_loops_run() -> bool {
         // `work_done` alone moves the clock: the loops' host work is skipped.
         false
+    }
+    fn lock_acquired(class: LockClass, key: u8, lock: usize) {
+        hw::lock_acquired(class, key, lock)
+    }
+    fn lock_released(class: LockClass, key: u8) {
+        hw::lock_released(class, key)
+    }
+    fn remote_access(cpu: usize, access: RemoteAccess) {
+        match access {
+            RemoteAccess::Snapshot => hw::remote_cpu_read(cpu),
+            RemoteAccess::WakePoller => hw::poll_kick(cpu),
+        }
+    }
+    fn poll_relax() {
+        hw::poll_relax()
+    }
+    fn set_working_set(kib: u32) {
+        hw::set_working_set(u64::from(kib) * 1024)
     }
 }

@@ -169,7 +169,7 @@ pub fn write_cell_jobs(spec: &Spec, variants: &[Variant], form: &Form, runner: &
     std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     let (binary, copied) = match runner {
         Runner::Qemu { elf, .. } => (elf.clone(), dir.join("fairway-kernel")),
-        Runner::Sim { bin } => (bin.clone(), dir.join("fairway-sim")),
+        Runner::Sim { bin, .. } => (bin.clone(), dir.join("fairway-sim")),
     };
     let prov = Provenance::of(&binary)?;
     if !copied.exists() {
@@ -198,9 +198,10 @@ pub fn write_cell_jobs(spec: &Spec, variants: &[Variant], form: &Form, runner: &
                         let args: Vec<String> = cfg.args()?.iter().map(|a| shell_word(a)).collect();
                         format!("timeout {} {} {}", form.timeout_s.max(1), shell_word(&qemu.to_string_lossy()), args.join(" "))
                     }
-                    Runner::Sim { .. } => {
+                    Runner::Sim { hw, .. } => {
+                        let hw = hw.as_ref().map(|h| format!("--hw {} ", shell_word(h))).unwrap_or_default();
                         let extra: String = v.sim_args.split_whitespace().map(|a| format!("{} ", shell_word(a))).collect();
-                        format!("./fairway-sim --machine {} --seed {run} {extra}-- {}", shell_word(v.smp(form)), shell_word(&line))
+                        format!("./fairway-sim --machine {} --seed {run} {hw}{extra}-- {}", shell_word(v.smp(form)), shell_word(&line))
                     }
                 };
                 let _ = writeln!(

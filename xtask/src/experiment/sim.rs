@@ -17,9 +17,9 @@ use super::{change, read_matrix, run_matrix_in, runs, ExperimentArgs, Form, Matr
 /// Where a report's simulator section starts.
 pub const SIM_MARK: &str = "<!-- engine sim: written by `cargo xtask experiment NAME --engine sim`; a qemu run keeps it -->";
 
-/// `--machine`/`--seeds` given to the qemu engine.
+/// `--machine`/`--seeds`/`--hw` given to the qemu engine.
 pub const QEMU_NO_MACHINE: &str =
-    "xtask: --machine and --seeds are the simulator's (--engine sim); QEMU's machine is the experiment's form, and -icount boots once per cell";
+    "xtask: --machine, --seeds and --hw are the simulator's (--engine sim); QEMU's machine is the experiment's form, and -icount boots once per cell";
 
 /// The file of a sim run's log directory holding the host seconds the run took.
 const HOST_SECONDS: &str = "host_seconds";
@@ -108,16 +108,20 @@ pub fn experiment(spec: &Spec, a: &ExperimentArgs) -> Result<(), String> {
     }
     let mode = Mode::Sim(seeds);
     let same_needed = !a.quick && !same_as_qemu(spec, &form);
+    if let Some(h) = &a.hw {
+        fairway_sim::hw::HwProfile::parse(h).map_err(|e| format!("xtask: {e}"))?;
+    }
     let command = format!(
-        "cargo xtask experiment {}{}{} --engine sim{}{}",
+        "cargo xtask experiment {}{}{} --engine sim{}{}{}",
         spec.name,
         if a.quick { " --quick" } else { "" },
         if a.sweep { " --sweep" } else { "" },
         a.machine.as_ref().map(|m| format!(" --machine {m}")).unwrap_or_default(),
-        a.seeds.map(|n| format!(" --seeds {n}")).unwrap_or_default()
+        a.seeds.map(|n| format!(" --seeds {n}")).unwrap_or_default(),
+        a.hw.as_ref().map(|h| format!(" --hw {h}")).unwrap_or_default()
     );
     if let Some(file) = &a.jobs_file {
-        let runner = Runner::Sim { bin: crate::sim::build_binary(true)? };
+        let runner = Runner::Sim { bin: crate::sim::build_binary(true)?, hw: a.hw.clone() };
         let dir = crate::bench::out_dir(&format!("experiment-{}-sim", spec.name))?;
         let mut jobs = String::new();
         let mut n = runs::write_jobs(spec, &form, &runner, mode, &dir, &mut jobs)?;
@@ -138,7 +142,7 @@ pub fn experiment(spec: &Spec, a: &ExperimentArgs) -> Result<(), String> {
     let (m, same, swept, dir) = if a.from.is_empty() {
         let bin = crate::sim::build_binary(true)?;
         let dir = crate::bench::out_dir(&format!("experiment-{}-sim", spec.name))?;
-        let runner = Runner::Sim { bin };
+        let runner = Runner::Sim { bin, hw: a.hw.clone() };
         let m = run_matrix_in(spec, &form, &runner, mode, &dir, true, a.jobs)?;
         let same = if same_needed { Some(run_matrix_in(spec, &spec.full, &runner, Mode::Sim(1), &dir.join(SAME_POINT_DIR), true, a.jobs)?) } else { None };
         let swept = if a.sweep { super::sweep::sweeps(spec, &form, Some(&runner), true, mode, &dir, &[], a.jobs)? } else { Vec::new() };
@@ -414,7 +418,7 @@ fn sim_quick_verdict(spec: &Spec, bin: &Path) -> crate::test::Verdict {
     let name: &'static str = Box::leak(format!("experiment-{}-sim-quick", spec.name).into_boxed_str());
     let t = std::time::Instant::now();
     let dir = std::env::temp_dir().join(format!("fairway-{name}-{}", std::process::id()));
-    let run = run_matrix_in(spec, &plan(spec.name).quick, &Runner::Sim { bin: bin.into() }, Mode::Sim(1), &dir, false, 1);
+    let run = run_matrix_in(spec, &plan(spec.name).quick, &Runner::Sim { bin: bin.into(), hw: None }, Mode::Sim(1), &dir, false, 1);
     let _ = std::fs::remove_dir_all(&dir);
     let secs = t.elapsed().as_secs_f64();
     match run {

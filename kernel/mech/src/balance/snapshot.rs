@@ -118,6 +118,9 @@ pub fn publish_load(rq: &Rq) {
 
 /// The balancer's view of `cpu`.
 pub fn cpu_snapshot(cpu: usize) -> CpuSnapshot {
+    // Lines `cpu` wrote: free on x86, priced by distance on a simulated
+    // machine (every balance pass and idle-CPU scan reads through here).
+    crate::platform::remote_access(cpu, crate::platform::RemoteAccess::Snapshot);
     let p = &pc(cpu).published;
     let nr_running = p.nr_running.load(Ordering::Relaxed) as u32;
     let h_nr_runnable = (p.h_nr_runnable.load(Ordering::Relaxed) as u32).min(nr_running);

@@ -13,13 +13,19 @@
 //!
 //! Each lock has a class (`lockdep::LockClass`, `Leaf` unless given one):
 //! with the checker on, taking it is checked against the classes the CPU
-//! holds (docs/DESIGN.md, "Locks and their order").
+//! holds (docs/DESIGN.md, "Locks and their order"). Taking and releasing it
+//! is told to the platform (`platform::lock_acquired`, `lock_released`:
+//! nothing on x86; the simulator prices the wait for another CPU's hold and
+//! the lock's line moving): with the class, the key and, when taken, the
+//! lock's address; a CPU holds one lock of a class and key at a time (the
+//! checker's rule), so the class and key name it at the release and the
+//! guard carries nothing more.
 
 use core::ops::{Deref, DerefMut};
 use spin::{Mutex, MutexGuard};
 
 use super::lockdep::{self, LockClass};
-use crate::platform::{irq_guard_enter as irq_off_enter, irq_guard_exit as irq_off_exit};
+use crate::platform::{irq_guard_enter as irq_off_enter, irq_guard_exit as irq_off_exit, lock_acquired, lock_released};
 
 /// A spin lock taken with interrupts disabled on the local CPU.
 pub struct IrqMutex<T> {
@@ -44,6 +50,7 @@ impl Drop for Held {
     #[inline(always)]
     fn drop(&mut self) {
         lockdep::release(self.0, self.1);
+        lock_released(self.0, self.1);
     }
 }
 
@@ -88,7 +95,9 @@ impl<T> IrqMutex<T> {
         let irq_off = IrqOff::enter();
         // Checked before spinning: an inversion is reported, not deadlocked on.
         lockdep::acquire(self.class, key, false);
-        IrqGuard { guard: self.inner.lock(), _held: Held(self.class, key), _irq_off: irq_off }
+        let guard = self.inner.lock();
+        lock_acquired(self.class, key, self as *const Self as usize);
+        IrqGuard { guard, _held: Held(self.class, key), _irq_off: irq_off }
     }
 
     pub fn try_lock(&self) -> Option<IrqGuard<'_, T>> {
@@ -101,6 +110,7 @@ impl<T> IrqMutex<T> {
         // On failure `irq_off` drops here and undoes the count.
         self.inner.try_lock().map(|guard| {
             lockdep::acquire(self.class, key, true);
+            lock_acquired(self.class, key, self as *const Self as usize);
             IrqGuard { guard, _held: Held(self.class, key), _irq_off: irq_off }
         })
     }

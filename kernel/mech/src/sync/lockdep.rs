@@ -61,10 +61,12 @@ pub enum LockClass {
     Console = 11,
 }
 
-const CLASSES: usize = 12;
+/// How many lock classes there are.
+pub const CLASSES: usize = 12;
 
 impl LockClass {
-    const ALL: [LockClass; CLASSES] = [
+    /// Every class, outermost first (the simulator prices each).
+    pub const ALL: [LockClass; CLASSES] = [
         LockClass::PiLock,
         LockClass::BalanceState,
         LockClass::Runqueue,
