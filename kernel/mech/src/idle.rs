@@ -34,8 +34,9 @@ use core::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 
 use crate::platform::cpu_id;
 use crate::rq;
+use crate::percpu::{per_cpu, PerCpu};
 
-/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::idle`).
+/// This module's per-CPU part (its `CPUS`).
 pub struct IdleCpu {
     /// Predicted length of the next idle period of this CPU (ns). It starts
     /// long, so a CPU idle from boot stops its tick at once.
@@ -76,11 +77,8 @@ impl IdleCpu {
     }
 }
 
-/// `cpu`'s IdleCpu.
-#[inline(always)]
-fn pc(cpu: usize) -> &'static IdleCpu {
-    &crate::sched_cpu::cpu(cpu).idle
-}
+/// Every CPU.s IdleCpu.
+static CPUS: PerCpu<IdleCpu> = per_cpu!(IdleCpu::new());
 
 /// `idle=poll`: idle CPUs spin instead of halting.
 static POLL: AtomicBool = AtomicBool::new(false);
@@ -105,8 +103,8 @@ pub fn notices_without_ipi(cpu: usize) -> bool {
     }
     // Orders the caller's store before the flag's load (see the module docs).
     fence(Ordering::SeqCst);
-    if pc(cpu).polling.load(Ordering::Relaxed) {
-        pc(cpu).wake_idle_without_ipi.fetch_add(1, Ordering::Relaxed);
+    if CPUS[cpu].polling.load(Ordering::Relaxed) {
+        CPUS[cpu].wake_idle_without_ipi.fetch_add(1, Ordering::Relaxed);
         // The poller sees the store by itself (a simulated one is told).
         crate::platform::remote_access(cpu, crate::platform::RemoteAccess::WakePoller);
         return true;
@@ -117,19 +115,19 @@ pub fn notices_without_ipi(cpu: usize) -> bool {
 /// This CPU took a reschedule IPI (counted for the statistics).
 #[inline]
 pub fn count_resched_ipi(cpu: usize) {
-    pc(cpu).resched_ipis.fetch_add(1, Ordering::Relaxed);
+    CPUS[cpu].resched_ipis.fetch_add(1, Ordering::Relaxed);
 }
 
 /// (`resched_ipis`, `wake_idle_without_ipi`) of `cpu` so far.
 pub fn ipi_stats(cpu: usize) -> (u64, u64) {
-    (pc(cpu).resched_ipis.load(Ordering::Relaxed), pc(cpu).wake_idle_without_ipi.load(Ordering::Relaxed))
+    (CPUS[cpu].resched_ipis.load(Ordering::Relaxed), CPUS[cpu].wake_idle_without_ipi.load(Ordering::Relaxed))
 }
 
 /// `cpu` switches to its idle task at `now` (on the interrupt path).
 pub fn enter(cpu: usize, now: u64) {
-    pc(cpu).idle_since.store(now, Ordering::Relaxed);
+    CPUS[cpu].idle_since.store(now, Ordering::Relaxed);
     // A polling CPU keeps its tick, as Linux's does.
-    if !polls() && pc(cpu).predicted_ns.load(Ordering::Relaxed) >= crate::timer::tick_ns() {
+    if !polls() && CPUS[cpu].predicted_ns.load(Ordering::Relaxed) >= crate::timer::tick_ns() {
         crate::timer::stop_tick(cpu);
     }
 }
@@ -142,28 +140,28 @@ pub fn exit(cpu: usize, now: u64) {
         // waker that skipped its IPI. Work that came in before the flag
         // went down gets the IPI now, from this CPU to itself; it is taken
         // as soon as the next task runs with interrupts on.
-        pc(cpu).polling.store(false, Ordering::Relaxed);
+        CPUS[cpu].polling.store(false, Ordering::Relaxed);
         fence(Ordering::SeqCst);
         if rq::need_resched(cpu) || crate::wakeup::wake_list_pending(cpu) {
             crate::rq::send_resched_ipi(cpu);
         }
     }
-    let idle = now.saturating_sub(pc(cpu).idle_since.load(Ordering::Relaxed));
+    let idle = now.saturating_sub(CPUS[cpu].idle_since.load(Ordering::Relaxed));
     // The sum first, then the end of the period: `idle_task_ns` retries
     // when it sees the start change under it.
-    pc(cpu).idle_task_ns.store(pc(cpu).idle_task_ns.load(Ordering::Relaxed) + idle, Ordering::Release);
-    pc(cpu).idle_since.store(0, Ordering::Release);
-    let old = pc(cpu).predicted_ns.load(Ordering::Relaxed) as i64;
+    CPUS[cpu].idle_task_ns.store(CPUS[cpu].idle_task_ns.load(Ordering::Relaxed) + idle, Ordering::Release);
+    CPUS[cpu].idle_since.store(0, Ordering::Release);
+    let old = CPUS[cpu].predicted_ns.load(Ordering::Relaxed) as i64;
     // Both below 2^63 ns (292 years), so the difference cannot overflow.
     let new = old + (idle.min(i64::MAX as u64) as i64 - old) / 8;
-    pc(cpu).predicted_ns.store(new.max(0) as u64, Ordering::Relaxed);
+    CPUS[cpu].predicted_ns.store(new.max(0) as u64, Ordering::Relaxed);
     crate::timer::restart_tick(cpu);
 }
 
 /// `ns` of `cpu`'s current idle period went to work booked elsewhere (the
 /// pressure source, from the tick; on `cpu`, interrupts off).
 pub(crate) fn exclude_from_idle(cpu: usize, ns: u64) {
-    let c = &pc(cpu).not_idle_ns;
+    let c = &CPUS[cpu].not_idle_ns;
     c.store(c.load(Ordering::Relaxed) + ns, Ordering::Release);
 }
 
@@ -174,11 +172,11 @@ pub(crate) fn exclude_from_idle(cpu: usize, ns: u64) {
 /// began or ended.
 pub fn idle_task_ns(cpu: usize) -> u64 {
     loop {
-        let since = pc(cpu).idle_since.load(Ordering::Acquire);
-        let sum = pc(cpu).idle_task_ns.load(Ordering::Acquire);
-        let not_idle = pc(cpu).not_idle_ns.load(Ordering::Acquire);
+        let since = CPUS[cpu].idle_since.load(Ordering::Acquire);
+        let sum = CPUS[cpu].idle_task_ns.load(Ordering::Acquire);
+        let not_idle = CPUS[cpu].not_idle_ns.load(Ordering::Acquire);
         let now = rq::now_ns();
-        if pc(cpu).idle_since.load(Ordering::Acquire) == since {
+        if CPUS[cpu].idle_since.load(Ordering::Acquire) == since {
             return (sum + if since != 0 { now.saturating_sub(since) } else { 0 }).saturating_sub(not_idle);
         }
     }
@@ -188,7 +186,7 @@ pub fn idle_task_ns(cpu: usize) -> u64 {
 /// that has lasted a tick already is a long one, so stop the tick now.
 fn still_idle(cpu: usize) {
     crate::platform::without_interrupts(|| {
-        let since = pc(cpu).idle_since.load(Ordering::Relaxed);
+        let since = CPUS[cpu].idle_since.load(Ordering::Relaxed);
         if rq::now_ns().saturating_sub(since) >= crate::timer::tick_ns() {
             crate::timer::stop_tick(cpu);
         }
@@ -214,11 +212,11 @@ pub fn idle_loop() -> ! {
                 core::hint::spin_loop();
                 continue;
             }
-            let since = pc(cpu).idle_since.load(Ordering::Relaxed);
+            let since = CPUS[cpu].idle_since.load(Ordering::Relaxed);
             crate::platform::wait_for_interrupt();
             // Back in this idle period (not in a new one after a switch
             // away and back): it may have outlasted a tick.
-            if pc(cpu).idle_since.load(Ordering::Relaxed) == since {
+            if CPUS[cpu].idle_since.load(Ordering::Relaxed) == since {
                 still_idle(cpu);
             }
         }
@@ -242,18 +240,18 @@ fn poll_loop() -> ! {
         {
             core::hint::spin_loop();
         }
-        pc(cpu).polling.store(true, Ordering::Relaxed);
+        CPUS[cpu].polling.store(true, Ordering::Relaxed);
         // The flag before the checks: a waker that missed it sends an IPI.
         fence(Ordering::SeqCst);
         // A switch away (an interrupt's) clears the flag: then stop too, and
         // set it again first, since the CPU ran something else meanwhile.
-        while pc(cpu).polling.load(Ordering::Relaxed)
+        while CPUS[cpu].polling.load(Ordering::Relaxed)
             && !rq::need_resched(cpu)
             && !crate::wakeup::wake_list_pending(cpu)
         {
             crate::platform::poll_relax();
         }
-        pc(cpu).polling.store(false, Ordering::Relaxed);
+        CPUS[cpu].polling.store(false, Ordering::Relaxed);
         fence(Ordering::SeqCst);
         // Wakeups queued while the flag was set came without an IPI.
         crate::wakeup::process_wake_list_polled();

@@ -20,6 +20,8 @@ mod macros;
 #[allow(unsafe_code)]
 pub mod platform;
 
+pub mod percpu;
+
 pub mod balance;
 pub mod debug;
 pub mod entry;
@@ -27,7 +29,6 @@ pub mod fault;
 pub mod idle;
 pub mod lockdep_provoke;
 pub mod rq;
-pub mod sched_cpu;
 pub mod schedstat;
 pub mod schedule;
 pub mod setattr;

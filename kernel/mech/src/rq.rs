@@ -23,6 +23,7 @@ use crate::MAX_CPUS;
 use crate::schedstat::CpuStat;
 use crate::sync::irq_mutex::{IrqGuard, IrqMutex};
 use crate::task::Task;
+use crate::percpu::{per_cpu, PerCpu};
 
 /// A task's field that is meaningful only under the lock of the runqueue
 /// holding the task: every access takes that runqueue (`&Rq`, which only a
@@ -128,7 +129,7 @@ impl Rq {
     }
 }
 
-/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::rq`).
+/// This module's per-CPU part (its `CPUS`).
 pub struct RqCpu {
     /// Each CPU's runqueue, set once when the CPU starts scheduling: locking
     /// checks that once, so the guard's accesses need no check of their own.
@@ -152,22 +153,19 @@ impl RqCpu {
     }
 }
 
-/// `cpu`'s RqCpu.
-#[inline(always)]
-fn pc(cpu: usize) -> &'static RqCpu {
-    &crate::sched_cpu::cpu(cpu).rq
-}
+/// Every CPU.s RqCpu.
+static CPUS: PerCpu<RqCpu> = per_cpu!(RqCpu::new());
 
 /// Adds a newidle switch's gap to `cpu`'s [`RqCpu::newidle_switch_ns`] (its
 /// own CPU, under its runqueue lock).
 pub fn add_newidle_switch_ns(cpu: usize, gap: u64) {
-    let c = &pc(cpu).newidle_switch_ns;
+    let c = &CPUS[cpu].newidle_switch_ns;
     c.store(c.load(Ordering::Relaxed) + gap, Ordering::Relaxed);
 }
 
 /// `cpu`'s newidle switch time so far (see [`RqCpu::newidle_switch_ns`]).
 pub fn newidle_switch_ns(cpu: usize) -> u64 {
-    pc(cpu).newidle_switch_ns.load(Ordering::Relaxed)
+    CPUS[cpu].newidle_switch_ns.load(Ordering::Relaxed)
 }
 
 static ONLINE: [AtomicU64; MAX_CPUS / 64] = [const { AtomicU64::new(0) }; MAX_CPUS / 64];
@@ -192,7 +190,7 @@ impl core::ops::DerefMut for RqGuard<'_> {
 
 #[inline]
 fn rq_of(cpu: usize) -> &'static IrqMutex<Rq> {
-    match pc(cpu).rq.get() {
+    match CPUS[cpu].rq.get() {
         Some(rq) => rq,
         None => not_started(cpu),
     }
@@ -255,7 +253,7 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
     debug_assert_eq!(cpu, crate::platform::cpu_id(), "a runqueue starts on its own CPU");
     crate::task::set_current(idle.clone());
     let mut fresh = false;
-    pc(cpu).rq.call_once(|| {
+    CPUS[cpu].rq.call_once(|| {
         fresh = true;
         IrqMutex::with_class(Rq {
             cpu,
@@ -293,15 +291,15 @@ pub fn is_online(cpu: usize) -> bool {
 
 /// Asks `cpu` to reschedule at its next opportunity.
 pub fn set_need_resched(cpu: usize) {
-    pc(cpu).need_resched.store(true, Ordering::Release);
+    CPUS[cpu].need_resched.store(true, Ordering::Release);
 }
 
 pub fn need_resched(cpu: usize) -> bool {
-    pc(cpu).need_resched.load(Ordering::Acquire)
+    CPUS[cpu].need_resched.load(Ordering::Acquire)
 }
 
 pub fn clear_need_resched(cpu: usize) {
-    pc(cpu).need_resched.store(false, Ordering::Release);
+    CPUS[cpu].need_resched.store(false, Ordering::Release);
 }
 
 /// Nanoseconds since kernel entry, from the TSC.

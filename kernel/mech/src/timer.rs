@@ -22,6 +22,7 @@ use crate::platform::Frame;
 use crate::rq;
 use crate::sync::irq_mutex::IrqMutex;
 use crate::task::{self, Task, TaskState};
+use crate::percpu::{per_cpu, PerCpu};
 
 struct Sleeper {
     deadline: u64,
@@ -46,7 +47,7 @@ impl Ord for Sleeper {
     }
 }
 
-/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::timer`).
+/// This module's per-CPU part (its `CPUS`).
 pub struct TimerCpu {
     sleepers: IrqMutex<BinaryHeap<Reverse<Sleeper>>>,
     next_tick: AtomicU64,
@@ -66,11 +67,8 @@ impl TimerCpu {
     }
 }
 
-/// `cpu`'s TimerCpu.
-#[inline(always)]
-fn pc(cpu: usize) -> &'static TimerCpu {
-    &crate::sched_cpu::cpu(cpu).timer
-}
+/// Every CPU.s TimerCpu.
+static CPUS: PerCpu<TimerCpu> = per_cpu!(TimerCpu::new());
 
 static TICK_NS: AtomicU64 = AtomicU64::new(1_000_000);
 static SEQ: AtomicU64 = AtomicU64::new(0);
@@ -85,13 +83,13 @@ pub fn set_nohz(on: bool) {
 
 /// Timer interrupts `cpu` has taken.
 pub fn timer_irqs(cpu: usize) -> u64 {
-    pc(cpu).timer_irqs.load(Ordering::Relaxed)
+    CPUS[cpu].timer_irqs.load(Ordering::Relaxed)
 }
 /// Stops this CPU's tick (Linux's `tick_nohz_idle_stop_tick`) when tickless
 /// idle is on: from now on only sleep deadlines fire its timer, and it joins
 /// the NOHZ mask so a busy CPU balances for it. Interrupts off.
 pub fn stop_tick(cpu: usize) {
-    if NOHZ.load(Ordering::Relaxed) && !pc(cpu).tick_stopped.swap(true, Ordering::Relaxed) {
+    if NOHZ.load(Ordering::Relaxed) && !CPUS[cpu].tick_stopped.swap(true, Ordering::Relaxed) {
         crate::balance::nohz::enter_idle(cpu);
         program(cpu, rq::now_ns());
     }
@@ -100,10 +98,10 @@ pub fn stop_tick(cpu: usize) {
 /// Restarts this CPU's tick one period from now if it was stopped.
 /// Interrupts off.
 pub fn restart_tick(cpu: usize) {
-    if pc(cpu).tick_stopped.swap(false, Ordering::Relaxed) {
+    if CPUS[cpu].tick_stopped.swap(false, Ordering::Relaxed) {
         crate::balance::nohz::exit_idle(cpu);
         let now = rq::now_ns();
-        pc(cpu).next_tick.store(now + tick_ns(), Ordering::Relaxed);
+        CPUS[cpu].next_tick.store(now + tick_ns(), Ordering::Relaxed);
         program(cpu, now);
     }
 }
@@ -132,9 +130,9 @@ pub fn tick_ns() -> u64 {
 /// tickless idle its tick starts stopped.
 pub fn start_this_cpu() {
     let cpu = cpu_id();
-    pc(cpu).next_tick.store(rq::now_ns() + tick_ns(), Ordering::Relaxed);
+    CPUS[cpu].next_tick.store(rq::now_ns() + tick_ns(), Ordering::Relaxed);
     let nohz = NOHZ.load(Ordering::Relaxed);
-    pc(cpu).tick_stopped.store(nohz, Ordering::Relaxed);
+    CPUS[cpu].tick_stopped.store(nohz, Ordering::Relaxed);
     if nohz {
         crate::balance::nohz::enter_idle(cpu);
     }
@@ -144,8 +142,8 @@ pub fn start_this_cpu() {
 /// Programs the LAPIC timer for the earlier of the next tick and the first
 /// sleep deadline.
 fn program(cpu: usize, now: u64) {
-    let mut next = if pc(cpu).tick_stopped.load(Ordering::Relaxed) { u64::MAX } else { pc(cpu).next_tick.load(Ordering::Relaxed) };
-    if let Some(Reverse(s)) = pc(cpu).sleepers.lock().peek() {
+    let mut next = if CPUS[cpu].tick_stopped.load(Ordering::Relaxed) { u64::MAX } else { CPUS[cpu].next_tick.load(Ordering::Relaxed) };
+    if let Some(Reverse(s)) = CPUS[cpu].sleepers.lock().peek() {
         next = next.min(s.deadline);
     }
     if next == u64::MAX {
@@ -170,7 +168,7 @@ pub fn sleep_ns(ns: u64) {
         crate::platform::without_interrupts(|| {
             let cpu = cpu_id();
             me.set_state(TaskState::Sleeping);
-            pc(cpu).sleepers.lock().push(Reverse(Sleeper {
+            CPUS[cpu].sleepers.lock().push(Reverse(Sleeper {
                 deadline,
                 seq: SEQ.fetch_add(1, Ordering::Relaxed),
                 task: me.clone(),
@@ -195,7 +193,7 @@ pub fn sleep_ns(ns: u64) {
 pub fn forget_sleeper(task: &Task) -> bool {
     let mut found = false;
     for cpu in rq::online_mask().iter() {
-        let mut heap = pc(cpu).sleepers.lock();
+        let mut heap = CPUS[cpu].sleepers.lock();
         let before = heap.len();
         heap.retain(|Reverse(s)| !core::ptr::eq(&*s.task, task));
         found |= heap.len() != before;
@@ -207,7 +205,7 @@ pub fn forget_sleeper(task: &Task) -> bool {
 pub fn on_timer(frame: *mut Frame) -> *mut Frame {
     crate::platform::timer_eoi();
     let cpu = cpu_id();
-    pc(cpu).timer_irqs.fetch_add(1, Ordering::Relaxed);
+    CPUS[cpu].timer_irqs.fetch_add(1, Ordering::Relaxed);
     let now = rq::now_ns();
     // One due sleeper at a time, woken without the heap's lock held (the
     // wakeup takes runqueue locks). Collecting them into a Vec first cost an
@@ -215,7 +213,7 @@ pub fn on_timer(frame: *mut Frame) -> *mut Frame {
     // cost depend on the heap's layout (and so on the command line's length).
     loop {
         let next = {
-            let mut heap = pc(cpu).sleepers.lock();
+            let mut heap = CPUS[cpu].sleepers.lock();
             match heap.peek() {
                 Some(Reverse(s)) if s.deadline <= now => heap.pop().map(|Reverse(s)| s.task),
                 _ => None,
@@ -224,11 +222,11 @@ pub fn on_timer(frame: *mut Frame) -> *mut Frame {
         let Some(t) = next else { break };
         crate::wakeup::try_to_wake_up(&t, WakeFlags::NONE);
     }
-    let next_tick = pc(cpu).next_tick.load(Ordering::Relaxed);
+    let next_tick = CPUS[cpu].next_tick.load(Ordering::Relaxed);
     // The LAPIC timer's calibration is only as good as a few percent: a
     // tick due within 1/16 of a period counts as due now, rather than costing
     // a second interrupt a few microseconds later.
-    if now + tick_ns() / 16 >= next_tick && !pc(cpu).tick_stopped.load(Ordering::Relaxed) {
+    if now + tick_ns() / 16 >= next_tick && !CPUS[cpu].tick_stopped.load(Ordering::Relaxed) {
         scheduler_tick(cpu);
         if crate::fault::on() {
             crate::fault::tick(cpu);
@@ -238,7 +236,7 @@ pub fn on_timer(frame: *mut Frame) -> *mut Frame {
         if next <= now + period / 16 {
             next = now + period;
         }
-        pc(cpu).next_tick.store(next, Ordering::Relaxed);
+        CPUS[cpu].next_tick.store(next, Ordering::Relaxed);
     }
     program(cpu, rq::now_ns());
     crate::watchdog::timer_irq(cpu, now);

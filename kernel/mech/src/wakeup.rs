@@ -53,6 +53,7 @@ use crate::rq::{self, Rq};
 use crate::rq::resched_cpu;
 use crate::sync::irq_mutex::IrqMutex;
 use crate::task::{Task, TaskState};
+use crate::percpu::{per_cpu, PerCpu};
 
 /// A task moving to another runqueue, with its entity (plain wakeups travel
 /// as a task and flags only).
@@ -75,7 +76,7 @@ impl WakeList {
     }
 }
 
-/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::wakeup`).
+/// This module's per-CPU part (its `CPUS`).
 pub struct WakeupCpu {
     lists: IrqMutex<WakeList>,
     /// Whether this CPU's wake list is non-empty (changed under its lock, read
@@ -97,15 +98,12 @@ impl WakeupCpu {
     }
 }
 
-/// `cpu`'s WakeupCpu.
-#[inline(always)]
-fn pc(cpu: usize) -> &'static WakeupCpu {
-    &crate::sched_cpu::cpu(cpu).wakeup
-}
+/// Every CPU.s WakeupCpu.
+static CPUS: PerCpu<WakeupCpu> = per_cpu!(WakeupCpu::new());
 
 /// (ttwu_count, ttwu_local) of `cpu`.
 pub fn ttwu_stats(cpu: usize) -> (u64, u64) {
-    (pc(cpu).ttwu_count.load(Ordering::Relaxed), pc(cpu).ttwu_local.load(Ordering::Relaxed))
+    (CPUS[cpu].ttwu_count.load(Ordering::Relaxed), CPUS[cpu].ttwu_local.load(Ordering::Relaxed))
 }
 
 /// Wakes `p` if it sleeps; returns whether this call woke it.
@@ -247,10 +245,10 @@ fn enqueue_woken(p: &Arc<Task>, this: usize, from: usize, target: usize, flags: 
 #[inline(always)]
 fn account(p: &Task, this: usize, target: usize, flags: WakeFlags) {
     crate::trace::record_now(|| crate::trace::Event::Wakeup { pid: p.id, target: target as u32 });
-    pc(this).ttwu_count.fetch_add(1, Ordering::Relaxed);
+    CPUS[this].ttwu_count.fetch_add(1, Ordering::Relaxed);
     p.stats.nr_wakeups.fetch_add(1, Ordering::Relaxed);
     if target == this {
-        pc(this).ttwu_local.fetch_add(1, Ordering::Relaxed);
+        CPUS[this].ttwu_local.fetch_add(1, Ordering::Relaxed);
         p.stats.nr_wakeups_local.fetch_add(1, Ordering::Relaxed);
     } else {
         p.stats.nr_wakeups_remote.fetch_add(1, Ordering::Relaxed);
@@ -380,10 +378,10 @@ fn check_preempt(rq: &mut Rq, eid: EntityId, flags: WakeFlags) -> bool {
 /// list; the IPI goes out only when the list was empty.
 fn push_remote_with(target: usize, push: impl FnOnce(&mut WakeList)) {
     let was_empty = {
-        let mut list = pc(target).lists.lock();
+        let mut list = CPUS[target].lists.lock();
         let was_empty = list.is_empty();
         push(&mut list);
-        pc(target).pending.store(true, Ordering::Release);
+        CPUS[target].pending.store(true, Ordering::Release);
         was_empty
     };
     if was_empty && !crate::idle::notices_without_ipi(target) {
@@ -421,7 +419,7 @@ fn push_remote_wake(target: usize, task: Arc<Task>, flags: WakeFlags) {
 #[inline(always)]
 pub fn process_wake_list() -> Option<rq::RqGuard<'static>> {
     let cpu = cpu_id();
-    if !pc(cpu).pending.load(Ordering::Acquire) {
+    if !CPUS[cpu].pending.load(Ordering::Acquire) {
         return None;
     }
     // Runqueue first, then the list (the order every path uses), so a task
@@ -429,7 +427,7 @@ pub fn process_wake_list() -> Option<rq::RqGuard<'static>> {
     let mut rq = rq::lock(cpu);
     let mut preempt = false;
     // Drained in place, so the list keeps its allocation.
-    let mut list = pc(cpu).lists.lock();
+    let mut list = CPUS[cpu].lists.lock();
     if !list.moves.is_empty() {
         for item in list.moves.drain(..) {
             preempt |= activate(&mut rq, item.task, Some(item.se), item.flags);
@@ -438,7 +436,7 @@ pub fn process_wake_list() -> Option<rq::RqGuard<'static>> {
     for (task, flags) in list.wakes.drain(..) {
         preempt |= activate(&mut rq, task, None, flags);
     }
-    pc(cpu).pending.store(false, Ordering::Release);
+    CPUS[cpu].pending.store(false, Ordering::Release);
     drop(list);
     if preempt {
         rq::set_need_resched(cpu);
@@ -561,7 +559,7 @@ fn push_remote_or_local(target: usize, item: Move) {
 
 /// Whether wakeups wait on `cpu`'s wake list (Linux's `ttwu_pending`).
 pub fn wake_list_pending(cpu: usize) -> bool {
-    pc(cpu).pending.load(Ordering::Acquire)
+    CPUS[cpu].pending.load(Ordering::Acquire)
 }
 
 /// Whether `p` sits on some CPU's wake list, and if so whether it carries
@@ -570,7 +568,7 @@ pub fn in_transit(p: &Arc<Task>) -> Option<bool> {
     rq::online_mask()
         .iter()
         .find_map(|c| {
-            let list = pc(c).lists.lock();
+            let list = CPUS[c].lists.lock();
             if list.moves.iter().any(|w| Arc::ptr_eq(&w.task, p)) {
                 Some(true)
             } else {

@@ -37,6 +37,7 @@ use sched::balance::{BalanceConfig, CapacityTable, NewidleCounters, SdState};
 use sched::balance::sis::{LlcShared, SisLog, SisStats, SIS_LOG_LEN};
 use sched::topology::SchedDomains;
 
+use crate::percpu::{per_cpu, PerCpu};
 use crate::sync::irq_mutex::IrqMutex;
 
 /// What every CPU shares: the domains, the configuration, the capacities.
@@ -73,39 +74,14 @@ pub struct CpuState {
     pub balance_snaps: Vec<sched::balance::CpuSnapshot>,
 }
 
-/// The balancer's part of one CPU's scheduler state
-/// (`sched_cpu::SchedCpu::balance`): the balance state under its lock, and
-/// each submodule's per-CPU part.
-pub struct BalanceCpu {
-    state: IrqMutex<Option<CpuState>>,
-    pub newidle: newidle::NewidleCpu,
-    pub idle_wait: idle_wait::IdleWaitCpu,
-    pub snapshot: snapshot::SnapshotCpu,
-    pub nohz: nohz::NohzCpu,
-    pub periodic: periodic::PeriodicCpu,
-    pub wake: wake::WakeCpu,
-    pub capacity: capacity::CapacityCpu,
-}
-
-impl BalanceCpu {
-    pub const fn new() -> Self {
-        BalanceCpu {
-            state: IrqMutex::with_class(None, crate::sync::lockdep::LockClass::BalanceState),
-            newidle: newidle::NewidleCpu::new(),
-            idle_wait: idle_wait::IdleWaitCpu::new(),
-            snapshot: snapshot::SnapshotCpu::new(),
-            nohz: nohz::NohzCpu::new(),
-            periodic: periodic::PeriodicCpu::new(),
-            wake: wake::WakeCpu::new(),
-            capacity: capacity::CapacityCpu::new(),
-        }
-    }
-}
+/// Every CPU's balance state, under its lock (`None` until [`init`]).
+static STATE: PerCpu<IrqMutex<Option<CpuState>>> =
+    per_cpu!(IrqMutex::with_class(None, crate::sync::lockdep::LockClass::BalanceState));
 
 /// `cpu`'s balance state and its lock.
 #[inline(always)]
 pub(super) fn cpu_state(cpu: usize) -> &'static IrqMutex<Option<CpuState>> {
-    &crate::sched_cpu::cpu(cpu).balance.state
+    &STATE[cpu]
 }
 /// Per-LLC shared state (SIS_UTIL scan depth, SIS_PROP scan cost), by `sd_llc_id`.
 pub static LLC: IrqMutex<Vec<LlcShared>> = IrqMutex::new(Vec::new());

@@ -13,8 +13,9 @@ use sched::Feature;
 
 use super::periodic::balance_rq;
 use super::cpu_state;
+use crate::percpu::{per_cpu, PerCpu};
 
-/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.newidle`).
+/// This module's per-CPU part (its `CPUS`).
 pub struct NewidleCpu {
     /// Gate refusals (added to the counters' `gate_skips` when printed).
     gate_skips: AtomicU64,
@@ -49,24 +50,21 @@ impl NewidleCpu {
 /// which its runqueue lock was dropped. Every entry is either refused by the
 /// gate or drops the lock, never both (`entries = gate_skips + lock_drops`).
 pub fn entries_and_lock_drops(cpu: usize) -> (u64, u64) {
-    (pc(cpu).entries.load(Ordering::Relaxed), pc(cpu).lock_drops.load(Ordering::Relaxed))
+    (CPUS[cpu].entries.load(Ordering::Relaxed), CPUS[cpu].lock_drops.load(Ordering::Relaxed))
 }
 
-/// `cpu`'s NewidleCpu.
-#[inline(always)]
-fn pc(cpu: usize) -> &'static NewidleCpu {
-    &crate::sched_cpu::cpu(cpu).balance.newidle
-}
+/// Every CPU.s NewidleCpu.
+static CPUS: PerCpu<NewidleCpu> = per_cpu!(NewidleCpu::new());
 
 /// `cpu`'s distribution of `avg_idle` at the gate's decisions while
 /// something was overloaded (counts per `hist_bucket`).
 pub fn avg_idle_hist(cpu: usize) -> [u64; AVG_IDLE_HIST_BUCKETS] {
-    core::array::from_fn(|i| pc(cpu).avg_idle_hist[i].load(Ordering::Relaxed))
+    core::array::from_fn(|i| CPUS[cpu].avg_idle_hist[i].load(Ordering::Relaxed))
 }
 
 /// `cpu`'s gate refusals.
 pub fn gate_skips(cpu: usize) -> u64 {
-    pc(cpu).gate_skips.load(Ordering::Relaxed)
+    CPUS[cpu].gate_skips.load(Ordering::Relaxed)
 }
 
 /// Copies `cpu`'s lowest domain's `max_newidle_lb_cost` for the gate; called
@@ -74,7 +72,7 @@ pub fn gate_skips(cpu: usize) -> u64 {
 /// newidle walk, the periodic decay).
 pub(super) fn note_lowest_cost(cpu: usize, state: &super::CpuState) {
     if let Some(sd) = state.sd.first() {
-        pc(cpu).lowest_cost.store(sd.newidle.max_newidle_lb_cost, Ordering::Relaxed);
+        CPUS[cpu].lowest_cost.store(sd.newidle.max_newidle_lb_cost, Ordering::Relaxed);
     }
 }
 
@@ -113,7 +111,7 @@ pub fn newidle_begin(rq: &mut crate::rq::Rq) -> Option<sched::time::Nanos> {
     if !g.cfg.newidle || g.sds.per_cpu(rq.cpu).is_empty() {
         return None;
     }
-    let me = pc(rq.cpu);
+    let me = &CPUS[rq.cpu];
     me.entries.fetch_add(1, Ordering::Relaxed);
     // Nothing overloaded anywhere: refused whatever the cost rule says, so
     // it is not evaluated (fair.c: sched_balance_newidle() reads

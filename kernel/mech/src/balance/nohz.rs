@@ -12,6 +12,7 @@ use sched::balance::nohz::{nohz_balancer_kick, NohzState, NOHZ_BALANCE_KICK, NOH
 
 use super::snapshot::{cpu_snapshot, snapshots_into};
 use crate::sync::irq_mutex::IrqMutex;
+use crate::percpu::{per_cpu, PerCpu};
 
 static NOHZ: IrqMutex<NohzState> = IrqMutex::new(NohzState {
     idle_cpus: sched::cpumask::CpuMask::new(),
@@ -20,7 +21,7 @@ static NOHZ: IrqMutex<NohzState> = IrqMutex::new(NohzState {
     next_blocked: 0,
     needs_update: false,
 });
-/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.nohz`).
+/// This module's per-CPU part (its `CPUS`).
 pub struct NohzCpu {
     /// Kick flags waiting for each CPU (handled in its reschedule IPI).
     kick: AtomicU32,
@@ -41,11 +42,8 @@ impl NohzCpu {
     }
 }
 
-/// `cpu`'s NohzCpu.
-#[inline(always)]
-fn pc(cpu: usize) -> &'static NohzCpu {
-    &crate::sched_cpu::cpu(cpu).balance.nohz
-}
+/// Every CPU.s NohzCpu.
+static CPUS: PerCpu<NohzCpu> = per_cpu!(NohzCpu::new());
 /// The flags a kick carries (Linux's `NOHZ_KICK_MASK`): any of them sends
 /// the IPI, and the kicked CPU takes them all at once.
 const KICK_MASK: u32 = NOHZ_BALANCE_KICK | NOHZ_STATS_KICK | NOHZ_NEXT_KICK;
@@ -66,7 +64,7 @@ struct NohzCounters {
 
 /// Prints `cpu`'s `@fw nohz` record.
 pub fn print_counters(cpu: usize) {
-    let c = &pc(cpu).counters;
+    let c = &CPUS[cpu].counters;
     crate::record!(
         "nohz",
         "cpu={} kicks_sent={} ilb_runs={} balanced_for_others={} pulled_for_others={}",
@@ -141,8 +139,8 @@ pub fn balancer_kick(cpu: usize) {
         NOHZ.lock().next_balance = now + 1;
     }
     let Some(ilb) = n.find_new_ilb(cpu, &online, all) else { return };
-    if pc(ilb).kick.fetch_or(flags, Ordering::AcqRel) & KICK_MASK == 0 {
-        pc(cpu).counters.kicks_sent.fetch_add(1, Ordering::Relaxed);
+    if CPUS[ilb].kick.fetch_or(flags, Ordering::AcqRel) & KICK_MASK == 0 {
+        CPUS[cpu].counters.kicks_sent.fetch_add(1, Ordering::Relaxed);
         // The reschedule IPI without a reschedule request: the kicked CPU
         // balances in the IPI handler and switches only if it pulled work.
         crate::rq::send_resched_ipi(ilb);
@@ -152,14 +150,14 @@ pub fn balancer_kick(cpu: usize) {
 /// Whether a NOHZ kick (a balance, a blocked-load refresh, or both) was
 /// sent to `cpu` and not handled yet.
 pub fn kicked(cpu: usize) -> bool {
-    pc(cpu).kick.load(Ordering::Acquire) & KICK_MASK != 0
+    CPUS[cpu].kick.load(Ordering::Acquire) & KICK_MASK != 0
 }
 
 /// In `cpu`'s reschedule IPI: handle a NOHZ kick, if any. Every kick is
 /// taken whole (fair.c: nohz_csd_func()); before, a refresh-only kick was
 /// never taken, so its flag stayed and that CPU was never kicked again.
 pub fn run_kicked(cpu: usize) {
-    let flags = pc(cpu).kick.swap(0, Ordering::AcqRel);
+    let flags = CPUS[cpu].kick.swap(0, Ordering::AcqRel);
     if flags & KICK_MASK == 0 {
         return;
     }
@@ -175,7 +173,7 @@ pub fn run_kicked(cpu: usize) {
         return;
     }
     let order: alloc::vec::Vec<usize> = NOHZ.lock().ilb_order(cpu).collect();
-    pc(cpu).counters.ilb_runs.fetch_add(1, Ordering::Relaxed);
+    CPUS[cpu].counters.ilb_runs.fetch_add(1, Ordering::Relaxed);
     for c in order {
         // Each tickless CPU balances as itself; stop if work arrived here.
         if crate::rq::need_resched(cpu) {
@@ -183,8 +181,8 @@ pub fn run_kicked(cpu: usize) {
         }
         let pulled = super::periodic::sched_balance_domains(c, true);
         if c != cpu {
-            pc(cpu).counters.balanced_for_others.fetch_add(1, Ordering::Relaxed);
-            pc(cpu).counters.pulled_for_others.fetch_add(pulled as u64, Ordering::Relaxed);
+            CPUS[cpu].counters.balanced_for_others.fetch_add(1, Ordering::Relaxed);
+            CPUS[cpu].counters.pulled_for_others.fetch_add(pulled as u64, Ordering::Relaxed);
         }
     }
     let now = super::jiffies();

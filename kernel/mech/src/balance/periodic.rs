@@ -19,8 +19,9 @@ use sched::Feature;
 use super::snapshot::{cpu_snapshot, snapshots_into};
 use super::{cpu_state, Global};
 use crate::MAX_CPUS;
+use crate::percpu::{per_cpu, PerCpu};
 
-/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.periodic`).
+/// This module's per-CPU part (its `CPUS`).
 pub struct PeriodicCpu {
     /// Active balance requests: `dst + 1` asks this CPU (the source) to push
     /// its running task to `dst` at its next switch (0: none).
@@ -41,15 +42,12 @@ impl PeriodicCpu {
     }
 }
 
-/// `cpu`'s PeriodicCpu.
-#[inline(always)]
-fn pc(cpu: usize) -> &'static PeriodicCpu {
-    &crate::sched_cpu::cpu(cpu).balance.periodic
-}
+/// Every CPU.s PeriodicCpu.
+static CPUS: PerCpu<PeriodicCpu> = per_cpu!(PeriodicCpu::new());
 
 /// The CPU this CPU's running task should be pushed to, if asked (taken).
 pub fn take_active_push(cpu: usize) -> Option<usize> {
-    match pc(cpu).active_push.swap(0, Ordering::AcqRel) {
+    match CPUS[cpu].active_push.swap(0, Ordering::AcqRel) {
         0 => None,
         d => Some(d - 1),
     }
@@ -59,7 +57,7 @@ pub fn take_active_push(cpu: usize) -> Option<usize> {
 pub fn note_pushed(src: usize, dst: usize) {
     let Some(g) = super::global() else { return };
     if let Some(idx) = g.sds.per_cpu(src).iter().position(|sd| sd.span.contains(dst)) {
-        if let Some(c) = pc(src).alb_pushed.get(idx) {
+        if let Some(c) = CPUS[src].alb_pushed.get(idx) {
             c.fetch_add(1, Ordering::Relaxed);
         }
     }
@@ -67,7 +65,7 @@ pub fn note_pushed(src: usize, dst: usize) {
 
 /// `alb_pushed` of `cpu`'s domain `idx` (see [`note_pushed`]).
 pub fn alb_pushed(cpu: usize, idx: usize) -> u64 {
-    pc(cpu).alb_pushed.get(idx).map_or(0, |c| c.load(Ordering::Relaxed))
+    CPUS[cpu].alb_pushed.get(idx).map_or(0, |c| c.load(Ordering::Relaxed))
 }
 
 /// Balances `cpu`'s domains whose interval has passed (`idle`: whether the
@@ -281,7 +279,7 @@ pub fn balance_rq(
                 });
                 let active = if need {
                     st.stats.alb_count += 1;
-                    if pc(src).active_push.compare_exchange(0, dst + 1, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+                    if CPUS[src].active_push.compare_exchange(0, dst + 1, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
                         // On dst's ring: a NOHZ pass runs here for another CPU.
                         if crate::trace::enabled() {
                             crate::trace::record_on(crate::rq::now_ns(), || {

@@ -19,18 +19,19 @@ use sched::{EntityId, WakeFlags};
 use super::snapshot::{cpu_snapshot, snapshots, snapshots_into, LiveCpus};
 use super::{cpu_state, jiffies, LLC};
 use crate::task::Task;
+use crate::percpu::{per_cpu, PerCpu};
 
 /// A wakeup performed on `this` put its wakee on `cpu` (≠ `this`).
 pub fn note_remote_wakeup(this: usize, cpu: usize) {
     let Some(g) = super::global() else { return };
-    if let Some(c) = wake_remote_domain(&g.sds, this, cpu).and_then(|i| pc(this).ttwu_wake_remote.get(i)) {
+    if let Some(c) = wake_remote_domain(&g.sds, this, cpu).and_then(|i| CPUS[this].ttwu_wake_remote.get(i)) {
         c.fetch_add(1, Ordering::Relaxed);
     }
 }
 
 /// `ttwu_wake_remote` of `cpu`'s domain `idx` (see [`note_remote_wakeup`]).
 pub fn ttwu_wake_remote(cpu: usize, idx: usize) -> u64 {
-    pc(cpu).ttwu_wake_remote.get(idx).map_or(0, |c| c.load(Ordering::Relaxed))
+    CPUS[cpu].ttwu_wake_remote.get(idx).map_or(0, |c| c.load(Ordering::Relaxed))
 }
 
 /// The values placement needs from a sleeping task's entity (read by the
@@ -68,7 +69,7 @@ impl WakeeLoad {
     }
 }
 
-/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.wake`).
+/// This module's per-CPU part (its `CPUS`).
 pub struct WakeCpu {
     /// Each runqueue's SIS_PROP `Aged` state (Linux 5.14–6.6's `rq->wake_stamp`
     /// and `rq->wake_avg_idle`): set when an idle CPU is woken
@@ -93,11 +94,8 @@ impl WakeCpu {
     }
 }
 
-/// `cpu`'s WakeCpu.
-#[inline(always)]
-fn pc(cpu: usize) -> &'static WakeCpu {
-    &crate::sched_cpu::cpu(cpu).balance.wake
-}
+/// Every CPU.s WakeCpu.
+static CPUS: PerCpu<WakeCpu> = per_cpu!(WakeCpu::new());
 
 /// Sets `cpu`'s SIS_PROP `Aged` prediction at boot (Linux's `sched_init`:
 /// the whole initial `avg_idle`, stamped now).
@@ -119,12 +117,12 @@ pub fn note_idle_wakeup(cpu: usize, avg_idle: u64) {
 }
 
 fn load_aged(cpu: usize) -> WakeAvgIdle {
-    let a = &pc(cpu).aged;
+    let a = &CPUS[cpu].aged;
     WakeAvgIdle { wake_avg_idle: a[0].load(Ordering::Relaxed), wake_stamp: a[1].load(Ordering::Relaxed) }
 }
 
 fn store_aged(cpu: usize, v: WakeAvgIdle) {
-    let a = &pc(cpu).aged;
+    let a = &CPUS[cpu].aged;
     a[0].store(v.wake_avg_idle, Ordering::Relaxed);
     a[1].store(v.wake_stamp, Ordering::Relaxed);
 }
