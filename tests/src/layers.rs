@@ -470,7 +470,7 @@ mod tests {
         assert!(references(&files)
             .iter()
             .any(|r| r.file == "arch/mod.rs" && r.path == "crate::boot_main" && r.target == "main.rs"));
-        assert!(rules.allowed.len() >= 3, "{:?}", rules.allowed);
+        assert!(!rules.allowed.is_empty(), "{:?}", rules.allowed);
         for entry in &rules.allowed {
             let mut fewer = rules.clone();
             fewer.allowed.remove(entry);

@@ -23,9 +23,10 @@
 //!
 //! # The contract
 //!
-//! Types that cross the interface are the mechanism's own (`Task`), opaque
-//! handles ([`Context`], [`Frame`]) or plain data ([`Stack`]); the platform's
-//! register frame and saved context stay its own. Each function's doc below is
+//! Types that cross the interface are the mechanism's own task (as
+//! [`CurrentTask`]: see [`CurrentKind`]), opaque handles ([`Context`],
+//! [`Frame`]) or plain data ([`Stack`]); the platform's register frame and
+//! saved context stay its own. Each function's doc below is
 //! its contract; the platform's impl must keep it (the mechanism's invariants
 //! in docs/DESIGN.md assume it).
 
@@ -33,7 +34,21 @@ use alloc::sync::Arc;
 use core::fmt;
 
 use crate::sync::lockdep::LockClass;
-use crate::task::Task;
+
+/// What the per-CPU `current` slot holds: the mechanism's task type, named
+/// by the module that defines it (`task.rs`: `impl CurrentKind for Current`)
+/// so that this interface, below every other module of the mechanism,
+/// imports none of them (the kernel's `arch::percpu::CurrentKind` is the
+/// same device one layer down).
+pub trait CurrentKind {
+    type Of;
+}
+
+/// The `current` slot, as a type to hang [`CurrentKind`] on.
+pub struct Current;
+
+/// The task type the `current` slot holds (`task::Task`).
+pub type CurrentTask = <Current as CurrentKind>::Of;
 
 /// Lines of another CPU's that the mechanism touches, for the platform to
 /// price ([`Platform::remote_access`]).
@@ -150,17 +165,17 @@ pub trait Platform {
 
     /// What runs on this CPU (the per-CPU `current` slot), `None` before its
     /// scheduler starts. The slot owns one strong count.
-    fn current() -> Option<Arc<Task>>;
+    fn current() -> Option<Arc<CurrentTask>>;
     /// The slot's task as the pointer of its `Arc` (`Arc::as_ptr`), null
     /// before the scheduler starts here. Contract: a non-null result is
     /// the caller's own task, and the slot of whatever CPU runs the caller
     /// owns a strong count of it for as long as the caller runs
     /// ([`with_current`] borrows it without a count on that ground).
-    fn current_ptr() -> *const Task;
+    fn current_ptr() -> *const CurrentTask;
     /// Makes `task` what runs here (dropping the previous one's count).
-    fn set_current(task: Arc<Task>);
+    fn set_current(task: Arc<CurrentTask>);
     /// As `set_current`, interrupts already off (the switch).
-    fn set_current_irqs_off(task: Arc<Task>);
+    fn set_current_irqs_off(task: Arc<CurrentTask>);
 
     /// Enters a nested interrupt-off section (the first one disables
     /// interrupts, remembering whether they were on).
@@ -302,7 +317,7 @@ macro_rules! set_platform {
         const _: () = {
             use $crate::platform::Platform as __P;
             use $crate::platform::{Context as __Ctx, Exit as __Exit, Frame as __Frame, Stack as __Stack, SwitchError as __SwitchError};
-            use $crate::task::Task as __Task;
+            use $crate::platform::CurrentTask as __Task;
             extern crate alloc as __alloc;
             #[no_mangle]
             #[inline]
@@ -435,10 +450,10 @@ macro_rules! set_platform {
 // run. The functions themselves are safe Rust (the trait's methods).
 unsafe extern "Rust" {
     safe fn __fairway_platform_cpu_id() -> usize;
-    safe fn __fairway_platform_current() -> Option<Arc<Task>>;
-    safe fn __fairway_platform_current_ptr() -> *const Task;
-    safe fn __fairway_platform_set_current(t: Arc<Task>);
-    safe fn __fairway_platform_set_current_irqs_off(t: Arc<Task>);
+    safe fn __fairway_platform_current() -> Option<Arc<CurrentTask>>;
+    safe fn __fairway_platform_current_ptr() -> *const CurrentTask;
+    safe fn __fairway_platform_set_current(t: Arc<CurrentTask>);
+    safe fn __fairway_platform_set_current_irqs_off(t: Arc<CurrentTask>);
     safe fn __fairway_platform_irq_guard_enter();
     safe fn __fairway_platform_irq_guard_exit();
     safe fn __fairway_platform_irq_guards_held() -> u32;
@@ -485,7 +500,7 @@ pub fn cpu_id() -> usize {
 
 /// What runs on this CPU, `None` before its scheduler starts.
 #[inline]
-pub fn current() -> Option<Arc<Task>> {
+pub fn current() -> Option<Arc<CurrentTask>> {
     __fairway_platform_current()
 }
 
@@ -496,13 +511,13 @@ pub fn current() -> Option<Arc<Task>> {
 /// instructions of a pipe round trip at one CPU (+0.9%); hence this second
 /// `unsafe` of the crate.
 #[inline]
-pub fn with_current<R>(f: impl FnOnce(&Arc<Task>) -> R) -> Option<R> {
+pub fn with_current<R>(f: impl FnOnce(&Arc<CurrentTask>) -> R) -> Option<R> {
     let p = __fairway_platform_current_ptr();
     if p.is_null() {
         return None;
     }
     // SAFETY: by `Platform::current_ptr`'s contract `p` came from an
-    // `Arc<Task>` whose strong count the running CPU's slot owns while this
+    // `Arc<CurrentTask>` whose strong count the running CPU's slot owns while this
     // code runs, so it stays alive during `f`; `ManuallyDrop` gives back no
     // count, as none was taken.
     let me = core::mem::ManuallyDrop::new(unsafe { Arc::from_raw(p) });
@@ -511,13 +526,13 @@ pub fn with_current<R>(f: impl FnOnce(&Arc<Task>) -> R) -> Option<R> {
 
 /// See [`Platform::set_current`].
 #[inline]
-pub fn set_current(task: Arc<Task>) {
+pub fn set_current(task: Arc<CurrentTask>) {
     __fairway_platform_set_current(task)
 }
 
 /// See [`Platform::set_current_irqs_off`].
 #[inline]
-pub fn set_current_irqs_off(task: Arc<Task>) {
+pub fn set_current_irqs_off(task: Arc<CurrentTask>) {
     __fairway_platform_set_current_irqs_off(task)
 }
 

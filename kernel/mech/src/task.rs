@@ -271,6 +271,12 @@ impl Task {
     }
 }
 
+// The platform's per-CPU `current` slot holds an `Arc<Task>`: this is the one
+// place that says so (see `platform::CurrentKind`).
+impl crate::platform::CurrentKind for crate::platform::Current {
+    type Of = Task;
+}
+
 static NEXT_ID: AtomicU32 = AtomicU32::new(1);
 static REGISTRY: IrqMutex<BTreeMap<TaskId, Arc<Task>>> =
     IrqMutex::with_class(BTreeMap::new(), crate::sync::lockdep::LockClass::Registry);
