@@ -32,7 +32,7 @@ use mech::lockdep_provoke;
 use mech::rq;
 use mech::schedule;
 mod selfcheck;
-use mech::sync;
+use mech::lock;
 use mech::task;
 use mech::timer;
 mod topology;
@@ -80,14 +80,14 @@ fn boot_main(magic: u32, info: u32) -> ! {
     }
     let options = parsed.options;
     console::init_log(log_level(options.log));
-    // Before any other CPU starts, with no lock held (`sync::lockdep`).
+    // Before any other CPU starts, with no lock held (`lock::lockdep`).
     let lockdep = options.lockdep.unwrap_or(options.sched_debug || options.test_lockdep.is_some());
-    if !sync::lockdep::BUILT_IN && (options.lockdep == Some(true) || options.test_lockdep.is_some()) {
+    if !lock::lockdep::BUILT_IN && (options.lockdep == Some(true) || options.test_lockdep.is_some()) {
         cmdline::report_problem(format_args!(
             "lockdep=1: this kernel is built without the lock-order checker (`cargo xtask test` and `cargo xtask run --lockdep` build it in); no lock order is checked"
         ));
     }
-    sync::lockdep::enable(lockdep);
+    lock::lockdep::enable(lockdep);
 
     stage("interrupts");
     arch::descriptors::init_this_cpu();
@@ -270,7 +270,7 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
         if options.watchdog_thresh == 0 { " (off)" } else { "" },
         options.hung_task_timeout_secs,
         if options.hung_task_timeout_secs == 0 { " (off)" } else { "" },
-        if sync::lockdep::enabled() { "on" } else if sync::lockdep::BUILT_IN { "off" } else { "not built in" }
+        if lock::lockdep::enabled() { "on" } else if lock::lockdep::BUILT_IN { "off" } else { "not built in" }
     );
     if options.fault != 0 {
         mech::entry::configure_faults(options.fault, options.fault_seed.unwrap_or(fault::DEFAULT_SEED));

@@ -440,8 +440,8 @@ mod tests {
             ("arch/apic.rs", "use mech::rq::Rq;\n", "mech/rq.rs"),
             ("mem/frame.rs", "fn f() { crate::schedule::schedule(); }\n", "mech/schedule.rs"),
             ("arch/trap.rs", "use super::super::wakeup;\n", "mech/wakeup.rs"),
-            ("mech/sync/irq_mutex.rs", "use crate::rq::Rq;\n", "mech/rq.rs"),
-            ("mech/sync/lockdep.rs", "fn f() { super::super::task::current(); }\n", "mech/task.rs"),
+            ("mech/lock/irq_mutex.rs", "use crate::rq::Rq;\n", "mech/rq.rs"),
+            ("mech/lock/lockdep.rs", "fn f() { super::super::task::current(); }\n", "mech/task.rs"),
             ("mech/platform.rs", "use crate::{task::Task, sync::pipe::Pipe};\n", "mech/sync/pipe.rs"),
             ("mech/rq.rs", "use workloads::cmdline::Options;\n", "workloads/cmdline.rs"),
         ];

@@ -29,7 +29,7 @@ use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
 use crate::{platform::cpu_id, MAX_CPUS};
-use crate::sync::irq_mutex::IrqMutex;
+use crate::lock::{level, IrqMutex};
 use crate::task::Task;
 
 pub const IPI_DELAY: u8 = 1 << 0;
@@ -86,7 +86,7 @@ struct Held {
 }
 
 /// Each CPU's held IPIs, in the order they were asked for.
-static HELD: [IrqMutex<Vec<Held>>; MAX_CPUS] = [const { IrqMutex::new(Vec::new()) }; MAX_CPUS];
+static HELD: [IrqMutex<level::HeldIpis, Vec<Held>>; MAX_CPUS] = [const { IrqMutex::new(Vec::new()) }; MAX_CPUS];
 
 /// What was injected, and what it did.
 struct Counts {

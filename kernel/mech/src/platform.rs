@@ -33,7 +33,7 @@
 use alloc::sync::Arc;
 use core::fmt;
 
-use crate::sync::lockdep::LockClass;
+use crate::lock::level::LockClass;
 
 /// What the per-CPU `current` slot holds: the mechanism's task type, named
 /// by the module that defines it (`task.rs`: `impl CurrentKind for Current`)
@@ -287,11 +287,11 @@ pub trait Platform {
     /// another CPU's hold of it and pays the lock's lines coming from where
     /// it was last held.
     #[inline(always)]
-    fn lock_acquired(_class: LockClass, _key: u8, _lock: usize) {}
+    fn lock_acquired(_class: LockClass, _key: u32, _lock: usize) {}
     /// This CPU releases its lock of `class` and `key` (it holds one of each
     /// at a time: `lockdep`'s rule).
     #[inline(always)]
-    fn lock_released(_class: LockClass, _key: u8) {}
+    fn lock_released(_class: LockClass, _key: u32) {}
     /// This CPU touches lines `cpu` wrote (see [`RemoteAccess`]).
     #[inline(always)]
     fn remote_access(_cpu: usize, _access: RemoteAccess) {}
@@ -427,10 +427,10 @@ macro_rules! set_platform {
             fn __fairway_platform_busy_loops_run() -> bool { <$platform as __P>::busy_loops_run() }
             #[no_mangle]
             #[inline]
-            fn __fairway_platform_lock_acquired(c: $crate::sync::lockdep::LockClass, k: u8, l: usize) { <$platform as __P>::lock_acquired(c, k, l) }
+            fn __fairway_platform_lock_acquired(c: $crate::lock::level::LockClass, k: u32, l: usize) { <$platform as __P>::lock_acquired(c, k, l) }
             #[no_mangle]
             #[inline]
-            fn __fairway_platform_lock_released(c: $crate::sync::lockdep::LockClass, k: u8) { <$platform as __P>::lock_released(c, k) }
+            fn __fairway_platform_lock_released(c: $crate::lock::level::LockClass, k: u32) { <$platform as __P>::lock_released(c, k) }
             #[no_mangle]
             #[inline]
             fn __fairway_platform_remote_access(cpu: usize, a: $crate::platform::RemoteAccess) { <$platform as __P>::remote_access(cpu, a) }
@@ -483,8 +483,8 @@ unsafe extern "Rust" {
     safe fn __fairway_platform_burn_ns(ns: u64);
     safe fn __fairway_platform_work_done(instructions: u64);
     safe fn __fairway_platform_busy_loops_run() -> bool;
-    safe fn __fairway_platform_lock_acquired(c: LockClass, k: u8, l: usize);
-    safe fn __fairway_platform_lock_released(c: LockClass, k: u8);
+    safe fn __fairway_platform_lock_acquired(c: LockClass, k: u32, l: usize);
+    safe fn __fairway_platform_lock_released(c: LockClass, k: u32);
     safe fn __fairway_platform_remote_access(cpu: usize, a: RemoteAccess);
     safe fn __fairway_platform_poll_relax();
     safe fn __fairway_platform_set_working_set(kib: u32);
@@ -700,13 +700,13 @@ pub fn busy_loops_run() -> bool {
 
 /// See [`Platform::lock_acquired`].
 #[inline(always)]
-pub fn lock_acquired(class: LockClass, key: u8, lock: usize) {
+pub fn lock_acquired(class: LockClass, key: u32, lock: usize) {
     __fairway_platform_lock_acquired(class, key, lock)
 }
 
 /// See [`Platform::lock_released`].
 #[inline(always)]
-pub fn lock_released(class: LockClass, key: u8) {
+pub fn lock_released(class: LockClass, key: u32) {
     __fairway_platform_lock_released(class, key)
 }
 

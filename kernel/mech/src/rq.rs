@@ -21,7 +21,8 @@ use sched::FairRq;
 
 use crate::MAX_CPUS;
 use crate::schedstat::CpuStat;
-use crate::sync::irq_mutex::{IrqGuard, IrqMutex};
+use crate::lock::level::{self, Outside};
+use crate::lock::{Holds, IrqGuard, IrqMutex};
 use crate::task::Task;
 use crate::percpu::{per_cpu, PerCpu};
 
@@ -133,7 +134,7 @@ impl Rq {
 pub struct RqCpu {
     /// Each CPU's runqueue, set once when the CPU starts scheduling: locking
     /// checks that once, so the guard's accesses need no check of their own.
-    rq: spin::Once<IrqMutex<Rq>>,
+    rq: spin::Once<IrqMutex<level::Runqueue, Rq>>,
     need_resched: AtomicBool,
     /// This CPU's time between charging the task that left and starting the
     /// next one (or idle) when the switch ran newidle balancing in between
@@ -171,7 +172,11 @@ pub fn newidle_switch_ns(cpu: usize) -> u64 {
 static ONLINE: [AtomicU64; MAX_CPUS / 64] = [const { AtomicU64::new(0) }; MAX_CPUS / 64];
 
 /// A locked runqueue.
-pub struct RqGuard<'a>(IrqGuard<'a, Rq>);
+pub struct RqGuard<'a>(IrqGuard<'a, level::Runqueue, Rq>);
+
+impl Holds for RqGuard<'_> {
+    type Level = level::Runqueue;
+}
 
 impl core::ops::Deref for RqGuard<'_> {
     type Target = Rq;
@@ -189,7 +194,7 @@ impl core::ops::DerefMut for RqGuard<'_> {
 }
 
 #[inline]
-fn rq_of(cpu: usize) -> &'static IrqMutex<Rq> {
+fn rq_of(cpu: usize) -> &'static IrqMutex<level::Runqueue, Rq> {
     match CPUS[cpu].rq.get() {
         Some(rq) => rq,
         None => not_started(cpu),
@@ -202,16 +207,27 @@ fn not_started(cpu: usize) -> ! {
     panic!("CPU {}'s runqueue is used before the CPU starts scheduling", cpu)
 }
 
-/// Locks `cpu`'s runqueue.
+/// Locks `cpu`'s runqueue (its order against the locks this CPU holds is
+/// the runtime checker's to see).
 #[inline]
 pub fn lock(cpu: usize) -> RqGuard<'static> {
     // keyed by CPU: the lock checker orders two runqueues by it (`lock_two`)
-    RqGuard(rq_of(cpu).lock_nested(cpu as u8))
+    RqGuard(rq_of(cpu).lock_nested(cpu as u32))
 }
 
-/// Locks the runqueue that holds `p`'s entity (Linux's `task_rq_lock`): a
-/// balancer may move the entity between reading `p.cpu` and taking the lock,
-/// so the CPU is read again under the lock until it agrees.
+/// Locks `cpu`'s runqueue inside `outer`, a lock held of an outer level (a
+/// `pi_lock`, a balance state): the order is checked when compiling.
+#[inline]
+pub fn lock_inside<H: Holds>(outer: &H, cpu: usize) -> RqGuard<'static>
+where
+    H::Level: Outside<level::Runqueue>,
+{
+    RqGuard(rq_of(cpu).lock_nested_inside(outer, cpu as u32))
+}
+
+/// Locks the runqueue that holds `p`'s entity: a balancer may move the
+/// entity between reading `p.cpu` and taking the lock, so the CPU is read
+/// again under the lock until it agrees.
 #[inline]
 pub fn lock_task_rq(p: &Task) -> RqGuard<'static> {
     loop {
@@ -223,9 +239,23 @@ pub fn lock_task_rq(p: &Task) -> RqGuard<'static> {
     }
 }
 
+/// [`lock_task_rq`] under `p`'s `pi_lock`, whose guard `pi` is (Linux's
+/// `task_rq_lock`, which takes both): nothing then moves a dequeued entity,
+/// and the order is checked when compiling.
+#[inline]
+pub fn lock_task_rq_inside(pi: &IrqGuard<'_, level::PiLock, ()>, p: &Task) -> RqGuard<'static> {
+    loop {
+        let cpu = p.cpu.load(Ordering::Acquire);
+        let g = lock_inside(pi, cpu);
+        if p.cpu.load(Ordering::Acquire) == cpu {
+            return g;
+        }
+    }
+}
+
 /// Locks `cpu`'s runqueue unless it is busy.
 pub fn try_lock(cpu: usize) -> Option<RqGuard<'static>> {
-    rq_of(cpu).try_lock_nested(cpu as u8).map(RqGuard)
+    rq_of(cpu).try_lock_nested(cpu as u32).map(RqGuard)
 }
 
 /// Locks two runqueues in ascending CPU order; returns them as (a, b).
@@ -255,7 +285,7 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
     let mut fresh = false;
     CPUS[cpu].rq.call_once(|| {
         fresh = true;
-        IrqMutex::with_class(Rq {
+        IrqMutex::new(Rq {
             cpu,
             fair: FairRq::new(tunables),
             tasks: Vec::new(),
@@ -269,7 +299,7 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
             misfit_task_load: 0,
             avg_idle: AvgIdle::new(),
             order: CfsTasksOrder::default(),
-        }, crate::sync::lockdep::LockClass::Runqueue)
+        })
     });
     assert!(fresh, "CPU {}'s runqueue started twice", cpu);
     ONLINE[cpu / 64].fetch_or(1 << (cpu % 64), Ordering::Release);

@@ -21,7 +21,7 @@ use sched::cpumask::CpuMask;
 
 use crate::platform::{Context, Stack};
 use crate::MAX_CPUS;
-use crate::sync::irq_mutex::IrqMutex;
+use crate::lock::{level, IrqMutex};
 use crate::sync::Completion;
 
 pub type TaskId = u32;
@@ -155,23 +155,23 @@ pub struct Task {
     /// CPUs it may run on.
     pub affinity: AffinityMask,
     /// Serialises wakeups of this task (Linux's `p->pi_lock`).
-    pub pi_lock: IrqMutex<()>,
+    pub pi_lock: IrqMutex<level::PiLock, ()>,
     /// CPUs it has ever run on (checked by the affinity scenario).
     ran_on: [AtomicU64; MAX_CPUS / 64],
     pub stats: TaskStats,
     /// True for the per-CPU idle tasks (never in a fair runqueue).
     pub is_idle: bool,
-    stack: IrqMutex<Option<Stack>>,
-    entry: IrqMutex<Option<Box<dyn FnOnce() + Send>>>,
+    stack: IrqMutex<level::TaskStack, Option<Stack>>,
+    entry: IrqMutex<level::TaskEntry, Option<Box<dyn FnOnce() + Send>>>,
     pub exited: Completion,
     /// The CPU select_idle_sibling remembered for this task (Linux's
     /// `recent_used_cpu`; `usize::MAX`: none).
     pub recent_used_cpu: AtomicUsize,
     /// wake_wide's memory of whom this task woke (Linux's wakee_flips).
-    pub wakee: IrqMutex<sched::balance::WakeeState>,
+    pub wakee: IrqMutex<level::Wakee, sched::balance::WakeeState>,
     /// Where the task last blocked (file:line), for hang diagnostics
     /// (recorded with `sched_debug=1` only: it costs a lock per wait).
-    pub blocked_at: IrqMutex<Option<&'static core::panic::Location<'static>>>,
+    pub blocked_at: IrqMutex<level::BlockedAt, Option<&'static core::panic::Location<'static>>>,
     /// In a `WaitQueue` (changed only under that queue's lock).
     pub on_wait_queue: AtomicBool,
     /// Linux's `p->on_rq`, kept conservatively: false only while the task's
@@ -250,7 +250,7 @@ impl Task {
             nice: AtomicI32::new(nice),
             slice_ns: AtomicU64::new(0),
             affinity: AffinityMask::new(affinity),
-            pi_lock: IrqMutex::with_class((), crate::sync::lockdep::LockClass::PiLock),
+            pi_lock: IrqMutex::new(()),
             ran_on: [const { AtomicU64::new(0) }; MAX_CPUS / 64],
             stats: TaskStats::default(),
             is_idle,
@@ -278,8 +278,7 @@ impl crate::platform::CurrentKind for crate::platform::Current {
 }
 
 static NEXT_ID: AtomicU32 = AtomicU32::new(1);
-static REGISTRY: IrqMutex<BTreeMap<TaskId, Arc<Task>>> =
-    IrqMutex::with_class(BTreeMap::new(), crate::sync::lockdep::LockClass::Registry);
+static REGISTRY: IrqMutex<level::Registry, BTreeMap<TaskId, Arc<Task>>> = IrqMutex::new(BTreeMap::new());
 
 /// The task running on this CPU.
 #[inline]

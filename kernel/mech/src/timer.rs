@@ -20,7 +20,7 @@ use sched::WakeFlags;
 use crate::platform::cpu_id;
 use crate::platform::Frame;
 use crate::rq;
-use crate::sync::irq_mutex::IrqMutex;
+use crate::lock::{level, IrqMutex};
 use crate::task::{self, Task, TaskState};
 use crate::percpu::{per_cpu, PerCpu};
 
@@ -49,7 +49,7 @@ impl Ord for Sleeper {
 
 /// This module's per-CPU part (its `CPUS`).
 pub struct TimerCpu {
-    sleepers: IrqMutex<BinaryHeap<Reverse<Sleeper>>>,
+    sleepers: IrqMutex<level::Sleepers, BinaryHeap<Reverse<Sleeper>>>,
     next_tick: AtomicU64,
     tick_stopped: AtomicBool,
     /// LAPIC timer interrupts taken by this CPU (ticks and sleep deadlines).
@@ -59,7 +59,7 @@ pub struct TimerCpu {
 impl TimerCpu {
     pub const fn new() -> Self {
         TimerCpu {
-            sleepers: IrqMutex::with_class(BinaryHeap::new(), crate::sync::lockdep::LockClass::Sleepers),
+            sleepers: IrqMutex::new(BinaryHeap::new()),
             next_tick: AtomicU64::new(0),
             tick_stopped: AtomicBool::new(false),
             timer_irqs: AtomicU64::new(0),

@@ -48,7 +48,7 @@ use alloc::string::String;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::platform::cpu_id;
-use crate::sync::irq_mutex::IrqMutex;
+use crate::lock::{level, IrqMutex};
 use crate::percpu::{per_cpu, PerCpu};
 
 /// One recorded event (16 bytes; 24 with its time stamp, the figure `trace=` sizes the rings
@@ -84,7 +84,7 @@ struct Ring {
 }
 
 /// Names of every task created while tracing (joined tasks leave the registry).
-static NAMES: IrqMutex<BTreeMap<u32, String>> = IrqMutex::new(BTreeMap::new());
+static NAMES: IrqMutex<level::TraceNames, BTreeMap<u32, String>> = IrqMutex::new(BTreeMap::new());
 
 /// Remembers a new task's name for the dump.
 pub fn name_task(pid: u32, name: &str) {
@@ -97,13 +97,13 @@ static ENABLED: AtomicBool = AtomicBool::new(false);
 static CAPACITY: AtomicUsize = AtomicUsize::new(0);
 /// This module's per-CPU part (its `CPUS`).
 pub struct TraceCpu {
-    ring: IrqMutex<Ring>,
+    ring: IrqMutex<level::TraceRing, Ring>,
 }
 
 impl TraceCpu {
     pub const fn new() -> Self {
         TraceCpu {
-            ring: IrqMutex::with_class(Ring { events: VecDeque::new(), lost: 0 }, crate::sync::lockdep::LockClass::TraceRing),
+            ring: IrqMutex::new(Ring { events: VecDeque::new(), lost: 0 }),
         }
     }
 }

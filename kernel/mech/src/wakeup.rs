@@ -51,7 +51,7 @@ use crate::platform::cpu_id;
 use crate::balance::wake::WakeeLoad;
 use crate::rq::{self, Rq};
 use crate::rq::resched_cpu;
-use crate::sync::irq_mutex::IrqMutex;
+use crate::lock::{level, IrqMutex};
 use crate::task::{Task, TaskState};
 use crate::percpu::{per_cpu, PerCpu};
 
@@ -78,7 +78,7 @@ impl WakeList {
 
 /// This module's per-CPU part (its `CPUS`).
 pub struct WakeupCpu {
-    lists: IrqMutex<WakeList>,
+    lists: IrqMutex<level::WakeList, WakeList>,
     /// Whether this CPU's wake list is non-empty (changed under its lock, read
     /// without it: the IPI handler and the balancer's `ttwu_pending`).
     pending: AtomicBool,
@@ -90,7 +90,7 @@ pub struct WakeupCpu {
 impl WakeupCpu {
     pub const fn new() -> Self {
         WakeupCpu {
-            lists: IrqMutex::with_class(WakeList { wakes: Vec::new(), moves: Vec::new() }, crate::sync::lockdep::LockClass::WakeList),
+            lists: IrqMutex::new(WakeList { wakes: Vec::new(), moves: Vec::new() }),
             pending: AtomicBool::new(false),
             ttwu_count: AtomicU64::new(0),
             ttwu_local: AtomicU64::new(0),
@@ -127,7 +127,7 @@ pub fn wake_spurious(p: &Arc<Task>) -> bool {
 /// can run) as woken by fault injection.
 #[inline(always)]
 fn wake<const SPURIOUS: bool>(p: &Arc<Task>, flags: WakeFlags) -> bool {
-    let _pi = p.pi_lock.lock();
+    let pi = p.pi_lock.lock();
     if p.state() != TaskState::Sleeping {
         return false;
     }
@@ -139,7 +139,7 @@ fn wake<const SPURIOUS: bool>(p: &Arc<Task>, flags: WakeFlags) -> bool {
         wake_dequeued(p, this, flags);
         return true;
     }
-    let mut rq = rq::lock_task_rq(p);
+    let mut rq = rq::lock_task_rq_inside(&pi, p);
     let eid = EntityId(p.eid.load(Ordering::Relaxed));
 
     // Step 2: still queued? (Whether it is delayed is read in the same
@@ -169,7 +169,7 @@ fn wake<const SPURIOUS: bool>(p: &Arc<Task>, flags: WakeFlags) -> bool {
     if p.ctx.on_cpu() {
         drop(rq);
         p.ctx.wait_off_cpu();
-        rq = rq::lock_task_rq(p);
+        rq = rq::lock_task_rq_inside(&pi, p);
     }
     p.set_state(TaskState::Running);
     let from = rq.cpu;
@@ -184,7 +184,7 @@ fn wake<const SPURIOUS: bool>(p: &Arc<Task>, flags: WakeFlags) -> bool {
             let load = WakeeLoad::of(&rq, p);
             drop(rq);
             let target = select_task_rq(p, allowed, load, from, this, flags);
-            rq = rq::lock(from);
+            rq = rq::lock_inside(&pi, from);
             target
         }
     };
@@ -427,7 +427,7 @@ pub fn process_wake_list() -> Option<rq::RqGuard<'static>> {
     let mut rq = rq::lock(cpu);
     let mut preempt = false;
     // Drained in place, so the list keeps its allocation.
-    let mut list = CPUS[cpu].lists.lock();
+    let mut list = CPUS[cpu].lists.lock_inside(&rq);
     if !list.moves.is_empty() {
         for item in list.moves.drain(..) {
             preempt |= activate(&mut rq, item.task, Some(item.se), item.flags);
@@ -489,7 +489,7 @@ pub fn set_affinity(p: &Arc<Task>, mask: sched::cpumask::CpuMask) -> Result<(), 
     if mask.is_empty() {
         return Err("the mask has no online CPU");
     }
-    let _pi = p.pi_lock.lock();
+    let pi = p.pi_lock.lock();
     p.affinity.store(mask);
     if mask.contains(p.cpu.load(Ordering::Acquire)) {
         return Ok(());
@@ -497,7 +497,7 @@ pub fn set_affinity(p: &Arc<Task>, mask: sched::cpumask::CpuMask) -> Result<(), 
     // Queued but not running: move it now. Running: its CPU moves it at the
     // next switch (schedule() sees the affinity), so ask for one. Sleeping:
     // the wakeup picks an allowed CPU.
-    let mut src = rq::lock_task_rq(p);
+    let mut src = rq::lock_task_rq_inside(&pi, p);
     let cpu = src.cpu;
     let target = mask.first().unwrap_or(cpu);
     let mut resched_src = false;

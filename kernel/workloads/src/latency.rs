@@ -19,7 +19,7 @@ use super::params::{Param, num, MAX_CPU};
 use super::samples::{pct, print_hist};
 use crate::cmdline::Workload;
 use mech::rq;
-use mech::sync::irq_mutex::IrqMutex;
+use mech::lock::{level, IrqMutex};
 use mech::task::Spawn;
 
 /// What `workload=latency` takes (see `params`).
@@ -48,7 +48,7 @@ pub fn run(w: &Workload) -> bool {
         let s = stop.clone();
         tasks.extend(super::spawn(Spawn::new("hog").pin(cpu), move || super::hog(&s)));
     }
-    let lat = Arc::new(IrqMutex::new(Vec::with_capacity(samples)));
+    let lat = Arc::new(IrqMutex::<level::Workload, _>::new(Vec::with_capacity(samples)));
     let l2 = lat.clone();
     let mut spec = Spawn::new("sleeper").pin(cpu);
     if slice_ns != 0 {

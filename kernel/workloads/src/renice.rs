@@ -25,7 +25,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use super::params::{num, Param, MAX_CPU, MAX_MS};
 use crate::cmdline::Workload;
 use mech::rq;
-use mech::sync::irq_mutex::IrqMutex;
+use mech::lock::{level, IrqMutex};
 use mech::task::{Spawn, Task};
 
 /// What `workload=renice` takes (see `params`).
@@ -62,7 +62,7 @@ struct Shared {
     /// Renices after which the renicer, neither switched out nor picked
     /// again, reniced again.
     no_switch: AtomicU64,
-    samples: IrqMutex<Vec<Sample>>,
+    samples: IrqMutex<level::Workload, Vec<Sample>>,
     rounds: usize,
 }
 

@@ -23,7 +23,7 @@ use mech::platform::cpu_id;
 use crate::cmdline::Workload;
 use sched::cpumask::CpuMask;
 use mech::rq;
-use mech::sync::irq_mutex::IrqMutex;
+use mech::lock::{level, IrqMutex};
 use mech::sync::WaitQueue;
 
 /// Loop iterations of `work` per microsecond: the `loops_per_us=` parameter,
@@ -93,7 +93,7 @@ struct Worker {
 }
 
 struct MsgThread {
-    queued: IrqMutex<Vec<usize>>,
+    queued: IrqMutex<level::Workload, Vec<usize>>,
     wq: WaitQueue,
     exited: AtomicUsize,
 }
@@ -133,8 +133,8 @@ pub fn run(w: &Workload) -> bool {
     }
     let per_us = calibrate(w);
     let iters = per_us * work_us;
-    let wake_lat = Arc::new(IrqMutex::new(Vec::new()));
-    let req_lat = Arc::new(IrqMutex::new(Vec::new()));
+    let wake_lat = Arc::new(IrqMutex::<level::Workload, _>::new(Vec::new()));
+    let req_lat = Arc::new(IrqMutex::<level::Workload, _>::new(Vec::new()));
     let mut crew = Crew::new(w);
     let mut msgs = Vec::new();
     for mi in 0..m {

@@ -97,7 +97,7 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
     mech::debug::enable(cfg.sched_debug);
     // The lock-order checker, where it is compiled in (the `lockdep`
     // feature of `kernel/mech`, which this crate's tests turn on).
-    mech::sync::lockdep::enable(true);
+    mech::lock::lockdep::enable(true);
     mech::timer::set_hz(cfg.hz);
     mech::timer::set_nohz(cfg.nohz);
     mech::idle::set_poll(cfg.idle_poll);
@@ -189,7 +189,7 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
         cpus: s.cpus.iter().map(|c| c.stats.clone()).collect(),
         log: s.log.take().unwrap_or_default(),
         hw: s.cpus.iter().map(|c| c.hw.clone()).collect(),
-        locks: mech::sync::lockdep::LockClass::ALL
+        locks: mech::lock::level::LockClass::ALL
             .iter()
             .map(|&k| (k.name(), s.locks.classes[k as usize]))
             .filter(|(_, st)| st.acquires > 0)

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use mech::platform::{Context, Exit, Frame, Platform, RemoteAccess, Stack, SwitchError};
-use mech::sync::lockdep::LockClass;
+use mech::lock::level::LockClass;
 use mech::task::Task;
 
 use super::context::{new_coroutine, new_ctx};
@@ -295,10 +295,10 @@ impl Platform for SimPlatform {
         // `work_done` alone moves the clock: the loops' host work is skipped.
         false
     }
-    fn lock_acquired(class: LockClass, key: u8, lock: usize) {
+    fn lock_acquired(class: LockClass, key: u32, lock: usize) {
         hw::lock_acquired(class, key, lock)
     }
-    fn lock_released(class: LockClass, key: u8) {
+    fn lock_released(class: LockClass, key: u32) {
         hw::lock_released(class, key)
     }
     fn remote_access(cpu: usize, access: RemoteAccess) {

@@ -69,7 +69,7 @@ use sched::topology::{Level, SchedDomains};
 use sched::EntityId;
 
 use crate::rq::Rq;
-use crate::sync::irq_mutex::IrqMutex;
+use crate::lock::{level, IrqMutex};
 use crate::percpu::{per_cpu, PerCpu};
 
 /// Domain levels a CPU can have (SMT, MC, PKG, NODE and NUMA levels).
@@ -85,7 +85,7 @@ struct Waiting {
     offering: AtomicU32,
     since: AtomicU64,
     acc: AtomicU64,
-    writer: IrqMutex<()>,
+    writer: IrqMutex<level::IdleWaitSlot, ()>,
 }
 
 impl Waiting {

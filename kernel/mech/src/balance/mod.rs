@@ -38,7 +38,7 @@ use sched::balance::sis::{LlcShared, SisLog, SisStats, SIS_LOG_LEN};
 use sched::topology::SchedDomains;
 
 use crate::percpu::{per_cpu, PerCpu};
-use crate::sync::irq_mutex::IrqMutex;
+use crate::lock::{level, IrqMutex};
 
 /// What every CPU shares: the domains, the configuration, the capacities.
 pub struct Global {
@@ -75,16 +75,15 @@ pub struct CpuState {
 }
 
 /// Every CPU's balance state, under its lock (`None` until [`init`]).
-static STATE: PerCpu<IrqMutex<Option<CpuState>>> =
-    per_cpu!(IrqMutex::with_class(None, crate::sync::lockdep::LockClass::BalanceState));
+static STATE: PerCpu<IrqMutex<level::BalanceState, Option<CpuState>>> = per_cpu!(IrqMutex::new(None));
 
 /// `cpu`'s balance state and its lock.
 #[inline(always)]
-pub(super) fn cpu_state(cpu: usize) -> &'static IrqMutex<Option<CpuState>> {
+pub(super) fn cpu_state(cpu: usize) -> &'static IrqMutex<level::BalanceState, Option<CpuState>> {
     &STATE[cpu]
 }
 /// Per-LLC shared state (SIS_UTIL scan depth, SIS_PROP scan cost), by `sd_llc_id`.
-pub static LLC: IrqMutex<Vec<LlcShared>> = IrqMutex::new(Vec::new());
+pub static LLC: IrqMutex<level::LlcShared, Vec<LlcShared>> = IrqMutex::new(Vec::new());
 
 /// Sets up balancing for the machine (once, on the boot CPU).
 pub fn init(sds: SchedDomains, cfg: BalanceConfig, caps: CapacityTable, hz: u32) {

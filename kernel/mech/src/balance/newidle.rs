@@ -163,7 +163,7 @@ pub fn sched_balance_newidle(cpu: usize, avg_idle: sched::time::Nanos) -> u32 {
     }
     note_lowest_cost(cpu, state);
     {
-        let mut rq = crate::rq::lock(cpu);
+        let mut rq = crate::rq::lock_inside(&guard, cpu);
         walk.finish(&mut rq.avg_idle);
         // Not going idle after all: a pull, or a task queued here while the
         // lock was dropped, closes the period without a sample (fair.c:

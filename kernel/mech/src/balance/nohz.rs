@@ -11,10 +11,10 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use sched::balance::nohz::{nohz_balancer_kick, NohzState, NOHZ_BALANCE_KICK, NOHZ_NEXT_KICK, NOHZ_STATS_KICK};
 
 use super::snapshot::{cpu_snapshot, snapshots_into};
-use crate::sync::irq_mutex::IrqMutex;
+use crate::lock::{level, IrqMutex};
 use crate::percpu::{per_cpu, PerCpu};
 
-static NOHZ: IrqMutex<NohzState> = IrqMutex::new(NohzState {
+static NOHZ: IrqMutex<level::NohzState, NohzState> = IrqMutex::new(NohzState {
     idle_cpus: sched::cpumask::CpuMask::new(),
     has_blocked: false,
     next_balance: 0,
@@ -123,7 +123,8 @@ pub fn balancer_kick(cpu: usize) {
     // and its own periodic balance has released it by now).
     let online = crate::rq::online_mask();
     let mut guard = super::cpu_state(cpu).lock();
-    let Some(state) = guard.as_mut() else { return };
+    let (state, held) = guard.split();
+    let Some(state) = state.as_mut() else { return };
     snapshots_into(&online, &mut state.balance_snaps);
     let all = &state.balance_snaps;
     let flags = nohz_balancer_kick(&n, &g.sds, all, &this, now);
@@ -136,7 +137,7 @@ pub fn balancer_kick(cpu: usize) {
     // it HZ·CPUs/10 away on every kick, as before, let a refresh kick hold
     // off balancing for 6.4 s at 64 CPUs while idle CPUs stayed idle.
     if flags & NOHZ_BALANCE_KICK != 0 {
-        NOHZ.lock().next_balance = now + 1;
+        NOHZ.lock_inside(&held).next_balance = now + 1;
     }
     let Some(ilb) = n.find_new_ilb(cpu, &online, all) else { return };
     if CPUS[ilb].kick.fetch_or(flags, Ordering::AcqRel) & KICK_MASK == 0 {

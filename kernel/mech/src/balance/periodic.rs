@@ -113,7 +113,7 @@ pub fn sched_balance_domains(cpu: usize, idle: bool) -> u32 {
     }
     super::newidle::note_lowest_cost(cpu, state);
     // Balance state before the runqueue lock (the lock order).
-    decay.finish(&mut crate::rq::lock(cpu).avg_idle);
+    decay.finish(&mut crate::rq::lock_inside(&guard, cpu).avg_idle);
     pulled
 }
 

@@ -70,7 +70,7 @@ pub fn print_all() {
         let (cost_stops, random_skips) = state.sd.iter().fold((n.cost_stops, n.random_skips), |(c, r), st| {
             (c + st.newidle.counters.cost_stops, r + st.newidle.counters.random_skips)
         });
-        let avg = crate::rq::lock(cpu).avg_idle;
+        let avg = crate::rq::lock_inside(&guard, cpu).avg_idle;
         let (entries, lock_drops) = super::newidle::entries_and_lock_drops(cpu);
         crate::record!(
             "newidle",

@@ -184,8 +184,9 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
     span.set(prev);
     let span = span.intersection(&crate::rq::online_mask());
     let mut guard = cpu_state(this).lock();
-    let state = guard.as_mut()?;
-    let mut llc = LLC.lock();
+    let (state, held) = guard.split();
+    let state = state.as_mut()?;
+    let mut llc = LLC.lock_inside(&held);
     let clock = crate::rq::now_ns;
     let mut aged = load_aged(this);
     let inputs = PlaceInputs { task: &task, this, waker_flips, waker_load, sync, llc: &llc, clock: &clock };

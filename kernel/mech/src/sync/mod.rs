@@ -7,8 +7,6 @@
 //! `complete_all()`); the mutex and semaphore are simpler than
 //! `kernel/locking/`'s (no optimistic spinning, no handoff).
 
-pub mod irq_mutex;
-pub mod lockdep;
 pub mod pipe;
 
 use alloc::collections::VecDeque;
@@ -18,7 +16,7 @@ use core::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 use sched::WakeFlags;
 
 use crate::task::{self, Task, TaskState};
-use irq_mutex::IrqMutex;
+use crate::lock::{level, IrqMutex};
 pub use pipe::Pipe;
 
 /// Tasks waiting for a condition.
@@ -28,7 +26,7 @@ pub use pipe::Pipe;
 /// queue's `waiters` (a task waits on one queue at a time). Wakers pop the
 /// waiter they wake, so a woken task usually finds itself already removed.
 pub struct WaitQueue {
-    waiters: IrqMutex<VecDeque<Arc<Task>>>,
+    waiters: IrqMutex<level::WaitQueue, VecDeque<Arc<Task>>>,
     /// How many tasks wait, readable without the lock: a waker that sees 0
     /// after ordering its condition store (Linux's `wq_has_sleeper`) skips
     /// the lock entirely.
@@ -43,7 +41,7 @@ impl Default for WaitQueue {
 
 impl WaitQueue {
     pub const fn new() -> WaitQueue {
-        WaitQueue { waiters: IrqMutex::with_class(VecDeque::new(), lockdep::LockClass::WaitQueue), queued: AtomicUsize::new(0) }
+        WaitQueue { waiters: IrqMutex::new(VecDeque::new()), queued: AtomicUsize::new(0) }
     }
 
     /// Blocks until `cond()` holds. `cond` is evaluated after the task is on
@@ -224,7 +222,7 @@ impl Completion {
 
 /// A counting semaphore.
 pub struct Semaphore {
-    count: IrqMutex<usize>,
+    count: IrqMutex<level::SemaphoreCount, usize>,
     wq: WaitQueue,
 }
 

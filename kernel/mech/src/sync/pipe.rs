@@ -4,7 +4,7 @@ use alloc::boxed::Box;
 use alloc::vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use super::irq_mutex::IrqMutex;
+use crate::lock::{level, IrqMutex};
 use super::WaitQueue;
 
 /// The bytes in flight and whether the writing side is closed.
@@ -129,7 +129,7 @@ impl Ring {
 /// free space. Both let a waiter re-check its condition without the lock:
 /// the wait queue's fences order them against the waker's update.
 pub struct Pipe {
-    ring: IrqMutex<Ring>,
+    ring: IrqMutex<level::PipeRing, Ring>,
     readable: AtomicUsize,
     room: AtomicUsize,
     readers: WaitQueue,
@@ -141,10 +141,7 @@ impl Pipe {
     pub fn new(capacity: usize) -> Pipe {
         let capacity = capacity.max(1);
         Pipe {
-            ring: IrqMutex::with_class(
-                Ring { buf: vec![0; capacity].into_boxed_slice(), head: 0, len: 0, closed: false },
-                super::lockdep::LockClass::PipeRing,
-            ),
+            ring: IrqMutex::new(Ring { buf: vec![0; capacity].into_boxed_slice(), head: 0, len: 0, closed: false }),
             readable: AtomicUsize::new(0),
             room: AtomicUsize::new(capacity),
             readers: WaitQueue::new(),

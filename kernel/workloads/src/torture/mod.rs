@@ -49,7 +49,7 @@ use super::params::{num, num_per_cpu, Param, MAX_MS};
 use super::Rng;
 use crate::cmdline::Workload;
 use mech::setattr::{self, SetattrError};
-use mech::sync::irq_mutex::IrqMutex;
+use mech::lock::{level, IrqMutex};
 use mech::sync::{Mutex, Pipe, Semaphore, WaitQueue};
 use mech::task::{Spawn, Task, TaskState};
 
