@@ -55,9 +55,7 @@ pub fn scheduler_ipi(frame: *mut Frame) -> *mut Frame {
         balance::nohz::run_kicked(cpu);
     }
     if rq::need_resched(cpu) {
-        if fault::on() {
-            fault::note_preemption();
-        }
+        crate::inject::note_preemption();
         schedule::preempt_irq_locked(frame, held)
     } else {
         frame

@@ -205,7 +205,7 @@ pub fn idle_loop() -> ! {
             crate::schedule::schedule();
         } else {
             let cpu = cpu_id();
-            if crate::fault::on() && crate::fault::idle_holds_ipis(cpu) {
+            if crate::inject::idle_holds_ipis(cpu) {
                 // IPIs this CPU holds back (`fault=ipi_delay`) are not due
                 // yet: no halt before they are out; look again, interrupts on.
                 crate::platform::irq_enable();
@@ -233,8 +233,7 @@ fn poll_loop() -> ! {
     loop {
         // IPIs this CPU holds back (`fault=ipi_delay`) go out before it
         // polls, or at the ticks of the task it runs instead.
-        while crate::fault::on()
-            && crate::fault::idle_holds_ipis(cpu)
+        while crate::inject::idle_holds_ipis(cpu)
             && !rq::need_resched(cpu)
             && !crate::wakeup::wake_list_pending(cpu)
         {

@@ -27,6 +27,7 @@ pub mod debug;
 pub mod entry;
 pub mod fault;
 pub mod idle;
+pub mod inject;
 pub mod lock;
 pub mod lockdep_provoke;
 pub mod rq;

@@ -352,7 +352,7 @@ pub fn resched_cpu(cpu: usize) {
 /// handler drains the wake list, runs a kicked NOHZ balance, and switches
 /// only if one of them (or `resched_cpu`) set need-resched.
 pub fn send_resched_ipi(cpu: usize) {
-    if crate::fault::on() && crate::fault::take_ipi(cpu) {
+    if crate::inject::take_ipi(cpu) {
         return;
     }
     send_resched_ipi_now(cpu);

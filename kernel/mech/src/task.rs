@@ -194,10 +194,6 @@ pub struct Task {
     /// (ns, 0: not seen so), and the task's `nr_wakeups` then.
     pub hung_seen_at: AtomicU64,
     pub hung_seen_wakeups: AtomicU64,
-    /// Woken by fault injection (`fault=spurious_wake`), not by what it
-    /// waits for; set under `pi_lock` before the wakeup, taken by the wait
-    /// (`fault::after_wait`).
-    pub fault_woken: AtomicBool,
 }
 
 impl Task {
@@ -261,7 +257,6 @@ impl Task {
             on_wait_queue: AtomicBool::new(false),
             on_rq: AtomicBool::new(true),
             slept_load: [const { AtomicU64::new(0) }; 3],
-            fault_woken: AtomicBool::new(false),
             wakee: IrqMutex::new(sched::balance::WakeeState::default()),
             recent_used_cpu: AtomicUsize::new(usize::MAX),
             sleep_deadline: AtomicU64::new(0),
@@ -435,10 +430,8 @@ pub fn exit() -> ! {
     drop(me);
     // The final switch (schedule_irq) completes `exited` for the joiners.
     loop {
-        if crate::fault::on() {
-            // `fault=preempt_points`: preempted while Dead, still queued.
-            crate::fault::preempt_point();
-        }
+        // `fault=preempt_points`: preempted while Dead, still queued.
+        crate::inject::preempt_point();
         crate::schedule::schedule();
     }
 }

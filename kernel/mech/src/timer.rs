@@ -175,13 +175,11 @@ pub fn sleep_ns(ns: u64) {
             }));
             program(cpu, rq::now_ns());
         });
-        if crate::fault::on() {
-            crate::fault::preempt_point();
-        }
+        crate::inject::preempt_point();
         crate::schedule::schedule();
-        if crate::fault::on() && rq::now_ns() < deadline {
+        if crate::inject::armed() && rq::now_ns() < deadline {
             // woken before its deadline: sleeps again
-            crate::fault::after_wait(&me);
+            crate::inject::after_wait();
         }
     }
     me.sleep_deadline.store(0, Ordering::Relaxed);
@@ -228,9 +226,7 @@ pub fn on_timer(frame: *mut Frame) -> *mut Frame {
     // a second interrupt a few microseconds later.
     if now + tick_ns() / 16 >= next_tick && !CPUS[cpu].tick_stopped.load(Ordering::Relaxed) {
         scheduler_tick(cpu);
-        if crate::fault::on() {
-            crate::fault::tick(cpu);
-        }
+        crate::inject::tick(cpu);
         let period = tick_ns();
         let mut next = next_tick + period;
         if next <= now + period / 16 {
@@ -242,9 +238,7 @@ pub fn on_timer(frame: *mut Frame) -> *mut Frame {
     crate::watchdog::timer_irq(cpu, now);
     // `test_watchdog=soft_lockup` holds this CPU's preemption off.
     if rq::need_resched(cpu) && !crate::watchdog::no_preempt(cpu) {
-        if crate::fault::on() {
-            crate::fault::note_preemption();
-        }
+        crate::inject::note_preemption();
         crate::schedule::preempt_irq(frame)
     } else {
         frame

@@ -108,32 +108,29 @@ pub fn ttwu_stats(cpu: usize) -> (u64, u64) {
 
 /// Wakes `p` if it sleeps; returns whether this call woke it.
 pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
-    let woke = wake::<false>(p, flags);
-    if crate::fault::on() {
-        // `fault=preempt_points`: the waker may be preempted right here.
-        crate::fault::preempt_point();
-    }
+    let woke = wake(p, flags, || {});
+    // `fault=preempt_points`: the waker may be preempted right here.
+    crate::inject::preempt_point();
     woke
 }
 
 /// Wakes `p` if it sleeps, though nothing it waits for happened
-/// (`fault=spurious_wake`), marking it so that its wait can count whether it
-/// went back to sleep.
-pub fn wake_spurious(p: &Arc<Task>) -> bool {
-    wake::<true>(p, WakeFlags::NONE)
+/// (`fault=spurious_wake`): `mark` runs under `p`'s `pi_lock` once `p` is
+/// found asleep, before the wakeup lets it run, so that fault injection can
+/// count whether its wait went back to sleep.
+pub fn wake_spurious(p: &Arc<Task>, mark: impl FnOnce()) -> bool {
+    wake(p, WakeFlags::NONE, mark)
 }
 
-/// `try_to_wake_up`; `SPURIOUS` marks the wakee (under `pi_lock`, before it
-/// can run) as woken by fault injection.
+/// `try_to_wake_up`; `mark` runs under `pi_lock` once `p` is found asleep
+/// (nothing for a plain wakeup: the empty closure compiles away).
 #[inline(always)]
-fn wake<const SPURIOUS: bool>(p: &Arc<Task>, flags: WakeFlags) -> bool {
+fn wake(p: &Arc<Task>, flags: WakeFlags, mark: impl FnOnce()) -> bool {
     let pi = p.pi_lock.lock();
     if p.state() != TaskState::Sleeping {
         return false;
     }
-    if SPURIOUS {
-        p.fault_woken.store(true, Ordering::Relaxed);
-    }
+    mark();
     let this = cpu_id();
     if !p.on_rq.load(Ordering::Acquire) {
         wake_dequeued(p, this, flags);

@@ -92,10 +92,8 @@ impl WaitQueue {
             if cond() {
                 break;
             }
-            if crate::fault::on() {
-                // `fault=preempt_points`: preempted while Sleeping, queued.
-                crate::fault::preempt_point();
-            }
+            // `fault=preempt_points`: preempted while Sleeping, queued.
+            crate::inject::preempt_point();
             crate::schedule::schedule();
             // Woken: the waker popped us and set us Running.
             if cond() {
@@ -103,9 +101,7 @@ impl WaitQueue {
             }
             // Woken with the condition false (a spurious wakeup, or one
             // whose condition another task took first): sleep again.
-            if crate::fault::on() {
-                crate::fault::after_wait(me);
-            }
+            crate::inject::after_wait();
         }
         me.set_state(TaskState::Running);
         // The condition held before a waker removed us: leave the queue.
