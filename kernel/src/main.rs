@@ -288,7 +288,7 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
     timer::set_hz(options.hz);
     timer::print_stats_every(options.stats_ms);
     timer::set_nohz(options.nohz);
-    idle::set_poll(options.idle_poll);
+    mech::resched::set_poll(options.idle_poll);
     arch::wait::set_last_polls(options.idle_last_polls);
     init_stacks(online);
     arch::trap::install_hooks(arch::trap::Hooks {

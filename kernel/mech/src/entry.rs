@@ -21,7 +21,7 @@
 //!   invariant check, trace dump and statistics), the same lines on both.
 
 use crate::platform::{cpu_id, Frame};
-use crate::{balance, debug, fault, idle, rq, schedstat, schedule, timer, trace, wakeup};
+use crate::{balance, debug, fault, resched, rq, schedstat, schedule, timer, trace, wakeup};
 
 /// Brings `cpu` (the CPU running this) into scheduling: its runqueue with
 /// `tunables` (its current flow becomes its idle task), its capacity
@@ -46,7 +46,7 @@ pub fn sched_cpu_starting(cpu: usize, tunables: sched::Tunables, hooks_on: impl 
 #[inline]
 pub fn scheduler_ipi(frame: *mut Frame) -> *mut Frame {
     let cpu = cpu_id();
-    idle::count_resched_ipi(cpu);
+    resched::count_resched_ipi(cpu);
     // A wakee that should run now: its runqueue stays locked for the switch.
     let mut held = wakeup::process_wake_list();
     if balance::nohz::kicked(cpu) {
@@ -54,7 +54,7 @@ pub fn scheduler_ipi(frame: *mut Frame) -> *mut Frame {
         drop(held.take());
         balance::nohz::run_kicked(cpu);
     }
-    if rq::need_resched(cpu) {
+    if resched::need_resched(cpu) {
         crate::inject::note_preemption();
         schedule::preempt_irq_locked(frame, held)
     } else {

@@ -4,7 +4,7 @@
 //!
 //! | mode | what it does | where |
 //! |---|---|---|
-//! | `ipi_delay` | holds one in 4 remote reschedule IPIs back for 50 us..1 ms | `rq::send_resched_ipi`; sent at the sender's first tick once due (an idle sender waits awake until then) |
+//! | `ipi_delay` | holds one in 4 remote reschedule IPIs back for 50 us..1 ms | `resched::send_resched_ipi`; sent at the sender's first tick once due (an idle sender waits awake until then) |
 //! | `ipi_reorder` | holds one in 2 back until the sender's next IPI, which overtakes it | the same |
 //! | `spurious_wake` | at one in 8 ticks, wakes a sleeping task that nothing woke | the tick (`timer::on_timer`) |
 //! | `preempt_points` | at one in 8 passes, preempts the task by a reschedule IPI to itself | after every wakeup in thread context, and before the switch of a blocking wait or an exit (the task then sits preempted between `Sleeping`/`Dead` and its switch) |
@@ -242,13 +242,13 @@ fn take_ipi(target: usize) -> bool {
         }
         if held.iter().any(|h| h.due == 0) {
             // This one overtakes every IPI waiting for it.
-            crate::rq::send_resched_ipi_now(target);
+            crate::resched::send_resched_ipi_now(target);
             let mut n = 0;
             held.retain(|h| {
                 if h.due != 0 {
                     return true;
                 }
-                crate::rq::send_resched_ipi_now(h.target);
+                crate::resched::send_resched_ipi_now(h.target);
                 COUNTS.ipi_late_ns.fetch_add(now - h.at, Ordering::Relaxed);
                 n += 1;
                 false
@@ -269,7 +269,7 @@ fn flush(cpu: usize, now: u64) {
     }
     held.retain(|h| {
         if h.due <= now {
-            crate::rq::send_resched_ipi_now(h.target);
+            crate::resched::send_resched_ipi_now(h.target);
             COUNTS.ipi_late_ns.fetch_add(now.saturating_sub(h.at), Ordering::Relaxed);
             false
         } else {
@@ -364,8 +364,8 @@ fn preempt_point() {
         return;
     }
     COUNTS.preempt_injected.fetch_add(1, Ordering::Relaxed);
-    crate::rq::set_need_resched(cpu);
-    crate::rq::send_resched_ipi_now(cpu);
+    crate::resched::set_need_resched(cpu);
+    crate::resched::send_resched_ipi_now(cpu);
 }
 
 /// A preemption (tick or reschedule IPI, not a voluntary switch) is about
@@ -373,7 +373,7 @@ fn preempt_point() {
 /// reached its own switch yet and stays queued (`schedule_irq`).
 fn note_preemption() {
     let blocking = crate::task::with_current(|t| !t.is_idle && t.state() != crate::task::TaskState::Running);
-    if blocking && crate::rq::need_resched(cpu_id()) {
+    if blocking && crate::resched::need_resched(cpu_id()) {
         COUNTS.preempted_blocking.fetch_add(1, Ordering::Relaxed);
     }
 }

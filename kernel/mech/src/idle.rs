@@ -14,26 +14,25 @@
 //!
 //! With `idle=poll` (Linux's option of that name) an idle CPU does not halt:
 //! it spins until need-resched is set or its wake list fills, with
-//! interrupts on, and says so in a per-CPU flag. A waker that finds the flag
-//! set sends no reschedule IPI (Linux's `TIF_POLLING_NRFLAG`, counted as
-//! `wake_idle_without_ipi` after its tracepoint), so the wakee is running
-//! sooner, at the price of a CPU that never rests. The tick stays on while
-//! polling, as in Linux.
+//! interrupts on, and says so in a per-CPU flag (`resched.rs`, with the
+//! waker's side). A waker that finds the flag set sends no reschedule IPI
+//! (Linux's `TIF_POLLING_NRFLAG`, counted as `wake_idle_without_ipi` after
+//! its tracepoint), so the wakee is running sooner, at the price of a CPU
+//! that never rests. The tick stays on while polling, as in Linux.
 //!
 //! The flag and the waker's store pair like two Dekker flags: the waker
-//! stores its work (need-resched or a wake-list entry), fences, and reads
-//! the flag; the polling CPU clears the flag, fences, and looks for work
-//! once more. So either the waker sees the flag clear and sends the IPI, or
-//! the poller sees the work.
+//! stores its work, fences, and reads the flag; the polling CPU clears the
+//! flag, fences, and looks for work once more. So either the waker sees the
+//! flag clear and sends the IPI, or the poller sees the work.
 //!
 //! Follows Linux's `kernel/sched/idle.c: do_idle()` and `cpu_idle_poll()`, with
 //! the tick stopped as `kernel/time/tick-sched.c: tick_nohz_idle_stop_tick()`
 //! does.
 
-use core::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{fence, AtomicU64, Ordering};
 
 use crate::platform::cpu_id;
-use crate::rq;
+use crate::{resched, rq};
 use crate::percpu::{per_cpu, PerCpu};
 
 /// This module's per-CPU part (its `CPUS`).
@@ -54,13 +53,6 @@ pub struct IdleCpu {
     /// idle time (tick-sched.c: tick_nohz_irq_enter() stops the idle clock).
     /// Only its CPU writes it.
     not_idle_ns: AtomicU64,
-    /// Whether this CPU is polling for work right now (see the module docs).
-    polling: AtomicBool,
-    /// Reschedules and wake-list entries this CPU received while polling, with
-    /// no IPI (Linux's `sched_wake_idle_without_ipi` events).
-    wake_idle_without_ipi: AtomicU64,
-    /// Reschedule IPIs this CPU took.
-    resched_ipis: AtomicU64,
 }
 
 impl IdleCpu {
@@ -70,80 +62,34 @@ impl IdleCpu {
             idle_since: AtomicU64::new(1),
             idle_task_ns: AtomicU64::new(0),
             not_idle_ns: AtomicU64::new(0),
-            polling: AtomicBool::new(false),
-            wake_idle_without_ipi: AtomicU64::new(0),
-            resched_ipis: AtomicU64::new(0),
         }
     }
 }
 
-/// Every CPU.s IdleCpu.
+/// Every CPU's IdleCpu.
 static CPUS: PerCpu<IdleCpu> = per_cpu!(IdleCpu::new());
-
-/// `idle=poll`: idle CPUs spin instead of halting.
-static POLL: AtomicBool = AtomicBool::new(false);
-
-/// Chooses `idle=poll` (true) or `idle=halt`, before any CPU idles.
-pub fn set_poll(on: bool) {
-    POLL.store(on, Ordering::Relaxed);
-}
-
-/// Whether idle CPUs poll (`idle=poll`).
-pub fn polls() -> bool {
-    POLL.load(Ordering::Relaxed)
-}
-
-/// Called by a waker right after it stored work for `cpu` (need-resched or
-/// a wake-list entry): whether `cpu` is polling and will find it without an
-/// IPI. Always false under `idle=halt`, at the cost of one load.
-#[inline]
-pub fn notices_without_ipi(cpu: usize) -> bool {
-    if !POLL.load(Ordering::Relaxed) {
-        return false;
-    }
-    // Orders the caller's store before the flag's load (see the module docs).
-    fence(Ordering::SeqCst);
-    if CPUS[cpu].polling.load(Ordering::Relaxed) {
-        CPUS[cpu].wake_idle_without_ipi.fetch_add(1, Ordering::Relaxed);
-        // The poller sees the store by itself (a simulated one is told).
-        crate::platform::remote_access(cpu, crate::platform::RemoteAccess::WakePoller);
-        return true;
-    }
-    false
-}
-
-/// This CPU took a reschedule IPI (counted for the statistics).
-#[inline]
-pub fn count_resched_ipi(cpu: usize) {
-    CPUS[cpu].resched_ipis.fetch_add(1, Ordering::Relaxed);
-}
-
-/// (`resched_ipis`, `wake_idle_without_ipi`) of `cpu` so far.
-pub fn ipi_stats(cpu: usize) -> (u64, u64) {
-    (CPUS[cpu].resched_ipis.load(Ordering::Relaxed), CPUS[cpu].wake_idle_without_ipi.load(Ordering::Relaxed))
-}
 
 /// `cpu` switches to its idle task at `now` (on the interrupt path).
 pub fn enter(cpu: usize, now: u64) {
     CPUS[cpu].idle_since.store(now, Ordering::Relaxed);
     // A polling CPU keeps its tick, as Linux's does.
-    if !polls() && CPUS[cpu].predicted_ns.load(Ordering::Relaxed) >= crate::timer::tick_ns() {
+    if !resched::polls() && CPUS[cpu].predicted_ns.load(Ordering::Relaxed) >= crate::timer::tick_ns() {
         crate::timer::stop_tick(cpu);
     }
 }
 
 /// `cpu` leaves its idle task at `now` (on the interrupt path).
 pub fn exit(cpu: usize, now: u64) {
-    if polls() {
+    if resched::polls() {
         // The flag means the idle task polls, not that it was preempted
         // while polling: a task running here would not see the work of a
         // waker that skipped its IPI. Work that came in before the flag
         // went down gets the IPI now, from this CPU to itself; it is taken
         // as soon as the next task runs with interrupts on.
-        CPUS[cpu].polling.store(false, Ordering::Relaxed);
+        resched::set_polling(cpu, false);
         fence(Ordering::SeqCst);
-        if rq::need_resched(cpu) || crate::wakeup::wake_list_pending(cpu) {
-            crate::rq::send_resched_ipi(cpu);
+        if resched::need_resched(cpu) || rq::wake_list_pending(cpu) {
+            resched::send_resched_ipi(cpu);
         }
     }
     let idle = now.saturating_sub(CPUS[cpu].idle_since.load(Ordering::Relaxed));
@@ -195,12 +141,12 @@ fn still_idle(cpu: usize) {
 
 /// The idle loop every CPU runs when it has nothing else (its idle task).
 pub fn idle_loop() -> ! {
-    if polls() {
+    if resched::polls() {
         poll_loop();
     }
     loop {
         crate::platform::irq_disable();
-        if rq::need_resched(cpu_id()) {
+        if resched::need_resched(cpu_id()) {
             crate::platform::irq_enable();
             crate::schedule::schedule();
         } else {
@@ -234,27 +180,27 @@ fn poll_loop() -> ! {
         // IPIs this CPU holds back (`fault=ipi_delay`) go out before it
         // polls, or at the ticks of the task it runs instead.
         while crate::inject::idle_holds_ipis(cpu)
-            && !rq::need_resched(cpu)
-            && !crate::wakeup::wake_list_pending(cpu)
+            && !resched::need_resched(cpu)
+            && !rq::wake_list_pending(cpu)
         {
             core::hint::spin_loop();
         }
-        CPUS[cpu].polling.store(true, Ordering::Relaxed);
+        resched::set_polling(cpu, true);
         // The flag before the checks: a waker that missed it sends an IPI.
         fence(Ordering::SeqCst);
         // A switch away (an interrupt's) clears the flag: then stop too, and
         // set it again first, since the CPU ran something else meanwhile.
-        while CPUS[cpu].polling.load(Ordering::Relaxed)
-            && !rq::need_resched(cpu)
-            && !crate::wakeup::wake_list_pending(cpu)
+        while resched::polling(cpu)
+            && !resched::need_resched(cpu)
+            && !rq::wake_list_pending(cpu)
         {
             crate::platform::poll_relax();
         }
-        CPUS[cpu].polling.store(false, Ordering::Relaxed);
+        resched::set_polling(cpu, false);
         fence(Ordering::SeqCst);
         // Wakeups queued while the flag was set came without an IPI.
         crate::wakeup::process_wake_list_polled();
-        if rq::need_resched(cpu) {
+        if resched::need_resched(cpu) {
             crate::schedule::schedule();
         }
     }

@@ -13,7 +13,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 /// What fault injection does at each hook (`fault.rs` implements it; every
 /// method is called only while armed).
 pub trait Injector: Sync {
-    /// `rq::send_resched_ipi` to `target`: true if the injector took the IPI
+    /// `resched::send_resched_ipi` to `target`: true if the injector took the IPI
     /// (held it back, or sent it itself ahead of held ones).
     fn take_ipi(&self, target: usize) -> bool;
     /// The idle loop of `cpu`, before it halts or polls: sends its held IPIs

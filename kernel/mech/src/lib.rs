@@ -30,6 +30,7 @@ pub mod idle;
 pub mod inject;
 pub mod lock;
 pub mod lockdep_provoke;
+pub mod resched;
 pub mod rq;
 pub mod schedstat;
 pub mod schedule;

@@ -6,8 +6,8 @@
 //! ascending CPU order (`lock_two`). Runqueue locks disable interrupts.
 //!
 //! Follows Linux's `struct rq` and its locking in `kernel/sched/core.c`
-//! (`__task_rq_lock()`, `double_rq_lock()`), and `resched_curr()` for the
-//! reschedule request.
+//! (`__task_rq_lock()`, `double_rq_lock()`); the reschedule request is
+//! `resched.rs`.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -135,7 +135,10 @@ pub struct RqCpu {
     /// Each CPU's runqueue, set once when the CPU starts scheduling: locking
     /// checks that once, so the guard's accesses need no check of their own.
     rq: spin::Once<IrqMutex<level::Runqueue, Rq>>,
-    need_resched: AtomicBool,
+    /// Whether this CPU's wake list is non-empty (Linux's `rq->ttwu_pending`:
+    /// changed under the list's lock, read without it by the IPI handler,
+    /// the balancer and the idle loop).
+    ttwu_pending: AtomicBool,
     /// This CPU's time between charging the task that left and starting the
     /// next one (or idle) when the switch ran newidle balancing in between
     /// (ns): no task's runtime and no idle time holds it, so it closes the
@@ -148,13 +151,13 @@ impl RqCpu {
     pub const fn new() -> Self {
         RqCpu {
             rq: spin::Once::new(),
-            need_resched: AtomicBool::new(false),
+            ttwu_pending: AtomicBool::new(false),
             newidle_switch_ns: AtomicU64::new(0),
         }
     }
 }
 
-/// Every CPU.s RqCpu.
+/// Every CPU's RqCpu.
 static CPUS: PerCpu<RqCpu> = per_cpu!(RqCpu::new());
 
 /// Adds a newidle switch's gap to `cpu`'s [`RqCpu::newidle_switch_ns`] (its
@@ -319,47 +322,19 @@ pub fn is_online(cpu: usize) -> bool {
     cpu < MAX_CPUS && ONLINE[cpu / 64].load(Ordering::Acquire) & (1 << (cpu % 64)) != 0
 }
 
-/// Asks `cpu` to reschedule at its next opportunity.
-pub fn set_need_resched(cpu: usize) {
-    CPUS[cpu].need_resched.store(true, Ordering::Release);
+/// Whether wakeups wait on `cpu`'s wake list (Linux's `ttwu_pending`).
+#[inline]
+pub fn wake_list_pending(cpu: usize) -> bool {
+    CPUS[cpu].ttwu_pending.load(Ordering::Acquire)
 }
 
-pub fn need_resched(cpu: usize) -> bool {
-    CPUS[cpu].need_resched.load(Ordering::Acquire)
-}
-
-pub fn clear_need_resched(cpu: usize) {
-    CPUS[cpu].need_resched.store(false, Ordering::Release);
+/// Records whether `cpu`'s wake list is non-empty (under the list's lock).
+#[inline]
+pub(crate) fn set_wake_list_pending(cpu: usize, pending: bool) {
+    CPUS[cpu].ttwu_pending.store(pending, Ordering::Release);
 }
 
 /// Nanoseconds since kernel entry, from the TSC.
 pub fn now_ns() -> u64 {
     crate::platform::uptime_ns()
-}
-
-/// Asks `cpu` to reschedule (core.c: `resched_curr()`): locally through the
-/// flag the interrupt exit checks, remotely with the reschedule IPI (unless
-/// it polls in idle and will see the flag by itself: `set_nr_if_polling()`).
-#[inline]
-pub fn resched_cpu(cpu: usize) {
-    set_need_resched(cpu);
-    if cpu != crate::platform::cpu_id() && !crate::idle::notices_without_ipi(cpu) {
-        send_resched_ipi(cpu);
-    }
-}
-
-/// Sends `cpu` the reschedule IPI. By itself it asks for no switch: the
-/// handler drains the wake list, runs a kicked NOHZ balance, and switches
-/// only if one of them (or `resched_cpu`) set need-resched.
-pub fn send_resched_ipi(cpu: usize) {
-    if crate::inject::take_ipi(cpu) {
-        return;
-    }
-    send_resched_ipi_now(cpu);
-}
-
-/// `send_resched_ipi` past fault injection (`fault=ipi_delay,ipi_reorder`).
-#[inline(always)]
-pub fn send_resched_ipi_now(cpu: usize) {
-    crate::platform::send_resched_ipi(cpu);
 }

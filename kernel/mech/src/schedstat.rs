@@ -94,7 +94,7 @@ pub fn snapshot() -> alloc::vec::Vec<(usize, CpuStat)> {
             let mut s = crate::rq::lock(cpu).stat;
             (s.ttwu_count, s.ttwu_local) = crate::wakeup::ttwu_stats(cpu);
             s.timer_irqs = crate::timer::timer_irqs(cpu);
-            (s.resched_ipis, s.wake_idle_without_ipi) = crate::idle::ipi_stats(cpu);
+            (s.resched_ipis, s.wake_idle_without_ipi) = crate::resched::ipi_stats(cpu);
             s.idle_wait = crate::balance::idle_wait::read(cpu);
             (cpu, s)
         })

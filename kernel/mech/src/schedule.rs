@@ -18,7 +18,7 @@ use sched::{DequeueFlags, DequeueOutcome, EntityId};
 
 use crate::platform::{self as context, Frame, SwitchError};
 use crate::platform::cpu_id;
-use crate::rq;
+use crate::{resched, rq};
 use crate::task::{self, PrevState, TaskState};
 
 /// Gives up the CPU. The caller has set its state (Sleeping to block, Dead to
@@ -48,7 +48,7 @@ pub fn yield_now() {
 /// code that just woke someone).
 pub fn preempt_point() {
     // The flag first: it is usually clear, and reading RFLAGS costs more.
-    if rq::need_resched(cpu_id()) && crate::platform::irqs_enabled() {
+    if resched::need_resched(cpu_id()) && crate::platform::irqs_enabled() {
         schedule();
     }
 }
@@ -77,7 +77,7 @@ pub fn preempt_irq_locked(frame: *mut Frame, held: Option<rq::RqGuard<'static>>)
 /// frame to resume.
 fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'static>>) -> *mut Frame {
     let cpu = cpu_id();
-    rq::clear_need_resched(cpu);
+    resched::clear_need_resched(cpu);
     let mut rq = match held {
         Some(rq) => rq,
         None => rq::lock(cpu),

@@ -85,7 +85,7 @@ fn change(p: &Arc<Task>, mut f: impl FnMut(&mut FairRq, EntityId)) -> Result<(),
         drop(rq);
         drop(pi);
         if resched {
-            crate::rq::resched_cpu(cpu);
+            crate::resched::resched_cpu(cpu);
             // Changing the running task's own attributes: switch now if
             // asked (Linux reschedules at the next preemption point).
             crate::schedule::preempt_point();

@@ -19,7 +19,7 @@ use sched::WakeFlags;
 
 use crate::platform::cpu_id;
 use crate::platform::Frame;
-use crate::rq;
+use crate::{resched, rq};
 use crate::lock::{level, IrqMutex};
 use crate::task::{self, Task, TaskState};
 use crate::percpu::{per_cpu, PerCpu};
@@ -67,7 +67,7 @@ impl TimerCpu {
     }
 }
 
-/// Every CPU.s TimerCpu.
+/// Every CPU's TimerCpu.
 static CPUS: PerCpu<TimerCpu> = per_cpu!(TimerCpu::new());
 
 static TICK_NS: AtomicU64 = AtomicU64::new(1_000_000);
@@ -237,7 +237,7 @@ pub fn on_timer(frame: *mut Frame) -> *mut Frame {
     program(cpu, rq::now_ns());
     crate::watchdog::timer_irq(cpu, now);
     // `test_watchdog=soft_lockup` holds this CPU's preemption off.
-    if rq::need_resched(cpu) && !crate::watchdog::no_preempt(cpu) {
+    if resched::need_resched(cpu) && !crate::watchdog::no_preempt(cpu) {
         crate::inject::note_preemption();
         crate::schedule::preempt_irq(frame)
     } else {
@@ -280,7 +280,7 @@ fn scheduler_tick(cpu: usize) {
     }
     crate::watchdog::tick(&rq);
     if resched {
-        rq::set_need_resched(cpu);
+        resched::set_need_resched(cpu);
     }
     let ticks = rq.stat.ticks;
     let idle = rq.curr.is_idle;

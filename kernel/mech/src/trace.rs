@@ -108,7 +108,7 @@ impl TraceCpu {
     }
 }
 
-/// Every CPU.s TraceCpu.
+/// Every CPU's TraceCpu.
 static CPUS: PerCpu<TraceCpu> = per_cpu!(TraceCpu::new());
 
 /// Turns tracing on with `per_cpu` events per ring, for the CPUs in `cpus`

@@ -41,7 +41,7 @@
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use sched::{EnqueueFlags, EntityId, Policy, SchedEntity, WakeFlags};
 
@@ -50,7 +50,7 @@ use sched::cpumask::CpuMask;
 use crate::platform::cpu_id;
 use crate::balance::wake::WakeeLoad;
 use crate::rq::{self, Rq};
-use crate::rq::resched_cpu;
+use crate::resched::{self, resched_cpu};
 use crate::lock::{level, IrqMutex};
 use crate::task::{Task, TaskState};
 use crate::percpu::{per_cpu, PerCpu};
@@ -79,9 +79,6 @@ impl WakeList {
 /// This module's per-CPU part (its `CPUS`).
 pub struct WakeupCpu {
     lists: IrqMutex<level::WakeList, WakeList>,
-    /// Whether this CPU's wake list is non-empty (changed under its lock, read
-    /// without it: the IPI handler and the balancer's `ttwu_pending`).
-    pending: AtomicBool,
     /// Wakeups performed by this CPU, and those that woke onto the same CPU.
     ttwu_count: AtomicU64,
     ttwu_local: AtomicU64,
@@ -91,14 +88,13 @@ impl WakeupCpu {
     pub const fn new() -> Self {
         WakeupCpu {
             lists: IrqMutex::new(WakeList { wakes: Vec::new(), moves: Vec::new() }),
-            pending: AtomicBool::new(false),
             ttwu_count: AtomicU64::new(0),
             ttwu_local: AtomicU64::new(0),
         }
     }
 }
 
-/// Every CPU.s WakeupCpu.
+/// Every CPU's WakeupCpu.
 static CPUS: PerCpu<WakeupCpu> = per_cpu!(WakeupCpu::new());
 
 /// (ttwu_count, ttwu_local) of `cpu`.
@@ -229,7 +225,7 @@ fn enqueue_woken(p: &Arc<Task>, this: usize, from: usize, target: usize, flags: 
     let mut rq = held.unwrap_or_else(|| rq::lock(from));
     if target == from {
         if activate(&mut rq, p.clone(), None, flags) {
-            rq::set_need_resched(this);
+            resched::set_need_resched(this);
         }
         crate::balance::snapshot::publish_load(&rq);
     } else {
@@ -378,11 +374,11 @@ fn push_remote_with(target: usize, push: impl FnOnce(&mut WakeList)) {
         let mut list = CPUS[target].lists.lock();
         let was_empty = list.is_empty();
         push(&mut list);
-        CPUS[target].pending.store(true, Ordering::Release);
+        rq::set_wake_list_pending(target, true);
         was_empty
     };
-    if was_empty && !crate::idle::notices_without_ipi(target) {
-        crate::rq::send_resched_ipi(target);
+    if was_empty && !crate::resched::notices_without_ipi(target) {
+        crate::resched::send_resched_ipi(target);
     }
 }
 
@@ -416,7 +412,7 @@ fn push_remote_wake(target: usize, task: Arc<Task>, flags: WakeFlags) {
 #[inline(always)]
 pub fn process_wake_list() -> Option<rq::RqGuard<'static>> {
     let cpu = cpu_id();
-    if !CPUS[cpu].pending.load(Ordering::Acquire) {
+    if !rq::wake_list_pending(cpu) {
         return None;
     }
     // Runqueue first, then the list (the order every path uses), so a task
@@ -433,10 +429,10 @@ pub fn process_wake_list() -> Option<rq::RqGuard<'static>> {
     for (task, flags) in list.wakes.drain(..) {
         preempt |= activate(&mut rq, task, None, flags);
     }
-    CPUS[cpu].pending.store(false, Ordering::Release);
+    rq::set_wake_list_pending(cpu, false);
     drop(list);
     if preempt {
-        rq::set_need_resched(cpu);
+        resched::set_need_resched(cpu);
         // The switch publishes the runqueue's new state.
         return Some(rq);
     }
@@ -546,17 +542,12 @@ fn push_remote_or_local(target: usize, item: Move) {
     if target == cpu_id() {
         let mut rq = rq::lock(target);
         if activate(&mut rq, item.task, Some(item.se), item.flags) {
-            rq::set_need_resched(target);
+            resched::set_need_resched(target);
         }
         crate::balance::snapshot::publish_load(&rq);
     } else {
         push_remote_move(target, item);
     }
-}
-
-/// Whether wakeups wait on `cpu`'s wake list (Linux's `ttwu_pending`).
-pub fn wake_list_pending(cpu: usize) -> bool {
-    CPUS[cpu].pending.load(Ordering::Acquire)
 }
 
 /// Whether `p` sits on some CPU's wake list, and if so whether it carries

@@ -36,6 +36,7 @@ use core::fmt;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use crate::MAX_CPUS;
+use crate::resched;
 use crate::rq::{self, Rq};
 use crate::task::{self, Task, TaskState};
 
@@ -140,7 +141,7 @@ fn check_soft_lockup(rq: &Rq, limit: u64) {
         let t = &rq.curr;
         report_header(format_args!(
             "kind=soft_lockup cpu={} at={} stuck_ms={} ticks={} task={} name={} waiting={} need_resched={} msg=CPU {} has run task {} ({}) without a switch for {} ms while {} task(s) waited",
-            cpu, now, stuck / 1_000_000, ticks, t.id, t.name, waiting, rq::need_resched(cpu) as u8,
+            cpu, now, stuck / 1_000_000, ticks, t.id, t.name, waiting, resched::need_resched(cpu) as u8,
             cpu, t.id, t.name, stuck / 1_000_000, waiting
         ));
         report_rq(rq);
@@ -285,7 +286,7 @@ fn report_rq(rq: &Rq) {
         rq.curr.name,
         rq.fair.nr_queued(),
         rq.fair.h_nr_runnable(),
-        rq::need_resched(rq.cpu) as u8,
+        resched::need_resched(rq.cpu) as u8,
         rq.clock,
         rq.tasks.iter().flatten().count()
     );

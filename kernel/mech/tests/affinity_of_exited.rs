@@ -46,7 +46,7 @@ fn set_affinity_of_an_exited_task_moves_no_other_task() {
 
     // `b` is still queued on CPU 0 and nothing went to CPU 1.
     assert_eq!(nr_queued(0), 2, "b left CPU 0's runqueue");
-    assert!(!mech::wakeup::wake_list_pending(1), "something was sent to CPU 1");
+    assert!(!mech::rq::wake_list_pending(1), "something was sent to CPU 1");
     assert_eq!(b.cpu.load(Ordering::Relaxed), 0);
     // When `c` blocks, CPU 0 runs `b`.
     let run = block(0);

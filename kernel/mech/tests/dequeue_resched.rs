@@ -30,12 +30,12 @@ const PAST_PROTECTION_NS: u64 = 3_000_000;
 fn op_reschedules_cpu1(what: &str, running: &Arc<Task>, op: impl FnOnce()) -> Arc<Task> {
     assert!(Arc::ptr_eq(&current_on(1).unwrap(), running));
     advance_ns(PAST_PROTECTION_NS);
-    assert!(!mech::rq::need_resched(1), "{what}: no tick has noticed yet");
+    assert!(!mech::resched::need_resched(1), "{what}: no tick has noticed yet");
     let ipis = IPIS.lock().unwrap().len();
     run_on(0);
     op();
     assert!(IPIS.lock().unwrap()[ipis..].contains(&(0, 1)), "{what}: CPU 1 was sent the reschedule IPI");
-    assert!(mech::rq::need_resched(1), "{what}: CPU 1 is asked to reschedule");
+    assert!(mech::resched::need_resched(1), "{what}: CPU 1 is asked to reschedule");
     let next = preempt(1);
     assert!(!Arc::ptr_eq(&next, running), "{what}: CPU 1 switched away from {}", running.name);
     next

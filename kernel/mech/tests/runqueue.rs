@@ -22,7 +22,7 @@ fn enqueue_pick_block_and_wake_on_one_cpu() {
     let b = mech::task::spawn(Spawn::new("b").pin(0).slice_ns(1_000_000), || {}).unwrap();
     assert_eq!(nr_queued(0), 2, "both new tasks are on the runqueue");
     assert!(a.on_rq.load(std::sync::atomic::Ordering::Relaxed));
-    assert!(mech::rq::need_resched(0), "a new task preempts the idle task");
+    assert!(mech::resched::need_resched(0), "a new task preempts the idle task");
 
     // The reschedule interrupt: the earliest deadline runs.
     let run = preempt(0);
@@ -49,7 +49,7 @@ fn enqueue_pick_block_and_wake_on_one_cpu() {
     assert_eq!(b.state(), TaskState::Running);
     assert!(b.on_rq.load(std::sync::atomic::Ordering::Relaxed));
     assert_eq!(nr_queued(0), 1);
-    assert!(mech::rq::need_resched(0));
+    assert!(mech::resched::need_resched(0));
     let run = preempt(0);
     assert!(std::sync::Arc::ptr_eq(&run, &b));
     // A second wakeup of a running task wakes nothing.

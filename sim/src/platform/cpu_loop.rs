@@ -100,7 +100,7 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
     mech::lock::lockdep::enable(true);
     mech::timer::set_hz(cfg.hz);
     mech::timer::set_nohz(cfg.nohz);
-    mech::idle::set_poll(cfg.idle_poll);
+    mech::resched::set_poll(cfg.idle_poll);
     // `fault=` and `trace=` as the kernel's `start_scheduler()` sets them
     // up, before any CPU schedules.
     if let Some((modes, seed)) = cfg.faults {

@@ -32,7 +32,7 @@ impl CapacityCpu {
     }
 }
 
-/// Every CPU.s CapacityCpu.
+/// Every CPU's CapacityCpu.
 static CPUS: PerCpu<CapacityCpu> = per_cpu!(CapacityCpu::new());
 
 /// Runs the pressure source for one tick on `cpu` (interrupts off); the

@@ -219,7 +219,7 @@ impl IdleWaitCpu {
     }
 }
 
-/// Every CPU.s IdleWaitCpu.
+/// Every CPU's IdleWaitCpu.
 static CPUS: PerCpu<IdleWaitCpu> = per_cpu!(IdleWaitCpu::new());
 
 const fn band(lo: u32, hi: u32) -> u64 {

@@ -53,7 +53,7 @@ pub fn entries_and_lock_drops(cpu: usize) -> (u64, u64) {
     (CPUS[cpu].entries.load(Ordering::Relaxed), CPUS[cpu].lock_drops.load(Ordering::Relaxed))
 }
 
-/// Every CPU.s NewidleCpu.
+/// Every CPU's NewidleCpu.
 static CPUS: PerCpu<NewidleCpu> = per_cpu!(NewidleCpu::new());
 
 /// `cpu`'s distribution of `avg_idle` at the gate's decisions while
@@ -104,7 +104,7 @@ fn dice() -> u32 {
 pub fn newidle_begin(rq: &mut crate::rq::Rq) -> Option<sched::time::Nanos> {
     let g = super::global()?;
     // A wakeup already on its way means no idle period (and no balancing).
-    if crate::wakeup::wake_list_pending(rq.cpu) {
+    if crate::rq::wake_list_pending(rq.cpu) {
         return None;
     }
     rq.avg_idle.enter_newidle(rq.clock);

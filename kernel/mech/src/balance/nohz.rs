@@ -42,7 +42,7 @@ impl NohzCpu {
     }
 }
 
-/// Every CPU.s NohzCpu.
+/// Every CPU's NohzCpu.
 static CPUS: PerCpu<NohzCpu> = per_cpu!(NohzCpu::new());
 /// The flags a kick carries (Linux's `NOHZ_KICK_MASK`): any of them sends
 /// the IPI, and the kicked CPU takes them all at once.
@@ -144,7 +144,7 @@ pub fn balancer_kick(cpu: usize) {
         CPUS[cpu].counters.kicks_sent.fetch_add(1, Ordering::Relaxed);
         // The reschedule IPI without a reschedule request: the kicked CPU
         // balances in the IPI handler and switches only if it pulled work.
-        crate::rq::send_resched_ipi(ilb);
+        crate::resched::send_resched_ipi(ilb);
     }
 }
 
@@ -177,7 +177,7 @@ pub fn run_kicked(cpu: usize) {
     CPUS[cpu].counters.ilb_runs.fetch_add(1, Ordering::Relaxed);
     for c in order {
         // Each tickless CPU balances as itself; stop if work arrived here.
-        if crate::rq::need_resched(cpu) {
+        if crate::resched::need_resched(cpu) {
             break;
         }
         let pulled = super::periodic::sched_balance_domains(c, true);

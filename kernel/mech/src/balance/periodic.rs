@@ -42,7 +42,7 @@ impl PeriodicCpu {
     }
 }
 
-/// Every CPU.s PeriodicCpu.
+/// Every CPU's PeriodicCpu.
 static CPUS: PerCpu<PeriodicCpu> = per_cpu!(PeriodicCpu::new());
 
 /// The CPU this CPU's running task should be pushed to, if asked (taken).
@@ -286,7 +286,7 @@ pub fn balance_rq(
                                 (dst, crate::trace::Event::AlbRequest { src: src as u32, dst: dst as u32, idle })
                             });
                         }
-                        crate::rq::resched_cpu(src);
+                        crate::resched::resched_cpu(src);
                         Some(true)
                     } else {
                         st.stats.alb_failed += 1;

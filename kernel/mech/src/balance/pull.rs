@@ -87,10 +87,10 @@ pub fn pull_tasks(dst: usize, src: usize, params: &DetachParams, migration: Migr
         drop(s);
         drop(d);
         if preempt {
-            crate::rq::resched_cpu(dst);
+            crate::resched::resched_cpu(dst);
         }
         if src_resched {
-            crate::rq::resched_cpu(src);
+            crate::resched::resched_cpu(src);
         }
     }
     out

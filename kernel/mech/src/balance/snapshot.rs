@@ -72,7 +72,7 @@ impl SnapshotCpu {
     }
 }
 
-/// Every CPU.s SnapshotCpu.
+/// Every CPU's SnapshotCpu.
 static CPUS: PerCpu<SnapshotCpu> = per_cpu!(SnapshotCpu::new());
 
 /// Publishes all of `rq`'s values (call with its lock held): at the tick,
@@ -129,7 +129,7 @@ pub fn cpu_snapshot(cpu: usize) -> CpuSnapshot {
         h_nr_runnable,
         nr_delayed: nr_running - h_nr_runnable,
         idle: p.idle.load(Ordering::Relaxed),
-        ttwu_pending: crate::wakeup::wake_list_pending(cpu),
+        ttwu_pending: crate::rq::wake_list_pending(cpu),
         sched_idle_only: false,
         load_avg: p.load_avg.load(Ordering::Relaxed),
         runnable_avg: p.runnable_avg.load(Ordering::Relaxed),

@@ -94,7 +94,7 @@ impl WakeCpu {
     }
 }
 
-/// Every CPU.s WakeCpu.
+/// Every CPU's WakeCpu.
 static CPUS: PerCpu<WakeCpu> = per_cpu!(WakeCpu::new());
 
 /// Sets `cpu`'s SIS_PROP `Aged` prediction at boot (Linux's `sched_init`:
