@@ -285,7 +285,7 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
             ));
         }
     }
-    timer::set_hz(options.hz);
+    mech::clock::set_hz(options.hz);
     timer::print_stats_every(options.stats_ms);
     timer::set_nohz(options.nohz);
     mech::resched::set_poll(options.idle_poll);

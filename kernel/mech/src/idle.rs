@@ -73,7 +73,7 @@ static CPUS: PerCpu<IdleCpu> = per_cpu!(IdleCpu::new());
 pub fn enter(cpu: usize, now: u64) {
     CPUS[cpu].idle_since.store(now, Ordering::Relaxed);
     // A polling CPU keeps its tick, as Linux's does.
-    if !resched::polls() && CPUS[cpu].predicted_ns.load(Ordering::Relaxed) >= crate::timer::tick_ns() {
+    if !resched::polls() && CPUS[cpu].predicted_ns.load(Ordering::Relaxed) >= crate::clock::tick_ns() {
         crate::timer::stop_tick(cpu);
     }
 }
@@ -133,7 +133,7 @@ pub fn idle_task_ns(cpu: usize) -> u64 {
 fn still_idle(cpu: usize) {
     crate::platform::without_interrupts(|| {
         let since = CPUS[cpu].idle_since.load(Ordering::Relaxed);
-        if rq::now_ns().saturating_sub(since) >= crate::timer::tick_ns() {
+        if rq::now_ns().saturating_sub(since) >= crate::clock::tick_ns() {
             crate::timer::stop_tick(cpu);
         }
     });

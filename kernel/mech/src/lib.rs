@@ -23,6 +23,7 @@ pub mod platform;
 pub mod percpu;
 
 pub mod balance;
+pub mod clock;
 pub mod debug;
 pub mod entry;
 pub mod fault;
@@ -35,6 +36,7 @@ pub mod rq;
 pub mod schedstat;
 pub mod schedule;
 pub mod setattr;
+pub mod stats;
 pub mod sync;
 pub mod task;
 pub mod timer;
@@ -44,3 +46,7 @@ pub mod watchdog;
 
 /// The most CPUs fairway runs: the policy crate's mask size, the one bound.
 pub const MAX_CPUS: usize = sched::cpumask::MAX_CPUS;
+
+/// The most sched-domain levels a CPU has (SMT, MC, PKG, NODE and the NUMA
+/// levels): the per-level counters' size.
+pub const MAX_LEVELS: usize = 8;

@@ -20,7 +20,7 @@ use sched::tunables::Tunables;
 use sched::FairRq;
 
 use crate::MAX_CPUS;
-use crate::schedstat::CpuStat;
+use crate::stats::CpuStat;
 use crate::lock::level::{self, Outside};
 use crate::lock::{Holds, IrqGuard, IrqMutex};
 use crate::task::Task;

@@ -19,7 +19,7 @@ use sched::WakeFlags;
 
 use crate::platform::cpu_id;
 use crate::platform::Frame;
-use crate::{resched, rq};
+use crate::{clock, resched, rq};
 use crate::lock::{level, IrqMutex};
 use crate::task::{self, Task, TaskState};
 use crate::percpu::{per_cpu, PerCpu};
@@ -70,7 +70,6 @@ impl TimerCpu {
 /// Every CPU's TimerCpu.
 static CPUS: PerCpu<TimerCpu> = per_cpu!(TimerCpu::new());
 
-static TICK_NS: AtomicU64 = AtomicU64::new(1_000_000);
 static SEQ: AtomicU64 = AtomicU64::new(0);
 
 /// Tickless idle (`nohz=on`, the default): an idle CPU stops its tick and its
@@ -101,7 +100,7 @@ pub fn restart_tick(cpu: usize) {
     if CPUS[cpu].tick_stopped.swap(false, Ordering::Relaxed) {
         crate::balance::nohz::exit_idle(cpu);
         let now = rq::now_ns();
-        CPUS[cpu].next_tick.store(now + tick_ns(), Ordering::Relaxed);
+        CPUS[cpu].next_tick.store(now + clock::tick_ns(), Ordering::Relaxed);
         program(cpu, now);
     }
 }
@@ -114,23 +113,14 @@ static STATS_EVERY_TICKS: AtomicU64 = AtomicU64::new(0);
 
 /// Prints the statistics every `ms` milliseconds (`stats_ms=`).
 pub fn print_stats_every(ms: u64) {
-    STATS_EVERY_TICKS.store(ms * 1_000_000 / tick_ns().max(1), Ordering::Relaxed);
-}
-
-/// Sets the tick rate (from `hz=`).
-pub fn set_hz(hz: u32) {
-    TICK_NS.store(1_000_000_000 / hz.max(1) as u64, Ordering::Relaxed);
-}
-
-pub fn tick_ns() -> u64 {
-    TICK_NS.load(Ordering::Relaxed)
+    STATS_EVERY_TICKS.store(ms * 1_000_000 / clock::tick_ns().max(1), Ordering::Relaxed);
 }
 
 /// Starts this CPU's timer. The CPU starts in its idle task, so with
 /// tickless idle its tick starts stopped.
 pub fn start_this_cpu() {
     let cpu = cpu_id();
-    CPUS[cpu].next_tick.store(rq::now_ns() + tick_ns(), Ordering::Relaxed);
+    CPUS[cpu].next_tick.store(rq::now_ns() + clock::tick_ns(), Ordering::Relaxed);
     let nohz = NOHZ.load(Ordering::Relaxed);
     CPUS[cpu].tick_stopped.store(nohz, Ordering::Relaxed);
     if nohz {
@@ -224,10 +214,10 @@ pub fn on_timer(frame: *mut Frame) -> *mut Frame {
     // The LAPIC timer's calibration is only as good as a few percent: a
     // tick due within 1/16 of a period counts as due now, rather than costing
     // a second interrupt a few microseconds later.
-    if now + tick_ns() / 16 >= next_tick && !CPUS[cpu].tick_stopped.load(Ordering::Relaxed) {
+    if now + clock::tick_ns() / 16 >= next_tick && !CPUS[cpu].tick_stopped.load(Ordering::Relaxed) {
         scheduler_tick(cpu);
         crate::inject::tick(cpu);
-        let period = tick_ns();
+        let period = clock::tick_ns();
         let mut next = next_tick + period;
         if next <= now + period / 16 {
             next = now + period;
@@ -252,7 +242,7 @@ fn scheduler_tick(cpu: usize) {
         let mut rq = rq::lock(cpu);
         // Booked once (the task clock and the statistics read the same
         // counter), before the spin, so that no clock read during it counts it.
-        let take = crate::balance::capacity::pressure_ns(rq.capacity_orig, tick_ns());
+        let take = crate::balance::capacity::pressure_ns(rq.capacity_orig, clock::tick_ns());
         rq.stat.pressure_ns += take;
         if take > 0 && rq.curr.is_idle {
             // Not idle time as well: tick-sched.c: tick_nohz_irq_enter()
@@ -262,7 +252,7 @@ fn scheduler_tick(cpu: usize) {
         rq.capacity_orig
     };
     if capacity_orig < 1024 {
-        crate::balance::capacity::run_pressure(cpu, capacity_orig, tick_ns());
+        crate::balance::capacity::run_pressure(cpu, capacity_orig, clock::tick_ns());
     }
     let mut rq = rq::lock(cpu);
     rq.update_clock();

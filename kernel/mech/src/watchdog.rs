@@ -134,7 +134,7 @@ fn check_soft_lockup(rq: &Rq, limit: u64) {
     let ticks = STUCK_TICKS[cpu].load(Ordering::Relaxed) + 1;
     STUCK_TICKS[cpu].store(ticks, Ordering::Relaxed);
     let stuck = now.saturating_sub(since);
-    if stuck >= limit && ticks * crate::timer::tick_ns() >= limit / 2 {
+    if stuck >= limit && ticks * crate::clock::tick_ns() >= limit / 2 {
         if !claim() {
             return;
         }

@@ -98,7 +98,7 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
     // The lock-order checker, where it is compiled in (the `lockdep`
     // feature of `kernel/mech`, which this crate's tests turn on).
     mech::lock::lockdep::enable(true);
-    mech::timer::set_hz(cfg.hz);
+    mech::clock::set_hz(cfg.hz);
     mech::timer::set_nohz(cfg.nohz);
     mech::resched::set_poll(cfg.idle_poll);
     // `fault=` and `trace=` as the kernel's `start_scheduler()` sets them

@@ -61,7 +61,6 @@
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use core::fmt::Write;
 use core::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use sched::cpumask::CpuMask;
@@ -69,11 +68,11 @@ use sched::topology::{Level, SchedDomains};
 use sched::EntityId;
 
 use crate::rq::Rq;
+use crate::stats::IdleWait;
+use crate::MAX_LEVELS;
 use crate::lock::{level, IrqMutex};
 use crate::percpu::{per_cpu, PerCpu};
 
-/// Domain levels a CPU can have (SMT, MC, PKG, NODE and NUMA levels).
-pub const MAX_LEVELS: usize = 8;
 
 /// For one CPU `c` of a domain instance: how many CPUs of the span offer
 /// `c` a waiting task, and the integral of "some CPU does" (ns). Writers
@@ -420,42 +419,4 @@ pub fn read(cpu: usize) -> IdleWait {
         out.levels[l] = Some((d.level, v));
     }
     out
-}
-
-/// One CPU's figures (see `read`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct IdleWait {
-    pub idle_ns: u64,
-    pub levels: [Option<(Level, u64)>; MAX_LEVELS],
-}
-
-impl IdleWait {
-    /// The top level's figure (0 without domains).
-    pub fn top(&self) -> u64 {
-        self.levels.iter().flatten().last().map_or(0, |&(_, v)| v)
-    }
-
-    /// What the figures gained since `before` (the same CPU's).
-    pub fn since(&self, before: &IdleWait) -> IdleWait {
-        let mut d = *self;
-        d.idle_ns = self.idle_ns.saturating_sub(before.idle_ns);
-        for (l, b) in d.levels.iter_mut().zip(before.levels.iter()) {
-            if let (Some((_, v)), Some((_, bv))) = (l.as_mut(), b) {
-                *v = v.saturating_sub(*bv);
-            }
-        }
-        d
-    }
-}
-
-/// Writes ` idle_ns=.. idle_wait_ns=..` and one ` idle_wait_<level>_ns=..`
-/// per domain level (lower-case level name) for the schedstat records.
-pub fn write_fields(w: &mut impl Write, iw: &IdleWait) -> core::fmt::Result {
-    write!(w, " idle_ns={} idle_wait_ns={}", iw.idle_ns, iw.top())?;
-    for &(level, v) in iw.levels.iter().flatten() {
-        let mut name = alloc::string::String::new();
-        let _ = write!(name, "{}", level);
-        write!(w, " idle_wait_{}_ns={}", name.to_ascii_lowercase(), v)?;
-    }
-    Ok(())
 }

@@ -119,8 +119,3 @@ pub fn init(sds: SchedDomains, cfg: BalanceConfig, caps: CapacityTable, hz: u32)
 pub fn global() -> Option<&'static Global> {
     GLOBAL.get()
 }
-
-/// Jiffies: ticks of `hz` since boot (the unit of balance intervals).
-pub fn jiffies() -> u64 {
-    crate::rq::now_ns() / crate::timer::tick_ns().max(1)
-}

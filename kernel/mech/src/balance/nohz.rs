@@ -83,7 +83,7 @@ pub fn enter_idle(cpu: usize) {
         if !n.idle_cpus.contains(cpu) {
             NR_IDLE.fetch_add(1, Ordering::Relaxed);
         }
-        n.enter_idle(cpu, super::jiffies(), g.hz);
+        n.enter_idle(cpu, crate::clock::jiffies(), g.hz);
     }
 }
 
@@ -104,7 +104,7 @@ pub fn balancer_kick(cpu: usize) {
         return;
     }
     let Some(g) = super::global() else { return };
-    let now = super::jiffies();
+    let now = crate::clock::jiffies();
     let n = *NOHZ.lock();
     if n.idle_cpus.is_empty() {
         return;
@@ -167,7 +167,7 @@ pub fn run_kicked(cpu: usize) {
         // A refresh (and `next_balance` recomputation) only: the blocked
         // load counts as refreshed and the next refresh is 32 ms away
         // (fair.c: _nohz_idle_balance() without sched_balance_domains()).
-        let now = super::jiffies();
+        let now = crate::clock::jiffies();
         let mut n = NOHZ.lock();
         let next = n.next_balance;
         n.after_idle_balance(now, g.hz, true, next);
@@ -186,7 +186,7 @@ pub fn run_kicked(cpu: usize) {
             CPUS[cpu].counters.pulled_for_others.fetch_add(pulled as u64, Ordering::Relaxed);
         }
     }
-    let now = super::jiffies();
+    let now = crate::clock::jiffies();
     let next = now + 1;
     NOHZ.lock().after_idle_balance(now, g.hz, true, next);
 }

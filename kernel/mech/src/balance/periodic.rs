@@ -18,7 +18,7 @@ use sched::Feature;
 
 use super::snapshot::{cpu_snapshot, snapshots_into};
 use super::{cpu_state, Global};
-use crate::MAX_CPUS;
+use crate::{MAX_CPUS, MAX_LEVELS};
 use crate::percpu::{per_cpu, PerCpu};
 
 /// This module's per-CPU part (its `CPUS`).
@@ -76,7 +76,7 @@ pub fn sched_balance_domains(cpu: usize, idle: bool) -> u32 {
     if chain.is_empty() {
         return 0;
     }
-    let now = super::jiffies();
+    let now = crate::clock::jiffies();
     let max = max_load_balance_interval(g.hz, g.sds.online().weight());
     let mut guard = cpu_state(cpu).lock();
     let Some(state) = guard.as_mut() else { return 0 };
@@ -122,7 +122,6 @@ pub fn sched_balance_domains(cpu: usize, idle: bool) -> u32 {
 /// whose last balance left an imbalance that pinned tasks kept in place.
 /// Indexed by position in the chain (domains are symmetric here).
 static SGC_IMBALANCE: [[AtomicBool; MAX_CPUS]; MAX_LEVELS] = [const { [const { AtomicBool::new(false) }; MAX_CPUS] }; MAX_LEVELS];
-pub(super) const MAX_LEVELS: usize = 8;
 
 /// Sets or clears the `sgc->imbalance` flag of `dst`'s group in its parent
 /// domain (the domain at `idx + 1`), as fair.c: sched_balance_rq() does.

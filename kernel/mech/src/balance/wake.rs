@@ -17,7 +17,7 @@ use sched::topology::SD_BALANCE_FORK;
 use sched::{EntityId, WakeFlags};
 
 use super::snapshot::{cpu_snapshot, snapshots, snapshots_into, LiveCpus};
-use super::{cpu_state, jiffies, LLC};
+use super::{cpu_state, LLC};
 use crate::task::Task;
 use crate::percpu::{per_cpu, PerCpu};
 
@@ -82,14 +82,14 @@ pub struct WakeCpu {
     /// path counts it (`note_remote_wakeup`), lock-free (it holds runqueue
     /// locks, which rank below the balance state); added to the domain
     /// statistics when they are printed.
-    ttwu_wake_remote: [AtomicU64; super::periodic::MAX_LEVELS],
+    ttwu_wake_remote: [AtomicU64; crate::MAX_LEVELS],
 }
 
 impl WakeCpu {
     pub const fn new() -> Self {
         WakeCpu {
             aged: [AtomicU64::new(0), AtomicU64::new(0)],
-            ttwu_wake_remote: [const { AtomicU64::new(0) }; super::periodic::MAX_LEVELS],
+            ttwu_wake_remote: [const { AtomicU64::new(0) }; crate::MAX_LEVELS],
         }
     }
 }
@@ -100,7 +100,7 @@ static CPUS: PerCpu<WakeCpu> = per_cpu!(WakeCpu::new());
 /// Sets `cpu`'s SIS_PROP `Aged` prediction at boot (Linux's `sched_init`:
 /// the whole initial `avg_idle`, stamped now).
 pub fn init_wake_aged(cpu: usize, avg_idle: u64) {
-    store_aged(cpu, WakeAvgIdle { wake_avg_idle: avg_idle, wake_stamp: jiffies() });
+    store_aged(cpu, WakeAvgIdle { wake_avg_idle: avg_idle, wake_stamp: crate::clock::jiffies() });
 }
 
 /// An idle `cpu` is being woken and its `avg_idle` was just updated with the
@@ -112,7 +112,7 @@ pub fn init_wake_aged(cpu: usize, avg_idle: u64) {
 #[inline(never)]
 pub fn note_idle_wakeup(cpu: usize, avg_idle: u64) {
     let mut a = load_aged(cpu);
-    a.on_idle_wakeup(avg_idle, jiffies());
+    a.on_idle_wakeup(avg_idle, crate::clock::jiffies());
     store_aged(cpu, a);
 }
 
@@ -173,7 +173,7 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
     } else {
         let flips = {
             let mut w = waker.wakee.lock();
-            w.record_wakee(p.id as u64, jiffies(), g.hz);
+            w.record_wakee(p.id as u64, crate::clock::jiffies(), g.hz);
             w.wakee_flips
         };
         // fair.c: wake_affine_weight() discounts task_h_load(current).
@@ -253,7 +253,7 @@ fn place<C: sched::balance::CpuView + ?Sized>(g: &super::Global, cpus: &C, i: &P
         sync: i.sync,
         waker_pcpu_kthread: false,
         llc: i.llc,
-        now_jiffies: jiffies(),
+        now_jiffies: crate::clock::jiffies(),
         cfg: &g.cfg,
         clock: Some(ScanClock(i.clock)),
     };
