@@ -150,6 +150,25 @@ pub struct Stack {
     pub top: u64,
 }
 
+/// Work the mechanism itself does whose time a simulated CPU must spend
+/// explicitly (a real CPU spends it by doing it), named by what it is: the
+/// platform prices it ([`Platform::mechanism_work`]; the simulator from its
+/// `-icount` measurements, `sim/src/platform/prices.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// A pipe read or write of `bytes` bytes, apart from any wakeup it
+    /// makes: the ring's lock, the copy, the counts (`sync::pipe`).
+    PipeCopy { bytes: usize },
+    /// One balance pass over a domain whose span has `cpus` CPUs
+    /// (`balance::periodic::balance_rq`): the environment, the plan, the
+    /// groups' sums, each CPU's snapshot.
+    BalancePass { cpus: u32 },
+    /// Wakeup placement read one CPU's state on a span wider than the one
+    /// it copies first (`balance::snapshot::LiveCpus`): `select_idle_cpu()`'s
+    /// work per CPU examined.
+    PlacementCpuRead,
+}
+
 /// How a run ends on purpose (the platform maps it to its exit status).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
@@ -257,12 +276,18 @@ pub trait Platform {
     /// under `-icount` each `rdtsc` ends QEMU's translation block); a
     /// simulated CPU, whose loops take no virtual time, advances its clock by
     /// them (interruptible, as `burn_ns`), which is also what lets a task
-    /// spinning on a flag be preempted by the one that sets it. The
-    /// mechanism reports its own work too (a pipe's copy, a balance pass),
-    /// possibly with interrupts off or a lock held: a simulated CPU must not
-    /// give up its CPU there, so it advances only its own clock (what
+    /// spinning on a flag be preempted by the one that sets it. Called with
+    /// interrupts off or a lock held (the simulator's pricing of
+    /// [`mechanism_work`](Self::mechanism_work) does), a simulated CPU must
+    /// not give up its CPU there, so it advances only its own clock (what
     /// `uptime_ns` reads on it) and pays the time when interrupts come back on.
     fn work_done(instructions: u64);
+    /// The mechanism did `work` (see [`Work`]), possibly with interrupts off
+    /// or a lock held (as for `work_done`). A real CPU spent the time doing
+    /// it: nothing (the default), and the call compiles away.
+    fn mechanism_work(work: Work) {
+        let _ = work;
+    }
     /// Whether a workload's busy loop must execute for its time to pass.
     /// True on a real CPU (the default). A simulated CPU's clock moves by
     /// `work_done` alone, and the loops' results are never read (they are
@@ -316,7 +341,7 @@ macro_rules! set_platform {
     ($platform:ty) => {
         const _: () = {
             use $crate::platform::Platform as __P;
-            use $crate::platform::{Context as __Ctx, Exit as __Exit, Frame as __Frame, Stack as __Stack, SwitchError as __SwitchError};
+            use $crate::platform::{Context as __Ctx, Exit as __Exit, Frame as __Frame, Stack as __Stack, SwitchError as __SwitchError, Work as __Work};
             use $crate::platform::CurrentTask as __Task;
             extern crate alloc as __alloc;
             #[no_mangle]
@@ -424,6 +449,9 @@ macro_rules! set_platform {
             fn __fairway_platform_work_done(instructions: u64) { <$platform as __P>::work_done(instructions) }
             #[no_mangle]
             #[inline]
+            fn __fairway_platform_mechanism_work(work: __Work) { <$platform as __P>::mechanism_work(work) }
+            #[no_mangle]
+            #[inline]
             fn __fairway_platform_busy_loops_run() -> bool { <$platform as __P>::busy_loops_run() }
             #[no_mangle]
             #[inline]
@@ -482,6 +510,7 @@ unsafe extern "Rust" {
     safe fn __fairway_platform_exit(why: Exit) -> !;
     safe fn __fairway_platform_burn_ns(ns: u64);
     safe fn __fairway_platform_work_done(instructions: u64);
+    safe fn __fairway_platform_mechanism_work(work: Work);
     safe fn __fairway_platform_busy_loops_run() -> bool;
     safe fn __fairway_platform_lock_acquired(c: LockClass, k: u32, l: usize);
     safe fn __fairway_platform_lock_released(c: LockClass, k: u32);
@@ -689,6 +718,13 @@ pub fn burn_ns(ns: u64) {
 #[inline]
 pub fn work_done(instructions: u64) {
     __fairway_platform_work_done(instructions)
+}
+
+/// Accounts the mechanism's own `work` (see [`Platform::mechanism_work`]):
+/// free on x86.
+#[inline]
+pub fn mechanism_work(work: Work) {
+    __fairway_platform_mechanism_work(work)
 }
 
 /// Whether a busy loop's iterations must run (see [`Platform::busy_loops_run`]):

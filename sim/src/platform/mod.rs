@@ -66,6 +66,7 @@ mod cpu_loop;
 mod hw;
 mod irq;
 mod plat;
+pub mod prices;
 
 use std::cell::{Cell, RefCell};
 use std::fmt::Write as _;

@@ -5,7 +5,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use mech::platform::{Context, Exit, Frame, Platform, RemoteAccess, Stack, SwitchError};
+use mech::platform::{Context, Exit, Frame, Platform, RemoteAccess, Stack, SwitchError, Work};
 use mech::lock::level::LockClass;
 use mech::task::Task;
 
@@ -290,6 +290,10 @@ impl Platform for SimPlatform {
         // The loop took no virtual time: it costs what it costs the kernel
         // under `-icount shift=0`, one ns per guest instruction.
         super::work_done(instructions)
+    }
+    fn mechanism_work(work: Work) {
+        // The mechanism's own work, at the kernel's `-icount` price.
+        super::work_done(super::prices::instructions(work))
     }
     fn busy_loops_run() -> bool {
         // `work_done` alone moves the clock: the loops' host work is skipped.

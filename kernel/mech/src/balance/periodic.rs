@@ -145,24 +145,6 @@ fn imbalanced_groups(g: &Global, dst: usize, idx: usize) -> CpuMask {
     m
 }
 
-/// Guest instructions of one balance pass over a domain apart from its
-/// CPUs: the environment, the plan, the groups' sums. Reported with
-/// `platform::work_done` (free on x86) so that a simulated CPU spends the
-/// time, and newidle's measured cost (`max_newidle_lb_cost`) and `avg_idle`
-/// see it. From `-icount` at `-smp 2` (docs/SIMULATOR.md, "The cost model"):
-/// the least contaminated `@fw newidle time_ns=` per attempt, 2,289, less
-/// two CPUs at [`BALANCE_INSTRUCTIONS_PER_CPU`]; an upper bound.
-pub const BALANCE_PASS_INSTRUCTIONS: u64 = 1950;
-/// ...and per CPU of the domain's span whose snapshot the pass reads: the
-/// `select_idle_cpu()` loop's figure per CPU examined (170), the same kind
-/// of work (a remote CPU's state read and tested).
-pub const BALANCE_INSTRUCTIONS_PER_CPU: u64 = 170;
-
-/// What one balance pass over a span of `cpus` CPUs reports.
-pub const fn balance_pass_instructions(cpus: u64) -> u64 {
-    BALANCE_PASS_INSTRUCTIONS + cpus * BALANCE_INSTRUCTIONS_PER_CPU
-}
-
 /// One `sched_balance_rq` attempt of `dst` at domain `idx`: whether the walk
 /// may go on to the parent domain, and how many tasks were pulled. `snaps` is
 /// `dst`'s reused buffer for the domain's snapshots (`CpuState::balance_snaps`).
@@ -183,7 +165,9 @@ pub fn balance_rq(
     let mut all_pinned_seen = false;
     for _ in 0..4 {
         snapshots_into(&sd.span, snaps);
-        crate::platform::work_done(balance_pass_instructions(u64::from(sd.span_weight)));
+        // The pass's work, for a simulated CPU (free on x86): newidle's measured
+        // cost (`max_newidle_lb_cost`) and `avg_idle` see it there.
+        crate::platform::mechanism_work(crate::platform::Work::BalancePass { cpus: sd.span_weight });
         let (plan, lb_stats) = plan_balance(&env, snaps, &mut st.stats);
         // SIS_UTIL: the LLC domain's balance refreshes how deep wakeups scan
         // (not a newidle one: fair.c update_idle_cpu_scan()).

@@ -159,7 +159,7 @@ impl sched::balance::CpuView for LiveCpus {
         // Reading a remote CPU's state is the work `select_idle_cpu()`'s
         // loop does per CPU examined: reported so that a simulated CPU
         // spends it inside the scan window SIS_PROP times (free on x86).
-        crate::platform::work_done(super::periodic::BALANCE_INSTRUCTIONS_PER_CPU);
+        crate::platform::mechanism_work(crate::platform::Work::PlacementCpuRead);
         self.span.contains(cpu).then(|| cpu_snapshot(cpu))
     }
     fn first_allowed(&self, allowed: &CpuMask) -> Option<usize> {

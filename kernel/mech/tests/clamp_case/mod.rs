@@ -61,10 +61,10 @@ pub const MIGRATION_COST: u64 = 500 * US;
 pub const CEILING: u64 = 1_000 * US;
 
 /// The test clock one balance attempt takes: the work a pass over the
-/// 2-CPU domain reports (`Platform::work_done`, one ns per instruction on
-/// the test platform). A failed attempt's idle period is that much longer;
+/// 2-CPU domain reports (`Platform::mechanism_work`, priced by the test
+/// platform as the simulator prices it). A failed attempt's idle period is that much longer;
 /// during a pull's attempt CPU 0 is idle while the free tasks wait.
-pub const PASS_NS: u64 = mech::balance::periodic::balance_pass_instructions(2);
+pub const PASS_NS: u64 = work_ns(mech::platform::Work::BalancePass { cpus: 2 });
 
 /// What the run shows for one setting.
 #[derive(Debug, PartialEq, Eq)]
