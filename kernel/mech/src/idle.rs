@@ -36,7 +36,7 @@ use crate::{resched, rq};
 use crate::percpu::{per_cpu, PerCpu};
 
 /// This module's per-CPU part (its `CPUS`).
-pub struct IdleCpu {
+struct IdleCpu {
     /// Predicted length of the next idle period of this CPU (ns). It starts
     /// long, so a CPU idle from boot stops its tick at once.
     predicted_ns: AtomicU64,
@@ -56,7 +56,7 @@ pub struct IdleCpu {
 }
 
 impl IdleCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         IdleCpu {
             predicted_ns: AtomicU64::new(1_000_000_000),
             idle_since: AtomicU64::new(1),

@@ -160,7 +160,7 @@ pub enum Work {
     /// makes: the ring's lock, the copy, the counts (`sync::pipe`).
     PipeCopy { bytes: usize },
     /// One balance pass over a domain whose span has `cpus` CPUs
-    /// (`balance::periodic::balance_rq`): the environment, the plan, the
+    /// (`balance::pass::balance_rq`): the environment, the plan, the
     /// groups' sums, each CPU's snapshot.
     BalancePass { cpus: u32 },
     /// Wakeup placement read one CPU's state on a span wider than the one

@@ -18,7 +18,7 @@ use core::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
 use crate::percpu::{per_cpu, PerCpu};
 
 /// This module's per-CPU part (its `CPUS`).
-pub struct ReschedCpu {
+struct ReschedCpu {
     need_resched: AtomicBool,
     /// Whether this CPU's idle task is polling for work right now (see the
     /// module docs).
@@ -31,7 +31,7 @@ pub struct ReschedCpu {
 }
 
 impl ReschedCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         ReschedCpu {
             need_resched: AtomicBool::new(false),
             polling: AtomicBool::new(false),

@@ -131,7 +131,7 @@ impl Rq {
 }
 
 /// This module's per-CPU part (its `CPUS`).
-pub struct RqCpu {
+struct RqCpu {
     /// Each CPU's runqueue, set once when the CPU starts scheduling: locking
     /// checks that once, so the guard's accesses need no check of their own.
     rq: spin::Once<IrqMutex<level::Runqueue, Rq>>,
@@ -148,7 +148,7 @@ pub struct RqCpu {
 }
 
 impl RqCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         RqCpu {
             rq: spin::Once::new(),
             ttwu_pending: AtomicBool::new(false),

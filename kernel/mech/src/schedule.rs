@@ -125,7 +125,7 @@ fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'st
             TaskState::Running => {
                 // Its affinity no longer allows this CPU, or an active
                 // balance asked for it elsewhere: move it.
-                let push = crate::balance::periodic::take_active_push(cpu)
+                let push = crate::balance::active::take_active_push(cpu)
                     .filter(|&d| d != cpu && prev.allowed(d) && rq::is_online(d));
                 if !prev.allowed(cpu) || push.is_some() {
                     let _ = rq.fair.dequeue(eid, DequeueFlags::NONE);
@@ -185,7 +185,7 @@ fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'st
                     rq.detach(e.0);
                     let target = push.unwrap_or_else(|| prev.affinity.load().first().unwrap_or(cpu));
                     if push.is_some() {
-                        crate::balance::periodic::note_pushed(cpu, target);
+                        crate::balance::active::note_pushed(cpu, target);
                     }
                     crate::wakeup::queue_migration(prev.clone(), se, target);
                 }

@@ -48,7 +48,7 @@ impl Ord for Sleeper {
 }
 
 /// This module's per-CPU part (its `CPUS`).
-pub struct TimerCpu {
+struct TimerCpu {
     sleepers: IrqMutex<level::Sleepers, BinaryHeap<Reverse<Sleeper>>>,
     next_tick: AtomicU64,
     tick_stopped: AtomicBool,
@@ -57,7 +57,7 @@ pub struct TimerCpu {
 }
 
 impl TimerCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         TimerCpu {
             sleepers: IrqMutex::new(BinaryHeap::new()),
             next_tick: AtomicU64::new(0),

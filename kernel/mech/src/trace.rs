@@ -96,12 +96,12 @@ pub fn name_task(pid: u32, name: &str) {
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static CAPACITY: AtomicUsize = AtomicUsize::new(0);
 /// This module's per-CPU part (its `CPUS`).
-pub struct TraceCpu {
+struct TraceCpu {
     ring: IrqMutex<level::TraceRing, Ring>,
 }
 
 impl TraceCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         TraceCpu {
             ring: IrqMutex::new(Ring { events: VecDeque::new(), lost: 0 }),
         }

@@ -77,7 +77,7 @@ impl WakeList {
 }
 
 /// This module's per-CPU part (its `CPUS`).
-pub struct WakeupCpu {
+struct WakeupCpu {
     lists: IrqMutex<level::WakeList, WakeList>,
     /// Wakeups performed by this CPU, and those that woke onto the same CPU.
     ttwu_count: AtomicU64,
@@ -85,7 +85,7 @@ pub struct WakeupCpu {
 }
 
 impl WakeupCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         WakeupCpu {
             lists: IrqMutex::new(WakeList { wakes: Vec::new(), moves: Vec::new() }),
             ttwu_count: AtomicU64::new(0),

@@ -19,13 +19,13 @@ use crate::rq::Rq;
 use crate::percpu::{per_cpu, PerCpu};
 
 /// This module's per-CPU part (its `CPUS`).
-pub struct CapacityCpu {
+struct CapacityCpu {
     /// The pressure average of this CPU, out of 1024.
     pressure_avg: AtomicU64,
 }
 
 impl CapacityCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         CapacityCpu {
             pressure_avg: AtomicU64::new(0),
         }
@@ -66,7 +66,7 @@ pub fn update(rq: &mut Rq) {
     let pressure = Pressure { rt_dl: CPUS[rq.cpu].pressure_avg.load(Ordering::Relaxed), ..Default::default() };
     rq.capacity = scale_rt_capacity(1024, pressure).min(rq.capacity_orig).max(1);
     rq.fair.set_cpu_capacity(rq.capacity_orig);
-    let Some(g) = super::global() else { return };
+    let Some(g) = super::state::global() else { return };
     let asym = g.asym_cpucapacity;
     let curr = rq.fair.curr().and_then(|e: EntityId| {
         let t = rq.task_of(e.0)?;

@@ -195,7 +195,7 @@ impl CpuSide {
 }
 
 /// This module's per-CPU part (its `CPUS`).
-pub struct IdleWaitCpu {
+struct IdleWaitCpu {
     per_cpu: CpuSide,
     /// Each CPU's band of runnable counts that change none of its states,
     /// `lo << 32 | hi` for `lo <= runnable < hi`: `[0, 1)` idle, `[1, 2)` one
@@ -209,7 +209,7 @@ pub struct IdleWaitCpu {
 }
 
 impl IdleWaitCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         IdleWaitCpu {
             per_cpu: CpuSide::new(),
             band: AtomicU64::new(band(0, 1)),

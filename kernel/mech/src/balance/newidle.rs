@@ -11,12 +11,12 @@ use sched::balance::newidle::{newidle_gate_by_cost, NewidleStep, NewidleWalk};
 use sched::balance::IdleType;
 use sched::Feature;
 
-use super::periodic::balance_rq;
-use super::cpu_state;
+use super::pass::balance_rq;
+use super::state::cpu_state;
 use crate::percpu::{per_cpu, PerCpu};
 
 /// This module's per-CPU part (its `CPUS`).
-pub struct NewidleCpu {
+struct NewidleCpu {
     /// Gate refusals (added to the counters' `gate_skips` when printed).
     gate_skips: AtomicU64,
     /// The lowest domain's `max_newidle_lb_cost`, copied whenever the balance
@@ -35,7 +35,7 @@ pub struct NewidleCpu {
 }
 
 impl NewidleCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         NewidleCpu {
             gate_skips: AtomicU64::new(0),
             lowest_cost: AtomicU64::new(0),
@@ -70,7 +70,7 @@ pub fn gate_skips(cpu: usize) -> u64 {
 /// Copies `cpu`'s lowest domain's `max_newidle_lb_cost` for the gate; called
 /// with `cpu`'s balance state locked, after anything that may change it (a
 /// newidle walk, the periodic decay).
-pub(super) fn note_lowest_cost(cpu: usize, state: &super::CpuState) {
+pub(super) fn note_lowest_cost(cpu: usize, state: &super::state::CpuState) {
     if let Some(sd) = state.sd.first() {
         CPUS[cpu].lowest_cost.store(sd.newidle.max_newidle_lb_cost, Ordering::Relaxed);
     }
@@ -102,7 +102,7 @@ fn dice() -> u32 {
 /// early exit; fairway has no per-runqueue `next_balance`: each domain's
 /// `last_balance` and interval decide at the tick.)
 pub fn newidle_begin(rq: &mut crate::rq::Rq) -> Option<sched::time::Nanos> {
-    let g = super::global()?;
+    let g = super::state::global()?;
     // A wakeup already on its way means no idle period (and no balancing).
     if crate::rq::wake_list_pending(rq.cpu) {
         return None;
@@ -139,7 +139,7 @@ pub fn newidle_begin(rq: &mut crate::rq::Rq) -> Option<sched::time::Nanos> {
 /// domains (the gate is not tested again, as in fair.c:
 /// sched_balance_newidle()). Returns how many tasks it pulled.
 pub fn sched_balance_newidle(cpu: usize, avg_idle: sched::time::Nanos) -> u32 {
-    let Some(g) = super::global() else { return 0 };
+    let Some(g) = super::state::global() else { return 0 };
     let chain = g.sds.per_cpu(cpu);
     let now = crate::rq::now_ns();
     let mut guard = cpu_state(cpu).lock();
@@ -185,7 +185,7 @@ pub fn note_activate(rq: &mut crate::rq::Rq) {
     if rq.avg_idle.idle_stamp == 0 {
         return;
     }
-    let Some(g) = super::global() else { return };
+    let Some(g) = super::state::global() else { return };
     let now = rq.clock;
     let ended = rq.avg_idle.end_idle(now, g.cfg.avg_idle_clamp, g.cfg.avg_idle_ceiling_pct).is_some();
     // SIS_PROP `Aged` (5.14–6.6 ttwu_do_activate()): the prediction for this

@@ -22,14 +22,14 @@ static NOHZ: IrqMutex<level::NohzState, NohzState> = IrqMutex::new(NohzState {
     needs_update: false,
 });
 /// This module's per-CPU part (its `CPUS`).
-pub struct NohzCpu {
+struct NohzCpu {
     /// Kick flags waiting for each CPU (handled in its reschedule IPI).
     kick: AtomicU32,
     counters: NohzCounters,
 }
 
 impl NohzCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         NohzCpu {
             kick: AtomicU32::new(0),
             counters: NohzCounters {
@@ -78,7 +78,7 @@ pub fn print_counters(cpu: usize) {
 
 /// `cpu` stopped its tick.
 pub fn enter_idle(cpu: usize) {
-    if let Some(g) = super::global() {
+    if let Some(g) = super::state::global() {
         let mut n = NOHZ.lock();
         if !n.idle_cpus.contains(cpu) {
             NR_IDLE.fetch_add(1, Ordering::Relaxed);
@@ -103,7 +103,7 @@ pub fn balancer_kick(cpu: usize) {
     if NR_IDLE.load(Ordering::Relaxed) == 0 {
         return;
     }
-    let Some(g) = super::global() else { return };
+    let Some(g) = super::state::global() else { return };
     let now = crate::clock::jiffies();
     let n = *NOHZ.lock();
     if n.idle_cpus.is_empty() {
@@ -122,7 +122,7 @@ pub fn balancer_kick(cpu: usize) {
     // Into this CPU's reused buffer (its balance state is the outermost lock,
     // and its own periodic balance has released it by now).
     let online = crate::rq::online_mask();
-    let mut guard = super::cpu_state(cpu).lock();
+    let mut guard = super::state::cpu_state(cpu).lock();
     let (state, held) = guard.split();
     let Some(state) = state.as_mut() else { return };
     snapshots_into(&online, &mut state.balance_snaps);
@@ -162,7 +162,7 @@ pub fn run_kicked(cpu: usize) {
     if flags & KICK_MASK == 0 {
         return;
     }
-    let Some(g) = super::global() else { return };
+    let Some(g) = super::state::global() else { return };
     if flags & NOHZ_BALANCE_KICK == 0 {
         // A refresh (and `next_balance` recomputation) only: the blocked
         // load counts as refreshed and the next refresh is 32 ms away

@@ -60,12 +60,12 @@ impl Published {
 }
 
 /// This module's per-CPU part (its `CPUS`).
-pub struct SnapshotCpu {
+struct SnapshotCpu {
     published: Published,
 }
 
 impl SnapshotCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         SnapshotCpu {
             published: Published::new(),
         }

@@ -17,13 +17,13 @@ use sched::topology::SD_BALANCE_FORK;
 use sched::{EntityId, WakeFlags};
 
 use super::snapshot::{cpu_snapshot, snapshots, snapshots_into, LiveCpus};
-use super::{cpu_state, LLC};
+use super::state::{cpu_state, LLC};
 use crate::task::Task;
 use crate::percpu::{per_cpu, PerCpu};
 
 /// A wakeup performed on `this` put its wakee on `cpu` (≠ `this`).
 pub fn note_remote_wakeup(this: usize, cpu: usize) {
-    let Some(g) = super::global() else { return };
+    let Some(g) = super::state::global() else { return };
     if let Some(c) = wake_remote_domain(&g.sds, this, cpu).and_then(|i| CPUS[this].ttwu_wake_remote.get(i)) {
         c.fetch_add(1, Ordering::Relaxed);
     }
@@ -70,7 +70,7 @@ impl WakeeLoad {
 }
 
 /// This module's per-CPU part (its `CPUS`).
-pub struct WakeCpu {
+struct WakeCpu {
     /// Each runqueue's SIS_PROP `Aged` state (Linux 5.14–6.6's `rq->wake_stamp`
     /// and `rq->wake_avg_idle`): set when an idle CPU is woken
     /// ([`note_idle_wakeup`], under that runqueue's lock), read, aged and
@@ -86,7 +86,7 @@ pub struct WakeCpu {
 }
 
 impl WakeCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         WakeCpu {
             aged: [AtomicU64::new(0), AtomicU64::new(0)],
             ttwu_wake_remote: [const { AtomicU64::new(0) }; crate::MAX_LEVELS],
@@ -163,7 +163,7 @@ fn wakee_snapshot(p: &Task, l: WakeeLoad, prev: usize) -> TaskSnapshot {
 /// under `p`'s runqueue lock, which the caller has dropped again (this takes
 /// balance state, which ranks above runqueue locks).
 pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize, flags: WakeFlags) -> Option<usize> {
-    let g = super::global()?;
+    let g = super::state::global()?;
     let task = wakee_snapshot(p, load, prev);
     // The waker (the task this CPU runs) records the wakee: wake_wide's flips.
     let waker = crate::task::current_or_idle();
@@ -242,7 +242,7 @@ struct PlaceInputs<'a> {
 }
 
 /// `select_task_rq_fair` over `cpus`, a copy of the span or the live view.
-fn place<C: sched::balance::CpuView + ?Sized>(g: &super::Global, cpus: &C, i: &PlaceInputs<'_>, aged: &mut sched::balance::sis::WakeAvgIdle) -> sched::balance::wake::WakeDecision {
+fn place<C: sched::balance::CpuView + ?Sized>(g: &super::state::Global, cpus: &C, i: &PlaceInputs<'_>, aged: &mut sched::balance::sis::WakeAvgIdle) -> sched::balance::wake::WakeDecision {
     let ctx = WakeCtx {
         sds: &g.sds,
         cpus,
@@ -265,7 +265,7 @@ fn place<C: sched::balance::CpuView + ?Sized>(g: &super::Global, cpus: &C, i: &P
 #[cold]
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-fn note_prop_scan(state: &mut super::CpuState, sds: &sched::topology::SchedDomains, this: usize, cpu: usize, scan: &sched::balance::sis::ScanResult, cost: u64, wake_avg_idle: u64, accounted: bool) {
+fn note_prop_scan(state: &mut super::state::CpuState, sds: &sched::topology::SchedDomains, this: usize, cpu: usize, scan: &sched::balance::sis::ScanResult, cost: u64, wake_avg_idle: u64, accounted: bool) {
     let (Some(nr), false) = (scan.nr, scan.idle_core) else { return };
     // This CPU's own `avg_idle`: it runs the wakeup, so nothing changed it since placement read it.
     let avg_idle = cpu_snapshot(this).avg_idle;
@@ -286,7 +286,7 @@ fn note_prop_scan(state: &mut super::CpuState, sds: &sched::topology::SchedDomai
 
 /// The CPU a new task starts on (fork balancing), given its allowed CPUs.
 pub fn select_fork_cpu(allowed: CpuMask, nice: i32, this: usize) -> Option<usize> {
-    let g = super::global()?;
+    let g = super::state::global()?;
     let weight = crate::task::nice_weight(nice);
     let mut task = TaskSnapshot::hog(0, this);
     task.weight = weight;
