@@ -307,7 +307,7 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
     let workload = options.workload.clone();
     let phase_ns = options.phase_ns;
     let tests = (options.test_lockdep, options.test_watchdog);
-    if let Err(e) = task::spawn(task::Spawn::new("init"), move || run_init(workload, phase_ns, tests)) {
+    if let Err(e) = mech::thread::spawn(mech::thread::Spawn::new("init"), move || run_init(workload, phase_ns, tests)) {
         panic!("cannot start the init thread: {}", e);
     }
     idle::idle_loop()

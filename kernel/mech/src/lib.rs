@@ -39,6 +39,7 @@ pub mod setattr;
 pub mod stats;
 pub mod sync;
 pub mod task;
+pub mod thread;
 pub mod timer;
 pub mod trace;
 pub mod wakeup;

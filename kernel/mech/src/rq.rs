@@ -26,35 +26,6 @@ use crate::lock::{Holds, IrqGuard, IrqMutex};
 use crate::task::Task;
 use crate::percpu::{per_cpu, PerCpu};
 
-/// A task's field that is meaningful only under the lock of the runqueue
-/// holding the task: every access takes that runqueue (`&Rq`, which only a
-/// held `RqGuard` hands out) as the witness, so no code reaches the value
-/// without a runqueue lock. The atomic is only there to make `Task` Sync;
-/// the accesses are plain loads and stores.
-pub struct UnderRqLock(AtomicU64);
-
-impl UnderRqLock {
-    pub const fn new(v: u64) -> UnderRqLock {
-        UnderRqLock(AtomicU64::new(v))
-    }
-    #[inline(always)]
-    pub fn get(&self, rq: &Rq) -> u64 {
-        let _ = rq;
-        self.0.load(Ordering::Relaxed)
-    }
-    #[inline(always)]
-    pub fn set(&self, rq: &Rq, v: u64) {
-        let _ = rq;
-        self.0.store(v, Ordering::Relaxed)
-    }
-}
-
-impl Default for UnderRqLock {
-    fn default() -> Self {
-        UnderRqLock::new(0)
-    }
-}
-
 /// One CPU's runqueue.
 ///
 /// Invariants (checked by `debug::check_rq`): `tasks[e]` is `Some` exactly
@@ -180,6 +151,11 @@ pub struct RqGuard<'a>(IrqGuard<'a, level::Runqueue, Rq>);
 impl Holds for RqGuard<'_> {
     type Level = level::Runqueue;
 }
+
+// A `&Rq` exists only under its lock (through a guard): the witness a task's
+// runqueue-locked fields take (`task::UnderRqLock`).
+impl crate::task::RqLocked for Rq {}
+impl crate::task::RqLocked for RqGuard<'_> {}
 
 impl core::ops::Deref for RqGuard<'_> {
     type Target = Rq;

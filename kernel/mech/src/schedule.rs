@@ -250,7 +250,9 @@ fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'st
     // joiners may now free its stack); its joiners' wakeups see `next` as
     // the running task, as the switch made it.
     if finished {
-        prev.exited.complete_all();
+        if let Some(exited) = &prev.exited {
+            exited.complete();
+        }
     }
     resume
 }

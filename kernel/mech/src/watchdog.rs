@@ -362,7 +362,7 @@ pub fn provoke(what: Provoke) -> ! {
     let cpu = rq::online_mask().iter().last().unwrap_or(0);
     crate::kprintln!("test_watchdog: provoking {:?} on CPU {} on purpose", what, cpu);
     let spawn = |name: &str, f: fn()| {
-        task::spawn(task::Spawn::new(name).pin(cpu), f).expect("test_watchdog: a thread for the test");
+        crate::thread::spawn(crate::thread::Spawn::new(name).pin(cpu), f).expect("test_watchdog: a thread for the test");
     };
     match what {
         Provoke::SoftLockup => {
@@ -401,7 +401,7 @@ pub fn provoke(what: Provoke) -> ! {
         Provoke::LostSleep => {
             // Sleeps again and again, so that the timer has one to forget
             // however late this thread gets to look.
-            let napper = task::spawn(task::Spawn::new("wd-napper").pin(cpu), || loop {
+            let napper = crate::thread::spawn(crate::thread::Spawn::new("wd-napper").pin(cpu), || loop {
                 crate::timer::sleep_ns(10_000_000)
             })
             .expect("test_watchdog: a thread for the test");

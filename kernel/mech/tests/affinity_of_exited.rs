@@ -14,14 +14,15 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use common::*;
-use mech::task::{Spawn, TaskState};
+use mech::task::TaskState;
+use mech::thread::Spawn;
 use sched::cpumask::CpuMask;
 
 #[test]
 fn set_affinity_of_an_exited_task_moves_no_other_task() {
     boot(2);
     // `a` runs on CPU 0 and exits: its final switch removes its entity.
-    let a = mech::task::spawn(Spawn::new("a").on_cpu(0), || {}).unwrap();
+    let a = mech::thread::spawn(Spawn::new("a").on_cpu(0), || {}).unwrap();
     assert!(Arc::ptr_eq(&preempt(0), &a));
     run_on(0);
     a.set_state(TaskState::Dead);
@@ -31,8 +32,8 @@ fn set_affinity_of_an_exited_task_moves_no_other_task() {
 
     // `b` takes the entity slot `a` had and waits on CPU 0 while `c` (the
     // earlier deadline: a shorter slice) runs there.
-    let b = mech::task::spawn(Spawn::new("b").on_cpu(0).slice_ns(3_000_000), || {}).unwrap();
-    let c = mech::task::spawn(Spawn::new("c").on_cpu(0).slice_ns(1_000_000), || {}).unwrap();
+    let b = mech::thread::spawn(Spawn::new("b").on_cpu(0).slice_ns(3_000_000), || {}).unwrap();
+    let c = mech::thread::spawn(Spawn::new("c").on_cpu(0).slice_ns(1_000_000), || {}).unwrap();
     assert!(Arc::ptr_eq(&preempt(0), &c));
     assert_eq!(
         b.eid.load(Ordering::Relaxed),

@@ -16,7 +16,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use common::*;
-use mech::task::{Spawn, Task};
+use mech::task::Task;
+use mech::thread::Spawn;
 use sched::balance::migrate::DetachParams;
 use sched::balance::{IdleType, Migration, MigrationType};
 use sched::cpumask::CpuMask;
@@ -48,7 +49,7 @@ fn a_dequeue_past_the_running_protection_reschedules_that_cpu() {
     assert!(idle0.is_idle);
     // Four tasks on CPU 1: one runs, three wait.
     let ts: Vec<Arc<Task>> =
-        ["a", "b", "c", "d"].iter().map(|n| mech::task::spawn(Spawn::new(n).on_cpu(1), || {}).unwrap()).collect();
+        ["a", "b", "c", "d"].iter().map(|n| mech::thread::spawn(Spawn::new(n).on_cpu(1), || {}).unwrap()).collect();
     let mut running = preempt(1);
     let waiting = |running: &Arc<Task>| -> Vec<Arc<Task>> {
         ts.iter().filter(|t| !Arc::ptr_eq(t, running) && t.cpu.load(Ordering::Relaxed) == 1).cloned().collect()

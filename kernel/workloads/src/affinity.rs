@@ -10,7 +10,7 @@ use sched::cpumask::CpuMask;
 
 use super::params::{Param, num, MAX_MS};
 use crate::cmdline::Workload;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 /// What `workload=affinity` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[num("ms", 1, MAX_MS, 1000, "how long the threads run (ms)")];
@@ -54,7 +54,7 @@ pub fn run(w: &Workload) -> bool {
     stop.store(true, Ordering::Relaxed);
     super::join_all(&pinned);
     if let Some(m) = &mover {
-        mech::task::join(m);
+        mech::thread::join(m);
         mech::schedstat::print_task(m);
     }
     for t in pinned.iter().chain(mover.iter()) {

@@ -20,7 +20,7 @@ use super::samples::{pct, print_hist};
 use crate::cmdline::Workload;
 use mech::rq;
 use mech::lock::{level, IrqMutex};
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 /// What `workload=latency` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -63,7 +63,7 @@ pub fn run(w: &Workload) -> bool {
         }
     });
     if let Some(s) = &sleeper {
-        mech::task::join(s);
+        mech::thread::join(s);
         mech::schedstat::print_task(s);
     }
     stop.store(true, Ordering::Relaxed);

@@ -26,7 +26,7 @@ use super::params::{num, Param, MAX_CPU, MAX_MS};
 use crate::cmdline::Workload;
 use mech::rq;
 use mech::lock::{level, IrqMutex};
-use mech::task::{Spawn, Task};
+use mech::{task::Task, thread::Spawn};
 
 /// What `workload=renice` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[

@@ -8,7 +8,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::params::{Param, num, MAX_MS, MAX_CPU};
 use crate::cmdline::Workload;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 /// What `workload=shares` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[

@@ -21,7 +21,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::params::{Param, num_per_cpu, num, MAX_MS, MAX_THREADS, MAX_CPU};
 use crate::cmdline::Workload;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 /// What `workload=spread` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -103,7 +103,7 @@ pub fn run(w: &Workload) -> bool {
     }
     stop.store(true, Ordering::Relaxed);
     for t in tasks.iter().chain(sleeper.iter()).chain(pinned.iter()) {
-        mech::task::join(t);
+        mech::thread::join(t);
     }
     for t in &pinned {
         mech::record!("pinned_hog", "id={} cpu={} ran_on={}", t.id, t.cpu.load(Ordering::Relaxed), t.ran_on());

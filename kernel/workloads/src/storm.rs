@@ -11,7 +11,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use super::params::{Param, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
 use mech::sync::{Mutex, Pipe, Semaphore};
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 struct Pair {
     /// Each side's turn token.

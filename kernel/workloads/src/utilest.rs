@@ -22,7 +22,8 @@ use sched::EntityId;
 
 use super::params::{num, Param, MAX_CPU, MAX_MS};
 use crate::cmdline::Workload;
-use mech::task::{Spawn, Task};
+use mech::task::Task;
+use mech::thread::Spawn;
 
 /// How often the running task looks at which CPU it is on: the step of
 /// `moved_after_us` (the check allows it milliseconds).
@@ -108,7 +109,7 @@ pub fn run(w: &Workload) -> bool {
     // Half way through its sleep: only the small CPU (its wakeup goes there).
     mech::timer::sleep_ns(burst + sleep / 2);
     let pinned = mech::wakeup::set_affinity(&t, CpuMask::single(small)).is_ok();
-    mech::task::join(&t);
+    mech::thread::join(&t);
     let moved = seen.moved_after_ns.load(Ordering::Relaxed);
     let woke = seen.woke_cpu.load(Ordering::Relaxed);
     // `-`: it never ran on the big CPU after the wakeup.

@@ -25,7 +25,7 @@ use mech::platform::cpu_id;
 use mech::MAX_CPUS;
 use crate::cmdline::{report_problem, Workload};
 use mech::sync::Pipe;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 /// What `workload=wakeplace` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -115,9 +115,9 @@ pub fn run(w: &Workload) -> bool {
     });
     let ok = waker.is_some();
     if let Some(t) = &waker {
-        mech::task::join(t);
+        mech::thread::join(t);
     }
-    mech::task::join(&wakee);
+    mech::thread::join(&wakee);
     stop.store(true, Ordering::Relaxed);
     super::join_all(&hog_tasks);
     mech::record!(

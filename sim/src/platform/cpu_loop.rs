@@ -133,7 +133,7 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
                         suspend(Req::Stop);
                     }
                 };
-                if let Err(e) = mech::task::spawn(mech::task::Spawn::new("init"), init) {
+                if let Err(e) = mech::thread::spawn(mech::thread::Spawn::new("init"), init) {
                     panic!("sim: cannot start the init thread: {e}");
                 }
             }

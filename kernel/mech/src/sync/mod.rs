@@ -216,6 +216,17 @@ impl Completion {
     }
 }
 
+// A thread's end reaches its joiners through its completion (`thread.rs`
+// gives each thread one; the switch that ends it completes it).
+impl crate::task::ExitNotice for Completion {
+    fn complete(&self) {
+        self.complete_all();
+    }
+    fn wait(&self) {
+        Completion::wait(self);
+    }
+}
+
 /// A counting semaphore.
 pub struct Semaphore {
     count: IrqMutex<level::SemaphoreCount, usize>,

@@ -196,7 +196,7 @@ impl World {
 
     /// Joins `t` (it has exited or is about to) and books its runtime.
     pub(super) fn reap(&self, t: &Arc<Task>) {
-        mech::task::join(t);
+        mech::thread::join(t);
         self.joined_runtime.fetch_add(t.stats.sum_exec_runtime.load(Ordering::Relaxed), Ordering::Relaxed);
         self.add(C::Joined, 1);
     }

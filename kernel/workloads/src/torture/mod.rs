@@ -51,7 +51,7 @@ use crate::cmdline::Workload;
 use mech::setattr::{self, SetattrError};
 use mech::lock::{level, IrqMutex};
 use mech::sync::{Mutex, Pipe, Semaphore, WaitQueue};
-use mech::task::{Spawn, Task, TaskState};
+use mech::{task::{Task, TaskState}, thread::Spawn};
 
 use books::{splitmix, stream_byte, Bell, Slot, World, C, COUNT_NAMES, NCOUNTS};
 use ops::{worker, OPS};
