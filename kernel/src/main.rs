@@ -27,7 +27,7 @@ mod mem;
 mod panic;
 use mech::debug;
 use mech::fault;
-use mech::idle;
+use mech::idle_loop::idle_loop;
 use mech::lockdep_provoke;
 use mech::rq;
 use mech::schedule;
@@ -286,7 +286,7 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
         }
     }
     mech::clock::set_hz(options.hz);
-    timer::print_stats_every(options.stats_ms);
+    mech::tick::print_stats_every(options.stats_ms);
     timer::set_nohz(options.nohz);
     mech::resched::set_poll(options.idle_poll);
     arch::wait::set_last_polls(options.idle_last_polls);
@@ -310,7 +310,7 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
     if let Err(e) = mech::thread::spawn(mech::thread::Spawn::new("init"), move || run_init(workload, phase_ns, tests)) {
         panic!("cannot start the init thread: {}", e);
     }
-    idle::idle_loop()
+    idle_loop()
 }
 
 /// Threads the kernel itself runs on arena stacks: `init` alone (each CPU's
@@ -405,7 +405,7 @@ fn on_resched_ipi(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFra
 
 /// The timer interrupt, into the mechanism (its frame opaque there).
 fn on_timer(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFrame {
-    timer::on_timer((frame as *mut arch::trap::TrapFrame).cast()).cast()
+    mech::entry::timer_interrupt((frame as *mut arch::trap::TrapFrame).cast()).cast()
 }
 
 /// A task gives up its CPU (`arch::context::give_up_cpu`), into the mechanism.
@@ -638,5 +638,5 @@ fn ap_main(cpu: usize) -> ! {
     log::debug!("online (APIC id {})", percpu::this_cpu().apic_id.load(Ordering::Relaxed));
     selfcheck::ap_idle();
     start_this_cpu(cpu);
-    idle::idle_loop()
+    idle_loop()
 }

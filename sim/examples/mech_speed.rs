@@ -64,7 +64,7 @@ fn main() {
             .unwrap();
         }
         // The load runs until the time limit.
-        mech::timer::sleep_ns(u64::MAX / 4);
+        mech::thread::sleep_ns(u64::MAX / 4);
     };
     let cpu0 = process_cpu_s();
     let rep = platform::run(&machine, SimConfig { seed: 1, until_ns: sim_ns, ..SimConfig::default() }, init);

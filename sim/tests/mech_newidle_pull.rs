@@ -48,7 +48,7 @@ fn a_cpu_going_idle_pulls_a_waiting_hog() {
             mech::thread::spawn(Spawn::new("sleeper").on_cpu(3), move || {
                 burn_ns(SLEEPER_WORK_NS);
                 sa.store(mech::rq::now_ns(), Ordering::Relaxed);
-                mech::timer::sleep_ns(30_000_000);
+                mech::thread::sleep_ns(30_000_000);
             })
             .unwrap(),
         );

@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | `ipi_delay` | holds one in 4 remote reschedule IPIs back for 50 us..1 ms | `resched::send_resched_ipi`; sent at the sender's first tick once due (an idle sender waits awake until then) |
 //! | `ipi_reorder` | holds one in 2 back until the sender's next IPI, which overtakes it | the same |
-//! | `spurious_wake` | at one in 8 ticks, wakes a sleeping task that nothing woke | the tick (`timer::on_timer`) |
+//! | `spurious_wake` | at one in 8 ticks, wakes a sleeping task that nothing woke | the tick (`entry::timer_interrupt`) |
 //! | `preempt_points` | at one in 8 passes, preempts the task by a reschedule IPI to itself | after every wakeup in thread context, and before the switch of a blocking wait or an exit (the task then sits preempted between `Sleeping`/`Dead` and its switch) |
 //! | `cpu_stall` | at one in 32 ticks, spins 10..300 us with interrupts off | the tick |
 //!
@@ -18,7 +18,7 @@
 //! Held IPIs are never lost: a CPU holds only IPIs it sends from a task
 //! (never from an interrupt taken in its idle loop), sends them at its
 //! first tick after they are due, and does not halt while it holds any
-//! (`idle::idle_loop` waits awake until they are due), so every held IPI
+//! (`idle_loop::idle_loop` waits awake until they are due), so every held IPI
 //! goes out within its delay plus one tick.
 //!
 //! The paths below this module reach it only through the seam `inject.rs`
@@ -331,7 +331,7 @@ fn mark_spurious(id: TaskId) {
 }
 
 /// The running task, back from `schedule()` in a wait (`WaitQueue`,
-/// `timer::sleep_ns`), found its condition false and sleeps again: if a
+/// `thread::sleep_ns`), found its condition false and sleeps again: if a
 /// spurious wakeup marked it, count a re-sleep. The mark is taken once, so
 /// re-sleeps never exceed spurious wakeups; the mark of a spurious wakeup
 /// whose condition happened to hold stays until the task's next re-sleep

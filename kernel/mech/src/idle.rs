@@ -1,4 +1,6 @@
-//! The idle task's loop, and when an idle CPU stops its tick.
+//! An idle CPU's periods: their time, their predicted length, and when the
+//! tick stops for one (the switch calls [`enter`] and [`exit`]; the idle
+//! task's loop is `idle_loop.rs`).
 //!
 //! Stopping the tick and restarting it costs more than taking one tick, so
 //! Linux stops it only when its cpuidle governor (menu, teo) predicts an idle
@@ -31,7 +33,6 @@
 
 use core::sync::atomic::{fence, AtomicU64, Ordering};
 
-use crate::platform::cpu_id;
 use crate::{resched, rq};
 use crate::percpu::{per_cpu, PerCpu};
 
@@ -128,80 +129,20 @@ pub fn idle_task_ns(cpu: usize) -> u64 {
     }
 }
 
+/// When `cpu`'s current idle period began (ns; 0 while it is not idle): the
+/// idle loop compares it across a halt to know it is still in one period.
+#[inline]
+pub fn idle_since(cpu: usize) -> u64 {
+    CPUS[cpu].idle_since.load(Ordering::Relaxed)
+}
+
 /// The idle loop found nothing to run after an interrupt: an idle period
 /// that has lasted a tick already is a long one, so stop the tick now.
-fn still_idle(cpu: usize) {
+pub fn still_idle(cpu: usize) {
     crate::platform::without_interrupts(|| {
         let since = CPUS[cpu].idle_since.load(Ordering::Relaxed);
         if rq::now_ns().saturating_sub(since) >= crate::clock::tick_ns() {
             crate::timer::stop_tick(cpu);
         }
     });
-}
-
-/// The idle loop every CPU runs when it has nothing else (its idle task).
-pub fn idle_loop() -> ! {
-    if resched::polls() {
-        poll_loop();
-    }
-    loop {
-        crate::platform::irq_disable();
-        if resched::need_resched(cpu_id()) {
-            crate::platform::irq_enable();
-            crate::schedule::schedule();
-        } else {
-            let cpu = cpu_id();
-            if crate::inject::idle_holds_ipis(cpu) {
-                // IPIs this CPU holds back (`fault=ipi_delay`) are not due
-                // yet: no halt before they are out; look again, interrupts on.
-                crate::platform::irq_enable();
-                core::hint::spin_loop();
-                continue;
-            }
-            let since = CPUS[cpu].idle_since.load(Ordering::Relaxed);
-            crate::platform::wait_for_interrupt();
-            // Back in this idle period (not in a new one after a switch
-            // away and back): it may have outlasted a tick.
-            if CPUS[cpu].idle_since.load(Ordering::Relaxed) == since {
-                still_idle(cpu);
-            }
-        }
-    }
-}
-
-/// `idle=poll`'s idle loop: spin until there is work, then take it.
-fn poll_loop() -> ! {
-    // The idle task never leaves its CPU.
-    let cpu = cpu_id();
-    // Interrupts stay on while polling (the boot flow that becomes the idle
-    // task arrives here with them off).
-    crate::platform::irq_enable();
-    loop {
-        // IPIs this CPU holds back (`fault=ipi_delay`) go out before it
-        // polls, or at the ticks of the task it runs instead.
-        while crate::inject::idle_holds_ipis(cpu)
-            && !resched::need_resched(cpu)
-            && !rq::wake_list_pending(cpu)
-        {
-            core::hint::spin_loop();
-        }
-        resched::set_polling(cpu, true);
-        // The flag before the checks: a waker that missed it sends an IPI.
-        fence(Ordering::SeqCst);
-        // A switch away (an interrupt's) clears the flag: then stop too, and
-        // set it again first, since the CPU ran something else meanwhile.
-        while resched::polling(cpu)
-            && !resched::need_resched(cpu)
-            && !rq::wake_list_pending(cpu)
-        {
-            crate::platform::poll_relax();
-        }
-        resched::set_polling(cpu, false);
-        fence(Ordering::SeqCst);
-        // Wakeups queued while the flag was set came without an IPI.
-        crate::wakeup::process_wake_list_polled();
-        if resched::need_resched(cpu) {
-            crate::schedule::schedule();
-        }
-    }
 }

@@ -233,7 +233,7 @@ pub struct Task {
     /// false; nothing changes a dequeued entity): placement reads it
     /// without the runqueue lock.
     pub slept_load: [AtomicU64; 3],
-    /// The deadline (ns) of the `timer::sleep_ns` the task is in, 0 when
+    /// The deadline (ns) of the `thread::sleep_ns` the task is in, 0 when
     /// not in one: the hung-task detector reports a sleep long past it.
     pub sleep_deadline: AtomicU64,
     /// The hung-task detector's memory (`watchdog.rs`, only it writes

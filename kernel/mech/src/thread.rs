@@ -1,5 +1,5 @@
 //! Threads: creating one (fork placement, its stack and context, its first
-//! enqueue), ending it and joining it.
+//! enqueue), ending it and joining it, and a thread's timed sleep.
 //!
 //! Follows Linux's `kernel/fork.c: kernel_clone()` (with `sched_fork()` and
 //! `wake_up_new_task()`) and `kernel/exit.c: do_exit()`; a join waits for
@@ -14,6 +14,7 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use sched::cpumask::CpuMask;
 
 use crate::platform::Context;
+use crate::rq;
 use crate::sync::Completion;
 use crate::task::{self, ExitNotice, Task, TaskState};
 
@@ -149,4 +150,30 @@ pub fn join(task: &Arc<Task>) {
         crate::platform::stack_free(s);
     }
     task::unregister(task.id);
+}
+
+/// Sleeps at least `ns` nanoseconds (on this CPU's sleeper heap,
+/// `timer.rs`, whose interrupt wakes the thread at the deadline).
+#[track_caller]
+pub fn sleep_ns(ns: u64) {
+    let me = task::current();
+    if crate::debug::enabled() {
+        *me.blocked_at.lock() = Some(core::panic::Location::caller());
+    }
+    let deadline = rq::now_ns().saturating_add(ns);
+    // For the hung-task detector: a sleep long past this has lost its wakeup.
+    me.sleep_deadline.store(deadline.max(1), Ordering::Relaxed);
+    while rq::now_ns() < deadline {
+        crate::platform::without_interrupts(|| {
+            me.set_state(TaskState::Sleeping);
+            crate::timer::add_sleeper(me.clone(), deadline);
+        });
+        crate::inject::preempt_point();
+        crate::schedule::schedule();
+        if crate::inject::armed() && rq::now_ns() < deadline {
+            // woken before its deadline: sleeps again
+            crate::inject::after_wait();
+        }
+    }
+    me.sleep_deadline.store(0, Ordering::Relaxed);
 }

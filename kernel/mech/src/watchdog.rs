@@ -391,7 +391,7 @@ pub fn provoke(what: Provoke) -> ! {
             // The second check is the one made on the queue, marked asleep:
             // after it the sleeper only calls schedule() and blocks.
             while CHECKS.load(Ordering::Acquire) < 2 {
-                crate::timer::sleep_ns(1_000_000);
+                crate::thread::sleep_ns(1_000_000);
             }
             // Released: the condition holds, the waker pops the waiter and
             // loses the wakeup.
@@ -402,11 +402,11 @@ pub fn provoke(what: Provoke) -> ! {
             // Sleeps again and again, so that the timer has one to forget
             // however late this thread gets to look.
             let napper = crate::thread::spawn(crate::thread::Spawn::new("wd-napper").pin(cpu), || loop {
-                crate::timer::sleep_ns(10_000_000)
+                crate::thread::sleep_ns(10_000_000)
             })
             .expect("test_watchdog: a thread for the test");
             while !crate::timer::forget_sleeper(&napper) {
-                crate::timer::sleep_ns(100_000);
+                crate::thread::sleep_ns(100_000);
             }
         }
     }
@@ -414,6 +414,6 @@ pub fn provoke(what: Provoke) -> ! {
     // Short sleeps: their timer interrupts run the scans even when every
     // other CPU is idle and tickless.
     loop {
-        crate::timer::sleep_ns(SCAN_NS);
+        crate::thread::sleep_ns(SCAN_NS);
     }
 }

@@ -168,7 +168,7 @@ impl<'w> Crew<'w> {
     /// spawned (see [`Crew::start`]).
     pub(super) fn run_for(self, ms: u64, measured: Measured) -> Option<u64> {
         let start = self.start()?;
-        mech::timer::sleep_ns(ms * 1_000_000);
+        mech::thread::sleep_ns(ms * 1_000_000);
         self.stop();
         Some(match measured {
             Measured::UntilStop => {

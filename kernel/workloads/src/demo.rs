@@ -25,7 +25,7 @@ pub fn run(w: &Workload) -> bool {
             tasks.extend(super::spawn(Spawn::new(name).nice(nice).pin(cpu), move || super::hog(&s)));
         }
     }
-    mech::timer::sleep_ns(ms * 1_000_000);
+    mech::thread::sleep_ns(ms * 1_000_000);
     stop.store(true, Ordering::Relaxed);
     for t in &tasks {
         mech::thread::join(t);

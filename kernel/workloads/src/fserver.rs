@@ -44,7 +44,7 @@ pub fn run(w: &Workload) -> bool {
             let mut v = Vec::new();
             while !stop.load(Ordering::Relaxed) {
                 let s = sleep_us * 1000 / 2 + rng.below(sleep_us * 1000);
-                mech::timer::sleep_ns(s);
+                mech::thread::sleep_ns(s);
                 let woke = rq::now_ns();
                 let b = burst_us * per_us / 2 + rng.below(burst_us * per_us);
                 super::schbench::work(b);

@@ -57,7 +57,7 @@ pub fn run(w: &Workload) -> bool {
     let sleeper = super::spawn(spec, move || {
         for _ in 0..samples {
             let deadline = rq::now_ns() + period;
-            mech::timer::sleep_ns(period);
+            mech::thread::sleep_ns(period);
             let late = rq::now_ns().saturating_sub(deadline);
             l2.lock().push(late);
         }

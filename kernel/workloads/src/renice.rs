@@ -161,7 +161,7 @@ pub fn run(w: &Workload) -> bool {
     // check is rare, so that this thread's wakeups barely touch the hogs.
     let deadline = rq::now_ns() + ms * 1_000_000;
     while !sh.stop.load(Ordering::Relaxed) && rq::now_ns() < deadline {
-        mech::timer::sleep_ns(50_000_000);
+        mech::thread::sleep_ns(50_000_000);
     }
     sh.stop.store(true, Ordering::Relaxed);
     super::join_all(&tasks);

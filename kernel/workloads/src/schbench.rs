@@ -150,7 +150,7 @@ pub fn run(w: &Workload) -> bool {
                 while !stop.load(Ordering::Acquire) {
                     let t0 = rq::now_ns();
                     if sleep_us > 0 {
-                        mech::timer::sleep_ns(sleep_us * 1000);
+                        mech::thread::sleep_ns(sleep_us * 1000);
                     }
                     work(iters);
                     rv.push((rq::now_ns() - t0) / 1000);
@@ -201,7 +201,7 @@ pub fn run(w: &Workload) -> bool {
         mech::kprintln!("schbench: only {} of {} threads started", crew.len(), m * (t + 1));
         return false;
     };
-    mech::timer::sleep_ns(runtime_ms * 1_000_000);
+    mech::thread::sleep_ns(runtime_ms * 1_000_000);
     crew.stop();
     for msg in &msgs {
         msg.wq.wake_one();

@@ -30,7 +30,7 @@ pub fn run(w: &Workload) -> bool {
             tasks.push(t);
         }
     }
-    mech::timer::sleep_ns(ms * 1_000_000);
+    mech::thread::sleep_ns(ms * 1_000_000);
     stop.store(true, Ordering::Relaxed);
     super::join_all(&tasks);
     let total: u64 = tasks.iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum();

@@ -76,7 +76,7 @@ pub fn run(w: &Workload) -> bool {
         sleeper = super::spawn(Spawn::new("sleeper").pin(sleeper_cpu), move || {
             while !s.load(Ordering::Relaxed) {
                 mech::platform::burn_ns(sleeper_busy);
-                mech::timer::sleep_ns(sleeper_sleep);
+                mech::thread::sleep_ns(sleeper_sleep);
             }
         });
     }
@@ -86,7 +86,7 @@ pub fn run(w: &Workload) -> bool {
         let target = t0 + step * 10_000_000;
         let now = mech::rq::now_ns();
         if target > now {
-            mech::timer::sleep_ns(target - now);
+            mech::thread::sleep_ns(target - now);
         }
         let mut counts = alloc::vec![0u32; max_cpu + 1];
         for t in &tasks {

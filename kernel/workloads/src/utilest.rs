@@ -80,7 +80,7 @@ pub fn run(w: &Workload) -> bool {
     let s = seen.clone();
     let Some(t) = super::spawn(Spawn::new("utilest").pin(big), move || {
         mech::platform::burn_ns(burst);
-        mech::timer::sleep_ns(sleep);
+        mech::thread::sleep_ns(sleep);
         let me = mech::task::current();
         let woke = mech::platform::cpu_id();
         let t_wake = mech::rq::now_ns();
@@ -107,7 +107,7 @@ pub fn run(w: &Workload) -> bool {
         return false;
     };
     // Half way through its sleep: only the small CPU (its wakeup goes there).
-    mech::timer::sleep_ns(burst + sleep / 2);
+    mech::thread::sleep_ns(burst + sleep / 2);
     let pinned = mech::wakeup::set_affinity(&t, CpuMask::single(small)).is_ok();
     mech::thread::join(&t);
     let moved = seen.moved_after_ns.load(Ordering::Relaxed);

@@ -102,11 +102,11 @@ pub fn run(w: &Workload) -> bool {
         let mut x = [0u8; 1];
         // Everyone's PELT load settles first: the hogs' rises, the new
         // waker's and wakee's (born at full weight) decays while they sleep.
-        mech::timer::sleep_ns(warm);
+        mech::thread::sleep_ns(warm);
         for _ in 0..rounds {
             // The wakee is about to sleep at prev; sleeping here lets it.
             ack.read_exact(&mut x);
-            mech::timer::sleep_ns(sleep);
+            mech::thread::sleep_ns(sleep);
             if busy > 0 {
                 mech::platform::burn_ns(busy);
             }

@@ -137,7 +137,7 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
                     panic!("sim: cannot start the init thread: {e}");
                 }
             }
-            mech::idle::idle_loop()
+            mech::idle_loop::idle_loop()
         });
         let h = new_ctx(Some(co), Some(c), true, 0);
         with(|s| {

@@ -149,7 +149,7 @@ pub fn mix(seed: u64, cpus: usize, tasks: usize, rounds: u64) -> (std::sync::Arc
                             2 => {
                                 let ns = 1_000 + rng.next_u64() % 3_000_000;
                                 let deadline = mech::rq::now_ns() + ns;
-                                mech::timer::sleep_ns(ns);
+                                mech::thread::sleep_ns(ns);
                                 r.sleeps.fetch_add(1, Ordering::Relaxed);
                                 if mech::rq::now_ns() < deadline {
                                     r.early.fetch_add(1, Ordering::Relaxed);

@@ -154,7 +154,7 @@ pub fn run(w: &Workload) -> bool {
     // Run: time out long doorbell waits, look for lost wakeups, join orphans.
     let end = t0 + ms * 1_000_000;
     while mech::rq::now_ns() < end {
-        mech::timer::sleep_ns(1_000_000);
+        mech::thread::sleep_ns(1_000_000);
         watch(&world);
         reap_orphans(&world);
     }
@@ -168,7 +168,7 @@ pub fn run(w: &Workload) -> bool {
     let give_up = mech::rq::now_ns() + GRACE_NS;
     let busy = |w: &World| w.slots.iter().any(|s| !s.done.load(Ordering::Acquire)) || w.children.load(Ordering::Acquire) > 0;
     while busy(&world) && mech::rq::now_ns() < give_up {
-        mech::timer::sleep_ns(1_000_000);
+        mech::thread::sleep_ns(1_000_000);
         watch(&world);
         reap_orphans(&world);
     }
