@@ -405,7 +405,7 @@ mod tests {
         assert!(refs.iter().any(|r| r.file == "mech/schedule.rs" && r.target == "mech/platform.rs"));
         assert!(refs.iter().any(|r| r.file == "mech/rq.rs" && r.path == "crate::MAX_CPUS" && r.target == "mech/lib.rs"));
         assert!(refs.iter().any(|r| r.file == "mech/debug.rs" && r.path.starts_with("crate::kprintln") && r.target == "mech/macros.rs"));
-        assert!(refs.iter().any(|r| r.file == "workloads/pipe.rs" && r.target == "mech/sync/mod.rs"));
+        assert!(refs.iter().any(|r| r.file == "workloads/pipe.rs" && r.target == "mech/sync/pipe.rs"));
         // The workloads crate: its own `crate::` paths, and the kernel's uses of it.
         assert!(refs.iter().any(|r| r.file == "workloads/budget.rs" && r.path == "crate::cmdline::report_problem" && r.target == "workloads/cmdline.rs"));
         assert!(refs.iter().any(|r| r.file == "workloads/lib.rs" && r.path.starts_with("mech::record") && r.target == "mech/macros.rs"));

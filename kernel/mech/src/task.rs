@@ -236,11 +236,6 @@ pub struct Task {
     /// The deadline (ns) of the `thread::sleep_ns` the task is in, 0 when
     /// not in one: the hung-task detector reports a sleep long past it.
     pub sleep_deadline: AtomicU64,
-    /// The hung-task detector's memory (`watchdog.rs`, only it writes
-    /// them): when it first saw the task asleep with no wakeup coming
-    /// (ns, 0: not seen so), and the task's `nr_wakeups` then.
-    pub hung_seen_at: AtomicU64,
-    pub hung_seen_wakeups: AtomicU64,
 }
 
 impl Task {
@@ -318,8 +313,6 @@ impl Task {
             wakee: IrqMutex::new(sched::balance::WakeeState::default()),
             recent_used_cpu: AtomicUsize::new(usize::MAX),
             sleep_deadline: AtomicU64::new(0),
-            hung_seen_at: AtomicU64::new(0),
-            hung_seen_wakeups: AtomicU64::new(0),
         }
     }
 }

@@ -32,13 +32,15 @@
 //! lock) or by the one scan in progress (`NEXT_SCAN`'s winner).
 
 use alloc::sync::Arc;
+use alloc::vec::Vec;
 use core::fmt;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use crate::MAX_CPUS;
 use crate::resched;
 use crate::rq::{self, Rq};
-use crate::task::{self, Task, TaskState};
+use crate::lock::{level, IrqMutex};
+use crate::task::{self, Task, TaskId, TaskState};
 
 /// `watchdog_thresh=` default, seconds (Linux's is 10; runs here last
 /// seconds, and a scheduler's lockup should show within them).
@@ -198,36 +200,63 @@ enum Hung {
     Dequeued(u64),
 }
 
+/// The hung-task detector's memory, beside the tasks: each task it last
+/// saw asleep on no wait queue (or in a timed sleep, which it judges by the
+/// deadline and keeps), with when it first saw it so and the task's
+/// `nr_wakeups` then. Only the scan in progress (`NEXT_SCAN`'s winner)
+/// touches it; a task the scan does not keep is forgotten.
+static SEEN: IrqMutex<level::HungTasks, Vec<Seen>> = IrqMutex::new(Vec::new());
+
+struct Seen {
+    id: TaskId,
+    /// When the task was first seen asleep with no wakeup coming (ns).
+    at: u64,
+    wakeups: u64,
+    /// Kept by this scan.
+    kept: bool,
+}
+
 fn check_hung_tasks(now: u64, limit: u64) {
     let mut found: Option<(Arc<Task>, Hung)> = None;
+    let mut seen = SEEN.lock();
+    for s in seen.iter_mut() {
+        s.kept = false;
+    }
     task::for_each(|t| {
         if found.is_some() || t.state() != TaskState::Sleeping {
-            t.hung_seen_at.store(0, Ordering::Relaxed);
             return;
         }
+        let entry = seen.iter().position(|s| s.id == t.id);
         let deadline = t.sleep_deadline.load(Ordering::Relaxed);
         if deadline != 0 {
+            if let Some(i) = entry {
+                seen[i].kept = true;
+            }
             if now > deadline.saturating_add(limit) {
                 found = Some((t.clone(), Hung::SleepPast(now - deadline)));
             }
             return;
         }
         if t.on_wait_queue.load(Ordering::Relaxed) {
-            t.hung_seen_at.store(0, Ordering::Relaxed);
             return;
         }
         // Asleep and on no wait queue: a waker popped it and its wakeup has
         // not arrived yet. Seen the same (no wakeup counted since) for the
         // whole limit: it will not.
         let wakeups = t.stats.nr_wakeups.load(Ordering::Relaxed);
-        let seen = t.hung_seen_at.load(Ordering::Relaxed);
-        if seen == 0 || t.hung_seen_wakeups.load(Ordering::Relaxed) != wakeups {
-            t.hung_seen_at.store(now, Ordering::Relaxed);
-            t.hung_seen_wakeups.store(wakeups, Ordering::Relaxed);
-        } else if now - seen >= limit {
-            found = Some((t.clone(), Hung::Dequeued(now - seen)));
+        match entry {
+            Some(i) if seen[i].wakeups == wakeups => {
+                seen[i].kept = true;
+                if now - seen[i].at >= limit {
+                    found = Some((t.clone(), Hung::Dequeued(now - seen[i].at)));
+                }
+            }
+            Some(i) => seen[i] = Seen { id: t.id, at: now, wakeups, kept: true },
+            None => seen.push(Seen { id: t.id, at: now, wakeups, kept: true }),
         }
     });
+    seen.retain(|s| s.kept);
+    drop(seen);
     let Some((t, why)) = found else { return };
     if !claim() {
         return;

@@ -12,7 +12,7 @@ use alloc::sync::Arc;
 use super::params::{Param, wss_kb, num, choice};
 use crate::cmdline::Workload;
 use mech::rq;
-use mech::sync::Pipe;
+use mech::sync::pipe::Pipe;
 use mech::thread::Spawn;
 
 /// What `workload=pipe` takes (see `params`).

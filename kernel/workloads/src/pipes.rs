@@ -11,7 +11,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::params::{Param, wss_kb, num, MAX_THREADS};
 use crate::cmdline::Workload;
-use mech::sync::Pipe;
+use mech::sync::pipe::Pipe;
 use mech::task::Task;
 use mech::thread::Spawn;
 

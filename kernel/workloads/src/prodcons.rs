@@ -14,7 +14,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::params::{Param, num_per_cpu, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
-use mech::sync::Pipe;
+use mech::sync::pipe::Pipe;
 use mech::thread::Spawn;
 
 /// What `workload=prodcons` takes (see `params`).

@@ -10,7 +10,7 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::params::{Param, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
-use mech::sync::{Mutex, Pipe, Semaphore};
+use mech::sync::{pipe::Pipe, Mutex, Semaphore};
 use mech::thread::Spawn;
 
 struct Pair {

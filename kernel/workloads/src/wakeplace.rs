@@ -24,7 +24,7 @@ use super::params::{num, Param, MAX_CPU};
 use mech::platform::cpu_id;
 use mech::MAX_CPUS;
 use crate::cmdline::{report_problem, Workload};
-use mech::sync::Pipe;
+use mech::sync::pipe::Pipe;
 use mech::thread::Spawn;
 
 /// What `workload=wakeplace` takes (see `params`).

@@ -133,6 +133,8 @@ pub const fn icount_hold_ns(class: LockClass) -> u64 {
         PiLock => 433,
         BalanceState => 136,
         Runqueue => 633,
+        // Only the kernel's watchdog takes it (the simulator runs none).
+        HungTasks => 0,
         Registry => 225,
         WakeList => 190,
         Sleepers => 36,

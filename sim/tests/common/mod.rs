@@ -52,7 +52,7 @@ pub fn pipe_ping_pong_then(
     rounds: u64,
     after: impl FnOnce() + Send + 'static,
 ) -> (fairway_sim::platform::SimReport, u64) {
-    use mech::sync::Pipe;
+    use mech::sync::pipe::Pipe;
     use mech::thread::Spawn;
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Arc;

@@ -78,6 +78,9 @@ lock_order! {
     /// A CPU's runqueue. Keyed by CPU: two nest in ascending CPU order only
     /// (`rq::lock_two`), which only the runtime checker can see.
     Runqueue = "runqueue",
+    /// The hung-task detector's memory (`watchdog.rs`; held across its walk
+    /// of the registry).
+    HungTasks = "hung_tasks",
     /// The thread registry (`task.rs`).
     Registry = "registry",
     /// A CPU's wake list (`wakeup.rs`).

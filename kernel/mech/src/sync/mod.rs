@@ -17,7 +17,6 @@ use sched::WakeFlags;
 
 use crate::task::{self, Task, TaskState};
 use crate::lock::{level, IrqMutex};
-pub use pipe::Pipe;
 
 /// Tasks waiting for a condition.
 ///

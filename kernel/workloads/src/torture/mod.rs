@@ -50,7 +50,7 @@ use super::Rng;
 use crate::cmdline::Workload;
 use mech::setattr::{self, SetattrError};
 use mech::lock::{level, IrqMutex};
-use mech::sync::{Mutex, Pipe, Semaphore, WaitQueue};
+use mech::sync::{pipe::Pipe, Mutex, Semaphore, WaitQueue};
 use mech::{task::{Task, TaskState}, thread::Spawn};
 
 use books::{splitmix, stream_byte, Bell, Slot, World, C, COUNT_NAMES, NCOUNTS};
