@@ -1,12 +1,13 @@
-//! Asking a CPU to reschedule: its need-resched flag, the reschedule IPI,
-//! and polling idle's flag, which lets a waker skip the IPI.
+//! Asking a CPU to reschedule: its need-resched flag (kept in the
+//! runqueue's per-CPU part, which the switch reads with the rest), the
+//! reschedule IPI, and polling idle's flag, which lets a waker skip the IPI.
 //!
 //! With `idle=poll` an idle CPU spins with its `polling` flag up (Linux's
 //! `TIF_POLLING_NRFLAG`, on the idle task). The flag and the waker's store
 //! pair like two Dekker flags: the waker stores its work (need-resched or a
 //! wake-list entry), fences, and reads the flag ([`notices_without_ipi`]);
 //! the polling CPU clears the flag, fences, and looks for work once more
-//! (`idle.rs`). So either the waker sees the flag clear and sends the IPI,
+//! (`idle_loop.rs`, `idle.rs`). So either the waker sees the flag clear and sends the IPI,
 //! or the poller sees the work.
 //!
 //! Follows Linux's `kernel/sched/core.c: resched_curr()` and
@@ -19,7 +20,6 @@ use crate::percpu::{per_cpu, PerCpu};
 
 /// This module's per-CPU part (its `CPUS`).
 struct ReschedCpu {
-    need_resched: AtomicBool,
     /// Whether this CPU's idle task is polling for work right now (see the
     /// module docs).
     polling: AtomicBool,
@@ -33,7 +33,6 @@ struct ReschedCpu {
 impl ReschedCpu {
     const fn new() -> Self {
         ReschedCpu {
-            need_resched: AtomicBool::new(false),
             polling: AtomicBool::new(false),
             wake_idle_without_ipi: AtomicU64::new(0),
             resched_ipis: AtomicU64::new(0),
@@ -59,15 +58,15 @@ pub fn polls() -> bool {
 
 /// Asks `cpu` to reschedule at its next opportunity.
 pub fn set_need_resched(cpu: usize) {
-    CPUS[cpu].need_resched.store(true, Ordering::Release);
+    crate::rq::need_resched_flag(cpu).store(true, Ordering::Release);
 }
 
 pub fn need_resched(cpu: usize) -> bool {
-    CPUS[cpu].need_resched.load(Ordering::Acquire)
+    crate::rq::need_resched_flag(cpu).load(Ordering::Acquire)
 }
 
 pub fn clear_need_resched(cpu: usize) {
-    CPUS[cpu].need_resched.store(false, Ordering::Release);
+    crate::rq::need_resched_flag(cpu).store(false, Ordering::Release);
 }
 
 /// Raises or lowers `cpu`'s polling flag (its idle loop, on `cpu`).

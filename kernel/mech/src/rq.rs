@@ -17,7 +17,7 @@ use sched::balance::migrate::CfsTasksOrder;
 use sched::balance::AvgIdle;
 use sched::cpumask::CpuMask;
 use sched::tunables::Tunables;
-use sched::FairRq;
+use sched::{FairRq, SchedEntity, WakeFlags};
 
 use crate::MAX_CPUS;
 use crate::stats::CpuStat;
@@ -25,6 +25,28 @@ use crate::lock::level::{self, Outside};
 use crate::lock::{Holds, IrqGuard, IrqMutex};
 use crate::task::Task;
 use crate::percpu::{per_cpu, PerCpu};
+
+/// A task moving to this runqueue through its wake list, with its entity
+/// (plain wakeups travel as a task and flags only; `wakeup.rs`).
+pub struct WakeMove {
+    pub task: Arc<Task>,
+    pub se: SchedEntity,
+    pub flags: WakeFlags,
+}
+
+/// A CPU's incoming tasks (Linux's `rq->wake_list`; `wakeup.rs` queues and
+/// drains it): plain wakeups (the common case, kept small so queueing one
+/// copies two words) and tasks that bring their entity along.
+pub struct WakeList {
+    pub wakes: Vec<(Arc<Task>, WakeFlags)>,
+    pub moves: Vec<WakeMove>,
+}
+
+impl WakeList {
+    pub fn is_empty(&self) -> bool {
+        self.wakes.is_empty() && self.moves.is_empty()
+    }
+}
 
 /// One CPU's runqueue.
 ///
@@ -101,15 +123,22 @@ impl Rq {
     }
 }
 
-/// This module's per-CPU part (its `CPUS`).
+/// This module's per-CPU part (its `CPUS`): what Linux's `struct rq` holds
+/// beside what its lock covers. The switch, a wakeup and the reschedule IPI
+/// each touch several of these fields: one per-CPU variable, so one index
+/// computation serves them.
 struct RqCpu {
     /// Each CPU's runqueue, set once when the CPU starts scheduling: locking
     /// checks that once, so the guard's accesses need no check of their own.
     rq: spin::Once<IrqMutex<level::Runqueue, Rq>>,
-    /// Whether this CPU's wake list is non-empty (Linux's `rq->ttwu_pending`:
+    /// Its incoming wakeups and migrations.
+    wake_list: IrqMutex<level::WakeList, WakeList>,
+    /// Whether the wake list is non-empty (Linux's `rq->ttwu_pending`:
     /// changed under the list's lock, read without it by the IPI handler,
     /// the balancer and the idle loop).
     ttwu_pending: AtomicBool,
+    /// The CPU is asked to reschedule (`resched.rs` sets, reads and clears it).
+    need_resched: AtomicBool,
     /// This CPU's time between charging the task that left and starting the
     /// next one (or idle) when the switch ran newidle balancing in between
     /// (ns): no task's runtime and no idle time holds it, so it closes the
@@ -122,7 +151,9 @@ impl RqCpu {
     const fn new() -> Self {
         RqCpu {
             rq: spin::Once::new(),
+            wake_list: IrqMutex::new(WakeList { wakes: Vec::new(), moves: Vec::new() }),
             ttwu_pending: AtomicBool::new(false),
+            need_resched: AtomicBool::new(false),
             newidle_switch_ns: AtomicU64::new(0),
         }
     }
@@ -296,6 +327,18 @@ pub fn online_mask() -> CpuMask {
 
 pub fn is_online(cpu: usize) -> bool {
     cpu < MAX_CPUS && ONLINE[cpu / 64].load(Ordering::Acquire) & (1 << (cpu % 64)) != 0
+}
+
+/// `cpu`'s wake list (see [`WakeList`]).
+#[inline(always)]
+pub fn wake_list(cpu: usize) -> &'static IrqMutex<level::WakeList, WakeList> {
+    &CPUS[cpu].wake_list
+}
+
+/// `cpu`'s need-resched flag (`resched.rs`).
+#[inline(always)]
+pub(crate) fn need_resched_flag(cpu: usize) -> &'static AtomicBool {
+    &CPUS[cpu].need_resched
 }
 
 /// Whether wakeups wait on `cpu`'s wake list (Linux's `ttwu_pending`).

@@ -40,7 +40,6 @@
 //! `wake_up_new_task()`.
 
 use alloc::sync::Arc;
-use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU64, Ordering};
 
 use sched::{EnqueueFlags, EntityId, Policy, SchedEntity, WakeFlags};
@@ -49,36 +48,13 @@ use sched::cpumask::CpuMask;
 
 use crate::platform::cpu_id;
 use crate::balance::wake::WakeeLoad;
-use crate::rq::{self, Rq};
+use crate::rq::{self, Rq, WakeList, WakeMove as Move};
 use crate::resched::{self, resched_cpu};
-use crate::lock::{level, IrqMutex};
 use crate::task::{Task, TaskState};
 use crate::percpu::{per_cpu, PerCpu};
 
-/// A task moving to another runqueue, with its entity (plain wakeups travel
-/// as a task and flags only).
-struct Move {
-    task: Arc<Task>,
-    se: SchedEntity,
-    flags: WakeFlags,
-}
-
-/// A CPU's incoming tasks: plain wakeups (the common case, kept small so
-/// queueing one copies two words) and tasks that bring their entity along.
-struct WakeList {
-    wakes: Vec<(Arc<Task>, WakeFlags)>,
-    moves: Vec<Move>,
-}
-
-impl WakeList {
-    fn is_empty(&self) -> bool {
-        self.wakes.is_empty() && self.moves.is_empty()
-    }
-}
-
 /// This module's per-CPU part (its `CPUS`).
 struct WakeupCpu {
-    lists: IrqMutex<level::WakeList, WakeList>,
     /// Wakeups performed by this CPU, and those that woke onto the same CPU.
     ttwu_count: AtomicU64,
     ttwu_local: AtomicU64,
@@ -87,7 +63,6 @@ struct WakeupCpu {
 impl WakeupCpu {
     const fn new() -> Self {
         WakeupCpu {
-            lists: IrqMutex::new(WakeList { wakes: Vec::new(), moves: Vec::new() }),
             ttwu_count: AtomicU64::new(0),
             ttwu_local: AtomicU64::new(0),
         }
@@ -371,7 +346,7 @@ fn check_preempt(rq: &mut Rq, eid: EntityId, flags: WakeFlags) -> bool {
 /// list; the IPI goes out only when the list was empty.
 fn push_remote_with(target: usize, push: impl FnOnce(&mut WakeList)) {
     let was_empty = {
-        let mut list = CPUS[target].lists.lock();
+        let mut list = rq::wake_list(target).lock();
         let was_empty = list.is_empty();
         push(&mut list);
         rq::set_wake_list_pending(target, true);
@@ -420,7 +395,7 @@ pub fn process_wake_list() -> Option<rq::RqGuard<'static>> {
     let mut rq = rq::lock(cpu);
     let mut preempt = false;
     // Drained in place, so the list keeps its allocation.
-    let mut list = CPUS[cpu].lists.lock_inside(&rq);
+    let mut list = rq::wake_list(cpu).lock_inside(&rq);
     if !list.moves.is_empty() {
         for item in list.moves.drain(..) {
             preempt |= activate(&mut rq, item.task, Some(item.se), item.flags);
@@ -556,7 +531,7 @@ pub fn in_transit(p: &Arc<Task>) -> Option<bool> {
     rq::online_mask()
         .iter()
         .find_map(|c| {
-            let list = CPUS[c].lists.lock();
+            let list = rq::wake_list(c).lock();
             if list.moves.iter().any(|w| Arc::ptr_eq(&w.task, p)) {
                 Some(true)
             } else {
