@@ -39,7 +39,7 @@ pub fn write_line(args: fmt::Arguments) {
         return;
     }
     x86_64::instructions::interrupts::without_interrupts(|| {
-        crate::sync::lockdep::acquire(crate::sync::lockdep::LockClass::Console, 0, false);
+        crate::lock::lockdep::acquire(crate::lock::level::LockClass::Console, 0, false);
         let mut guard = PORT.lock();
         OWNER.store(me, Ordering::Relaxed);
         if let Some(port) = guard.as_mut() {
@@ -49,7 +49,7 @@ pub fn write_line(args: fmt::Arguments) {
         }
         OWNER.store(NO_OWNER, Ordering::Relaxed);
         drop(guard);
-        crate::sync::lockdep::release(crate::sync::lockdep::LockClass::Console, 0);
+        crate::lock::lockdep::release(crate::lock::level::LockClass::Console, 0);
     });
 }
 

@@ -27,12 +27,12 @@ mod mem;
 mod panic;
 use mech::debug;
 use mech::fault;
-use mech::idle;
+use mech::idle_loop::idle_loop;
 use mech::lockdep_provoke;
 use mech::rq;
 use mech::schedule;
 mod selfcheck;
-use mech::sync;
+use mech::lock;
 use mech::task;
 use mech::timer;
 mod topology;
@@ -80,14 +80,14 @@ fn boot_main(magic: u32, info: u32) -> ! {
     }
     let options = parsed.options;
     console::init_log(log_level(options.log));
-    // Before any other CPU starts, with no lock held (`sync::lockdep`).
+    // Before any other CPU starts, with no lock held (`lock::lockdep`).
     let lockdep = options.lockdep.unwrap_or(options.sched_debug || options.test_lockdep.is_some());
-    if !sync::lockdep::BUILT_IN && (options.lockdep == Some(true) || options.test_lockdep.is_some()) {
+    if !lock::lockdep::BUILT_IN && (options.lockdep == Some(true) || options.test_lockdep.is_some()) {
         cmdline::report_problem(format_args!(
             "lockdep=1: this kernel is built without the lock-order checker (`cargo xtask test` and `cargo xtask run --lockdep` build it in); no lock order is checked"
         ));
     }
-    sync::lockdep::enable(lockdep);
+    lock::lockdep::enable(lockdep);
 
     stage("interrupts");
     arch::descriptors::init_this_cpu();
@@ -270,7 +270,7 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
         if options.watchdog_thresh == 0 { " (off)" } else { "" },
         options.hung_task_timeout_secs,
         if options.hung_task_timeout_secs == 0 { " (off)" } else { "" },
-        if sync::lockdep::enabled() { "on" } else if sync::lockdep::BUILT_IN { "off" } else { "not built in" }
+        if lock::lockdep::enabled() { "on" } else if lock::lockdep::BUILT_IN { "off" } else { "not built in" }
     );
     if options.fault != 0 {
         mech::entry::configure_faults(options.fault, options.fault_seed.unwrap_or(fault::DEFAULT_SEED));
@@ -285,10 +285,10 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
             ));
         }
     }
-    timer::set_hz(options.hz);
-    timer::print_stats_every(options.stats_ms);
+    mech::clock::set_hz(options.hz);
+    mech::tick::print_stats_every(options.stats_ms);
     timer::set_nohz(options.nohz);
-    idle::set_poll(options.idle_poll);
+    mech::resched::set_poll(options.idle_poll);
     arch::wait::set_last_polls(options.idle_last_polls);
     init_stacks(online);
     arch::trap::install_hooks(arch::trap::Hooks {
@@ -307,10 +307,10 @@ fn start_scheduler(options: &cmdline::Options, online: usize) -> ! {
     let workload = options.workload.clone();
     let phase_ns = options.phase_ns;
     let tests = (options.test_lockdep, options.test_watchdog);
-    if let Err(e) = task::spawn(task::Spawn::new("init"), move || run_init(workload, phase_ns, tests)) {
+    if let Err(e) = mech::thread::spawn(mech::thread::Spawn::new("init"), move || run_init(workload, phase_ns, tests)) {
         panic!("cannot start the init thread: {}", e);
     }
-    idle::idle_loop()
+    idle_loop()
 }
 
 /// Threads the kernel itself runs on arena stacks: `init` alone (each CPU's
@@ -405,7 +405,7 @@ fn on_resched_ipi(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFra
 
 /// The timer interrupt, into the mechanism (its frame opaque there).
 fn on_timer(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFrame {
-    timer::on_timer((frame as *mut arch::trap::TrapFrame).cast()).cast()
+    mech::entry::timer_interrupt((frame as *mut arch::trap::TrapFrame).cast()).cast()
 }
 
 /// A task gives up its CPU (`arch::context::give_up_cpu`), into the mechanism.
@@ -638,5 +638,5 @@ fn ap_main(cpu: usize) -> ! {
     log::debug!("online (APIC id {})", percpu::this_cpu().apic_id.load(Ordering::Relaxed));
     selfcheck::ap_idle();
     start_this_cpu(cpu);
-    idle::idle_loop()
+    idle_loop()
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use fairway_sim::engine::speed::process_cpu_s;
 use fairway_sim::platform::{self, burn_ns, SimConfig};
 use mech::sync::WaitQueue;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 struct Group {
     /// Workers still busy with the current request.
@@ -43,7 +43,7 @@ fn main() {
             for w in 0..workers {
                 let (g, r) = (g.clone(), r.clone());
                 let cpu = (m * (workers + 1) + 1 + w) % n;
-                mech::task::spawn(Spawn::new("worker").on_cpu(cpu), move || loop {
+                mech::thread::spawn(Spawn::new("worker").on_cpu(cpu), move || loop {
                     g.workers[w].wait_until(|| g.tokens[w].fetch_update(Ordering::SeqCst, Ordering::SeqCst, |t| t.checked_sub(1)).is_ok());
                     burn_ns(think_ns);
                     r.fetch_add(1, Ordering::Relaxed);
@@ -53,7 +53,7 @@ fn main() {
                 })
                 .unwrap();
             }
-            mech::task::spawn(Spawn::new("message").on_cpu((m * (workers + 1)) % n), move || loop {
+            mech::thread::spawn(Spawn::new("message").on_cpu((m * (workers + 1)) % n), move || loop {
                 g.left.store(workers, Ordering::SeqCst);
                 for w in 0..workers {
                     g.tokens[w].fetch_add(1, Ordering::SeqCst);
@@ -64,7 +64,7 @@ fn main() {
             .unwrap();
         }
         // The load runs until the time limit.
-        mech::timer::sleep_ns(u64::MAX / 4);
+        mech::thread::sleep_ns(u64::MAX / 4);
     };
     let cpu0 = process_cpu_s();
     let rep = platform::run(&machine, SimConfig { seed: 1, until_ns: sim_ns, ..SimConfig::default() }, init);

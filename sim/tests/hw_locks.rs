@@ -18,7 +18,7 @@ use std::sync::Arc;
 use fairway_sim::hw::HwProfile;
 use fairway_sim::platform::{self, burn_ns, SimConfig};
 use fairway_sim::Machine;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 const TEST: &str = "two_cpus_hammering_one_runqueue_lock_serialise_and_wait";
 const ROUNDS: u64 = 500;
@@ -39,7 +39,7 @@ fn child(tasks: usize) {
         let mut ts = Vec::new();
         for cpu in 1..=tasks {
             ts.push(
-                mech::task::spawn(Spawn::new("hammer").pin(cpu), move || {
+                mech::thread::spawn(Spawn::new("hammer").pin(cpu), move || {
                     // Past the boot's holds of CPU 3's lock.
                     burn_ns(START_NS);
                     for _ in 0..ROUNDS {
@@ -51,7 +51,7 @@ fn child(tasks: usize) {
             );
         }
         for t in &ts {
-            mech::task::join(t);
+            mech::thread::join(t);
         }
         e.store(mech::rq::now_ns() - start, Ordering::Relaxed);
     });

@@ -16,7 +16,7 @@ use std::sync::Arc;
 use fairway_sim::hw::HwProfile;
 use fairway_sim::platform::{self, burn_ns, SimConfig};
 use fairway_sim::Machine;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 const TEST: &str = "a_cache_hot_task_moved_across_sockets_finishes_later_by_its_refill";
 const WSS: u64 = 256 * 1024;
@@ -32,7 +32,7 @@ fn child(target: usize) {
     let o = out.clone();
     let cfg = SimConfig { hw: HwProfile::parse(PROFILE).unwrap(), sched_debug: true, ..SimConfig::default() };
     let report = platform::run(&machine, cfg, move || {
-        let t = mech::task::spawn(Spawn::new("hot").pin(0), move || {
+        let t = mech::thread::spawn(Spawn::new("hot").pin(0), move || {
             mech::platform::set_working_set((WSS / 1024) as u32);
             burn_ns(1_000_000);
             let t0 = mech::rq::now_ns();
@@ -45,7 +45,7 @@ fn child(target: usize) {
             o[1].store(mech::platform::cpu_id() as u64, Ordering::Relaxed);
         })
         .unwrap();
-        mech::task::join(&t);
+        mech::thread::join(&t);
     });
     assert_eq!(report.end, "finished");
     common::child_result(&format!(

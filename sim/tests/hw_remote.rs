@@ -33,7 +33,7 @@ fn scan(prev: usize, allowed: u64, hogs: u64, hw: &str) -> (u64, u64) {
 fn an_idle_cpu_scan_across_the_sockets_costs_more_than_one_within_the_llc() {
     let hw = "sis-2021,only=remote";
     let p = HwProfile::parse(hw).unwrap();
-    let per_cpu = |line: u64| mech::balance::periodic::BALANCE_INSTRUCTIONS_PER_CPU + p.snapshot_lines * line;
+    let per_cpu = |line: u64| fairway_sim::platform::prices::BALANCE_INSTRUCTIONS_PER_CPU + p.snapshot_lines * line;
     // The wakee allowed on CPUs 1 and 2 (CPU 0's LLC), a hog on 1.
     let (near_n, near_ns) = scan(1, 0b110, 0b10, hw);
     // ... or on 16 and 17 (the other socket's), a hog on 16.

@@ -23,7 +23,7 @@ use fairway_sim::hw::HwProfile;
 use fairway_sim::platform::{self, burn_ns, SimConfig};
 use fairway_sim::Machine;
 use mech::sync::WaitQueue;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 const ROUNDS: u64 = 20;
 
@@ -42,14 +42,14 @@ fn child(arg: &str) {
         let go = Arc::new(AtomicBool::new(false));
         let woken_at = Arc::new(AtomicU64::new(0));
         let (wq2, go2, at2) = (wq.clone(), go.clone(), woken_at.clone());
-        let wakee = mech::task::spawn(Spawn::new("wakee").pin(target), move || {
+        let wakee = mech::thread::spawn(Spawn::new("wakee").pin(target), move || {
             for _ in 0..ROUNDS {
                 wq2.wait_until(|| go2.swap(false, Ordering::SeqCst));
                 t.fetch_add(mech::rq::now_ns() - at2.load(Ordering::SeqCst), Ordering::Relaxed);
             }
         })
         .unwrap();
-        let waker = mech::task::spawn(Spawn::new("waker").pin(0), move || {
+        let waker = mech::thread::spawn(Spawn::new("waker").pin(0), move || {
             for _ in 0..ROUNDS {
                 burn_ns(200_000);
                 woken_at.store(mech::rq::now_ns(), Ordering::SeqCst);
@@ -58,8 +58,8 @@ fn child(arg: &str) {
             }
         })
         .unwrap();
-        mech::task::join(&waker);
-        mech::task::join(&wakee);
+        mech::thread::join(&waker);
+        mech::thread::join(&wakee);
     });
     assert_eq!(report.end, "finished");
     let h = &report.hw[target];

@@ -15,7 +15,7 @@ fn the_lock_order_checker_catches_each_provoked_fault() {
     if let Some(arg) = common::child_arg() {
         let what = Provoke::ALL.iter().find(|(n, _)| *n == arg).map(|&(_, p)| p);
         let report = platform::run(&Machine::from_smp("2", 1).unwrap(), SimConfig::default(), move || {
-            assert!(mech::sync::lockdep::enabled(), "the checker is on");
+            assert!(mech::lock::lockdep::enabled(), "the checker is on");
             if let Some(p) = what {
                 mech::lockdep_provoke::provoke(p);
             }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 
 use fairway_sim::platform::{self, burn_ns, SimConfig};
 use fairway_sim::Machine;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 /// Where each hog ran: (hog, end of a burn chunk, CPU).
 type Trail = Arc<Mutex<Vec<(usize, u64, usize)>>>;
@@ -31,7 +31,7 @@ fn a_cpu_going_idle_pulls_a_waiting_hog() {
         for (i, cpu) in [0usize, 0, 1, 2].into_iter().enumerate() {
             let tr = tr.clone();
             tasks.push(
-                mech::task::spawn(Spawn::new("hog").on_cpu(cpu), move || {
+                mech::thread::spawn(Spawn::new("hog").on_cpu(cpu), move || {
                     let mut done = 0;
                     while done < 12_000_000 {
                         burn_ns(CHUNK_NS);
@@ -45,15 +45,15 @@ fn a_cpu_going_idle_pulls_a_waiting_hog() {
         // The sleeper works on CPU 3, then sleeps past the hogs' end.
         let sa = sa.clone();
         tasks.push(
-            mech::task::spawn(Spawn::new("sleeper").on_cpu(3), move || {
+            mech::thread::spawn(Spawn::new("sleeper").on_cpu(3), move || {
                 burn_ns(SLEEPER_WORK_NS);
                 sa.store(mech::rq::now_ns(), Ordering::Relaxed);
-                mech::timer::sleep_ns(30_000_000);
+                mech::thread::sleep_ns(30_000_000);
             })
             .unwrap(),
         );
         for t in &tasks {
-            mech::task::join(t);
+            mech::thread::join(t);
         }
     });
     assert_eq!(report.end, "finished", "{report:?}");

@@ -47,7 +47,7 @@ fn two_tasks_ping_pong_on_one_cpu_at_the_icount_cost() {
 }
 
 /// The pipes' own work: a write and a read of one byte per message, two
-/// messages per round trip (`mech::sync::pipe::op_instructions`).
+/// messages per round trip (`fairway_sim::platform::prices::pipe_op_instructions`).
 fn work_ns() -> u64 {
-    4 * ROUNDS * mech::sync::pipe::op_instructions(1) * fairway_sim::platform::NS_PER_INSTRUCTION
+    4 * ROUNDS * fairway_sim::platform::prices::pipe_op_instructions(1) * fairway_sim::platform::NS_PER_INSTRUCTION
 }

@@ -21,7 +21,7 @@ fn a_cross_cpu_ping_pong_costs_the_icount_figure_in_both_cpus_time() {
     let c = CostModel::ICOUNT;
     // Per round trip: two wakeups, two IPIs taken, four switches to or from
     // idle, and the pipes' two writes and two reads of one byte.
-    let work = 4 * mech::sync::pipe::op_instructions(1) * fairway_sim::platform::NS_PER_INSTRUCTION;
+    let work = 4 * fairway_sim::platform::prices::pipe_op_instructions(1) * fairway_sim::platform::NS_PER_INSTRUCTION;
     let model = 2 * c.wakeup_ns + 2 * c.irq_entry_ns + 4 * c.switch_idle_ns + work;
     let busy: u64 = report.cpus.iter().map(|x| x.kernel_ns + x.burn_ns).sum();
     let per = busy / ROUNDS;

@@ -17,7 +17,7 @@ use fairway_sim::engine::CostModel;
 use fairway_sim::platform::{self, burn_ns, SimConfig};
 use fairway_sim::Machine;
 use mech::sync::WaitQueue;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 const CHUNK_NS: u64 = 10_000;
 
@@ -33,20 +33,20 @@ fn a_resched_ipi_to_a_busy_cpu_switches_to_the_wakee_at_once() {
         let done = Arc::new(AtomicBool::new(false));
         let wq = Arc::new(WaitQueue::new());
         let d = done.clone();
-        let hog = mech::task::spawn(Spawn::new("hog").pin(1), move || {
+        let hog = mech::thread::spawn(Spawn::new("hog").pin(1), move || {
             while !d.load(Ordering::Relaxed) {
                 burn_ns(CHUNK_NS);
             }
         })
         .unwrap();
         let (g, q) = (go.clone(), wq.clone());
-        let wakee = mech::task::spawn(Spawn::new("wakee").pin(1).slice_ns(100_000).nice(-20), move || {
+        let wakee = mech::thread::spawn(Spawn::new("wakee").pin(1).slice_ns(100_000).nice(-20), move || {
             q.wait_until(|| g.load(Ordering::SeqCst));
             r.store(mech::rq::now_ns(), Ordering::Relaxed);
             o.store(mech::platform::cpu_id(), Ordering::Relaxed);
         })
         .unwrap();
-        let waker = mech::task::spawn(Spawn::new("waker").pin(0), move || {
+        let waker = mech::thread::spawn(Spawn::new("waker").pin(0), move || {
             // Well inside the hog's run on CPU 1, between its ticks.
             burn_ns(2_300_000);
             go.store(true, Ordering::SeqCst);
@@ -54,10 +54,10 @@ fn a_resched_ipi_to_a_busy_cpu_switches_to_the_wakee_at_once() {
             wq.wake_one();
         })
         .unwrap();
-        mech::task::join(&waker);
-        mech::task::join(&wakee);
+        mech::thread::join(&waker);
+        mech::thread::join(&wakee);
         done.store(true, Ordering::Relaxed);
-        mech::task::join(&hog);
+        mech::thread::join(&hog);
     });
     assert_eq!(report.end, "finished", "{report:?}");
     let (woke, ran) = (woke_at.load(Ordering::Relaxed), ran_at.load(Ordering::Relaxed));

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use fairway_sim::engine::CostModel;
 use fairway_sim::platform::{self, SimConfig};
 use fairway_sim::Machine;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 const ROUNDS: u64 = 2000;
 
@@ -21,7 +21,7 @@ fn each_yield_is_one_switch_at_the_icount_cost() {
     let report = platform::run(&machine, SimConfig { sched_debug: true, ..SimConfig::default() }, move || {
         let start = mech::rq::now_ns();
         let mk = |name: &str| {
-            mech::task::spawn(Spawn::new(name).pin(0), || {
+            mech::thread::spawn(Spawn::new(name).pin(0), || {
                 for _ in 0..ROUNDS {
                     mech::schedule::yield_now();
                 }
@@ -29,8 +29,8 @@ fn each_yield_is_one_switch_at_the_icount_cost() {
             .unwrap()
         };
         let (a, b) = (mk("yield-a"), mk("yield-b"));
-        mech::task::join(&a);
-        mech::task::join(&b);
+        mech::thread::join(&a);
+        mech::thread::join(&b);
         e.store(mech::rq::now_ns() - start, Ordering::Relaxed);
     });
     assert_eq!(report.end, "finished", "{report:?}");

@@ -29,7 +29,7 @@ fn field(out: &str, prefix: &str, key: &str) -> u64 {
 
 /// The pipes' own work per round trip: two one-byte messages, each a write
 /// and a read.
-const PIPE_WORK_NS_PER_ROUND_TRIP: u64 = 4 * mech::sync::pipe::op_instructions(1) * fairway_sim::platform::NS_PER_INSTRUCTION;
+const PIPE_WORK_NS_PER_ROUND_TRIP: u64 = 4 * fairway_sim::platform::prices::pipe_op_instructions(1) * fairway_sim::platform::NS_PER_INSTRUCTION;
 
 #[test]
 fn pipe_on_one_cpu_does_its_rounds_at_the_icount_cost() {
@@ -150,8 +150,8 @@ fn preempt_points_preempt_through_the_shared_ipi_handler() {
 #[test]
 fn hackbench_on_one_cpu_takes_the_kernels_time() {
     // The messages' copies and the pipes' bookkeeping take the time they
-    // take the kernel under -icount (`mech::sync::pipe::op_instructions`,
-    // reported with `work_done`): 8000 messages of 1 and of 100 bytes.
+    // take the kernel under -icount (`fairway_sim::platform::prices::pipe_op_instructions`,
+    // the platform's price of the pipe's `Work::PipeCopy`): 8000 messages of 1 and of 100 bytes.
     // Kernel: `cargo xtask run --icount --smp 1 --append
     // workload=hackbench,groups=1,loops=20,datasize=D` at 7332c1d, `ns=`.
     for (datasize, kernel_ns) in [(1u64, 2_261_538u64), (100, 3_238_910)] {
@@ -165,15 +165,16 @@ fn hackbench_on_one_cpu_takes_the_kernels_time() {
 
 #[test]
 fn a_balance_pass_takes_the_kernels_time() {
-    // Each balance pass reports its work (`mech::balance::periodic::
-    // balance_pass_instructions`: a fixed part and each CPU of the span), so
+    // Each balance pass reports its work (`Work::BalancePass`, priced by
+    // `fairway_sim::platform::prices::balance_pass_instructions`: a fixed
+    // part and each CPU of the span), so
     // newidle's own clock reads measure it, and `max_newidle_lb_cost`, which
     // the gate holds `avg_idle` against, is the cost of one pass (no pass of
     // this run redoes). Before, the passes took no time: time_ns=0, cost 0.
     for (machine, cpus) in [("2", 2u64), ("4", 4)] {
         let (code, out) = sim(machine, 0, "workload=fserver,ms=100");
         assert_eq!(code, 0, "{out}");
-        let pass = mech::balance::periodic::balance_pass_instructions(cpus) * fairway_sim::platform::NS_PER_INSTRUCTION;
+        let pass = fairway_sim::platform::prices::balance_pass_instructions(cpus) * fairway_sim::platform::NS_PER_INSTRUCTION;
         let mut attempts = 0;
         for line in out.lines().filter(|l| l.starts_with("@fw newidle_sd ")) {
             let get = |k: &str| -> u64 { line.split_whitespace().find_map(|w| w.strip_prefix(k)).unwrap().parse().unwrap() };

@@ -502,6 +502,7 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("wake-2005-sibling-busy", "cpu=2 wakeups=100\n@fw wakeplace_cpu cpu=3 wakeups=0", "cpu=2 wakeups=0\n@fw wakeplace_cpu cpu=3 wakeups=100"),
     ("wake-2005-sibling-not-allowed", "cpu=2 wakeups=100\n@fw wakeplace_cpu cpu=3 wakeups=0", "cpu=2 wakeups=0\n@fw wakeplace_cpu cpu=3 wakeups=100"),
     ("wake-2005-smt-sibling", "wake_balance=idle_only wake_affine", "wake_balance=linux wake_affine"),
+    ("wake-2005-sibling-not-allowed", "@fw delayed cpu=2 sleeps=200000 delayed=0 requeued=0", "@fw delayed cpu=2 sleeps=200000 delayed=16 requeued=16"),
     // the contradiction not reported, or the earlier switch winning
     ("cmdline-sis-util-contradiction", "cmdline: sched_features=SIS_UTIL contradicts", "cmdline: sched_features=SIS_UTIL contradicted"),
     ("cmdline-sis-util-contradiction", "sis_prop=off sis_util=on", "sis_prop=off sis_util=off"),

@@ -400,6 +400,15 @@ pub fn compare_sis_util<const CPUS: u32>(light: &Log, busy: &Log) -> CheckResult
 /// balanced toward it), the wakee's prev CPU 2 busy with a hog. The 2005 `try_to_wake_up` still
 /// ran `wake_idle(prev)`: prev's SMT sibling (CPU 3) takes the wakee when it is idle and allowed;
 /// otherwise it stays on prev.
+///
+/// When the sibling is not allowed, the run has no delayed dequeue (`sched_features=
+/// NO_DELAY_DEQUEUE`; the 2005 kernel had none), so that every wakeup is placed: no task is
+/// requeued. A delayed wakee is requeued where it slept (`ttwu_runnable()`), which asks nothing
+/// of the rule, and there the waker's CPU may pull it away legitimately: CPU 3's balance, finding
+/// neither of CPU 2's tasks allowed on it, marks their group imbalanced (`sgc->imbalance`), and
+/// the waker's CPU goes newly idle right after the requeue. Under `-icount` QEMU runs the vCPUs
+/// one at a time, so that pull wins over CPU 2's reschedule IPI whenever the flag is up, which
+/// depends on the kernel's instruction counts, not on the rule.
 pub fn check_wake_2005(log: &Log) -> CheckResult {
     let w = wakeplace(log, 4, "on")?;
     let wb = balance_config(log, "wake_balance")?;
@@ -408,6 +417,11 @@ pub fn check_wake_2005(log: &Log) -> CheckResult {
     ensure(w.hogs.contains(&(w.waker ^ 1)) && w.hogs.contains(&w.prev), || {
         format!("hogs {:?}: the scenario needs the waker's sibling and prev busy", w.hogs)
     })?;
+    if !w.allowed.contains(&sibling) {
+        for r in log.records("delayed") {
+            ensure(r.num("requeued")? == 0, || format!("`{r}`: expected no task requeued (NO_DELAY_DEQUEUE: every wakeup placed)"))?;
+        }
+    }
     if w.allowed.contains(&sibling) && !w.hogs.contains(&sibling) {
         mostly_on(&w, &[sibling], "prev busy, its SMT sibling idle and allowed: wake_idle picks the sibling")
     } else {

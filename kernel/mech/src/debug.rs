@@ -16,6 +16,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use sched::EntityId;
 
+use crate::resched;
 use crate::rq::{self, Rq};
 use crate::task::{self, TaskState};
 
@@ -144,7 +145,7 @@ pub fn dump_all() {
             rq.curr.name,
             rq.fair.nr_queued(),
             rq.fair.h_nr_runnable(),
-            rq::need_resched(cpu),
+            resched::need_resched(cpu),
             rq.clock
         );
     }

@@ -10,6 +10,9 @@
 //!   sched_cpu_starting()` and `sched_cpu_activate()` (the runqueue goes
 //!   online with its capacity) as called from `smpboot.c:
 //!   start_secondary()`, whose flow then becomes the CPU's idle task.
+//! - [`timer_interrupt`] is the one-shot timer's interrupt: the due
+//!   sleepers' wakeups (Linux's hrtimer expiry), the tick (`sched_tick()`,
+//!   `tick.rs`), the watchdog's scan, and the preemption they ask for.
 //! - [`scheduler_ipi`] follows what Linux's reschedule IPI amounts to: the
 //!   queued wakeups (`core.c: sched_ttwu_pending()`, run from the IPI's
 //!   call-function queue), a NOHZ balance kick (`core.c: nohz_csd_func()`),
@@ -21,7 +24,9 @@
 //!   invariant check, trace dump and statistics), the same lines on both.
 
 use crate::platform::{cpu_id, Frame};
-use crate::{balance, debug, fault, idle, rq, schedstat, schedule, timer, trace, wakeup};
+use sched::WakeFlags;
+
+use crate::{balance, debug, fault, resched, rq, schedstat, schedule, tick, timer, trace, wakeup, watchdog};
 
 /// Brings `cpu` (the CPU running this) into scheduling: its runqueue with
 /// `tunables` (its current flow becomes its idle task), its capacity
@@ -46,7 +51,7 @@ pub fn sched_cpu_starting(cpu: usize, tunables: sched::Tunables, hooks_on: impl 
 #[inline]
 pub fn scheduler_ipi(frame: *mut Frame) -> *mut Frame {
     let cpu = cpu_id();
-    idle::count_resched_ipi(cpu);
+    resched::count_resched_ipi(cpu);
     // A wakee that should run now: its runqueue stays locked for the switch.
     let mut held = wakeup::process_wake_list();
     if balance::nohz::kicked(cpu) {
@@ -54,11 +59,38 @@ pub fn scheduler_ipi(frame: *mut Frame) -> *mut Frame {
         drop(held.take());
         balance::nohz::run_kicked(cpu);
     }
-    if rq::need_resched(cpu) {
-        if fault::on() {
-            fault::note_preemption();
-        }
+    if resched::need_resched(cpu) {
+        crate::inject::note_preemption();
         schedule::preempt_irq_locked(frame, held)
+    } else {
+        frame
+    }
+}
+
+/// The timer interrupt of a CPU whose scheduler runs (the platform has not
+/// acknowledged it; interrupts off): wakes the sleepers whose deadline has
+/// passed, runs the tick if it is due (`tick.rs`), programs the timer for
+/// the next event, runs the watchdog's scan if one is due, and switches if
+/// a reschedule is wanted. Returns the frame to resume.
+pub fn timer_interrupt(frame: *mut Frame) -> *mut Frame {
+    crate::platform::timer_eoi();
+    let cpu = cpu_id();
+    timer::note_interrupt(cpu);
+    let now = rq::now_ns();
+    while let Some(t) = timer::take_due_sleeper(cpu, now) {
+        wakeup::try_to_wake_up(&t, WakeFlags::NONE);
+    }
+    if let Some(due) = timer::tick_due(cpu, now) {
+        tick::scheduler_tick(cpu);
+        crate::inject::tick(cpu);
+        timer::advance_tick(cpu, due, now);
+    }
+    timer::reprogram(cpu);
+    watchdog::timer_irq(cpu, now);
+    // `test_watchdog=soft_lockup` holds this CPU's preemption off.
+    if resched::need_resched(cpu) && !watchdog::no_preempt(cpu) {
+        crate::inject::note_preemption();
+        schedule::preempt_irq(frame)
     } else {
         frame
     }

@@ -4,9 +4,9 @@
 //!
 //! | mode | what it does | where |
 //! |---|---|---|
-//! | `ipi_delay` | holds one in 4 remote reschedule IPIs back for 50 us..1 ms | `rq::send_resched_ipi`; sent at the sender's first tick once due (an idle sender waits awake until then) |
+//! | `ipi_delay` | holds one in 4 remote reschedule IPIs back for 50 us..1 ms | `resched::send_resched_ipi`; sent at the sender's first tick once due (an idle sender waits awake until then) |
 //! | `ipi_reorder` | holds one in 2 back until the sender's next IPI, which overtakes it | the same |
-//! | `spurious_wake` | at one in 8 ticks, wakes a sleeping task that nothing woke | the tick (`timer::on_timer`) |
+//! | `spurious_wake` | at one in 8 ticks, wakes a sleeping task that nothing woke | the tick (`entry::timer_interrupt`) |
 //! | `preempt_points` | at one in 8 passes, preempts the task by a reschedule IPI to itself | after every wakeup in thread context, and before the switch of a blocking wait or an exit (the task then sits preempted between `Sleeping`/`Dead` and its switch) |
 //! | `cpu_stall` | at one in 32 ticks, spins 10..300 us with interrupts off | the tick |
 //!
@@ -18,19 +18,23 @@
 //! Held IPIs are never lost: a CPU holds only IPIs it sends from a task
 //! (never from an interrupt taken in its idle loop), sends them at its
 //! first tick after they are due, and does not halt while it holds any
-//! (`idle::idle_loop` waits awake until they are due), so every held IPI
+//! (`idle_loop::idle_loop` waits awake until they are due), so every held IPI
 //! goes out within its delay plus one tick.
 //!
-//! When off (the default) each hook is one test of [`on`], a relaxed load of
-//! one flag set only when the workload starts; a wait's fast path (its
-//! condition holds once woken) passes one hook, a wakeup one.
+//! The paths below this module reach it only through the seam `inject.rs`
+//! (this module installs itself there as its [`Injector`]). When off (the
+//! default) each hook is one test of `inject::armed`, a relaxed load of one
+//! flag set only when the workload starts; a wait's fast path (its
+//! condition holds once woken) passes one hook, a wakeup one. The mark of a
+//! spurious wakeup lives here, beside the task, not in it.
 
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
+use crate::inject::Injector;
+use crate::lock::{level, IrqMutex};
+use crate::task::TaskId;
 use crate::{platform::cpu_id, MAX_CPUS};
-use crate::sync::irq_mutex::IrqMutex;
-use crate::task::Task;
 
 pub const IPI_DELAY: u8 = 1 << 0;
 pub const IPI_REORDER: u8 = 1 << 1;
@@ -66,8 +70,6 @@ const STALL_ONE_IN: u64 = 32;
 pub const STALL_MIN_NS: u64 = 10_000;
 pub const STALL_MAX_NS: u64 = 300_000;
 
-/// Whether any fault is injected (set once, when the workload starts).
-static ON: AtomicBool = AtomicBool::new(false);
 static MODES_ON: AtomicU8 = AtomicU8::new(0);
 static SEED: AtomicU64 = AtomicU64::new(DEFAULT_SEED);
 
@@ -86,7 +88,22 @@ struct Held {
 }
 
 /// Each CPU's held IPIs, in the order they were asked for.
-static HELD: [IrqMutex<Vec<Held>>; MAX_CPUS] = [const { IrqMutex::new(Vec::new()) }; MAX_CPUS];
+static HELD: [IrqMutex<level::HeldIpis, Vec<Held>>; MAX_CPUS] = [const { IrqMutex::new(Vec::new()) }; MAX_CPUS];
+
+/// The tasks a spurious wakeup woke that have not re-slept since, by id
+/// (0: a free slot; idle tasks, id 0, are never woken). A mark is made
+/// under the task's `pi_lock` while it is `Sleeping`, before the wakeup
+/// lets it run, and taken by its wait while it is `Running`, so the two
+/// never meet on one task; slots are claimed and freed by compare-exchange.
+/// No lock: the wait reads it with interrupts on, and a lock there would
+/// add a point where a pending interrupt is taken (another interleaving).
+/// Slots past `SPURIOUS_SLOTS_USED` have never been used.
+static SPURIOUSLY_WOKEN: [AtomicU32; SPURIOUS_SLOTS] = [const { AtomicU32::new(0) }; SPURIOUS_SLOTS];
+static SPURIOUS_SLOTS_USED: AtomicUsize = AtomicUsize::new(0);
+/// More than the threads a workload may have at once (`MAX_THREADS`): a
+/// mark that finds no slot is not kept, so its task's re-sleep is not
+/// counted (re-sleeps still never exceed spurious wakeups).
+const SPURIOUS_SLOTS: usize = 2048;
 
 /// What was injected, and what it did.
 struct Counts {
@@ -113,12 +130,6 @@ static COUNTS: Counts = Counts {
     stall_ns: AtomicU64::new(0),
 };
 
-/// Whether faults are being injected: the one test every hook makes.
-#[inline(always)]
-pub fn on() -> bool {
-    ON.load(Ordering::Relaxed)
-}
-
 #[inline]
 fn has(mode: u8) -> bool {
     MODES_ON.load(Ordering::Relaxed) & mode != 0
@@ -142,8 +153,10 @@ pub fn names(modes: u8) -> alloc::string::String {
     if v.is_empty() { alloc::string::String::from("none") } else { v.join(",") }
 }
 
-/// Sets the modes and the seed (at boot, before any CPU schedules).
+/// Sets the modes and the seed (at boot, before any CPU schedules), and
+/// installs the injector in the seam.
 pub fn configure(modes: u8, seed: u64) {
+    crate::inject::install(&Faults);
     MODES_ON.store(modes, Ordering::Relaxed);
     SEED.store(seed, Ordering::Relaxed);
     for (cpu, r) in RNG.iter().enumerate() {
@@ -155,7 +168,31 @@ pub fn configure(modes: u8, seed: u64) {
 /// Starts injecting (when the workload starts), if any mode is set.
 pub fn arm() {
     if MODES_ON.load(Ordering::Relaxed) != 0 {
-        ON.store(true, Ordering::Release);
+        crate::inject::arm();
+    }
+}
+
+/// The injector `configure` installs.
+struct Faults;
+
+impl Injector for Faults {
+    fn take_ipi(&self, target: usize) -> bool {
+        take_ipi(target)
+    }
+    fn idle_holds_ipis(&self, cpu: usize) -> bool {
+        idle_holds_ipis(cpu)
+    }
+    fn preempt_point(&self) {
+        preempt_point()
+    }
+    fn after_wait(&self) {
+        after_wait()
+    }
+    fn note_preemption(&self) {
+        note_preemption()
+    }
+    fn tick(&self, cpu: usize) {
+        tick(cpu)
     }
 }
 
@@ -179,9 +216,7 @@ fn one_in(cpu: usize, n: u64) -> bool {
 
 /// Called by `send_resched_ipi` for `target`: returns true if it took the
 /// IPI (held it back, or sent it itself ahead of held ones).
-#[cold]
-#[inline(never)]
-pub fn take_ipi(target: usize) -> bool {
+fn take_ipi(target: usize) -> bool {
     let this = cpu_id();
     if target == this || !has(IPI_DELAY | IPI_REORDER) {
         return false;
@@ -207,13 +242,13 @@ pub fn take_ipi(target: usize) -> bool {
         }
         if held.iter().any(|h| h.due == 0) {
             // This one overtakes every IPI waiting for it.
-            crate::rq::send_resched_ipi_now(target);
+            crate::resched::send_resched_ipi_now(target);
             let mut n = 0;
             held.retain(|h| {
                 if h.due != 0 {
                     return true;
                 }
-                crate::rq::send_resched_ipi_now(h.target);
+                crate::resched::send_resched_ipi_now(h.target);
                 COUNTS.ipi_late_ns.fetch_add(now - h.at, Ordering::Relaxed);
                 n += 1;
                 false
@@ -234,7 +269,7 @@ fn flush(cpu: usize, now: u64) {
     }
     held.retain(|h| {
         if h.due <= now {
-            crate::rq::send_resched_ipi_now(h.target);
+            crate::resched::send_resched_ipi_now(h.target);
             COUNTS.ipi_late_ns.fetch_add(now.saturating_sub(h.at), Ordering::Relaxed);
             false
         } else {
@@ -246,9 +281,7 @@ fn flush(cpu: usize, now: u64) {
 /// The idle loop, before it halts or polls: sends the held IPIs that are
 /// due and says whether any is left (the loop then waits awake: a halted
 /// CPU would send it only at its next interrupt, maybe never).
-#[cold]
-#[inline(never)]
-pub fn idle_holds_ipis(cpu: usize) -> bool {
+fn idle_holds_ipis(cpu: usize) -> bool {
     flush(cpu, crate::rq::now_ns());
     !HELD[cpu].lock().is_empty()
 }
@@ -257,14 +290,13 @@ pub fn idle_holds_ipis(cpu: usize) -> bool {
 // The tick: held IPIs due, spurious wakeups, stalls
 
 /// At every tick of `cpu` (interrupts off, no lock held).
-#[cold]
-#[inline(never)]
-pub fn tick(cpu: usize) {
+fn tick(cpu: usize) {
     let now = crate::rq::now_ns();
     flush(cpu, now);
     if has(SPURIOUS_WAKE) && one_in(cpu, SPURIOUS_ONE_IN) {
         if let Some(t) = crate::task::pick_sleeping(draw(cpu)) {
-            if crate::wakeup::wake_spurious(&t) {
+            let id = t.id;
+            if crate::wakeup::wake_spurious(&t, || mark_spurious(id)) {
                 COUNTS.spurious_wakeups.fetch_add(1, Ordering::Relaxed);
             }
         }
@@ -283,16 +315,32 @@ pub fn tick(cpu: usize) {
 // ---------------------------------------------------------------------------
 // Spurious wakeups
 
-/// A task back from `schedule()` in a wait (`WaitQueue`, `timer::sleep_ns`)
-/// found its condition false and sleeps again: if a spurious wakeup marked
-/// it, count a re-sleep. The mark is taken once, so re-sleeps never exceed
-/// spurious wakeups; the mark of a spurious wakeup whose condition happened
-/// to hold stays until the task's next re-sleep (the wait's fast path, a
-/// condition that holds, makes no extra test).
-#[cold]
-#[inline(never)]
-pub fn after_wait(me: &Task) {
-    if me.fault_woken.swap(false, Ordering::Relaxed) {
+/// Marks task `id` as woken by fault injection (under its `pi_lock`, found
+/// asleep, before the wakeup lets it run).
+fn mark_spurious(id: TaskId) {
+    let used = SPURIOUS_SLOTS_USED.load(Ordering::Acquire);
+    if SPURIOUSLY_WOKEN[..used].iter().any(|s| s.load(Ordering::Relaxed) == id) {
+        return;
+    }
+    for (i, slot) in SPURIOUSLY_WOKEN.iter().enumerate() {
+        if slot.compare_exchange(0, id, Ordering::AcqRel, Ordering::Relaxed).is_ok() {
+            SPURIOUS_SLOTS_USED.fetch_max(i + 1, Ordering::AcqRel);
+            return;
+        }
+    }
+}
+
+/// The running task, back from `schedule()` in a wait (`WaitQueue`,
+/// `thread::sleep_ns`), found its condition false and sleeps again: if a
+/// spurious wakeup marked it, count a re-sleep. The mark is taken once, so
+/// re-sleeps never exceed spurious wakeups; the mark of a spurious wakeup
+/// whose condition happened to hold stays until the task's next re-sleep
+/// (the wait's fast path, a condition that holds, makes no extra test).
+fn after_wait() {
+    let id = crate::task::with_current(|me| me.id);
+    let used = SPURIOUS_SLOTS_USED.load(Ordering::Acquire);
+    if let Some(slot) = SPURIOUSLY_WOKEN[..used].iter().find(|s| s.load(Ordering::Relaxed) == id) {
+        slot.store(0, Ordering::Release);
         COUNTS.spurious_resleeps.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -304,9 +352,7 @@ pub fn after_wait(me: &Task) {
 /// timed sleep or an exit): one
 /// time in 8 the running task is preempted here, by a reschedule IPI to
 /// its own CPU, as if a tick had come at this instruction.
-#[cold]
-#[inline(never)]
-pub fn preempt_point() {
+fn preempt_point() {
     if !has(PREEMPT_POINTS)
         || !crate::platform::irqs_enabled()
         || crate::platform::irq_guards_held() != 0
@@ -318,18 +364,16 @@ pub fn preempt_point() {
         return;
     }
     COUNTS.preempt_injected.fetch_add(1, Ordering::Relaxed);
-    crate::rq::set_need_resched(cpu);
-    crate::rq::send_resched_ipi_now(cpu);
+    crate::resched::set_need_resched(cpu);
+    crate::resched::send_resched_ipi_now(cpu);
 }
 
 /// A preemption (tick or reschedule IPI, not a voluntary switch) is about
 /// to switch: if it finds the task `Sleeping` or `Dead`, the task had not
 /// reached its own switch yet and stays queued (`schedule_irq`).
-#[cold]
-#[inline(never)]
-pub fn note_preemption() {
+fn note_preemption() {
     let blocking = crate::task::with_current(|t| !t.is_idle && t.state() != crate::task::TaskState::Running);
-    if blocking && crate::rq::need_resched(cpu_id()) {
+    if blocking && crate::resched::need_resched(cpu_id()) {
         COUNTS.preempted_blocking.fetch_add(1, Ordering::Relaxed);
     }
 }

@@ -1,4 +1,6 @@
-//! The idle task's loop, and when an idle CPU stops its tick.
+//! An idle CPU's periods: their time, their predicted length, and when the
+//! tick stops for one (the switch calls [`enter`] and [`exit`]; the idle
+//! task's loop is `idle_loop.rs`).
 //!
 //! Stopping the tick and restarting it costs more than taking one tick, so
 //! Linux stops it only when its cpuidle governor (menu, teo) predicts an idle
@@ -14,29 +16,28 @@
 //!
 //! With `idle=poll` (Linux's option of that name) an idle CPU does not halt:
 //! it spins until need-resched is set or its wake list fills, with
-//! interrupts on, and says so in a per-CPU flag. A waker that finds the flag
-//! set sends no reschedule IPI (Linux's `TIF_POLLING_NRFLAG`, counted as
-//! `wake_idle_without_ipi` after its tracepoint), so the wakee is running
-//! sooner, at the price of a CPU that never rests. The tick stays on while
-//! polling, as in Linux.
+//! interrupts on, and says so in a per-CPU flag (`resched.rs`, with the
+//! waker's side). A waker that finds the flag set sends no reschedule IPI
+//! (Linux's `TIF_POLLING_NRFLAG`, counted as `wake_idle_without_ipi` after
+//! its tracepoint), so the wakee is running sooner, at the price of a CPU
+//! that never rests. The tick stays on while polling, as in Linux.
 //!
 //! The flag and the waker's store pair like two Dekker flags: the waker
-//! stores its work (need-resched or a wake-list entry), fences, and reads
-//! the flag; the polling CPU clears the flag, fences, and looks for work
-//! once more. So either the waker sees the flag clear and sends the IPI, or
-//! the poller sees the work.
+//! stores its work, fences, and reads the flag; the polling CPU clears the
+//! flag, fences, and looks for work once more. So either the waker sees the
+//! flag clear and sends the IPI, or the poller sees the work.
 //!
 //! Follows Linux's `kernel/sched/idle.c: do_idle()` and `cpu_idle_poll()`, with
 //! the tick stopped as `kernel/time/tick-sched.c: tick_nohz_idle_stop_tick()`
 //! does.
 
-use core::sync::atomic::{fence, AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{fence, AtomicU64, Ordering};
 
-use crate::platform::cpu_id;
-use crate::rq;
+use crate::{resched, rq};
+use crate::percpu::{per_cpu, PerCpu};
 
-/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::idle`).
-pub struct IdleCpu {
+/// This module's per-CPU part (its `CPUS`).
+struct IdleCpu {
     /// Predicted length of the next idle period of this CPU (ns). It starts
     /// long, so a CPU idle from boot stops its tick at once.
     predicted_ns: AtomicU64,
@@ -53,117 +54,61 @@ pub struct IdleCpu {
     /// idle time (tick-sched.c: tick_nohz_irq_enter() stops the idle clock).
     /// Only its CPU writes it.
     not_idle_ns: AtomicU64,
-    /// Whether this CPU is polling for work right now (see the module docs).
-    polling: AtomicBool,
-    /// Reschedules and wake-list entries this CPU received while polling, with
-    /// no IPI (Linux's `sched_wake_idle_without_ipi` events).
-    wake_idle_without_ipi: AtomicU64,
-    /// Reschedule IPIs this CPU took.
-    resched_ipis: AtomicU64,
 }
 
 impl IdleCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         IdleCpu {
             predicted_ns: AtomicU64::new(1_000_000_000),
             idle_since: AtomicU64::new(1),
             idle_task_ns: AtomicU64::new(0),
             not_idle_ns: AtomicU64::new(0),
-            polling: AtomicBool::new(false),
-            wake_idle_without_ipi: AtomicU64::new(0),
-            resched_ipis: AtomicU64::new(0),
         }
     }
 }
 
-/// `cpu`'s IdleCpu.
-#[inline(always)]
-fn pc(cpu: usize) -> &'static IdleCpu {
-    &crate::sched_cpu::cpu(cpu).idle
-}
-
-/// `idle=poll`: idle CPUs spin instead of halting.
-static POLL: AtomicBool = AtomicBool::new(false);
-
-/// Chooses `idle=poll` (true) or `idle=halt`, before any CPU idles.
-pub fn set_poll(on: bool) {
-    POLL.store(on, Ordering::Relaxed);
-}
-
-/// Whether idle CPUs poll (`idle=poll`).
-pub fn polls() -> bool {
-    POLL.load(Ordering::Relaxed)
-}
-
-/// Called by a waker right after it stored work for `cpu` (need-resched or
-/// a wake-list entry): whether `cpu` is polling and will find it without an
-/// IPI. Always false under `idle=halt`, at the cost of one load.
-#[inline]
-pub fn notices_without_ipi(cpu: usize) -> bool {
-    if !POLL.load(Ordering::Relaxed) {
-        return false;
-    }
-    // Orders the caller's store before the flag's load (see the module docs).
-    fence(Ordering::SeqCst);
-    if pc(cpu).polling.load(Ordering::Relaxed) {
-        pc(cpu).wake_idle_without_ipi.fetch_add(1, Ordering::Relaxed);
-        // The poller sees the store by itself (a simulated one is told).
-        crate::platform::remote_access(cpu, crate::platform::RemoteAccess::WakePoller);
-        return true;
-    }
-    false
-}
-
-/// This CPU took a reschedule IPI (counted for the statistics).
-#[inline]
-pub fn count_resched_ipi(cpu: usize) {
-    pc(cpu).resched_ipis.fetch_add(1, Ordering::Relaxed);
-}
-
-/// (`resched_ipis`, `wake_idle_without_ipi`) of `cpu` so far.
-pub fn ipi_stats(cpu: usize) -> (u64, u64) {
-    (pc(cpu).resched_ipis.load(Ordering::Relaxed), pc(cpu).wake_idle_without_ipi.load(Ordering::Relaxed))
-}
+/// Every CPU's IdleCpu.
+static CPUS: PerCpu<IdleCpu> = per_cpu!(IdleCpu::new());
 
 /// `cpu` switches to its idle task at `now` (on the interrupt path).
 pub fn enter(cpu: usize, now: u64) {
-    pc(cpu).idle_since.store(now, Ordering::Relaxed);
+    CPUS[cpu].idle_since.store(now, Ordering::Relaxed);
     // A polling CPU keeps its tick, as Linux's does.
-    if !polls() && pc(cpu).predicted_ns.load(Ordering::Relaxed) >= crate::timer::tick_ns() {
+    if !resched::polls() && CPUS[cpu].predicted_ns.load(Ordering::Relaxed) >= crate::clock::tick_ns() {
         crate::timer::stop_tick(cpu);
     }
 }
 
 /// `cpu` leaves its idle task at `now` (on the interrupt path).
 pub fn exit(cpu: usize, now: u64) {
-    if polls() {
+    if resched::polls() {
         // The flag means the idle task polls, not that it was preempted
         // while polling: a task running here would not see the work of a
         // waker that skipped its IPI. Work that came in before the flag
         // went down gets the IPI now, from this CPU to itself; it is taken
         // as soon as the next task runs with interrupts on.
-        pc(cpu).polling.store(false, Ordering::Relaxed);
+        resched::set_polling(cpu, false);
         fence(Ordering::SeqCst);
-        if rq::need_resched(cpu) || crate::wakeup::wake_list_pending(cpu) {
-            crate::rq::send_resched_ipi(cpu);
+        if resched::need_resched(cpu) || rq::wake_list_pending(cpu) {
+            resched::send_resched_ipi(cpu);
         }
     }
-    let idle = now.saturating_sub(pc(cpu).idle_since.load(Ordering::Relaxed));
+    let idle = now.saturating_sub(CPUS[cpu].idle_since.load(Ordering::Relaxed));
     // The sum first, then the end of the period: `idle_task_ns` retries
     // when it sees the start change under it.
-    pc(cpu).idle_task_ns.store(pc(cpu).idle_task_ns.load(Ordering::Relaxed) + idle, Ordering::Release);
-    pc(cpu).idle_since.store(0, Ordering::Release);
-    let old = pc(cpu).predicted_ns.load(Ordering::Relaxed) as i64;
+    CPUS[cpu].idle_task_ns.store(CPUS[cpu].idle_task_ns.load(Ordering::Relaxed) + idle, Ordering::Release);
+    CPUS[cpu].idle_since.store(0, Ordering::Release);
+    let old = CPUS[cpu].predicted_ns.load(Ordering::Relaxed) as i64;
     // Both below 2^63 ns (292 years), so the difference cannot overflow.
     let new = old + (idle.min(i64::MAX as u64) as i64 - old) / 8;
-    pc(cpu).predicted_ns.store(new.max(0) as u64, Ordering::Relaxed);
+    CPUS[cpu].predicted_ns.store(new.max(0) as u64, Ordering::Relaxed);
     crate::timer::restart_tick(cpu);
 }
 
 /// `ns` of `cpu`'s current idle period went to work booked elsewhere (the
 /// pressure source, from the tick; on `cpu`, interrupts off).
 pub(crate) fn exclude_from_idle(cpu: usize, ns: u64) {
-    let c = &pc(cpu).not_idle_ns;
+    let c = &CPUS[cpu].not_idle_ns;
     c.store(c.load(Ordering::Relaxed) + ns, Ordering::Release);
 }
 
@@ -174,91 +119,30 @@ pub(crate) fn exclude_from_idle(cpu: usize, ns: u64) {
 /// began or ended.
 pub fn idle_task_ns(cpu: usize) -> u64 {
     loop {
-        let since = pc(cpu).idle_since.load(Ordering::Acquire);
-        let sum = pc(cpu).idle_task_ns.load(Ordering::Acquire);
-        let not_idle = pc(cpu).not_idle_ns.load(Ordering::Acquire);
+        let since = CPUS[cpu].idle_since.load(Ordering::Acquire);
+        let sum = CPUS[cpu].idle_task_ns.load(Ordering::Acquire);
+        let not_idle = CPUS[cpu].not_idle_ns.load(Ordering::Acquire);
         let now = rq::now_ns();
-        if pc(cpu).idle_since.load(Ordering::Acquire) == since {
+        if CPUS[cpu].idle_since.load(Ordering::Acquire) == since {
             return (sum + if since != 0 { now.saturating_sub(since) } else { 0 }).saturating_sub(not_idle);
         }
     }
 }
 
+/// When `cpu`'s current idle period began (ns; 0 while it is not idle): the
+/// idle loop compares it across a halt to know it is still in one period.
+#[inline]
+pub fn idle_since(cpu: usize) -> u64 {
+    CPUS[cpu].idle_since.load(Ordering::Relaxed)
+}
+
 /// The idle loop found nothing to run after an interrupt: an idle period
 /// that has lasted a tick already is a long one, so stop the tick now.
-fn still_idle(cpu: usize) {
+pub fn still_idle(cpu: usize) {
     crate::platform::without_interrupts(|| {
-        let since = pc(cpu).idle_since.load(Ordering::Relaxed);
-        if rq::now_ns().saturating_sub(since) >= crate::timer::tick_ns() {
+        let since = CPUS[cpu].idle_since.load(Ordering::Relaxed);
+        if rq::now_ns().saturating_sub(since) >= crate::clock::tick_ns() {
             crate::timer::stop_tick(cpu);
         }
     });
-}
-
-/// The idle loop every CPU runs when it has nothing else (its idle task).
-pub fn idle_loop() -> ! {
-    if polls() {
-        poll_loop();
-    }
-    loop {
-        crate::platform::irq_disable();
-        if rq::need_resched(cpu_id()) {
-            crate::platform::irq_enable();
-            crate::schedule::schedule();
-        } else {
-            let cpu = cpu_id();
-            if crate::fault::on() && crate::fault::idle_holds_ipis(cpu) {
-                // IPIs this CPU holds back (`fault=ipi_delay`) are not due
-                // yet: no halt before they are out; look again, interrupts on.
-                crate::platform::irq_enable();
-                core::hint::spin_loop();
-                continue;
-            }
-            let since = pc(cpu).idle_since.load(Ordering::Relaxed);
-            crate::platform::wait_for_interrupt();
-            // Back in this idle period (not in a new one after a switch
-            // away and back): it may have outlasted a tick.
-            if pc(cpu).idle_since.load(Ordering::Relaxed) == since {
-                still_idle(cpu);
-            }
-        }
-    }
-}
-
-/// `idle=poll`'s idle loop: spin until there is work, then take it.
-fn poll_loop() -> ! {
-    // The idle task never leaves its CPU.
-    let cpu = cpu_id();
-    // Interrupts stay on while polling (the boot flow that becomes the idle
-    // task arrives here with them off).
-    crate::platform::irq_enable();
-    loop {
-        // IPIs this CPU holds back (`fault=ipi_delay`) go out before it
-        // polls, or at the ticks of the task it runs instead.
-        while crate::fault::on()
-            && crate::fault::idle_holds_ipis(cpu)
-            && !rq::need_resched(cpu)
-            && !crate::wakeup::wake_list_pending(cpu)
-        {
-            core::hint::spin_loop();
-        }
-        pc(cpu).polling.store(true, Ordering::Relaxed);
-        // The flag before the checks: a waker that missed it sends an IPI.
-        fence(Ordering::SeqCst);
-        // A switch away (an interrupt's) clears the flag: then stop too, and
-        // set it again first, since the CPU ran something else meanwhile.
-        while pc(cpu).polling.load(Ordering::Relaxed)
-            && !rq::need_resched(cpu)
-            && !crate::wakeup::wake_list_pending(cpu)
-        {
-            crate::platform::poll_relax();
-        }
-        pc(cpu).polling.store(false, Ordering::Relaxed);
-        fence(Ordering::SeqCst);
-        // Wakeups queued while the flag was set came without an IPI.
-        crate::wakeup::process_wake_list_polled();
-        if rq::need_resched(cpu) {
-            crate::schedule::schedule();
-        }
-    }
 }

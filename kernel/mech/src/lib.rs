@@ -20,19 +20,28 @@ mod macros;
 #[allow(unsafe_code)]
 pub mod platform;
 
+pub mod percpu;
+
 pub mod balance;
+pub mod clock;
 pub mod debug;
 pub mod entry;
 pub mod fault;
 pub mod idle;
+pub mod idle_loop;
+pub mod inject;
+pub mod lock;
 pub mod lockdep_provoke;
+pub mod resched;
 pub mod rq;
-pub mod sched_cpu;
 pub mod schedstat;
 pub mod schedule;
 pub mod setattr;
+pub mod stats;
 pub mod sync;
 pub mod task;
+pub mod thread;
+pub mod tick;
 pub mod timer;
 pub mod trace;
 pub mod wakeup;
@@ -40,3 +49,7 @@ pub mod watchdog;
 
 /// The most CPUs fairway runs: the policy crate's mask size, the one bound.
 pub const MAX_CPUS: usize = sched::cpumask::MAX_CPUS;
+
+/// The most sched-domain levels a CPU has (SMT, MC, PKG, NODE and the NUMA
+/// levels): the per-level counters' size.
+pub const MAX_LEVELS: usize = 8;

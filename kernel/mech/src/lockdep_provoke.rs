@@ -1,7 +1,8 @@
 //! `test_lockdep=`: locks taken wrongly on purpose, so that the lockdep
-//! scenarios can show the checker (`sync/lockdep.rs`) catches each kind of
-//! fault. It takes runqueue and task locks, so it sits in the scheduler layer,
-//! above the checker.
+//! scenarios can show the checker (`lock/lockdep.rs`) catches each kind of
+//! fault. It takes runqueue and task locks, so it sits above them, and takes
+//! them with `lock()`, which presents no held lock: the order is the
+//! runtime checker's to see (`lock_inside` would not compile here).
 
 /// What `test_lockdep=` provokes on purpose (the lockdep scenarios).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -39,8 +40,8 @@ pub fn provoke(what: Provoke) {
         Provoke::IrqsOn => {
             // What an IrqMutex would do if its guard came after the spin.
             crate::platform::irq_enable();
-            crate::sync::lockdep::acquire(crate::sync::lockdep::LockClass::Runqueue, crate::platform::cpu_id() as u8, false);
-            crate::sync::lockdep::release(crate::sync::lockdep::LockClass::Runqueue, crate::platform::cpu_id() as u8);
+            crate::lock::lockdep::acquire(crate::lock::level::LockClass::Runqueue, crate::platform::cpu_id() as u32, false);
+            crate::lock::lockdep::release(crate::lock::level::LockClass::Runqueue, crate::platform::cpu_id() as u32);
         }
     }
 }

@@ -23,17 +23,32 @@
 //!
 //! # The contract
 //!
-//! Types that cross the interface are the mechanism's own (`Task`), opaque
-//! handles ([`Context`], [`Frame`]) or plain data ([`Stack`]); the platform's
-//! register frame and saved context stay its own. Each function's doc below is
+//! Types that cross the interface are the mechanism's own task (as
+//! [`CurrentTask`]: see [`CurrentKind`]), opaque handles ([`Context`],
+//! [`Frame`]) or plain data ([`Stack`]); the platform's register frame and
+//! saved context stay its own. Each function's doc below is
 //! its contract; the platform's impl must keep it (the mechanism's invariants
 //! in docs/DESIGN.md assume it).
 
 use alloc::sync::Arc;
 use core::fmt;
 
-use crate::sync::lockdep::LockClass;
-use crate::task::Task;
+use crate::lock::level::LockClass;
+
+/// What the per-CPU `current` slot holds: the mechanism's task type, named
+/// by the module that defines it (`task.rs`: `impl CurrentKind for Current`)
+/// so that this interface, below every other module of the mechanism,
+/// imports none of them (the kernel's `arch::percpu::CurrentKind` is the
+/// same device one layer down).
+pub trait CurrentKind {
+    type Of;
+}
+
+/// The `current` slot, as a type to hang [`CurrentKind`] on.
+pub struct Current;
+
+/// The task type the `current` slot holds (`task::Task`).
+pub type CurrentTask = <Current as CurrentKind>::Of;
 
 /// Lines of another CPU's that the mechanism touches, for the platform to
 /// price ([`Platform::remote_access`]).
@@ -135,6 +150,25 @@ pub struct Stack {
     pub top: u64,
 }
 
+/// Work the mechanism itself does whose time a simulated CPU must spend
+/// explicitly (a real CPU spends it by doing it), named by what it is: the
+/// platform prices it ([`Platform::mechanism_work`]; the simulator from its
+/// `-icount` measurements, `sim/src/platform/prices.rs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// A pipe read or write of `bytes` bytes, apart from any wakeup it
+    /// makes: the ring's lock, the copy, the counts (`sync::pipe`).
+    PipeCopy { bytes: usize },
+    /// One balance pass over a domain whose span has `cpus` CPUs
+    /// (`balance::pass::balance_rq`): the environment, the plan, the
+    /// groups' sums, each CPU's snapshot.
+    BalancePass { cpus: u32 },
+    /// Wakeup placement read one CPU's state on a span wider than the one
+    /// it copies first (`balance::snapshot::LiveCpus`): `select_idle_cpu()`'s
+    /// work per CPU examined.
+    PlacementCpuRead,
+}
+
 /// How a run ends on purpose (the platform maps it to its exit status).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Exit {
@@ -150,17 +184,17 @@ pub trait Platform {
 
     /// What runs on this CPU (the per-CPU `current` slot), `None` before its
     /// scheduler starts. The slot owns one strong count.
-    fn current() -> Option<Arc<Task>>;
+    fn current() -> Option<Arc<CurrentTask>>;
     /// The slot's task as the pointer of its `Arc` (`Arc::as_ptr`), null
     /// before the scheduler starts here. Contract: a non-null result is
     /// the caller's own task, and the slot of whatever CPU runs the caller
     /// owns a strong count of it for as long as the caller runs
     /// ([`with_current`] borrows it without a count on that ground).
-    fn current_ptr() -> *const Task;
+    fn current_ptr() -> *const CurrentTask;
     /// Makes `task` what runs here (dropping the previous one's count).
-    fn set_current(task: Arc<Task>);
+    fn set_current(task: Arc<CurrentTask>);
     /// As `set_current`, interrupts already off (the switch).
-    fn set_current_irqs_off(task: Arc<Task>);
+    fn set_current_irqs_off(task: Arc<CurrentTask>);
 
     /// Enters a nested interrupt-off section (the first one disables
     /// interrupts, remembering whether they were on).
@@ -242,12 +276,18 @@ pub trait Platform {
     /// under `-icount` each `rdtsc` ends QEMU's translation block); a
     /// simulated CPU, whose loops take no virtual time, advances its clock by
     /// them (interruptible, as `burn_ns`), which is also what lets a task
-    /// spinning on a flag be preempted by the one that sets it. The
-    /// mechanism reports its own work too (a pipe's copy, a balance pass),
-    /// possibly with interrupts off or a lock held: a simulated CPU must not
-    /// give up its CPU there, so it advances only its own clock (what
+    /// spinning on a flag be preempted by the one that sets it. Called with
+    /// interrupts off or a lock held (the simulator's pricing of
+    /// [`mechanism_work`](Self::mechanism_work) does), a simulated CPU must
+    /// not give up its CPU there, so it advances only its own clock (what
     /// `uptime_ns` reads on it) and pays the time when interrupts come back on.
     fn work_done(instructions: u64);
+    /// The mechanism did `work` (see [`Work`]), possibly with interrupts off
+    /// or a lock held (as for `work_done`). A real CPU spent the time doing
+    /// it: nothing (the default), and the call compiles away.
+    fn mechanism_work(work: Work) {
+        let _ = work;
+    }
     /// Whether a workload's busy loop must execute for its time to pass.
     /// True on a real CPU (the default). A simulated CPU's clock moves by
     /// `work_done` alone, and the loops' results are never read (they are
@@ -272,11 +312,11 @@ pub trait Platform {
     /// another CPU's hold of it and pays the lock's lines coming from where
     /// it was last held.
     #[inline(always)]
-    fn lock_acquired(_class: LockClass, _key: u8, _lock: usize) {}
+    fn lock_acquired(_class: LockClass, _key: u32, _lock: usize) {}
     /// This CPU releases its lock of `class` and `key` (it holds one of each
     /// at a time: `lockdep`'s rule).
     #[inline(always)]
-    fn lock_released(_class: LockClass, _key: u8) {}
+    fn lock_released(_class: LockClass, _key: u32) {}
     /// This CPU touches lines `cpu` wrote (see [`RemoteAccess`]).
     #[inline(always)]
     fn remote_access(_cpu: usize, _access: RemoteAccess) {}
@@ -301,8 +341,8 @@ macro_rules! set_platform {
     ($platform:ty) => {
         const _: () = {
             use $crate::platform::Platform as __P;
-            use $crate::platform::{Context as __Ctx, Exit as __Exit, Frame as __Frame, Stack as __Stack, SwitchError as __SwitchError};
-            use $crate::task::Task as __Task;
+            use $crate::platform::{Context as __Ctx, Exit as __Exit, Frame as __Frame, Stack as __Stack, SwitchError as __SwitchError, Work as __Work};
+            use $crate::platform::CurrentTask as __Task;
             extern crate alloc as __alloc;
             #[no_mangle]
             #[inline]
@@ -409,13 +449,16 @@ macro_rules! set_platform {
             fn __fairway_platform_work_done(instructions: u64) { <$platform as __P>::work_done(instructions) }
             #[no_mangle]
             #[inline]
+            fn __fairway_platform_mechanism_work(work: __Work) { <$platform as __P>::mechanism_work(work) }
+            #[no_mangle]
+            #[inline]
             fn __fairway_platform_busy_loops_run() -> bool { <$platform as __P>::busy_loops_run() }
             #[no_mangle]
             #[inline]
-            fn __fairway_platform_lock_acquired(c: $crate::sync::lockdep::LockClass, k: u8, l: usize) { <$platform as __P>::lock_acquired(c, k, l) }
+            fn __fairway_platform_lock_acquired(c: $crate::lock::level::LockClass, k: u32, l: usize) { <$platform as __P>::lock_acquired(c, k, l) }
             #[no_mangle]
             #[inline]
-            fn __fairway_platform_lock_released(c: $crate::sync::lockdep::LockClass, k: u8) { <$platform as __P>::lock_released(c, k) }
+            fn __fairway_platform_lock_released(c: $crate::lock::level::LockClass, k: u32) { <$platform as __P>::lock_released(c, k) }
             #[no_mangle]
             #[inline]
             fn __fairway_platform_remote_access(cpu: usize, a: $crate::platform::RemoteAccess) { <$platform as __P>::remote_access(cpu, a) }
@@ -435,10 +478,10 @@ macro_rules! set_platform {
 // run. The functions themselves are safe Rust (the trait's methods).
 unsafe extern "Rust" {
     safe fn __fairway_platform_cpu_id() -> usize;
-    safe fn __fairway_platform_current() -> Option<Arc<Task>>;
-    safe fn __fairway_platform_current_ptr() -> *const Task;
-    safe fn __fairway_platform_set_current(t: Arc<Task>);
-    safe fn __fairway_platform_set_current_irqs_off(t: Arc<Task>);
+    safe fn __fairway_platform_current() -> Option<Arc<CurrentTask>>;
+    safe fn __fairway_platform_current_ptr() -> *const CurrentTask;
+    safe fn __fairway_platform_set_current(t: Arc<CurrentTask>);
+    safe fn __fairway_platform_set_current_irqs_off(t: Arc<CurrentTask>);
     safe fn __fairway_platform_irq_guard_enter();
     safe fn __fairway_platform_irq_guard_exit();
     safe fn __fairway_platform_irq_guards_held() -> u32;
@@ -467,9 +510,10 @@ unsafe extern "Rust" {
     safe fn __fairway_platform_exit(why: Exit) -> !;
     safe fn __fairway_platform_burn_ns(ns: u64);
     safe fn __fairway_platform_work_done(instructions: u64);
+    safe fn __fairway_platform_mechanism_work(work: Work);
     safe fn __fairway_platform_busy_loops_run() -> bool;
-    safe fn __fairway_platform_lock_acquired(c: LockClass, k: u8, l: usize);
-    safe fn __fairway_platform_lock_released(c: LockClass, k: u8);
+    safe fn __fairway_platform_lock_acquired(c: LockClass, k: u32, l: usize);
+    safe fn __fairway_platform_lock_released(c: LockClass, k: u32);
     safe fn __fairway_platform_remote_access(cpu: usize, a: RemoteAccess);
     safe fn __fairway_platform_poll_relax();
     safe fn __fairway_platform_set_working_set(kib: u32);
@@ -485,7 +529,7 @@ pub fn cpu_id() -> usize {
 
 /// What runs on this CPU, `None` before its scheduler starts.
 #[inline]
-pub fn current() -> Option<Arc<Task>> {
+pub fn current() -> Option<Arc<CurrentTask>> {
     __fairway_platform_current()
 }
 
@@ -496,13 +540,13 @@ pub fn current() -> Option<Arc<Task>> {
 /// instructions of a pipe round trip at one CPU (+0.9%); hence this second
 /// `unsafe` of the crate.
 #[inline]
-pub fn with_current<R>(f: impl FnOnce(&Arc<Task>) -> R) -> Option<R> {
+pub fn with_current<R>(f: impl FnOnce(&Arc<CurrentTask>) -> R) -> Option<R> {
     let p = __fairway_platform_current_ptr();
     if p.is_null() {
         return None;
     }
     // SAFETY: by `Platform::current_ptr`'s contract `p` came from an
-    // `Arc<Task>` whose strong count the running CPU's slot owns while this
+    // `Arc<CurrentTask>` whose strong count the running CPU's slot owns while this
     // code runs, so it stays alive during `f`; `ManuallyDrop` gives back no
     // count, as none was taken.
     let me = core::mem::ManuallyDrop::new(unsafe { Arc::from_raw(p) });
@@ -511,13 +555,13 @@ pub fn with_current<R>(f: impl FnOnce(&Arc<Task>) -> R) -> Option<R> {
 
 /// See [`Platform::set_current`].
 #[inline]
-pub fn set_current(task: Arc<Task>) {
+pub fn set_current(task: Arc<CurrentTask>) {
     __fairway_platform_set_current(task)
 }
 
 /// See [`Platform::set_current_irqs_off`].
 #[inline]
-pub fn set_current_irqs_off(task: Arc<Task>) {
+pub fn set_current_irqs_off(task: Arc<CurrentTask>) {
     __fairway_platform_set_current_irqs_off(task)
 }
 
@@ -676,6 +720,13 @@ pub fn work_done(instructions: u64) {
     __fairway_platform_work_done(instructions)
 }
 
+/// Accounts the mechanism's own `work` (see [`Platform::mechanism_work`]):
+/// free on x86.
+#[inline]
+pub fn mechanism_work(work: Work) {
+    __fairway_platform_mechanism_work(work)
+}
+
 /// Whether a busy loop's iterations must run (see [`Platform::busy_loops_run`]):
 /// true on x86.
 #[inline]
@@ -685,13 +736,13 @@ pub fn busy_loops_run() -> bool {
 
 /// See [`Platform::lock_acquired`].
 #[inline(always)]
-pub fn lock_acquired(class: LockClass, key: u8, lock: usize) {
+pub fn lock_acquired(class: LockClass, key: u32, lock: usize) {
     __fairway_platform_lock_acquired(class, key, lock)
 }
 
 /// See [`Platform::lock_released`].
 #[inline(always)]
-pub fn lock_released(class: LockClass, key: u8) {
+pub fn lock_released(class: LockClass, key: u32) {
     __fairway_platform_lock_released(class, key)
 }
 

@@ -6,8 +6,8 @@
 //! ascending CPU order (`lock_two`). Runqueue locks disable interrupts.
 //!
 //! Follows Linux's `struct rq` and its locking in `kernel/sched/core.c`
-//! (`__task_rq_lock()`, `double_rq_lock()`), and `resched_curr()` for the
-//! reschedule request.
+//! (`__task_rq_lock()`, `double_rq_lock()`); the reschedule request is
+//! `resched.rs`.
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -17,39 +17,34 @@ use sched::balance::migrate::CfsTasksOrder;
 use sched::balance::AvgIdle;
 use sched::cpumask::CpuMask;
 use sched::tunables::Tunables;
-use sched::FairRq;
+use sched::{FairRq, SchedEntity, WakeFlags};
 
 use crate::MAX_CPUS;
-use crate::schedstat::CpuStat;
-use crate::sync::irq_mutex::{IrqGuard, IrqMutex};
+use crate::stats::CpuStat;
+use crate::lock::level::{self, Outside};
+use crate::lock::{Holds, IrqGuard, IrqMutex};
 use crate::task::Task;
+use crate::percpu::{per_cpu, PerCpu};
 
-/// A task's field that is meaningful only under the lock of the runqueue
-/// holding the task: every access takes that runqueue (`&Rq`, which only a
-/// held `RqGuard` hands out) as the witness, so no code reaches the value
-/// without a runqueue lock. The atomic is only there to make `Task` Sync;
-/// the accesses are plain loads and stores.
-pub struct UnderRqLock(AtomicU64);
-
-impl UnderRqLock {
-    pub const fn new(v: u64) -> UnderRqLock {
-        UnderRqLock(AtomicU64::new(v))
-    }
-    #[inline(always)]
-    pub fn get(&self, rq: &Rq) -> u64 {
-        let _ = rq;
-        self.0.load(Ordering::Relaxed)
-    }
-    #[inline(always)]
-    pub fn set(&self, rq: &Rq, v: u64) {
-        let _ = rq;
-        self.0.store(v, Ordering::Relaxed)
-    }
+/// A task moving to this runqueue through its wake list, with its entity
+/// (plain wakeups travel as a task and flags only; `wakeup.rs`).
+pub struct WakeMove {
+    pub task: Arc<Task>,
+    pub se: SchedEntity,
+    pub flags: WakeFlags,
 }
 
-impl Default for UnderRqLock {
-    fn default() -> Self {
-        UnderRqLock::new(0)
+/// A CPU's incoming tasks (Linux's `rq->wake_list`; `wakeup.rs` queues and
+/// drains it): plain wakeups (the common case, kept small so queueing one
+/// copies two words) and tasks that bring their entity along.
+pub struct WakeList {
+    pub wakes: Vec<(Arc<Task>, WakeFlags)>,
+    pub moves: Vec<WakeMove>,
+}
+
+impl WakeList {
+    pub fn is_empty(&self) -> bool {
+        self.wakes.is_empty() && self.moves.is_empty()
     }
 }
 
@@ -128,11 +123,21 @@ impl Rq {
     }
 }
 
-/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::rq`).
-pub struct RqCpu {
+/// This module's per-CPU part (its `CPUS`): what Linux's `struct rq` holds
+/// beside what its lock covers. The switch, a wakeup and the reschedule IPI
+/// each touch several of these fields: one per-CPU variable, so one index
+/// computation serves them.
+struct RqCpu {
     /// Each CPU's runqueue, set once when the CPU starts scheduling: locking
     /// checks that once, so the guard's accesses need no check of their own.
-    rq: spin::Once<IrqMutex<Rq>>,
+    rq: spin::Once<IrqMutex<level::Runqueue, Rq>>,
+    /// Its incoming wakeups and migrations.
+    wake_list: IrqMutex<level::WakeList, WakeList>,
+    /// Whether the wake list is non-empty (Linux's `rq->ttwu_pending`:
+    /// changed under the list's lock, read without it by the IPI handler,
+    /// the balancer and the idle loop).
+    ttwu_pending: AtomicBool,
+    /// The CPU is asked to reschedule (`resched.rs` sets, reads and clears it).
     need_resched: AtomicBool,
     /// This CPU's time between charging the task that left and starting the
     /// next one (or idle) when the switch ran newidle balancing in between
@@ -143,37 +148,45 @@ pub struct RqCpu {
 }
 
 impl RqCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         RqCpu {
             rq: spin::Once::new(),
+            wake_list: IrqMutex::new(WakeList { wakes: Vec::new(), moves: Vec::new() }),
+            ttwu_pending: AtomicBool::new(false),
             need_resched: AtomicBool::new(false),
             newidle_switch_ns: AtomicU64::new(0),
         }
     }
 }
 
-/// `cpu`'s RqCpu.
-#[inline(always)]
-fn pc(cpu: usize) -> &'static RqCpu {
-    &crate::sched_cpu::cpu(cpu).rq
-}
+/// Every CPU's RqCpu.
+static CPUS: PerCpu<RqCpu> = per_cpu!(RqCpu::new());
 
 /// Adds a newidle switch's gap to `cpu`'s [`RqCpu::newidle_switch_ns`] (its
 /// own CPU, under its runqueue lock).
 pub fn add_newidle_switch_ns(cpu: usize, gap: u64) {
-    let c = &pc(cpu).newidle_switch_ns;
+    let c = &CPUS[cpu].newidle_switch_ns;
     c.store(c.load(Ordering::Relaxed) + gap, Ordering::Relaxed);
 }
 
 /// `cpu`'s newidle switch time so far (see [`RqCpu::newidle_switch_ns`]).
 pub fn newidle_switch_ns(cpu: usize) -> u64 {
-    pc(cpu).newidle_switch_ns.load(Ordering::Relaxed)
+    CPUS[cpu].newidle_switch_ns.load(Ordering::Relaxed)
 }
 
 static ONLINE: [AtomicU64; MAX_CPUS / 64] = [const { AtomicU64::new(0) }; MAX_CPUS / 64];
 
 /// A locked runqueue.
-pub struct RqGuard<'a>(IrqGuard<'a, Rq>);
+pub struct RqGuard<'a>(IrqGuard<'a, level::Runqueue, Rq>);
+
+impl Holds for RqGuard<'_> {
+    type Level = level::Runqueue;
+}
+
+// A `&Rq` exists only under its lock (through a guard): the witness a task's
+// runqueue-locked fields take (`task::UnderRqLock`).
+impl crate::task::RqLocked for Rq {}
+impl crate::task::RqLocked for RqGuard<'_> {}
 
 impl core::ops::Deref for RqGuard<'_> {
     type Target = Rq;
@@ -191,8 +204,8 @@ impl core::ops::DerefMut for RqGuard<'_> {
 }
 
 #[inline]
-fn rq_of(cpu: usize) -> &'static IrqMutex<Rq> {
-    match pc(cpu).rq.get() {
+fn rq_of(cpu: usize) -> &'static IrqMutex<level::Runqueue, Rq> {
+    match CPUS[cpu].rq.get() {
         Some(rq) => rq,
         None => not_started(cpu),
     }
@@ -204,16 +217,27 @@ fn not_started(cpu: usize) -> ! {
     panic!("CPU {}'s runqueue is used before the CPU starts scheduling", cpu)
 }
 
-/// Locks `cpu`'s runqueue.
+/// Locks `cpu`'s runqueue (its order against the locks this CPU holds is
+/// the runtime checker's to see).
 #[inline]
 pub fn lock(cpu: usize) -> RqGuard<'static> {
     // keyed by CPU: the lock checker orders two runqueues by it (`lock_two`)
-    RqGuard(rq_of(cpu).lock_nested(cpu as u8))
+    RqGuard(rq_of(cpu).lock_nested(cpu as u32))
 }
 
-/// Locks the runqueue that holds `p`'s entity (Linux's `task_rq_lock`): a
-/// balancer may move the entity between reading `p.cpu` and taking the lock,
-/// so the CPU is read again under the lock until it agrees.
+/// Locks `cpu`'s runqueue inside `outer`, a lock held of an outer level (a
+/// `pi_lock`, a balance state): the order is checked when compiling.
+#[inline]
+pub fn lock_inside<H: Holds>(outer: &H, cpu: usize) -> RqGuard<'static>
+where
+    H::Level: Outside<level::Runqueue>,
+{
+    RqGuard(rq_of(cpu).lock_nested_inside(outer, cpu as u32))
+}
+
+/// Locks the runqueue that holds `p`'s entity: a balancer may move the
+/// entity between reading `p.cpu` and taking the lock, so the CPU is read
+/// again under the lock until it agrees.
 #[inline]
 pub fn lock_task_rq(p: &Task) -> RqGuard<'static> {
     loop {
@@ -225,9 +249,23 @@ pub fn lock_task_rq(p: &Task) -> RqGuard<'static> {
     }
 }
 
+/// [`lock_task_rq`] under `p`'s `pi_lock`, whose guard `pi` is (Linux's
+/// `task_rq_lock`, which takes both): nothing then moves a dequeued entity,
+/// and the order is checked when compiling.
+#[inline]
+pub fn lock_task_rq_inside(pi: &IrqGuard<'_, level::PiLock, ()>, p: &Task) -> RqGuard<'static> {
+    loop {
+        let cpu = p.cpu.load(Ordering::Acquire);
+        let g = lock_inside(pi, cpu);
+        if p.cpu.load(Ordering::Acquire) == cpu {
+            return g;
+        }
+    }
+}
+
 /// Locks `cpu`'s runqueue unless it is busy.
 pub fn try_lock(cpu: usize) -> Option<RqGuard<'static>> {
-    rq_of(cpu).try_lock_nested(cpu as u8).map(RqGuard)
+    rq_of(cpu).try_lock_nested(cpu as u32).map(RqGuard)
 }
 
 /// Locks two runqueues in ascending CPU order; returns them as (a, b).
@@ -255,9 +293,9 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
     debug_assert_eq!(cpu, crate::platform::cpu_id(), "a runqueue starts on its own CPU");
     crate::task::set_current(idle.clone());
     let mut fresh = false;
-    pc(cpu).rq.call_once(|| {
+    CPUS[cpu].rq.call_once(|| {
         fresh = true;
-        IrqMutex::with_class(Rq {
+        IrqMutex::new(Rq {
             cpu,
             fair: FairRq::new(tunables),
             tasks: Vec::new(),
@@ -271,7 +309,7 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
             misfit_task_load: 0,
             avg_idle: AvgIdle::new(),
             order: CfsTasksOrder::default(),
-        }, crate::sync::lockdep::LockClass::Runqueue)
+        })
     });
     assert!(fresh, "CPU {}'s runqueue started twice", cpu);
     ONLINE[cpu / 64].fetch_or(1 << (cpu % 64), Ordering::Release);
@@ -291,47 +329,31 @@ pub fn is_online(cpu: usize) -> bool {
     cpu < MAX_CPUS && ONLINE[cpu / 64].load(Ordering::Acquire) & (1 << (cpu % 64)) != 0
 }
 
-/// Asks `cpu` to reschedule at its next opportunity.
-pub fn set_need_resched(cpu: usize) {
-    pc(cpu).need_resched.store(true, Ordering::Release);
+/// `cpu`'s wake list (see [`WakeList`]).
+#[inline(always)]
+pub fn wake_list(cpu: usize) -> &'static IrqMutex<level::WakeList, WakeList> {
+    &CPUS[cpu].wake_list
 }
 
-pub fn need_resched(cpu: usize) -> bool {
-    pc(cpu).need_resched.load(Ordering::Acquire)
+/// `cpu`'s need-resched flag (`resched.rs`).
+#[inline(always)]
+pub(crate) fn need_resched_flag(cpu: usize) -> &'static AtomicBool {
+    &CPUS[cpu].need_resched
 }
 
-pub fn clear_need_resched(cpu: usize) {
-    pc(cpu).need_resched.store(false, Ordering::Release);
+/// Whether wakeups wait on `cpu`'s wake list (Linux's `ttwu_pending`).
+#[inline]
+pub fn wake_list_pending(cpu: usize) -> bool {
+    CPUS[cpu].ttwu_pending.load(Ordering::Acquire)
+}
+
+/// Records whether `cpu`'s wake list is non-empty (under the list's lock).
+#[inline]
+pub(crate) fn set_wake_list_pending(cpu: usize, pending: bool) {
+    CPUS[cpu].ttwu_pending.store(pending, Ordering::Release);
 }
 
 /// Nanoseconds since kernel entry, from the TSC.
 pub fn now_ns() -> u64 {
     crate::platform::uptime_ns()
-}
-
-/// Asks `cpu` to reschedule (core.c: `resched_curr()`): locally through the
-/// flag the interrupt exit checks, remotely with the reschedule IPI (unless
-/// it polls in idle and will see the flag by itself: `set_nr_if_polling()`).
-#[inline]
-pub fn resched_cpu(cpu: usize) {
-    set_need_resched(cpu);
-    if cpu != crate::platform::cpu_id() && !crate::idle::notices_without_ipi(cpu) {
-        send_resched_ipi(cpu);
-    }
-}
-
-/// Sends `cpu` the reschedule IPI. By itself it asks for no switch: the
-/// handler drains the wake list, runs a kicked NOHZ balance, and switches
-/// only if one of them (or `resched_cpu`) set need-resched.
-pub fn send_resched_ipi(cpu: usize) {
-    if crate::fault::on() && crate::fault::take_ipi(cpu) {
-        return;
-    }
-    send_resched_ipi_now(cpu);
-}
-
-/// `send_resched_ipi` past fault injection (`fault=ipi_delay,ipi_reorder`).
-#[inline(always)]
-pub fn send_resched_ipi_now(cpu: usize) {
-    crate::platform::send_resched_ipi(cpu);
 }

@@ -17,74 +17,8 @@ use core::sync::atomic::Ordering;
 
 use alloc::string::String;
 
+use crate::stats::{CpuStat, Fields};
 use crate::task::Task;
-
-/// Declares [`CpuStat`] from its counters, so that the `@fw schedstat`
-/// records and the deltas list each counter once (in the record's order).
-macro_rules! cpu_stat {
-    ($( $(#[$doc:meta])* $name:ident, )*) => {
-        /// One CPU's counters (under its runqueue lock). Every counter only
-        /// grows while the CPU is online.
-        #[derive(Clone, Copy, Debug, Default)]
-        pub struct CpuStat {
-            $( $(#[$doc])* pub $name: u64, )*
-            /// Time with no runnable task, and idle while a CPU of each
-            /// domain had two or more (`balance::idle_wait`).
-            pub idle_wait: crate::balance::idle_wait::IdleWait,
-        }
-
-        impl CpuStat {
-            /// The counters by name, in their order on the record.
-            fn counters(&self) -> impl Iterator<Item = (&'static str, u64)> {
-                [$( (stringify!($name), self.$name), )*].into_iter()
-            }
-
-            /// What each counter gained since `before` (saturating at 0, so
-            /// that a `before` taken elsewhere cannot wrap).
-            pub fn since(&self, before: &CpuStat) -> CpuStat {
-                CpuStat {
-                    $( $name: self.$name.saturating_sub(before.$name), )*
-                    idle_wait: self.idle_wait.since(&before.idle_wait),
-                }
-            }
-        }
-    };
-}
-
-cpu_stat! {
-    yld_count,
-    sched_count,
-    sched_goidle,
-    ttwu_count,
-    ttwu_local,
-    rq_cpu_time,
-    run_delay,
-    pcount,
-    /// Scheduler ticks taken (not a schedstat field; for the tick checks).
-    ticks,
-    /// LAPIC timer interrupts taken (ticks and sleep deadlines; not a
-    /// schedstat field: shows tickless idle at work).
-    timer_irqs,
-    /// Reschedule IPIs taken.
-    resched_ipis,
-    /// Wakeups and reschedules that reached this CPU while it polled in
-    /// idle (`idle=poll`), so that no IPI was sent.
-    wake_idle_without_ipi,
-    /// ns the `cpu_capacity=` pressure source took from this CPU's ticks.
-    pressure_ns,
-}
-
-/// Writes ` name=value` for each counter of a [`CpuStat`].
-struct Fields<'a>(&'a CpuStat);
-
-impl core::fmt::Display for Fields<'_> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        for (name, value) in self.0.counters() {
-            write!(f, " {name}={value}")?;
-        }
-        Ok(())
-    }
-}
 
 /// Every online CPU's counters now (ttwu counts included).
 pub fn snapshot() -> alloc::vec::Vec<(usize, CpuStat)> {
@@ -94,7 +28,7 @@ pub fn snapshot() -> alloc::vec::Vec<(usize, CpuStat)> {
             let mut s = crate::rq::lock(cpu).stat;
             (s.ttwu_count, s.ttwu_local) = crate::wakeup::ttwu_stats(cpu);
             s.timer_irqs = crate::timer::timer_irqs(cpu);
-            (s.resched_ipis, s.wake_idle_without_ipi) = crate::idle::ipi_stats(cpu);
+            (s.resched_ipis, s.wake_idle_without_ipi) = crate::resched::ipi_stats(cpu);
             s.idle_wait = crate::balance::idle_wait::read(cpu);
             (cpu, s)
         })
@@ -107,7 +41,7 @@ pub fn print_delta(before: &[(usize, CpuStat)]) {
         let b = before.iter().find(|(c, _)| *c == cpu).map(|(_, s)| *s).unwrap_or_default();
         let delta = now.since(&b);
         let mut extra = String::new();
-        let _ = crate::balance::idle_wait::write_fields(&mut extra, &delta.idle_wait);
+        let _ = crate::stats::write_fields(&mut extra, &delta.idle_wait);
         crate::record!("schedstat_delta", "cpu={}{}{}", cpu, Fields(&delta), extra);
     }
 }
@@ -118,7 +52,7 @@ pub fn print_cpus() {
     crate::kprintln!("version 17");
     for (cpu, s) in snapshot() {
         let mut extra = String::new();
-        let _ = crate::balance::idle_wait::write_fields(&mut extra, &s.idle_wait);
+        let _ = crate::stats::write_fields(&mut extra, &s.idle_wait);
         crate::record!("schedstat", "cpu={}{}{}", cpu, Fields(&s), extra);
         // Linux: cpuN yld_count 0 sched_count sched_goidle ttwu_count ttwu_local rq_cpu_time run_delay pcount
         crate::kprintln!(

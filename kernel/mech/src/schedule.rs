@@ -18,7 +18,7 @@ use sched::{DequeueFlags, DequeueOutcome, EntityId};
 
 use crate::platform::{self as context, Frame, SwitchError};
 use crate::platform::cpu_id;
-use crate::rq;
+use crate::{resched, rq};
 use crate::task::{self, PrevState, TaskState};
 
 /// Gives up the CPU. The caller has set its state (Sleeping to block, Dead to
@@ -48,7 +48,7 @@ pub fn yield_now() {
 /// code that just woke someone).
 pub fn preempt_point() {
     // The flag first: it is usually clear, and reading RFLAGS costs more.
-    if rq::need_resched(cpu_id()) && crate::platform::irqs_enabled() {
+    if resched::need_resched(cpu_id()) && crate::platform::irqs_enabled() {
         schedule();
     }
 }
@@ -77,7 +77,7 @@ pub fn preempt_irq_locked(frame: *mut Frame, held: Option<rq::RqGuard<'static>>)
 /// frame to resume.
 fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'static>>) -> *mut Frame {
     let cpu = cpu_id();
-    rq::clear_need_resched(cpu);
+    resched::clear_need_resched(cpu);
     let mut rq = match held {
         Some(rq) => rq,
         None => rq::lock(cpu),
@@ -125,7 +125,7 @@ fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'st
             TaskState::Running => {
                 // Its affinity no longer allows this CPU, or an active
                 // balance asked for it elsewhere: move it.
-                let push = crate::balance::periodic::take_active_push(cpu)
+                let push = crate::balance::active::take_active_push(cpu)
                     .filter(|&d| d != cpu && prev.allowed(d) && rq::is_online(d));
                 if !prev.allowed(cpu) || push.is_some() {
                     let _ = rq.fair.dequeue(eid, DequeueFlags::NONE);
@@ -185,7 +185,7 @@ fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'st
                     rq.detach(e.0);
                     let target = push.unwrap_or_else(|| prev.affinity.load().first().unwrap_or(cpu));
                     if push.is_some() {
-                        crate::balance::periodic::note_pushed(cpu, target);
+                        crate::balance::active::note_pushed(cpu, target);
                     }
                     crate::wakeup::queue_migration(prev.clone(), se, target);
                 }
@@ -250,7 +250,9 @@ fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'st
     // joiners may now free its stack); its joiners' wakeups see `next` as
     // the running task, as the switch made it.
     if finished {
-        prev.exited.complete_all();
+        if let Some(exited) = &prev.exited {
+            exited.complete();
+        }
     }
     resume
 }

@@ -62,7 +62,7 @@ fn change(p: &Arc<Task>, mut f: impl FnMut(&mut FairRq, EntityId)) -> Result<(),
         if p.state() == TaskState::Dead {
             return Err(SetattrError::Exited);
         }
-        let mut rq = crate::rq::lock_task_rq(p);
+        let mut rq = crate::rq::lock_task_rq_inside(&pi, p);
         let eid = EntityId(p.eid.load(Ordering::Relaxed));
         if !rq.task_of(eid.0).is_some_and(|t| Arc::ptr_eq(t, p)) {
             // In transit on a wake list: wait until it lands.
@@ -85,7 +85,7 @@ fn change(p: &Arc<Task>, mut f: impl FnMut(&mut FairRq, EntityId)) -> Result<(),
         drop(rq);
         drop(pi);
         if resched {
-            crate::rq::resched_cpu(cpu);
+            crate::resched::resched_cpu(cpu);
             // Changing the running task's own attributes: switch now if
             // asked (Linux reschedules at the next preemption point).
             crate::schedule::preempt_point();

@@ -1,4 +1,5 @@
-//! Kernel threads: the task structure, spawning, exit, join and the registry.
+//! The task structure, the running task (`current`) and the registry of
+//! live threads. Creating, ending and joining threads is `thread.rs`.
 //!
 //! A `Task` is shared (`Arc`) between the registry, the runqueue that holds
 //! it, wait queues and joiners. Its scheduling state follows the protocol of
@@ -6,9 +7,7 @@
 //! `on_rq` (inside its CPU's runqueue) whether it is queued, and its
 //! context's `on_cpu` whether a CPU is running (or still saving) it.
 //!
-//! Follows Linux's `kernel/fork.c: kernel_clone()` (with `sched_fork()` and
-//! `wake_up_new_task()`) and `kernel/exit.c: do_exit()`; `current` as
-//! `get_current()`.
+//! Follows Linux's `struct task_struct` and `get_current()`.
 
 use alloc::boxed::Box;
 use alloc::collections::BTreeMap;
@@ -19,10 +18,9 @@ use core::sync::atomic::{AtomicBool, AtomicI32, AtomicU32, AtomicU64, AtomicU8, 
 
 use sched::cpumask::CpuMask;
 
+use crate::lock::{level, IrqMutex};
 use crate::platform::{Context, Stack};
 use crate::MAX_CPUS;
-use crate::sync::irq_mutex::IrqMutex;
-use crate::sync::Completion;
 
 pub type TaskId = u32;
 
@@ -121,6 +119,52 @@ impl PrevState {
     }
 }
 
+/// What proves that the runqueue holding a task is locked: implemented by
+/// `rq::Rq` and its guard only (a `&Rq` exists only under its lock), and
+/// taken by a task's runqueue-locked fields ([`UnderRqLock`]).
+pub trait RqLocked {}
+
+/// A task's field that is meaningful only under the lock of the runqueue
+/// holding the task: every access takes that runqueue (a [`RqLocked`]: `&Rq`,
+/// which only a held `RqGuard` hands out) as the witness, so no code reaches
+/// the value without a runqueue lock. The atomic is only there to make
+/// `Task` Sync; the accesses are plain loads and stores.
+pub struct UnderRqLock(AtomicU64);
+
+impl UnderRqLock {
+    pub const fn new(v: u64) -> UnderRqLock {
+        UnderRqLock(AtomicU64::new(v))
+    }
+    #[inline(always)]
+    pub fn get(&self, rq: &impl RqLocked) -> u64 {
+        let _ = rq;
+        self.0.load(Ordering::Relaxed)
+    }
+    #[inline(always)]
+    pub fn set(&self, rq: &impl RqLocked, v: u64) {
+        let _ = rq;
+        self.0.store(v, Ordering::Relaxed)
+    }
+}
+
+impl Default for UnderRqLock {
+    fn default() -> Self {
+        UnderRqLock::new(0)
+    }
+}
+
+/// How a thread's end reaches those who join it: completed by its final
+/// switch (`schedule.rs`), waited for by `thread::join`. `thread.rs` gives
+/// each thread it spawns one (a `sync::Completion`: the wait queues are
+/// above this file, hence a trait object); idle tasks never end and have
+/// none.
+pub trait ExitNotice: Send + Sync {
+    /// The task has made its last switch: wakes the joiners.
+    fn complete(&self);
+    /// Blocks until [`complete`](Self::complete).
+    fn wait(&self);
+}
+
 /// Per-task counters (Linux's `se.sum_exec_runtime`, `sched_info`, `se.statistics`).
 #[derive(Default)]
 pub struct TaskStats {
@@ -134,9 +178,9 @@ pub struct TaskStats {
     pub nr_wakeups_remote: AtomicU64,
     pub nr_wakeups_sync: AtomicU64,
     /// Clock (ns) when the task last became runnable and waited.
-    pub queued_at: crate::rq::UnderRqLock,
+    pub queued_at: UnderRqLock,
     /// Clock (ns) when the task last started running.
-    pub exec_start: crate::rq::UnderRqLock,
+    pub exec_start: UnderRqLock,
 }
 
 /// A kernel thread.
@@ -155,23 +199,26 @@ pub struct Task {
     /// CPUs it may run on.
     pub affinity: AffinityMask,
     /// Serialises wakeups of this task (Linux's `p->pi_lock`).
-    pub pi_lock: IrqMutex<()>,
+    pub pi_lock: IrqMutex<level::PiLock, ()>,
     /// CPUs it has ever run on (checked by the affinity scenario).
     ran_on: [AtomicU64; MAX_CPUS / 64],
     pub stats: TaskStats,
     /// True for the per-CPU idle tasks (never in a fair runqueue).
     pub is_idle: bool,
-    stack: IrqMutex<Option<Stack>>,
-    entry: IrqMutex<Option<Box<dyn FnOnce() + Send>>>,
-    pub exited: Completion,
+    /// Its stack until it is joined (`thread.rs`).
+    pub(crate) stack: IrqMutex<level::TaskStack, Option<Stack>>,
+    /// What it runs, until it starts (`thread.rs`).
+    pub(crate) entry: IrqMutex<level::TaskEntry, Option<Box<dyn FnOnce() + Send>>>,
+    /// How its end reaches its joiners (`None` for an idle task).
+    pub(crate) exited: Option<Box<dyn ExitNotice>>,
     /// The CPU select_idle_sibling remembered for this task (Linux's
     /// `recent_used_cpu`; `usize::MAX`: none).
     pub recent_used_cpu: AtomicUsize,
     /// wake_wide's memory of whom this task woke (Linux's wakee_flips).
-    pub wakee: IrqMutex<sched::balance::WakeeState>,
+    pub wakee: IrqMutex<level::Wakee, sched::balance::WakeeState>,
     /// Where the task last blocked (file:line), for hang diagnostics
     /// (recorded with `sched_debug=1` only: it costs a lock per wait).
-    pub blocked_at: IrqMutex<Option<&'static core::panic::Location<'static>>>,
+    pub blocked_at: IrqMutex<level::BlockedAt, Option<&'static core::panic::Location<'static>>>,
     /// In a `WaitQueue` (changed only under that queue's lock).
     pub on_wait_queue: AtomicBool,
     /// Linux's `p->on_rq`, kept conservatively: false only while the task's
@@ -186,18 +233,9 @@ pub struct Task {
     /// false; nothing changes a dequeued entity): placement reads it
     /// without the runqueue lock.
     pub slept_load: [AtomicU64; 3],
-    /// The deadline (ns) of the `timer::sleep_ns` the task is in, 0 when
+    /// The deadline (ns) of the `thread::sleep_ns` the task is in, 0 when
     /// not in one: the hung-task detector reports a sleep long past it.
     pub sleep_deadline: AtomicU64,
-    /// The hung-task detector's memory (`watchdog.rs`, only it writes
-    /// them): when it first saw the task asleep with no wakeup coming
-    /// (ns, 0: not seen so), and the task's `nr_wakeups` then.
-    pub hung_seen_at: AtomicU64,
-    pub hung_seen_wakeups: AtomicU64,
-    /// Woken by fault injection (`fault=spurious_wake`), not by what it
-    /// waits for; set under `pi_lock` before the wakeup, taken by the wait
-    /// (`fault::after_wait`).
-    pub fault_woken: AtomicBool,
 }
 
 impl Task {
@@ -239,7 +277,18 @@ impl Task {
         self.nice.load(Ordering::Relaxed)
     }
 
-    fn new(id: TaskId, name: String, ctx: Context, cpu: usize, nice: i32, affinity: CpuMask, is_idle: bool) -> Task {
+    /// A task that starts Running on `cpu`'s runqueue (not yet queued).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn new(
+        id: TaskId,
+        name: String,
+        ctx: Context,
+        cpu: usize,
+        nice: i32,
+        affinity: CpuMask,
+        is_idle: bool,
+        exited: Option<Box<dyn ExitNotice>>,
+    ) -> Task {
         Task {
             id,
             name,
@@ -250,30 +299,31 @@ impl Task {
             nice: AtomicI32::new(nice),
             slice_ns: AtomicU64::new(0),
             affinity: AffinityMask::new(affinity),
-            pi_lock: IrqMutex::with_class((), crate::sync::lockdep::LockClass::PiLock),
+            pi_lock: IrqMutex::new(()),
             ran_on: [const { AtomicU64::new(0) }; MAX_CPUS / 64],
             stats: TaskStats::default(),
             is_idle,
             stack: IrqMutex::new(None),
             entry: IrqMutex::new(None),
-            exited: Completion::new(),
+            exited,
             blocked_at: IrqMutex::new(None),
             on_wait_queue: AtomicBool::new(false),
             on_rq: AtomicBool::new(true),
             slept_load: [const { AtomicU64::new(0) }; 3],
-            fault_woken: AtomicBool::new(false),
             wakee: IrqMutex::new(sched::balance::WakeeState::default()),
             recent_used_cpu: AtomicUsize::new(usize::MAX),
             sleep_deadline: AtomicU64::new(0),
-            hung_seen_at: AtomicU64::new(0),
-            hung_seen_wakeups: AtomicU64::new(0),
         }
     }
 }
 
-static NEXT_ID: AtomicU32 = AtomicU32::new(1);
-static REGISTRY: IrqMutex<BTreeMap<TaskId, Arc<Task>>> =
-    IrqMutex::with_class(BTreeMap::new(), crate::sync::lockdep::LockClass::Registry);
+// The platform's per-CPU `current` slot holds an `Arc<Task>`: this is the one
+// place that says so (see `platform::CurrentKind`).
+impl crate::platform::CurrentKind for crate::platform::Current {
+    type Of = Task;
+}
+
+static REGISTRY: IrqMutex<level::Registry, BTreeMap<TaskId, Arc<Task>>> = IrqMutex::new(BTreeMap::new());
 
 /// The task running on this CPU.
 #[inline]
@@ -312,7 +362,7 @@ pub fn switch_current(task: Arc<Task>) {
 pub fn new_idle(cpu: usize) -> Arc<Task> {
     let mut name = String::from("swapper/");
     push_num(&mut name, cpu);
-    Arc::new(Task::new(0, name, Context::running_here(cpu), cpu, 0, CpuMask::single(cpu), true))
+    Arc::new(Task::new(0, name, Context::running_here(cpu), cpu, 0, CpuMask::single(cpu), true, None))
 }
 
 fn push_num(s: &mut String, n: usize) {
@@ -320,135 +370,14 @@ fn push_num(s: &mut String, n: usize) {
     let _ = write!(s, "{}", n);
 }
 
-/// How to create a thread.
-pub struct Spawn {
-    pub name: String,
-    pub nice: i32,
-    /// Custom slice in ns (None: the default).
-    pub slice_ns: Option<u64>,
-    /// Allowed CPUs (None: all online CPUs).
-    pub affinity: Option<CpuMask>,
-    /// CPU to start on (None: the spawning CPU, or the first allowed one).
-    pub cpu: Option<usize>,
+/// Adds a new thread to the registry (`thread::spawn`).
+pub(crate) fn register(task: &Arc<Task>) {
+    REGISTRY.lock().insert(task.id, task.clone());
 }
 
-impl Spawn {
-    pub fn new(name: &str) -> Spawn {
-        Spawn { name: String::from(name), nice: 0, slice_ns: None, affinity: None, cpu: None }
-    }
-    pub fn nice(mut self, nice: i32) -> Spawn {
-        self.nice = nice.clamp(-20, 19);
-        self
-    }
-    /// A custom slice (Linux's `sched_attr.sched_runtime`), honoured from
-    /// the task's first enqueue (`wake_up_new_task`); `workload=latency`'s
-    /// `slice_us` sets it.
-    pub fn slice_ns(mut self, ns: u64) -> Spawn {
-        self.slice_ns = Some(ns);
-        self
-    }
-    pub fn pin(mut self, cpu: usize) -> Spawn {
-        self.affinity = Some(CpuMask::single(cpu));
-        self.cpu = Some(cpu);
-        self
-    }
-    /// An affinity mask wider than one CPU (`workload=spread,mask=`).
-    pub fn affinity(mut self, mask: CpuMask) -> Spawn {
-        self.affinity = Some(mask);
-        self
-    }
-    pub fn on_cpu(mut self, cpu: usize) -> Spawn {
-        self.cpu = Some(cpu);
-        self
-    }
-}
-
-/// Why a thread could not be created.
-#[derive(Debug)]
-pub enum SpawnError {
-    /// Every stack of the arena is in use.
-    NoStack { in_use: usize, total: usize },
-    /// The affinity mask has no online CPU.
-    NoAllowedCpu,
-}
-
-impl core::fmt::Display for SpawnError {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        match self {
-            SpawnError::NoStack { in_use, total } => write!(f, "no free thread stack ({} of {} in use)", in_use, total),
-            SpawnError::NoAllowedCpu => write!(f, "its affinity mask has no online CPU"),
-        }
-    }
-}
-
-/// Creates a thread running `f` and makes it runnable.
-pub fn spawn(opts: Spawn, f: impl FnOnce() + Send + 'static) -> Result<Arc<Task>, SpawnError> {
-    let online = crate::rq::online_mask();
-    let affinity = opts.affinity.map_or(online, |m| m.intersection(&online));
-    let here = crate::platform::cpu_id();
-    let cpu = match opts.cpu {
-        Some(c) if affinity.contains(c) => c,
-        // Fork balancing: the idlest CPU the domains lead to.
-        _ => match crate::balance::wake::select_fork_cpu(affinity, opts.nice, here) {
-            Some(c) => c,
-            None if affinity.contains(here) => here,
-            None => affinity.first().ok_or(SpawnError::NoAllowedCpu)?,
-        },
-    };
-    let Some(stack) = crate::platform::stack_alloc() else {
-        let (in_use, total) = crate::platform::stack_usage();
-        return Err(SpawnError::NoStack { in_use, total });
-    };
-    let id = NEXT_ID.fetch_add(1, Ordering::Relaxed);
-    let ctx = Context::new_thread(thread_start, id as usize, stack.top);
-    let task = Arc::new(Task::new(id, opts.name, ctx, cpu, opts.nice, affinity, false));
-    task.slice_ns.store(opts.slice_ns.unwrap_or(0), Ordering::Relaxed);
-    *task.stack.lock() = Some(stack);
-    *task.entry.lock() = Some(Box::new(f));
-    REGISTRY.lock().insert(id, task.clone());
-    crate::trace::name_task(id, &task.name);
-    crate::wakeup::wake_up_new_task(&task);
-    Ok(task)
-}
-
-/// First code of every thread (on its own stack, interrupts on).
-extern "C" fn thread_start(id: usize) -> ! {
-    let me = current();
-    debug_assert_eq!(me.id as usize, id);
-    let entry = me.entry.lock().take();
-    drop(me);
-    if let Some(f) = entry {
-        f();
-    }
-    exit()
-}
-
-/// Ends the calling thread.
-pub fn exit() -> ! {
-    let me = current();
-    me.set_state(TaskState::Dead);
-    drop(me);
-    // The final switch (schedule_irq) completes `exited` for the joiners.
-    loop {
-        if crate::fault::on() {
-            // `fault=preempt_points`: preempted while Dead, still queued.
-            crate::fault::preempt_point();
-        }
-        crate::schedule::schedule();
-    }
-}
-
-/// Waits for `task` to exit, then frees its stack and forgets it.
-pub fn join(task: &Arc<Task>) {
-    // Completed by the task's final switch, not by `exit` itself: a task that
-    // is preempted between `exit` and that switch still runs on its stack.
-    task.exited.wait();
-    // Its last switch may still be saving the frame on its CPU.
-    task.ctx.wait_off_cpu();
-    if let Some(s) = task.stack.lock().take() {
-        crate::platform::stack_free(s);
-    }
-    REGISTRY.lock().remove(&task.id);
+/// Forgets a joined thread (`thread::join`).
+pub(crate) fn unregister(id: TaskId) {
+    REGISTRY.lock().remove(&id);
 }
 
 /// All live (not yet joined) threads.
@@ -475,7 +404,6 @@ pub fn pick_sleeping(r: u64) -> Option<Arc<Task>> {
     }
     sleeping().nth((r % n) as usize).cloned()
 }
-
 /// The thread whose stack is in arena slot `slot` (for stack-overflow reports).
 pub fn by_stack_slot(slot: usize) -> Option<Arc<Task>> {
     let reg = REGISTRY.try_lock()?;

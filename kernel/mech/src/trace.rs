@@ -48,7 +48,8 @@ use alloc::string::String;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use crate::platform::cpu_id;
-use crate::sync::irq_mutex::IrqMutex;
+use crate::lock::{level, IrqMutex};
+use crate::percpu::{per_cpu, PerCpu};
 
 /// One recorded event (16 bytes; 24 with its time stamp, the figure `trace=` sizes the rings
 /// by).
@@ -83,7 +84,7 @@ struct Ring {
 }
 
 /// Names of every task created while tracing (joined tasks leave the registry).
-static NAMES: IrqMutex<BTreeMap<u32, String>> = IrqMutex::new(BTreeMap::new());
+static NAMES: IrqMutex<level::TraceNames, BTreeMap<u32, String>> = IrqMutex::new(BTreeMap::new());
 
 /// Remembers a new task's name for the dump.
 pub fn name_task(pid: u32, name: &str) {
@@ -94,24 +95,21 @@ pub fn name_task(pid: u32, name: &str) {
 
 static ENABLED: AtomicBool = AtomicBool::new(false);
 static CAPACITY: AtomicUsize = AtomicUsize::new(0);
-/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::trace`).
-pub struct TraceCpu {
-    ring: IrqMutex<Ring>,
+/// This module's per-CPU part (its `CPUS`).
+struct TraceCpu {
+    ring: IrqMutex<level::TraceRing, Ring>,
 }
 
 impl TraceCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         TraceCpu {
-            ring: IrqMutex::with_class(Ring { events: VecDeque::new(), lost: 0 }, crate::sync::lockdep::LockClass::TraceRing),
+            ring: IrqMutex::new(Ring { events: VecDeque::new(), lost: 0 }),
         }
     }
 }
 
-/// `cpu`'s TraceCpu.
-#[inline(always)]
-fn pc(cpu: usize) -> &'static TraceCpu {
-    &crate::sched_cpu::cpu(cpu).trace
-}
+/// Every CPU's TraceCpu.
+static CPUS: PerCpu<TraceCpu> = per_cpu!(TraceCpu::new());
 
 /// Turns tracing on with `per_cpu` events per ring, for the CPUs in `cpus`
 /// (those that came online). Their rings are allocated here, whole, so that
@@ -142,7 +140,7 @@ pub fn enable(per_cpu: usize, cpus: &[usize]) -> Result<usize, String> {
         return Err(why);
     }
     for &cpu in cpus {
-        pc(cpu).ring.lock().events.reserve_exact(per_cpu);
+        CPUS[cpu].ring.lock().events.reserve_exact(per_cpu);
     }
     CAPACITY.store(per_cpu, Ordering::Relaxed);
     ENABLED.store(true, Ordering::Release);
@@ -192,7 +190,7 @@ fn push(ts: u64, ev: Event) {
 
 #[inline(never)]
 fn push_on(cpu: usize, ts: u64, ev: Event) {
-    let mut ring = pc(cpu).ring.lock();
+    let mut ring = CPUS[cpu].ring.lock();
     let cap = CAPACITY.load(Ordering::Relaxed);
     if ring.events.len() >= cap {
         ring.events.pop_front();
@@ -215,7 +213,7 @@ pub fn dump() {
         crate::record!("trace_task", "pid={} name={}", pid, name);
     }
     for cpu in crate::rq::online_mask().iter() {
-        let ring = core::mem::replace(&mut *pc(cpu).ring.lock(), Ring { events: VecDeque::new(), lost: 0 });
+        let ring = core::mem::replace(&mut *CPUS[cpu].ring.lock(), Ring { events: VecDeque::new(), lost: 0 });
         crate::record!("trace_cpu", "cpu={} events={} lost={}", cpu, ring.events.len(), ring.lost);
         for (ts, ev) in ring.events {
             crate::record!("trace", "cpu={} ts={} {}", cpu, ts, Shown(ev));
@@ -262,7 +260,7 @@ pub fn print_last(cpu: usize, n: usize) -> Option<usize> {
     if !enabled() {
         return Some(0);
     }
-    let ring = pc(cpu).ring.try_lock()?;
+    let ring = CPUS[cpu].ring.try_lock()?;
     let skip = ring.events.len().saturating_sub(n);
     for &(ts, ev) in ring.events.iter().skip(skip) {
         crate::record!("watchdog_event", "cpu={} ts={} {}", cpu, ts, Shown(ev));

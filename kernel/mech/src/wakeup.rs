@@ -40,8 +40,7 @@
 //! `wake_up_new_task()`.
 
 use alloc::sync::Arc;
-use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicU64, Ordering};
 
 use sched::{EnqueueFlags, EntityId, Policy, SchedEntity, WakeFlags};
 
@@ -49,99 +48,66 @@ use sched::cpumask::CpuMask;
 
 use crate::platform::cpu_id;
 use crate::balance::wake::WakeeLoad;
-use crate::rq::{self, Rq};
-use crate::rq::resched_cpu;
-use crate::sync::irq_mutex::IrqMutex;
+use crate::rq::{self, Rq, WakeList, WakeMove as Move};
+use crate::resched::{self, resched_cpu};
 use crate::task::{Task, TaskState};
+use crate::percpu::{per_cpu, PerCpu};
 
-/// A task moving to another runqueue, with its entity (plain wakeups travel
-/// as a task and flags only).
-struct Move {
-    task: Arc<Task>,
-    se: SchedEntity,
-    flags: WakeFlags,
-}
-
-/// A CPU's incoming tasks: plain wakeups (the common case, kept small so
-/// queueing one copies two words) and tasks that bring their entity along.
-struct WakeList {
-    wakes: Vec<(Arc<Task>, WakeFlags)>,
-    moves: Vec<Move>,
-}
-
-impl WakeList {
-    fn is_empty(&self) -> bool {
-        self.wakes.is_empty() && self.moves.is_empty()
-    }
-}
-
-/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::wakeup`).
-pub struct WakeupCpu {
-    lists: IrqMutex<WakeList>,
-    /// Whether this CPU's wake list is non-empty (changed under its lock, read
-    /// without it: the IPI handler and the balancer's `ttwu_pending`).
-    pending: AtomicBool,
+/// This module's per-CPU part (its `CPUS`).
+struct WakeupCpu {
     /// Wakeups performed by this CPU, and those that woke onto the same CPU.
     ttwu_count: AtomicU64,
     ttwu_local: AtomicU64,
 }
 
 impl WakeupCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         WakeupCpu {
-            lists: IrqMutex::with_class(WakeList { wakes: Vec::new(), moves: Vec::new() }, crate::sync::lockdep::LockClass::WakeList),
-            pending: AtomicBool::new(false),
             ttwu_count: AtomicU64::new(0),
             ttwu_local: AtomicU64::new(0),
         }
     }
 }
 
-/// `cpu`'s WakeupCpu.
-#[inline(always)]
-fn pc(cpu: usize) -> &'static WakeupCpu {
-    &crate::sched_cpu::cpu(cpu).wakeup
-}
+/// Every CPU's WakeupCpu.
+static CPUS: PerCpu<WakeupCpu> = per_cpu!(WakeupCpu::new());
 
 /// (ttwu_count, ttwu_local) of `cpu`.
 pub fn ttwu_stats(cpu: usize) -> (u64, u64) {
-    (pc(cpu).ttwu_count.load(Ordering::Relaxed), pc(cpu).ttwu_local.load(Ordering::Relaxed))
+    (CPUS[cpu].ttwu_count.load(Ordering::Relaxed), CPUS[cpu].ttwu_local.load(Ordering::Relaxed))
 }
 
 /// Wakes `p` if it sleeps; returns whether this call woke it.
 pub fn try_to_wake_up(p: &Arc<Task>, flags: WakeFlags) -> bool {
-    let woke = wake::<false>(p, flags);
-    if crate::fault::on() {
-        // `fault=preempt_points`: the waker may be preempted right here.
-        crate::fault::preempt_point();
-    }
+    let woke = wake(p, flags, || {});
+    // `fault=preempt_points`: the waker may be preempted right here.
+    crate::inject::preempt_point();
     woke
 }
 
 /// Wakes `p` if it sleeps, though nothing it waits for happened
-/// (`fault=spurious_wake`), marking it so that its wait can count whether it
-/// went back to sleep.
-pub fn wake_spurious(p: &Arc<Task>) -> bool {
-    wake::<true>(p, WakeFlags::NONE)
+/// (`fault=spurious_wake`): `mark` runs under `p`'s `pi_lock` once `p` is
+/// found asleep, before the wakeup lets it run, so that fault injection can
+/// count whether its wait went back to sleep.
+pub fn wake_spurious(p: &Arc<Task>, mark: impl FnOnce()) -> bool {
+    wake(p, WakeFlags::NONE, mark)
 }
 
-/// `try_to_wake_up`; `SPURIOUS` marks the wakee (under `pi_lock`, before it
-/// can run) as woken by fault injection.
+/// `try_to_wake_up`; `mark` runs under `pi_lock` once `p` is found asleep
+/// (nothing for a plain wakeup: the empty closure compiles away).
 #[inline(always)]
-fn wake<const SPURIOUS: bool>(p: &Arc<Task>, flags: WakeFlags) -> bool {
-    let _pi = p.pi_lock.lock();
+fn wake(p: &Arc<Task>, flags: WakeFlags, mark: impl FnOnce()) -> bool {
+    let pi = p.pi_lock.lock();
     if p.state() != TaskState::Sleeping {
         return false;
     }
-    if SPURIOUS {
-        p.fault_woken.store(true, Ordering::Relaxed);
-    }
+    mark();
     let this = cpu_id();
     if !p.on_rq.load(Ordering::Acquire) {
         wake_dequeued(p, this, flags);
         return true;
     }
-    let mut rq = rq::lock_task_rq(p);
+    let mut rq = rq::lock_task_rq_inside(&pi, p);
     let eid = EntityId(p.eid.load(Ordering::Relaxed));
 
     // Step 2: still queued? (Whether it is delayed is read in the same
@@ -171,7 +137,7 @@ fn wake<const SPURIOUS: bool>(p: &Arc<Task>, flags: WakeFlags) -> bool {
     if p.ctx.on_cpu() {
         drop(rq);
         p.ctx.wait_off_cpu();
-        rq = rq::lock_task_rq(p);
+        rq = rq::lock_task_rq_inside(&pi, p);
     }
     p.set_state(TaskState::Running);
     let from = rq.cpu;
@@ -186,7 +152,7 @@ fn wake<const SPURIOUS: bool>(p: &Arc<Task>, flags: WakeFlags) -> bool {
             let load = WakeeLoad::of(&rq, p);
             drop(rq);
             let target = select_task_rq(p, allowed, load, from, this, flags);
-            rq = rq::lock(from);
+            rq = rq::lock_inside(&pi, from);
             target
         }
     };
@@ -234,7 +200,7 @@ fn enqueue_woken(p: &Arc<Task>, this: usize, from: usize, target: usize, flags: 
     let mut rq = held.unwrap_or_else(|| rq::lock(from));
     if target == from {
         if activate(&mut rq, p.clone(), None, flags) {
-            rq::set_need_resched(this);
+            resched::set_need_resched(this);
         }
         crate::balance::snapshot::publish_load(&rq);
     } else {
@@ -247,10 +213,10 @@ fn enqueue_woken(p: &Arc<Task>, this: usize, from: usize, target: usize, flags: 
 #[inline(always)]
 fn account(p: &Task, this: usize, target: usize, flags: WakeFlags) {
     crate::trace::record_now(|| crate::trace::Event::Wakeup { pid: p.id, target: target as u32 });
-    pc(this).ttwu_count.fetch_add(1, Ordering::Relaxed);
+    CPUS[this].ttwu_count.fetch_add(1, Ordering::Relaxed);
     p.stats.nr_wakeups.fetch_add(1, Ordering::Relaxed);
     if target == this {
-        pc(this).ttwu_local.fetch_add(1, Ordering::Relaxed);
+        CPUS[this].ttwu_local.fetch_add(1, Ordering::Relaxed);
         p.stats.nr_wakeups_local.fetch_add(1, Ordering::Relaxed);
     } else {
         p.stats.nr_wakeups_remote.fetch_add(1, Ordering::Relaxed);
@@ -380,14 +346,14 @@ fn check_preempt(rq: &mut Rq, eid: EntityId, flags: WakeFlags) -> bool {
 /// list; the IPI goes out only when the list was empty.
 fn push_remote_with(target: usize, push: impl FnOnce(&mut WakeList)) {
     let was_empty = {
-        let mut list = pc(target).lists.lock();
+        let mut list = rq::wake_list(target).lock();
         let was_empty = list.is_empty();
         push(&mut list);
-        pc(target).pending.store(true, Ordering::Release);
+        rq::set_wake_list_pending(target, true);
         was_empty
     };
-    if was_empty && !crate::idle::notices_without_ipi(target) {
-        crate::rq::send_resched_ipi(target);
+    if was_empty && !crate::resched::notices_without_ipi(target) {
+        crate::resched::send_resched_ipi(target);
     }
 }
 
@@ -421,7 +387,7 @@ fn push_remote_wake(target: usize, task: Arc<Task>, flags: WakeFlags) {
 #[inline(always)]
 pub fn process_wake_list() -> Option<rq::RqGuard<'static>> {
     let cpu = cpu_id();
-    if !pc(cpu).pending.load(Ordering::Acquire) {
+    if !rq::wake_list_pending(cpu) {
         return None;
     }
     // Runqueue first, then the list (the order every path uses), so a task
@@ -429,7 +395,7 @@ pub fn process_wake_list() -> Option<rq::RqGuard<'static>> {
     let mut rq = rq::lock(cpu);
     let mut preempt = false;
     // Drained in place, so the list keeps its allocation.
-    let mut list = pc(cpu).lists.lock();
+    let mut list = rq::wake_list(cpu).lock_inside(&rq);
     if !list.moves.is_empty() {
         for item in list.moves.drain(..) {
             preempt |= activate(&mut rq, item.task, Some(item.se), item.flags);
@@ -438,10 +404,10 @@ pub fn process_wake_list() -> Option<rq::RqGuard<'static>> {
     for (task, flags) in list.wakes.drain(..) {
         preempt |= activate(&mut rq, task, None, flags);
     }
-    pc(cpu).pending.store(false, Ordering::Release);
+    rq::set_wake_list_pending(cpu, false);
     drop(list);
     if preempt {
-        rq::set_need_resched(cpu);
+        resched::set_need_resched(cpu);
         // The switch publishes the runqueue's new state.
         return Some(rq);
     }
@@ -491,7 +457,7 @@ pub fn set_affinity(p: &Arc<Task>, mask: sched::cpumask::CpuMask) -> Result<(), 
     if mask.is_empty() {
         return Err("the mask has no online CPU");
     }
-    let _pi = p.pi_lock.lock();
+    let pi = p.pi_lock.lock();
     p.affinity.store(mask);
     if mask.contains(p.cpu.load(Ordering::Acquire)) {
         return Ok(());
@@ -499,7 +465,7 @@ pub fn set_affinity(p: &Arc<Task>, mask: sched::cpumask::CpuMask) -> Result<(), 
     // Queued but not running: move it now. Running: its CPU moves it at the
     // next switch (schedule() sees the affinity), so ask for one. Sleeping:
     // the wakeup picks an allowed CPU.
-    let mut src = rq::lock_task_rq(p);
+    let mut src = rq::lock_task_rq_inside(&pi, p);
     let cpu = src.cpu;
     let target = mask.first().unwrap_or(cpu);
     let mut resched_src = false;
@@ -551,17 +517,12 @@ fn push_remote_or_local(target: usize, item: Move) {
     if target == cpu_id() {
         let mut rq = rq::lock(target);
         if activate(&mut rq, item.task, Some(item.se), item.flags) {
-            rq::set_need_resched(target);
+            resched::set_need_resched(target);
         }
         crate::balance::snapshot::publish_load(&rq);
     } else {
         push_remote_move(target, item);
     }
-}
-
-/// Whether wakeups wait on `cpu`'s wake list (Linux's `ttwu_pending`).
-pub fn wake_list_pending(cpu: usize) -> bool {
-    pc(cpu).pending.load(Ordering::Acquire)
 }
 
 /// Whether `p` sits on some CPU's wake list, and if so whether it carries
@@ -570,7 +531,7 @@ pub fn in_transit(p: &Arc<Task>) -> Option<bool> {
     rq::online_mask()
         .iter()
         .find_map(|c| {
-            let list = pc(c).lists.lock();
+            let list = rq::wake_list(c).lock();
             if list.moves.iter().any(|w| Arc::ptr_eq(&w.task, p)) {
                 Some(true)
             } else {

@@ -32,12 +32,15 @@
 //! lock) or by the one scan in progress (`NEXT_SCAN`'s winner).
 
 use alloc::sync::Arc;
+use alloc::vec::Vec;
 use core::fmt;
 use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use crate::MAX_CPUS;
+use crate::resched;
 use crate::rq::{self, Rq};
-use crate::task::{self, Task, TaskState};
+use crate::lock::{level, IrqMutex};
+use crate::task::{self, Task, TaskId, TaskState};
 
 /// `watchdog_thresh=` default, seconds (Linux's is 10; runs here last
 /// seconds, and a scheduler's lockup should show within them).
@@ -133,14 +136,14 @@ fn check_soft_lockup(rq: &Rq, limit: u64) {
     let ticks = STUCK_TICKS[cpu].load(Ordering::Relaxed) + 1;
     STUCK_TICKS[cpu].store(ticks, Ordering::Relaxed);
     let stuck = now.saturating_sub(since);
-    if stuck >= limit && ticks * crate::timer::tick_ns() >= limit / 2 {
+    if stuck >= limit && ticks * crate::clock::tick_ns() >= limit / 2 {
         if !claim() {
             return;
         }
         let t = &rq.curr;
         report_header(format_args!(
             "kind=soft_lockup cpu={} at={} stuck_ms={} ticks={} task={} name={} waiting={} need_resched={} msg=CPU {} has run task {} ({}) without a switch for {} ms while {} task(s) waited",
-            cpu, now, stuck / 1_000_000, ticks, t.id, t.name, waiting, rq::need_resched(cpu) as u8,
+            cpu, now, stuck / 1_000_000, ticks, t.id, t.name, waiting, resched::need_resched(cpu) as u8,
             cpu, t.id, t.name, stuck / 1_000_000, waiting
         ));
         report_rq(rq);
@@ -197,36 +200,63 @@ enum Hung {
     Dequeued(u64),
 }
 
+/// The hung-task detector's memory, beside the tasks: each task it last
+/// saw asleep on no wait queue (or in a timed sleep, which it judges by the
+/// deadline and keeps), with when it first saw it so and the task's
+/// `nr_wakeups` then. Only the scan in progress (`NEXT_SCAN`'s winner)
+/// touches it; a task the scan does not keep is forgotten.
+static SEEN: IrqMutex<level::HungTasks, Vec<Seen>> = IrqMutex::new(Vec::new());
+
+struct Seen {
+    id: TaskId,
+    /// When the task was first seen asleep with no wakeup coming (ns).
+    at: u64,
+    wakeups: u64,
+    /// Kept by this scan.
+    kept: bool,
+}
+
 fn check_hung_tasks(now: u64, limit: u64) {
     let mut found: Option<(Arc<Task>, Hung)> = None;
+    let mut seen = SEEN.lock();
+    for s in seen.iter_mut() {
+        s.kept = false;
+    }
     task::for_each(|t| {
         if found.is_some() || t.state() != TaskState::Sleeping {
-            t.hung_seen_at.store(0, Ordering::Relaxed);
             return;
         }
+        let entry = seen.iter().position(|s| s.id == t.id);
         let deadline = t.sleep_deadline.load(Ordering::Relaxed);
         if deadline != 0 {
+            if let Some(i) = entry {
+                seen[i].kept = true;
+            }
             if now > deadline.saturating_add(limit) {
                 found = Some((t.clone(), Hung::SleepPast(now - deadline)));
             }
             return;
         }
         if t.on_wait_queue.load(Ordering::Relaxed) {
-            t.hung_seen_at.store(0, Ordering::Relaxed);
             return;
         }
         // Asleep and on no wait queue: a waker popped it and its wakeup has
         // not arrived yet. Seen the same (no wakeup counted since) for the
         // whole limit: it will not.
         let wakeups = t.stats.nr_wakeups.load(Ordering::Relaxed);
-        let seen = t.hung_seen_at.load(Ordering::Relaxed);
-        if seen == 0 || t.hung_seen_wakeups.load(Ordering::Relaxed) != wakeups {
-            t.hung_seen_at.store(now, Ordering::Relaxed);
-            t.hung_seen_wakeups.store(wakeups, Ordering::Relaxed);
-        } else if now - seen >= limit {
-            found = Some((t.clone(), Hung::Dequeued(now - seen)));
+        match entry {
+            Some(i) if seen[i].wakeups == wakeups => {
+                seen[i].kept = true;
+                if now - seen[i].at >= limit {
+                    found = Some((t.clone(), Hung::Dequeued(now - seen[i].at)));
+                }
+            }
+            Some(i) => seen[i] = Seen { id: t.id, at: now, wakeups, kept: true },
+            None => seen.push(Seen { id: t.id, at: now, wakeups, kept: true }),
         }
     });
+    seen.retain(|s| s.kept);
+    drop(seen);
     let Some((t, why)) = found else { return };
     if !claim() {
         return;
@@ -285,7 +315,7 @@ fn report_rq(rq: &Rq) {
         rq.curr.name,
         rq.fair.nr_queued(),
         rq.fair.h_nr_runnable(),
-        rq::need_resched(rq.cpu) as u8,
+        resched::need_resched(rq.cpu) as u8,
         rq.clock,
         rq.tasks.iter().flatten().count()
     );
@@ -361,7 +391,7 @@ pub fn provoke(what: Provoke) -> ! {
     let cpu = rq::online_mask().iter().last().unwrap_or(0);
     crate::kprintln!("test_watchdog: provoking {:?} on CPU {} on purpose", what, cpu);
     let spawn = |name: &str, f: fn()| {
-        task::spawn(task::Spawn::new(name).pin(cpu), f).expect("test_watchdog: a thread for the test");
+        crate::thread::spawn(crate::thread::Spawn::new(name).pin(cpu), f).expect("test_watchdog: a thread for the test");
     };
     match what {
         Provoke::SoftLockup => {
@@ -390,7 +420,7 @@ pub fn provoke(what: Provoke) -> ! {
             // The second check is the one made on the queue, marked asleep:
             // after it the sleeper only calls schedule() and blocks.
             while CHECKS.load(Ordering::Acquire) < 2 {
-                crate::timer::sleep_ns(1_000_000);
+                crate::thread::sleep_ns(1_000_000);
             }
             // Released: the condition holds, the waker pops the waiter and
             // loses the wakeup.
@@ -400,12 +430,12 @@ pub fn provoke(what: Provoke) -> ! {
         Provoke::LostSleep => {
             // Sleeps again and again, so that the timer has one to forget
             // however late this thread gets to look.
-            let napper = task::spawn(task::Spawn::new("wd-napper").pin(cpu), || loop {
-                crate::timer::sleep_ns(10_000_000)
+            let napper = crate::thread::spawn(crate::thread::Spawn::new("wd-napper").pin(cpu), || loop {
+                crate::thread::sleep_ns(10_000_000)
             })
             .expect("test_watchdog: a thread for the test");
             while !crate::timer::forget_sleeper(&napper) {
-                crate::timer::sleep_ns(100_000);
+                crate::thread::sleep_ns(100_000);
             }
         }
     }
@@ -413,6 +443,6 @@ pub fn provoke(what: Provoke) -> ! {
     // Short sleeps: their timer interrupts run the scans even when every
     // other CPU is idle and tickless.
     loop {
-        crate::timer::sleep_ns(SCAN_NS);
+        crate::thread::sleep_ns(SCAN_NS);
     }
 }

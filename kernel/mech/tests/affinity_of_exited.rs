@@ -14,14 +14,15 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use common::*;
-use mech::task::{Spawn, TaskState};
+use mech::task::TaskState;
+use mech::thread::Spawn;
 use sched::cpumask::CpuMask;
 
 #[test]
 fn set_affinity_of_an_exited_task_moves_no_other_task() {
     boot(2);
     // `a` runs on CPU 0 and exits: its final switch removes its entity.
-    let a = mech::task::spawn(Spawn::new("a").on_cpu(0), || {}).unwrap();
+    let a = mech::thread::spawn(Spawn::new("a").on_cpu(0), || {}).unwrap();
     assert!(Arc::ptr_eq(&preempt(0), &a));
     run_on(0);
     a.set_state(TaskState::Dead);
@@ -31,8 +32,8 @@ fn set_affinity_of_an_exited_task_moves_no_other_task() {
 
     // `b` takes the entity slot `a` had and waits on CPU 0 while `c` (the
     // earlier deadline: a shorter slice) runs there.
-    let b = mech::task::spawn(Spawn::new("b").on_cpu(0).slice_ns(3_000_000), || {}).unwrap();
-    let c = mech::task::spawn(Spawn::new("c").on_cpu(0).slice_ns(1_000_000), || {}).unwrap();
+    let b = mech::thread::spawn(Spawn::new("b").on_cpu(0).slice_ns(3_000_000), || {}).unwrap();
+    let c = mech::thread::spawn(Spawn::new("c").on_cpu(0).slice_ns(1_000_000), || {}).unwrap();
     assert!(Arc::ptr_eq(&preempt(0), &c));
     assert_eq!(
         b.eid.load(Ordering::Relaxed),
@@ -46,7 +47,7 @@ fn set_affinity_of_an_exited_task_moves_no_other_task() {
 
     // `b` is still queued on CPU 0 and nothing went to CPU 1.
     assert_eq!(nr_queued(0), 2, "b left CPU 0's runqueue");
-    assert!(!mech::wakeup::wake_list_pending(1), "something was sent to CPU 1");
+    assert!(!mech::rq::wake_list_pending(1), "something was sent to CPU 1");
     assert_eq!(b.cpu.load(Ordering::Relaxed), 0);
     // When `c` blocks, CPU 0 runs `b`.
     let run = block(0);

@@ -16,7 +16,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use common::*;
-use mech::task::{Spawn, Task};
+use mech::task::Task;
+use mech::thread::Spawn;
 use sched::balance::migrate::DetachParams;
 use sched::balance::{IdleType, Migration, MigrationType};
 use sched::cpumask::CpuMask;
@@ -30,12 +31,12 @@ const PAST_PROTECTION_NS: u64 = 3_000_000;
 fn op_reschedules_cpu1(what: &str, running: &Arc<Task>, op: impl FnOnce()) -> Arc<Task> {
     assert!(Arc::ptr_eq(&current_on(1).unwrap(), running));
     advance_ns(PAST_PROTECTION_NS);
-    assert!(!mech::rq::need_resched(1), "{what}: no tick has noticed yet");
+    assert!(!mech::resched::need_resched(1), "{what}: no tick has noticed yet");
     let ipis = IPIS.lock().unwrap().len();
     run_on(0);
     op();
     assert!(IPIS.lock().unwrap()[ipis..].contains(&(0, 1)), "{what}: CPU 1 was sent the reschedule IPI");
-    assert!(mech::rq::need_resched(1), "{what}: CPU 1 is asked to reschedule");
+    assert!(mech::resched::need_resched(1), "{what}: CPU 1 is asked to reschedule");
     let next = preempt(1);
     assert!(!Arc::ptr_eq(&next, running), "{what}: CPU 1 switched away from {}", running.name);
     next
@@ -48,7 +49,7 @@ fn a_dequeue_past_the_running_protection_reschedules_that_cpu() {
     assert!(idle0.is_idle);
     // Four tasks on CPU 1: one runs, three wait.
     let ts: Vec<Arc<Task>> =
-        ["a", "b", "c", "d"].iter().map(|n| mech::task::spawn(Spawn::new(n).on_cpu(1), || {}).unwrap()).collect();
+        ["a", "b", "c", "d"].iter().map(|n| mech::thread::spawn(Spawn::new(n).on_cpu(1), || {}).unwrap()).collect();
     let mut running = preempt(1);
     let waiting = |running: &Arc<Task>| -> Vec<Arc<Task>> {
         ts.iter().filter(|t| !Arc::ptr_eq(t, running) && t.cpu.load(Ordering::Relaxed) == 1).cloned().collect()

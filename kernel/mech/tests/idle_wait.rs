@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use common::*;
 use mech::balance::idle_wait;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 const MS: u64 = 1_000_000;
 
@@ -43,8 +43,8 @@ fn idle_time_counts_only_while_a_cpu_of_the_domain_has_a_queue() {
     // CPU 1 gets `c` running (pinned) and `d` waiting (placed on CPU 1 but
     // free to run on CPU 0), at the same instant: CPU 1 is no longer idle,
     // CPU 0 idles while CPU 1 has a task waiting that CPU 0 may run.
-    let c = mech::task::spawn(Spawn::new("c").pin(1).slice_ns(MS), || {}).unwrap();
-    let d = mech::task::spawn(Spawn::new("d").on_cpu(1).slice_ns(3 * MS), || {}).unwrap();
+    let c = mech::thread::spawn(Spawn::new("c").pin(1).slice_ns(MS), || {}).unwrap();
+    let d = mech::thread::spawn(Spawn::new("d").on_cpu(1).slice_ns(3 * MS), || {}).unwrap();
     assert!(Arc::ptr_eq(&preempt(1), &c));
     assert_eq!(nr_queued(1), 2);
     advance_ns(5 * MS);
@@ -52,7 +52,7 @@ fn idle_time_counts_only_while_a_cpu_of_the_domain_has_a_queue() {
     assert_eq!(figures(1), (idle1 + 3 * MS, 0), "CPU 1 stopped idling when c arrived");
 
     // CPU 0 runs `a` for 2 ms while the queue lasts: busy, so none counts.
-    let a = mech::task::spawn(Spawn::new("a").pin(0), || {}).unwrap();
+    let a = mech::thread::spawn(Spawn::new("a").pin(0), || {}).unwrap();
     assert!(Arc::ptr_eq(&preempt(0), &a));
     advance_ns(2 * MS);
     assert_eq!(figures(0), (idle0 + 8 * MS, 5 * MS), "busy CPU 0 gains nothing");

@@ -10,15 +10,15 @@ mod common;
 use std::sync::Arc;
 
 use common::*;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 #[test]
 fn only_waiters_the_idle_cpu_may_run_count() {
     boot(2);
     // CPU 0 stays idle throughout. CPU 1 runs `c` with `d`, pinned to CPU 1,
     // waiting behind it.
-    let c = mech::task::spawn(Spawn::new("c").pin(1), || {}).unwrap();
-    let _d = mech::task::spawn(Spawn::new("d").pin(1), || {}).unwrap();
+    let c = mech::thread::spawn(Spawn::new("c").pin(1), || {}).unwrap();
+    let _d = mech::thread::spawn(Spawn::new("d").pin(1), || {}).unwrap();
     assert!(Arc::ptr_eq(&preempt(1), &c));
     assert_eq!(nr_queued(1), 2);
     let before = mech::balance::idle_wait::read(0);
@@ -29,7 +29,7 @@ fn only_waiters_the_idle_cpu_may_run_count() {
 
     // `e`, free to run anywhere, joins the queue of CPU 1: from now on CPU 0
     // idles while a task it may run waits.
-    let _e = mech::task::spawn(Spawn::new("e").on_cpu(1), || {}).unwrap();
+    let _e = mech::thread::spawn(Spawn::new("e").on_cpu(1), || {}).unwrap();
     assert!(Arc::ptr_eq(&current_on(1).unwrap(), &c), "c still runs on CPU 1");
     assert_eq!(nr_queued(1), 3);
     let before = mech::balance::idle_wait::read(0);

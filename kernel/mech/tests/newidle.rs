@@ -11,16 +11,16 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use common::*;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 #[test]
 fn a_cpu_going_idle_pulls_from_the_overloaded_one() {
     boot(2);
     // CPU 0 runs `a`; CPU 1 runs `c` with `d` queued behind it. None is
     // pinned (both CPUs allowed), each started where it is told.
-    let a = mech::task::spawn(Spawn::new("a").on_cpu(0), || {}).unwrap();
-    let c = mech::task::spawn(Spawn::new("c").on_cpu(1).slice_ns(1_000_000), || {}).unwrap();
-    let d = mech::task::spawn(Spawn::new("d").on_cpu(1).slice_ns(3_000_000), || {}).unwrap();
+    let a = mech::thread::spawn(Spawn::new("a").on_cpu(0), || {}).unwrap();
+    let c = mech::thread::spawn(Spawn::new("c").on_cpu(1).slice_ns(1_000_000), || {}).unwrap();
+    let d = mech::thread::spawn(Spawn::new("d").on_cpu(1).slice_ns(3_000_000), || {}).unwrap();
     assert!(Arc::ptr_eq(&preempt(0), &a));
     assert!(Arc::ptr_eq(&preempt(1), &c));
     assert_eq!((nr_queued(0), nr_queued(1)), (1, 2));

@@ -9,13 +9,13 @@ use std::sync::Arc;
 
 use common::*;
 use mech::balance::newidle;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 #[test]
 fn going_idle_with_nothing_overloaded_is_refused_under_the_lock() {
     boot(2);
-    let a = mech::task::spawn(Spawn::new("a").on_cpu(0), || {}).unwrap();
-    let b = mech::task::spawn(Spawn::new("b").on_cpu(1), || {}).unwrap();
+    let a = mech::thread::spawn(Spawn::new("a").on_cpu(0), || {}).unwrap();
+    let b = mech::thread::spawn(Spawn::new("b").on_cpu(1), || {}).unwrap();
     assert!(Arc::ptr_eq(&preempt(0), &a));
     assert!(Arc::ptr_eq(&preempt(1), &b));
     assert!(!mech::balance::snapshot::any_overloaded(), "one task per CPU");

@@ -14,7 +14,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use common::*;
-use mech::task::{Spawn, Task};
+use mech::task::Task;
+use mech::thread::Spawn;
 use sched::balance::migrate::DetachParams;
 use sched::balance::{IdleType, Migration, MigrationType};
 use sched::{EnqueueFlags, EntityId};
@@ -39,10 +40,10 @@ fn set_util(cpu: usize, t: &Arc<Task>, util_avg: u64, util_est: u64) {
 #[test]
 fn a_util_pull_measures_tasks_by_task_util_est() {
     boot(2);
-    let a = mech::task::spawn(Spawn::new("a").on_cpu(0), || {}).unwrap();
-    let c = mech::task::spawn(Spawn::new("c").on_cpu(1), || {}).unwrap();
-    let x = mech::task::spawn(Spawn::new("x").on_cpu(1), || {}).unwrap();
-    let y = mech::task::spawn(Spawn::new("y").on_cpu(1), || {}).unwrap();
+    let a = mech::thread::spawn(Spawn::new("a").on_cpu(0), || {}).unwrap();
+    let c = mech::thread::spawn(Spawn::new("c").on_cpu(1), || {}).unwrap();
+    let x = mech::thread::spawn(Spawn::new("x").on_cpu(1), || {}).unwrap();
+    let y = mech::thread::spawn(Spawn::new("y").on_cpu(1), || {}).unwrap();
     assert!(Arc::ptr_eq(&preempt(0), &a));
     assert!(Arc::ptr_eq(&preempt(1), &c));
     // Neither x nor y ever ran: not cache hot.

@@ -6,7 +6,8 @@
 mod common;
 
 use common::*;
-use mech::task::{Spawn, TaskState};
+use mech::task::TaskState;
+use mech::thread::Spawn;
 use sched::WakeFlags;
 
 #[test]
@@ -18,11 +19,11 @@ fn enqueue_pick_block_and_wake_on_one_cpu() {
 
     // Two new tasks, pinned here; `b` asks for a shorter slice, so its
     // virtual deadline (placed at the same vruntime) is the earlier one.
-    let a = mech::task::spawn(Spawn::new("a").pin(0).slice_ns(3_000_000), || {}).unwrap();
-    let b = mech::task::spawn(Spawn::new("b").pin(0).slice_ns(1_000_000), || {}).unwrap();
+    let a = mech::thread::spawn(Spawn::new("a").pin(0).slice_ns(3_000_000), || {}).unwrap();
+    let b = mech::thread::spawn(Spawn::new("b").pin(0).slice_ns(1_000_000), || {}).unwrap();
     assert_eq!(nr_queued(0), 2, "both new tasks are on the runqueue");
     assert!(a.on_rq.load(std::sync::atomic::Ordering::Relaxed));
-    assert!(mech::rq::need_resched(0), "a new task preempts the idle task");
+    assert!(mech::resched::need_resched(0), "a new task preempts the idle task");
 
     // The reschedule interrupt: the earliest deadline runs.
     let run = preempt(0);
@@ -49,7 +50,7 @@ fn enqueue_pick_block_and_wake_on_one_cpu() {
     assert_eq!(b.state(), TaskState::Running);
     assert!(b.on_rq.load(std::sync::atomic::Ordering::Relaxed));
     assert_eq!(nr_queued(0), 1);
-    assert!(mech::rq::need_resched(0));
+    assert!(mech::resched::need_resched(0));
     let run = preempt(0);
     assert!(std::sync::Arc::ptr_eq(&run, &b));
     // A second wakeup of a running task wakes nothing.

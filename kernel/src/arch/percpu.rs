@@ -64,7 +64,7 @@ pub struct PerCpu {
     pub(super) waiting: AtomicBool,
     /// Interrupts this CPU took, the poller's kick aside (`arch::wait`); only this CPU writes it.
     pub(super) interrupts: AtomicU64,
-    /// Interrupt-off lock guards this CPU holds (`sync::irq_mutex`), and
+    /// Interrupt-off lock guards this CPU holds (`lock::irq_mutex`), and
     /// RFLAGS as they were before the first of them. Only this CPU touches
     /// them, through `gs` (`irq_guard_enter`/`irq_guard_exit`).
     irq_guards: AtomicU32,

@@ -1,14 +1,13 @@
 //! The x86_64 implementation of the mechanism's platform interface
 //! (`mech::platform::Platform`): each item forwards to the part of `arch`
 //! (or `mem`, `console`) that does it. This file is the only place `arch`
-//! names a mechanism type, and only to implement the trait.
+//! names the mechanism's types, and only the interface's own.
 
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use core::fmt;
 
-use mech::platform::{Context as MechContext, Exit, Frame, Platform, Stack, SwitchError};
-use mech::task::Task;
+use mech::platform::{Context as MechContext, CurrentTask as Task, Exit, Frame, Platform, Stack, SwitchError};
 
 use super::context::{self, Context};
 use super::trap::TrapFrame;
@@ -19,8 +18,9 @@ pub struct KernelPlatform;
 
 mech::set_platform!(KernelPlatform);
 
-// The per-CPU `current` slot holds an `Arc<Task>`: this is the one place
-// that says so (see `percpu::CurrentKind`).
+// The per-CPU `current` slot holds the mechanism's task, whatever the
+// interface names it (`mech::platform::CurrentTask`): this is the one place
+// of `arch` that says so (see `percpu::CurrentKind`).
 impl percpu::CurrentKind for percpu::Current {
     type Of = Task;
 }

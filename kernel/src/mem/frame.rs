@@ -4,7 +4,7 @@
 //! frames inside usable memory-map regions, above the kernel image, are ever
 //! marked free. All state sits behind one spin lock.
 
-use crate::sync::irq_mutex::IrqMutex;
+use crate::lock::{level, IrqMutex};
 
 use super::multiboot::Region;
 use super::{FRAME_SIZE, MAPPED_LIMIT};
@@ -16,7 +16,7 @@ struct Bitmap {
     free: usize,
 }
 
-static FREE: IrqMutex<Bitmap> = IrqMutex::with_class(Bitmap { words: [0; FRAMES / 64], free: 0 }, crate::sync::lockdep::LockClass::Memory);
+static FREE: IrqMutex<level::Memory, Bitmap> = IrqMutex::new(Bitmap { words: [0; FRAMES / 64], free: 0 });
 
 /// Totals after `init`.
 #[derive(Clone, Copy, Debug)]

@@ -4,13 +4,18 @@
 //!
 //! Interrupt handlers allocate too (wake lists, timer lists), so the heap's
 //! spin lock is only ever held with interrupts off: an interrupt can never
-//! arrive on a CPU that holds it.
+//! arrive on a CPU that holds it. The lock-order checker records it as the
+//! innermost class (`level::Heap`): any lock may be held while allocating,
+//! and the allocator takes none.
 
 use core::alloc::{GlobalAlloc, Layout};
 use core::sync::atomic::{AtomicUsize, Ordering};
 
 use linked_list_allocator::LockedHeap;
 use x86_64::instructions::interrupts::without_interrupts;
+
+use crate::lock::level::LockClass;
+use crate::lock::lockdep;
 
 struct KernelHeap {
     inner: LockedHeap,
@@ -24,8 +29,13 @@ static HEAP: KernelHeap = KernelHeap { inner: LockedHeap::empty(), size: AtomicU
 // contract; the failure path never returns.
 unsafe impl GlobalAlloc for KernelHeap {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: forwarded with the caller's layout.
-        let p = without_interrupts(|| unsafe { self.inner.alloc(layout) });
+        let p = without_interrupts(|| {
+            lockdep::acquire(LockClass::Heap, 0, false);
+            // SAFETY: forwarded with the caller's layout.
+            let p = unsafe { self.inner.alloc(layout) };
+            lockdep::release(LockClass::Heap, 0);
+            p
+        });
         if p.is_null() {
             out_of_memory(layout);
         }
@@ -33,8 +43,12 @@ unsafe impl GlobalAlloc for KernelHeap {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded; ptr came from `alloc` with this layout.
-        without_interrupts(|| unsafe { self.inner.dealloc(ptr, layout) })
+        without_interrupts(|| {
+            lockdep::acquire(LockClass::Heap, 0, false);
+            // SAFETY: forwarded; ptr came from `alloc` with this layout.
+            unsafe { self.inner.dealloc(ptr, layout) };
+            lockdep::release(LockClass::Heap, 0);
+        })
     }
 }
 
@@ -63,7 +77,13 @@ pub fn init(start: u64, size: usize) {
 /// (bytes in use, heap size).
 pub fn usage() -> (usize, usize) {
     without_interrupts(|| match HEAP.inner.try_lock() {
-        Some(h) => (h.used(), h.size()),
+        Some(h) => {
+            lockdep::acquire(LockClass::Heap, 0, true);
+            let usage = (h.used(), h.size());
+            drop(h);
+            lockdep::release(LockClass::Heap, 0);
+            usage
+        }
         None => (0, HEAP.size.load(Ordering::Relaxed)),
     })
 }

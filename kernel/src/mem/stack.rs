@@ -19,7 +19,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
-use crate::sync::irq_mutex::IrqMutex;
+use crate::lock::{level, IrqMutex};
 
 use super::{frame, paging, FRAME_SIZE};
 
@@ -146,7 +146,7 @@ struct Arena {
     sizing: Option<Sizing>,
 }
 
-static ARENA: IrqMutex<Arena> = IrqMutex::with_class(Arena { base: 0, slots: 0, used: Vec::new(), in_use: 0, sizing: None }, crate::sync::lockdep::LockClass::Memory);
+static ARENA: IrqMutex<level::Memory, Arena> = IrqMutex::new(Arena { base: 0, slots: 0, used: Vec::new(), in_use: 0, sizing: None });
 
 /// A thread stack; free it with [`free`].
 #[derive(Clone, Copy, Debug)]

@@ -10,7 +10,7 @@ use sched::cpumask::CpuMask;
 
 use super::params::{Param, num, MAX_MS};
 use crate::cmdline::Workload;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 /// What `workload=affinity` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[num("ms", 1, MAX_MS, 1000, "how long the threads run (ms)")];
@@ -26,7 +26,7 @@ pub fn run(w: &Workload) -> bool {
             let mut i = 0u64;
             while !s.load(Ordering::Relaxed) {
                 match i % 3 {
-                    0 => mech::timer::sleep_ns(100_000),
+                    0 => mech::thread::sleep_ns(100_000),
                     1 => mech::schedule::yield_now(),
                     _ => mech::platform::burn_ns(200_000),
                 }
@@ -40,7 +40,7 @@ pub fn run(w: &Workload) -> bool {
     let last = *cpus.last().unwrap_or(&first);
     let s = stop.clone();
     let mover = super::spawn(Spawn::new("mover").pin(first), move || super::hog(&s));
-    mech::timer::sleep_ns(ms * 1_000_000 / 2);
+    mech::thread::sleep_ns(ms * 1_000_000 / 2);
     let mut moved_ok = true;
     if let Some(m) = &mover {
         if let Err(e) = mech::wakeup::set_affinity(m, CpuMask::single(last)) {
@@ -48,13 +48,13 @@ pub fn run(w: &Workload) -> bool {
             moved_ok = false;
         }
     }
-    mech::timer::sleep_ns(ms * 1_000_000 / 2);
+    mech::thread::sleep_ns(ms * 1_000_000 / 2);
     // After the change the mover must be running on `last` only.
     let now_on = mover.as_ref().map(|m| m.cpu.load(Ordering::Relaxed));
     stop.store(true, Ordering::Relaxed);
     super::join_all(&pinned);
     if let Some(m) = &mover {
-        mech::task::join(m);
+        mech::thread::join(m);
         mech::schedstat::print_task(m);
     }
     for t in pinned.iter().chain(mover.iter()) {

@@ -71,7 +71,7 @@ pub struct Options {
     pub sched_features: sched::Features,
     /// `sched_debug=0|1`: check the scheduler's invariants at every switch.
     pub sched_debug: bool,
-    /// `lockdep=0|1`: check the lock order at every lock (`sync::lockdep`);
+    /// `lockdep=0|1`: check the lock order at every lock (`mech::lock::lockdep`);
     /// `None`: as `sched_debug`.
     pub lockdep: Option<bool>,
     /// `test_lockdep=inversion|rq_descending|irqs_on`: take locks wrongly on

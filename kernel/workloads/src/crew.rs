@@ -11,7 +11,8 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use crate::cmdline::Workload;
 use mech::rq;
 use mech::sync::{Completion, Semaphore};
-use mech::task::{Spawn, Task};
+use mech::task::Task;
+use mech::thread::Spawn;
 
 /// What every thread shares: the ready count and the start signal.
 pub(super) struct Gate {
@@ -157,7 +158,7 @@ impl<'w> Crew<'w> {
     /// Waits for every thread to finish.
     pub(super) fn join(self) {
         for t in &self.tasks {
-            mech::task::join(t);
+            mech::thread::join(t);
         }
     }
 
@@ -167,7 +168,7 @@ impl<'w> Crew<'w> {
     /// spawned (see [`Crew::start`]).
     pub(super) fn run_for(self, ms: u64, measured: Measured) -> Option<u64> {
         let start = self.start()?;
-        mech::timer::sleep_ns(ms * 1_000_000);
+        mech::thread::sleep_ns(ms * 1_000_000);
         self.stop();
         Some(match measured {
             Measured::UntilStop => {

@@ -8,7 +8,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::params::{Param, num, MAX_MS};
 use crate::cmdline::Workload;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 /// What `workload=demo` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[num("ms", 1, MAX_MS, 300, "how long the hogs run on each CPU (ms)")];
@@ -25,10 +25,10 @@ pub fn run(w: &Workload) -> bool {
             tasks.extend(super::spawn(Spawn::new(name).nice(nice).pin(cpu), move || super::hog(&s)));
         }
     }
-    mech::timer::sleep_ns(ms * 1_000_000);
+    mech::thread::sleep_ns(ms * 1_000_000);
     stop.store(true, Ordering::Relaxed);
     for t in &tasks {
-        mech::task::join(t);
+        mech::thread::join(t);
     }
     for &cpu in &cpus {
         let mine: Vec<_> = tasks.iter().filter(|t| t.affinity.load().contains(cpu)).collect();

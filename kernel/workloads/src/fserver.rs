@@ -15,7 +15,7 @@ use super::crew::{name, Crew, Measured};
 use super::params::{Param, wss_kb, num_per_cpu, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
 use mech::rq;
-use mech::sync::irq_mutex::IrqMutex;
+use mech::lock::{level, IrqMutex};
 
 /// What `workload=fserver` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -35,7 +35,7 @@ pub fn run(w: &Workload) -> bool {
         return false;
     }
     let per_us = super::schbench::calibrate(w);
-    let lats = Arc::new(IrqMutex::new(Vec::new()));
+    let lats = Arc::new(IrqMutex::<level::Workload, _>::new(Vec::new()));
     let mut crew = Crew::new(w);
     for i in 0..threads {
         let (stop, lats) = (crew.stop_flag(), lats.clone());
@@ -44,7 +44,7 @@ pub fn run(w: &Workload) -> bool {
             let mut v = Vec::new();
             while !stop.load(Ordering::Relaxed) {
                 let s = sleep_us * 1000 / 2 + rng.below(sleep_us * 1000);
-                mech::timer::sleep_ns(s);
+                mech::thread::sleep_ns(s);
                 let woke = rq::now_ns();
                 let b = burst_us * per_us / 2 + rng.below(burst_us * per_us);
                 super::schbench::work(b);

@@ -16,7 +16,7 @@ use super::crew::{name, Crew};
 use super::params::{Param, wss_kb, num};
 use crate::cmdline::Workload;
 use mech::rq;
-use mech::sync::Pipe;
+use mech::sync::pipe::Pipe;
 
 /// What `workload=hackbench` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[

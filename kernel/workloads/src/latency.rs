@@ -19,8 +19,8 @@ use super::params::{Param, num, MAX_CPU};
 use super::samples::{pct, print_hist};
 use crate::cmdline::Workload;
 use mech::rq;
-use mech::sync::irq_mutex::IrqMutex;
-use mech::task::Spawn;
+use mech::lock::{level, IrqMutex};
+use mech::thread::Spawn;
 
 /// What `workload=latency` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -48,7 +48,7 @@ pub fn run(w: &Workload) -> bool {
         let s = stop.clone();
         tasks.extend(super::spawn(Spawn::new("hog").pin(cpu), move || super::hog(&s)));
     }
-    let lat = Arc::new(IrqMutex::new(Vec::with_capacity(samples)));
+    let lat = Arc::new(IrqMutex::<level::Workload, _>::new(Vec::with_capacity(samples)));
     let l2 = lat.clone();
     let mut spec = Spawn::new("sleeper").pin(cpu);
     if slice_ns != 0 {
@@ -57,13 +57,13 @@ pub fn run(w: &Workload) -> bool {
     let sleeper = super::spawn(spec, move || {
         for _ in 0..samples {
             let deadline = rq::now_ns() + period;
-            mech::timer::sleep_ns(period);
+            mech::thread::sleep_ns(period);
             let late = rq::now_ns().saturating_sub(deadline);
             l2.lock().push(late);
         }
     });
     if let Some(s) = &sleeper {
-        mech::task::join(s);
+        mech::thread::join(s);
         mech::schedstat::print_task(s);
     }
     stop.store(true, Ordering::Relaxed);

@@ -46,7 +46,8 @@ use core::sync::atomic::{AtomicBool, Ordering};
 use cmdline::Workload;
 use params::{Spec, CALIBRATION, SPREAD};
 use mech::rq;
-use mech::task::{self, Spawn, Task};
+use mech::task::Task;
+use mech::thread::{self, Spawn};
 
 /// Every workload `workload=` can name, with its parameters.
 pub const SPECS: &[Spec] = &[
@@ -150,7 +151,7 @@ pub fn result(workload: &str, metric: &str, value_milli: u64, unit: &str, higher
 /// Spawns a thread or reports why not and returns None.
 pub fn spawn(opts: Spawn, f: impl FnOnce() + Send + 'static) -> Option<Arc<Task>> {
     let name = opts.name.clone();
-    match task::spawn(opts, f) {
+    match thread::spawn(opts, f) {
         Ok(t) => Some(t),
         Err(e) => {
             mech::kprintln!("workload: cannot start thread {}: {}", name, e);
@@ -185,7 +186,7 @@ pub fn hog(stop: &AtomicBool) {
 /// Joins every task and prints its counters.
 pub fn join_all(tasks: &[Arc<Task>]) {
     for t in tasks {
-        task::join(t);
+        thread::join(t);
     }
     for t in tasks {
         mech::schedstat::print_task(t);

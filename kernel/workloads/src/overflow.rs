@@ -2,7 +2,7 @@
 //! stack overflow hits the guard page and is reported by the thread's name.
 
 use crate::cmdline::Workload;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 #[inline(never)]
 #[allow(unconditional_recursion)]
@@ -20,7 +20,7 @@ pub fn run(_w: &Workload) -> bool {
         core::hint::black_box(r);
     });
     if let Some(t) = t {
-        mech::task::join(&t);
+        mech::thread::join(&t);
     }
     // Not reached: the overflow ends the run with the exception status.
     false

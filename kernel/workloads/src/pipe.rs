@@ -12,8 +12,8 @@ use alloc::sync::Arc;
 use super::params::{Param, wss_kb, num, choice};
 use crate::cmdline::Workload;
 use mech::rq;
-use mech::sync::Pipe;
-use mech::task::Spawn;
+use mech::sync::pipe::Pipe;
+use mech::thread::Spawn;
 
 /// What `workload=pipe` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -60,8 +60,8 @@ pub fn run(w: &Workload) -> bool {
         }
     });
     let (Some(a), Some(b)) = (a, b) else { return false };
-    mech::task::join(&a);
-    mech::task::join(&b);
+    mech::thread::join(&a);
+    mech::thread::join(&b);
     let ns = rq::now_ns() - start;
     let per = ns / rounds.max(1);
     mech::kprintln!("# Running 'sched/pipe' benchmark:");
@@ -89,8 +89,8 @@ pub fn run_yield(w: &Workload) -> bool {
         })
     };
     let (Some(a), Some(b)) = (mk("yield-a"), mk("yield-b")) else { return false };
-    mech::task::join(&a);
-    mech::task::join(&b);
+    mech::thread::join(&a);
+    mech::thread::join(&b);
     let ns = rq::now_ns() - start;
     let switches = a.stats.nr_switches.load(core::sync::atomic::Ordering::Relaxed)
         + b.stats.nr_switches.load(core::sync::atomic::Ordering::Relaxed);

@@ -11,8 +11,9 @@ use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::params::{Param, wss_kb, num, MAX_THREADS};
 use crate::cmdline::Workload;
-use mech::sync::Pipe;
-use mech::task::{Spawn, Task};
+use mech::sync::pipe::Pipe;
+use mech::task::Task;
+use mech::thread::Spawn;
 
 struct Tally {
     same_cpu: AtomicU64,

@@ -14,8 +14,8 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::params::{Param, num_per_cpu, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
-use mech::sync::Pipe;
-use mech::task::Spawn;
+use mech::sync::pipe::Pipe;
+use mech::thread::Spawn;
 
 /// What `workload=prodcons` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -57,7 +57,7 @@ pub fn run(w: &Workload) -> bool {
                 mech::platform::burn_ns(work);
                 p2.write(&[1], false);
                 n += 1;
-                mech::timer::sleep_ns(if n.is_multiple_of(every) { long } else { short });
+                mech::thread::sleep_ns(if n.is_multiple_of(every) { long } else { short });
             }
             p2.close();
         }));
@@ -70,7 +70,7 @@ pub fn run(w: &Workload) -> bool {
             let _ = &s2;
         }));
     }
-    mech::timer::sleep_ns(ms * 1_000_000);
+    mech::thread::sleep_ns(ms * 1_000_000);
     stop.store(true, Ordering::Relaxed);
     super::join_all(&tasks);
     mech::record!("prodcons", "pairs={} ms={} items={}", pairs, ms, items.load(Ordering::Relaxed));

@@ -25,8 +25,8 @@ use core::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use super::params::{num, Param, MAX_CPU, MAX_MS};
 use crate::cmdline::Workload;
 use mech::rq;
-use mech::sync::irq_mutex::IrqMutex;
-use mech::task::{Spawn, Task};
+use mech::lock::{level, IrqMutex};
+use mech::{task::Task, thread::Spawn};
 
 /// What `workload=renice` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -62,7 +62,7 @@ struct Shared {
     /// Renices after which the renicer, neither switched out nor picked
     /// again, reniced again.
     no_switch: AtomicU64,
-    samples: IrqMutex<Vec<Sample>>,
+    samples: IrqMutex<level::Workload, Vec<Sample>>,
     rounds: usize,
 }
 
@@ -161,7 +161,7 @@ pub fn run(w: &Workload) -> bool {
     // check is rare, so that this thread's wakeups barely touch the hogs.
     let deadline = rq::now_ns() + ms * 1_000_000;
     while !sh.stop.load(Ordering::Relaxed) && rq::now_ns() < deadline {
-        mech::timer::sleep_ns(50_000_000);
+        mech::thread::sleep_ns(50_000_000);
     }
     sh.stop.store(true, Ordering::Relaxed);
     super::join_all(&tasks);

@@ -23,7 +23,7 @@ use mech::platform::cpu_id;
 use crate::cmdline::Workload;
 use sched::cpumask::CpuMask;
 use mech::rq;
-use mech::sync::irq_mutex::IrqMutex;
+use mech::lock::{level, IrqMutex};
 use mech::sync::WaitQueue;
 
 /// Loop iterations of `work` per microsecond: the `loops_per_us=` parameter,
@@ -93,7 +93,7 @@ struct Worker {
 }
 
 struct MsgThread {
-    queued: IrqMutex<Vec<usize>>,
+    queued: IrqMutex<level::Workload, Vec<usize>>,
     wq: WaitQueue,
     exited: AtomicUsize,
 }
@@ -133,8 +133,8 @@ pub fn run(w: &Workload) -> bool {
     }
     let per_us = calibrate(w);
     let iters = per_us * work_us;
-    let wake_lat = Arc::new(IrqMutex::new(Vec::new()));
-    let req_lat = Arc::new(IrqMutex::new(Vec::new()));
+    let wake_lat = Arc::new(IrqMutex::<level::Workload, _>::new(Vec::new()));
+    let req_lat = Arc::new(IrqMutex::<level::Workload, _>::new(Vec::new()));
     let mut crew = Crew::new(w);
     let mut msgs = Vec::new();
     for mi in 0..m {
@@ -150,7 +150,7 @@ pub fn run(w: &Workload) -> bool {
                 while !stop.load(Ordering::Acquire) {
                     let t0 = rq::now_ns();
                     if sleep_us > 0 {
-                        mech::timer::sleep_ns(sleep_us * 1000);
+                        mech::thread::sleep_ns(sleep_us * 1000);
                     }
                     work(iters);
                     rv.push((rq::now_ns() - t0) / 1000);
@@ -201,7 +201,7 @@ pub fn run(w: &Workload) -> bool {
         mech::kprintln!("schbench: only {} of {} threads started", crew.len(), m * (t + 1));
         return false;
     };
-    mech::timer::sleep_ns(runtime_ms * 1_000_000);
+    mech::thread::sleep_ns(runtime_ms * 1_000_000);
     crew.stop();
     for msg in &msgs {
         msg.wq.wake_one();

@@ -8,7 +8,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::params::{Param, num, MAX_MS, MAX_CPU};
 use crate::cmdline::Workload;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 /// What `workload=shares` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -30,7 +30,7 @@ pub fn run(w: &Workload) -> bool {
             tasks.push(t);
         }
     }
-    mech::timer::sleep_ns(ms * 1_000_000);
+    mech::thread::sleep_ns(ms * 1_000_000);
     stop.store(true, Ordering::Relaxed);
     super::join_all(&tasks);
     let total: u64 = tasks.iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum();

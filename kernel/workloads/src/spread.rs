@@ -21,7 +21,7 @@ use core::sync::atomic::{AtomicBool, Ordering};
 
 use super::params::{Param, num_per_cpu, num, MAX_MS, MAX_THREADS, MAX_CPU};
 use crate::cmdline::Workload;
-use mech::task::Spawn;
+use mech::thread::Spawn;
 
 /// What `workload=spread` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -76,7 +76,7 @@ pub fn run(w: &Workload) -> bool {
         sleeper = super::spawn(Spawn::new("sleeper").pin(sleeper_cpu), move || {
             while !s.load(Ordering::Relaxed) {
                 mech::platform::burn_ns(sleeper_busy);
-                mech::timer::sleep_ns(sleeper_sleep);
+                mech::thread::sleep_ns(sleeper_sleep);
             }
         });
     }
@@ -86,7 +86,7 @@ pub fn run(w: &Workload) -> bool {
         let target = t0 + step * 10_000_000;
         let now = mech::rq::now_ns();
         if target > now {
-            mech::timer::sleep_ns(target - now);
+            mech::thread::sleep_ns(target - now);
         }
         let mut counts = alloc::vec![0u32; max_cpu + 1];
         for t in &tasks {
@@ -103,7 +103,7 @@ pub fn run(w: &Workload) -> bool {
     }
     stop.store(true, Ordering::Relaxed);
     for t in tasks.iter().chain(sleeper.iter()).chain(pinned.iter()) {
-        mech::task::join(t);
+        mech::thread::join(t);
     }
     for t in &pinned {
         mech::record!("pinned_hog", "id={} cpu={} ran_on={}", t.id, t.cpu.load(Ordering::Relaxed), t.ran_on());

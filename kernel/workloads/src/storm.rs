@@ -10,8 +10,8 @@ use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use super::params::{Param, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
-use mech::sync::{Mutex, Pipe, Semaphore};
-use mech::task::Spawn;
+use mech::sync::{pipe::Pipe, Mutex, Semaphore};
+use mech::thread::Spawn;
 
 struct Pair {
     /// Each side's turn token.
@@ -73,7 +73,7 @@ pub fn run(w: &Workload) -> bool {
             tasks.extend(t);
         }
     }
-    mech::timer::sleep_ns(ms * 1_000_000);
+    mech::thread::sleep_ns(ms * 1_000_000);
     stop.store(true, Ordering::Release);
     super::join_all(&tasks);
     let c = |a: &AtomicU64| a.load(Ordering::Relaxed);
@@ -120,13 +120,13 @@ fn worker(pair: &Pair, side: usize, stop: &AtomicBool, counts: &Counts, seed: u6
             break;
         }
         // A short sleep, then a semaphore hand-off in both directions.
-        mech::timer::sleep_ns(20_000 + rng.below(200_000));
+        mech::thread::sleep_ns(20_000 + rng.below(200_000));
         counts.sleeps.fetch_add(1, Ordering::Relaxed);
         {
             let mut n = counts.locked.lock();
             let v = *n;
             // Widen the critical section so that contenders really sleep on it.
-            mech::timer::sleep_ns(1_000);
+            mech::thread::sleep_ns(1_000);
             *n = v + 1;
         }
         pair.sem[other].up();

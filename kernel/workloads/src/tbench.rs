@@ -15,7 +15,7 @@ use super::crew::{name, Crew, Measured};
 use super::params::{Param, wss_kb, num_per_cpu, num, MAX_MS, MAX_THREADS};
 use crate::cmdline::Workload;
 use mech::rq;
-use mech::sync::Pipe;
+use mech::sync::pipe::Pipe;
 
 /// What `workload=tbench` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[

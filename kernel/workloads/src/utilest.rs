@@ -22,7 +22,8 @@ use sched::EntityId;
 
 use super::params::{num, Param, MAX_CPU, MAX_MS};
 use crate::cmdline::Workload;
-use mech::task::{Spawn, Task};
+use mech::task::Task;
+use mech::thread::Spawn;
 
 /// How often the running task looks at which CPU it is on: the step of
 /// `moved_after_us` (the check allows it milliseconds).
@@ -79,7 +80,7 @@ pub fn run(w: &Workload) -> bool {
     let s = seen.clone();
     let Some(t) = super::spawn(Spawn::new("utilest").pin(big), move || {
         mech::platform::burn_ns(burst);
-        mech::timer::sleep_ns(sleep);
+        mech::thread::sleep_ns(sleep);
         let me = mech::task::current();
         let woke = mech::platform::cpu_id();
         let t_wake = mech::rq::now_ns();
@@ -106,9 +107,9 @@ pub fn run(w: &Workload) -> bool {
         return false;
     };
     // Half way through its sleep: only the small CPU (its wakeup goes there).
-    mech::timer::sleep_ns(burst + sleep / 2);
+    mech::thread::sleep_ns(burst + sleep / 2);
     let pinned = mech::wakeup::set_affinity(&t, CpuMask::single(small)).is_ok();
-    mech::task::join(&t);
+    mech::thread::join(&t);
     let moved = seen.moved_after_ns.load(Ordering::Relaxed);
     let woke = seen.woke_cpu.load(Ordering::Relaxed);
     // `-`: it never ran on the big CPU after the wakeup.

@@ -24,8 +24,8 @@ use super::params::{num, Param, MAX_CPU};
 use mech::platform::cpu_id;
 use mech::MAX_CPUS;
 use crate::cmdline::{report_problem, Workload};
-use mech::sync::Pipe;
-use mech::task::Spawn;
+use mech::sync::pipe::Pipe;
+use mech::thread::Spawn;
 
 /// What `workload=wakeplace` takes (see `params`).
 pub(super) const PARAMS: &[Param] = &[
@@ -102,11 +102,11 @@ pub fn run(w: &Workload) -> bool {
         let mut x = [0u8; 1];
         // Everyone's PELT load settles first: the hogs' rises, the new
         // waker's and wakee's (born at full weight) decays while they sleep.
-        mech::timer::sleep_ns(warm);
+        mech::thread::sleep_ns(warm);
         for _ in 0..rounds {
             // The wakee is about to sleep at prev; sleeping here lets it.
             ack.read_exact(&mut x);
-            mech::timer::sleep_ns(sleep);
+            mech::thread::sleep_ns(sleep);
             if busy > 0 {
                 mech::platform::burn_ns(busy);
             }
@@ -115,9 +115,9 @@ pub fn run(w: &Workload) -> bool {
     });
     let ok = waker.is_some();
     if let Some(t) = &waker {
-        mech::task::join(t);
+        mech::thread::join(t);
     }
-    mech::task::join(&wakee);
+    mech::thread::join(&wakee);
     stop.store(true, Ordering::Relaxed);
     super::join_all(&hog_tasks);
     mech::record!(

@@ -155,7 +155,7 @@ impl IcountFigures {
     /// - a task-to-task switch is a yield's switch;
     /// - a pipe read or write and a wakeup from the two one-CPU runs
     ///   ([`Self::pipe_op_and_wakeup_ns`]); the pipe's work itself is the
-    ///   mechanism's `work_done` (`mech::sync::pipe::op_instructions`), not a
+    ///   platform's price of the mechanism's `Work::PipeCopy` (`platform::prices`), not a
     ///   charge of the model;
     /// - a cross-CPU round trip is, twice, a write and a read, a wakeup, the
     ///   waker's switch to idle, the target's interrupt and its switch from
@@ -223,8 +223,8 @@ mod tests {
     fn the_pipes_work_done_is_the_icount_figure() {
         // The mechanism's pipe reports what these runs measured.
         let (op, wakeup) = IcountFigures::MEASURED.pipe_op_and_wakeup_ns();
-        assert_eq!(op, mech::sync::pipe::OP_INSTRUCTIONS_SMALL * crate::platform::NS_PER_INSTRUCTION);
-        assert_eq!(op, mech::sync::pipe::op_instructions(1));
+        assert_eq!(op, crate::platform::prices::PIPE_OP_INSTRUCTIONS_SMALL * crate::platform::NS_PER_INSTRUCTION);
+        assert_eq!(op, crate::platform::prices::pipe_op_instructions(1));
         assert_eq!((op, wakeup), (135, 263));
         let c = CostModel::ICOUNT;
         assert_eq!((c.switch_ns, c.wakeup_ns, c.switch_idle_ns, c.irq_entry_ns), (1007, 263, 446, 835));

@@ -17,7 +17,7 @@
 use std::collections::HashMap;
 use std::hash::{BuildHasherDefault, Hasher};
 
-use mech::sync::lockdep::{LockClass, CLASSES};
+use mech::lock::level::{LockClass, CLASSES};
 
 /// One lock's state.
 #[derive(Clone, Copy, Debug)]
@@ -34,7 +34,7 @@ struct Held {
     /// The lock's index in `Locks::locks`.
     lock: u32,
     class: usize,
-    key: u8,
+    key: u32,
     /// The holder's clock when it got the lock.
     since: u64,
 }
@@ -94,7 +94,7 @@ impl Locks {
 
     /// CPU `cpu`, its clock at `clock`, takes lock `addr` of `class`;
     /// `handoff_ns(from)` prices its lines coming from CPU `from`.
-    pub fn acquire(&mut self, cpu: usize, class: LockClass, key: u8, addr: usize, clock: u64, handoff_ns: impl FnOnce(usize) -> u64) -> Taken {
+    pub fn acquire(&mut self, cpu: usize, class: LockClass, key: u32, addr: usize, clock: u64, handoff_ns: impl FnOnce(usize) -> u64) -> Taken {
         let locks = &mut self.locks;
         let i = *self.index.entry(addr).or_insert_with(|| {
             locks.push(Lock { free_at: 0, holder: cpu });
@@ -119,7 +119,7 @@ impl Locks {
 
     /// CPU `cpu` releases its lock of `class` and `key` at `clock`; the
     /// lock is free again after the class's critical section, `hold_ns`.
-    pub fn release(&mut self, cpu: usize, class: LockClass, key: u8, clock: u64, hold_ns: &[u64; CLASSES]) {
+    pub fn release(&mut self, cpu: usize, class: LockClass, key: u32, clock: u64, hold_ns: &[u64; CLASSES]) {
         let held = &mut self.held[cpu];
         let Some(i) = held.iter().rposition(|h| h.class == class as usize && h.key == key) else { return };
         let h = held.swap_remove(i);

@@ -97,10 +97,10 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
     mech::debug::enable(cfg.sched_debug);
     // The lock-order checker, where it is compiled in (the `lockdep`
     // feature of `kernel/mech`, which this crate's tests turn on).
-    mech::sync::lockdep::enable(true);
-    mech::timer::set_hz(cfg.hz);
+    mech::lock::lockdep::enable(true);
+    mech::clock::set_hz(cfg.hz);
     mech::timer::set_nohz(cfg.nohz);
-    mech::idle::set_poll(cfg.idle_poll);
+    mech::resched::set_poll(cfg.idle_poll);
     // `fault=` and `trace=` as the kernel's `start_scheduler()` sets them
     // up, before any CPU schedules.
     if let Some((modes, seed)) = cfg.faults {
@@ -133,11 +133,11 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
                         suspend(Req::Stop);
                     }
                 };
-                if let Err(e) = mech::task::spawn(mech::task::Spawn::new("init"), init) {
+                if let Err(e) = mech::thread::spawn(mech::thread::Spawn::new("init"), init) {
                     panic!("sim: cannot start the init thread: {e}");
                 }
             }
-            mech::idle::idle_loop()
+            mech::idle_loop::idle_loop()
         });
         let h = new_ctx(Some(co), Some(c), true, 0);
         with(|s| {
@@ -189,7 +189,7 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
         cpus: s.cpus.iter().map(|c| c.stats.clone()).collect(),
         log: s.log.take().unwrap_or_default(),
         hw: s.cpus.iter().map(|c| c.hw.clone()).collect(),
-        locks: mech::sync::lockdep::LockClass::ALL
+        locks: mech::lock::level::LockClass::ALL
             .iter()
             .map(|&k| (k.name(), s.locks.classes[k as usize]))
             .filter(|(_, st)| st.acquires > 0)

@@ -11,13 +11,13 @@
 //! is owed by the context and burnt, interruptibly, when the task next runs
 //! with interrupts on (`pay_refill`), so the task's runtime holds it.
 
-use mech::sync::lockdep::LockClass;
+use mech::lock::level::LockClass;
 
 use super::{cpu_id, now, suspend, take_interrupts, with, with_ctx, Act, Event, Req, Resumed};
 
 /// `Platform::lock_acquired`: wait behind another CPU's hold, and bring the
 /// lock's lines from its last holder.
-pub(super) fn lock_acquired(class: LockClass, key: u8, addr: usize) {
+pub(super) fn lock_acquired(class: LockClass, key: u32, addr: usize) {
     let c = cpu_id();
     with(|s| {
         if !s.hw_on.locks {
@@ -40,7 +40,7 @@ pub(super) fn lock_acquired(class: LockClass, key: u8, addr: usize) {
 }
 
 /// `Platform::lock_released`.
-pub(super) fn lock_released(class: LockClass, key: u8) {
+pub(super) fn lock_released(class: LockClass, key: u32) {
     let c = cpu_id();
     with(|s| {
         if s.hw_on.locks {

@@ -37,7 +37,7 @@ pub(super) fn take_interrupts() {
         }
         log(c, format_args!("irq {}", if timer { "timer" } else { "resched_ipi" }));
         let frame = me as *mut mech::platform::Frame;
-        let resume = if timer { mech::timer::on_timer(frame) } else { mech::entry::scheduler_ipi(frame) };
+        let resume = if timer { mech::entry::timer_interrupt(frame) } else { mech::entry::scheduler_ipi(frame) };
         let next = resume as usize;
         if next != me {
             suspend(Req::Switch(next));

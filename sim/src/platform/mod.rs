@@ -66,6 +66,7 @@ mod cpu_loop;
 mod hw;
 mod irq;
 mod plat;
+pub mod prices;
 
 use std::cell::{Cell, RefCell};
 use std::fmt::Write as _;
@@ -328,8 +329,8 @@ pub fn dump() -> String {
         let _ = writeln!(
             out,
             "cpu{c} act={act:?} irqs_on={irqs} pending_ipi={pi} pending_timer={pt} ctx={running} current={cur:?} need_resched={} wake_list={} queued={queued}",
-            mech::rq::need_resched(c),
-            mech::wakeup::wake_list_pending(c),
+            mech::resched::need_resched(c),
+            mech::rq::wake_list_pending(c),
         );
     }
     for t in mech::task::all() {

@@ -5,8 +5,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use mech::platform::{Context, Exit, Frame, Platform, RemoteAccess, Stack, SwitchError};
-use mech::sync::lockdep::LockClass;
+use mech::platform::{Context, Exit, Frame, Platform, RemoteAccess, Stack, SwitchError, Work};
+use mech::lock::level::LockClass;
 use mech::task::Task;
 
 use super::context::{new_coroutine, new_ctx};
@@ -291,14 +291,18 @@ impl Platform for SimPlatform {
         // under `-icount shift=0`, one ns per guest instruction.
         super::work_done(instructions)
     }
+    fn mechanism_work(work: Work) {
+        // The mechanism's own work, at the kernel's `-icount` price.
+        super::work_done(super::prices::instructions(work))
+    }
     fn busy_loops_run() -> bool {
         // `work_done` alone moves the clock: the loops' host work is skipped.
         false
     }
-    fn lock_acquired(class: LockClass, key: u8, lock: usize) {
+    fn lock_acquired(class: LockClass, key: u32, lock: usize) {
         hw::lock_acquired(class, key, lock)
     }
-    fn lock_released(class: LockClass, key: u8) {
+    fn lock_released(class: LockClass, key: u32) {
         hw::lock_released(class, key)
     }
     fn remote_access(cpu: usize, access: RemoteAccess) {

@@ -52,8 +52,8 @@ pub fn pipe_ping_pong_then(
     rounds: u64,
     after: impl FnOnce() + Send + 'static,
 ) -> (fairway_sim::platform::SimReport, u64) {
-    use mech::sync::Pipe;
-    use mech::task::Spawn;
+    use mech::sync::pipe::Pipe;
+    use mech::thread::Spawn;
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::Arc;
     let elapsed = Arc::new(AtomicU64::new(0));
@@ -64,7 +64,7 @@ pub fn pipe_ping_pong_then(
         let pong = Arc::new(Pipe::new(4096));
         let (p1, q1) = (ping.clone(), pong.clone());
         let start = mech::rq::now_ns();
-        let b = mech::task::spawn(Spawn::new("pipe-b").pin(cpu_b), move || {
+        let b = mech::thread::spawn(Spawn::new("pipe-b").pin(cpu_b), move || {
             let mut x = [0u8; 1];
             for _ in 0..rounds {
                 p1.read_exact(&mut x);
@@ -72,7 +72,7 @@ pub fn pipe_ping_pong_then(
             }
         })
         .unwrap();
-        let a = mech::task::spawn(Spawn::new("pipe-a").pin(cpu_a), move || {
+        let a = mech::thread::spawn(Spawn::new("pipe-a").pin(cpu_a), move || {
             let mut x = [1u8; 1];
             for _ in 0..rounds {
                 ping.write(&x, true);
@@ -80,8 +80,8 @@ pub fn pipe_ping_pong_then(
             }
         })
         .unwrap();
-        mech::task::join(&a);
-        mech::task::join(&b);
+        mech::thread::join(&a);
+        mech::thread::join(&b);
         e.store(mech::rq::now_ns() - start, Ordering::Relaxed);
         after();
     });
@@ -118,7 +118,7 @@ pub fn mix(seed: u64, cpus: usize, tasks: usize, rounds: u64) -> (std::sync::Arc
 
     use fairway_sim::engine::queue::SplitMix64;
     use mech::sync::WaitQueue;
-    use mech::task::Spawn;
+    use mech::thread::Spawn;
 
     let res = Arc::new(MixResult {
         rounds: (0..tasks).map(|_| AtomicU64::new(0)).collect(),
@@ -138,7 +138,7 @@ pub fn mix(seed: u64, cpus: usize, tasks: usize, rounds: u64) -> (std::sync::Arc
         for i in 0..tasks {
             let (slots, all_t, r) = (slots.clone(), all.clone(), r.clone());
             let mut rng = SplitMix64::new(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ (i as u64 + 1));
-            let t = mech::task::spawn(Spawn::new("mix").on_cpu(i % cpus), move || {
+            let t = mech::thread::spawn(Spawn::new("mix").on_cpu(i % cpus), move || {
                 let next = (i + 1) % tasks;
                 for _ in 0..rounds {
                     slots[next].tokens.fetch_add(1, Ordering::SeqCst);
@@ -149,7 +149,7 @@ pub fn mix(seed: u64, cpus: usize, tasks: usize, rounds: u64) -> (std::sync::Arc
                             2 => {
                                 let ns = 1_000 + rng.next_u64() % 3_000_000;
                                 let deadline = mech::rq::now_ns() + ns;
-                                mech::timer::sleep_ns(ns);
+                                mech::thread::sleep_ns(ns);
                                 r.sleeps.fetch_add(1, Ordering::Relaxed);
                                 if mech::rq::now_ns() < deadline {
                                     r.early.fetch_add(1, Ordering::Relaxed);
@@ -193,7 +193,7 @@ pub fn mix(seed: u64, cpus: usize, tasks: usize, rounds: u64) -> (std::sync::Arc
             handles.push(t);
         }
         for t in &handles {
-            mech::task::join(t);
+            mech::thread::join(t);
         }
         mech::debug::check_global();
         for t in &handles {

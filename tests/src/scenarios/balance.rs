@@ -262,7 +262,7 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             name: "wake-2005-sibling-not-allowed",
             icount: true,
             smp: WAKE_2005_SMP,
-            append: "sched_debug=1 wake_balance=idle_only workload=wakeplace,waker=0,prev=2,hog_mask=6,allowed_mask=7,rounds=100",
+            append: "sched_debug=1 sched_features=NO_DELAY_DEQUEUE wake_balance=idle_only workload=wakeplace,waker=0,prev=2,hog_mask=6,allowed_mask=7,rounds=100",
             check: check_wake_2005,
             ..BASE
         },

@@ -16,26 +16,24 @@ use sched::balance::capacity::{scale_rt_capacity, update_misfit_status, CurrTask
 use sched::EntityId;
 
 use crate::rq::Rq;
+use crate::percpu::{per_cpu, PerCpu};
 
-/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.capacity`).
-pub struct CapacityCpu {
+/// This module's per-CPU part (its `CPUS`).
+struct CapacityCpu {
     /// The pressure average of this CPU, out of 1024.
     pressure_avg: AtomicU64,
 }
 
 impl CapacityCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         CapacityCpu {
             pressure_avg: AtomicU64::new(0),
         }
     }
 }
 
-/// `cpu`'s CapacityCpu.
-#[inline(always)]
-fn pc(cpu: usize) -> &'static CapacityCpu {
-    &crate::sched_cpu::cpu(cpu).balance.capacity
-}
+/// Every CPU's CapacityCpu.
+static CPUS: PerCpu<CapacityCpu> = per_cpu!(CapacityCpu::new());
 
 /// Runs the pressure source for one tick on `cpu` (interrupts off); the
 /// tick books its time (`stat.pressure_ns`) before.
@@ -49,9 +47,9 @@ pub fn run_pressure(cpu: usize, capacity_orig: u64, tick_ns: u64) {
     }
     // avg += (sample - avg) / 32, in 1024ths of a tick.
     let sample = (take * 1024).checked_div(tick_ns).unwrap_or(0);
-    let avg = pc(cpu).pressure_avg.load(Ordering::Relaxed);
+    let avg = CPUS[cpu].pressure_avg.load(Ordering::Relaxed);
     let next = (avg * 31 + sample) / 32;
-    pc(cpu).pressure_avg.store(next, Ordering::Relaxed);
+    CPUS[cpu].pressure_avg.store(next, Ordering::Relaxed);
 }
 
 /// The ns the pressure source takes per tick: `(1024 - CAP) / 1024` of it.
@@ -65,10 +63,10 @@ pub fn pressure_ns(capacity_orig: u64, tick_ns: u64) -> u64 {
 /// Updates `rq`'s capacity from its pressure and its misfit status from its
 /// running task (at each tick, under the runqueue lock).
 pub fn update(rq: &mut Rq) {
-    let pressure = Pressure { rt_dl: pc(rq.cpu).pressure_avg.load(Ordering::Relaxed), ..Default::default() };
+    let pressure = Pressure { rt_dl: CPUS[rq.cpu].pressure_avg.load(Ordering::Relaxed), ..Default::default() };
     rq.capacity = scale_rt_capacity(1024, pressure).min(rq.capacity_orig).max(1);
     rq.fair.set_cpu_capacity(rq.capacity_orig);
-    let Some(g) = super::global() else { return };
+    let Some(g) = super::state::global() else { return };
     let asym = g.asym_cpucapacity;
     let curr = rq.fair.curr().and_then(|e: EntityId| {
         let t = rq.task_of(e.0)?;

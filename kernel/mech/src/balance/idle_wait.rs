@@ -61,7 +61,6 @@
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use core::fmt::Write;
 use core::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering};
 
 use sched::cpumask::CpuMask;
@@ -69,10 +68,11 @@ use sched::topology::{Level, SchedDomains};
 use sched::EntityId;
 
 use crate::rq::Rq;
-use crate::sync::irq_mutex::IrqMutex;
+use crate::stats::IdleWait;
+use crate::MAX_LEVELS;
+use crate::lock::{level, IrqMutex};
+use crate::percpu::{per_cpu, PerCpu};
 
-/// Domain levels a CPU can have (SMT, MC, PKG, NODE and NUMA levels).
-pub const MAX_LEVELS: usize = 8;
 
 /// For one CPU `c` of a domain instance: how many CPUs of the span offer
 /// `c` a waiting task, and the integral of "some CPU does" (ns). Writers
@@ -84,7 +84,7 @@ struct Waiting {
     offering: AtomicU32,
     since: AtomicU64,
     acc: AtomicU64,
-    writer: IrqMutex<()>,
+    writer: IrqMutex<level::IdleWaitSlot, ()>,
 }
 
 impl Waiting {
@@ -163,7 +163,7 @@ static ALL: spin::Once<CpuMask> = spin::Once::new();
 
 /// One CPU's side, written only by that CPU's publish (under its runqueue
 /// lock) and read by the statistics.
-struct PerCpu {
+struct CpuSide {
     idle: AtomicBool,
     idle_since: AtomicU64,
     idle_ns: AtomicU64,
@@ -179,9 +179,9 @@ struct PerCpu {
     offering: AtomicBool,
 }
 
-impl PerCpu {
+impl CpuSide {
     const fn new() -> Self {
-        PerCpu {
+        CpuSide {
             // No CPU runs anything before the scheduler starts.
             idle: AtomicBool::new(true),
             idle_since: AtomicU64::new(0),
@@ -194,9 +194,9 @@ impl PerCpu {
     }
 }
 
-/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.idle_wait`).
-pub struct IdleWaitCpu {
-    per_cpu: PerCpu,
+/// This module's per-CPU part (its `CPUS`).
+struct IdleWaitCpu {
+    per_cpu: CpuSide,
     /// Each CPU's band of runnable counts that change none of its states,
     /// `lo << 32 | hi` for `lo <= runnable < hi`: `[0, 1)` idle, `[1, 2)` one
     /// task, `[n, n + 1)` a queue of `n` (its offer is walked again when the
@@ -209,20 +209,17 @@ pub struct IdleWaitCpu {
 }
 
 impl IdleWaitCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         IdleWaitCpu {
-            per_cpu: PerCpu::new(),
+            per_cpu: CpuSide::new(),
             band: AtomicU64::new(band(0, 1)),
             doms: spin::Once::new(),
         }
     }
 }
 
-/// `cpu`'s IdleWaitCpu.
-#[inline(always)]
-fn pc(cpu: usize) -> &'static IdleWaitCpu {
-    &crate::sched_cpu::cpu(cpu).balance.idle_wait
-}
+/// Every CPU's IdleWaitCpu.
+static CPUS: PerCpu<IdleWaitCpu> = per_cpu!(IdleWaitCpu::new());
 
 const fn band(lo: u32, hi: u32) -> u64 {
     (lo as u64) << 32 | hi as u64
@@ -249,7 +246,7 @@ pub fn init(sds: &SchedDomains) {
                 };
                 mine.push((sd.level, id));
             }
-            pc(cpu).per_cpu.idle_since.store(now, Ordering::Relaxed);
+            CPUS[cpu].per_cpu.idle_since.store(now, Ordering::Relaxed);
         }
         of_cpu.push(mine);
     }
@@ -269,7 +266,7 @@ pub fn init(sds: &SchedDomains) {
                 Dom { level, inst, w: inst.slot(cpu) }
             })
             .collect();
-        pc(cpu).doms.call_once(|| Box::leak(doms.into_boxed_slice()));
+        CPUS[cpu].doms.call_once(|| Box::leak(doms.into_boxed_slice()));
     }
 }
 
@@ -277,7 +274,7 @@ pub fn init(sds: &SchedDomains) {
 #[inline]
 pub fn on_publish(rq: &Rq) {
     let runnable = rq.fair.h_nr_runnable();
-    let b = pc(rq.cpu).band.load(Ordering::Relaxed);
+    let b = CPUS[rq.cpu].band.load(Ordering::Relaxed);
     if runnable < (b >> 32) as u32 || runnable >= b as u32 {
         transition(rq, runnable);
     }
@@ -309,7 +306,7 @@ fn offer_of(rq: &Rq, all: &CpuMask) -> CpuMask {
 #[inline(never)]
 fn transition(rq: &Rq, runnable: u32) {
     let cpu = rq.cpu;
-    let this = pc(cpu);
+    let this = &CPUS[cpu];
     let Some(&mine) = this.doms.get() else { return };
     let me = &this.per_cpu;
     let idle = runnable == 0;
@@ -403,8 +400,8 @@ fn change_offers(mine: &[Dom], cpus: &CpuMask, on: bool) {
 /// its idle-while-others-wait time (ns), an ongoing idle period included.
 pub fn read(cpu: usize) -> IdleWait {
     let mut out = IdleWait::default();
-    let Some(&mine) = pc(cpu).doms.get() else { return out };
-    let me = &pc(cpu).per_cpu;
+    let Some(&mine) = CPUS[cpu].doms.get() else { return out };
+    let me = &CPUS[cpu].per_cpu;
     // Under the CPU's runqueue lock, so that no transition of its own
     // falls between the reads.
     let _rq = crate::rq::lock(cpu);
@@ -422,42 +419,4 @@ pub fn read(cpu: usize) -> IdleWait {
         out.levels[l] = Some((d.level, v));
     }
     out
-}
-
-/// One CPU's figures (see `read`).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct IdleWait {
-    pub idle_ns: u64,
-    pub levels: [Option<(Level, u64)>; MAX_LEVELS],
-}
-
-impl IdleWait {
-    /// The top level's figure (0 without domains).
-    pub fn top(&self) -> u64 {
-        self.levels.iter().flatten().last().map_or(0, |&(_, v)| v)
-    }
-
-    /// What the figures gained since `before` (the same CPU's).
-    pub fn since(&self, before: &IdleWait) -> IdleWait {
-        let mut d = *self;
-        d.idle_ns = self.idle_ns.saturating_sub(before.idle_ns);
-        for (l, b) in d.levels.iter_mut().zip(before.levels.iter()) {
-            if let (Some((_, v)), Some((_, bv))) = (l.as_mut(), b) {
-                *v = v.saturating_sub(*bv);
-            }
-        }
-        d
-    }
-}
-
-/// Writes ` idle_ns=.. idle_wait_ns=..` and one ` idle_wait_<level>_ns=..`
-/// per domain level (lower-case level name) for the schedstat records.
-pub fn write_fields(w: &mut impl Write, iw: &IdleWait) -> core::fmt::Result {
-    write!(w, " idle_ns={} idle_wait_ns={}", iw.idle_ns, iw.top())?;
-    for &(level, v) in iw.levels.iter().flatten() {
-        let mut name = alloc::string::String::new();
-        let _ = write!(name, "{}", level);
-        write!(w, " idle_wait_{}_ns={}", name.to_ascii_lowercase(), v)?;
-    }
-    Ok(())
 }

@@ -7,9 +7,12 @@
 //!
 //! | file | what |
 //! |---|---|
+//! | `state.rs` | what every CPU shares (domains, configuration, capacities), each CPU's balance state, the LLC scan state |
 //! | `snapshot.rs` | per-CPU values published under each runqueue lock, read lock-free |
 //! | `pull.rs` | moving tasks from a busiest CPU (detach/attach with `can_migrate_task`) |
-//! | `periodic.rs` | `sched_balance_domains` from the tick, with intervals and active balance |
+//! | `pass.rs` | one balance pass over a domain (`sched_balance_rq`): plan, pull, redo, active balance request |
+//! | `active.rs` | active balance: the request, and the switch's push |
+//! | `periodic.rs` | `sched_balance_domains` from the tick, with intervals |
 //! | `newidle.rs` | `sched_balance_newidle`, throttled by `avg_idle` |
 //! | `wake.rs` | `select_task_rq_fair` for wakeups and forks |
 //! | `nohz.rs` | NOHZ idle balancing: busy CPUs kick an idle one |
@@ -17,98 +20,33 @@
 //! | `idle_wait.rs` | "idle while others wait": the time a CPU idles while a CPU of its domain has a queue |
 //! | `stats.rs` | per-domain `/proc/schedstat` lines and newidle counters |
 //!
-//! Lock order (see docs/DESIGN.md): a CPU's balance state (`cpu_state(cpu)`) is
-//! taken before any runqueue lock; the LLC table is a leaf lock. `avg_idle`
-//! lives in the runqueue (as in Linux), under its lock.
+//! The files import `state.rs` and each other downwards only (`mod.rs`, which
+//! sets them up, is the top). Lock order (see docs/DESIGN.md): a CPU's
+//! balance state (`state::cpu_state(cpu)`) is taken before any runqueue
+//! lock; the LLC table inside it. `avg_idle` lives in the runqueue (as in
+//! Linux), under its lock.
 
+pub mod active;
 pub mod capacity;
 pub mod idle_wait;
 pub mod newidle;
 pub mod nohz;
+pub mod pass;
 pub mod periodic;
 pub mod pull;
 pub mod snapshot;
+pub mod state;
 pub mod stats;
 pub mod wake;
 
 use alloc::vec::Vec;
 
-use sched::balance::{BalanceConfig, CapacityTable, NewidleCounters, SdState};
 use sched::balance::sis::{LlcShared, SisLog, SisStats, SIS_LOG_LEN};
+use sched::balance::{BalanceConfig, CapacityTable, NewidleCounters, SdState};
 use sched::topology::SchedDomains;
 
-use crate::sync::irq_mutex::IrqMutex;
-
-/// What every CPU shares: the domains, the configuration, the capacities.
-pub struct Global {
-    pub sds: SchedDomains,
-    pub cfg: BalanceConfig,
-    pub caps: CapacityTable,
-    pub hz: u32,
-    /// Whether the online CPUs' capacities differ (Linux's static key
-    /// `sched_asym_cpucapacity`, set when the domains are built): computed
-    /// once here instead of over every CPU at each tick and wakeup.
-    pub asym_cpucapacity: bool,
-}
-
-static GLOBAL: spin::Once<Global> = spin::Once::new();
-
-/// One CPU's balancing state: one `SdState` per domain (bottom-up, as
-/// `sds.per_cpu(cpu)`), its newidle counters and what its wakeups' idle
-/// scans did (its SIS_PROP aging is in `wake::WAKE_AGED`).
-pub struct CpuState {
-    pub sd: Vec<SdState>,
-    pub newidle: NewidleCounters,
-    pub sis: SisStats,
-    /// Its last SIS_PROP-limited scans with their inputs (`@fw sis_scan`;
-    /// room only with `sis_prop=` on).
-    pub sis_log: SisLog,
-    /// The snapshots wake placement reads when its span is small
-    /// (`wake::COPY_SPAN_MAX`), refilled at each such wakeup this CPU
-    /// performs (kept so that a wakeup allocates nothing).
-    pub wake_snaps: Vec<sched::balance::CpuSnapshot>,
-    /// The snapshots a balance attempt reads (`periodic::balance_rq`, for the
-    /// periodic, NOHZ and newidle balancing) and the NOHZ kick test, refilled
-    /// each time: balancing from the tick allocates nothing.
-    pub balance_snaps: Vec<sched::balance::CpuSnapshot>,
-}
-
-/// The balancer's part of one CPU's scheduler state
-/// (`sched_cpu::SchedCpu::balance`): the balance state under its lock, and
-/// each submodule's per-CPU part.
-pub struct BalanceCpu {
-    state: IrqMutex<Option<CpuState>>,
-    pub newidle: newidle::NewidleCpu,
-    pub idle_wait: idle_wait::IdleWaitCpu,
-    pub snapshot: snapshot::SnapshotCpu,
-    pub nohz: nohz::NohzCpu,
-    pub periodic: periodic::PeriodicCpu,
-    pub wake: wake::WakeCpu,
-    pub capacity: capacity::CapacityCpu,
-}
-
-impl BalanceCpu {
-    pub const fn new() -> Self {
-        BalanceCpu {
-            state: IrqMutex::with_class(None, crate::sync::lockdep::LockClass::BalanceState),
-            newidle: newidle::NewidleCpu::new(),
-            idle_wait: idle_wait::IdleWaitCpu::new(),
-            snapshot: snapshot::SnapshotCpu::new(),
-            nohz: nohz::NohzCpu::new(),
-            periodic: periodic::PeriodicCpu::new(),
-            wake: wake::WakeCpu::new(),
-            capacity: capacity::CapacityCpu::new(),
-        }
-    }
-}
-
-/// `cpu`'s balance state and its lock.
-#[inline(always)]
-pub(super) fn cpu_state(cpu: usize) -> &'static IrqMutex<Option<CpuState>> {
-    &crate::sched_cpu::cpu(cpu).balance.state
-}
-/// Per-LLC shared state (SIS_UTIL scan depth, SIS_PROP scan cost), by `sd_llc_id`.
-pub static LLC: IrqMutex<Vec<LlcShared>> = IrqMutex::new(Vec::new());
+pub use state::{global, Global};
+use state::{cpu_state, CpuState, LLC};
 
 /// Sets up balancing for the machine (once, on the boot CPU).
 pub fn init(sds: SchedDomains, cfg: BalanceConfig, caps: CapacityTable, hz: u32) {
@@ -137,15 +75,5 @@ pub fn init(sds: SchedDomains, cfg: BalanceConfig, caps: CapacityTable, hz: u32)
     }
     idle_wait::init(&sds);
     let asym_cpucapacity = caps.asymmetric(&sds.online());
-    GLOBAL.call_once(|| Global { sds, cfg, caps, hz, asym_cpucapacity });
-}
-
-/// The shared balancing state, once `init` ran.
-pub fn global() -> Option<&'static Global> {
-    GLOBAL.get()
-}
-
-/// Jiffies: ticks of `hz` since boot (the unit of balance intervals).
-pub fn jiffies() -> u64 {
-    crate::rq::now_ns() / crate::timer::tick_ns().max(1)
+    state::GLOBAL.call_once(|| Global { sds, cfg, caps, hz, asym_cpucapacity });
 }

@@ -11,11 +11,12 @@ use sched::balance::newidle::{newidle_gate_by_cost, NewidleStep, NewidleWalk};
 use sched::balance::IdleType;
 use sched::Feature;
 
-use super::periodic::balance_rq;
-use super::cpu_state;
+use super::pass::balance_rq;
+use super::state::cpu_state;
+use crate::percpu::{per_cpu, PerCpu};
 
-/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.newidle`).
-pub struct NewidleCpu {
+/// This module's per-CPU part (its `CPUS`).
+struct NewidleCpu {
     /// Gate refusals (added to the counters' `gate_skips` when printed).
     gate_skips: AtomicU64,
     /// The lowest domain's `max_newidle_lb_cost`, copied whenever the balance
@@ -34,7 +35,7 @@ pub struct NewidleCpu {
 }
 
 impl NewidleCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         NewidleCpu {
             gate_skips: AtomicU64::new(0),
             lowest_cost: AtomicU64::new(0),
@@ -49,32 +50,29 @@ impl NewidleCpu {
 /// which its runqueue lock was dropped. Every entry is either refused by the
 /// gate or drops the lock, never both (`entries = gate_skips + lock_drops`).
 pub fn entries_and_lock_drops(cpu: usize) -> (u64, u64) {
-    (pc(cpu).entries.load(Ordering::Relaxed), pc(cpu).lock_drops.load(Ordering::Relaxed))
+    (CPUS[cpu].entries.load(Ordering::Relaxed), CPUS[cpu].lock_drops.load(Ordering::Relaxed))
 }
 
-/// `cpu`'s NewidleCpu.
-#[inline(always)]
-fn pc(cpu: usize) -> &'static NewidleCpu {
-    &crate::sched_cpu::cpu(cpu).balance.newidle
-}
+/// Every CPU's NewidleCpu.
+static CPUS: PerCpu<NewidleCpu> = per_cpu!(NewidleCpu::new());
 
 /// `cpu`'s distribution of `avg_idle` at the gate's decisions while
 /// something was overloaded (counts per `hist_bucket`).
 pub fn avg_idle_hist(cpu: usize) -> [u64; AVG_IDLE_HIST_BUCKETS] {
-    core::array::from_fn(|i| pc(cpu).avg_idle_hist[i].load(Ordering::Relaxed))
+    core::array::from_fn(|i| CPUS[cpu].avg_idle_hist[i].load(Ordering::Relaxed))
 }
 
 /// `cpu`'s gate refusals.
 pub fn gate_skips(cpu: usize) -> u64 {
-    pc(cpu).gate_skips.load(Ordering::Relaxed)
+    CPUS[cpu].gate_skips.load(Ordering::Relaxed)
 }
 
 /// Copies `cpu`'s lowest domain's `max_newidle_lb_cost` for the gate; called
 /// with `cpu`'s balance state locked, after anything that may change it (a
 /// newidle walk, the periodic decay).
-pub(super) fn note_lowest_cost(cpu: usize, state: &super::CpuState) {
+pub(super) fn note_lowest_cost(cpu: usize, state: &super::state::CpuState) {
     if let Some(sd) = state.sd.first() {
-        pc(cpu).lowest_cost.store(sd.newidle.max_newidle_lb_cost, Ordering::Relaxed);
+        CPUS[cpu].lowest_cost.store(sd.newidle.max_newidle_lb_cost, Ordering::Relaxed);
     }
 }
 
@@ -104,16 +102,16 @@ fn dice() -> u32 {
 /// early exit; fairway has no per-runqueue `next_balance`: each domain's
 /// `last_balance` and interval decide at the tick.)
 pub fn newidle_begin(rq: &mut crate::rq::Rq) -> Option<sched::time::Nanos> {
-    let g = super::global()?;
+    let g = super::state::global()?;
     // A wakeup already on its way means no idle period (and no balancing).
-    if crate::wakeup::wake_list_pending(rq.cpu) {
+    if crate::rq::wake_list_pending(rq.cpu) {
         return None;
     }
     rq.avg_idle.enter_newidle(rq.clock);
     if !g.cfg.newidle || g.sds.per_cpu(rq.cpu).is_empty() {
         return None;
     }
-    let me = pc(rq.cpu);
+    let me = &CPUS[rq.cpu];
     me.entries.fetch_add(1, Ordering::Relaxed);
     // Nothing overloaded anywhere: refused whatever the cost rule says, so
     // it is not evaluated (fair.c: sched_balance_newidle() reads
@@ -141,7 +139,7 @@ pub fn newidle_begin(rq: &mut crate::rq::Rq) -> Option<sched::time::Nanos> {
 /// domains (the gate is not tested again, as in fair.c:
 /// sched_balance_newidle()). Returns how many tasks it pulled.
 pub fn sched_balance_newidle(cpu: usize, avg_idle: sched::time::Nanos) -> u32 {
-    let Some(g) = super::global() else { return 0 };
+    let Some(g) = super::state::global() else { return 0 };
     let chain = g.sds.per_cpu(cpu);
     let now = crate::rq::now_ns();
     let mut guard = cpu_state(cpu).lock();
@@ -165,7 +163,7 @@ pub fn sched_balance_newidle(cpu: usize, avg_idle: sched::time::Nanos) -> u32 {
     }
     note_lowest_cost(cpu, state);
     {
-        let mut rq = crate::rq::lock(cpu);
+        let mut rq = crate::rq::lock_inside(&guard, cpu);
         walk.finish(&mut rq.avg_idle);
         // Not going idle after all: a pull, or a task queued here while the
         // lock was dropped, closes the period without a sample (fair.c:
@@ -187,7 +185,7 @@ pub fn note_activate(rq: &mut crate::rq::Rq) {
     if rq.avg_idle.idle_stamp == 0 {
         return;
     }
-    let Some(g) = super::global() else { return };
+    let Some(g) = super::state::global() else { return };
     let now = rq.clock;
     let ended = rq.avg_idle.end_idle(now, g.cfg.avg_idle_clamp, g.cfg.avg_idle_ceiling_pct).is_some();
     // SIS_PROP `Aged` (5.14–6.6 ttwu_do_activate()): the prediction for this

@@ -11,24 +11,25 @@ use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use sched::balance::nohz::{nohz_balancer_kick, NohzState, NOHZ_BALANCE_KICK, NOHZ_NEXT_KICK, NOHZ_STATS_KICK};
 
 use super::snapshot::{cpu_snapshot, snapshots_into};
-use crate::sync::irq_mutex::IrqMutex;
+use crate::lock::{level, IrqMutex};
+use crate::percpu::{per_cpu, PerCpu};
 
-static NOHZ: IrqMutex<NohzState> = IrqMutex::new(NohzState {
+static NOHZ: IrqMutex<level::NohzState, NohzState> = IrqMutex::new(NohzState {
     idle_cpus: sched::cpumask::CpuMask::new(),
     has_blocked: false,
     next_balance: 0,
     next_blocked: 0,
     needs_update: false,
 });
-/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.nohz`).
-pub struct NohzCpu {
+/// This module's per-CPU part (its `CPUS`).
+struct NohzCpu {
     /// Kick flags waiting for each CPU (handled in its reschedule IPI).
     kick: AtomicU32,
     counters: NohzCounters,
 }
 
 impl NohzCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         NohzCpu {
             kick: AtomicU32::new(0),
             counters: NohzCounters {
@@ -41,11 +42,8 @@ impl NohzCpu {
     }
 }
 
-/// `cpu`'s NohzCpu.
-#[inline(always)]
-fn pc(cpu: usize) -> &'static NohzCpu {
-    &crate::sched_cpu::cpu(cpu).balance.nohz
-}
+/// Every CPU's NohzCpu.
+static CPUS: PerCpu<NohzCpu> = per_cpu!(NohzCpu::new());
 /// The flags a kick carries (Linux's `NOHZ_KICK_MASK`): any of them sends
 /// the IPI, and the kicked CPU takes them all at once.
 const KICK_MASK: u32 = NOHZ_BALANCE_KICK | NOHZ_STATS_KICK | NOHZ_NEXT_KICK;
@@ -66,7 +64,7 @@ struct NohzCounters {
 
 /// Prints `cpu`'s `@fw nohz` record.
 pub fn print_counters(cpu: usize) {
-    let c = &pc(cpu).counters;
+    let c = &CPUS[cpu].counters;
     crate::record!(
         "nohz",
         "cpu={} kicks_sent={} ilb_runs={} balanced_for_others={} pulled_for_others={}",
@@ -80,12 +78,12 @@ pub fn print_counters(cpu: usize) {
 
 /// `cpu` stopped its tick.
 pub fn enter_idle(cpu: usize) {
-    if let Some(g) = super::global() {
+    if let Some(g) = super::state::global() {
         let mut n = NOHZ.lock();
         if !n.idle_cpus.contains(cpu) {
             NR_IDLE.fetch_add(1, Ordering::Relaxed);
         }
-        n.enter_idle(cpu, super::jiffies(), g.hz);
+        n.enter_idle(cpu, crate::clock::jiffies(), g.hz);
     }
 }
 
@@ -105,8 +103,8 @@ pub fn balancer_kick(cpu: usize) {
     if NR_IDLE.load(Ordering::Relaxed) == 0 {
         return;
     }
-    let Some(g) = super::global() else { return };
-    let now = super::jiffies();
+    let Some(g) = super::state::global() else { return };
+    let now = crate::clock::jiffies();
     let n = *NOHZ.lock();
     if n.idle_cpus.is_empty() {
         return;
@@ -124,8 +122,9 @@ pub fn balancer_kick(cpu: usize) {
     // Into this CPU's reused buffer (its balance state is the outermost lock,
     // and its own periodic balance has released it by now).
     let online = crate::rq::online_mask();
-    let mut guard = super::cpu_state(cpu).lock();
-    let Some(state) = guard.as_mut() else { return };
+    let mut guard = super::state::cpu_state(cpu).lock();
+    let (state, held) = guard.split();
+    let Some(state) = state.as_mut() else { return };
     snapshots_into(&online, &mut state.balance_snaps);
     let all = &state.balance_snaps;
     let flags = nohz_balancer_kick(&n, &g.sds, all, &this, now);
@@ -138,56 +137,56 @@ pub fn balancer_kick(cpu: usize) {
     // it HZ·CPUs/10 away on every kick, as before, let a refresh kick hold
     // off balancing for 6.4 s at 64 CPUs while idle CPUs stayed idle.
     if flags & NOHZ_BALANCE_KICK != 0 {
-        NOHZ.lock().next_balance = now + 1;
+        NOHZ.lock_inside(&held).next_balance = now + 1;
     }
     let Some(ilb) = n.find_new_ilb(cpu, &online, all) else { return };
-    if pc(ilb).kick.fetch_or(flags, Ordering::AcqRel) & KICK_MASK == 0 {
-        pc(cpu).counters.kicks_sent.fetch_add(1, Ordering::Relaxed);
+    if CPUS[ilb].kick.fetch_or(flags, Ordering::AcqRel) & KICK_MASK == 0 {
+        CPUS[cpu].counters.kicks_sent.fetch_add(1, Ordering::Relaxed);
         // The reschedule IPI without a reschedule request: the kicked CPU
         // balances in the IPI handler and switches only if it pulled work.
-        crate::rq::send_resched_ipi(ilb);
+        crate::resched::send_resched_ipi(ilb);
     }
 }
 
 /// Whether a NOHZ kick (a balance, a blocked-load refresh, or both) was
 /// sent to `cpu` and not handled yet.
 pub fn kicked(cpu: usize) -> bool {
-    pc(cpu).kick.load(Ordering::Acquire) & KICK_MASK != 0
+    CPUS[cpu].kick.load(Ordering::Acquire) & KICK_MASK != 0
 }
 
 /// In `cpu`'s reschedule IPI: handle a NOHZ kick, if any. Every kick is
 /// taken whole (fair.c: nohz_csd_func()); before, a refresh-only kick was
 /// never taken, so its flag stayed and that CPU was never kicked again.
 pub fn run_kicked(cpu: usize) {
-    let flags = pc(cpu).kick.swap(0, Ordering::AcqRel);
+    let flags = CPUS[cpu].kick.swap(0, Ordering::AcqRel);
     if flags & KICK_MASK == 0 {
         return;
     }
-    let Some(g) = super::global() else { return };
+    let Some(g) = super::state::global() else { return };
     if flags & NOHZ_BALANCE_KICK == 0 {
         // A refresh (and `next_balance` recomputation) only: the blocked
         // load counts as refreshed and the next refresh is 32 ms away
         // (fair.c: _nohz_idle_balance() without sched_balance_domains()).
-        let now = super::jiffies();
+        let now = crate::clock::jiffies();
         let mut n = NOHZ.lock();
         let next = n.next_balance;
         n.after_idle_balance(now, g.hz, true, next);
         return;
     }
     let order: alloc::vec::Vec<usize> = NOHZ.lock().ilb_order(cpu).collect();
-    pc(cpu).counters.ilb_runs.fetch_add(1, Ordering::Relaxed);
+    CPUS[cpu].counters.ilb_runs.fetch_add(1, Ordering::Relaxed);
     for c in order {
         // Each tickless CPU balances as itself; stop if work arrived here.
-        if crate::rq::need_resched(cpu) {
+        if crate::resched::need_resched(cpu) {
             break;
         }
         let pulled = super::periodic::sched_balance_domains(c, true);
         if c != cpu {
-            pc(cpu).counters.balanced_for_others.fetch_add(1, Ordering::Relaxed);
-            pc(cpu).counters.pulled_for_others.fetch_add(pulled as u64, Ordering::Relaxed);
+            CPUS[cpu].counters.balanced_for_others.fetch_add(1, Ordering::Relaxed);
+            CPUS[cpu].counters.pulled_for_others.fetch_add(pulled as u64, Ordering::Relaxed);
         }
     }
-    let now = super::jiffies();
+    let now = crate::clock::jiffies();
     let next = now + 1;
     NOHZ.lock().after_idle_balance(now, g.hz, true, next);
 }

@@ -87,10 +87,10 @@ pub fn pull_tasks(dst: usize, src: usize, params: &DetachParams, migration: Migr
         drop(s);
         drop(d);
         if preempt {
-            crate::rq::resched_cpu(dst);
+            crate::resched::resched_cpu(dst);
         }
         if src_resched {
-            crate::rq::resched_cpu(src);
+            crate::resched::resched_cpu(src);
         }
     }
     out
@@ -117,7 +117,7 @@ fn move_task(s: &mut Rq, d: &mut Rq, eid: u32, t: &Arc<Task>) -> Option<EntityId
         panic!("balance: enqueue of {} on CPU {}: {}", t.name, d.cpu, err);
     }
     t.stats.nr_migrations.fetch_add(1, Ordering::Relaxed);
-    t.stats.queued_at.set(&d, d.clock);
+    t.stats.queued_at.set(d, d.clock);
     crate::trace::record(d.clock, || crate::trace::Event::Migrate { pid: t.id, from: s.cpu as u32, to: d.cpu as u32 });
     Some(ne)
 }

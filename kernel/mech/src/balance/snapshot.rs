@@ -10,6 +10,7 @@ use sched::balance::{AvgIdle, CpuSnapshot};
 use sched::cpumask::CpuMask;
 
 use crate::rq::Rq;
+use crate::percpu::{per_cpu, PerCpu};
 
 struct Published {
     nr_running: AtomicU64,
@@ -58,30 +59,27 @@ impl Published {
     }
 }
 
-/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.snapshot`).
-pub struct SnapshotCpu {
+/// This module's per-CPU part (its `CPUS`).
+struct SnapshotCpu {
     published: Published,
 }
 
 impl SnapshotCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         SnapshotCpu {
             published: Published::new(),
         }
     }
 }
 
-/// `cpu`'s SnapshotCpu.
-#[inline(always)]
-fn pc(cpu: usize) -> &'static SnapshotCpu {
-    &crate::sched_cpu::cpu(cpu).balance.snapshot
-}
+/// Every CPU's SnapshotCpu.
+static CPUS: PerCpu<SnapshotCpu> = per_cpu!(SnapshotCpu::new());
 
 /// Publishes all of `rq`'s values (call with its lock held): at the tick,
 /// which alone changes the capacities and the misfit load, and wherever
 /// those may have changed.
 pub fn publish(rq: &Rq) {
-    let p = &pc(rq.cpu).published;
+    let p = &CPUS[rq.cpu].published;
     p.capacity_orig.store(rq.capacity_orig, Ordering::Relaxed);
     p.capacity.store(rq.capacity, Ordering::Relaxed);
     p.misfit_task_load.store(rq.misfit_task_load, Ordering::Relaxed);
@@ -93,7 +91,7 @@ pub fn publish(rq: &Rq) {
 /// averages and `avg_idle`. Inlined: it is on the switch and wakeup paths.
 #[inline]
 pub fn publish_load(rq: &Rq) {
-    let p = &pc(rq.cpu).published;
+    let p = &CPUS[rq.cpu].published;
     let pelt = rq.fair.pelt();
     p.nr_running.store(rq.fair.nr_queued() as u64, Ordering::Relaxed);
     p.h_nr_runnable.store(rq.fair.h_nr_runnable() as u64, Ordering::Relaxed);
@@ -121,7 +119,7 @@ pub fn cpu_snapshot(cpu: usize) -> CpuSnapshot {
     // Lines `cpu` wrote: free on x86, priced by distance on a simulated
     // machine (every balance pass and idle-CPU scan reads through here).
     crate::platform::remote_access(cpu, crate::platform::RemoteAccess::Snapshot);
-    let p = &pc(cpu).published;
+    let p = &CPUS[cpu].published;
     let nr_running = p.nr_running.load(Ordering::Relaxed) as u32;
     let h_nr_runnable = (p.h_nr_runnable.load(Ordering::Relaxed) as u32).min(nr_running);
     let capacity_orig = p.capacity_orig.load(Ordering::Relaxed).max(1);
@@ -131,7 +129,7 @@ pub fn cpu_snapshot(cpu: usize) -> CpuSnapshot {
         h_nr_runnable,
         nr_delayed: nr_running - h_nr_runnable,
         idle: p.idle.load(Ordering::Relaxed),
-        ttwu_pending: crate::wakeup::wake_list_pending(cpu),
+        ttwu_pending: crate::rq::wake_list_pending(cpu),
         sched_idle_only: false,
         load_avg: p.load_avg.load(Ordering::Relaxed),
         runnable_avg: p.runnable_avg.load(Ordering::Relaxed),
@@ -161,7 +159,7 @@ impl sched::balance::CpuView for LiveCpus {
         // Reading a remote CPU's state is the work `select_idle_cpu()`'s
         // loop does per CPU examined: reported so that a simulated CPU
         // spends it inside the scan window SIS_PROP times (free on x86).
-        crate::platform::work_done(super::periodic::BALANCE_INSTRUCTIONS_PER_CPU);
+        crate::platform::mechanism_work(crate::platform::Work::PlacementCpuRead);
         self.span.contains(cpu).then(|| cpu_snapshot(cpu))
     }
     fn first_allowed(&self, allowed: &CpuMask) -> Option<usize> {
@@ -172,7 +170,7 @@ impl sched::balance::CpuView for LiveCpus {
         if !self.asym {
             return false;
         }
-        let mut caps = self.span.iter().map(|c| pc(c).published.capacity_orig.load(Ordering::Relaxed).max(1));
+        let mut caps = self.span.iter().map(|c| CPUS[c].published.capacity_orig.load(Ordering::Relaxed).max(1));
         let first = caps.next();
         caps.any(|c| Some(c) != first)
     }

@@ -11,20 +11,20 @@ use alloc::string::String;
 use sched::balance::domain_stats::{write_domstat_line, DomainLine};
 use sched::balance::DomainStats;
 
-use super::cpu_state;
+use super::state::cpu_state;
 
-/// `stats` with the pushes the switch counted (`periodic::note_pushed`) and
+/// `stats` with the pushes the switch counted (`active::note_pushed`) and
 /// the remote wakeups the wakeup path counted (`wake::note_remote_wakeup`).
 fn with_pushed(cpu: usize, idx: usize, stats: &DomainStats) -> DomainStats {
     let mut s = *stats;
-    s.alb_pushed = s.alb_pushed.wrapping_add(super::periodic::alb_pushed(cpu, idx));
+    s.alb_pushed = s.alb_pushed.wrapping_add(super::active::alb_pushed(cpu, idx));
     s.ttwu_wake_remote = s.ttwu_wake_remote.wrapping_add(super::wake::ttwu_wake_remote(cpu, idx));
     s
 }
 
 /// Prints `cpu`'s `domainN <mask> ...` lines (Linux's layout).
 pub fn print_domain_lines(cpu: usize) {
-    let Some(g) = super::global() else { return };
+    let Some(g) = super::state::global() else { return };
     let nr = g.sds.online().iter().last().map_or(1, |c| c + 1);
     let guard = cpu_state(cpu).lock();
     let Some(state) = guard.as_ref() else { return };
@@ -35,7 +35,7 @@ pub fn print_domain_lines(cpu: usize) {
 
 /// Prints every CPU's domain statistics as machine-readable records.
 pub fn print_all() {
-    let Some(g) = super::global() else { return };
+    let Some(g) = super::state::global() else { return };
     for cpu in g.sds.online().iter() {
         let guard = cpu_state(cpu).lock();
         let Some(state) = guard.as_ref() else { continue };
@@ -70,7 +70,7 @@ pub fn print_all() {
         let (cost_stops, random_skips) = state.sd.iter().fold((n.cost_stops, n.random_skips), |(c, r), st| {
             (c + st.newidle.counters.cost_stops, r + st.newidle.counters.random_skips)
         });
-        let avg = crate::rq::lock(cpu).avg_idle;
+        let avg = crate::rq::lock_inside(&guard, cpu).avg_idle;
         let (entries, lock_drops) = super::newidle::entries_and_lock_drops(cpu);
         crate::record!(
             "newidle",

@@ -17,20 +17,21 @@ use sched::topology::SD_BALANCE_FORK;
 use sched::{EntityId, WakeFlags};
 
 use super::snapshot::{cpu_snapshot, snapshots, snapshots_into, LiveCpus};
-use super::{cpu_state, jiffies, LLC};
+use super::state::{cpu_state, LLC};
 use crate::task::Task;
+use crate::percpu::{per_cpu, PerCpu};
 
 /// A wakeup performed on `this` put its wakee on `cpu` (≠ `this`).
 pub fn note_remote_wakeup(this: usize, cpu: usize) {
-    let Some(g) = super::global() else { return };
-    if let Some(c) = wake_remote_domain(&g.sds, this, cpu).and_then(|i| pc(this).ttwu_wake_remote.get(i)) {
+    let Some(g) = super::state::global() else { return };
+    if let Some(c) = wake_remote_domain(&g.sds, this, cpu).and_then(|i| CPUS[this].ttwu_wake_remote.get(i)) {
         c.fetch_add(1, Ordering::Relaxed);
     }
 }
 
 /// `ttwu_wake_remote` of `cpu`'s domain `idx` (see [`note_remote_wakeup`]).
 pub fn ttwu_wake_remote(cpu: usize, idx: usize) -> u64 {
-    pc(cpu).ttwu_wake_remote.get(idx).map_or(0, |c| c.load(Ordering::Relaxed))
+    CPUS[cpu].ttwu_wake_remote.get(idx).map_or(0, |c| c.load(Ordering::Relaxed))
 }
 
 /// The values placement needs from a sleeping task's entity (read by the
@@ -68,8 +69,8 @@ impl WakeeLoad {
     }
 }
 
-/// This module's part of one CPU's scheduler state (`sched_cpu::SchedCpu::balance.wake`).
-pub struct WakeCpu {
+/// This module's per-CPU part (its `CPUS`).
+struct WakeCpu {
     /// Each runqueue's SIS_PROP `Aged` state (Linux 5.14–6.6's `rq->wake_stamp`
     /// and `rq->wake_avg_idle`): set when an idle CPU is woken
     /// ([`note_idle_wakeup`], under that runqueue's lock), read, aged and
@@ -81,28 +82,25 @@ pub struct WakeCpu {
     /// path counts it (`note_remote_wakeup`), lock-free (it holds runqueue
     /// locks, which rank below the balance state); added to the domain
     /// statistics when they are printed.
-    ttwu_wake_remote: [AtomicU64; super::periodic::MAX_LEVELS],
+    ttwu_wake_remote: [AtomicU64; crate::MAX_LEVELS],
 }
 
 impl WakeCpu {
-    pub const fn new() -> Self {
+    const fn new() -> Self {
         WakeCpu {
             aged: [AtomicU64::new(0), AtomicU64::new(0)],
-            ttwu_wake_remote: [const { AtomicU64::new(0) }; super::periodic::MAX_LEVELS],
+            ttwu_wake_remote: [const { AtomicU64::new(0) }; crate::MAX_LEVELS],
         }
     }
 }
 
-/// `cpu`'s WakeCpu.
-#[inline(always)]
-fn pc(cpu: usize) -> &'static WakeCpu {
-    &crate::sched_cpu::cpu(cpu).balance.wake
-}
+/// Every CPU's WakeCpu.
+static CPUS: PerCpu<WakeCpu> = per_cpu!(WakeCpu::new());
 
 /// Sets `cpu`'s SIS_PROP `Aged` prediction at boot (Linux's `sched_init`:
 /// the whole initial `avg_idle`, stamped now).
 pub fn init_wake_aged(cpu: usize, avg_idle: u64) {
-    store_aged(cpu, WakeAvgIdle { wake_avg_idle: avg_idle, wake_stamp: jiffies() });
+    store_aged(cpu, WakeAvgIdle { wake_avg_idle: avg_idle, wake_stamp: crate::clock::jiffies() });
 }
 
 /// An idle `cpu` is being woken and its `avg_idle` was just updated with the
@@ -114,17 +112,17 @@ pub fn init_wake_aged(cpu: usize, avg_idle: u64) {
 #[inline(never)]
 pub fn note_idle_wakeup(cpu: usize, avg_idle: u64) {
     let mut a = load_aged(cpu);
-    a.on_idle_wakeup(avg_idle, jiffies());
+    a.on_idle_wakeup(avg_idle, crate::clock::jiffies());
     store_aged(cpu, a);
 }
 
 fn load_aged(cpu: usize) -> WakeAvgIdle {
-    let a = &pc(cpu).aged;
+    let a = &CPUS[cpu].aged;
     WakeAvgIdle { wake_avg_idle: a[0].load(Ordering::Relaxed), wake_stamp: a[1].load(Ordering::Relaxed) }
 }
 
 fn store_aged(cpu: usize, v: WakeAvgIdle) {
-    let a = &pc(cpu).aged;
+    let a = &CPUS[cpu].aged;
     a[0].store(v.wake_avg_idle, Ordering::Relaxed);
     a[1].store(v.wake_stamp, Ordering::Relaxed);
 }
@@ -165,7 +163,7 @@ fn wakee_snapshot(p: &Task, l: WakeeLoad, prev: usize) -> TaskSnapshot {
 /// under `p`'s runqueue lock, which the caller has dropped again (this takes
 /// balance state, which ranks above runqueue locks).
 pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize, flags: WakeFlags) -> Option<usize> {
-    let g = super::global()?;
+    let g = super::state::global()?;
     let task = wakee_snapshot(p, load, prev);
     // The waker (the task this CPU runs) records the wakee: wake_wide's flips.
     let waker = crate::task::current_or_idle();
@@ -175,7 +173,7 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
     } else {
         let flips = {
             let mut w = waker.wakee.lock();
-            w.record_wakee(p.id as u64, jiffies(), g.hz);
+            w.record_wakee(p.id as u64, crate::clock::jiffies(), g.hz);
             w.wakee_flips
         };
         // fair.c: wake_affine_weight() discounts task_h_load(current).
@@ -186,8 +184,9 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
     span.set(prev);
     let span = span.intersection(&crate::rq::online_mask());
     let mut guard = cpu_state(this).lock();
-    let state = guard.as_mut()?;
-    let mut llc = LLC.lock();
+    let (state, held) = guard.split();
+    let state = state.as_mut()?;
+    let mut llc = LLC.lock_inside(&held);
     let clock = crate::rq::now_ns;
     let mut aged = load_aged(this);
     let inputs = PlaceInputs { task: &task, this, waker_flips, waker_load, sync, llc: &llc, clock: &clock };
@@ -243,7 +242,7 @@ struct PlaceInputs<'a> {
 }
 
 /// `select_task_rq_fair` over `cpus`, a copy of the span or the live view.
-fn place<C: sched::balance::CpuView + ?Sized>(g: &super::Global, cpus: &C, i: &PlaceInputs<'_>, aged: &mut sched::balance::sis::WakeAvgIdle) -> sched::balance::wake::WakeDecision {
+fn place<C: sched::balance::CpuView + ?Sized>(g: &super::state::Global, cpus: &C, i: &PlaceInputs<'_>, aged: &mut sched::balance::sis::WakeAvgIdle) -> sched::balance::wake::WakeDecision {
     let ctx = WakeCtx {
         sds: &g.sds,
         cpus,
@@ -254,7 +253,7 @@ fn place<C: sched::balance::CpuView + ?Sized>(g: &super::Global, cpus: &C, i: &P
         sync: i.sync,
         waker_pcpu_kthread: false,
         llc: i.llc,
-        now_jiffies: jiffies(),
+        now_jiffies: crate::clock::jiffies(),
         cfg: &g.cfg,
         clock: Some(ScanClock(i.clock)),
     };
@@ -266,7 +265,7 @@ fn place<C: sched::balance::CpuView + ?Sized>(g: &super::Global, cpus: &C, i: &P
 #[cold]
 #[inline(never)]
 #[allow(clippy::too_many_arguments)]
-fn note_prop_scan(state: &mut super::CpuState, sds: &sched::topology::SchedDomains, this: usize, cpu: usize, scan: &sched::balance::sis::ScanResult, cost: u64, wake_avg_idle: u64, accounted: bool) {
+fn note_prop_scan(state: &mut super::state::CpuState, sds: &sched::topology::SchedDomains, this: usize, cpu: usize, scan: &sched::balance::sis::ScanResult, cost: u64, wake_avg_idle: u64, accounted: bool) {
     let (Some(nr), false) = (scan.nr, scan.idle_core) else { return };
     // This CPU's own `avg_idle`: it runs the wakeup, so nothing changed it since placement read it.
     let avg_idle = cpu_snapshot(this).avg_idle;
@@ -287,7 +286,7 @@ fn note_prop_scan(state: &mut super::CpuState, sds: &sched::topology::SchedDomai
 
 /// The CPU a new task starts on (fork balancing), given its allowed CPUs.
 pub fn select_fork_cpu(allowed: CpuMask, nice: i32, this: usize) -> Option<usize> {
-    let g = super::global()?;
+    let g = super::state::global()?;
     let weight = crate::task::nice_weight(nice);
     let mut task = TaskSnapshot::hog(0, this);
     task.weight = weight;

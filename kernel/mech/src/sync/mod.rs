@@ -7,8 +7,6 @@
 //! `complete_all()`); the mutex and semaphore are simpler than
 //! `kernel/locking/`'s (no optimistic spinning, no handoff).
 
-pub mod irq_mutex;
-pub mod lockdep;
 pub mod pipe;
 
 use alloc::collections::VecDeque;
@@ -18,8 +16,7 @@ use core::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 use sched::WakeFlags;
 
 use crate::task::{self, Task, TaskState};
-use irq_mutex::IrqMutex;
-pub use pipe::Pipe;
+use crate::lock::{level, IrqMutex};
 
 /// Tasks waiting for a condition.
 ///
@@ -28,7 +25,7 @@ pub use pipe::Pipe;
 /// queue's `waiters` (a task waits on one queue at a time). Wakers pop the
 /// waiter they wake, so a woken task usually finds itself already removed.
 pub struct WaitQueue {
-    waiters: IrqMutex<VecDeque<Arc<Task>>>,
+    waiters: IrqMutex<level::WaitQueue, VecDeque<Arc<Task>>>,
     /// How many tasks wait, readable without the lock: a waker that sees 0
     /// after ordering its condition store (Linux's `wq_has_sleeper`) skips
     /// the lock entirely.
@@ -43,7 +40,7 @@ impl Default for WaitQueue {
 
 impl WaitQueue {
     pub const fn new() -> WaitQueue {
-        WaitQueue { waiters: IrqMutex::with_class(VecDeque::new(), lockdep::LockClass::WaitQueue), queued: AtomicUsize::new(0) }
+        WaitQueue { waiters: IrqMutex::new(VecDeque::new()), queued: AtomicUsize::new(0) }
     }
 
     /// Blocks until `cond()` holds. `cond` is evaluated after the task is on
@@ -94,10 +91,8 @@ impl WaitQueue {
             if cond() {
                 break;
             }
-            if crate::fault::on() {
-                // `fault=preempt_points`: preempted while Sleeping, queued.
-                crate::fault::preempt_point();
-            }
+            // `fault=preempt_points`: preempted while Sleeping, queued.
+            crate::inject::preempt_point();
             crate::schedule::schedule();
             // Woken: the waker popped us and set us Running.
             if cond() {
@@ -105,9 +100,7 @@ impl WaitQueue {
             }
             // Woken with the condition false (a spurious wakeup, or one
             // whose condition another task took first): sleep again.
-            if crate::fault::on() {
-                crate::fault::after_wait(me);
-            }
+            crate::inject::after_wait();
         }
         me.set_state(TaskState::Running);
         // The condition held before a waker removed us: leave the queue.
@@ -222,9 +215,20 @@ impl Completion {
     }
 }
 
+// A thread's end reaches its joiners through its completion (`thread.rs`
+// gives each thread one; the switch that ends it completes it).
+impl crate::task::ExitNotice for Completion {
+    fn complete(&self) {
+        self.complete_all();
+    }
+    fn wait(&self) {
+        Completion::wait(self);
+    }
+}
+
 /// A counting semaphore.
 pub struct Semaphore {
-    count: IrqMutex<usize>,
+    count: IrqMutex<level::SemaphoreCount, usize>,
     wq: WaitQueue,
 }
 

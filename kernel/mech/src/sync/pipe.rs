@@ -4,7 +4,7 @@ use alloc::boxed::Box;
 use alloc::vec;
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use super::irq_mutex::IrqMutex;
+use crate::lock::{level, IrqMutex};
 use super::WaitQueue;
 
 /// The bytes in flight and whether the writing side is closed.
@@ -18,39 +18,16 @@ struct Ring {
     closed: bool,
 }
 
-/// Below this many bytes a byte loop beats two `memcpy` calls.
-const SMALL_COPY: usize = 16;
-
-/// Guest instructions of one pipe read or write of fewer than
-/// [`SMALL_COPY`] bytes, apart from any wakeup it makes: the lock, the byte
-/// loop, the counts and the caller's loop around it. Reported to the
-/// platform (`platform::work_done`, free on x86) so that a simulated CPU
-/// spends the time a real one does; measured under `-icount` from
-/// hackbench at `-smp 1` (docs/SIMULATOR.md, "The cost model", has the
-/// commands and the algebra; `sim`'s `IcountFigures` checks the figure).
-pub const OP_INSTRUCTIONS_SMALL: u64 = 135;
-/// The same for a bulk copy (`SMALL_COPY` bytes or more): the fixed part...
-pub const OP_INSTRUCTIONS_BULK: u64 = 174;
-/// ...and the copy's thousandths of an instruction per byte.
-pub const OP_MILLI_INSTRUCTIONS_PER_BYTE: u64 = 217;
+/// Below this many bytes a byte loop beats two `memcpy` calls (the
+/// simulator prices the two kinds of copy apart).
+pub const SMALL_COPY: usize = 16;
 
 /// Reports a read or write of `n` bytes to the platform (the ring's lock is
-/// held: a simulated CPU adds it to its own clock and pays it when the lock's
-/// section ends, before the wakeup that follows a write). Here, where `n` is
-/// computed anyway, it leaves the x86 build's code unchanged.
+/// held: a simulated CPU adds its price to its own clock and pays it when the
+/// lock's section ends, before the wakeup that follows a write). Free on x86.
 #[inline(always)]
 fn report_op(n: usize) {
-    crate::platform::work_done(op_instructions(n));
-}
-
-/// [`OP_INSTRUCTIONS_SMALL`] or the bulk figure for a read or write of `n`
-/// bytes.
-pub const fn op_instructions(n: usize) -> u64 {
-    if n < SMALL_COPY {
-        OP_INSTRUCTIONS_SMALL
-    } else {
-        OP_INSTRUCTIONS_BULK + n as u64 * OP_MILLI_INSTRUCTIONS_PER_BYTE / 1000
-    }
+    crate::platform::mechanism_work(crate::platform::Work::PipeCopy { bytes: n });
 }
 
 impl Ring {
@@ -129,7 +106,7 @@ impl Ring {
 /// free space. Both let a waiter re-check its condition without the lock:
 /// the wait queue's fences order them against the waker's update.
 pub struct Pipe {
-    ring: IrqMutex<Ring>,
+    ring: IrqMutex<level::PipeRing, Ring>,
     readable: AtomicUsize,
     room: AtomicUsize,
     readers: WaitQueue,
@@ -141,10 +118,7 @@ impl Pipe {
     pub fn new(capacity: usize) -> Pipe {
         let capacity = capacity.max(1);
         Pipe {
-            ring: IrqMutex::with_class(
-                Ring { buf: vec![0; capacity].into_boxed_slice(), head: 0, len: 0, closed: false },
-                super::lockdep::LockClass::PipeRing,
-            ),
+            ring: IrqMutex::new(Ring { buf: vec![0; capacity].into_boxed_slice(), head: 0, len: 0, closed: false }),
             readable: AtomicUsize::new(0),
             room: AtomicUsize::new(capacity),
             readers: WaitQueue::new(),

@@ -37,7 +37,8 @@ use std::sync::Arc;
 
 use crate::common::*;
 use mech::balance::{idle_wait, newidle};
-use mech::task::{Spawn, Task};
+use mech::task::Task;
+use mech::thread::Spawn;
 use sched::balance::avg_idle::{hist_bucket, AvgIdleClamp, AVG_IDLE_HIST_BUCKETS};
 use sched::WakeFlags;
 
@@ -61,10 +62,10 @@ pub const MIGRATION_COST: u64 = 500 * US;
 pub const CEILING: u64 = 1_000 * US;
 
 /// The test clock one balance attempt takes: the work a pass over the
-/// 2-CPU domain reports (`Platform::work_done`, one ns per instruction on
-/// the test platform). A failed attempt's idle period is that much longer;
+/// 2-CPU domain reports (`Platform::mechanism_work`, priced by the test
+/// platform as the simulator prices it). A failed attempt's idle period is that much longer;
 /// during a pull's attempt CPU 0 is idle while the free tasks wait.
-pub const PASS_NS: u64 = mech::balance::periodic::balance_pass_instructions(2);
+pub const PASS_NS: u64 = work_ns(mech::platform::Work::BalancePass { cpus: 2 });
 
 /// What the run shows for one setting.
 #[derive(Debug, PartialEq, Eq)]
@@ -181,8 +182,8 @@ pub fn run(clamp: Option<AvgIdleClamp>) -> Outcome {
     config.features.set(sched::Feature::NiRandom, false);
     assert_eq!(config.avg_idle_ceiling_pct, 200);
     boot_with(2, config);
-    let t = mech::task::spawn(Spawn::new("t").pin(0), || {}).unwrap();
-    let hog = mech::task::spawn(Spawn::new("hog").pin(1), || {}).unwrap();
+    let t = mech::thread::spawn(Spawn::new("t").pin(0), || {}).unwrap();
+    let hog = mech::thread::spawn(Spawn::new("hog").pin(1), || {}).unwrap();
     assert!(Arc::ptr_eq(&preempt(0), &t));
     assert!(Arc::ptr_eq(&preempt(1), &hog));
     assert_eq!(avg_idle(0), 2 * MIGRATION_COST, "boot value");
@@ -195,7 +196,7 @@ pub fn run(clamp: Option<AvgIdleClamp>) -> Outcome {
 
     assert_eq!(newidle::avg_idle_hist(0), [0; AVG_IDLE_HIST_BUCKETS], "nothing was overloaded");
     // 2. A second task pinned to CPU 1: overloaded, nothing CPU 0 may run.
-    let _pinned = mech::task::spawn(Spawn::new("pinned").pin(1), || {}).unwrap();
+    let _pinned = mech::thread::spawn(Spawn::new("pinned").pin(1), || {}).unwrap();
     assert!(mech::balance::snapshot::any_overloaded());
     assert!(sleep_once(&t, LONG_NS).is_none(), "avg_idle had settled below the gate");
     let drops = lock_drops(0);
@@ -209,7 +210,7 @@ pub fn run(clamp: Option<AvgIdleClamp>) -> Outcome {
     // 4. Free tasks queue on CPU 1 and age past the 0.5 ms cache-hot window
     // while `t` runs; from here CPU 0's idle time counts as waiting.
     let free: Vec<Arc<Task>> =
-        (0..FREE).map(|i| mech::task::spawn(Spawn::new(&format!("free{i}")).on_cpu(1), || {}).unwrap()).collect();
+        (0..FREE).map(|i| mech::thread::spawn(Spawn::new(&format!("free{i}")).on_cpu(1), || {}).unwrap()).collect();
     advance_ns(2 * MIGRATION_COST);
     let before = idle_wait::read(0);
     let mut pulled = 0;

@@ -11,7 +11,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use mech::platform::{Context, Exit, Frame, Platform, Stack, SwitchError};
+use mech::platform::{Context, Exit, Frame, Platform, Stack, SwitchError, Work};
 use mech::task::Task;
 
 pub const CPUS: usize = 4;
@@ -175,6 +175,20 @@ impl Platform for TestPlatform {
     fn work_done(instructions: u64) {
         // One instruction, one ns (QEMU's `-icount shift=0`), as the simulator.
         NOW.fetch_add(instructions, Ordering::Relaxed);
+    }
+    fn mechanism_work(work: Work) {
+        NOW.fetch_add(work_ns(work), Ordering::Relaxed);
+    }
+}
+
+/// What the mechanism's own work costs the test clock: the simulator's
+/// prices (`sim/src/platform/prices.rs`), at one ns per instruction.
+pub const fn work_ns(work: Work) -> u64 {
+    match work {
+        Work::PipeCopy { bytes } if bytes < mech::sync::pipe::SMALL_COPY => 135,
+        Work::PipeCopy { bytes } => 174 + bytes as u64 * 217 / 1000,
+        Work::BalancePass { cpus } => 1950 + cpus as u64 * 170,
+        Work::PlacementCpuRead => 170,
     }
 }
 

@@ -128,7 +128,7 @@ impl Bell {
 
 /// One worker's slot: its task, doorbell and recent operations.
 pub(super) struct Slot {
-    pub(super) task: IrqMutex<Option<Arc<Task>>>,
+    pub(super) task: IrqMutex<level::Workload, Option<Arc<Task>>>,
     pub(super) bell: Bell,
     /// `op << 56 | arg`, the last `RING` operations; `ring_us` their start.
     pub(super) ring: [AtomicU64; RING],
@@ -157,7 +157,7 @@ pub(super) struct World {
     pub(super) counts: [AtomicU64; NCOUNTS],
     pub(super) ops: [AtomicU64; OPS.len()],
     /// Children left to the coordinator to join.
-    pub(super) orphans: IrqMutex<Vec<Arc<Task>>>,
+    pub(super) orphans: IrqMutex<level::Workload, Vec<Arc<Task>>>,
     /// Children not yet joined (each holds a thread stack until then).
     pub(super) children: AtomicU64,
     pub(super) child_cap: u64,
@@ -196,7 +196,7 @@ impl World {
 
     /// Joins `t` (it has exited or is about to) and books its runtime.
     pub(super) fn reap(&self, t: &Arc<Task>) {
-        mech::task::join(t);
+        mech::thread::join(t);
         self.joined_runtime.fetch_add(t.stats.sum_exec_runtime.load(Ordering::Relaxed), Ordering::Relaxed);
         self.add(C::Joined, 1);
     }

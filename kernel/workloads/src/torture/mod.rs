@@ -49,9 +49,9 @@ use super::params::{num, num_per_cpu, Param, MAX_MS};
 use super::Rng;
 use crate::cmdline::Workload;
 use mech::setattr::{self, SetattrError};
-use mech::sync::irq_mutex::IrqMutex;
-use mech::sync::{Mutex, Pipe, Semaphore, WaitQueue};
-use mech::task::{Spawn, Task, TaskState};
+use mech::lock::{level, IrqMutex};
+use mech::sync::{pipe::Pipe, Mutex, Semaphore, WaitQueue};
+use mech::{task::{Task, TaskState}, thread::Spawn};
 
 use books::{splitmix, stream_byte, Bell, Slot, World, C, COUNT_NAMES, NCOUNTS};
 use ops::{worker, OPS};
@@ -154,7 +154,7 @@ pub fn run(w: &Workload) -> bool {
     // Run: time out long doorbell waits, look for lost wakeups, join orphans.
     let end = t0 + ms * 1_000_000;
     while mech::rq::now_ns() < end {
-        mech::timer::sleep_ns(1_000_000);
+        mech::thread::sleep_ns(1_000_000);
         watch(&world);
         reap_orphans(&world);
     }
@@ -168,7 +168,7 @@ pub fn run(w: &Workload) -> bool {
     let give_up = mech::rq::now_ns() + GRACE_NS;
     let busy = |w: &World| w.slots.iter().any(|s| !s.done.load(Ordering::Acquire)) || w.children.load(Ordering::Acquire) > 0;
     while busy(&world) && mech::rq::now_ns() < give_up {
-        mech::timer::sleep_ns(1_000_000);
+        mech::thread::sleep_ns(1_000_000);
         watch(&world);
         reap_orphans(&world);
     }

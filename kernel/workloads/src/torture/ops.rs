@@ -230,7 +230,7 @@ pub(super) fn read_some(w: &World, me: usize, pair: usize, seq: &mut u64, buf: &
 pub(super) fn timed_sleep(w: &World, me: usize, ns: u64) {
     w.add(C::SleepBegun, 1);
     let t = mech::rq::now_ns();
-    mech::timer::sleep_ns(ns);
+    mech::thread::sleep_ns(ns);
     let slept = mech::rq::now_ns() - t;
     w.add(C::SleepEnded, 1);
     if slept < ns {
@@ -309,7 +309,7 @@ pub(super) fn spawn_child(w: &Arc<World>, me: usize, rng: &mut Rng, idx: usize) 
         for _ in 0..steps {
             match r.below(3) {
                 0 => mech::platform::burn_ns(10_000 + r.below(300_000)),
-                1 => mech::timer::sleep_ns(10_000 + r.below(500_000)),
+                1 => mech::thread::sleep_ns(10_000 + r.below(500_000)),
                 _ => mech::schedule::yield_now(),
             }
             if let Some(m) = pin {

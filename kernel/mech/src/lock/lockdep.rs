@@ -1,8 +1,9 @@
 //! A small runtime lock-order checker (`lockdep=1`, on with `sched_debug=1`).
 //!
 //! Every interrupt-off lock belongs to a class, and the classes are totally
-//! ordered, outer to inner, as docs/DESIGN.md's lock table lists them
-//! (`LockClass`'s discriminant is its level). Each CPU keeps which classes it
+//! ordered, outer to inner, as `level.rs` lists them (the same list gives
+//! the levels an `IrqMutex` carries in its type, which checks the order
+//! written in one function when it compiles; this checks the rest). Each CPU keeps which classes it
 //! holds (a bit per class and a count) and, for the classes whose instances
 //! are taken two at a time by CPU id (runqueues), which CPUs' instances. Taking
 //! a lock is then checked against what the CPU holds:
@@ -25,94 +26,28 @@
 //! (the checks run inside the interrupt-off guard), so relaxed atomics are
 //! plain loads and stores.
 
-use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicU8, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
+use super::level::{LockClass, CLASSES};
 use crate::{platform::cpu_id, MAX_CPUS};
 
-/// A lock class, its discriminant its level (0 outermost). docs/DESIGN.md's
-/// "Locks and their order" is this list.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum LockClass {
-    /// `Task::pi_lock`.
-    PiLock = 0,
-    /// `balance::STATE[cpu]` (a wakeup's placement takes it under `pi_lock`).
-    BalanceState = 1,
-    /// A CPU's runqueue (keyed by CPU: two nest in ascending CPU order).
-    Runqueue = 2,
-    /// The thread registry.
-    Registry = 3,
-    /// A CPU's wake list.
-    WakeList = 4,
-    /// A CPU's sleeper heap (`timer.rs`).
-    Sleepers = 5,
-    /// A wait queue's waiter list.
-    WaitQueue = 6,
-    /// A pipe's ring.
-    PipeRing = 7,
-    /// Leaf locks: LLC scan state, NOHZ state, idle-wait spans, a task's
-    /// small fields, workload data; anything not given a class.
-    Leaf = 8,
-    /// A CPU's trace ring.
-    TraceRing = 9,
-    /// Frame bitmap, stack arena.
-    Memory = 10,
-    /// The console (`console.rs`; interrupts off by `without_interrupts`).
-    Console = 11,
+const _: () = assert!(CLASSES <= 64, "one bit per class in `Held::classes`");
+
+/// Whether instances of `class` nest among themselves by ascending key
+/// (runqueues, keyed by CPU: `rq::lock_two`).
+fn keyed(class: LockClass) -> bool {
+    matches!(class, LockClass::Runqueue)
 }
 
-/// How many lock classes there are.
-pub const CLASSES: usize = 12;
-
-impl LockClass {
-    /// Every class, outermost first (the simulator prices each).
-    pub const ALL: [LockClass; CLASSES] = [
-        LockClass::PiLock,
-        LockClass::BalanceState,
-        LockClass::Runqueue,
-        LockClass::Registry,
-        LockClass::WakeList,
-        LockClass::Sleepers,
-        LockClass::WaitQueue,
-        LockClass::PipeRing,
-        LockClass::Leaf,
-        LockClass::TraceRing,
-        LockClass::Memory,
-        LockClass::Console,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            LockClass::BalanceState => "balance_state",
-            LockClass::PiLock => "pi_lock",
-            LockClass::Runqueue => "runqueue",
-            LockClass::Registry => "registry",
-            LockClass::WakeList => "wake_list",
-            LockClass::Sleepers => "sleepers",
-            LockClass::WaitQueue => "wait_queue",
-            LockClass::PipeRing => "pipe_ring",
-            LockClass::Leaf => "leaf",
-            LockClass::TraceRing => "trace_ring",
-            LockClass::Memory => "memory",
-            LockClass::Console => "console",
-        }
-    }
-
-    /// Whether instances nest among themselves by ascending key.
-    fn keyed(self) -> bool {
-        matches!(self, LockClass::Runqueue)
-    }
-
-    /// The classes at this level or inner to it.
-    fn same_or_inner(self) -> u32 {
-        !((1u32 << self as u32) - 1) & ((1 << CLASSES) - 1)
-    }
+/// The classes at `class`'s level or inner to it.
+fn same_or_inner(class: LockClass) -> u64 {
+    !((1u64 << class as u32) - 1) & (u64::MAX >> (64 - CLASSES))
 }
 
 /// One CPU's held locks.
 struct Held {
     /// Bit `c` set while class `c` has a holder.
-    classes: AtomicU32,
+    classes: AtomicU64,
     counts: [AtomicU8; CLASSES],
     /// The keys held of the keyed class (one bit per CPU id).
     keys: [AtomicU64; MAX_CPUS / 64],
@@ -121,7 +56,7 @@ struct Held {
 impl Held {
     const fn new() -> Held {
         Held {
-            classes: AtomicU32::new(0),
+            classes: AtomicU64::new(0),
             counts: [const { AtomicU8::new(0) }; CLASSES],
             keys: [const { AtomicU64::new(0) }; MAX_CPUS / 64],
         }
@@ -158,7 +93,7 @@ pub const BUILT_IN: bool = cfg!(feature = "lockdep");
 /// Checks and records taking a lock of `class` (instance `key`, 0 unless
 /// keyed) on this CPU; `trylock`: taken by a try, which cannot deadlock.
 #[inline(always)]
-pub fn acquire(class: LockClass, key: u8, trylock: bool) {
+pub fn acquire(class: LockClass, key: u32, trylock: bool) {
     if enabled() {
         acquire_checked(class, key, trylock);
     }
@@ -166,14 +101,14 @@ pub fn acquire(class: LockClass, key: u8, trylock: bool) {
 
 /// Records releasing a lock `acquire` recorded.
 #[inline(always)]
-pub fn release(class: LockClass, key: u8) {
+pub fn release(class: LockClass, key: u32) {
     if enabled() {
         release_recorded(class, key);
     }
 }
 
 #[inline(never)]
-fn acquire_checked(class: LockClass, key: u8, trylock: bool) {
+fn acquire_checked(class: LockClass, key: u32, trylock: bool) {
     let cpu = cpu_id();
     if crate::platform::irqs_enabled() {
         violation(cpu, class, key, None, "taken with interrupts on");
@@ -181,17 +116,17 @@ fn acquire_checked(class: LockClass, key: u8, trylock: bool) {
     let h = &HELD[cpu];
     let held = h.classes.load(Ordering::Relaxed);
     if !trylock {
-        let conflict = held & class.same_or_inner();
+        let conflict = held & same_or_inner(class);
         if conflict != 0 {
-            let ordered_pair = conflict == 1 << class as u32
-                && class.keyed()
+            let ordered_pair = conflict == 1u64 << class as u32
+                && keyed(class)
                 && h.highest_key().is_some_and(|k| k < key as usize);
             if !ordered_pair {
                 // The innermost held class names the other side.
-                let other = LockClass::ALL[31 - conflict.leading_zeros() as usize];
-                let other_key = if other.keyed() { h.highest_key() } else { None };
+                let other = LockClass::ALL[63 - conflict.leading_zeros() as usize];
+                let other_key = if keyed(other) { h.highest_key() } else { None };
                 let why = if other == class {
-                    if class.keyed() {
+                    if keyed(class) {
                         "taken while a lock of the same class with an equal or higher CPU id is held (ascending CPU order)"
                     } else {
                         "taken while a lock of the same class is held (nothing orders two of them)"
@@ -205,15 +140,15 @@ fn acquire_checked(class: LockClass, key: u8, trylock: bool) {
     }
     let c = &h.counts[class as usize];
     c.store(c.load(Ordering::Relaxed).saturating_add(1), Ordering::Relaxed);
-    h.classes.store(held | 1 << class as u32, Ordering::Relaxed);
-    if class.keyed() {
+    h.classes.store(held | 1u64 << class as u32, Ordering::Relaxed);
+    if keyed(class) {
         let w = &h.keys[key as usize / 64];
-        w.store(w.load(Ordering::Relaxed) | 1 << (key % 64), Ordering::Relaxed);
+        w.store(w.load(Ordering::Relaxed) | 1u64 << (key % 64), Ordering::Relaxed);
     }
 }
 
 #[inline(never)]
-fn release_recorded(class: LockClass, key: u8) {
+fn release_recorded(class: LockClass, key: u32) {
     let h = &HELD[cpu_id()];
     let c = &h.counts[class as usize];
     let n = c.load(Ordering::Relaxed);
@@ -223,20 +158,20 @@ fn release_recorded(class: LockClass, key: u8) {
     }
     c.store(n - 1, Ordering::Relaxed);
     if n == 1 {
-        h.classes.store(h.classes.load(Ordering::Relaxed) & !(1 << class as u32), Ordering::Relaxed);
+        h.classes.store(h.classes.load(Ordering::Relaxed) & !(1u64 << class as u32), Ordering::Relaxed);
     }
-    if class.keyed() {
+    if keyed(class) {
         let w = &h.keys[key as usize / 64];
-        w.store(w.load(Ordering::Relaxed) & !(1 << (key % 64)), Ordering::Relaxed);
+        w.store(w.load(Ordering::Relaxed) & !(1u64 << (key % 64)), Ordering::Relaxed);
     }
 }
 
 /// Reports a violation and panics. The checker goes off first: the report
 /// and the panic handler take locks of their own.
 #[cold]
-fn violation(cpu: usize, class: LockClass, key: u8, held: Option<(LockClass, Option<usize>)>, why: &str) -> ! {
+fn violation(cpu: usize, class: LockClass, key: u32, held: Option<(LockClass, Option<usize>)>, why: &str) -> ! {
     enable(false);
-    let key_of = |c: LockClass, k: Option<usize>| Instance(if c.keyed() { k } else { None });
+    let key_of = |c: LockClass, k: Option<usize>| Instance(if keyed(c) { k } else { None });
     let (held_class, held_key) = match held {
         Some((c, k)) => (c.name(), key_of(c, k)),
         None => ("-", Instance(None)),
