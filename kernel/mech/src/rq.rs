@@ -317,12 +317,7 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
 
 /// CPUs whose runqueue is running.
 pub fn online_mask() -> CpuMask {
-    CpuMask::from_bits([
-        ONLINE[0].load(Ordering::Acquire),
-        ONLINE[1].load(Ordering::Acquire),
-        ONLINE[2].load(Ordering::Acquire),
-        ONLINE[3].load(Ordering::Acquire),
-    ])
+    CpuMask::from_bits(core::array::from_fn(|i| ONLINE[i].load(Ordering::Acquire)))
 }
 
 pub fn is_online(cpu: usize) -> bool {

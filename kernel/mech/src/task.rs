@@ -265,12 +265,7 @@ impl Task {
 
     /// CPUs the task has run on so far.
     pub fn ran_on(&self) -> CpuMask {
-        CpuMask::from_bits([
-            self.ran_on[0].load(Ordering::Relaxed),
-            self.ran_on[1].load(Ordering::Relaxed),
-            self.ran_on[2].load(Ordering::Relaxed),
-            self.ran_on[3].load(Ordering::Relaxed),
-        ])
+        CpuMask::from_bits(core::array::from_fn(|i| self.ran_on[i].load(Ordering::Relaxed)))
     }
 
     pub fn nice_value(&self) -> i32 {
