@@ -320,21 +320,11 @@ fn transition(rq: &Rq, runnable: u32) {
         },
         Ordering::Relaxed,
     );
-    // (new offer, what it gained); None when there was and is no offer.
-    let mut changed = None;
+    // Withdraw offers before becoming idle, and make them after stopping
+    // being idle: an idle CPU offers nothing.
+    let mut new = None;
     if queue || me.offering.load(Ordering::Relaxed) {
-        let new = match ALL.get() {
-            Some(all) if queue => offer_of(rq, all),
-            _ => CpuMask::new(),
-        };
-        let old = CpuMask::from_bits(core::array::from_fn(|i| me.offer[i].load(Ordering::Relaxed)));
-        // Withdraw offers before becoming idle, and make them after
-        // stopping being idle: an idle CPU offers nothing.
-        let gone = old.difference(&new);
-        if !gone.is_empty() {
-            change_offers(mine, &gone, false);
-        }
-        changed = Some((new, new.difference(&old)));
+        new = Some(withdraw_offers(rq, mine, queue));
     }
     let was_idle = me.idle.load(Ordering::Relaxed);
     if was_idle != idle {
@@ -360,15 +350,47 @@ fn transition(rq: &Rq, runnable: u32) {
         }
         me.idle.store(idle, Ordering::Relaxed);
     }
-    if let Some((new, came)) = changed {
-        if !came.is_empty() {
-            change_offers(mine, &came, true);
-        }
-        for (w, b) in me.offer.iter().zip(new.bits()) {
-            w.store(b, Ordering::Relaxed);
-        }
-        me.offering.store(!new.is_empty(), Ordering::Relaxed);
+    if let Some(new) = &new {
+        make_offers(rq.cpu, mine, new);
     }
+}
+
+/// The offer `me`'s CPU made last (its words in `CpuSide::offer`).
+fn offer_made(me: &CpuSide) -> CpuMask {
+    CpuMask::from_bits(core::array::from_fn(|i| me.offer[i].load(Ordering::Relaxed)))
+}
+
+/// Withdraws what `rq`'s CPU offered and offers no longer; returns the offer
+/// it makes now (its waiting tasks' CPUs while it has a queue, none
+/// otherwise). Apart from `transition` (not inlined into it), as is
+/// `make_offers`: their masks would take the registers of the idle entry
+/// and exit that every pipe round trip makes.
+#[inline(never)]
+fn withdraw_offers(rq: &Rq, mine: &[Dom], queue: bool) -> CpuMask {
+    let new = match ALL.get() {
+        Some(all) if queue => offer_of(rq, all),
+        _ => CpuMask::new(),
+    };
+    let gone = offer_made(&CPUS[rq.cpu].per_cpu).difference(&new);
+    if !gone.is_empty() {
+        change_offers(mine, &gone, false);
+    }
+    new
+}
+
+/// Makes the offers of `new` that `cpu` did not make yet and records `new`
+/// as its offer.
+#[inline(never)]
+fn make_offers(cpu: usize, mine: &[Dom], new: &CpuMask) {
+    let me = &CPUS[cpu].per_cpu;
+    let came = new.difference(&offer_made(me));
+    if !came.is_empty() {
+        change_offers(mine, &came, true);
+    }
+    for (w, b) in me.offer.iter().zip(new.bits()) {
+        w.store(b, Ordering::Relaxed);
+    }
+    me.offering.store(!new.is_empty(), Ordering::Relaxed);
 }
 
 /// Adds (`on`) or withdraws one offer to each CPU of `cpus` in every domain
