@@ -294,9 +294,15 @@ pub(crate) fn check_no_acpi(log: &Log) -> CheckResult {
 
 /// One `cmdline: ` line and one `@fw cmdline_problem` record per bad option (a line alone is
 /// read by people, not by `bench`/`compare`, which then take the run's figures).
-/// The kernel's heap need (kernel/src/mem/mod.rs `heap_need`), KiB: 5 MiB and 192 KiB per CPU.
+/// The kernel's heap need (kernel/src/mem/mod.rs `heap_need`), bytes: 5 MiB, 192 KiB per CPU and
+/// 256 bytes per pair of CPUs.
+pub fn heap_need_bytes(cpus: u64) -> u64 {
+    (5 << 20) + cpus * (192 << 10) + cpus * cpus * 256
+}
+
+/// [`heap_need_bytes`] in KiB, rounded down as the kernel prints it.
 pub fn heap_need_kib(cpus: u64) -> u64 {
-    5 * 1024 + 192 * cpus
+    heap_need_bytes(cpus) / 1024
 }
 
 /// The usable memory (KiB) `cpus` CPUs need, from the boot's `@fw memory usable_kib= free_kib=`:
@@ -304,7 +310,7 @@ pub fn heap_need_kib(cpus: u64) -> u64 {
 /// quarter of the free memory; valid above 16 CPUs, where the need passes the heap's 8 MiB
 /// minimum).
 pub fn usable_need_kib(cpus: u64, usable_kib: u64, free_kib: u64) -> u64 {
-    usable_kib.saturating_sub(free_kib) + 4 * heap_need_kib(cpus)
+    usable_kib.saturating_sub(free_kib) + (4 * heap_need_bytes(cpus)).div_ceil(1024)
 }
 
 /// The usable memory need computed from this boot's `@fw memory` record, in MiB (rounded up),
