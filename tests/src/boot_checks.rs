@@ -248,6 +248,20 @@ pub(crate) fn check_smp64(log: &Log) -> CheckResult {
     }
 }
 
+/// Two sockets of 72 cores and 2 threads: more CPUs than QEMU's pc machine takes, and APIC
+/// IDs above 255 (socket 1's start at 256).
+pub const SMP_288: &str = "288,sockets=2,cores=72,threads=2";
+
+/// Every one of 288 CPUs online, placed and balanced as the simulator's model of the same
+/// `-smp` says, in x2APIC mode, with APIC IDs above 255 among them.
+pub(crate) fn check_smp288(log: &Log) -> CheckResult {
+    healthy_boot(log, SMP_288, 0)?;
+    let r = log.one("apic")?;
+    ensure(r.get("mode") == Some("x2apic"), || format!("`{r}`: expected mode=x2apic"))?;
+    let highest = log.records("cpu").map(|c| c.num("apic")).collect::<Result<Vec<_>, _>>()?.into_iter().max();
+    ensure(highest.is_some_and(|a| a > 255), || format!("the highest APIC ID is {highest:?}, not above 255"))
+}
+
 pub(crate) fn check_topo_2s2c2t(log: &Log) -> CheckResult {
     healthy_boot(log, "8,sockets=2,cores=2,threads=2", 0)
 }

@@ -32,6 +32,8 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ),
     ("smp-32", "online=32 expected=32", "online=31 expected=32"),
     ("smp-64", "@fw cpu id=63 ", "@fw cpu id=62 "),
+    ("smp-288-x2apic", "@fw cpu id=287 ", "@fw cpu id=286 "),
+    ("smp-288-x2apic", "@fw apic mode=x2apic", "@fw apic mode=xapic"),
     (
         "topo-2s2c2t",
         "@fw sd cpu=5 level=PKG span=0-7 groups=4-7/0-3",
