@@ -21,7 +21,7 @@
 //! Unveils 16-Core Zen 5c CCD with Unified L3 Cache for EPYC 9005 Series
 //! Servers", 2025: one 32 MB L3 for the 16 cores of a die,
 //! <https://hyper.ai/en/stories/2d12744d97410192ff218c7345b04731>).
-//! One node per socket is the parts' default memory mode (NPS1). The same
+//! A NUMA node per socket (AMD's NPS1 memory mode). The same
 //! 768 CPUs as `768,sockets=2,cores=192,threads=2` share one LLC per socket
 //! instead (QEMU's default: an LLC per die, one die per socket).
 //!
