@@ -35,15 +35,20 @@ const WORDS: usize = MAX_CPUS / 64;
 
 /// One more than the highest word any mask has held a CPU in (at least 1):
 /// every set bit of every mask lies below `64 * WORDS_IN_USE`. Raised (never
-/// lowered) before a bit of a new word is stored, by [`CpuMask::set`] and
-/// [`CpuMask::first_n`] and [`CpuMask::from_bits`], the only ways bits get in.
+/// lowered) before a bit of a new word is stored: by [`CpuMask::set`],
+/// [`CpuMask::first_n`] and [`CpuMask::from_bits`], the only ways bits get
+/// into a mask, and by [`cover_cpu`] for a CPU's bit kept outside one.
 ///
 /// Why this is enough across threads: a mask reaches another thread only
 /// through something that orders memory (a lock, a release store, a thread
 /// spawn) after the raise, and the raise is a read-modify-write of one
 /// location, so the other thread's later load sees it or a larger value
-/// (coherence). Words copied bit by bit through relaxed atomics come back
-/// through `from_bits`, which raises the bound itself.
+/// (coherence). Words kept in atomics come back through `from_bits`, which
+/// raises the bound itself, or through [`CpuMask::from_words_in_use`], which
+/// reads the words below the bound it sees: a reader ordered after the
+/// writer (the same lock, an acquire load of what the writer released)
+/// sees the raise, and an unordered reader sees the words as they were
+/// before the write, as an unordered read may.
 static WORDS_IN_USE: AtomicUsize = AtomicUsize::new(1);
 
 /// The words of a [`CpuMask`] that may hold a CPU (see `WORDS_IN_USE`): the
@@ -52,6 +57,16 @@ static WORDS_IN_USE: AtomicUsize = AtomicUsize::new(1);
 pub fn nr_cpu_words() -> usize {
     // `min` lets the compiler drop the bounds checks of the loops.
     WORDS_IN_USE.load(Ordering::Relaxed).min(WORDS)
+}
+
+/// Makes the word loops cover `cpu` (nothing for `cpu >= MAX_CPUS`): for a
+/// CPU's bit set outside a mask (an atomic word that
+/// [`CpuMask::from_words_in_use`] reads back), before it is set.
+#[inline]
+pub fn cover_cpu(cpu: usize) {
+    if cpu < MAX_CPUS {
+        note_word(cpu / 64);
+    }
 }
 
 /// Makes the word loops cover word `word`.
@@ -123,6 +138,27 @@ impl CpuMask {
             }
         }
         CpuMask { bits }
+    }
+
+    /// A mask of the words `word(i)` gives for the words in use, `i <
+    /// nr_cpu_words()`, the others zero: for words kept apart from a mask
+    /// (atomics a mask was stored into word by word), which are zero above
+    /// the bound because every mask's are and the bound only grows. A CPU
+    /// set of a 4-CPU machine is then one load, not sixteen.
+    #[inline]
+    pub fn from_words_in_use(mut word: impl FnMut(usize) -> u64) -> Self {
+        let mut bits = [0; WORDS];
+        for (i, b) in bits[..nr_cpu_words()].iter_mut().enumerate() {
+            *b = word(i);
+        }
+        CpuMask { bits }
+    }
+
+    /// The words in use (see [`nr_cpu_words`]): what a mask stored word by
+    /// word needs to store, the words above being zero.
+    #[inline]
+    pub fn words_in_use(&self) -> &[u64] {
+        &self.bits[..nr_cpu_words()]
     }
 
     /// The raw words (see [`CpuMask::from_bits`]).
@@ -233,14 +269,14 @@ impl CpuMask {
         self.bits[..n].iter().zip(&other.bits[..n]).any(|(a, b)| a & b != 0)
     }
 
-    /// Word by word, all of them: a fixed-length loop of plain bitwise
-    /// operations, which the compiler turns into a few vector instructions
-    /// (cheaper than a loop bounded at run time over a zeroed result).
+    /// Word by word over the words in use; `f(0, 0)` must be 0, so the
+    /// words above stay zero.
     #[inline(always)]
     fn zip(&self, other: &CpuMask, f: impl Fn(u64, u64) -> u64) -> CpuMask {
         let mut bits = [0u64; WORDS];
-        for (i, b) in bits.iter_mut().enumerate() {
-            *b = f(self.bits[i], other.bits[i]);
+        let n = nr_cpu_words();
+        for ((b, x), y) in bits[..n].iter_mut().zip(&self.bits[..n]).zip(&other.bits[..n]) {
+            *b = f(*x, *y);
         }
         CpuMask { bits }
     }

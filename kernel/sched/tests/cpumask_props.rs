@@ -43,6 +43,7 @@ proptest! {
         let wrapped: Vec<usize> = s.range(probe..).chain(s.range(..probe)).copied().collect();
         prop_assert_eq!(m.iter_wrap(probe).collect::<Vec<_>>(), wrapped);
         prop_assert_eq!(CpuMask::from_bits(m.bits()), m);
+        prop_assert_eq!(CpuMask::from_words_in_use(|i| m.bits()[i]), m);
         prop_assert!(s.iter().all(|&c| c < 64 * nr_cpu_words()));
     }
 

@@ -4,7 +4,7 @@
 //! steps run in this order (the bound is global and only grows): a path that
 //! forgot to raise it leaves its CPU outside the loops and fails here.
 
-use sched::cpumask::{nr_cpu_words, CpuMask};
+use sched::cpumask::{cover_cpu, nr_cpu_words, CpuMask};
 
 fn list(m: &CpuMask) -> Vec<usize> {
     m.iter().collect()
@@ -23,6 +23,14 @@ fn every_way_in_raises_the_loops_bound() {
     assert_eq!(nr_cpu_words(), 4);
     assert_eq!((raw.weight(), list(&raw), raw.first()), (1, vec![197], Some(197)));
     assert!(!raw.is_empty() && raw.intersects(&raw) && !raw.is_subset(&low));
+
+    // A CPU's bit kept outside a mask (an atomic word), covered first, then read back.
+    let mut kept = [0u64; 16];
+    cover_cpu(300);
+    kept[300 / 64] |= 1 << (300 % 64);
+    assert_eq!(nr_cpu_words(), 5);
+    let back = CpuMask::from_words_in_use(|i| kept[i]);
+    assert_eq!((list(&back), back.words_in_use().len()), (vec![300], 5));
 
     // `set`, one CPU at a time.
     let mut one = CpuMask::new();

@@ -357,7 +357,7 @@ fn transition(rq: &Rq, runnable: u32) {
 
 /// The offer `me`'s CPU made last (its words in `CpuSide::offer`).
 fn offer_made(me: &CpuSide) -> CpuMask {
-    CpuMask::from_bits(core::array::from_fn(|i| me.offer[i].load(Ordering::Relaxed)))
+    CpuMask::from_words_in_use(|i| me.offer[i].load(Ordering::Relaxed))
 }
 
 /// Withdraws what `rq`'s CPU offered and offers no longer; returns the offer
@@ -387,7 +387,7 @@ fn make_offers(cpu: usize, mine: &[Dom], new: &CpuMask) {
     if !came.is_empty() {
         change_offers(mine, &came, true);
     }
-    for (w, b) in me.offer.iter().zip(new.bits()) {
+    for (w, &b) in me.offer.iter().zip(new.words_in_use()) {
         w.store(b, Ordering::Relaxed);
     }
     me.offering.store(!new.is_empty(), Ordering::Relaxed);
