@@ -57,6 +57,11 @@ impl AffinityMask {
     pub fn load(&self) -> CpuMask {
         CpuMask::from_words_in_use(|i| self.words[i].load(Ordering::Acquire))
     }
+    /// Adds the mask's CPUs to `m` (no mask built: what a union over many
+    /// tasks' masks needs).
+    pub fn union_into(&self, m: &mut CpuMask) {
+        m.union_with_words(|i| self.words[i].load(Ordering::Acquire));
+    }
     /// Replaces the mask; the caller holds the task's `pi_lock`.
     pub fn store(&self, mask: CpuMask) {
         for (word, &bits) in self.words.iter().zip(mask.words_in_use()) {

@@ -257,6 +257,34 @@ impl CpuMask {
         self.zip(other, |a, b| a & !b)
     }
 
+    /// `self ∪= other`, in place (Linux's `cpumask_or` into its first
+    /// operand): no new mask, so no 128 bytes zeroed and copied.
+    #[inline]
+    pub fn union_with(&mut self, other: &CpuMask) {
+        self.union_with_words(|i| other.bits[i]);
+    }
+
+    /// `self ∪=` the words `word(i)` gives for the words in use, `i <
+    /// nr_cpu_words()`: for words kept apart from a mask (as
+    /// [`CpuMask::from_words_in_use`]), without building one.
+    #[inline]
+    pub fn union_with_words(&mut self, mut word: impl FnMut(usize) -> u64) {
+        let n = nr_cpu_words();
+        for (i, b) in self.bits[..n].iter_mut().enumerate() {
+            *b |= word(i);
+        }
+    }
+
+    /// `self ∩= other`, in place (Linux's `cpumask_and` into its first
+    /// operand).
+    #[inline]
+    pub fn intersect_with(&mut self, other: &CpuMask) {
+        let n = nr_cpu_words();
+        for (b, o) in self.bits[..n].iter_mut().zip(&other.bits[..n]) {
+            *b &= *o;
+        }
+    }
+
     /// Whether every CPU of `self` is in `other`.
     pub fn is_subset(&self, other: &CpuMask) -> bool {
         let n = nr_cpu_words();

@@ -52,6 +52,11 @@ proptest! {
         let (ma, mb) = (mask(&a), mask(&b));
         prop_assert_eq!(list(&ma.union(&mb)), a.union(&b).copied().collect::<Vec<_>>());
         prop_assert_eq!(list(&ma.intersection(&mb)), a.intersection(&b).copied().collect::<Vec<_>>());
+        let (mut u, mut i, mut w) = (ma, ma, ma);
+        u.union_with(&mb);
+        i.intersect_with(&mb);
+        w.union_with_words(|k| mb.bits()[k]);
+        prop_assert_eq!((u, i, w), (ma.union(&mb), ma.intersection(&mb), ma.union(&mb)));
         prop_assert_eq!(list(&ma.difference(&mb)), a.difference(&b).copied().collect::<Vec<_>>());
         prop_assert_eq!(ma.is_subset(&mb), a.is_subset(&b));
         prop_assert_eq!(ma.intersects(&mb), !a.is_disjoint(&b));
