@@ -506,7 +506,7 @@ impl SchedDomains {
                 g.cores = g
                     .span
                     .iter()
-                    .filter(|&c| smt.get(c).map_or(true, |m| m.intersection(&g.span).first() == Some(c)))
+                    .filter(|&c| smt.get(c).is_none_or(|m| m.intersection(&g.span).first() == Some(c)))
                     .count() as u32;
             }
         }
