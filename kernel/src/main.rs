@@ -147,17 +147,32 @@ fn boot_main(magic: u32, info: u32) -> ! {
     apic_ids.push(boot_apic);
     if let Some(p) = &platform {
         nodes.push(p.processors.iter().find(|c| c.apic_id == boot_apic).map_or(0, |c| c.node));
+        let mut unreachable = 0;
         for c in p.processors.iter().filter(|c| c.apic_id != boot_apic) {
+            if !arch::apic::addressable(c.apic_id) {
+                unreachable += 1;
+                continue;
+            }
             if apic_ids.len() == percpu::MAX_CPUS {
                 kprintln!(
-                    "the MADT lists more than {} CPUs; using the first {}",
+                    "the MADT lists {} CPUs, more than the {} fairway handles (MAX_CPUS); using the first {}",
+                    p.processors.len(),
                     percpu::MAX_CPUS,
                     percpu::MAX_CPUS
                 );
+                record!("cpus_dropped", "reason=max_cpus listed={} kept={}", p.processors.len(), percpu::MAX_CPUS);
                 break;
             }
             apic_ids.push(c.apic_id);
             nodes.push(c.node);
+        }
+        if unreachable > 0 {
+            kprintln!(
+                "{} CPUs have APIC IDs that {} mode cannot address (above 254); running without them",
+                unreachable,
+                arch::apic::mode_name()
+            );
+            record!("cpus_dropped", "reason=apic_id count={} apic={}", unreachable, arch::apic::mode_name());
         }
     } else {
         nodes.push(0);
@@ -481,14 +496,15 @@ fn check_memory_for(cpus: usize, m: mem::frame::Summary) {
     let free = m.free_frames as u64 * mem::FRAME_SIZE;
     let usable_need = mem::usable_need(cpus as u64, m.usable_bytes, free);
     let msg = format_args!(
-        "{} MiB is too small for {} CPUs: need at least {} MiB (the heap, a quarter of the memory free after the kernel image, is {} KiB and must hold {} KiB: {} MiB and {} KiB per CPU)",
+        "{} MiB is too small for {} CPUs: need at least {} MiB (the heap, a quarter of the memory free after the kernel image, is {} KiB and must hold {} KiB: {} MiB, {} KiB per CPU and {} bytes per pair of CPUs)",
         m.usable_bytes >> 20,
         cpus,
         usable_need.div_ceil(1 << 20),
         size / 1024,
         need / 1024,
         mem::HEAP_BASE >> 20,
-        mem::HEAP_PER_CPU >> 10
+        mem::HEAP_PER_CPU >> 10,
+        mem::HEAP_PER_CPU_PAIR
     );
     kprintln!("memory: {}. Exiting.", msg);
     record!("boot_fatal", "msg={}", msg);
@@ -513,7 +529,7 @@ fn init_memory(early: &mem::multiboot::BootInfo) -> mem::frame::Summary {
         );
     }
     stage("heap");
-    // A quarter of free memory, between 8 and 256 MiB.
+    // A quarter of free memory, between 8 MiB and 1 GiB.
     let free = summary.free_frames as u64 * mem::FRAME_SIZE;
     let size = (free / 4).clamp(mem::HEAP_MIN, mem::HEAP_MAX);
     let Some(start) = mem::frame::alloc_contiguous((size / mem::FRAME_SIZE) as usize) else {

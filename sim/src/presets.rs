@@ -9,6 +9,21 @@
 //! | `dd-2024` | 2 sockets x 60 cores x 2 threads, 2 nodes (240 CPUs) | Chen Yu's schbench figures on EEVDF's delayed dequeue |
 //! | `wake-2005` | 2 sockets x 1 core x 2 threads (4 CPUs) | Ken Chen and Nick Piggin on SD_WAKE_AFFINE / SD_WAKE_BALANCE (a dual Xeon with HT) |
 //! | `capacity-2014` | 2 clusters x 2 cores: CPUs 0-1 little (capacity 512), 2-3 big (1024) | Vincent Guittot's cpu_capacity consolidation (big.LITTLE) |
+//! | `srv-2026` | 2 sockets x 12 dies x 16 cores x 2 threads, 2 nodes (768 CPUs; an LLC per die of 32 CPUs) | not a debate: a two-socket server of today (AMD EPYC 9965) |
+//!
+//! `srv-2026` models two AMD EPYC 9965 (Zen 5c, 2024): 192 cores and 384
+//! threads per socket in 12 core dies (CCDs) of 16 cores, the 16 cores of a
+//! die sharing one 32 MB L3, so the last-level cache is a die's 32 CPUs
+//! (Wikipedia, "Epyc": up to 192 cores/384 threads per socket,
+//! <https://en.wikipedia.org/wiki/Epyc>; HotHardware, "Zen 6 rumored with 256
+//! cores", 2024: twelve 16-core CCDs for 192 cores in a socket,
+//! <https://hothardware.com/news/zen6-rumored-256-cores>; hyper.ai, "AMD
+//! Unveils 16-Core Zen 5c CCD with Unified L3 Cache for EPYC 9005 Series
+//! Servers", 2025: one 32 MB L3 for the 16 cores of a die,
+//! <https://hyper.ai/en/stories/2d12744d97410192ff218c7345b04731>).
+//! A NUMA node per socket (AMD's NPS1 memory mode). The same
+//! 768 CPUs as `768,sockets=2,cores=192,threads=2` share one LLC per socket
+//! instead (QEMU's default: an LLC per die, one die per socket).
 //!
 //! No preset has a SLIT: nodes are 10 apart from themselves and 20 from each
 //! other, as QEMU presents `-numa` nodes without `-numa dist`. The little
@@ -44,6 +59,8 @@ pub const PRESETS: &[Preset] = &[
              about: "a dual Xeon with Hyper-Threading (wake balancing, 2005)" },
     Preset { name: "capacity-2014", smp: "4,sockets=2,cores=2,threads=1", numa: 0, capacity: &[(0, 512), (1, 512)],
              about: "two little and two big CPUs (cpu_capacity consolidation, 2014)" },
+    Preset { name: "srv-2026", smp: "768,sockets=2,dies=12,cores=16,threads=2", numa: 2, capacity: &[],
+             about: "a two-socket server of today: 2 x AMD EPYC 9965, an L3 per 16-core die" },
 ];
 
 /// The machine named `name`: a preset, or an `-smp` value with `numa` nodes.
@@ -97,6 +114,17 @@ mod tests {
         assert_eq!(chain.first().unwrap().level, Level::Smt);
         assert_eq!(chain.last().unwrap().span.weight(), 160);
         assert_eq!(avg.cpus[159].node, 7);
+
+        let srv = machine("srv-2026", 0).unwrap();
+        assert_eq!(srv.nr_cpus(), 768);
+        let d = srv.domains().unwrap();
+        let chain = d.per_cpu(767);
+        // SMT pairs, a die's 32 CPUs as the LLC, the socket's 384, both sockets.
+        let spans: Vec<u32> = chain.iter().map(|sd| sd.span.weight()).collect();
+        assert_eq!(spans, [2, 32, 384, 768]);
+        assert_eq!(d.sd_llc_size(767), 32);
+        assert_eq!(chain[2].groups.len(), 12, "the socket balances between its 12 dies");
+        assert_eq!((srv.cpus[767].node, srv.cpus[383].node, srv.cpus[384].node), (1, 0, 1));
 
         let cap = machine("capacity-2014", 0).unwrap();
         assert_eq!(cap.capacity, [512, 512, 1024, 1024]);

@@ -181,11 +181,20 @@ mod tests {
             ("4,bogus=1", "unknown key"),
             ("4,cores=2,cores=2", "given twice"),
             ("4,2", "not KEY=VALUE"),
-            ("512", "at most 256"),
+            ("1025", "fairway handles at most 1024"),
+            ("1040,sockets=2,cores=260,threads=2", "fairway handles at most 1024"),
         ] {
             let e = SmpSpec::parse(spec).expect_err(spec).0;
             assert!(e.contains(says), "{spec}: {e}");
         }
+    }
+
+    #[test]
+    fn two_socket_servers_of_768_threads_fit() {
+        assert_eq!(shape(&p("768,sockets=2,cores=192,threads=2")), (768, 2, 192, 2, 768));
+        assert_eq!(shape(&p("1024")), (1024, 1, 1024, 1, 1024));
+        let d = p("768,sockets=2,dies=12,cores=16,threads=2");
+        assert_eq!((d.dies, d.cores, d.cpus), (12, 16, 768));
     }
 
     #[test]

@@ -72,3 +72,32 @@ fn schbench_ten_simulated_seconds_on_dd_2024_with_its_hardware() {
         println!("--hw {hw}\n{sim}\n{speed}");
     }
 }
+
+/// Today's two-socket server, 2 x 192 cores x 2 threads (768 CPUs, one LLC
+/// per socket as `-smp` gives it): one simulated second of schbench with one
+/// worker per CPU (8 message threads of 96 workers: `dd-2024`'s
+/// delayed-dequeue plan of 4 x 60 on 240 CPUs, scaled). About 25 s of host CPU
+/// in a release build (docs/SIMULATOR.md, "Speed of a workload run").
+#[test]
+#[ignore = "about half a minute of host CPU in a release build: run with --ignored"]
+fn schbench_one_simulated_second_on_768_cpus() {
+    let out = Command::new(env!("CARGO_BIN_EXE_fairway-sim"))
+        .args(["--machine", "768,sockets=2,cores=192,threads=2", "--", "workload=schbench,threads=8,workers=96,runtime_ms=1000"])
+        .output()
+        .expect("run fairway-sim");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}\n{stderr}");
+    let sim = stdout.lines().find(|l| l.starts_with("sim: ")).expect("a sim: line");
+    assert!(field(sim, "virtual_ns").expect("virtual_ns=") >= 1e9, "{sim}");
+    // 768 workers with requests of 300 us: at least half of 768 / 300 us.
+    let rps = stdout
+        .lines()
+        .find(|l| l.starts_with("@fw result workload=schbench metric=rps"))
+        .and_then(|l| field(l, "value"))
+        .expect("schbench's rps result");
+    let floor = 0.5 * 768.0 / 300e-6;
+    assert!(rps >= floor, "{rps} requests/s, below {floor}");
+    let speed = stderr.lines().find(|l| l.starts_with("sim-speed: ")).expect("a sim-speed: line");
+    println!("{sim}\n{speed}");
+}

@@ -248,6 +248,20 @@ pub(crate) fn check_smp64(log: &Log) -> CheckResult {
     }
 }
 
+/// Two sockets of 72 cores and 2 threads: more CPUs than QEMU's pc machine takes, and APIC
+/// IDs above 255 (socket 1's start at 256).
+pub const SMP_288: &str = "288,sockets=2,cores=72,threads=2";
+
+/// Every one of 288 CPUs online, placed and balanced as the simulator's model of the same
+/// `-smp` says, in x2APIC mode, with APIC IDs above 255 among them.
+pub(crate) fn check_smp288(log: &Log) -> CheckResult {
+    healthy_boot(log, SMP_288, 0)?;
+    let r = log.one("apic")?;
+    ensure(r.get("mode") == Some("x2apic"), || format!("`{r}`: expected mode=x2apic"))?;
+    let highest = log.records("cpu").map(|c| c.num("apic")).collect::<Result<Vec<_>, _>>()?.into_iter().max();
+    ensure(highest.is_some_and(|a| a > 255), || format!("the highest APIC ID is {highest:?}, not above 255"))
+}
+
 pub(crate) fn check_topo_2s2c2t(log: &Log) -> CheckResult {
     healthy_boot(log, "8,sockets=2,cores=2,threads=2", 0)
 }
@@ -294,9 +308,15 @@ pub(crate) fn check_no_acpi(log: &Log) -> CheckResult {
 
 /// One `cmdline: ` line and one `@fw cmdline_problem` record per bad option (a line alone is
 /// read by people, not by `bench`/`compare`, which then take the run's figures).
-/// The kernel's heap need (kernel/src/mem/mod.rs `heap_need`), KiB: 5 MiB and 192 KiB per CPU.
+/// The kernel's heap need (kernel/src/mem/mod.rs `heap_need`), bytes: 5 MiB, 192 KiB per CPU and
+/// 256 bytes per pair of CPUs.
+pub fn heap_need_bytes(cpus: u64) -> u64 {
+    (5 << 20) + cpus * (192 << 10) + cpus * cpus * 256
+}
+
+/// [`heap_need_bytes`] in KiB, rounded down as the kernel prints it.
 pub fn heap_need_kib(cpus: u64) -> u64 {
-    5 * 1024 + 192 * cpus
+    heap_need_bytes(cpus) / 1024
 }
 
 /// The usable memory (KiB) `cpus` CPUs need, from the boot's `@fw memory usable_kib= free_kib=`:
@@ -304,7 +324,7 @@ pub fn heap_need_kib(cpus: u64) -> u64 {
 /// quarter of the free memory; valid above 16 CPUs, where the need passes the heap's 8 MiB
 /// minimum).
 pub fn usable_need_kib(cpus: u64, usable_kib: u64, free_kib: u64) -> u64 {
-    usable_kib.saturating_sub(free_kib) + 4 * heap_need_kib(cpus)
+    usable_kib.saturating_sub(free_kib) + (4 * heap_need_bytes(cpus)).div_ceil(1024)
 }
 
 /// The usable memory need computed from this boot's `@fw memory` record, in MiB (rounded up),

@@ -70,7 +70,7 @@ pub(crate) fn synthetic(s: &Scenario) -> String {
     out += &format!("@fw memory usable_kib={usable_kib} free_kib={free_kib} heap_kib={}\n", (free_kib / 4).max(8192));
     if s.name == "memory-too-small-smp31" {
         let need = crate::boot_checks::usable_need_kib(31, usable_kib, free_kib).div_ceil(1024);
-        let msg = format!("{} MiB is too small for 31 CPUs: need at least {need} MiB (the heap, a quarter of the memory free after the kernel image, is 8192 KiB and must hold 11072 KiB: 5 MiB and 192 KiB per CPU)", usable_kib / 1024);
+        let msg = format!("{} MiB is too small for 31 CPUs: need at least {need} MiB (the heap, a quarter of the memory free after the kernel image, is 8192 KiB and must hold 11312 KiB: 5 MiB, 192 KiB per CPU and 256 bytes per pair of CPUs)", usable_kib / 1024);
         out += &format!("memory: {msg}. Exiting.\n@fw boot_fatal msg={msg}\n@fw exit status=0x14 code=oom\n");
         return out;
     }

@@ -208,7 +208,8 @@ fn main() -> ExitCode {
 }
 
 /// Refuses `--mem` below what the kernel's heap needs for the CPUs of `--smp` (the heap is a
-/// quarter of the free memory and must hold 5 MiB and 192 KiB per CPU: docs/OPTIONS.md, "Memory the boot
+/// quarter of the free memory and must hold 5 MiB, 192 KiB per CPU and 256 bytes per pair of CPUs:
+/// docs/OPTIONS.md, "Memory the boot
 /// needs"). Only the pairs that cannot boot whatever the image's size: between this bound and the
 /// kernel's own (a few MiB more), the kernel refuses with the exact need.
 fn check_mem_for_smp(smp: &str, mem_mib: u32) -> Result<(), String> {
@@ -221,7 +222,7 @@ fn check_mem_for_smp(smp: &str, mem_mib: u32) -> Result<(), String> {
         return Ok(());
     }
     Err(format!(
-        "xtask: --mem {mem_mib} is too small for --smp {smp} ({cpus} CPUs): the kernel's heap, a quarter of the free memory, must hold {heap_kib} KiB (5 MiB and 192 KiB per CPU), so --mem must be above {} MiB, and a few MiB more for the kernel image (the kernel names the exact need)",
+        "xtask: --mem {mem_mib} is too small for --smp {smp} ({cpus} CPUs): the kernel's heap, a quarter of the free memory, must hold {heap_kib} KiB (5 MiB, 192 KiB per CPU and 256 bytes per pair of CPUs), so --mem must be above {} MiB, and a few MiB more for the kernel image (the kernel names the exact need)",
         4 * heap_kib / 1024
     ))
 }
@@ -313,15 +314,18 @@ mod tests {
 
     #[test]
     fn impossible_mem_for_smp_is_refused_before_booting() {
-        // 31 CPUs: 5120 + 31 * 192 = 11072 KiB of heap, four times that is 43.25 MiB
+        // 31 CPUs: 5120 + 31 * 192 + 31 * 31 / 4 = 11312 KiB of heap, four times that is 44.2 MiB
         let e = check_mem_for_smp("31", 32).unwrap_err();
-        assert!(e.contains("--mem 32 is too small for --smp 31 (31 CPUs)") && e.contains("11072 KiB") && e.contains("above 43 MiB"), "{e}");
-        assert!(check_mem_for_smp("31", 43).is_err());
-        assert!(check_mem_for_smp("31", 44).is_ok(), "from 44 MiB on the kernel itself judges");
+        assert!(e.contains("--mem 32 is too small for --smp 31 (31 CPUs)") && e.contains("11312 KiB") && e.contains("above 44 MiB"), "{e}");
+        assert!(check_mem_for_smp("31", 44).is_err());
+        assert!(check_mem_for_smp("31", 45).is_ok(), "from 45 MiB on the kernel itself judges");
+        // 1024 CPUs: 5 MiB + 192 MiB + 256 MiB of heap, a quarter of 1812 MiB and more
+        assert!(check_mem_for_smp("1024,sockets=4,cores=128,threads=2", 1800).is_err());
+        assert!(check_mem_for_smp("1024,sockets=4,cores=128,threads=2", 2048).is_ok());
         assert!(check_mem_for_smp("64,sockets=2,cores=16,threads=2", 48).is_err());
-        // up to 16 CPUs the heap's 8 MiB minimum holds the need: the kernel boots at -m 12
-        assert!(check_mem_for_smp("16", 12).is_ok());
-        assert!(check_mem_for_smp("1", 12).is_ok());
+        // up to 15 CPUs the heap's 8 MiB minimum holds the need: the kernel boots at -m 13
+        assert!(check_mem_for_smp("15", 13).is_ok());
+        assert!(check_mem_for_smp("1", 13).is_ok());
     }
 
     #[test]

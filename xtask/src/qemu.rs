@@ -38,6 +38,12 @@ fn knows_last_polls(elf: &Path) -> bool {
     std::fs::read(elf).map_or(true, |b| b.windows(b"last_polls".len()).any(|w| w == b"last_polls"))
 }
 
+/// The most CPUs QEMU's default x86 machine (`pc`, i440fx) takes: "Invalid SMP CPUs 256. The
+/// max CPUs supported by machine 'pc-i440fx-10.0' is 255". Above it the harness asks for `q35`,
+/// which takes 4,096 (APIC IDs above 255 need x2APIC, so `-cpu max`: QEMU refuses `qemu64` with
+/// "APIC ID 255 requires x2APIC feature in CPU").
+pub const PC_MAX_CPUS: u32 = 255;
+
 /// Everything that decides how the kernel is booted.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct QemuConfig {
@@ -101,6 +107,9 @@ impl QemuConfig {
             "-m",
             &self.memory_mib.to_string(),
         ]);
+        if smp_cpus(&self.smp)? > PC_MAX_CPUS {
+            push(&["-machine", "q35"]);
+        }
         push(&[
             "-nodefaults",
             "-display",
@@ -289,6 +298,17 @@ mod tests {
             "-accel tcg -cpu max -smp 4 -m 512 -nodefaults -display none -no-reboot -serial stdio \
              -device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel ./fairway-kernel"
         );
+    }
+
+    #[test]
+    fn more_cpus_than_the_pc_machine_takes_boot_on_q35() {
+        let mut c = cfg();
+        c.smp = "255".into();
+        assert!(!c.args().unwrap().join(" ").contains("-machine"));
+        c.smp = "288,sockets=2,cores=72,threads=2".into();
+        assert!(c.args().unwrap().join(" ").contains(" -m 512 -machine q35 -nodefaults "));
+        c.smp = "sockets=4,cores=128,threads=2".into();
+        assert!(c.args().unwrap().join(" ").contains(" -machine q35 "));
     }
 
     #[test]

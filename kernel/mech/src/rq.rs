@@ -312,17 +312,13 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
         })
     });
     assert!(fresh, "CPU {}'s runqueue started twice", cpu);
+    sched::cpumask::cover_cpu(cpu);
     ONLINE[cpu / 64].fetch_or(1 << (cpu % 64), Ordering::Release);
 }
 
 /// CPUs whose runqueue is running.
 pub fn online_mask() -> CpuMask {
-    CpuMask::from_bits([
-        ONLINE[0].load(Ordering::Acquire),
-        ONLINE[1].load(Ordering::Acquire),
-        ONLINE[2].load(Ordering::Acquire),
-        ONLINE[3].load(Ordering::Acquire),
-    ])
+    CpuMask::from_words_in_use(|i| ONLINE[i].load(Ordering::Acquire))
 }
 
 pub fn is_online(cpu: usize) -> bool {

@@ -55,11 +55,16 @@ impl AffinityMask {
         }
     }
     pub fn load(&self) -> CpuMask {
-        CpuMask::from_bits(core::array::from_fn(|i| self.words[i].load(Ordering::Acquire)))
+        CpuMask::from_words_in_use(|i| self.words[i].load(Ordering::Acquire))
+    }
+    /// Adds the mask's CPUs to `m` (no mask built: what a union over many
+    /// tasks' masks needs).
+    pub fn union_into(&self, m: &mut CpuMask) {
+        m.union_with_words(|i| self.words[i].load(Ordering::Acquire));
     }
     /// Replaces the mask; the caller holds the task's `pi_lock`.
     pub fn store(&self, mask: CpuMask) {
-        for (word, bits) in self.words.iter().zip(mask.bits()) {
+        for (word, &bits) in self.words.iter().zip(mask.words_in_use()) {
             word.store(bits, Ordering::Release);
         }
         self.first.store(mask.first().map_or(u32::MAX, |c| c as u32), Ordering::Release);
@@ -259,18 +264,14 @@ impl Task {
         let word = &self.ran_on[cpu / 64];
         // Usually known already: a load instead of a locked read-modify-write.
         if word.load(Ordering::Relaxed) & (1 << (cpu % 64)) == 0 {
+            sched::cpumask::cover_cpu(cpu);
             word.fetch_or(1 << (cpu % 64), Ordering::Relaxed);
         }
     }
 
     /// CPUs the task has run on so far.
     pub fn ran_on(&self) -> CpuMask {
-        CpuMask::from_bits([
-            self.ran_on[0].load(Ordering::Relaxed),
-            self.ran_on[1].load(Ordering::Relaxed),
-            self.ran_on[2].load(Ordering::Relaxed),
-            self.ran_on[3].load(Ordering::Relaxed),
-        ])
+        CpuMask::from_words_in_use(|i| self.ran_on[i].load(Ordering::Relaxed))
     }
 
     pub fn nice_value(&self) -> i32 {

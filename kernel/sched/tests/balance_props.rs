@@ -33,6 +33,13 @@ impl CpuView for Shuffled {
     }
 }
 
+/// The mask of CPUs 0..64 whose bits `word` has.
+fn low_cpus(word: u64) -> CpuMask {
+    let mut bits = [0; sched::cpumask::MAX_CPUS / 64];
+    bits[0] = word;
+    CpuMask::from_bits(bits)
+}
+
 fn machine(llcs: u32, cores: u32, threads: u32) -> SchedDomains {
     let n = llcs * cores * threads;
     let cpus: Vec<CpuTopology> = (0..n)
@@ -68,7 +75,7 @@ fn task(v: &[u64; 9], allowed: u64, prev: usize) -> TaskSnapshot {
         weight: v[1] % 100_000,
         load_avg: if v[2] % 10 == 0 { u64::MAX } else { v[2] % 5000 },
         util: v[3] % 1500,
-        allowed: CpuMask::from_bits([allowed, 0, 0, 0]),
+        allowed: low_cpus(allowed),
         running: v[4] % 3 == 0,
         delayed: v[4] % 5 == 0,
         per_cpu_kthread: v[4] % 17 == 0,
@@ -103,7 +110,7 @@ proptest! {
         let idle = [IdleType::Idle, IdleType::NotIdle, IdleType::NewlyIdle][(misc % 3) as usize];
         for sd_index in 0..=sds.per_cpu(dst).len() {
             let mut env = LbEnv::new(&sds, dst, sd_index, idle);
-            env.imbalanced_groups = CpuMask::from_bits([misc >> 3, 0, 0, 0]);
+            env.imbalanced_groups = low_cpus(misc >> 3);
             env.nr_balance_failed = (misc % 7) as u32;
             let (g, sdst) = sched_balance_find_src_group(&env, &cpus);
             if let SrcGroup::Busiest { group, migration } = g {

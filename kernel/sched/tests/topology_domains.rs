@@ -103,6 +103,9 @@ fn domains_2s2c2t() {
         (117, 1, 4)
     );
     assert_eq!(mc.groups[1].flags, sd.flags, "group flags are the child's");
+    // Cores per group: one per SMT group, two per MC group of two SMT pairs.
+    assert_eq!(sd.groups.iter().map(|g| g.cores).collect::<Vec<_>>(), [1, 1]);
+    assert_eq!(mc.groups.iter().map(|g| g.cores).collect::<Vec<_>>(), [1, 1]);
     let pkg = &sds.per_cpu(0)[2];
     assert_eq!(
         pkg.flags,
@@ -112,6 +115,7 @@ fn domains_2s2c2t() {
         (pkg.imbalance_pct, pkg.cache_nice_tries, pkg.span_weight),
         (117, 1, 8)
     );
+    assert_eq!(pkg.groups.iter().map(|g| g.cores).collect::<Vec<_>>(), [2, 2]);
     assert_eq!(sds.sd_llc(5).map(|d| d.level), Some(Level::Mc));
     assert_eq!((sds.sd_llc_size(5), sds.sd_llc_id(5)), (4, 4));
     assert!(sds.cpus_share_cache(4, 7) && !sds.cpus_share_cache(3, 4));

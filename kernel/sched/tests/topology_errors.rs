@@ -33,15 +33,15 @@ fn errors_for_impossible_input() {
         }
     );
     let mut big = ok.clone();
-    big[0].cpu = 256;
+    big[0].cpu = 1024;
     assert_eq!(
         err(&big, None),
-        TopologyError::CpuIndexOutOfRange { cpu: 256 }
+        TopologyError::CpuIndexOutOfRange { cpu: 1024 }
     );
-    let many: Vec<CpuTopology> = (0..257)
-        .map(|i| ApicIdLayout::from_shifts(0, 9, None).decode(i, i as u32, 0))
+    let many: Vec<CpuTopology> = (0..1025)
+        .map(|i| ApicIdLayout::from_shifts(0, 11, None).decode(i, i as u32, 0))
         .collect();
-    assert_eq!(err(&many, None), TopologyError::TooManyCpus { count: 257 });
+    assert_eq!(err(&many, None), TopologyError::TooManyCpus { count: 1025 });
     let slit = NumaDistances::from_rows(&[&[10, 20], &[20, 10]]).unwrap();
     let mut far = ok.clone();
     far[1].node = 2;

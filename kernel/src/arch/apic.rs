@@ -146,6 +146,18 @@ pub fn send_sipi(page: u8, apic_id: u32) {
     });
 }
 
+/// Whether an IPI can reach the CPU with `apic_id` in the mode the APICs run
+/// in: xAPIC's destination field has 8 bits and 0xFF is its broadcast, so a
+/// CPU with a larger ID (firmware lists them as x2APIC entries) can only be
+/// started in x2APIC mode, whose IDs are 32 bits (0xFFFF_FFFF: broadcast).
+pub fn addressable(apic_id: u32) -> bool {
+    if X2APIC.load(Ordering::Relaxed) {
+        apic_id != u32::MAX
+    } else {
+        apic_id < 0xFF
+    }
+}
+
 /// In xAPIC mode the destination lives in ICR bits 56..64, which the crate
 /// fills from bits 32..64 of its argument; x2APIC takes the full 32-bit id.
 fn apic_dest(apic_id: u32) -> u32 {

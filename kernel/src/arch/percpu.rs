@@ -17,7 +17,6 @@ use x86_64::structures::gdt::GlobalDescriptorTable;
 use x86_64::structures::tss::TaskStateSegment;
 use x86_64::VirtAddr;
 
-use super::descriptors::Idt;
 
 /// The most CPUs fairway handles: the size of the policy crate's CPU masks,
 /// the one definition every per-CPU array and bitmap of the kernel uses.
@@ -25,11 +24,11 @@ pub const MAX_CPUS: usize = sched::cpumask::MAX_CPUS;
 
 /// One CPU's private state.
 ///
-/// The `UnsafeCell` fields (descriptor tables) are written only by their own
+/// The `UnsafeCell` fields (GDT and TSS) are written only by their own
 /// CPU: during its bring-up, before they are loaded, and afterwards only the
 /// TSS's IST1 entry, with interrupts off, at each context switch
 /// (`descriptors::set_irq_frame`). That is what makes sharing the array
-/// between CPUs sound.
+/// between CPUs sound. (The IDT is one for all CPUs: `descriptors`.)
 #[repr(C, align(64))]
 pub struct PerCpu {
     /// Address of this structure (read through `gs:0`).
@@ -77,7 +76,6 @@ pub struct PerCpu {
     current: AtomicPtr<()>,
     pub(super) gdt: UnsafeCell<GlobalDescriptorTable>,
     pub(super) tss: UnsafeCell<TaskStateSegment>,
-    pub(super) idt: UnsafeCell<Idt>,
 }
 
 // SAFETY: the atomics are Sync; the UnsafeCell tables are only written by
@@ -106,7 +104,6 @@ impl PerCpu {
             current: AtomicPtr::new(core::ptr::null_mut()),
             gdt: UnsafeCell::new(GlobalDescriptorTable::new()),
             tss: UnsafeCell::new(TaskStateSegment::new()),
-            idt: UnsafeCell::new(Idt::new()),
         }
     }
 

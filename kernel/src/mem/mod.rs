@@ -27,9 +27,16 @@ pub const HEAP_BASE: u64 = 5 << 20;
 /// 167 KiB per CPU at 8 CPUs, 171 KiB at 16; rounded up for what follows.
 pub const HEAP_PER_CPU: u64 = 192 << 10;
 
+/// The heap each pair of CPUs takes: each CPU's balancer keeps a snapshot
+/// buffer of one `CpuSnapshot` (88 bytes) per CPU, and each CPU's sched
+/// domains hold up to one group (152 bytes, a 1024-CPU mask with its
+/// figures) per other CPU (a level of single-CPU groups). 256 MiB at 1024
+/// CPUs: what makes the need grow faster than the CPU count.
+pub const HEAP_PER_CPU_PAIR: u64 = 256;
+
 /// The heap `cpus` CPUs need to boot and run the default work.
 pub const fn heap_need(cpus: u64) -> u64 {
-    HEAP_BASE + cpus * HEAP_PER_CPU
+    HEAP_BASE + cpus * HEAP_PER_CPU + cpus * cpus * HEAP_PER_CPU_PAIR
 }
 
 /// The usable memory (what the loader's map calls usable, below 4 GiB) that
@@ -42,9 +49,11 @@ pub const fn usable_need(cpus: u64, usable: u64, free: u64) -> u64 {
     usable.saturating_sub(free) + 4 * heap_need(cpus)
 }
 
-/// The heap's bounds: a quarter of the free memory, within these.
+/// The heap's bounds: a quarter of the free memory, within these. The upper
+/// one holds what 1024 CPUs need (453 MiB, `heap_need`) in the identity-mapped
+/// first 4 GiB.
 pub const HEAP_MIN: u64 = 8 << 20;
-pub const HEAP_MAX: u64 = 256 << 20;
+pub const HEAP_MAX: u64 = 1 << 30;
 
 /// Physical range `[start, end)` occupied by the kernel image and its .bss.
 pub fn kernel_range() -> (u64, u64) {

@@ -280,13 +280,13 @@ pub fn on_publish(rq: &Rq) {
     }
 }
 
-/// The CPUs other than its own that `rq`'s waiting tasks (runnable, not
-/// running) may run on. The walk stops at the first task that may run on
-/// every other CPU (the common case of a free task).
-fn offer_of(rq: &Rq, all: &CpuMask) -> CpuMask {
-    let mut full = *all;
-    full.clear(rq.cpu);
-    let mut m = CpuMask::new();
+/// Puts into `m` (empty) the CPUs other than its own that `rq`'s waiting
+/// tasks (runnable, not running) may run on. The walk stops at the first
+/// task that may run on every other CPU (the common case of a free task).
+/// In place: a mask is 128 bytes, and this runs at every change of a queue.
+fn offer_of(rq: &Rq, all: &CpuMask, m: &mut CpuMask) {
+    // Own CPU in while the walk compares with `all`, out at the end.
+    m.set(rq.cpu);
     let curr = rq.fair.curr();
     for (i, t) in rq.tasks.iter().enumerate() {
         let Some(t) = t else { continue };
@@ -294,13 +294,13 @@ fn offer_of(rq: &Rq, all: &CpuMask) -> CpuMask {
         if curr == Some(e) || !rq.fair.entity(e).is_some_and(|se| se.on_rq && !se.sched_delayed) {
             continue;
         }
-        m = m.union(&t.affinity.load());
-        if full.is_subset(&m) {
-            return full;
+        t.affinity.union_into(m);
+        if all.is_subset(m) {
+            m.intersect_with(all);
+            break;
         }
     }
     m.clear(rq.cpu);
-    m
 }
 
 #[inline(never)]
@@ -320,21 +320,12 @@ fn transition(rq: &Rq, runnable: u32) {
         },
         Ordering::Relaxed,
     );
-    // (new offer, what it gained); None when there was and is no offer.
-    let mut changed = None;
-    if queue || me.offering.load(Ordering::Relaxed) {
-        let new = match ALL.get() {
-            Some(all) if queue => offer_of(rq, all),
-            _ => CpuMask::new(),
-        };
-        let old = CpuMask::from_bits(core::array::from_fn(|i| me.offer[i].load(Ordering::Relaxed)));
-        // Withdraw offers before becoming idle, and make them after
-        // stopping being idle: an idle CPU offers nothing.
-        let gone = old.difference(&new);
-        if !gone.is_empty() {
-            change_offers(mine, &gone, false);
-        }
-        changed = Some((new, new.difference(&old)));
+    // Withdraw offers before becoming idle, and make them after stopping
+    // being idle: an idle CPU offers nothing.
+    let mut new = CpuMask::new();
+    let offers = queue || me.offering.load(Ordering::Relaxed);
+    if offers {
+        withdraw_offers(rq, mine, queue, &mut new);
     }
     let was_idle = me.idle.load(Ordering::Relaxed);
     if was_idle != idle {
@@ -360,38 +351,69 @@ fn transition(rq: &Rq, runnable: u32) {
         }
         me.idle.store(idle, Ordering::Relaxed);
     }
-    if let Some((new, came)) = changed {
-        if !came.is_empty() {
-            change_offers(mine, &came, true);
-        }
-        for (w, b) in me.offer.iter().zip(new.bits()) {
-            w.store(b, Ordering::Relaxed);
-        }
-        me.offering.store(!new.is_empty(), Ordering::Relaxed);
+    if offers {
+        make_offers(rq.cpu, mine, &new);
     }
 }
 
-/// Adds (`on`) or withdraws one offer to each CPU of `cpus` in every domain
-/// of `mine` whose span holds it. One slot lock at a time (leaves, never
-/// nested).
-fn change_offers(mine: &[Dom], cpus: &CpuMask, on: bool) {
+/// Withdraws what `rq`'s CPU offered and offers no longer, and puts into
+/// `new` (empty) the offer it makes now: its waiting tasks' CPUs while it
+/// has a queue, none otherwise. Apart from `transition` (not inlined into
+/// it), as is `make_offers`: their masks would take the registers of the
+/// idle entry and exit that every pipe round trip makes.
+#[inline(never)]
+fn withdraw_offers(rq: &Rq, mine: &[Dom], queue: bool, new: &mut CpuMask) {
+    if let Some(all) = ALL.get().filter(|_| queue) {
+        offer_of(rq, all, new);
+    }
+    let made = &CPUS[rq.cpu].per_cpu.offer;
+    let new = new.words_in_use();
+    change_offers(mine, |i| made[i].load(Ordering::Relaxed) & !new[i], new.len(), false);
+}
+
+/// Makes the offers of `new` that `cpu` did not make yet and records `new`
+/// as its offer.
+#[inline(never)]
+fn make_offers(cpu: usize, mine: &[Dom], new: &CpuMask) {
+    let me = &CPUS[cpu].per_cpu;
+    let new = new.words_in_use();
+    change_offers(mine, |i| new[i] & !me.offer[i].load(Ordering::Relaxed), new.len(), true);
+    for (w, &b) in me.offer.iter().zip(new) {
+        w.store(b, Ordering::Relaxed);
+    }
+    me.offering.store(new.iter().any(|&b| b != 0), Ordering::Relaxed);
+}
+
+/// Adds (`on`) or withdraws one offer to each CPU of `cpus` (its words
+/// `cpus(i)`, `i < words`: the offers' words, read as they go, no mask
+/// built) in every domain of `mine` whose span holds it, domain by domain
+/// in CPU order. One slot lock at a time (leaves, never nested).
+fn change_offers(mine: &[Dom], cpus: impl Fn(usize) -> u64, words: usize, on: bool) {
+    if (0..words).all(|i| cpus(i) == 0) {
+        return;
+    }
     for d in mine {
-        for c in cpus.intersection(&d.inst.span).iter() {
-            d.inst.slot(c).write(|w, t| {
-                let n = w.offering.load(Ordering::Relaxed);
-                if on {
-                    if n == 0 {
-                        w.since.store(t, Ordering::Relaxed);
+        for (i, &span) in d.inst.span.words_in_use().iter().enumerate().take(words) {
+            let mut bits = cpus(i) & span;
+            while bits != 0 {
+                let c = i * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                d.inst.slot(c).write(|w, t| {
+                    let n = w.offering.load(Ordering::Relaxed);
+                    if on {
+                        if n == 0 {
+                            w.since.store(t, Ordering::Relaxed);
+                        }
+                        w.offering.store(n + 1, Ordering::Relaxed);
+                    } else {
+                        if n == 1 {
+                            let since = w.since.load(Ordering::Relaxed);
+                            w.acc.store(w.acc.load(Ordering::Relaxed) + t.saturating_sub(since), Ordering::Relaxed);
+                        }
+                        w.offering.store(n.saturating_sub(1), Ordering::Relaxed);
                     }
-                    w.offering.store(n + 1, Ordering::Relaxed);
-                } else {
-                    if n == 1 {
-                        let since = w.since.load(Ordering::Relaxed);
-                        w.acc.store(w.acc.load(Ordering::Relaxed) + t.saturating_sub(since), Ordering::Relaxed);
-                    }
-                    w.offering.store(n.saturating_sub(1), Ordering::Relaxed);
-                }
-            });
+                });
+            }
         }
     }
 }

@@ -288,11 +288,10 @@ fn note_prop_scan(state: &mut super::state::CpuState, sds: &sched::topology::Sch
 pub fn select_fork_cpu(allowed: CpuMask, nice: i32, this: usize) -> Option<usize> {
     let g = super::state::global()?;
     let weight = crate::task::nice_weight(nice);
-    let mut task = TaskSnapshot::hog(0, this);
+    let mut task = TaskSnapshot::hog_allowed(0, this, allowed);
     task.weight = weight;
     task.load_avg = weight;
     task.util = 512;
-    task.allowed = allowed;
     let cpus = snapshots(&crate::rq::online_mask());
     let cpu = select_task_rq_fork(&g.sds, &task, this, SD_BALANCE_FORK, &cpus);
     if let Some(state) = cpu_state(this).lock().as_mut() {

@@ -9,6 +9,8 @@
 //! snapshots are copies). An index out of range yields "balanced" answers,
 //! never a panic.
 
+use alloc::borrow::Cow;
+
 use crate::cpumask::CpuMask;
 use crate::topology::{Level, SchedDomain, SchedDomains, SD_ASYM_CPUCAPACITY};
 
@@ -64,11 +66,13 @@ impl<'a> LbEnv<'a> {
     }
 }
 
-/// The SMT siblings of `cpu` (its `SMT` domain span, or `{cpu}`).
-pub fn smt_mask(sds: &SchedDomains, cpu: usize) -> CpuMask {
+/// The SMT siblings of `cpu` (its `SMT` domain span, or `{cpu}`): the
+/// domain's own mask when it has one, not a copy (the wakeup scans call this
+/// for every CPU of an LLC, and a copy is 128 bytes).
+pub fn smt_mask(sds: &SchedDomains, cpu: usize) -> Cow<'_, CpuMask> {
     match sds.per_cpu(cpu).first() {
-        Some(sd) if sd.level == Level::Smt => sd.span,
-        _ => CpuMask::single(cpu),
+        Some(sd) if sd.level == Level::Smt => Cow::Borrowed(&sd.span),
+        _ => Cow::Owned(CpuMask::single(cpu)),
     }
 }
 

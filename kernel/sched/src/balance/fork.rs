@@ -16,17 +16,16 @@ use crate::topology::{SchedDomains, SchedGroup};
 
 use super::classify::{group_classify, GroupType};
 use super::domain_stats::DomainStats;
-use super::env::nr_cores;
 use super::group_stats::{avg_load, SgLbStats};
 use super::snapshot::{cpu_snap, CpuSnapshot, TaskSnapshot};
 
 /// `update_sg_wakeup_stats` over the group's CPUs the task may use.
-pub fn update_sg_wakeup_stats(sds: &SchedDomains, pct: u32, group: &SchedGroup, p: &TaskSnapshot, cpus: &[CpuSnapshot]) -> SgLbStats {
+pub fn update_sg_wakeup_stats(pct: u32, group: &SchedGroup, p: &TaskSnapshot, cpus: &[CpuSnapshot]) -> SgLbStats {
     let mut s = SgLbStats {
         span: group.span,
         flags: group.flags,
         group_weight: group.span.weight(),
-        cores: nr_cores(sds, &group.span),
+        cores: group.cores,
         min_capacity: u64::MAX,
         ..SgLbStats::default()
     };
@@ -77,7 +76,7 @@ pub fn sched_balance_find_dst_group<'a>(sds: &'a SchedDomains, cpu: usize, sd_in
     let mut local: Option<SgLbStats> = None;
     let mut idlest: Option<(&SchedGroup, SgLbStats)> = None;
     for g in sd.groups.iter().filter(|g| g.span.intersects(&p.allowed)) {
-        let s = update_sg_wakeup_stats(sds, pct, g, p, cpus);
+        let s = update_sg_wakeup_stats(pct, g, p, cpus);
         if g.span.contains(cpu) {
             local = Some(s);
         } else if idlest.as_ref().is_none_or(|(_, i)| pick_idlest(i, &s)) {

@@ -21,7 +21,7 @@ use crate::topology::{SchedGroup, SD_SHARE_CPUCAPACITY};
 
 use super::capacity::{check_cpu_capacity, fits_capacity, SCHED_CAPACITY_SCALE};
 use super::classify::{group_classify, update_sd_pick_busiest, GroupType};
-use super::env::{nr_cores, sd_asym_cpucapacity, LbEnv};
+use super::env::{sd_asym_cpucapacity, LbEnv};
 use super::snapshot::{cpu_snap, CpuSnapshot, IdleType};
 
 /// `struct sg_lb_stats` for one group.
@@ -92,7 +92,7 @@ pub fn update_sg_lb_stats(
         span: group.span,
         flags: group.flags,
         group_weight: group.span.weight(),
-        cores: nr_cores(env.sds, &group.span),
+        cores: group.cores,
         sgc_imbalance: group.span.first().is_some_and(|f| env.imbalanced_groups.contains(f)),
         min_capacity: u64::MAX,
         ..SgLbStats::default()

@@ -259,12 +259,20 @@ pub struct TaskSnapshot {
 impl TaskSnapshot {
     /// A nice-0 always-runnable task allowed everywhere, last on `prev_cpu`.
     pub fn hog(id: u64, prev_cpu: usize) -> TaskSnapshot {
+        TaskSnapshot::hog_allowed(id, prev_cpu, CpuMask::first_n(crate::cpumask::MAX_CPUS))
+    }
+
+    /// [`TaskSnapshot::hog`] allowed on `allowed` only. What a kernel path
+    /// uses: a mask of every possible CPU would widen every mask's word
+    /// loops to all of `MAX_CPUS` for the rest of the run
+    /// (`cpumask::nr_cpu_words`).
+    pub fn hog_allowed(id: u64, prev_cpu: usize, allowed: CpuMask) -> TaskSnapshot {
         TaskSnapshot {
             id,
             weight: 1024,
             load_avg: 1024,
             util: 1024,
-            allowed: CpuMask::first_n(crate::cpumask::MAX_CPUS),
+            allowed,
             running: false,
             delayed: false,
             per_cpu_kthread: false,

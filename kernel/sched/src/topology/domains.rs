@@ -112,6 +112,11 @@ pub struct SchedGroup {
     /// Flags of the domain directly below the owning domain in this CPU's
     /// final (post-degeneration) chain, 0 at the bottom (Linux's `sg->flags`).
     pub flags: u32,
+    /// Cores the group spans: its CPUs none of whose SMT siblings (in the
+    /// final SMT domains) is a lower CPU of the group. Linux's `sg->cores`,
+    /// counted once when the domains are built (`init_sched_groups_capacity()`),
+    /// not at every balance pass.
+    pub cores: u32,
 }
 
 /// One scheduling domain of one CPU.
@@ -385,6 +390,7 @@ fn groups_for(cpu: usize, li: usize, desc: &LevelDesc, raw: &[Vec<Raw>]) -> Vec<
             capacity: SCHED_CAPACITY_SCALE.saturating_mul(gspan.weight()),
             balance_cpu: balance.or(gspan.first()).unwrap_or(i),
             flags: 0,
+            cores: 0,
         });
     }
     groups
@@ -466,6 +472,7 @@ impl SchedDomains {
                         capacity: SCHED_CAPACITY_SCALE,
                         balance_cpu: i,
                         flags: 0,
+                        cores: 0,
                     })
                     .collect();
                 let raw = Raw {
@@ -478,12 +485,31 @@ impl SchedDomains {
         Self::finish(online, per_cpu)
     }
 
-    fn finish(online: CpuMask, per_cpu: Vec<Vec<SchedDomain>>) -> SchedDomains {
+    fn finish(online: CpuMask, mut per_cpu: Vec<Vec<SchedDomain>>) -> SchedDomains {
         let shortcuts = per_cpu
             .iter()
             .enumerate()
             .map(|(c, ch)| Shortcuts::compute(c, ch))
             .collect();
+        // Each group's cores, from the final SMT spans (a CPU without an SMT
+        // domain is its own core).
+        let smt: Vec<CpuMask> = per_cpu
+            .iter()
+            .enumerate()
+            .map(|(c, ch)| match ch.first() {
+                Some(sd) if sd.level == Level::Smt => sd.span,
+                _ => CpuMask::single(c),
+            })
+            .collect();
+        for sd in per_cpu.iter_mut().flatten() {
+            for g in &mut sd.groups {
+                g.cores = g
+                    .span
+                    .iter()
+                    .filter(|&c| smt.get(c).is_none_or(|m| m.intersection(&g.span).first() == Some(c)))
+                    .count() as u32;
+            }
+        }
         SchedDomains {
             online,
             per_cpu,

@@ -191,6 +191,7 @@ pub fn check_invariants_with(sds: &SchedDomains, consistent: bool) {
                 assert!(!g.span.is_empty() && g.span.is_subset(&sd.span));
                 assert!(g.span.contains(g.balance_cpu));
                 assert_eq!(g.capacity, 1024 * g.span.weight());
+                assert_eq!(g.cores, sched::balance::env::nr_cores(sds, &g.span), "cpu {cpu} group {}", g.span);
                 union = union.union(&g.span);
                 total += g.span.weight();
             }
