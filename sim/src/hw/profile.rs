@@ -124,8 +124,9 @@ pub const ICOUNT_HOLD_NS: [u64; CLASSES] = {
     ns
 };
 
-/// One class's figure of [`ICOUNT_HOLD_NS`]. The levels from `llc_shared` to
-/// `workload` were measured together, as one class: they share its figure.
+/// One class's figure of [`ICOUNT_HOLD_NS`]. The levels from `nohz_state`
+/// to `workload` were measured together, as one class (with the per-LLC
+/// scan state's lock, which the mechanism no longer has): they share its figure.
 /// Every class is named, so a new level needs its figure here.
 pub const fn icount_hold_ns(class: LockClass) -> u64 {
     use LockClass::*;
@@ -140,7 +141,7 @@ pub const fn icount_hold_ns(class: LockClass) -> u64 {
         Sleepers => 36,
         WaitQueue => 35,
         PipeRing => 0,
-        LlcShared | NohzState | IdleWaitSlot | Wakee | BlockedAt | TaskStack | TaskEntry | TraceNames | SemaphoreCount | HeldIpis
+        NohzState | IdleWaitSlot | Wakee | BlockedAt | TaskStack | TaskEntry | TraceNames | SemaphoreCount | HeldIpis
         | Workload => 59,
         TraceRing => 0,
         Memory => 142175,
