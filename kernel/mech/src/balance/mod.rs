@@ -23,9 +23,9 @@
 //! The files import `state.rs` and each other downwards only (`mod.rs`, which
 //! sets them up, is the top). Lock order (see docs/DESIGN.md): a CPU's
 //! balance state (`state::cpu_state(cpu)`) is taken before any runqueue
-//! lock; the NOHZ state inside it. The per-LLC scan state (`state.rs`)
-//! takes no lock: it is atomics, as Linux keeps `sd_llc_shared`, so no
-//! wakeup waits for another LLC's.
+//! lock. The per-LLC scan state (`state.rs`) and the NOHZ state (`nohz.rs`)
+//! take no lock: they are atomics, as Linux keeps `sd_llc_shared` and
+//! `struct nohz`, so no wakeup and no idle entry waits for another LLC's.
 //! `avg_idle` lives in the runqueue (as in Linux), under its lock.
 
 pub mod active;

@@ -91,9 +91,6 @@ lock_order! {
     WaitQueue = "wait_queue",
     /// A pipe's ring (`sync::pipe`).
     PipeRing = "pipe_ring",
-    /// The tickless CPUs' mask and NOHZ times (`balance::nohz`; under the
-    /// balance state).
-    NohzState = "nohz_state",
     /// A slot writer of "idle while others wait" (`balance::idle_wait`;
     /// under a runqueue lock, from its publish).
     IdleWaitSlot = "idle_wait_slot",
