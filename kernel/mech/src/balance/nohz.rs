@@ -72,12 +72,14 @@ impl NohzAtomic {
 
     /// The idle mask alone.
     pub fn idle_mask(&self) -> CpuMask {
-        CpuMask::from_bits(core::array::from_fn(|w| self.idle_cpus[w].load(Ordering::Acquire)))
+        CpuMask::from_words_in_use(|w| self.idle_cpus[w].load(Ordering::Acquire))
     }
 
     /// [`NohzState::enter_idle`]: `cpu` stopped its tick at `now` (jiffies).
     pub fn enter_idle(&self, cpu: usize, now: u64, hz: u32) {
         let bit = 1u64 << (cpu % 64);
+        // The masks' word loops must reach the word before the bit is in it.
+        sched::cpumask::cover_cpu(cpu);
         if self.idle_cpus[cpu / 64].fetch_or(bit, Ordering::AcqRel) & bit == 0 {
             self.nr_cpus.fetch_add(1, Ordering::AcqRel);
             self.needs_update.store(true, Ordering::Release);
