@@ -19,7 +19,7 @@ fn topo(llcs: u32, cores: u32, threads: u32) -> SchedDomains {
     SchedDomains::build(&cpus, None).unwrap()
 }
 
-fn ctx<'a>(sds: &'a SchedDomains, cpus: &'a [CpuSnapshot], task: &'a TaskSnapshot, this: usize, llc: &'a [LlcShared], cfg: &'a BalanceConfig) -> WakeCtx<'a> {
+fn ctx<'a>(sds: &'a SchedDomains, cpus: &'a [CpuSnapshot], task: &'a TaskSnapshot, this: usize, llc: &'a dyn LlcTable, cfg: &'a BalanceConfig) -> WakeCtx<'a> {
     WakeCtx { sds, cpus, task, this_cpu: this, waker_flips: 1, waker_load: 1024, sync: true, waker_pcpu_kthread: false, llc, now_jiffies: 100, cfg, clock: None }
 }
 

@@ -124,8 +124,10 @@ pub const ICOUNT_HOLD_NS: [u64; CLASSES] = {
     ns
 };
 
-/// One class's figure of [`ICOUNT_HOLD_NS`]. The levels from `llc_shared` to
-/// `workload` were measured together, as one class: they share its figure.
+/// One class's figure of [`ICOUNT_HOLD_NS`]. The levels from `idle_wait_slot`
+/// to `workload` were measured together, as one class (with the per-LLC
+/// scan state's and the NOHZ state's locks, which the mechanism no longer
+/// has): they share its figure.
 /// Every class is named, so a new level needs its figure here.
 pub const fn icount_hold_ns(class: LockClass) -> u64 {
     use LockClass::*;
@@ -140,7 +142,7 @@ pub const fn icount_hold_ns(class: LockClass) -> u64 {
         Sleepers => 36,
         WaitQueue => 35,
         PipeRing => 0,
-        LlcShared | NohzState | IdleWaitSlot | Wakee | BlockedAt | TaskStack | TaskEntry | TraceNames | SemaphoreCount | HeldIpis
+        IdleWaitSlot | Wakee | BlockedAt | TaskStack | TaskEntry | TraceNames | SemaphoreCount | HeldIpis
         | Workload => 59,
         TraceRing => 0,
         Memory => 142175,

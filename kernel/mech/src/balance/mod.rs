@@ -7,7 +7,7 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `state.rs` | what every CPU shares (domains, configuration, capacities), each CPU's balance state, the LLC scan state |
+//! | `state.rs` | what every CPU shares (domains, configuration, capacities), each CPU's balance state, the LLC scan state (lock-free) |
 //! | `snapshot.rs` | per-CPU values published under each runqueue lock, read lock-free |
 //! | `pull.rs` | moving tasks from a busiest CPU (detach/attach with `can_migrate_task`) |
 //! | `pass.rs` | one balance pass over a domain (`sched_balance_rq`): plan, pull, redo, active balance request |
@@ -23,8 +23,10 @@
 //! The files import `state.rs` and each other downwards only (`mod.rs`, which
 //! sets them up, is the top). Lock order (see docs/DESIGN.md): a CPU's
 //! balance state (`state::cpu_state(cpu)`) is taken before any runqueue
-//! lock; the LLC table inside it. `avg_idle` lives in the runqueue (as in
-//! Linux), under its lock.
+//! lock. The per-LLC scan state (`state.rs`) and the NOHZ state (`nohz.rs`)
+//! take no lock: they are atomics, as Linux keeps `sd_llc_shared` and
+//! `struct nohz`, so no wakeup and no idle entry waits for another LLC's.
+//! `avg_idle` lives in the runqueue (as in Linux), under its lock.
 
 pub mod active;
 pub mod capacity;
@@ -46,20 +48,13 @@ use sched::balance::{BalanceConfig, CapacityTable, NewidleCounters, SdState};
 use sched::topology::SchedDomains;
 
 pub use state::{global, Global};
-use state::{cpu_state, CpuState, LLC};
+use state::{cpu_state, CpuState};
 
 /// Sets up balancing for the machine (once, on the boot CPU).
 pub fn init(sds: SchedDomains, cfg: BalanceConfig, caps: CapacityTable, hz: u32) {
     let online: Vec<usize> = sds.online().iter().collect();
-    {
-        let mut llc = LLC.lock();
-        for &cpu in &online {
-            let id = sds.sd_llc_id(cpu);
-            if llc.len() <= id {
-                llc.resize(id + 1, LlcShared::new(1));
-            }
-            llc[id] = LlcShared::new(sds.sd_llc_size(cpu));
-        }
+    for &cpu in &online {
+        state::init_llc(sds.sd_llc_id(cpu), LlcShared::new(sds.sd_llc_size(cpu)));
     }
     for &cpu in &online {
         wake::init_wake_aged(cpu, sched::balance::avg_idle::AvgIdle::new().avg_idle);

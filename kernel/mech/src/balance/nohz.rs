@@ -6,21 +6,131 @@
 //! Follows Linux's `kernel/sched/fair.c: nohz_balancer_kick()`, `kick_ilb()`,
 //! `find_new_ilb()` and `_nohz_idle_balance()`.
 
-use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 
-use sched::balance::nohz::{nohz_balancer_kick, NohzState, NOHZ_BALANCE_KICK, NOHZ_NEXT_KICK, NOHZ_STATS_KICK};
+use sched::balance::nohz::{blocked_period, nohz_balancer_kick, NohzState, NOHZ_BALANCE_KICK, NOHZ_NEXT_KICK, NOHZ_STATS_KICK};
+use sched::cpumask::CpuMask;
 
 use super::snapshot::{cpu_snapshot, snapshots_into};
-use crate::lock::{level, IrqMutex};
 use crate::percpu::{per_cpu, PerCpu};
+use crate::MAX_CPUS;
 
-static NOHZ: IrqMutex<level::NohzState, NohzState> = IrqMutex::new(NohzState {
-    idle_cpus: sched::cpumask::CpuMask::new(),
-    has_blocked: false,
-    next_balance: 0,
-    next_blocked: 0,
-    needs_update: false,
-});
+/// The machine's NOHZ state (the policy's [`NohzState`], Linux's `struct
+/// nohz`) without a lock, as Linux keeps it: the idle mask in atomic words,
+/// the count, the flags and the times in atomics of their own. Every CPU's
+/// idle entry and exit and every busy tick touch it, so none of them waits
+/// for another CPU (fair.c: nohz_balance_enter_idle(),
+/// nohz_balance_exit_idle(), nohz_balancer_kick()).
+///
+/// Each operation applies the policy's transition of the same name
+/// ([`NohzState::enter_idle`], `exit_idle`, `after_idle_balance`) field by
+/// field; `kernel/mech/tests/nohz_atomic.rs` checks that both give the same
+/// state. Invariant: `nr_cpus` is the number of bits set in `idle_cpus`
+/// once every operation in flight has finished (each bit's change and its
+/// count change come from one `fetch_or`/`fetch_and`). A reader
+/// ([`Self::snapshot`]) sees each word and flag as of some recent write,
+/// not one instant: the kick decides on such a view, as Linux's does.
+pub struct NohzAtomic {
+    idle_cpus: [AtomicU64; MAX_CPUS / 64],
+    /// How many CPUs are in `idle_cpus` (Linux's `nohz.nr_cpus`), read first
+    /// by every busy tick: with none, a tick reads nothing else.
+    nr_cpus: AtomicU32,
+    has_blocked: AtomicBool,
+    next_balance: AtomicU64,
+    next_blocked: AtomicU64,
+    needs_update: AtomicBool,
+}
+
+impl NohzAtomic {
+    /// No CPU tickless, nothing due (the policy's `NohzState::default()`).
+    pub const fn new() -> NohzAtomic {
+        NohzAtomic {
+            idle_cpus: [const { AtomicU64::new(0) }; MAX_CPUS / 64],
+            nr_cpus: AtomicU32::new(0),
+            has_blocked: AtomicBool::new(false),
+            next_balance: AtomicU64::new(0),
+            next_blocked: AtomicU64::new(0),
+            needs_update: AtomicBool::new(false),
+        }
+    }
+
+    /// The CPUs in the idle mask now (Linux's `nohz.nr_cpus`).
+    pub fn nr_cpus(&self) -> u32 {
+        self.nr_cpus.load(Ordering::Acquire)
+    }
+
+    /// A view of the state for the policy's decisions.
+    pub fn snapshot(&self) -> NohzState {
+        NohzState {
+            idle_cpus: self.idle_mask(),
+            has_blocked: self.has_blocked.load(Ordering::Acquire),
+            next_balance: self.next_balance.load(Ordering::Relaxed),
+            next_blocked: self.next_blocked.load(Ordering::Relaxed),
+            needs_update: self.needs_update.load(Ordering::Relaxed),
+        }
+    }
+
+    /// The idle mask alone.
+    pub fn idle_mask(&self) -> CpuMask {
+        CpuMask::from_words_in_use(|w| self.idle_cpus[w].load(Ordering::Acquire))
+    }
+
+    /// [`NohzState::enter_idle`]: `cpu` stopped its tick at `now` (jiffies).
+    pub fn enter_idle(&self, cpu: usize, now: u64, hz: u32) {
+        let bit = 1u64 << (cpu % 64);
+        // The masks' word loops must reach the word before the bit is in it.
+        sched::cpumask::cover_cpu(cpu);
+        if self.idle_cpus[cpu / 64].fetch_or(bit, Ordering::AcqRel) & bit == 0 {
+            self.nr_cpus.fetch_add(1, Ordering::AcqRel);
+            self.needs_update.store(true, Ordering::Release);
+        }
+        // The next refresh is set before `has_blocked` says there is one to
+        // make, so a kick that sees the flag sees a time with it.
+        if !self.has_blocked.load(Ordering::Acquire) {
+            self.next_blocked.store(now.saturating_add(blocked_period(hz)), Ordering::Relaxed);
+        }
+        self.has_blocked.store(true, Ordering::Release);
+    }
+
+    /// [`NohzState::exit_idle`]: `cpu` restarted its tick.
+    pub fn exit_idle(&self, cpu: usize) {
+        let bit = 1u64 << (cpu % 64);
+        if self.idle_cpus[cpu / 64].fetch_and(!bit, Ordering::AcqRel) & bit != 0 {
+            self.nr_cpus.fetch_sub(1, Ordering::AcqRel);
+        }
+    }
+
+    /// [`NohzState::after_idle_balance`].
+    pub fn after_idle_balance(&self, now: u64, hz: u32, all_blocked_done: bool, next_balance: u64) {
+        self.next_blocked.store(now.saturating_add(blocked_period(hz)), Ordering::Relaxed);
+        if all_blocked_done {
+            self.has_blocked.store(false, Ordering::Release);
+        }
+        self.next_balance.store(next_balance, Ordering::Relaxed);
+        self.needs_update.store(false, Ordering::Release);
+    }
+
+    /// A balancing kick holds the next one off until `next_balance`
+    /// (fair.c: kick_ilb()).
+    pub fn set_next_balance(&self, next_balance: u64) {
+        self.next_balance.store(next_balance, Ordering::Relaxed);
+    }
+
+    /// `next_balance` now.
+    pub fn next_balance(&self) -> u64 {
+        self.next_balance.load(Ordering::Relaxed)
+    }
+}
+
+impl Default for NohzAtomic {
+    fn default() -> Self {
+        NohzAtomic::new()
+    }
+}
+
+/// The machine's NOHZ state.
+static NOHZ: NohzAtomic = NohzAtomic::new();
+
 /// This module's per-CPU part (its `CPUS`).
 struct NohzCpu {
     /// Kick flags waiting for each CPU (handled in its reschedule IPI).
@@ -47,9 +157,6 @@ static CPUS: PerCpu<NohzCpu> = per_cpu!(NohzCpu::new());
 /// The flags a kick carries (Linux's `NOHZ_KICK_MASK`): any of them sends
 /// the IPI, and the kicked CPU takes them all at once.
 const KICK_MASK: u32 = NOHZ_BALANCE_KICK | NOHZ_STATS_KICK | NOHZ_NEXT_KICK;
-/// How many CPUs are in `NOHZ.idle_cpus` (Linux's `nohz.nr_cpus`), read
-/// without the lock by every busy tick: with none, a tick takes no lock.
-static NR_IDLE: AtomicU32 = AtomicU32::new(0);
 
 /// What NOHZ idle balancing did, per CPU (`@fw nohz`): kicks this CPU sent,
 /// kicked balances it ran, passes it ran on behalf of another (tickless) CPU,
@@ -79,33 +186,25 @@ pub fn print_counters(cpu: usize) {
 /// `cpu` stopped its tick.
 pub fn enter_idle(cpu: usize) {
     if let Some(g) = super::state::global() {
-        let mut n = NOHZ.lock();
-        if !n.idle_cpus.contains(cpu) {
-            NR_IDLE.fetch_add(1, Ordering::Relaxed);
-        }
-        n.enter_idle(cpu, crate::clock::jiffies(), g.hz);
+        NOHZ.enter_idle(cpu, crate::clock::jiffies(), g.hz);
     }
 }
 
 /// `cpu` restarted its tick.
 pub fn exit_idle(cpu: usize) {
-    let mut n = NOHZ.lock();
-    if n.idle_cpus.contains(cpu) {
-        NR_IDLE.fetch_sub(1, Ordering::Relaxed);
-    }
-    n.exit_idle(cpu);
+    NOHZ.exit_idle(cpu);
 }
 
 /// From a busy CPU's tick: kick an idle CPU to balance for the tickless ones.
 pub fn balancer_kick(cpu: usize) {
-    // No tickless CPU: nothing to do, and no lock taken (fair.c:
+    // No tickless CPU: nothing to do, and nothing else read (fair.c:
     // nohz_balancer_kick() reads nohz.nr_cpus first).
-    if NR_IDLE.load(Ordering::Relaxed) == 0 {
+    if NOHZ.nr_cpus() == 0 {
         return;
     }
     let Some(g) = super::state::global() else { return };
     let now = crate::clock::jiffies();
-    let n = *NOHZ.lock();
+    let n = NOHZ.snapshot();
     if n.idle_cpus.is_empty() {
         return;
     }
@@ -123,8 +222,7 @@ pub fn balancer_kick(cpu: usize) {
     // and its own periodic balance has released it by now).
     let online = crate::rq::online_mask();
     let mut guard = super::state::cpu_state(cpu).lock();
-    let (state, held) = guard.split();
-    let Some(state) = state.as_mut() else { return };
+    let Some(state) = guard.as_mut() else { return };
     snapshots_into(&online, &mut state.balance_snaps);
     let all = &state.balance_snaps;
     let flags = nohz_balancer_kick(&n, &g.sds, all, &this, now);
@@ -137,7 +235,7 @@ pub fn balancer_kick(cpu: usize) {
     // it HZ·CPUs/10 away on every kick, as before, let a refresh kick hold
     // off balancing for 6.4 s at 64 CPUs while idle CPUs stayed idle.
     if flags & NOHZ_BALANCE_KICK != 0 {
-        NOHZ.lock_inside(&held).next_balance = now + 1;
+        NOHZ.set_next_balance(now + 1);
     }
     let Some(ilb) = n.find_new_ilb(cpu, &online, all) else { return };
     if CPUS[ilb].kick.fetch_or(flags, Ordering::AcqRel) & KICK_MASK == 0 {
@@ -168,12 +266,11 @@ pub fn run_kicked(cpu: usize) {
         // load counts as refreshed and the next refresh is 32 ms away
         // (fair.c: _nohz_idle_balance() without sched_balance_domains()).
         let now = crate::clock::jiffies();
-        let mut n = NOHZ.lock();
-        let next = n.next_balance;
-        n.after_idle_balance(now, g.hz, true, next);
+        NOHZ.after_idle_balance(now, g.hz, true, NOHZ.next_balance());
         return;
     }
-    let order: alloc::vec::Vec<usize> = NOHZ.lock().ilb_order(cpu).collect();
+    let idle = NohzState { idle_cpus: NOHZ.idle_mask(), ..NohzState::default() };
+    let order: alloc::vec::Vec<usize> = idle.ilb_order(cpu).collect();
     CPUS[cpu].counters.ilb_runs.fetch_add(1, Ordering::Relaxed);
     for c in order {
         // Each tickless CPU balances as itself; stop if work arrived here.
@@ -188,5 +285,5 @@ pub fn run_kicked(cpu: usize) {
     }
     let now = crate::clock::jiffies();
     let next = now + 1;
-    NOHZ.lock().after_idle_balance(now, g.hz, true, next);
+    NOHZ.after_idle_balance(now, g.hz, true, next);
 }

@@ -123,9 +123,7 @@ fn refresh_sis_util(g: &Global, dst: usize, idle: IdleType, sd: &SchedDomain, lb
     let sis_util = g.cfg.features.has(Feature::SisUtil);
     let llc_weight = g.sds.sd_llc_size(dst);
     if let Some(nr) = idle_cpu_scan_refresh(sis_util, idle, sd.span_weight, llc_weight, lbs.sum_util, sd.imbalance_pct) {
-        if let Some(l) = super::state::LLC.lock().get_mut(g.sds.sd_llc_id(dst)) {
-            l.nr_idle_scan = nr;
-        }
+        super::state::set_nr_idle_scan(g.sds.sd_llc_id(dst), nr);
     }
 }
 

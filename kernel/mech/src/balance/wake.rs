@@ -9,7 +9,7 @@ use core::sync::atomic::Ordering;
 use core::sync::atomic::AtomicU64;
 
 use sched::balance::fork::select_task_rq_fork;
-use sched::balance::sis::{ScanClock, WakeAvgIdle};
+use sched::balance::sis::{LlcTable, ScanClock, WakeAvgIdle};
 use sched::balance::wake::{account_scan, count_wakeup, llc_span, select_task_rq_fair, wake_remote_domain, WakeCtx};
 use sched::balance::TaskSnapshot;
 use sched::cpumask::CpuMask;
@@ -17,7 +17,7 @@ use sched::topology::SD_BALANCE_FORK;
 use sched::{EntityId, WakeFlags};
 
 use super::snapshot::{cpu_snapshot, snapshots, snapshots_into, LiveCpus};
-use super::state::{cpu_state, LLC};
+use super::state::{cpu_state, LlcRead};
 use crate::task::Task;
 use crate::percpu::{per_cpu, PerCpu};
 
@@ -161,7 +161,9 @@ fn wakee_snapshot(p: &Task, l: WakeeLoad, prev: usize) -> TaskSnapshot {
 
 /// The CPU a waking task goes to. `this` is the waking CPU; `load` was read
 /// under `p`'s runqueue lock, which the caller has dropped again (this takes
-/// balance state, which ranks above runqueue locks).
+/// the waking CPU's balance state, which ranks above runqueue locks, and no
+/// lock that another CPU's placement takes: the LLCs' state is read and
+/// written lock-free, `state::LlcRead`).
 pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize, flags: WakeFlags) -> Option<usize> {
     let g = super::state::global()?;
     let task = wakee_snapshot(p, load, prev);
@@ -184,9 +186,10 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
     span.set(prev);
     let span = span.intersection(&crate::rq::online_mask());
     let mut guard = cpu_state(this).lock();
-    let (state, held) = guard.split();
-    let state = state.as_mut()?;
-    let mut llc = LLC.lock_inside(&held);
+    let state = guard.as_mut()?;
+    // The two LLCs' scan state, read once, without a lock (fair.c:
+    // select_idle_cpu() reads sd_llc_shared and this_sd's avg_scan_cost so).
+    let mut llc = LlcRead::new(&g.sds, this, prev);
     let clock = crate::rq::now_ns;
     let mut aged = load_aged(this);
     let inputs = PlaceInputs { task: &task, this, waker_flips, waker_load, sync, llc: &llc, clock: &clock };
@@ -203,11 +206,10 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
     // What SIS_PROP's depth read, before the accounting changes it.
     let prop_in = prop.then(|| {
         let aged_in = if g.cfg.sis_prop == sched::balance::SisProp::Aged { aged.wake_avg_idle } else { 0 };
-        (llc.get(g.sds.sd_llc_id(this)).map_or(0, |l| l.avg_scan_cost), aged_in)
+        (LlcTable::get(&llc, g.sds.sd_llc_id(this)).map_or(0, |l| l.avg_scan_cost), aged_in)
     });
     // SIS_PROP learns what a scan costs in this CPU's LLC (`this_sd`).
     let accounted = account_scan(&g.cfg, &g.sds, this, &d, &mut llc, &mut aged);
-    drop(llc);
     if g.cfg.sis_prop == sched::balance::SisProp::Aged {
         store_aged(this, aged);
     }
@@ -237,7 +239,7 @@ struct PlaceInputs<'a> {
     waker_flips: u32,
     waker_load: u64,
     sync: bool,
-    llc: &'a [sched::balance::sis::LlcShared],
+    llc: &'a dyn LlcTable,
     clock: &'a dyn Fn() -> u64,
 }
 

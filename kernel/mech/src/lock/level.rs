@@ -91,11 +91,6 @@ lock_order! {
     WaitQueue = "wait_queue",
     /// A pipe's ring (`sync::pipe`).
     PipeRing = "pipe_ring",
-    /// The per-LLC scan state (`balance::LLC`; under the balance state).
-    LlcShared = "llc_shared",
-    /// The tickless CPUs' mask and NOHZ times (`balance::nohz`; under the
-    /// balance state).
-    NohzState = "nohz_state",
     /// A slot writer of "idle while others wait" (`balance::idle_wait`;
     /// under a runqueue lock, from its publish).
     IdleWaitSlot = "idle_wait_slot",

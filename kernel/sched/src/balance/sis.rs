@@ -6,7 +6,8 @@
 //!
 //! Called from `wake::select_task_rq_fair` (under the task's `pi_lock`, no
 //! run-queue lock) with CPU snapshots and, per LLC, the shared state
-//! [`LlcShared`] the kernel keeps (indexed by `sd_llc_id`). The result says
+//! [`LlcShared`] the kernel keeps (indexed by `sd_llc_id`, read through
+//! [`LlcTable`]). The result says
 //! which CPU, how many CPUs were scanned and whether the scan was cut short,
 //! so the kernel can time the call and feed [`sis_prop_account`].
 //! `nr_idle_scan` is refreshed by [`update_idle_cpu_scan`] during periodic
@@ -27,6 +28,10 @@ use super::env::smt_mask;
 use super::snapshot::{CpuSnapshot, CpuView, IdleType, TaskSnapshot};
 
 /// Per-LLC shared state (`sd_llc_shared` plus SIS_PROP's `avg_scan_cost`).
+///
+/// Linux keeps `avg_scan_cost` in each CPU's own LLC-level `sched_domain`;
+/// fairway keeps one per LLC, shared by its CPUs (the SIS_PROP variants'
+/// figures were measured that way).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LlcShared {
     /// SIS_UTIL: CPUs to scan; 0 = the LLC is considered overloaded.
@@ -39,6 +44,46 @@ impl LlcShared {
     /// Initial state for an LLC of `weight` CPUs: scan everything.
     pub const fn new(weight: u32) -> Self {
         LlcShared { nr_idle_scan: weight, avg_scan_cost: 0 }
+    }
+}
+
+/// Where placement reads each LLC's [`LlcShared`] by `sd_llc_id`, and where
+/// SIS_PROP writes a scan's cost back: a table of values (tests, copies) or
+/// the kernel's per-LLC words, read and written without a lock as Linux
+/// reads and writes `sd_llc_shared` and `avg_scan_cost`, so a reader sees
+/// each field as of some recent write. Placement reads an LLC's state once
+/// and decides on that value.
+pub trait LlcTable {
+    /// LLC `llc_id`'s state (`None`: not known, the caller's default).
+    fn get(&self, llc_id: usize) -> Option<LlcShared>;
+    /// SIS_PROP's new `avg_scan_cost` of LLC `llc_id` (a plain store of a
+    /// value computed from a read: a concurrent one may be lost, as in Linux).
+    fn set_avg_scan_cost(&mut self, llc_id: usize, cost: Nanos);
+}
+
+impl core::fmt::Debug for dyn LlcTable + '_ {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("LlcTable")
+    }
+}
+
+impl LlcTable for [LlcShared] {
+    fn get(&self, llc_id: usize) -> Option<LlcShared> {
+        <[LlcShared]>::get(self, llc_id).copied()
+    }
+    fn set_avg_scan_cost(&mut self, llc_id: usize, cost: Nanos) {
+        if let Some(l) = self.get_mut(llc_id) {
+            l.avg_scan_cost = cost;
+        }
+    }
+}
+
+impl LlcTable for alloc::vec::Vec<LlcShared> {
+    fn get(&self, llc_id: usize) -> Option<LlcShared> {
+        LlcTable::get(self.as_slice(), llc_id)
+    }
+    fn set_avg_scan_cost(&mut self, llc_id: usize, cost: Nanos) {
+        self.as_mut_slice().set_avg_scan_cost(llc_id, cost)
     }
 }
 

@@ -24,7 +24,7 @@ use crate::topology::{SchedDomain, SchedDomains, SD_WAKE_AFFINE};
 use super::config::{BalanceConfig, SisProp, WakeBalance};
 use super::domain_stats::DomainStats;
 use super::env::smt_mask;
-use super::sis::{select_idle_sibling, sis_prop_account, sis_prop_depth, LlcShared, ScanClock, SisInput, SisResult, WakeAvgIdle};
+use super::sis::{select_idle_sibling, sis_prop_account, sis_prop_depth, LlcShared, LlcTable, ScanClock, SisInput, SisResult, WakeAvgIdle};
 use super::snapshot::{CpuSnapshot, CpuView, TaskSnapshot};
 
 /// A task's waker-side wakeup history (`wakee_flips`, `last_wakee`).
@@ -153,8 +153,8 @@ pub struct WakeCtx<'a, C: CpuView + ?Sized = [CpuSnapshot]> {
     pub sync: bool,
     /// The waker is a per-CPU kthread running on `prev`.
     pub waker_pcpu_kthread: bool,
-    /// Per-LLC shared state, indexed by `sd_llc_id`.
-    pub llc: &'a [LlcShared],
+    /// Per-LLC shared state, by `sd_llc_id`.
+    pub llc: &'a dyn LlcTable,
     /// Jiffies now (SIS_PROP aging).
     pub now_jiffies: u64,
     /// Configuration.
@@ -193,11 +193,11 @@ pub fn wake_idle_2005<C: CpuView + ?Sized>(sds: &SchedDomains, cpus: &C, p: &Tas
 /// caller passes `nr` through only when there is no idle core.
 pub fn scan_depth<C: CpuView + ?Sized>(ctx: &WakeCtx<'_, C>, target: usize, aged: &mut WakeAvgIdle) -> (Option<u32>, bool) {
     let sds = ctx.sds;
-    let shared = ctx.llc.get(sds.sd_llc_id(target)).copied().unwrap_or(LlcShared::new(sds.sd_llc_size(target)));
+    let shared = ctx.llc.get(sds.sd_llc_id(target)).unwrap_or(LlcShared::new(sds.sd_llc_size(target)));
     let prop = if ctx.cfg.sis_prop == SisProp::Off {
         None
     } else {
-        let this_shared = ctx.llc.get(sds.sd_llc_id(ctx.this_cpu)).copied().unwrap_or(shared);
+        let this_shared = ctx.llc.get(sds.sd_llc_id(ctx.this_cpu)).unwrap_or(shared);
         let avg_idle = ctx.cpus.snap(ctx.this_cpu).map_or(0, |s| s.avg_idle);
         sis_prop_depth(ctx.cfg.sis_prop, avg_idle, aged, ctx.now_jiffies, sds.sd_llc_size(target), this_shared.avg_scan_cost)
     };
@@ -214,14 +214,19 @@ pub fn scan_depth<C: CpuView + ?Sized>(ctx: &WakeCtx<'_, C>, target: usize, aged
 /// LLC, the same one its depth was read from (and `Aged` consumes
 /// `wake_avg_idle`); which scans count is the variant's
 /// ([`sis_prop_account`]). Returns whether a scan was accounted.
-pub fn account_scan(cfg: &BalanceConfig, sds: &SchedDomains, this_cpu: usize, d: &WakeDecision, llc: &mut [LlcShared], aged: &mut WakeAvgIdle) -> bool {
+pub fn account_scan(cfg: &BalanceConfig, sds: &SchedDomains, this_cpu: usize, d: &WakeDecision, llc: &mut dyn LlcTable, aged: &mut WakeAvgIdle) -> bool {
     if cfg.sis_prop == SisProp::Off {
         return false;
     }
     let Some(scan) = d.sis.and_then(|s| s.scan) else { return false };
     let Some(time) = scan.time.filter(|_| !scan.idle_core) else { return false };
-    let Some(l) = llc.get_mut(sds.sd_llc_id(this_cpu)) else { return false };
-    sis_prop_account(cfg.sis_prop, l, aged, time, scan.scanned, scan.cpu.is_some(), scan.truncated)
+    let id = sds.sd_llc_id(this_cpu);
+    let Some(mut l) = llc.get(id) else { return false };
+    let accounted = sis_prop_account(cfg.sis_prop, &mut l, aged, time, scan.scanned, scan.cpu.is_some(), scan.truncated);
+    if accounted {
+        llc.set_avg_scan_cost(id, l.avg_scan_cost);
+    }
+    accounted
 }
 
 /// `select_task_rq_fair` for a wakeup. `aged` is the waking CPU's
