@@ -254,5 +254,13 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             complaints: true,
             ..BASE
         },
+        Scenario {
+            name: "sched-features-linux-only",
+            smp: "2",
+            append: "sched_debug=1 sched_features=HRTICK,NO_DELAY_DEQUEUE,NO_RT_PUSH_IPI workload=shares,cpu=1,ms=500",
+            check: check_features_linux_only,
+            complaints: true,
+            ..BASE
+        },
     ]
 }
