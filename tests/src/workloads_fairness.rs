@@ -319,6 +319,16 @@ pub fn check_features_linux_only(log: &Log) -> CheckResult {
     Ok(())
 }
 
+/// `ttwu-queue-off-torture-smp4`: the torture (`torture-smp4`'s books: no lost wakeup, thread,
+/// byte or update, runtime conserved, invariant checks on) with every remote wakeup enqueued by
+/// its waker on the target's runqueue (`sched_features=NO_TTWU_QUEUE`), which the boot line
+/// prints.
+pub fn check_torture_no_ttwu_queue(log: &Log) -> CheckResult {
+    crate::workloads::check_torture::<4, 2000, 3>(log)?;
+    let (line, toks) = feature_tokens(log)?;
+    ensure(has_token(&toks, "NO_TTWU_QUEUE"), || format!("`{line}`: expected NO_TTWU_QUEUE"))
+}
+
 // ---------------------------------------------------------------------------------------------
 // DELAY_DEQUEUE
 

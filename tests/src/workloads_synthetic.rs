@@ -50,6 +50,7 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
         "RUN_TO_PARITY",
         "NO_NEXT_BUDDY",
         "DELAY_DEQUEUE",
+        "TTWU_QUEUE",
         "SIS_UTIL",
     ]
     .into_iter()

@@ -40,6 +40,7 @@ pub mod preempt;
 pub mod sim;
 pub mod time;
 pub mod tree;
+pub mod ttwu;
 pub mod tunables;
 pub mod weight;
 

@@ -224,6 +224,8 @@ fn boot_tuned(n: usize, config: sched::balance::BalanceConfig, tunables: sched::
     mech::balance::init(domains, config, sched::balance::CapacityTable::new(n), 1000);
     for c in 0..n {
         run_on(c);
+        // As entry::sched_cpu_starting, without the platform's hooks and tick.
+        mech::wakeup::configure(tunables.features);
         mech::rq::init_cpu(c, tunables);
         let rq = mech::rq::lock(c);
         mech::balance::snapshot::publish(&rq);
