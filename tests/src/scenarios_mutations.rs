@@ -320,6 +320,16 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("sched-features-bogus", "unknown feature \"BOGUS\"", "unknown feature \"BOGU\""),
     ("sched-features-bogus", "@fw stage name=workload\n", "cmdline: another\n@fw stage name=workload\n"),
     ("sched-features-bogus", " DELAY_DEQUEUE", " NO_DELAY_DEQUEUE"),
+    // a Linux-only name printed as a feature (here and when bogus), a refusal missing, one that
+    // does not say the rest applies, the token between them not applied
+    ("sched-features", " NO_NEXT_BUDDY", " NO_NEXT_BUDDY NO_HRTICK"),
+    ("sched-features-bogus", " NO_NEXT_BUDDY", " NO_NEXT_BUDDY RT_PUSH_IPI"),
+    ("sched-features-linux-only", " NO_NEXT_BUDDY", " NO_NEXT_BUDDY HRTICK"),
+    ("sched-features-linux-only", "ignoring NO_RT_PUSH_IPI, the other features apply\n", "ignoring NO_RT_PUSH_IPI\n"),
+    ("sched-features-linux-only", "cmdline: sched_features: HRTICK is", "sched_features: HRTICK is"),
+    ("sched-features-linux-only", " NO_DELAY_DEQUEUE TTWU_QUEUE", " DELAY_DEQUEUE TTWU_QUEUE"),
+    // NO_TTWU_QUEUE not in force for the torture; the torture's books broken
+    ("ttwu-queue-off-torture-smp4", " NO_TTWU_QUEUE", " TTWU_QUEUE"),
     // spread: two hogs on a CPU at t_ms=100 or at the end, a sample missing, two hogs
     // ending on one CPU, a hog missing.
     ("balance-spread-smp8", "t_ms=100 per_cpu=1,1,1,1,1,1,1,1", "t_ms=100 per_cpu=2,0,1,1,1,1,1,1"),

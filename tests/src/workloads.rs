@@ -212,8 +212,8 @@ pub use effect::{
 };
 pub use schbench::{check_schbench, percentiles, Percentiles};
 pub use fairness::{
-    check_delay_dequeue, check_features, check_features_bogus, check_latency, check_renice, check_shares, check_shares_pressure,
-    FEATURES_BOGUS, FEATURES_SET, RENICE_AFTER_NS, RENICE_AT_ONCE_NS, RENICE_ROUNDS, RENICE_SLICE_NS, SHARES_NICE,
+    check_delay_dequeue, check_features, check_features_bogus, check_features_linux_only, check_torture_no_ttwu_queue, check_latency, check_renice, check_shares, check_shares_pressure,
+    FEATURES_BOGUS, FEATURES_LINUX_ONLY, FEATURES_SET, LINUX_ONLY_FEATURES, RENICE_AFTER_NS, RENICE_AT_ONCE_NS, RENICE_ROUNDS, RENICE_SLICE_NS, SHARES_NICE,
     SHARE_TOLERANCE_PP,
 };
 pub use idle::{

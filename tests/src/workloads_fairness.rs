@@ -218,12 +218,37 @@ fn latency_report(log: &Log, r: &Record, sleeper: u64) -> Result<([u64; 4], u64)
 pub const FEATURES_SET: &str = "NO_DELAY_DEQUEUE,NO_RUN_TO_PARITY";
 /// The malformed `sched_features=` of the `sched-features-bogus` scenario.
 pub const FEATURES_BOGUS: &str = "BOGUS";
+/// The `sched_features=` of the `sched-features-linux-only` scenario: one feature fairway
+/// implements, turned off, between two Linux features it does not (one asked on, one off).
+pub const FEATURES_LINUX_ONLY: &str = "HRTICK,NO_DELAY_DEQUEUE,NO_RT_PUSH_IPI";
+/// Linux's `sched_features` names whose concepts fairway does not implement (docs/OPTIONS.md):
+/// refused on the command line, never printed.
+pub const LINUX_ONLY_FEATURES: [&str; 9] = [
+    "HRTICK",
+    "HRTICK_DL",
+    "NONTASK_CAPACITY",
+    "WARN_DOUBLE_CLOCK",
+    "RT_PUSH_IPI",
+    "RT_RUNTIME_SHARE",
+    "ATTACH_AGE_LOAD",
+    "LATENCY_WARN",
+    "PARANOID_AVG",
+];
 
+/// The `@fw sched_features` record and its tokens; no Linux feature fairway does not implement
+/// among them (the line prints only what acts).
 fn feature_tokens(log: &Log) -> Result<(String, Vec<String>), String> {
     let r = log.one("sched_features")?;
     let msg = r.field("msg")?.to_string();
-    let toks = msg.split_whitespace().map(str::to_string).collect();
-    Ok((format!("{r}"), toks))
+    let toks: Vec<String> = msg.split_whitespace().map(str::to_string).collect();
+    let line = format!("{r}");
+    for t in &toks {
+        let name = t.trim_start_matches("NO_");
+        ensure(!LINUX_ONLY_FEATURES.contains(&name), || {
+            format!("`{line}`: prints {t}, a Linux feature fairway does not implement")
+        })?;
+    }
+    Ok((line, toks))
 }
 
 fn has_token(toks: &[String], t: &str) -> bool {
@@ -267,6 +292,41 @@ pub fn check_features_bogus(log: &Log) -> CheckResult {
         })?;
     }
     Ok(())
+}
+
+/// `sched_features=HRTICK,NO_DELAY_DEQUEUE,NO_RT_PUSH_IPI`: one `cmdline: ` line per Linux-only
+/// name, in command-line order, each naming its feature and token and saying that fairway does
+/// not implement it and the others apply; DELAY_DEQUEUE printed off (the token between them
+/// applied), PLACE_LAG still on, neither refused name printed; the workload ran.
+pub fn check_features_linux_only(log: &Log) -> CheckResult {
+    workload_ran(log, "shares", 2, true)?;
+    let complaints: Vec<&str> = log.lines_starting_with("cmdline: ").collect();
+    let refused = [("HRTICK", "HRTICK"), ("RT_PUSH_IPI", "NO_RT_PUSH_IPI")];
+    ensure(complaints.len() == refused.len(), || {
+        format!("expected {} `cmdline: ` lines (HRTICK, RT_PUSH_IPI), got {complaints:#?}", refused.len())
+    })?;
+    for (line, (name, tok)) in complaints.iter().zip(refused) {
+        let want = format!("cmdline: sched_features: {name} is a Linux feature fairway does not implement (");
+        let tail = format!("; ignoring {tok}, the other features apply");
+        ensure(line.starts_with(&want) && line.ends_with(&tail), || {
+            format!("`{line}`: expected `{want}...{tail}`")
+        })?;
+    }
+    let (line, toks) = feature_tokens(log)?;
+    for t in ["NO_DELAY_DEQUEUE", "PLACE_LAG", "RUN_TO_PARITY"] {
+        ensure(has_token(&toks, t), || format!("`{line}`: expected {t}"))?;
+    }
+    Ok(())
+}
+
+/// `ttwu-queue-off-torture-smp4`: the torture (`torture-smp4`'s books: no lost wakeup, thread,
+/// byte or update, runtime conserved, invariant checks on) with every remote wakeup enqueued by
+/// its waker on the target's runqueue (`sched_features=NO_TTWU_QUEUE`), which the boot line
+/// prints.
+pub fn check_torture_no_ttwu_queue(log: &Log) -> CheckResult {
+    crate::workloads::check_torture::<4, 2000, 3>(log)?;
+    let (line, toks) = feature_tokens(log)?;
+    ensure(has_token(&toks, "NO_TTWU_QUEUE"), || format!("`{line}`: expected NO_TTWU_QUEUE"))
 }
 
 // ---------------------------------------------------------------------------------------------

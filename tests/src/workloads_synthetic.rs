@@ -50,6 +50,7 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
         "RUN_TO_PARITY",
         "NO_NEXT_BUDDY",
         "DELAY_DEQUEUE",
+        "TTWU_QUEUE",
         "SIS_UTIL",
     ]
     .into_iter()
@@ -62,6 +63,13 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
     {
         for t in f.split(',') {
             let base = t.trim_start_matches("NO_");
+            if let Some(name) = crate::workloads::LINUX_ONLY_FEATURES.iter().find(|n| **n == base) {
+                out += &format!(
+                    "cmdline: sched_features: {name} is a Linux feature fairway does not implement \
+                     (why); ignoring {t}, the other features apply\n"
+                );
+                continue;
+            }
             match feats
                 .iter_mut()
                 .find(|x| x.trim_start_matches("NO_") == base)

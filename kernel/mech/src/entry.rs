@@ -28,12 +28,13 @@ use sched::WakeFlags;
 
 use crate::{balance, debug, fault, resched, rq, schedstat, schedule, tick, timer, trace, wakeup, watchdog};
 
-/// Brings `cpu` (the CPU running this) into scheduling: its runqueue with
-/// `tunables` (its current flow becomes its idle task), its capacity
-/// published to the balancer, then `hooks_on` (the platform routes this
-/// CPU's timer and reschedule IPI to the mechanism from now on), then its
-/// tick. Interrupts are off.
+/// Brings `cpu` (the CPU running this) into scheduling: the wakeup path's
+/// features and its runqueue with `tunables` (its current flow becomes its
+/// idle task), its capacity published to the balancer, then `hooks_on` (the
+/// platform routes this CPU's timer and reschedule IPI to the mechanism
+/// from now on), then its tick. Interrupts are off.
 pub fn sched_cpu_starting(cpu: usize, tunables: sched::Tunables, hooks_on: impl FnOnce()) {
+    wakeup::configure(tunables.features);
     rq::init_cpu(cpu, tunables);
     if let Some(g) = balance::global() {
         let mut rq = rq::lock(cpu);

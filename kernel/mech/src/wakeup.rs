@@ -17,7 +17,10 @@
 //! 3. otherwise waits until the task's context is off every CPU (its frame is
 //!    saved), sets `Running`, picks the target CPU, moves the entity if the
 //!    CPU changes, and enqueues it: directly when the target is this CPU,
-//!    through the target's wake list and one IPI otherwise.
+//!    through the target's wake list and one IPI otherwise (TTWU_QUEUE; the
+//!    policy's `sched::ttwu`), or, with NO_TTWU_QUEUE, directly on the
+//!    target's runqueue under its lock, with the IPI only if the wakee
+//!    should preempt.
 //!
 //! Step 2 is skipped, and with it the runqueue lock, when the task's
 //! `on_rq` flag is false: the switch clears it under the runqueue lock when
@@ -36,11 +39,11 @@
 //! non-empty; the target drains it whole.
 //!
 //! Follows Linux's `kernel/sched/core.c: try_to_wake_up()` (`ttwu_runnable()`,
-//! `ttwu_queue_wakelist()`, `sched_ttwu_pending()`, `ttwu_do_activate()`) and
-//! `wake_up_new_task()`.
+//! `ttwu_queue()`, `ttwu_queue_wakelist()`, `sched_ttwu_pending()`,
+//! `ttwu_do_activate()`) and `wake_up_new_task()`.
 
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use sched::{EnqueueFlags, EntityId, Policy, SchedEntity, WakeFlags};
 
@@ -184,7 +187,8 @@ fn wake_dequeued(p: &Arc<Task>, this: usize, flags: WakeFlags) {
 /// the caller passes in `held` if it holds it: kept for a local wakeup
 /// (one lock for all of it) or to take the entity along to another CPU,
 /// taken only for those when not held, and dropped before a plain remote
-/// wakeup, which only queues on `target`'s wake list.
+/// wakeup, which only queues on `target`'s wake list (with NO_TTWU_QUEUE
+/// it is `target`'s, and the waker enqueues there itself).
 #[inline(always)]
 fn enqueue_woken(p: &Arc<Task>, this: usize, from: usize, target: usize, flags: WakeFlags, held: Option<rq::RqGuard<'static>>) {
     // Queued from here on. The switch may have cleared `on_rq` after the
@@ -193,6 +197,10 @@ fn enqueue_woken(p: &Arc<Task>, this: usize, from: usize, target: usize, flags: 
     // wakeup's read of it holds too.
     p.on_rq.store(true, Ordering::Relaxed);
     if target == from && target != this {
+        if !ttwu_queue_wakelist(this, target) {
+            activate_remote(held.unwrap_or_else(|| rq::lock(target)), p, None, flags);
+            return;
+        }
         drop(held);
         push_remote_wake(target, p.clone(), flags);
         return;
@@ -206,7 +214,50 @@ fn enqueue_woken(p: &Arc<Task>, this: usize, from: usize, target: usize, flags: 
     } else {
         let se = take_entity(&mut rq, p);
         drop(rq);
+        if target != this && !ttwu_queue_wakelist(this, target) {
+            activate_remote(rq::lock(target), p, Some(se), flags);
+            return;
+        }
         push_remote_or_local(target, Move { task: p.clone(), se, flags });
+    }
+}
+
+/// TTWU_QUEUE as booted ([`configure`]; on until then, its default). A
+/// flag of its own, one load away: every remote wakeup reads it, and the
+/// balancer's copy of the features sits behind a `spin::Once`.
+static TTWU_QUEUE: AtomicBool = AtomicBool::new(true);
+
+/// Takes the wakeup path's features from the booted set (each CPU's
+/// bring-up, `entry::sched_cpu_starting`: the same set on every CPU).
+pub fn configure(features: sched::Features) {
+    TTWU_QUEUE.store(features.has(sched::Feature::TtwuQueue), Ordering::Relaxed);
+}
+
+/// Whether a wakeup by `this` onto `target` goes through the target's wake
+/// list (`sched::ttwu`).
+#[inline(always)]
+fn ttwu_queue_wakelist(this: usize, target: usize) -> bool {
+    sched::ttwu::queue_on_wake_list(TTWU_QUEUE.load(Ordering::Relaxed), this, target)
+}
+
+/// The end of step 3 without the wake list (NO_TTWU_QUEUE; core.c
+/// `ttwu_queue()`'s own activation): the waker enqueues `p` on a remote
+/// CPU's runqueue `rq`, which it holds (with the entity `se` the task
+/// brings along if it changes CPU), and asks that CPU to reschedule, with
+/// the IPI, only if the wakee should run now. Out of line: the default
+/// (TTWU_QUEUE) path carries only the test that leads here.
+#[cold]
+#[inline(never)]
+fn activate_remote(mut rq: rq::RqGuard<'static>, p: &Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags) {
+    let target = rq.cpu;
+    let preempt = activate(&mut rq, p.clone(), se, flags);
+    // The target's switch comes after the IPI and takes the lock anew: it
+    // reads its clock then.
+    rq.clock_skip = false;
+    crate::balance::snapshot::publish_load(&rq);
+    drop(rq);
+    if preempt {
+        resched_cpu(target);
     }
 }
 

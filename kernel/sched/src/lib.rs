@@ -40,11 +40,12 @@ pub mod preempt;
 pub mod sim;
 pub mod time;
 pub mod tree;
+pub mod ttwu;
 pub mod tunables;
 pub mod weight;
 
 pub use entity::{EntityId, Policy, SchedEntity};
 pub use fair_rq::{DequeueFlags, DequeueOutcome, EnqueueFlags, FairRq, SchedError, WakeFlags};
-pub use features::{Feature, Features, UnknownFeature};
+pub use features::{Feature, FeatureError, Features, LinuxOnly, UnknownFeature};
 pub use tunables::Tunables;
 pub use weight::{LoadWeight, Nice};

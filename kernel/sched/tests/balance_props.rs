@@ -85,6 +85,7 @@ fn task(v: &[u64; 9], allowed: u64, prev: usize) -> TaskSnapshot {
         prev_cpu: prev,
         recent_used_cpu: (v[7] % 3 == 0).then_some((v[7] % 70) as usize),
         wakee_flips: (v[8] % 100) as u32,
+        next_buddy: v[5] % 3 == 0,
     }
 }
 

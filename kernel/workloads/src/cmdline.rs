@@ -334,15 +334,30 @@ pub fn parse(line: &str) -> Parsed {
                     );
                 }
             },
+            // An unknown name rejects the whole option; a Linux feature
+            // fairway does not implement is refused alone, the others apply.
             "sched_features" => {
-                let mut f = options.sched_features;
-                match f.apply(&value.replace(',', " ")) {
-                    Ok(()) => {
-                        options.sched_features = f;
-                        for tok in value.split(',') {
-                            let (name, on) = tok.strip_prefix("NO_").map_or((tok, true), |n| (n, false));
-                            if let Some(msg) = sched::Feature::from_name(name).and_then(|feat| ledger.note(feat, on, false)) {
-                                problems.push(msg);
+                let tokens: Result<Vec<_>, _> =
+                    value.split(',').filter(|t| !t.is_empty()).map(|t| sched::features::Token::parse(t).map(|r| (t, r))).collect();
+                match tokens {
+                    Ok(tokens) => {
+                        for (tok, read) in tokens {
+                            match read {
+                                sched::features::Token::Set(feat, on) => {
+                                    options.sched_features.set(feat, on);
+                                    if let Some(msg) = ledger.note(feat, on, false) {
+                                        problems.push(msg);
+                                    }
+                                }
+                                sched::features::Token::LinuxOnly(l) => {
+                                    let mut msg = String::new();
+                                    let _ = write!(
+                                        msg,
+                                        "sched_features: {} is a Linux feature fairway does not implement ({}); ignoring {}, the other features apply",
+                                        l.name, l.why, tok
+                                    );
+                                    problems.push(msg);
+                                }
                             }
                         }
                     }
@@ -661,6 +676,28 @@ mod tests {
             ["log=\"loud\" is not a log level (off, error, warn, info, debug, trace); using log=debug"]
         );
         assert_eq!(parse("").options.log, LogLevel::Info);
+    }
+
+    /// `sched_features=`: a Linux feature fairway does not implement is
+    /// refused by name, in either form, and the other tokens apply; an
+    /// unknown name rejects the whole option.
+    #[test]
+    fn sched_features_refuses_a_linux_only_name_and_applies_the_rest() {
+        let p = parse("sched_features=NO_DELAY_DEQUEUE,HRTICK,NO_TTWU_QUEUE,NO_RT_PUSH_IPI");
+        let f = p.options.sched_features;
+        assert!(!f.has(sched::Feature::DelayDequeue) && !f.has(sched::Feature::TtwuQueue), "{f}");
+        assert_eq!(p.options.balance.features, f, "one set for the policy core and the balancer");
+        assert_eq!(p.problems.len(), 2, "{:?}", p.problems);
+        assert_eq!(
+            p.problems[0],
+            "sched_features: HRTICK is a Linux feature fairway does not implement (slices end at the scheduler \
+             tick (hz=), with no high-resolution timer per slice); ignoring HRTICK, the other features apply"
+        );
+        assert!(p.problems[1].starts_with("sched_features: RT_PUSH_IPI is a Linux feature fairway does not implement (there is no real-time class); ignoring NO_RT_PUSH_IPI"));
+
+        let p = parse("sched_features=NO_DELAY_DEQUEUE,HRTICK,BOGUS");
+        assert_eq!(p.options.sched_features, sched::Features::default(), "nothing applied");
+        assert_eq!(p.problems, ["sched_features: unknown feature \"BOGUS\"; keeping the features as they were"]);
     }
 
     /// A workload and its parameters parse without the machine: an unknown

@@ -254,5 +254,20 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             complaints: true,
             ..BASE
         },
+        Scenario {
+            name: "ttwu-queue-off-torture-smp4",
+            smp: "4",
+            append: "sched_debug=1 sched_features=NO_TTWU_QUEUE workload=torture,ms=2000,seed=3",
+            check: check_torture_no_ttwu_queue,
+            ..BASE
+        },
+        Scenario {
+            name: "sched-features-linux-only",
+            smp: "2",
+            append: "sched_debug=1 sched_features=HRTICK,NO_DELAY_DEQUEUE,NO_RT_PUSH_IPI workload=shares,cpu=1,ms=500",
+            check: check_features_linux_only,
+            complaints: true,
+            ..BASE
+        },
     ]
 }

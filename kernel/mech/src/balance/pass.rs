@@ -148,17 +148,14 @@ fn pull_from(
     let mut params = DetachParams::new(dsnap, ssnap, idle, sd, st.nr_balance_failed);
     params.migration_cost = g.cfg.migration_cost;
     params.nr_migrate = g.cfg.nr_migrate;
-    params.place_lag = g.cfg.features.has(Feature::PlaceLag);
-    params.lb_min = g.cfg.features.has(Feature::LbMin);
+    params.set_features(g.cfg.features);
     params.cpus = env.cpus;
     let mut out = super::pull::pull_tasks(dst, src, &params, migration);
     let mut total = out;
     let mut left = Migration { imbalance: out.imbalance_left, ..migration };
     while let Some(nd) = out.new_dst_cpu.filter(|&c| c != src && left.imbalance > 0) {
         env.cpus.clear(params.dst_cpu);
-        let nsnap = cpu_snapshot(nd);
-        params.dst_cpu = nd;
-        params.dst_h_nr_runnable = nsnap.h_nr_runnable;
+        params.set_dst(&cpu_snapshot(nd));
         params.cpus = env.cpus;
         out = super::pull::pull_tasks(nd, src, &params, left);
         total.moved += out.moved;

@@ -38,6 +38,7 @@ pub fn task_snapshot(rq: &Rq, eid: u32, t: &Task) -> Option<TaskSnapshot> {
         prev_cpu: rq.cpu,
         recent_used_cpu: None,
         wakee_flips: t.wakee.lock().wakee_flips,
+        next_buddy: rq.fair.next_buddy() == Some(e),
     })
 }
 

@@ -156,6 +156,7 @@ fn wakee_snapshot(p: &Task, l: WakeeLoad, prev: usize) -> TaskSnapshot {
             c => Some(c),
         },
         wakee_flips: p.wakee.lock().wakee_flips,
+        next_buddy: false,
     }
 }
 

@@ -199,9 +199,23 @@ pub fn boot(n: usize) {
     boot_with(n, sched::balance::BalanceConfig::default());
 }
 
+/// [`boot`] with the feature set `features` (the kernel's `sched_features=`),
+/// for the balancer and every runqueue, as the kernel's boot hands it out.
+pub fn boot_features(n: usize, features: sched::Features) {
+    let mut config = sched::balance::BalanceConfig::default();
+    config.features = features;
+    let mut tunables = sched::tunables::Tunables::default();
+    tunables.features = features;
+    boot_tuned(n, config, tunables);
+}
+
 /// [`boot`] with the balancing configuration `config` (the kernel's from its
 /// command line).
 pub fn boot_with(n: usize, config: sched::balance::BalanceConfig) {
+    boot_tuned(n, config, sched::tunables::Tunables::default());
+}
+
+fn boot_tuned(n: usize, config: sched::balance::BalanceConfig, tunables: sched::tunables::Tunables) {
     let mut online = sched::cpumask::CpuMask::new();
     for c in 0..n {
         online.set(c);
@@ -210,7 +224,9 @@ pub fn boot_with(n: usize, config: sched::balance::BalanceConfig) {
     mech::balance::init(domains, config, sched::balance::CapacityTable::new(n), 1000);
     for c in 0..n {
         run_on(c);
-        mech::rq::init_cpu(c, sched::tunables::Tunables::default());
+        // As entry::sched_cpu_starting, without the platform's hooks and tick.
+        mech::wakeup::configure(tunables.features);
+        mech::rq::init_cpu(c, tunables);
         let rq = mech::rq::lock(c);
         mech::balance::snapshot::publish(&rq);
     }

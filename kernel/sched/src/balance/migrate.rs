@@ -28,6 +28,7 @@
 //! the source CPU so its current task is not running at that moment).
 
 use crate::cpumask::CpuMask;
+use crate::features::{Feature, Features};
 use crate::time::Nanos;
 use crate::topology::SD_SHARE_CPUCAPACITY;
 
@@ -62,6 +63,9 @@ pub struct DetachParams {
     pub dst_cpu: usize,
     /// dst's fair runnable count (for the eligibility preference).
     pub dst_h_nr_runnable: u32,
+    /// dst's runnable count of every class (`rq->nr_running`, for
+    /// CACHE_HOT_BUDDY: a buddy is kept only from a busy dst).
+    pub dst_nr_running: u32,
     /// CPUs of dst's local group (for a DST_PINNED retry target).
     pub dst_group: CpuMask,
     /// The attempt's candidate CPUs (Linux `env->cpus`): a DST_PINNED
@@ -87,10 +91,13 @@ pub struct DetachParams {
     pub src_capacity: u64,
     /// `sysctl_sched_nr_migrate` (32).
     pub nr_migrate: u32,
-    /// PLACE_LAG and LB_MIN features.
+    /// PLACE_LAG, LB_MIN and CACHE_HOT_BUDDY features (see
+    /// [`DetachParams::set_features`]).
     pub place_lag: bool,
     /// See `place_lag`.
     pub lb_min: bool,
+    /// See `place_lag`.
+    pub cache_hot_buddy: bool,
     /// Stop after one task when newly idle (Linux on preemptible kernels).
     pub newidle_single: bool,
 }
@@ -101,6 +108,7 @@ impl DetachParams {
         DetachParams {
             dst_cpu: dst.cpu,
             dst_h_nr_runnable: dst.h_nr_runnable,
+            dst_nr_running: dst.nr_running,
             dst_group: sd.groups.first().map_or(CpuMask::single(dst.cpu), |g| g.span),
             cpus: sd.span,
             idle,
@@ -115,14 +123,41 @@ impl DetachParams {
             nr_migrate: SCHED_NR_MIGRATE_BREAK,
             place_lag: true,
             lb_min: false,
+            cache_hot_buddy: true,
             newidle_single: true,
         }
     }
+
+    /// Takes the features the detach pass reads (PLACE_LAG, LB_MIN,
+    /// CACHE_HOT_BUDDY) from `f`; [`DetachParams::new`] assumes the defaults.
+    pub fn set_features(&mut self, f: Features) {
+        self.place_lag = f.has(Feature::PlaceLag);
+        self.lb_min = f.has(Feature::LbMin);
+        self.cache_hot_buddy = f.has(Feature::CacheHotBuddy);
+    }
+
+    /// Pulls to `dst` instead (a DST_PINNED retry on another CPU of the
+    /// group): its CPU and the snapshot values read here.
+    pub fn set_dst(&mut self, dst: &CpuSnapshot) {
+        self.dst_cpu = dst.cpu;
+        self.dst_h_nr_runnable = dst.h_nr_runnable;
+        self.dst_nr_running = dst.nr_running;
+    }
 }
 
-/// `task_hot`: the task ran on the source less than `migration_cost` ago.
+/// `task_hot` (fair.c): whether moving the task would lose a warm cache.
+/// Never for a SCHED_IDLE task or within an SMT core (its siblings share
+/// the caches); always for its queue's next buddy when dst has tasks of its
+/// own (CACHE_HOT_BUDDY: the buddy is about to run where it is); otherwise
+/// when it ran on the source less than `migration_cost` ago.
 pub fn task_hot(p: &TaskSnapshot, env: &DetachParams) -> bool {
-    if p.idle_policy || env.sd_flags & SD_SHARE_CPUCAPACITY != 0 || env.migration_cost == 0 {
+    if p.idle_policy || env.sd_flags & SD_SHARE_CPUCAPACITY != 0 {
+        return false;
+    }
+    if env.cache_hot_buddy && env.dst_nr_running > 0 && p.next_buddy {
+        return true;
+    }
+    if env.migration_cost == 0 {
         return false;
     }
     if p.exec_start == 0 {

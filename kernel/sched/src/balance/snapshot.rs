@@ -254,6 +254,9 @@ pub struct TaskSnapshot {
     pub recent_used_cpu: Option<usize>,
     /// `wakee_flips` of the task (see `wake::WakeeState`).
     pub wakee_flips: u32,
+    /// Its queue's next buddy (`cfs_rq->next`, nominated by a NEXT_BUDDY
+    /// wakeup): cache hot for the balancer under CACHE_HOT_BUDDY.
+    pub next_buddy: bool,
 }
 
 impl TaskSnapshot {
@@ -282,6 +285,7 @@ impl TaskSnapshot {
             prev_cpu,
             recent_used_cpu: None,
             wakee_flips: 0,
+            next_buddy: false,
         }
     }
 
