@@ -10,8 +10,9 @@
 //! rest in per-CPU variables of their own).
 //!
 //! Each CPU's instance starts on its own cache line (`align(64)`), so CPUs
-//! share no line of a part. Indexing costs one multiply or shift of the CPU
-//! id by the padded size and an add, as an array of any structure does.
+//! share no line of a part. Indexing costs one mask, a multiply or shift of
+//! the CPU id by the padded size and an add, as an array of any structure
+//! does, without a bounds check.
 
 use core::ops::Index;
 
@@ -26,12 +27,17 @@ pub struct CacheLine<T>(pub(crate) T);
 /// expression.
 pub struct PerCpu<T>(pub(crate) [CacheLine<T>; MAX_CPUS]);
 
+const _: () = assert!(MAX_CPUS.is_power_of_two(), "PerCpu masks the CPU id");
+
 impl<T> Index<usize> for PerCpu<T> {
     type Output = T;
-    /// `cpu`'s instance (`cpu < MAX_CPUS`).
+    /// `cpu`'s instance (`cpu < MAX_CPUS`). The id is masked rather than
+    /// bounds-checked (`MAX_CPUS` is a power of two): every caller passes a
+    /// CPU id, and the hot paths index several variables per operation.
     #[inline(always)]
     fn index(&self, cpu: usize) -> &T {
-        &self.0[cpu].0
+        debug_assert!(cpu < MAX_CPUS);
+        &self.0[cpu & (MAX_CPUS - 1)].0
     }
 }
 

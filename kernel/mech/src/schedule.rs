@@ -74,7 +74,11 @@ pub fn preempt_irq_locked(frame: *mut Frame, held: Option<rq::RqGuard<'static>>)
 
 /// The core of the switch, called on the interrupt path with the interrupted
 /// frame (and this CPU's runqueue lock, if the caller holds it); returns the
-/// frame to resume.
+/// frame to resume. Its steps follow `__schedule()`: the outgoing task's
+/// accounting and dequeue ([`put_prev`]), the pick with the newidle balance
+/// ([`pick_next`]), what becomes of a dead or migrating `prev`
+/// ([`settle_prev`]), the switch's statistics ([`account_switch`]), then the
+/// frames. Each step is inlined: this is the hot path of every switch.
 fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'static>>) -> *mut Frame {
     let cpu = cpu_id();
     resched::clear_need_resched(cpu);
@@ -86,55 +90,130 @@ fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'st
     if !core::mem::take(&mut rq.clock_skip) {
         rq.update_clock();
     }
-    let mut now = rq.clock;
+    let now = rq.clock;
     rq.stat.sched_count += 1;
     let prev = rq.curr.clone();
-    let mut migrate: Option<(EntityId, Option<usize>)> = None;
-    // The blocking switch asks the policy for dequeue and pick in one call.
-    let mut picked_on_block = None;
-    // How prev leaves the CPU (the trace's prev_state). The state is read
-    // once: only a waker changes it from here on, and that must not change
-    // this switch's decision.
-    let mut prev_state = PrevState::Runnable;
+    let leaving = put_prev(&mut rq, &prev, voluntary, cpu);
+    let (mut rq, next, now) = pick_next(rq, &prev, leaving.picked_on_block, cpu, now);
 
+    let finished = leaving.state == PrevState::Dead;
+    // Whether this is a switch at all (a preempted task may be picked again).
+    let switching = !Arc::ptr_eq(&prev, &next);
     if !prev.is_idle {
-        let eid = EntityId(prev.eid.load(Ordering::Relaxed));
-        // exec times on the task clock, without the pressure time
-        let now_task = rq.clock_task();
-        let ran = now_task.saturating_sub(prev.stats.exec_start.get(&rq));
-        prev.stats.sum_exec_runtime.fetch_add(ran, Ordering::Relaxed);
-        prev.stats.exec_start.set(&rq, now_task);
-        rq.stat.rq_cpu_time += ran;
-        match prev.state() {
-            TaskState::Sleeping | TaskState::Dead if !voluntary => {}
-            TaskState::Sleeping => {
-                prev_state = PrevState::Sleeping;
-                let (outcome, picked) = rq.fair.block_and_schedule(eid, DequeueFlags::SLEEP);
-                if outcome == Ok(DequeueOutcome::Dequeued) {
-                    // Off the queue: its wakeup needs no runqueue lock to
-                    // know it (released with the frame, by `switch_frames`).
-                    crate::balance::wake::WakeeLoad::keep_slept(&prev, crate::balance::wake::WakeeLoad::of(&rq, &prev));
-                    prev.on_rq.store(false, Ordering::Release);
-                }
-                picked_on_block = Some(picked);
+        settle_prev(&mut rq, &prev, &leaving, switching, cpu, now);
+    }
+    if switching {
+        account_switch(&mut rq, &prev, &next, leaving.state, cpu, now);
+        rq.curr = next.clone();
+    }
+    if crate::debug::enabled() {
+        crate::debug::check_rq(&rq);
+    }
+    crate::balance::snapshot::publish_load(&rq);
+    drop(rq);
+    if next.is_idle && !prev.is_idle {
+        crate::idle::enter(cpu, now);
+    } else if prev.is_idle && !next.is_idle {
+        crate::idle::exit(cpu, now);
+    }
+    let resume = match context::switch_frames(frame, &prev.ctx, &next.ctx) {
+        Ok(f) => f,
+        Err(SwitchError::RunningElsewhere { cpu: other }) => panic!(
+            "invariant: task {} ({}) picked on CPU {} is still running on CPU {}",
+            next.id, next.name, cpu, other
+        ),
+    };
+    // Last, so that `next` moves into the per-CPU slot instead of being
+    // cloned for it (this CPU alone reads the slot, and nothing above does).
+    if switching {
+        task::switch_current(next);
+    }
+    // An exiting task has made its last switch (its frame is saved, and
+    // joiners may now free its stack); its joiners' wakeups see `next` as
+    // the running task, as the switch made it.
+    if finished {
+        if let Some(exited) = &prev.exited {
+            exited.complete();
+        }
+    }
+    resume
+}
+
+/// How the outgoing task leaves the CPU, as [`put_prev`] found it.
+struct Leaving {
+    /// The trace's `prev_state`. The task's state is read once: only a
+    /// waker changes it from here on, and that must not change this
+    /// switch's decision.
+    state: PrevState,
+    /// A running task to move (its entity, and the active balance's
+    /// target if one asked for it).
+    migrate: Option<(EntityId, Option<usize>)>,
+    /// The blocking switch asks the policy for dequeue and pick in one
+    /// call: its pick.
+    picked_on_block: Option<Option<EntityId>>,
+}
+
+/// `prev`'s side of the switch (`put_prev_task()` and the dequeue of a
+/// blocking task in `__schedule()`): its execution time, then by its state
+/// a blocking dequeue with the pick, a dead task's dequeue, or a running
+/// task dequeued to migrate.
+#[inline(always)]
+fn put_prev(rq: &mut rq::Rq, prev: &Arc<task::Task>, voluntary: bool, cpu: usize) -> Leaving {
+    let mut leaving = Leaving { state: PrevState::Runnable, migrate: None, picked_on_block: None };
+    if prev.is_idle {
+        return leaving;
+    }
+    let eid = EntityId(prev.eid.load(Ordering::Relaxed));
+    // exec times on the task clock, without the pressure time
+    let now_task = rq.clock_task();
+    let ran = now_task.saturating_sub(prev.stats.exec_start.get(rq));
+    prev.stats.sum_exec_runtime.fetch_add(ran, Ordering::Relaxed);
+    prev.stats.exec_start.set(rq, now_task);
+    rq.stat.rq_cpu_time += ran;
+    match prev.state() {
+        TaskState::Sleeping | TaskState::Dead if !voluntary => {}
+        TaskState::Sleeping => {
+            leaving.state = PrevState::Sleeping;
+            let (outcome, picked) = rq.fair.block_and_schedule(eid, DequeueFlags::SLEEP);
+            if outcome == Ok(DequeueOutcome::Dequeued) {
+                // Off the queue: its wakeup needs no runqueue lock to
+                // know it (released with the frame, by `switch_frames`).
+                crate::balance::wake::WakeeLoad::keep_slept(prev, crate::balance::wake::WakeeLoad::of(rq, prev));
+                prev.on_rq.store(false, Ordering::Release);
             }
-            TaskState::Dead => {
-                prev_state = PrevState::Dead;
-                let _ = rq.fair.dequeue(eid, DequeueFlags::SLEEP | DequeueFlags::SPECIAL);
-            }
-            TaskState::Running => {
-                // Its affinity no longer allows this CPU, or an active
-                // balance asked for it elsewhere: move it.
-                let push = crate::balance::active::take_active_push(cpu)
-                    .filter(|&d| d != cpu && prev.allowed(d) && rq::is_online(d));
-                if !prev.allowed(cpu) || push.is_some() {
-                    let _ = rq.fair.dequeue(eid, DequeueFlags::NONE);
-                    migrate = Some((eid, push));
-                }
+            leaving.picked_on_block = Some(picked);
+        }
+        TaskState::Dead => {
+            leaving.state = PrevState::Dead;
+            let _ = rq.fair.dequeue(eid, DequeueFlags::SLEEP | DequeueFlags::SPECIAL);
+        }
+        TaskState::Running => {
+            // Its affinity no longer allows this CPU, or an active
+            // balance asked for it elsewhere: move it.
+            let push = crate::balance::active::take_active_push(cpu)
+                .filter(|&d| d != cpu && prev.allowed(d) && rq::is_online(d));
+            if !prev.allowed(cpu) || push.is_some() {
+                let _ = rq.fair.dequeue(eid, DequeueFlags::NONE);
+                leaving.migrate = Some((eid, push));
             }
         }
     }
+    leaving
+}
 
+/// The pick (`pick_next_task()`), with the newidle balance when the CPU is
+/// about to idle (`pick_next_task_fair()` calling
+/// `sched_balance_newidle()`), which drops and retakes the lock. Returns
+/// the lock, the task to run and the switch's time (read again after a
+/// balance).
+#[inline(always)]
+fn pick_next(
+    mut rq: rq::RqGuard<'static>,
+    prev: &task::Task,
+    picked_on_block: Option<Option<EntityId>>,
+    cpu: usize,
+    mut now: u64,
+) -> (rq::RqGuard<'static>, Arc<task::Task>, u64) {
     let mut picked = match picked_on_block {
         Some(p) => p,
         None => rq.fair.schedule(),
@@ -170,89 +249,62 @@ fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'st
         },
         None => rq.idle.clone(),
     };
+    (rq, next, now)
+}
 
-    let finished = prev_state == PrevState::Dead;
-    // Whether this is a switch at all (a preempted task may be picked again).
-    let switching = !Arc::ptr_eq(&prev, &next);
-    if !prev.is_idle {
-        let eid = prev.eid.load(Ordering::Relaxed);
-        if finished {
-            let _ = rq.fair.remove_entity(EntityId(eid));
-            rq.detach(eid);
-        } else if let Some((e, push)) = migrate {
-            match rq.fair.remove_entity(e) {
-                Ok(se) => {
-                    rq.detach(e.0);
-                    let target = push.unwrap_or_else(|| prev.affinity.load().first().unwrap_or(cpu));
-                    if push.is_some() {
-                        crate::balance::active::note_pushed(cpu, target);
-                    }
-                    crate::wakeup::queue_migration(prev.clone(), se, target);
+/// What becomes of a task `prev` (not the idle task) after the pick: a dead
+/// one leaves the runqueue, a migrating one goes to its target's wake
+/// list, a preempted one that stays queued starts waiting now.
+#[inline(always)]
+fn settle_prev(rq: &mut rq::Rq, prev: &Arc<task::Task>, leaving: &Leaving, switching: bool, cpu: usize, now: u64) {
+    let eid = prev.eid.load(Ordering::Relaxed);
+    if leaving.state == PrevState::Dead {
+        let _ = rq.fair.remove_entity(EntityId(eid));
+        rq.detach(eid);
+    } else if let Some((e, push)) = leaving.migrate {
+        match rq.fair.remove_entity(e) {
+            Ok(se) => {
+                rq.detach(e.0);
+                let target = push.unwrap_or_else(|| prev.affinity.load().first().unwrap_or(cpu));
+                if push.is_some() {
+                    crate::balance::active::note_pushed(cpu, target);
                 }
-                Err(err) => panic!("CPU {}: cannot migrate {}: {}", cpu, prev.name, err),
+                crate::wakeup::queue_migration(prev.clone(), se, target);
             }
-        } else if prev_state == PrevState::Runnable
-            && switching
-            && rq.fair.entity(EntityId(eid)).is_some_and(|se| se.on_rq && !se.sched_delayed)
-        {
-            prev.stats.queued_at.set(&rq, now);
+            Err(err) => panic!("CPU {}: cannot migrate {}: {}", cpu, prev.name, err),
         }
+    } else if leaving.state == PrevState::Runnable
+        && switching
+        && rq.fair.entity(EntityId(eid)).is_some_and(|se| se.on_rq && !se.sched_delayed)
+    {
+        prev.stats.queued_at.set(rq, now);
     }
+}
 
-    if switching {
-        rq.stat.pcount += 1;
-        prev.stats.nr_switches.fetch_add(1, Ordering::Relaxed);
-        if next.is_idle {
-            rq.stat.sched_goidle += 1;
-        } else {
-            let waited = now.saturating_sub(next.stats.queued_at.get(&rq));
-            next.stats.wait_sum.fetch_add(waited, Ordering::Relaxed);
-            // Only the CPU holding the task's runqueue lock writes these.
-            if waited > next.stats.wait_max.load(Ordering::Relaxed) {
-                next.stats.wait_max.store(waited, Ordering::Relaxed);
-            }
-            rq.stat.run_delay += waited;
-            let clock_task = rq.clock_task();
-            next.stats.exec_start.set(&rq, clock_task);
-            // Picked: to the head of cfs_tasks (fair.c: set_next_task_fair()).
-            rq.order.to_head(next.eid.load(Ordering::Relaxed) as usize);
+/// The statistics of a switch from `prev` to another task `next` (schedstat's
+/// `pcount`, `sched_goidle`, `run_delay`, the tasks' switch counts and wait
+/// times), `next`'s start of execution and its place at the head of
+/// `cfs_tasks`, and the trace's `switch` event.
+#[inline(always)]
+fn account_switch(rq: &mut rq::Rq, prev: &task::Task, next: &task::Task, prev_state: PrevState, cpu: usize, now: u64) {
+    rq.stat.pcount += 1;
+    prev.stats.nr_switches.fetch_add(1, Ordering::Relaxed);
+    if next.is_idle {
+        rq.stat.sched_goidle += 1;
+    } else {
+        let waited = now.saturating_sub(next.stats.queued_at.get(rq));
+        next.stats.wait_sum.fetch_add(waited, Ordering::Relaxed);
+        // Only the CPU holding the task's runqueue lock writes these.
+        if waited > next.stats.wait_max.load(Ordering::Relaxed) {
+            next.stats.wait_max.store(waited, Ordering::Relaxed);
         }
-        if !next.is_idle {
-            // (an idle task has run on its CPU since `rq::init_cpu`)
-            next.note_ran_on(cpu);
-        }
-        crate::trace::record(now, || crate::trace::Event::Switch { prev: prev.id, prev_state, next: next.id });
-        rq.curr = next.clone();
+        rq.stat.run_delay += waited;
+        let clock_task = rq.clock_task();
+        next.stats.exec_start.set(rq, clock_task);
+        // Picked: to the head of cfs_tasks (fair.c: set_next_task_fair()).
+        rq.order.to_head(next.eid.load(Ordering::Relaxed) as usize);
+        // (an idle task has run on its CPU since `rq::init_cpu`)
+        next.note_ran_on(cpu);
     }
-    if crate::debug::enabled() {
-        crate::debug::check_rq(&rq);
-    }
-    crate::balance::snapshot::publish_load(&rq);
-    drop(rq);
-    if next.is_idle && !prev.is_idle {
-        crate::idle::enter(cpu, now);
-    } else if prev.is_idle && !next.is_idle {
-        crate::idle::exit(cpu, now);
-    }
-    let resume = match context::switch_frames(frame, &prev.ctx, &next.ctx) {
-        Ok(f) => f,
-        Err(SwitchError::RunningElsewhere { cpu: other }) => panic!(
-            "invariant: task {} ({}) picked on CPU {} is still running on CPU {}",
-            next.id, next.name, cpu, other
-        ),
-    };
-    // Last, so that `next` moves into the per-CPU slot instead of being
-    // cloned for it (this CPU alone reads the slot, and nothing above does).
-    if switching {
-        task::switch_current(next);
-    }
-    // An exiting task has made its last switch (its frame is saved, and
-    // joiners may now free its stack); its joiners' wakeups see `next` as
-    // the running task, as the switch made it.
-    if finished {
-        if let Some(exited) = &prev.exited {
-            exited.complete();
-        }
-    }
-    resume
+    crate::trace::record(now, || crate::trace::Event::Switch { prev: prev.id, prev_state, next: next.id });
 }

@@ -168,7 +168,9 @@ fn wake(p: &Arc<Task>, flags: WakeFlags, mark: impl FnOnce()) -> bool {
 /// (`Task::on_rq` false): nothing moves a dequeued entity while its
 /// `pi_lock` is held, so the old runqueue is locked only if the task
 /// changes CPU (to take its entity along), and placement reads the load
-/// the entity had when it blocked.
+/// the entity had when it blocked. Inlined into its one caller: out of
+/// line it spilled and reloaded `p`, `this` and `flags` around the call.
+#[inline(always)]
 fn wake_dequeued(p: &Arc<Task>, this: usize, flags: WakeFlags) {
     p.ctx.wait_off_cpu();
     p.set_state(TaskState::Running);

@@ -310,16 +310,16 @@ fn transition(rq: &Rq, runnable: u32) {
     let Some(&mine) = this.doms.get() else { return };
     let me = &this.per_cpu;
     let idle = runnable == 0;
+    if runnable <= 1 && !me.offering.load(Ordering::Relaxed) {
+        // At most one runnable task and no offer (the pipe's and every
+        // sleep-and-wake path's case): no offer changes, only the band and,
+        // at an idle edge, the idle figures; no mask is built.
+        this.band.store(band_of(runnable, false, mine.is_empty()), Ordering::Relaxed);
+        note_idle(me, mine, idle);
+        return;
+    }
     let queue = runnable >= 2 && !mine.is_empty();
-    this.band.store(
-        match (idle, queue) {
-            (true, _) => band(0, 1),
-            (false, true) => band(runnable, runnable + 1),
-            (false, false) if mine.is_empty() => band(1, u32::MAX),
-            (false, false) => band(1, 2),
-        },
-        Ordering::Relaxed,
-    );
+    this.band.store(band_of(runnable, queue, mine.is_empty()), Ordering::Relaxed);
     // Withdraw offers before becoming idle, and make them after stopping
     // being idle: an idle CPU offers nothing.
     let mut new = CpuMask::new();
@@ -327,33 +327,54 @@ fn transition(rq: &Rq, runnable: u32) {
     if offers {
         withdraw_offers(rq, mine, queue, &mut new);
     }
-    let was_idle = me.idle.load(Ordering::Relaxed);
-    if was_idle != idle {
-        let mut t = 0;
-        for (l, d) in mine.iter().enumerate() {
-            let (a, now) = d.w.value_now();
-            t = now;
-            if idle {
-                me.entry[l].store(a, Ordering::Relaxed);
-            } else {
-                let gained = a.saturating_sub(me.entry[l].load(Ordering::Relaxed));
-                me.wait_ns[l].fetch_add(gained, Ordering::Relaxed);
-            }
-        }
-        if mine.is_empty() {
-            t = crate::rq::now_ns();
-        }
-        if idle {
-            me.idle_since.store(t, Ordering::Relaxed);
-        } else {
-            let since = me.idle_since.load(Ordering::Relaxed);
-            me.idle_ns.fetch_add(t.saturating_sub(since), Ordering::Relaxed);
-        }
-        me.idle.store(idle, Ordering::Relaxed);
-    }
+    note_idle(me, mine, idle);
     if offers {
         make_offers(rq.cpu, mine, &new);
     }
+}
+
+/// The band that holds `runnable` (`queue`: at least two, and domains to
+/// offer them to; `alone`: no domain above the CPU): the counts for which
+/// the next publish finds nothing to do.
+#[inline(always)]
+fn band_of(runnable: u32, queue: bool, alone: bool) -> u64 {
+    match (runnable == 0, queue) {
+        (true, _) => band(0, 1),
+        (false, true) => band(runnable, runnable + 1),
+        (false, false) if alone => band(1, u32::MAX),
+        (false, false) => band(1, 2),
+    }
+}
+
+/// An idle edge (`idle`: the CPU became idle; else it stopped being idle),
+/// if it is one: the entry values, or the waiting time gained per level, and
+/// the idle time.
+#[inline(always)]
+fn note_idle(me: &CpuSide, mine: &[Dom], idle: bool) {
+    if me.idle.load(Ordering::Relaxed) == idle {
+        return;
+    }
+    let mut t = 0;
+    for (l, d) in mine.iter().enumerate() {
+        let (a, now) = d.w.value_now();
+        t = now;
+        if idle {
+            me.entry[l].store(a, Ordering::Relaxed);
+        } else {
+            let gained = a.saturating_sub(me.entry[l].load(Ordering::Relaxed));
+            me.wait_ns[l].fetch_add(gained, Ordering::Relaxed);
+        }
+    }
+    if mine.is_empty() {
+        t = crate::rq::now_ns();
+    }
+    if idle {
+        me.idle_since.store(t, Ordering::Relaxed);
+    } else {
+        let since = me.idle_since.load(Ordering::Relaxed);
+        me.idle_ns.fetch_add(t.saturating_sub(since), Ordering::Relaxed);
+    }
+    me.idle.store(idle, Ordering::Relaxed);
 }
 
 /// Withdraws what `rq`'s CPU offered and offers no longer, and puts into

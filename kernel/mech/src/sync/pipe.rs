@@ -45,15 +45,21 @@ impl Ring {
     fn take(&mut self, out: &mut [u8]) -> usize {
         let n = out.len().min(self.len);
         if n < SMALL_COPY {
+            // The loop's index ends wrapped where the next read starts.
+            let cap = self.buf.len();
             let mut at = self.head;
             for b in &mut out[..n] {
                 *b = self.buf[at];
-                at = self.wrap(at, 1);
+                at += 1;
+                if at == cap {
+                    at = 0;
+                }
             }
+            self.head = at;
         } else {
             self.copy_out(&mut out[..n]);
+            self.head = self.wrap(self.head, n);
         }
-        self.head = self.wrap(self.head, n);
         self.len -= n;
         report_op(n);
         n
@@ -78,7 +84,10 @@ impl Ring {
             let mut at = tail;
             for &b in &data[..n] {
                 self.buf[at] = b;
-                at = self.wrap(at, 1);
+                at += 1;
+                if at == cap {
+                    at = 0;
+                }
             }
         } else {
             self.copy_in(tail, &data[..n]);
