@@ -83,9 +83,9 @@ pub fn plan(name: &str) -> SimPlan {
                 timeout_s: 0,
             },
             quick: Form { smp: "dd-2024", params: "runtime_ms=300,work_us=14500,sleep_us=100,jitter_pct=5", points: &["threads=2,workers=120"], timeout_s: 0 },
-            // The lock costs off: the balancer's machine-wide locks (the LLC scan state held
-            // across every wakeup placement, the NOHZ state) serialise every wakeup of 240 CPUs
-            // under the model, where Linux takes no such lock, and no dequeue is ever delayed.
+            // The lock costs off, as the report ran: wakeup placement then took machine-wide locks
+            // (the LLC scan state, the NOHZ state) that serialised every wakeup of 240 CPUs
+            // under the model; `--hw dd-2024` prices the locks that remain.
             hw: "dd-2024,locks=off",
             note: "The claim's machine: 2 sockets x 60 cores x 2 threads, 2 nodes (240 CPUs, preset `dd-2024`); schbench \
                    with 2 message threads of 120 workers (schbench's default: one worker per CPU), requests of 100 us of \
