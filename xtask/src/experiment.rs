@@ -125,7 +125,8 @@ pub enum Mode {
     /// N boots per cell in real (host) time: means and their spread.
     RealTime(usize),
     /// The simulator (`fairway-sim`): N runs per cell, run i with `--seed i` (the seed orders
-    /// simultaneous events; one seed replays one run byte for byte).
+    /// simultaneous events and draws the workload's think and service times; one seed replays
+    /// one run byte for byte).
     Sim(usize),
 }
 
@@ -206,6 +207,18 @@ pub struct Form {
     pub timeout_s: u64,
 }
 
+/// One row of an experiment's workload-to-seed mapping, printed in its report: what the
+/// seed thread ran or claimed (its figures quoted), what this experiment runs for it, and what
+/// is still different.
+pub struct SeedSetup {
+    /// The seed thread's side.
+    pub seed: &'static str,
+    /// What runs here for it (a point, a variant, a machine).
+    pub here: &'static str,
+    /// What is still not the seed's.
+    pub differs: &'static str,
+}
+
 /// One experiment: the debate, the matrix, and the rules that read it.
 pub struct Spec {
     pub name: &'static str,
@@ -213,6 +226,9 @@ pub struct Spec {
     pub claim: &'static str,
     /// What the matrix asks.
     pub asks: &'static str,
+    /// The seed thread's setup, row by row, against this experiment's (the report's table
+    /// "The seed's setup and this one").
+    pub setup: &'static [SeedSetup],
     pub workload: &'static str,
     pub variants: Vec<Variant>,
     pub full: Form,
@@ -307,13 +323,28 @@ impl Matrix {
 
     /// What the engine of this matrix leaves out of a cost, for the readings' "why" lines:
     /// neither engine models caches, each in its own way.
-    pub fn cost_words(&self) -> &'static str {
+    pub fn cost_words(&self) -> String {
         match self.mode {
             Mode::Sim(_) => {
-                "on the simulator a cost is its cost model's (measured under -icount): a fixed charge per wakeup, switch and \
-                 pipe copy, and per CPU a balance pass or a wide idle-CPU scan reads, but nothing for a migration's cache refill"
+                // The profile the runs printed (`@fw hw`, every simulator run).
+                let hw = self.cells.iter().flatten().flat_map(|c| c.logs.iter()).find_map(|l| l.records("hw").next().map(|r| {
+                    (r.get("profile").unwrap_or("icount").to_string(), r.get("costs").unwrap_or("none").to_string())
+                }));
+                match hw {
+                    Some((profile, costs)) if costs != "none" => format!(
+                        "on the simulator a cost is its cost model's (the kernel's instructions, measured under -icount) plus \
+                         the hardware profile `{profile}`'s (costs acting: {costs}; docs/SIMULATOR.md, \"The hardware \
+                         cost model\"): a migrated task refills its working set by distance, every CPU a balance pass \
+                         or an idle-CPU scan examines costs its lines, a contended lock its wait, an IPI its flight, a \
+                         halted CPU its exit"
+                    ),
+                    _ => "on the simulator a cost is its cost model's (measured under -icount): a fixed charge per wakeup, \
+                          switch and pipe copy, and per CPU a balance pass or a wide idle-CPU scan reads, but nothing for a \
+                          migration's cache refill (profile `icount`)"
+                        .into(),
+                }
             }
-            _ => "under -icount a cost is instructions only, and QEMU models no caches",
+            _ => "under -icount a cost is instructions only, and QEMU models no caches".into(),
         }
     }
 
@@ -418,7 +449,8 @@ pub fn experiment(a: ExperimentArgs) -> Result<(), String> {
         if a.sweep {
             n += sweep::write_jobs(&spec, form, &runner, mode, &dir, &mut jobs)?;
         }
-        let read_back = format!("{command}{} --from {}", if a.sweep { " --sweep" } else { "" }, dir.display());
+        // The command names --sweep already when the job list holds the sweeps.
+        let read_back = format!("{command} --from {}", dir.display());
         std::fs::write(file, runs::jobs_header(n, &[dir], &read_back) + &jobs).map_err(|e| format!("{}: {e}", file.display()))?;
         println!("wrote {}: {n} runs; then {read_back}", file.display());
         return Ok(());
@@ -955,7 +987,7 @@ mod tests {
     fn the_table_has_every_variant_and_the_changes_against_the_first() {
         let spec = find("wake-balance").unwrap();
         let m = synthetic(&spec, &["clients=1"], |_, v| {
-            let tp = if v == "linux, affine on" { 100 } else { 110 };
+            let tp = if v == "2.6.12" { 100 } else { 110 };
             format!(
                 "@fw result workload=tbench metric=throughput value={tp} unit=MB/s better=higher\n\
                  @fw domstat cpu=0 level=SMT ttwu_move_affine=3 ttwu_wake_remote=4\n\

@@ -22,7 +22,9 @@ mod demo;
 mod ebizzy;
 mod fserver;
 mod hackbench;
+mod idleperiods;
 mod latency;
+mod oltp;
 mod overflow;
 pub mod params;
 mod pipe;
@@ -66,7 +68,9 @@ pub const SPECS: &[Spec] = &[
     Spec { name: "fserver", about: "short bursts and short sleeps: ops/s and burst latency", params: &[fserver::PARAMS, CALIBRATION, SPREAD] },
     Spec { name: "spread", about: "hogs started on one CPU: how balancing spreads them", params: &[spread::PARAMS] },
     Spec { name: "prodcons", about: "producer/consumer pairs with short idle periods: newidle", params: &[prodcons::PARAMS] },
+    Spec { name: "idleperiods", about: "work and seeded sleeps, mostly short, sometimes long: avg_idle's idle periods", params: &[idleperiods::PARAMS, CALIBRATION, SPREAD] },
     Spec { name: "pipes", about: "ping-pong pairs free to move: wake_affine", params: &[pipes::PARAMS] },
+    Spec { name: "oltp", about: "processes woken by I/O completions on one CPU: wake balancing against interrupt binding", params: &[oltp::PARAMS, CALIBRATION, SPREAD] },
     Spec { name: "wakeplace", about: "one wakee woken from a pinned waker beside pinned hogs: where placement puts it", params: &[wakeplace::PARAMS] },
     Spec { name: "renice", about: "a hog renices a waiting one past its protected slice: time to the switch", params: &[renice::PARAMS] },
     Spec { name: "utilest", about: "a task woken on a small CPU with its util_avg decayed and its util_est kept: misfit by util_est", params: &[utilest::PARAMS] },
@@ -117,7 +121,9 @@ pub fn run(w: &Workload) -> bool {
         "fserver" => fserver::run(w),
         "spread" => spread::run(w),
         "prodcons" => prodcons::run(w),
+        "idleperiods" => idleperiods::run(w),
         "pipes" => pipes::run(w),
+        "oltp" => oltp::run(w),
         "wakeplace" => wakeplace::run(w),
         "torture" => torture::run(w),
         "utilest" => utilest::run(w),
@@ -217,6 +223,7 @@ pub fn cpus() -> Vec<usize> {
 }
 
 /// A small deterministic pseudo-random generator (xorshift64*), for workloads.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rng(u64);
 
 impl Rng {
@@ -233,5 +240,14 @@ impl Rng {
     }
     pub fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
+    }
+    /// `mean` ± `jitter_pct`%, uniformly (the mean itself at 0%, with no
+    /// draw: a workload without jitter draws what it drew before).
+    pub fn jittered(&mut self, mean: u64, jitter_pct: u64) -> u64 {
+        let span = mean * jitter_pct / 100;
+        if span == 0 {
+            return mean;
+        }
+        mean - span + self.below(2 * span + 1)
     }
 }

@@ -19,6 +19,19 @@ pub struct Sweep {
     pub claim: &'static str,
     pub x: Axis,
     pub y: Axis,
+    /// Seeds per cell of the grid on the simulator, if fewer than the matrix's (a grid of many
+    /// points costs that many matrices; the report says how many each point had).
+    pub seeds: Option<usize>,
+}
+
+impl Sweep {
+    /// The mode of the grid's runs: the matrix's, with this sweep's seeds on the simulator.
+    pub fn mode(&self, m: Mode) -> Mode {
+        match (m, self.seeds) {
+            (Mode::Sim(n), Some(s)) => Mode::Sim(s.clamp(1, n)),
+            _ => m,
+        }
+    }
 }
 
 /// One swept parameter.
@@ -32,13 +45,13 @@ pub struct Axis {
 /// What an axis value adds to a run; `{}` in the pattern stands for the value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arg {
-    /// A kernel command-line word (both engines), e.g. `hz={}`.
+    /// A kernel command-line word (both engines), e.g. `hz={}` (no declared sweep sets one).
+    #[cfg_attr(not(test), allow(dead_code))]
     Cmdline(&'static str),
     /// A workload parameter, added to every point's (both engines), e.g. `work_us={}`.
     Param(&'static str),
-    /// `fairway-sim` arguments (the simulator only; space-separated), e.g. a hardware cost
-    /// (no declared sweep sets one yet).
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// `fairway-sim` arguments (the simulator only; space-separated), e.g. a hardware cost on
+    /// top of the run's profile (`--hw-set idle_exit_ns={}`; both axes may set one).
     Sim(&'static str),
 }
 
@@ -60,6 +73,10 @@ pub struct SweepResult {
     pub cells: Vec<Vec<Option<claims::ClaimRow>>>,
     pub level: f64,
     pub comparisons: usize,
+    /// Runs per cell of each grid point (seeds on the simulator).
+    pub runs: usize,
+    /// The grid points whose runs did not finish, each with why (`-` on the map).
+    pub unfinished: Vec<String>,
 }
 
 /// The directory of one grid point's logs.
@@ -116,21 +133,34 @@ pub fn sweeps(spec: &Spec, form: &Form, runner: Option<&Runner>, runner_is_sim: 
     let boot = Bootstrap::default();
     let mut out = Vec::new();
     for (k, sw) in spec.sweeps.iter().enumerate() {
-        let mut grids: Vec<Vec<(Claim, Matrix)>> = Vec::new();
+        let mode = sw.mode(mode);
+        let mut grids: Vec<Vec<Option<(Claim, Matrix)>>> = Vec::new();
+        let mut unfinished = Vec::new();
         for (iy, y) in sw.y.values.iter().enumerate() {
             let mut row = Vec::new();
             for (ix, x) in sw.x.values.iter().enumerate() {
                 let (claim, f, variants) = grid_point(spec, sw, form, runner_is_sim, x, y)?;
                 let m = match runner {
-                    Some(r) if from.is_empty() => run_cells(spec, &variants, &f, r, mode, &cell_dir(dir, k, ix, iy), true, jobs)?,
-                    _ => read_cells(spec, &variants, &f, &from.iter().map(|d| cell_dir(d, k, ix, iy)).collect::<Vec<_>>(), mode)?,
+                    Some(r) if from.is_empty() => run_cells(spec, &variants, &f, r, mode, &cell_dir(dir, k, ix, iy), true, jobs),
+                    _ => read_cells(spec, &variants, &f, &from.iter().map(|d| cell_dir(d, k, ix, iy)).collect::<Vec<_>>(), mode),
                 };
-                row.push((claim, m));
+                // A grid point whose runs did not finish (the workload made no progress in the
+                // run's time at those costs) is a finding of the map, not a failure of it.
+                match m {
+                    Ok(m) => row.push(Some((claim, m))),
+                    Err(e) if e.contains("did not finish") => {
+                        // The log's name and why, without the directory (the report names it).
+                        let why = e.rsplit_once('/').map_or(e.as_str(), |(_, w)| w);
+                        unfinished.push(format!("{} {x}, {} {y} ({why})", sw.x.name, sw.y.name));
+                        row.push(None);
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             grids.push(row);
         }
         // One family: every grid point's rows.
-        let comparisons: usize = grids.iter().flatten().map(|(c, m)| {
+        let comparisons: usize = grids.iter().flatten().flatten().map(|(c, m)| {
             let n = c.point_indices(m).len();
             n + usize::from(n > 1)
         }).sum();
@@ -139,14 +169,15 @@ pub fn sweeps(spec: &Spec, form: &Form, runner: Option<&Runner>, runner_is_sim: 
             .iter()
             .map(|row| {
                 row.iter()
-                    .map(|(c, m)| {
+                    .map(|cell| {
+                        let (c, m) = cell.as_ref()?;
                         let d = claims::decide_all_at(std::slice::from_ref(c), m, &boot, level);
                         d.rows.iter().find(|r| r.point == POOLED).or(d.rows.first()).cloned()
                     })
                     .collect()
             })
             .collect();
-        out.push(SweepResult { cells, level, comparisons });
+        out.push(SweepResult { cells, level, comparisons, runs: mode.boots(), unfinished });
     }
     Ok(out)
 }
@@ -158,7 +189,7 @@ pub fn write_jobs(spec: &Spec, form: &Form, runner: &Runner, mode: Mode, dir: &P
         for (iy, y) in sw.y.values.iter().enumerate() {
             for (ix, x) in sw.x.values.iter().enumerate() {
                 let (_, f, variants) = grid_point(spec, sw, form, matches!(runner, Runner::Sim { .. }), x, y)?;
-                n += runs::write_cell_jobs(spec, &variants, &f, runner, mode, &cell_dir(dir, k, ix, iy), jobs)?;
+                n += runs::write_cell_jobs(spec, &variants, &f, runner, sw.mode(mode), &cell_dir(dir, k, ix, iy), jobs)?;
             }
         }
     }
@@ -204,7 +235,11 @@ pub fn markdown(spec: &Spec, results: &[SweepResult], report: &Path, engine: &st
         let file = format!("{stem}-{engine}-map-{k}.svg");
         let path = dir.join(&file);
         std::fs::write(&path, sweep_map_svg(&map(spec, sw, r, engine))?).map_err(|e| format!("{}: {e}", path.display()))?;
-        let _ = writeln!(s, "\"{}\" over {} and {}: verdict and effect at each grid point.\n\n![where \"{}\" holds]({file})\n", sw.claim, sw.x.name, sw.y.name, sw.claim);
+        let _ = writeln!(
+            s,
+            "\"{}\" over {} and {}: verdict and effect at each grid point ({} run(s) per cell; {:.2}% intervals, Bonferroni-corrected over the map's {} comparisons).\n\n![where \"{}\" holds]({file})\n",
+            sw.claim, sw.x.name, sw.y.name, r.runs, 100.0 * r.level, r.comparisons, sw.claim
+        );
         let _ = writeln!(s, "| {} \\ {} | {} |", sw.y.name, sw.x.name, sw.x.values.join(" | "));
         let _ = writeln!(s, "|---|{}", "---|".repeat(sw.x.values.len()));
         for (y, row) in sw.y.values.iter().zip(&r.cells) {
@@ -213,6 +248,9 @@ pub fn markdown(spec: &Spec, results: &[SweepResult], report: &Path, engine: &st
                 .map(|c| c.as_ref().map_or("-".into(), |c| format!("{} {}", c.verdict.text(), claims::fmt_effect(c.estimate, c.interval.as_ref(), ""))))
                 .collect();
             let _ = writeln!(s, "| {y} | {} |", cells.join(" | "));
+        }
+        for u in &r.unfinished {
+            let _ = writeln!(s, "\n`-`: did not finish at {u}");
         }
         s.push('\n');
     }
@@ -233,6 +271,7 @@ mod tests {
             claim: "p99",
             x: Axis { name: "hz", values: &["100", "1000"], arg: Arg::Cmdline("hz={}") },
             y: Axis { name: "switch cost", values: &["1"], arg: Arg::Sim("--cost switch_ns={}") },
+            seeds: None,
         };
         let (c, f, vs) = grid_point(&spec, &sw, &spec.full, true, "100", "1").unwrap();
         assert_eq!(c.name, "p99");
@@ -258,9 +297,11 @@ mod tests {
             claim: "x",
             x: Axis { name: "a", values: &["1", "2"], arg: Arg::Cmdline("a={}") },
             y: Axis { name: "b", values: &["10"], arg: Arg::Cmdline("b={}") },
+            seeds: Some(5),
         };
         let row = |verdict, estimate| claims::ClaimRow { claim: 0, point: "p".into(), base: 1.0, new: 1.0, runs: (3, 3), estimate, interval: None, verdict };
-        let r = SweepResult { cells: vec![vec![Some(row(Verdict::Reproduced, 22.0)), None]], level: 0.99, comparisons: 5 };
+        let r = SweepResult { cells: vec![vec![Some(row(Verdict::Reproduced, 22.0)), None]], level: 0.99, comparisons: 5, runs: 5, unfinished: Vec::new() };
+        assert_eq!((sw.mode(Mode::Sim(10)), sw.mode(Mode::Sim(3)), sw.mode(Mode::Icount)), (Mode::Sim(5), Mode::Sim(3), Mode::Icount));
         let m = map(&spec, &sw, &r, "sim");
         assert_eq!((m.xs.len(), m.ys.len()), (2, 1));
         let c = m.cells[0][0].as_ref().unwrap();

@@ -66,6 +66,7 @@ pub fn balance_rq(
     env.cpus = sd.span.intersection(&crate::rq::online_mask());
     env.nr_balance_failed = st.nr_balance_failed;
     env.imbalanced_groups = imbalanced_groups(g, dst, idx);
+    env.group_capacity = g.cfg.group_capacity;
     let dst_group = sd.groups.iter().find(|gr| gr.span.contains(dst)).map_or(CpuMask::single(dst), |gr| gr.span);
     let mut all_pinned_seen = false;
     for _ in 0..4 {
@@ -123,7 +124,11 @@ fn refresh_sis_util(g: &Global, dst: usize, idle: IdleType, sd: &SchedDomain, lb
     let sis_util = g.cfg.features.has(Feature::SisUtil);
     let llc_weight = g.sds.sd_llc_size(dst);
     if let Some(nr) = idle_cpu_scan_refresh(sis_util, idle, sd.span_weight, llc_weight, lbs.sum_util, sd.imbalance_pct) {
-        super::state::set_nr_idle_scan(g.sds.sd_llc_id(dst), nr);
+        let id = g.sds.sd_llc_id(dst);
+        super::state::set_nr_idle_scan(id, nr);
+        if let Some(c) = super::state::LLC_UTIL_REFRESHES.get(id) {
+            c.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+        }
     }
 }
 

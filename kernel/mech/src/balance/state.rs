@@ -87,7 +87,7 @@ pub(super) fn set_nr_idle_scan(llc_id: usize, nr: u32) {
 }
 
 /// LLC `llc_id`'s state now.
-fn read_llc(llc_id: usize) -> LlcShared {
+pub(super) fn read_llc(llc_id: usize) -> LlcShared {
     LlcShared { nr_idle_scan: NR_IDLE_SCAN[llc_id].load(Ordering::Relaxed), avg_scan_cost: AVG_SCAN_COST[llc_id].load(Ordering::Relaxed) }
 }
 
@@ -131,6 +131,11 @@ impl LlcTable for LlcRead {
         }
     }
 }
+
+/// How often each LLC's SIS_UTIL depth (`nr_idle_scan`) was refreshed, by
+/// `sd_llc_id` (an LLC's id is one of its CPUs: below `MAX_CPUS`).
+pub static LLC_UTIL_REFRESHES: [core::sync::atomic::AtomicU64; crate::MAX_CPUS] =
+    [const { core::sync::atomic::AtomicU64::new(0) }; crate::MAX_CPUS];
 
 /// The shared balancing state, once `balance::init` ran.
 pub fn global() -> Option<&'static Global> {

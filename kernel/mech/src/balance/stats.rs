@@ -4,7 +4,8 @@
 //! record per CPU and level, a `@fw newidle_sd` record per CPU and level (the
 //! newidle counters of that domain), a `@fw sis` record per CPU (its
 //! wakeups' select_idle_cpu scans: depth, hits, time), a `@fw newidle`
-//! record and a `@fw avg_idle_hist` record (avg_idle at the newidle gate) per CPU.
+//! record, a `@fw avg_idle_hist` record (avg_idle at the newidle gate) and a
+//! `@fw idle_period_hist` record (the idle periods avg_idle averaged) per CPU.
 
 use alloc::string::String;
 
@@ -33,9 +34,24 @@ pub fn print_domain_lines(cpu: usize) {
     }
 }
 
-/// Prints every CPU's domain statistics as machine-readable records.
+/// Prints every CPU's domain statistics as machine-readable records, then
+/// one `@fw sis_llc` record per LLC (its SIS_UTIL depth and refreshes).
 pub fn print_all() {
     let Some(g) = super::state::global() else { return };
+    print_cpus(g);
+    let llc: alloc::vec::Vec<(usize, sched::balance::sis::LlcShared)> =
+        g.sds.online().iter().filter(|&c| g.sds.sd_llc_id(c) == c).map(|c| (c, super::state::read_llc(c))).collect();
+    for (id, l) in llc {
+        let refreshes = super::state::LLC_UTIL_REFRESHES.get(id).map_or(0, |c| c.load(core::sync::atomic::Ordering::Relaxed));
+        crate::record!(
+            "sis_llc",
+            "llc={} cpus={} nr_idle_scan={} util_refreshes={} avg_scan_cost={}",
+            id, g.sds.sd_llc_size(id), l.nr_idle_scan, refreshes, l.avg_scan_cost
+        );
+    }
+}
+
+fn print_cpus(g: &super::state::Global) {
     for cpu in g.sds.online().iter() {
         let guard = cpu_state(cpu).lock();
         let Some(state) = guard.as_ref() else { continue };
@@ -82,6 +98,12 @@ pub fn print_all() {
         let n = sched::balance::avg_idle::AVG_IDLE_HIST_NAMES;
         crate::record!(
             "avg_idle_hist",
+            "cpu={} {}={} {}={} {}={} {}={} {}={} {}={}",
+            cpu, n[0], h[0], n[1], h[1], n[2], h[2], n[3], h[3], n[4], h[4], n[5], h[5]
+        );
+        let h = avg.periods;
+        crate::record!(
+            "idle_period_hist",
             "cpu={} {}={} {}={} {}={} {}={} {}={} {}={}",
             cpu, n[0], h[0], n[1], h[1], n[2], h[2], n[3], h[3], n[4], h[4], n[5], h[5]
         );

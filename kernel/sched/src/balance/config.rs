@@ -7,12 +7,13 @@
 //! |---|---|---|
 //! | `avg_idle_clamp` | `avg`, `snap`, `delta` | [`AvgIdleClamp`] |
 //! | `avg_idle_ceiling` | `200`, `150` | ceiling in percent of `max_idle_balance_cost` (2× is Linux's; 1.5× is the project's variant) |
-//! | `sis_prop` | `off`, `legacy`, `per_cpu_cost`, `success_weighted`, `aged` | [`SisProp`] |
+//! | `sis_prop` | `off`, `legacy`, `per_cpu_cost`, `altscan`, `aged` | [`SisProp`] |
 //! | `sis_util` | `on`, `off` | the SIS_UTIL feature |
-//! | `wake_balance` | `linux`, `idle_only`, `off` | [`WakeBalance`] |
+//! | `wake_balance` | `linux`, `idle_only`, `off`, `2005`, `2005_cpu_off`, `2005_none`, `2005_idle_gate` | [`WakeBalance`] |
 //! | `wake_affine` | `on`, `off` | try pulling wakees toward the waker |
 //! | `ni_random` | `on`, `off` | the NI_RANDOM feature |
 //! | `newidle` | `on`, `off` | newidle balancing at all |
+//! | `group_capacity` | `util`, `factor` | [`GroupCapacity`]: how a group's task capacity is judged |
 //! | `newidle_gate` | `cost`, `migration_cost` | what `avg_idle` must reach for a newidle balance: the lowest domain's measured `max_newidle_lb_cost` (since 3.13, default) or the fixed `sysctl_sched_migration_cost` (before 3.13, the setting of the 2013 avg_idle thread) |
 //!
 //! `Display` prints every key in this order, space-separated, in a form
@@ -33,15 +34,22 @@ pub enum SisProp {
     /// Not used (v6.7+, and the default since 6.0).
     #[default]
     Off,
-    /// v4.x–5.13: `avg_idle/512`, span scaling, min 4; whole-scan cost
-    /// averaged only for scans that were not cut short.
+    /// v4.x–5.13 (the 2021 thread's `baseline`): `avg_idle/512`, span
+    /// scaling, min 4; whole-scan cost averaged only for scans that were
+    /// not cut short.
     Legacy,
-    /// Peter Zijlstra's Dec 2020 RFC: cost per CPU scanned, truncated scans
-    /// accounted too.
+    /// Peter Zijlstra's RFC 1/5 of Dec 2020 (the thread's `acctscan`): the
+    /// same depth, a scan may examine `nr` CPUs, and every scan, truncated
+    /// ones too, folds its time divided by the CPUs it examined.
     PerCpuCost,
-    /// Mel Gorman's counter-proposal: no span scaling (`avg_idle/avg_cost`,
-    /// min 4) and successful scans weighted ×4 in the cost.
-    SuccessWeighted,
+    /// Mel Gorman's change on top of it, as posted on 2021-01-08 (the
+    /// thread's `altscan`): `nr = (avg_idle/512) / (avg_scan_cost + 1)`,
+    /// min 4, without the span scaling; the loop counter starts at 1 and a
+    /// scan fails when it reaches `nr` (at most `nr - 1` CPUs examined); a
+    /// scan that finds an idle CPU shifts the counter left by 2 (`loops <<=
+    /// 2`) before its time is divided by it, so a success folds a quarter
+    /// of its per-CPU cost.
+    Altscan,
     /// 5.14 (94aafc3ee31d "Age the average idle time"): `wake_avg_idle`
     /// halved per jiffy since the wakeup and consumed by scans.
     Aged,
@@ -60,15 +68,80 @@ pub enum WakeBalance {
     IdleOnly,
     /// No wake balancing: always the previous CPU (if still allowed).
     Off,
+    /// 2.6.12's `try_to_wake_up` (the 2005 thread's baseline, Ken Chen's
+    /// kernel): in the lowest domain of the waking CPU that holds the
+    /// wakee's previous CPU, `SD_WAKE_AFFINE` pulls the wakee to the waking
+    /// CPU when that is cheap by `imbalance_pct`, else `SD_WAKE_BALANCE`
+    /// does when the previous CPU is loaded enough ("passive balancing");
+    /// then `wake_idle`: the chosen CPU if idle, else the first idle CPU of
+    /// the domains with `SD_WAKE_IDLE` above it. Flags as 2.6.12's generic
+    /// topology had them: SMT siblings AFFINE and IDLE; the CPU domain (MC,
+    /// PKG) AFFINE, IDLE and BALANCE; NUMA levels BALANCE. Loads are
+    /// runnable tasks × 1024 (the O(1) scheduler's `SCHED_LOAD_SCALE` per
+    /// task, without its `cpu_load[]` averages).
+    V2005,
+    /// Ken Chen's first change: `SD_WAKE_AFFINE` and `SD_WAKE_BALANCE` off
+    /// in the CPU domain (his diff to `SD_CPU_INIT`; SMT siblings keep
+    /// AFFINE); the rest as [`WakeBalance::V2005`].
+    V2005CpuOff,
+    /// Ingo Molnar's removal ("deleting all the code in try_to_wake_up()
+    /// pertain to load balancing", Ken's further +0.2%): the previous CPU
+    /// through 2.6.12's `wake_idle`.
+    V2005None,
+    /// Ingo Molnar's patch #3 on [`WakeBalance::V2005`]: no wake balancing
+    /// unless the waking CPU is idle or `wake_idle` finds it an idle
+    /// sibling (`!idle_cpu(this_cpu) && this_cpu == wake_idle(this_cpu, p)`
+    /// goes to the previous CPU), the rule Ken measured at +2.2%.
+    V2005IdleGate,
+}
+
+/// How the balancer judges how many tasks a group holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum GroupCapacity {
+    /// 3.18 on (Vincent Guittot's consolidation): a group holds as many
+    /// tasks as it has CPUs, and its utilisation against its capacity
+    /// tells whether it is full (`group_has_capacity`, `group_is_overloaded`).
+    #[default]
+    Util,
+    /// Before 3.18: `sg_capacity_factor()`, the group's capacity as a number
+    /// of task slots by rounding (`min(cpus / ceil(1024 · cpus /
+    /// capacity_orig), round(capacity / 1024))`, `fix_small_capacity` for an
+    /// SMT domain's single threads), with `smt_gain` (each of a core's `w`
+    /// SMT threads has `1178 / w` of the capacity: 589 for two); a group is
+    /// overloaded when it runs more tasks than slots and has spare capacity
+    /// when fewer. The rest of the balancer stays v6.19's.
+    Factor,
+}
+
+impl WakeBalance {
+    /// One of the 2005 rules (2.6.12's `try_to_wake_up` and its changes).
+    pub const fn is_2005(self) -> bool {
+        matches!(self, WakeBalance::V2005 | WakeBalance::V2005CpuOff | WakeBalance::V2005None | WakeBalance::V2005IdleGate)
+    }
 }
 
 /// What closes the newidle gate (see the module table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NewidleGate {
-    /// `avg_idle < max_newidle_lb_cost` of the lowest domain (3.13 on).
+    /// v6.19: nothing overloaded (`rd->overloaded`, 3.16 on), or `avg_idle <
+    /// max_newidle_lb_cost` of the lowest domain (3.13 on); the walk stops
+    /// where its cost so far and the next domain's would exceed `avg_idle`,
+    /// and the walks' costs raise `max_idle_balance_cost`, so the ceiling.
     Cost,
-    /// `avg_idle < sysctl_sched_migration_cost` (before 3.13).
+    /// The 3.10 rule the 2013 avg_idle thread measured: `avg_idle <
+    /// sysctl_sched_migration_cost` alone closes it (nothing else: a CPU
+    /// tries even when no runqueue has a second task), the walk goes up
+    /// every domain until it pulls, and the ceiling stays a multiple of the
+    /// migration cost (no walk cost raises it).
     MigrationCost,
+}
+
+impl NewidleGate {
+    /// Whether this is the 3.10 rule ([`NewidleGate::MigrationCost`]): no
+    /// overload test, no cost stop in the walk, no cost tracking.
+    pub const fn is_2013(self) -> bool {
+        matches!(self, NewidleGate::MigrationCost)
+    }
 }
 
 /// All switches.
@@ -88,6 +161,8 @@ pub struct BalanceConfig {
     pub newidle: bool,
     /// The newidle gate's threshold.
     pub newidle_gate: NewidleGate,
+    /// How a group's task capacity is judged.
+    pub group_capacity: GroupCapacity,
     /// Feature bits read here: WA_IDLE, WA_WEIGHT, WA_BIAS, SIS_UTIL,
     /// NI_RANDOM, LB_MIN, PLACE_LAG.
     pub features: Features,
@@ -107,6 +182,7 @@ impl Default for BalanceConfig {
             wake_affine: true,
             newidle: true,
             newidle_gate: NewidleGate::Cost,
+            group_capacity: GroupCapacity::Util,
             features: Features::default(),
             migration_cost: super::avg_idle::SYSCTL_SCHED_MIGRATION_COST,
             nr_migrate: super::migrate::SCHED_NR_MIGRATE_BREAK,
@@ -143,14 +219,23 @@ const ON_OFF: &[(&str, bool)] = &[("on", true), ("off", false), ("1", true), ("0
 const CLAMPS: &[(&str, AvgIdleClamp)] = &[("snap", AvgIdleClamp::Snap), ("avg", AvgIdleClamp::Avg), ("delta", AvgIdleClamp::Delta)];
 const CEILINGS: &[(&str, u32)] = &[("200", 200), ("150", 150)];
 const GATES: &[(&str, NewidleGate)] = &[("cost", NewidleGate::Cost), ("migration_cost", NewidleGate::MigrationCost)];
+const GROUP_CAPACITY: &[(&str, GroupCapacity)] = &[("util", GroupCapacity::Util), ("factor", GroupCapacity::Factor)];
 const SIS: &[(&str, SisProp)] = &[
     ("off", SisProp::Off),
     ("legacy", SisProp::Legacy),
     ("per_cpu_cost", SisProp::PerCpuCost),
-    ("success_weighted", SisProp::SuccessWeighted),
+    ("altscan", SisProp::Altscan),
     ("aged", SisProp::Aged),
 ];
-const WAKE: &[(&str, WakeBalance)] = &[("linux", WakeBalance::Linux), ("idle_only", WakeBalance::IdleOnly), ("off", WakeBalance::Off)];
+const WAKE: &[(&str, WakeBalance)] = &[
+    ("linux", WakeBalance::Linux),
+    ("idle_only", WakeBalance::IdleOnly),
+    ("off", WakeBalance::Off),
+    ("2005", WakeBalance::V2005),
+    ("2005_cpu_off", WakeBalance::V2005CpuOff),
+    ("2005_none", WakeBalance::V2005None),
+    ("2005_idle_gate", WakeBalance::V2005IdleGate),
+];
 
 fn name_of<T: PartialEq + Copy>(table: &[(&'static str, T)], v: T) -> &'static str {
     table.iter().find(|(_, x)| *x == v).map_or("?", |(n, _)| n)
@@ -162,13 +247,14 @@ impl BalanceConfig {
         match key {
             "avg_idle_clamp" => self.avg_idle_clamp = pick("avg_idle_clamp", value, CLAMPS, "snap|avg|delta")?,
             "avg_idle_ceiling" => self.avg_idle_ceiling_pct = pick("avg_idle_ceiling", value, CEILINGS, "200|150")?,
-            "sis_prop" => self.sis_prop = pick("sis_prop", value, SIS, "off|legacy|per_cpu_cost|success_weighted|aged")?,
+            "sis_prop" => self.sis_prop = pick("sis_prop", value, SIS, "off|legacy|per_cpu_cost|altscan|aged")?,
             "sis_util" => self.features.set(Feature::SisUtil, pick("sis_util", value, ON_OFF, "on|off")?),
-            "wake_balance" => self.wake_balance = pick("wake_balance", value, WAKE, "linux|idle_only|off")?,
+            "wake_balance" => self.wake_balance = pick("wake_balance", value, WAKE, "linux|idle_only|off|2005|2005_cpu_off|2005_none|2005_idle_gate")?,
             "wake_affine" => self.wake_affine = pick("wake_affine", value, ON_OFF, "on|off")?,
             "ni_random" => self.features.set(Feature::NiRandom, pick("ni_random", value, ON_OFF, "on|off")?),
             "newidle" => self.newidle = pick("newidle", value, ON_OFF, "on|off")?,
             "newidle_gate" => self.newidle_gate = pick("newidle_gate", value, GATES, "cost|migration_cost")?,
+            "group_capacity" => self.group_capacity = pick("group_capacity", value, GROUP_CAPACITY, "util|factor")?,
             _ => return Ok(false),
         }
         Ok(true)
@@ -201,7 +287,7 @@ impl fmt::Display for BalanceConfig {
         let on = |b: bool| if b { "on" } else { "off" };
         write!(
             f,
-            "avg_idle_clamp={} avg_idle_ceiling={} sis_prop={} sis_util={} wake_balance={} wake_affine={} ni_random={} newidle={} newidle_gate={}",
+            "avg_idle_clamp={} avg_idle_ceiling={} sis_prop={} sis_util={} wake_balance={} wake_affine={} ni_random={} newidle={} newidle_gate={} group_capacity={}",
             self.avg_idle_clamp.name(),
             self.avg_idle_ceiling_pct,
             name_of(SIS, self.sis_prop),
@@ -211,6 +297,7 @@ impl fmt::Display for BalanceConfig {
             on(self.features.has(Feature::NiRandom)),
             on(self.newidle),
             name_of(GATES, self.newidle_gate),
+            name_of(GROUP_CAPACITY, self.group_capacity),
         )
     }
 }
@@ -294,12 +381,14 @@ mod tests {
         assert_eq!(s.parse::<BalanceConfig>().unwrap(), c);
         assert_eq!(
             BalanceConfig::default().to_string(),
-            "avg_idle_clamp=avg avg_idle_ceiling=200 sis_prop=off sis_util=on wake_balance=linux wake_affine=on ni_random=on newidle=on newidle_gate=cost"
+            "avg_idle_clamp=avg avg_idle_ceiling=200 sis_prop=off sis_util=on wake_balance=linux wake_affine=on ni_random=on newidle=on newidle_gate=cost group_capacity=util"
         );
         let e = "avg_idle_clamp=clamp".parse::<BalanceConfig>().unwrap_err();
         assert_eq!(e.to_string(), "balance config: bad value `clamp` for `avg_idle_clamp` (accepted: snap|avg|delta)");
-        let e = "wake_balance=2005".parse::<BalanceConfig>().unwrap_err();
+        let e = "wake_balance=2006".parse::<BalanceConfig>().unwrap_err();
         assert_eq!(e.key, "wake_balance");
+        assert!(e.to_string().contains("2005_idle_gate"), "{e}");
+        assert_eq!("wake_balance=2005_cpu_off".parse::<BalanceConfig>().unwrap().wake_balance, WakeBalance::V2005CpuOff);
         assert!("avg_idle_ceiling=175".parse::<BalanceConfig>().is_err());
     }
 }
