@@ -29,9 +29,11 @@ pub struct WorkloadRun {
 }
 
 /// Parses `line` with the kernel's parser, refuses by name what the
-/// simulator does not model, and runs the workload on `m` with `seed`;
-/// `echo` prints each console line as it is written. The hardware is
-/// `icount`'s (no hardware costs: [`run_on`] takes a profile).
+/// simulator does not model, and runs the workload on `m` with `seed`
+/// (the order of simultaneous events, and the workload's random draws
+/// unless `line` has a `seed=`); `echo` prints each console line as it is
+/// written. The hardware is `icount`'s (no hardware costs: [`run_on`]
+/// takes a profile).
 pub fn run(m: &Machine, seed: u64, line: &str, echo: bool) -> WorkloadRun {
     run_on(m, &HwProfile::icount(), seed, line, echo)
 }
@@ -98,7 +100,13 @@ pub fn run_on(m: &Machine, hw: &HwProfile, seed: u64, line: &str, echo: bool) ->
     let ok = Arc::new(AtomicBool::new(false));
     let ok2 = ok.clone();
     let bad_input = !problems.is_empty();
-    let workload = o.workload.clone();
+    let mut workload = o.workload.clone();
+    // The run's seed varies the workload's own draws too (think and service
+    // times), unless the command line names one with `seed=`: then the
+    // command line fixes the workload and `--seed` orders ties alone.
+    if o.seed.is_none() {
+        workload.seed = seed;
+    }
     let phase_ns = o.phase_ns;
     let report = platform::run(&m, cfg, move || {
         mech::record!("cmdline", "msg={}", line);

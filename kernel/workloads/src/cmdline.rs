@@ -121,6 +121,10 @@ pub struct Options {
     pub fault: u8,
     /// `fault_seed=N`: seeds fault injection's random choices (default 1).
     pub fault_seed: Option<u64>,
+    /// `seed=N`: seeds the benchmark workloads' random draws (think and
+    /// service times, request sizes: `Workload::rng`); `None` when not
+    /// given (the kernel then uses 0; the simulator its `--seed`).
+    pub seed: Option<u64>,
 }
 
 /// A workload and its parameters, e.g. `workload=pipe,rounds=1000,mode=cross`.
@@ -133,12 +137,23 @@ pub struct Workload {
     pub name: String,
     pub spec: &'static Spec,
     pub params: Vec<(String, String)>,
+    /// The run's seed (`seed=`, or the simulator's `--seed`): mixed into
+    /// every random stream the workload draws from ([`Workload::rng`]).
+    pub seed: u64,
 }
 
 impl Workload {
     /// `spec`'s workload with all parameters at their defaults.
     pub fn with_defaults(spec: &'static Spec) -> Workload {
-        Workload { name: String::from(spec.name), spec, params: Vec::new() }
+        Workload { name: String::from(spec.name), spec, params: Vec::new(), seed: 0 }
+    }
+
+    /// The random stream `stream` of this run: seed 0 gives the stream a
+    /// workload drew from before it took a seed (`Rng::new(stream)`), so
+    /// runs without `seed=` are the runs they always were; every other seed
+    /// gives other draws, the same for the same seed.
+    pub fn rng(&self, stream: u64) -> crate::Rng {
+        crate::Rng::new(stream ^ self.seed.wrapping_mul(0xD1B5_4A32_D192_ED03))
     }
 
     /// The declaration of `key`. A workload reading a parameter it does not
@@ -236,6 +251,7 @@ impl Default for Options {
             cpu_capacity: Vec::new(),
             fault: 0,
             fault_seed: None,
+            seed: None,
         }
     }
 }
@@ -502,6 +518,17 @@ pub fn parse(line: &str) -> Parsed {
                     );
                 }
             },
+            "seed" => match value.parse::<u64>() {
+                Ok(n) => options.seed = Some(n),
+                Err(_) => {
+                    let _ = write!(
+                        problem,
+                        "seed={:?} is not a number from 0 to 18446744073709551615; using seed={}",
+                        value,
+                        options.seed.unwrap_or(0)
+                    );
+                }
+            },
             "cpu_capacity" => match parse_capacities(value) {
                 Some(list) => options.cpu_capacity = list,
                 None => {
@@ -545,6 +572,8 @@ pub fn parse(line: &str) -> Parsed {
     }
     // One set of features for the policy core and the balancer.
     options.balance.features = options.sched_features;
+    // The seed reaches the workload however the words were ordered.
+    options.workload.seed = options.seed.unwrap_or(0);
     Parsed { options, problems }
 }
 
@@ -672,5 +701,28 @@ mod tests {
         assert_eq!(p.options.workload.params, [(String::from("rounds"), String::from("5"))]);
         assert_eq!(p.problems.len(), 1);
         assert!(p.problems[0].starts_with("workload=pipe: unknown parameter \"bogus\""), "{:?}", p.problems);
+    }
+
+    /// `seed=` reaches the workload before or after `workload=`; a bad one is
+    /// reported with the seed kept; seed 0 draws the streams of a run without
+    /// a seed, another seed other numbers, the same seed the same numbers.
+    #[test]
+    fn the_seed_reaches_the_workload_and_changes_its_draws() {
+        let a = parse("seed=7 workload=fserver").options.workload;
+        let b = parse("workload=fserver seed=7").options.workload;
+        assert_eq!((a.seed, b.seed), (7, 7));
+        let none = parse("workload=fserver").options;
+        assert_eq!((none.seed, none.workload.seed), (None, 0));
+        let bad = parse("seed=x workload=fserver");
+        assert_eq!(bad.problems, ["seed=\"x\" is not a number from 0 to 18446744073709551615; using seed=0"]);
+        let draws = |w: &Workload| {
+            let mut r = w.rng(5);
+            (0..4).map(|_| r.next()).collect::<Vec<u64>>()
+        };
+        let mut plain = crate::Rng::new(5);
+        let unseeded: Vec<u64> = (0..4).map(|_| plain.next()).collect();
+        assert_eq!(draws(&none.workload), unseeded, "seed 0 is the stream of a run without a seed");
+        assert_eq!(draws(&a), draws(&b));
+        assert_ne!(draws(&a), unseeded);
     }
 }

@@ -32,7 +32,7 @@ pub fn run(w: &Workload) -> bool {
     if !super::budget::fits(w, &["threads", "chunks", "records"], threads as u64, (nchunks + threads) as u64 * record_bytes) {
         return false;
     }
-    let mut rng = super::Rng::new(0xeb1);
+    let mut rng = w.rng(0xeb1);
     let chunks: Arc<Vec<Vec<u64>>> = Arc::new(
         (0..nchunks)
             .map(|_| {
@@ -47,7 +47,7 @@ pub fn run(w: &Workload) -> bool {
     let mut crew = Crew::new(w);
     for i in 0..threads {
         let (chunks, stop, total, misses) = (chunks.clone(), crew.stop_flag(), total.clone(), misses.clone());
-        let mut rng = super::Rng::new(i as u64 + 1);
+        let mut rng = w.rng(i as u64 + 1);
         crew.spawn(&name("ebizzy", i, None), i, move || {
             let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) {

@@ -9,7 +9,9 @@
 //! profile (`icount` when not given: no hardware costs; docs/SIMULATOR.md,
 //! "The hardware cost model").
 //! `cpu_capacity=` slows the named CPUs as the kernel does (its pressure
-//! source), on top of a preset's own capacities.
+//! source), on top of a preset's own capacities. `--seed S` orders
+//! simultaneous events and seeds the workload's random draws (its think and
+//! service times) unless CMDLINE gives `seed=`.
 //! Prints what the kernel would from its `init` thread on: the command
 //! line's problems (`cmdline:` and `@fw cmdline_problem`), the workload's
 //! `@fw` lines, `@fw faults` (with `fault=`), the trace (with `trace=N`, the
