@@ -29,16 +29,17 @@ use sched::WakeFlags;
 use crate::{balance, debug, fault, resched, rq, schedstat, schedule, tick, timer, trace, wakeup, watchdog};
 
 /// Brings `cpu` (the CPU running this) into scheduling: its runqueue with
-/// `tunables` (its current flow becomes its idle task), its capacity
-/// published to the balancer, then `hooks_on` (the platform routes this
-/// CPU's timer and reschedule IPI to the mechanism from now on), then its
-/// tick. Interrupts are off.
+/// `tunables` (its current flow becomes its idle task), its capacity and
+/// boot `avg_idle` from the balancer's configuration, published to the
+/// balancer, then `hooks_on` (the platform routes this CPU's timer and
+/// reschedule IPI to the mechanism from now on), then its tick. Interrupts are off.
 pub fn sched_cpu_starting(cpu: usize, tunables: sched::Tunables, hooks_on: impl FnOnce()) {
     rq::init_cpu(cpu, tunables);
     if let Some(g) = balance::global() {
         let mut rq = rq::lock(cpu);
         rq.capacity_orig = g.caps.orig(cpu);
         rq.capacity = rq.capacity_orig;
+        rq.avg_idle = balance::boot_avg_idle();
         balance::snapshot::publish(&rq);
     }
     hooks_on();

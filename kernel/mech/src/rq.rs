@@ -307,6 +307,8 @@ pub fn init_cpu(cpu: usize, tunables: Tunables) {
             capacity_orig: 1024,
             capacity: 1024,
             misfit_task_load: 0,
+            // Linux's boot value; `entry::sched_cpu_starting` sets the
+            // configured one once the balancer is set up.
             avg_idle: AvgIdle::new(),
             order: CfsTasksOrder::default(),
         })

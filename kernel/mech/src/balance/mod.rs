@@ -61,8 +61,10 @@ pub fn init(sds: SchedDomains, cfg: BalanceConfig, caps: CapacityTable, hz: u32)
             llc[id] = LlcShared::new(sds.sd_llc_size(cpu));
         }
     }
+    // avg_idle starts at the configured ceiling (`boot_avg_idle`).
+    let boot = sched::balance::avg_idle::AvgIdle::boot(cfg.avg_idle_ceiling_pct);
     for &cpu in &online {
-        wake::init_wake_aged(cpu, sched::balance::avg_idle::AvgIdle::new().avg_idle);
+        wake::init_wake_aged(cpu, boot.avg_idle);
         let sd = sds.per_cpu(cpu).iter().map(SdState::new).collect();
         *cpu_state(cpu).lock() = Some(CpuState {
             sd,
@@ -76,4 +78,11 @@ pub fn init(sds: SchedDomains, cfg: BalanceConfig, caps: CapacityTable, hz: u32)
     idle_wait::init(&sds);
     let asym_cpucapacity = caps.asymmetric(&sds.online());
     state::GLOBAL.call_once(|| Global { sds, cfg, caps, hz, asym_cpucapacity });
+}
+
+/// A runqueue's `avg_idle` when its CPU starts scheduling: at the
+/// configured ceiling (Linux's sched_init: 2x the migration cost; the 2013
+/// patch's: 1.5x), or Linux's before `init` ran.
+pub fn boot_avg_idle() -> sched::balance::AvgIdle {
+    global().map_or(sched::balance::AvgIdle::new(), |g| sched::balance::AvgIdle::boot(g.cfg.avg_idle_ceiling_pct))
 }

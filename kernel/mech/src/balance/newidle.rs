@@ -28,10 +28,14 @@ struct NewidleCpu {
     entries: AtomicU64,
     /// Entries for which the switch dropped its runqueue lock to balance.
     lock_drops: AtomicU64,
-    /// The distribution of `avg_idle` as the gate saw it when something was
-    /// overloaded (the decisions the clamp rule can change), by
+    /// The distribution of `avg_idle` as the gate saw it at the decisions
+    /// the clamp rule can change (with something overloaded under today's
+    /// gate, all of them under the 2013 gate), by
     /// `sched::balance::avg_idle::hist_bucket`.
     avg_idle_hist: [AtomicU64; AVG_IDLE_HIST_BUCKETS],
+    /// The distribution of the idle periods folded into `avg_idle` (the
+    /// samples themselves), in the same buckets.
+    idle_period_hist: [AtomicU64; AVG_IDLE_HIST_BUCKETS],
 }
 
 impl NewidleCpu {
@@ -42,6 +46,7 @@ impl NewidleCpu {
             entries: AtomicU64::new(0),
             lock_drops: AtomicU64::new(0),
             avg_idle_hist: [const { AtomicU64::new(0) }; AVG_IDLE_HIST_BUCKETS],
+            idle_period_hist: [const { AtomicU64::new(0) }; AVG_IDLE_HIST_BUCKETS],
         }
     }
 }
@@ -60,6 +65,12 @@ static CPUS: PerCpu<NewidleCpu> = per_cpu!(NewidleCpu::new());
 /// something was overloaded (counts per `hist_bucket`).
 pub fn avg_idle_hist(cpu: usize) -> [u64; AVG_IDLE_HIST_BUCKETS] {
     core::array::from_fn(|i| CPUS[cpu].avg_idle_hist[i].load(Ordering::Relaxed))
+}
+
+/// `cpu`'s distribution of the idle periods folded into `avg_idle` (counts
+/// per `hist_bucket` of each sample).
+pub fn idle_period_hist(cpu: usize) -> [u64; AVG_IDLE_HIST_BUCKETS] {
+    core::array::from_fn(|i| pc(cpu).idle_period_hist[i].load(Ordering::Relaxed))
 }
 
 /// `cpu`'s gate refusals.
@@ -117,12 +128,16 @@ pub fn newidle_begin(rq: &mut crate::rq::Rq) -> Option<sched::time::Nanos> {
     // it is not evaluated (fair.c: sched_balance_newidle() reads
     // `rd->overloaded` first too). This is the common case of a CPU going
     // idle beside CPUs with one task each: 12 instructions of every such
-    // switch (two per cross-CPU pipe round trip).
+    // switch (two per cross-CPU pipe round trip). The 2013 gate had no such
+    // test (3.10 balanced whenever avg_idle passed): it goes on.
     let overloaded = super::snapshot::any_overloaded();
-    if !overloaded {
+    let rule_2013 = g.cfg.newidle_gate.is_2013();
+    if !overloaded && !rule_2013 {
         me.gate_skips.fetch_add(1, Ordering::Relaxed);
         return None;
     }
+    // The decisions avg_idle's rule makes: those with something overloaded
+    // under today's gate, every one under the 2013 gate.
     me.avg_idle_hist[hist_bucket(rq.avg_idle.avg_idle)].fetch_add(1, Ordering::Relaxed);
     let lowest = Some(me.lowest_cost.load(Ordering::Relaxed));
     let gate = newidle_gate_by_cost(g.cfg.newidle_gate, g.cfg.migration_cost, &rq.avg_idle, lowest, overloaded, false, true);
@@ -146,7 +161,7 @@ pub fn sched_balance_newidle(cpu: usize, avg_idle: sched::time::Nanos) -> u32 {
     let Some(state) = guard.as_mut() else { return 0 };
     crate::trace::record(now, || crate::trace::Event::NewidleStart);
     let ni_random = g.cfg.features.has(Feature::NiRandom);
-    let mut walk = NewidleWalk::new(avg_idle);
+    let mut walk = NewidleWalk::for_gate(g.cfg.newidle_gate, avg_idle);
     for (idx, sd) in chain.iter().enumerate() {
         let step = walk.step(sd, &mut state.sd[idx].newidle, ni_random, dice());
         let weight = match step {
@@ -187,7 +202,11 @@ pub fn note_activate(rq: &mut crate::rq::Rq) {
     }
     let Some(g) = super::state::global() else { return };
     let now = rq.clock;
-    let ended = rq.avg_idle.end_idle(now, g.cfg.avg_idle_clamp, g.cfg.avg_idle_ceiling_pct).is_some();
+    let sample = rq.avg_idle.end_idle(now, g.cfg.avg_idle_clamp, g.cfg.avg_idle_ceiling_pct);
+    if let Some(ns) = sample {
+        pc(rq.cpu).idle_period_hist[hist_bucket(ns)].fetch_add(1, Ordering::Relaxed);
+    }
+    let ended = sample.is_some();
     // SIS_PROP `Aged` (5.14–6.6 ttwu_do_activate()): the prediction for this
     // CPU's own wakeups starts at half the updated avg_idle. Only `aged`
     // reads it, so the other settings skip the clock read it costs.

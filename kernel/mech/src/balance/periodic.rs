@@ -28,7 +28,7 @@ pub fn sched_balance_domains(cpu: usize, idle: bool) -> u32 {
     // only while domains decay, and the runqueue's max_idle_balance_cost
     // follows the last visited one.
     let ns = crate::rq::now_ns();
-    let mut decay = DecayPass::default();
+    let mut decay = DecayPass::for_gate(g.cfg.newidle_gate);
     let mut continue_balancing = true;
     for (idx, sd) in chain.iter().enumerate() {
         let st = &mut state.sd[idx];

@@ -4,7 +4,8 @@
 //! record per CPU and level, a `@fw newidle_sd` record per CPU and level (the
 //! newidle counters of that domain), a `@fw sis` record per CPU (its
 //! wakeups' select_idle_cpu scans: depth, hits, time), a `@fw newidle`
-//! record and a `@fw avg_idle_hist` record (avg_idle at the newidle gate) per CPU.
+//! record, a `@fw avg_idle_hist` record (avg_idle at the newidle gate) and a
+//! `@fw idle_period_hist` record (the idle periods avg_idle averaged) per CPU.
 
 use alloc::string::String;
 
@@ -82,6 +83,12 @@ pub fn print_all() {
         let n = sched::balance::avg_idle::AVG_IDLE_HIST_NAMES;
         crate::record!(
             "avg_idle_hist",
+            "cpu={} {}={} {}={} {}={} {}={} {}={} {}={}",
+            cpu, n[0], h[0], n[1], h[1], n[2], h[2], n[3], h[3], n[4], h[4], n[5], h[5]
+        );
+        let h = super::newidle::idle_period_hist(cpu);
+        crate::record!(
+            "idle_period_hist",
             "cpu={} {}={} {}={} {}={} {}={} {}={} {}={}",
             cpu, n[0], h[0], n[1], h[1], n[2], h[2], n[3], h[3], n[4], h[4], n[5], h[5]
         );

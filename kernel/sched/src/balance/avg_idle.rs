@@ -17,7 +17,11 @@
 //! The average is `avg += (sample - avg) / 8` (signed, truncating toward
 //! zero, as Linux's `update_avg` with a real division). The ceiling is
 //! `ceiling_pct/100 × max_idle_balance_cost`; how it applies is
-//! [`AvgIdleClamp`]. Arithmetic: samples and averages are `u64` ns, the
+//! [`AvgIdleClamp`]. A runqueue starts at the ceiling ([`AvgIdle::boot`]:
+//! 2x the migration cost in Linux's `sched_init`, 1.5x in the 2013 patch).
+//! Under the 2013 gate (`newidle_gate=migration_cost`) nothing raises
+//! `max_idle_balance_cost` (3.10 had no such field: the ceiling was the
+//! migration cost times 2, or 1.5 in the patch); see `newidle`. Arithmetic: samples and averages are `u64` ns, the
 //! difference is taken in `i128`, so no overflow for any input; the ceiling
 //! product saturates.
 
@@ -32,10 +36,15 @@ pub enum AvgIdleClamp {
     /// 2.6.35 – 3.12: a sample above the ceiling sets the average to the
     /// ceiling; other samples are averaged.
     Snap,
-    /// 3.13 – today: average every sample, then clamp the average.
+    /// 3.13 – today, Jason Low's 2013 patch: average every sample, then
+    /// clamp the average.
     #[default]
     Avg,
-    /// The 2013 proposal: clamp the sample to the ceiling, then average.
+    /// The 2013 thread's second rule (Rik van Riel, 2013-07-31, tried
+    /// first by Jason Low): clamp the sample to the ceiling, then average;
+    /// the average itself is not clamped (it stays at or below the ceiling
+    /// when it starts there, and falls back under a lowered one by
+    /// averaging).
     Delta,
 }
 
@@ -60,9 +69,9 @@ pub fn update_avg(avg: u64, sample: u64) -> u64 {
 /// Per-run-queue idle-time average and idle-balance cost.
 ///
 /// Invariants: after any update through [`AvgIdle::fold`] with clamp
-/// `Avg` or `Delta`, `avg_idle <= ceiling` (with `Snap` too, unless a short
-/// sample raises an average that was above a lowered ceiling: impossible
-/// since the average never exceeds the largest ceiling seen);
+/// `Avg`, `avg_idle <= ceiling`; with `Delta` and `Snap` the average never
+/// exceeds the largest ceiling seen nor its boot value (each update moves
+/// it toward a sample at or below the ceiling, or sets it to the ceiling);
 /// `max_idle_balance_cost >= 1` is not required (0 gives a 0 ceiling).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AvgIdle {
@@ -91,6 +100,16 @@ impl AvgIdle {
         }
     }
 
+    /// A runqueue at boot with its average at the ceiling `ceiling_pct`% of
+    /// the migration cost (`sched_init`: `rq->avg_idle = 2 *
+    /// sysctl_sched_migration_cost`; Jason Low's 2013 patch set it to its
+    /// new ceiling, 1.5x), and `max_idle_balance_cost` at the migration
+    /// cost. `boot(200)` is [`AvgIdle::new`].
+    pub fn boot(ceiling_pct: u32) -> AvgIdle {
+        let a = AvgIdle::new();
+        AvgIdle { avg_idle: a.ceiling(ceiling_pct), ..a }
+    }
+
     /// The ceiling: `ceiling_pct`% of `max_idle_balance_cost` (saturating).
     pub fn ceiling(&self, ceiling_pct: u32) -> Nanos {
         // In u64 whenever the product fits (any realistic cost): a 128-bit
@@ -108,7 +127,7 @@ impl AvgIdle {
             AvgIdleClamp::Snap if sample > max => max,
             AvgIdleClamp::Snap => update_avg(self.avg_idle, sample),
             AvgIdleClamp::Avg => update_avg(self.avg_idle, sample).min(max),
-            AvgIdleClamp::Delta => update_avg(self.avg_idle, sample.min(max)).min(max),
+            AvgIdleClamp::Delta => update_avg(self.avg_idle, sample.min(max)),
         };
     }
 
@@ -185,6 +204,53 @@ mod tests {
         assert_eq!(update_avg(10, 3), 10); // (3-10)/8 = 0, not -1
         assert_eq!(update_avg(u64::MAX, 0), u64::MAX - u64::MAX / 8);
         assert_eq!(update_avg(0, u64::MAX), u64::MAX / 8);
+    }
+
+    /// The 2013 thread's three rules on one constructed history, each
+    /// deciding differently: after 200 us periods, one 1.2 ms period snaps
+    /// 2x to its 1 ms ceiling, averages 1.5x toward 1.2 ms, and averages
+    /// Rik van Riel's delta toward the 750 us ceiling; two long periods in
+    /// a row push Jason's average past the 500 us gate while the delta rule
+    /// stays under it.
+    #[test]
+    fn the_2013_rules_decide_differently() {
+        let after = |clamp, pct, longs: usize| {
+            let mut a = AvgIdle::boot(pct);
+            for _ in 0..40 {
+                a.fold(200_000, clamp, pct);
+            }
+            for _ in 0..longs {
+                a.fold(1_200_000, clamp, pct);
+            }
+            a.avg_idle
+        };
+        assert_eq!(after(AvgIdleClamp::Snap, 200, 1), 1_000_000);
+        let (avg1, delta1) = (after(AvgIdleClamp::Avg, 150, 1), after(AvgIdleClamp::Delta, 150, 1));
+        assert!((320_000..340_000).contains(&avg1) && (260_000..280_000).contains(&delta1), "{avg1} {delta1}");
+        let (avg2, delta2) = (after(AvgIdleClamp::Avg, 150, 2), after(AvgIdleClamp::Delta, 150, 2));
+        assert!(avg2 < SYSCTL_SCHED_MIGRATION_COST && delta2 < avg2, "{avg2} {delta2}");
+        let (avg3, delta3) = (after(AvgIdleClamp::Avg, 150, 3), after(AvgIdleClamp::Delta, 150, 3));
+        assert!(avg3 >= SYSCTL_SCHED_MIGRATION_COST && delta3 < SYSCTL_SCHED_MIGRATION_COST, "{avg3} {delta3}");
+    }
+
+    /// Rik van Riel's rule clamps the sample only: an average above a
+    /// lowered ceiling falls back by averaging, not at once (the average
+    /// rule cuts it to the ceiling).
+    #[test]
+    fn delta_clamps_the_sample_not_the_average() {
+        let mut d = AvgIdle { avg_idle: 1_000_000, ..AvgIdle::new() };
+        let mut a = d;
+        d.fold(2_000_000, AvgIdleClamp::Delta, 150);
+        a.fold(2_000_000, AvgIdleClamp::Avg, 150);
+        assert_eq!(d.avg_idle, 1_000_000 - (1_000_000 - 750_000) / 8);
+        assert_eq!(a.avg_idle, 750_000);
+    }
+
+    #[test]
+    fn boot_is_at_the_ceiling() {
+        assert_eq!(AvgIdle::boot(200), AvgIdle::new());
+        assert_eq!(AvgIdle::boot(150).avg_idle, 750_000);
+        assert_eq!(AvgIdle::boot(150).max_idle_balance_cost, SYSCTL_SCHED_MIGRATION_COST);
     }
 
     #[test]

@@ -65,10 +65,25 @@ pub enum WakeBalance {
 /// What closes the newidle gate (see the module table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NewidleGate {
-    /// `avg_idle < max_newidle_lb_cost` of the lowest domain (3.13 on).
+    /// v6.19: nothing overloaded (`rd->overloaded`, 3.16 on), or `avg_idle <
+    /// max_newidle_lb_cost` of the lowest domain (3.13 on); the walk stops
+    /// where its cost so far and the next domain's would exceed `avg_idle`,
+    /// and the walks' costs raise `max_idle_balance_cost`, so the ceiling.
     Cost,
-    /// `avg_idle < sysctl_sched_migration_cost` (before 3.13).
+    /// The 3.10 rule the 2013 avg_idle thread measured: `avg_idle <
+    /// sysctl_sched_migration_cost` alone closes it (nothing else: a CPU
+    /// tries even when no runqueue has a second task), the walk goes up
+    /// every domain until it pulls, and the ceiling stays a multiple of the
+    /// migration cost (no walk cost raises it).
     MigrationCost,
+}
+
+impl NewidleGate {
+    /// Whether this is the 3.10 rule ([`NewidleGate::MigrationCost`]): no
+    /// overload test, no cost stop in the walk, no cost tracking.
+    pub const fn is_2013(self) -> bool {
+        matches!(self, NewidleGate::MigrationCost)
+    }
 }
 
 /// All switches.

@@ -138,9 +138,17 @@ impl NewidleDomainState {
 pub struct DecayPass {
     need_decay: bool,
     max_cost: Nanos,
+    /// The 3.10 rule (`NewidleGate::MigrationCost`): the domains' costs
+    /// still age, but `max_idle_balance_cost` stays at the migration cost.
+    rule_2013: bool,
 }
 
 impl DecayPass {
+    /// A pass under `gate` (`DecayPass::default()` is v6.19's).
+    pub fn for_gate(gate: super::config::NewidleGate) -> DecayPass {
+        DecayPass { rule_2013: gate.is_2013(), ..DecayPass::default() }
+    }
+
     /// Decays one domain's cost at `now`; returns whether it decayed.
     pub fn visit(&mut self, st: &mut NewidleDomainState, now: Nanos) -> bool {
         self.need_decay = st.update_newidle_cost(0, 0, now);
@@ -150,7 +158,7 @@ impl DecayPass {
 
     /// Applies the pass to the runqueue's `max_idle_balance_cost`.
     pub fn finish(self, avg: &mut AvgIdle) {
-        if self.need_decay {
+        if self.need_decay && !self.rule_2013 {
             avg.max_idle_balance_cost = self.max_cost.max(SYSCTL_SCHED_MIGRATION_COST);
         }
     }
@@ -181,8 +189,8 @@ pub enum NewidleSkip {
 }
 
 /// The gate with a selectable threshold: `MigrationCost` is the rule before
-/// 3.13 (`avg_idle` against the fixed migration cost, checked first, as
-/// then), `Cost` the v6.19 rule of [`newidle_gate`].
+/// 3.13 (`avg_idle` against the fixed migration cost, and nothing about
+/// overload or the measured cost), `Cost` the v6.19 rule of [`newidle_gate`].
 pub fn newidle_gate_with(
     gate: super::config::NewidleGate,
     migration_cost: Nanos,
@@ -209,10 +217,24 @@ pub fn newidle_gate_by_cost(
     ttwu_pending: bool,
     active: bool,
 ) -> Result<(), NewidleSkip> {
-    if gate == super::config::NewidleGate::MigrationCost && avg.avg_idle < migration_cost {
+    if !gate.is_2013() {
+        return gate_v6_19(avg, lowest_cost, rd_overloaded, ttwu_pending, active);
+    }
+    // 3.10's idle_balance(): the migration cost alone (a wakeup on its way
+    // or a CPU with no domain has nothing to balance either way).
+    if ttwu_pending {
+        return Err(NewidleSkip::TtwuPending);
+    }
+    if !active {
+        return Err(NewidleSkip::Inactive);
+    }
+    if lowest_cost.is_none() {
+        return Err(NewidleSkip::NoDomain);
+    }
+    if avg.avg_idle < migration_cost {
         return Err(NewidleSkip::AvgIdleTooShort);
     }
-    gate_v6_19(avg, lowest_cost, rd_overloaded, ttwu_pending, active)
+    Ok(())
 }
 
 /// Whether to try newidle balancing at all (v6.19 rule).
@@ -276,18 +298,26 @@ pub struct NewidleWalk {
     pub curr_cost: Nanos,
     /// Tasks pulled so far.
     pub pulled: u32,
+    /// The 3.10 walk (`NewidleGate::MigrationCost`): every domain until a
+    /// pull, no cost stop, `max_idle_balance_cost` left alone.
+    pub rule_2013: bool,
 }
 
 impl NewidleWalk {
-    /// Starts a walk with the CPU's `avg_idle`.
+    /// Starts a v6.19 walk with the CPU's `avg_idle`.
     pub fn new(avg_idle: Nanos) -> Self {
-        NewidleWalk { avg_idle, curr_cost: 0, pulled: 0 }
+        NewidleWalk { avg_idle, curr_cost: 0, pulled: 0, rule_2013: false }
+    }
+
+    /// Starts a walk under `gate` (the 3.10 walk for the 2013 gate).
+    pub fn for_gate(gate: super::config::NewidleGate, avg_idle: Nanos) -> Self {
+        NewidleWalk { rule_2013: gate.is_2013(), ..NewidleWalk::new(avg_idle) }
     }
 
     /// Decide about domain `sd` (state `st`). `dice` is a random number
     /// (only `dice % 1024` is used) for NI_RANDOM.
     pub fn step(&mut self, sd: &SchedDomain, st: &mut NewidleDomainState, ni_random: bool, dice: u32) -> NewidleStep {
-        if self.avg_idle < self.curr_cost.saturating_add(st.max_newidle_lb_cost) {
+        if !self.rule_2013 && self.avg_idle < self.curr_cost.saturating_add(st.max_newidle_lb_cost) {
             st.counters.cost_stops += 1;
             return NewidleStep::Stop;
         }
@@ -334,7 +364,9 @@ impl NewidleWalk {
 
     /// End of the walk: raise `max_idle_balance_cost` to this walk's cost.
     pub fn finish(&self, avg: &mut AvgIdle) {
-        avg.max_idle_balance_cost = avg.max_idle_balance_cost.max(self.curr_cost);
+        if !self.rule_2013 {
+            avg.max_idle_balance_cost = avg.max_idle_balance_cost.max(self.curr_cost);
+        }
     }
 }
 
@@ -380,5 +412,51 @@ mod tests {
         let old = newidle_gate_with(NewidleGate::MigrationCost, SYSCTL_SCHED_MIGRATION_COST, &avg, Some(&lowest), true, false, true);
         assert!(cost.is_ok());
         assert!(old.is_err());
+    }
+
+    /// The 2013 rule decides differently from v6.19's on constructed
+    /// cases: it opens with nothing overloaded and with avg_idle below the
+    /// measured cost, it keeps walking past a domain whose cost exceeds
+    /// avg_idle, and neither a walk nor a decay moves the ceiling.
+    #[test]
+    fn the_2013_rule_ignores_overload_and_cost() {
+        let avg = AvgIdle { avg_idle: 600_000, ..AvgIdle::new() };
+        let dear = Some(700_000);
+        let gate = |g| newidle_gate_by_cost(g, SYSCTL_SCHED_MIGRATION_COST, &avg, dear, false, false, true);
+        assert_eq!(gate(NewidleGate::Cost), Err(NewidleSkip::NotOverloaded));
+        assert_eq!(gate(NewidleGate::MigrationCost), Ok(()));
+        let overloaded = |g| newidle_gate_by_cost(g, SYSCTL_SCHED_MIGRATION_COST, &avg, dear, true, false, true);
+        assert_eq!(overloaded(NewidleGate::Cost), Err(NewidleSkip::AvgIdleTooShort));
+        assert_eq!(overloaded(NewidleGate::MigrationCost), Ok(()));
+
+        let sds = crate::topology::SchedDomains::flat(crate::cpumask::CpuMask::first_n(2));
+        let sd = &sds.per_cpu(0)[0];
+        assert!(sd.flags & SD_BALANCE_NEWIDLE != 0);
+        let mut st = NewidleDomainState { max_newidle_lb_cost: 700_000, ..NewidleDomainState::default() };
+        let mut today = NewidleWalk::for_gate(NewidleGate::Cost, 600_000);
+        assert_eq!(today.step(sd, &mut st, false, 0), NewidleStep::Stop);
+        let mut old = NewidleWalk::for_gate(NewidleGate::MigrationCost, 600_000);
+        assert_eq!(old.step(sd, &mut st, false, 0), NewidleStep::Balance { weight: 1 });
+
+        let mut a = AvgIdle::new();
+        let mut w = NewidleWalk::for_gate(NewidleGate::MigrationCost, 600_000);
+        w.curr_cost = 900_000;
+        w.finish(&mut a);
+        assert_eq!(a.max_idle_balance_cost, SYSCTL_SCHED_MIGRATION_COST);
+        let mut w = NewidleWalk::new(600_000);
+        w.curr_cost = 900_000;
+        w.finish(&mut a);
+        assert_eq!(a.max_idle_balance_cost, 900_000);
+
+        let mut st = NewidleDomainState { max_newidle_lb_cost: 2_000_000, ..NewidleDomainState::default() };
+        let (mut x, mut y) = (AvgIdle::new(), AvgIdle::new());
+        let mut p = DecayPass::for_gate(NewidleGate::MigrationCost);
+        p.visit(&mut st.clone(), 2 * NSEC_PER_SEC);
+        p.finish(&mut x);
+        let mut q = DecayPass::for_gate(NewidleGate::Cost);
+        q.visit(&mut st, 2 * NSEC_PER_SEC);
+        q.finish(&mut y);
+        assert_eq!(x.max_idle_balance_cost, SYSCTL_SCHED_MIGRATION_COST);
+        assert!(y.max_idle_balance_cost > 1_900_000, "{}", y.max_idle_balance_cost);
     }
 }
