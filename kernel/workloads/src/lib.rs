@@ -22,6 +22,7 @@ mod demo;
 mod ebizzy;
 mod fserver;
 mod hackbench;
+mod idleperiods;
 mod latency;
 mod overflow;
 pub mod params;
@@ -66,6 +67,7 @@ pub const SPECS: &[Spec] = &[
     Spec { name: "fserver", about: "short bursts and short sleeps: ops/s and burst latency", params: &[fserver::PARAMS, CALIBRATION, SPREAD] },
     Spec { name: "spread", about: "hogs started on one CPU: how balancing spreads them", params: &[spread::PARAMS] },
     Spec { name: "prodcons", about: "producer/consumer pairs with short idle periods: newidle", params: &[prodcons::PARAMS] },
+    Spec { name: "idleperiods", about: "work and seeded sleeps, mostly short, sometimes long: avg_idle's idle periods", params: &[idleperiods::PARAMS, CALIBRATION, SPREAD] },
     Spec { name: "pipes", about: "ping-pong pairs free to move: wake_affine", params: &[pipes::PARAMS] },
     Spec { name: "wakeplace", about: "one wakee woken from a pinned waker beside pinned hogs: where placement puts it", params: &[wakeplace::PARAMS] },
     Spec { name: "renice", about: "a hog renices a waiting one past its protected slice: time to the switch", params: &[renice::PARAMS] },
@@ -117,6 +119,7 @@ pub fn run(w: &Workload) -> bool {
         "fserver" => fserver::run(w),
         "spread" => spread::run(w),
         "prodcons" => prodcons::run(w),
+        "idleperiods" => idleperiods::run(w),
         "pipes" => pipes::run(w),
         "wakeplace" => wakeplace::run(w),
         "torture" => torture::run(w),
