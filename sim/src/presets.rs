@@ -5,7 +5,7 @@
 //! | preset | machine | from |
 //! |---|---|---|
 //! | `avg-idle-2013` | 8 sockets x 10 cores x 2 threads, 8 NUMA nodes (160 CPUs) | Jason Low's "Reduce overestimating avg_idle" (AIM7 on an 8-socket server) |
-//! | `sis-2021` | 2 sockets x 40 cores x 2 threads, 2 nodes (160 CPUs) | Mel Gorman and Vincent Guittot on `select_idle_cpu()`'s cost accounting |
+//! | `sis-2021` | 2 sockets x 20 cores x 2 threads, 2 nodes (80 CPUs, an LLC of 40 per socket) | Mel Gorman and Vincent Guittot on `select_idle_cpu()`'s cost accounting ("2-socket (40 cores, 80 threads)") |
 //! | `dd-2024` | 2 sockets x 60 cores x 2 threads, 2 nodes (240 CPUs) | Chen Yu's schbench figures on EEVDF's delayed dequeue |
 //! | `wake-2005` | 2 sockets x 1 core x 2 threads (4 CPUs) | Ken Chen and Nick Piggin on SD_WAKE_AFFINE / SD_WAKE_BALANCE (a dual Xeon with HT) |
 //! | `capacity-2014` | 2 clusters x 2 cores: CPUs 0-1 little (capacity 512), 2-3 big (1024) | Vincent Guittot's cpu_capacity consolidation (big.LITTLE) |
@@ -36,8 +36,8 @@ pub struct Preset {
 pub const PRESETS: &[Preset] = &[
     Preset { name: "avg-idle-2013", smp: "160,sockets=8,cores=10,threads=2", numa: 8, capacity: &[],
              about: "Jason Low's 8-socket server (avg_idle, 2013)" },
-    Preset { name: "sis-2021", smp: "160,sockets=2,cores=40,threads=2", numa: 2, capacity: &[],
-             about: "the 2 x 40 x 2 machine of the select_idle_cpu cost debate (2021)" },
+    Preset { name: "sis-2021", smp: "80,sockets=2,cores=20,threads=2", numa: 2, capacity: &[],
+             about: "the 2 x 20 x 2 machine of the select_idle_cpu cost debate (2021)" },
     Preset { name: "dd-2024", smp: "240,sockets=2,cores=60,threads=2", numa: 2, capacity: &[],
              about: "the 240-CPU machine of the delayed-dequeue schbench figures (2024)" },
     Preset { name: "wake-2005", smp: "4,sockets=2,cores=1,threads=2", numa: 0, capacity: &[],
@@ -97,6 +97,13 @@ mod tests {
         assert_eq!(chain.first().unwrap().level, Level::Smt);
         assert_eq!(chain.last().unwrap().span.weight(), 160);
         assert_eq!(avg.cpus[159].node, 7);
+
+        // Mel Gorman's "2-socket (40 cores, 80 threads)": an LLC of 40 CPUs per socket.
+        let sis = machine("sis-2021", 0).unwrap();
+        assert_eq!(sis.nr_cpus(), 80);
+        let d = sis.domains().unwrap();
+        assert_eq!(d.sd_llc_size(0), 40);
+        assert_eq!(d.per_cpu(0).last().unwrap().span.weight(), 80);
 
         let cap = machine("capacity-2014", 0).unwrap();
         assert_eq!(cap.capacity, [512, 512, 1024, 1024]);

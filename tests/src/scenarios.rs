@@ -32,7 +32,7 @@ use crate::workloads::{
     check_idle_wait_fserver, check_clamp_gate, compare_newidle_on_off,
     check_ebizzy_ran, compare_capacity_pressure, compare_fork_placement,
     check_sis_aged, check_sis_prop_scans, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
-    compare_sis_prop_cost, compare_sis_success_weighted, compare_sis_util, SIS_UTIL_CONTRADICTION,
+    compare_sis_prop_cost, compare_sis_altscan, compare_sis_util, SIS_UTIL_CONTRADICTION,
     check_fault_malformed, check_storm_faults, check_torture_faults, compare_ipi_delay, FAULT_MALFORMED, FAULT_SEED_ALONE,
 };
 

@@ -488,9 +488,9 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     // legacy's accounting read as per_cpu_cost's; a depth off its formula
     ("sis-prop-cost-legacy-vs-per-cpu", "sis_prop=legacy sis_util=off", "sis_prop=per_cpu_cost sis_util=off"),
     ("sis-prop-cost-legacy-vs-per-cpu", " nr=", " nr=1"),
-    // success_weighted's accounting read as legacy's; a success folded at its whole time
-    ("sis-prop-success-weighted", "sis_prop=success_weighted sis_util=off", "sis_prop=legacy sis_util=off"),
-    ("sis-prop-success-weighted", "found=1 truncated=0 time_ns=2100 accounted=1\n@fw sis_scan", "found=1 truncated=0 time_ns=525 accounted=1\n@fw sis_scan"),
+    // altscan's accounting read as legacy's; a success's scan time not the one it folded
+    ("sis-prop-altscan", "sis_prop=altscan sis_util=off", "sis_prop=legacy sis_util=off"),
+    ("sis-prop-altscan", "found=1 truncated=0 time_ns=2100 accounted=1\n@fw sis_scan", "found=1 truncated=0 time_ns=525 accounted=1\n@fw sis_scan"),
     // the pressure booked twice: as pressure and again as idle time; or off its share of the run
     ("torture-pressure-books-smp2", " idle_ns=", " idle_ns=1"),
     ("torture-pressure-books-smp2", " pressure_ns=", " pressure_ns=1"),

@@ -239,7 +239,7 @@ pub use torture::{check_torture, check_torture_pressure, torture_books, torture_
 pub use wakeup::{check_pipes, compare_wake_affine, domstat_sum, pipes_total};
 pub use placement::{
     check_sis_aged, check_sis_prop_scans, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
-    compare_sis_prop_cost, compare_sis_success_weighted, compare_sis_util, nr_idle_scan, wakeplace, Wakeplace, SIS_UTIL_CONTRADICTION,
+    compare_sis_prop_cost, compare_sis_altscan, compare_sis_util, nr_idle_scan, wakeplace, Wakeplace, SIS_UTIL_CONTRADICTION,
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -165,32 +165,36 @@ fn update_avg(avg: u64, sample: u64) -> u64 {
 }
 
 /// The SIS_PROP depth `nr` that `variant` gives for one `@fw sis_scan` record's inputs (5.x
-/// fair.c: select_idle_cpu()): `legacy` and `per_cpu_cost` take `span · (avg_idle / 512)`,
-/// `aged` (5.14) `span · wake_avg_idle`, divided by `avg_scan_cost + 1` when above four times
-/// it, else 4; `success_weighted` takes `avg_idle / (avg_scan_cost + 1)`, at least 4.
+/// fair.c: select_idle_cpu(), counted as its loop counts: at most `nr - 1` CPUs examined):
+/// `legacy` takes `span · (avg_idle / 512)`, `aged` (5.14) `span · wake_avg_idle`, divided by
+/// `avg_scan_cost + 1` when above four times it, else 4; `per_cpu_cost` is legacy's plus one
+/// (Peter Zijlstra's loop examined up to its `nr`); `altscan` takes `(avg_idle / 512) /
+/// (avg_scan_cost + 1)`, at least 4 (Mel Gorman's, without the span).
 pub fn sis_prop_nr(variant: &str, s: &Record) -> Result<u64, String> {
     let cost = s.num("avg_scan_cost")? as u128 + 1;
     let span = s.num("span")? as u128;
     let prop = |idle: u128| if span * idle > 4 * cost { (span * idle / cost) as u64 } else { 4 };
     Ok(match variant {
-        "legacy" | "per_cpu_cost" => prop(s.num("avg_idle")? as u128 / 512),
+        "legacy" => prop(s.num("avg_idle")? as u128 / 512),
+        "per_cpu_cost" => prop(s.num("avg_idle")? as u128 / 512) + 1,
         "aged" => prop(s.num("wake_avg_idle")? as u128),
-        "success_weighted" => ((s.num("avg_idle")? as u128 / cost) as u64).max(4),
+        "altscan" => ((s.num("avg_idle")? as u128 / 512 / cost) as u64).max(4),
         v => return Err(format!("sis_prop={v}: no SIS_PROP depth")),
     })
 }
 
 /// What `variant` folds into `avg_scan_cost` for one scan (`None`: nothing): `legacy` and
 /// `aged` the loop's time unless the depth ran out (5.x's `if (!--nr) return -1` leaves before
-/// the accounting), `per_cpu_cost` the time per CPU examined, `success_weighted` every scan's
-/// time, a quarter of it for a scan that found an idle CPU.
+/// the accounting), `per_cpu_cost` the time per CPU examined, `altscan` every scan's time over
+/// Mel Gorman's loop counter: 4 × the CPUs examined after a success, the CPUs examined plus
+/// one otherwise.
 fn sis_prop_fold(variant: &str, s: &Record) -> Result<Option<u64>, String> {
     let (time, scanned) = (s.num("time_ns")?, s.num("scanned")?);
     let (found, truncated) = (s.num("found")? == 1, s.num("truncated")? == 1);
     Ok(match variant {
         "legacy" | "aged" => (!truncated).then_some(time),
         "per_cpu_cost" => Some(time / scanned.max(1)),
-        "success_weighted" => Some(if found { time / 4 } else { time }),
+        "altscan" => Some(time / if found { 4 * scanned.max(1) } else { scanned.max(1) + 1 }),
         v => return Err(format!("sis_prop={v}: no SIS_PROP accounting")),
     })
 }
@@ -303,15 +307,14 @@ pub fn compare_sis_prop_cost<const CPUS: u32>(legacy: &Log, per_cpu: &Log) -> Ch
 }
 
 /// (`hog_mask` leaving the last CPU idle, `hog_mask` on every CPU but the waker's) of
-/// `sis-prop-success-weighted`, both `sis_prop=success_weighted`: each boot holds
-/// [`sis_prop_scans`] (every kept scan's depth `avg_idle / (avg_scan_cost + 1)` and the cost it
-/// folds in recomputed from its own inputs); where every scan found the idle CPU, every scan
-/// folded a quarter of its time, where none found one, all of it. So the cost the LLC learns per
-/// ns of scanning, Σ `avg_scan_cost` / Σ `time_ns` over the kept scans, is near ¼ in the first
-/// boot and near 1 in the second (an EWMA of those samples: within a factor of 2), and the depth
-/// per ns of scanning follows: Mel Gorman's "weight successful scans" scans deeper after
-/// successes.
-pub fn compare_sis_success_weighted<const CPUS: u32>(found: &Log, none: &Log) -> CheckResult {
+/// `sis-prop-altscan`, both `sis_prop=altscan`: each boot holds [`sis_prop_scans`] (every kept
+/// scan's depth `(avg_idle / 512) / (avg_scan_cost + 1)` and the cost it folds in recomputed from
+/// its own inputs); where every scan found the idle CPU, every scan folded its time over 4 × the
+/// CPUs it examined, where none found one, over the CPUs examined plus one. So the cost the LLC
+/// learns per ns of scanning, Σ `avg_scan_cost` / Σ `time_ns` over the kept scans, is near what
+/// those folds give (an EWMA of them: within a factor of 2), and smaller after successes by
+/// more than half: Mel Gorman's `loops <<= 2` scans deeper after successes.
+pub fn compare_sis_altscan<const CPUS: u32>(found: &Log, none: &Log) -> CheckResult {
     let (wf, wn) = (wakeplace(found, CPUS, "off")?, wakeplace(none, CPUS, "off")?);
     let last = CPUS - 1;
     ensure(!wf.hogs.contains(&last) && wn.hogs.contains(&last), || {
@@ -320,7 +323,7 @@ pub fn compare_sis_success_weighted<const CPUS: u32>(found: &Log, none: &Log) ->
     let mut per_ns = Vec::new();
     for (log, w, all_found) in [(found, &wf, true), (none, &wn, false)] {
         let (variant, _, kept) = sis_prop_scans::<CPUS>(log, w)?;
-        ensure(variant == "success_weighted", || format!("sis_prop={variant}: expected success_weighted"))?;
+        ensure(variant == "altscan", || format!("sis_prop={variant}: expected altscan"))?;
         let scans: Vec<&Record> = log.records("sis_scan").collect();
         let n_found = scans.iter().map(|r| r.num("found")).sum::<Result<u64, String>>()?;
         ensure(n_found == if all_found { kept } else { 0 }, || {
@@ -328,11 +331,10 @@ pub fn compare_sis_success_weighted<const CPUS: u32>(found: &Log, none: &Log) ->
         })?;
         let cost: u64 = scans.iter().map(|r| r.num("avg_scan_cost")).sum::<Result<u64, String>>()?;
         let time: u64 = scans.iter().map(|r| r.num("time_ns")).sum::<Result<u64, String>>()?;
-        // The weight of a sample: 1/4 after a success, 1 after a failure.
-        let (num, den) = if all_found { (1, 4) } else { (1, 1) };
-        ensure(cost * den * 2 >= time * num && cost * den <= time * num * 2, || {
+        let folded: u64 = scans.iter().map(|r| sis_prop_fold("altscan", r).map(|f| f.unwrap_or(0))).sum::<Result<u64, String>>()?;
+        ensure(cost * 2 >= folded && cost <= folded * 2, || {
             format!(
-                "Σ avg_scan_cost {cost} over Σ time_ns {time} of the kept scans: expected {num}/{den} of the scan time within a factor of 2 ({})",
+                "Σ avg_scan_cost {cost} of the kept scans: expected Σ of their folds {folded} within a factor of 2 ({}; Σ time_ns {time})",
                 if all_found { "every scan found the idle CPU" } else { "no scan found one" }
             )
         })?;

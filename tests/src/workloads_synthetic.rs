@@ -300,6 +300,17 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                 out += &trace_newidle_push(!option(append, "cpu_capacity").is_empty());
             }
         }
+        "idleperiods" => {
+            let threads = get(&kv, "threads", &cpus.to_string()).to_string();
+            let ms: u64 = get(&kv, "ms", "1000").parse().unwrap();
+            out += &format!(
+                "@fw idleperiods threads={threads} items={} sleeps={} long_sleeps={} ns={} wakeup_delay_mean_ns=1500\n",
+                ms * 3,
+                ms * 3,
+                ms * 3 / 10,
+                ms * 1_000_000
+            );
+        }
         "prodcons" => {
             let pairs = get(&kv, "pairs", &cpus.to_string()).to_string();
             let ms = get(&kv, "ms", "2000");

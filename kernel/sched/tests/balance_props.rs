@@ -151,7 +151,7 @@ proptest! {
         let cfgs = [
             BalanceConfig::default(),
             BalanceConfig { sis_prop: SisProp::Aged, wake_balance: WakeBalance::IdleOnly, features: BalanceConfig::default().features.with(Feature::SisUtil, false), ..BalanceConfig::default() },
-            BalanceConfig { sis_prop: SisProp::SuccessWeighted, wake_balance: WakeBalance::Off, features: BalanceConfig::default().features.with(Feature::SisUtil, false), ..BalanceConfig::default() },
+            BalanceConfig { sis_prop: SisProp::Altscan, wake_balance: WakeBalance::Off, features: BalanceConfig::default().features.with(Feature::SisUtil, false), ..BalanceConfig::default() },
         ];
         let llc: Vec<LlcShared> = (0..n).map(|i| LlcShared { nr_idle_scan: (vals[i][0] % 9) as u32, avg_scan_cost: vals[i][1] % 100_000 }).collect();
         let any_allowed = cpus.iter().any(|s| p.allows(s.cpu));

@@ -148,8 +148,12 @@ fn sis_prop_depth_per_variant() {
     // Legacy: span 16 × (1 ms / 512) / (cost 1000+1) → 31.
     assert_eq!(sis_prop_depth(SisProp::Legacy, 1_000_000, &mut aged, 0, 16, 1000), Some(31));
     assert_eq!(sis_prop_depth(SisProp::Legacy, 100_000, &mut aged, 0, 16, 1000), Some(4), "min 4");
-    // SuccessWeighted: no span scaling, 1 ms / 1001 ns.
-    assert_eq!(sis_prop_depth(SisProp::SuccessWeighted, 1_000_000, &mut aged, 0, 16, 1000), Some(999));
+    // Peter's acctscan: legacy's depth, and his loop examines up to nr CPUs (one more).
+    assert_eq!(sis_prop_depth(SisProp::PerCpuCost, 1_000_000, &mut aged, 0, 16, 1000), Some(32));
+    // Mel's altscan: avg_idle/512 kept, no span scaling: (1 ms / 512) / 101 ns = 19, at least 4.
+    assert_eq!(sis_prop_depth(SisProp::Altscan, 1_000_000, &mut aged, 0, 16, 100), Some(19));
+    assert_eq!(sis_prop_depth(SisProp::Legacy, 1_000_000, &mut aged, 0, 16, 100), Some(309), "the span scaling");
+    assert_eq!(sis_prop_depth(SisProp::Altscan, 1_000_000, &mut aged, 0, 16, 1000), Some(4), "min 4");
     assert_eq!(sis_prop_depth(SisProp::Off, 1_000_000, &mut aged, 0, 16, 1000), None);
     // Aged: half of avg_idle at wakeup, halved per jiffy since.
     aged.on_idle_wakeup(1_000_000, 10);
@@ -163,9 +167,14 @@ fn sis_prop_depth_per_variant() {
     let mut l = LlcShared::new(16);
     sis_prop_account(SisProp::PerCpuCost, &mut l, &mut aged, 8000, 8, true, false);
     assert_eq!(l.avg_scan_cost, 125);
+    // altscan: a success's counter is 4 x the CPUs examined: 8000 / 32 = 250, an eighth of it;
+    // a failure's is the CPUs examined plus 1: 8000 / 9 = 888.
     let mut l = LlcShared::new(16);
-    sis_prop_account(SisProp::SuccessWeighted, &mut l, &mut aged, 8000, 8, true, false);
-    assert_eq!(l.avg_scan_cost, 250);
+    sis_prop_account(SisProp::Altscan, &mut l, &mut aged, 8000, 8, true, false);
+    assert_eq!(l.avg_scan_cost, 31);
+    let mut l = LlcShared::new(16);
+    assert!(sis_prop_account(SisProp::Altscan, &mut l, &mut aged, 8000, 8, false, true));
+    assert_eq!(l.avg_scan_cost, 111);
     let mut l = LlcShared::new(16);
     assert!(!sis_prop_account(SisProp::Legacy, &mut l, &mut aged, 8000, 3, false, true));
     assert_eq!(l.avg_scan_cost, 0, "legacy ignores truncated scans");
@@ -374,7 +383,7 @@ fn sis_prop_does_not_account_whole_core_scans() {
     cpus[6] = CpuSnapshot::idle(6);
     cpus[7] = CpuSnapshot::idle(7);
     let p = TaskSnapshot::hog(1, 2);
-    for variant in [SisProp::Legacy, SisProp::PerCpuCost, SisProp::SuccessWeighted, SisProp::Aged] {
+    for variant in [SisProp::Legacy, SisProp::PerCpuCost, SisProp::Altscan, SisProp::Aged] {
         let mut cfg = BalanceConfig { sis_prop: variant, wake_affine: false, ..BalanceConfig::default() };
         cfg.features.set(Feature::SisUtil, false);
         let mut llc = llc_full(8);

@@ -218,18 +218,19 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
-            // SIS_PROP `success_weighted` by its effect. The same wakeplace run with CPU
-            // 7 idle (every scan finds it and folds a quarter of its time into avg_scan_cost),
-            // then with a hog there too (no scan finds one: the whole time). Each scan recomputed
-            // from its own inputs; the cost learnt per ns of scanning is 4x smaller after successes.
-            name: "sis-prop-success-weighted",
+            // SIS_PROP `altscan` (Mel Gorman's change, 2021-01-08) by its effect. The same
+            // wakeplace run with CPU 7 idle (every scan finds it and folds its time over 4 x the
+            // CPUs it examined into avg_scan_cost), then with a hog there too (no scan finds one:
+            // its time over the CPUs examined plus one). Each scan recomputed from its own
+            // inputs; the cost learnt per ns of scanning is more than 2x smaller after successes.
+            name: "sis-prop-altscan",
             icount: true,
             smp: "8",
-            append: "sched_debug=1 sis_util=off sis_prop=success_weighted workload=wakeplace,waker=0,prev=1,hog_mask=126,rounds=100,warm_ms=10",
+            append: "sched_debug=1 sis_util=off sis_prop=altscan workload=wakeplace,waker=0,prev=1,hog_mask=126,rounds=100,warm_ms=10",
             check: check_sis_prop_scans::<8>,
             versus: Some(Versus {
-                append: "sched_debug=1 sis_util=off sis_prop=success_weighted workload=wakeplace,waker=0,prev=1,hog_mask=254,rounds=100,warm_ms=10",
-                compare: compare_sis_success_weighted::<8>,
+                append: "sched_debug=1 sis_util=off sis_prop=altscan workload=wakeplace,waker=0,prev=1,hog_mask=254,rounds=100,warm_ms=10",
+                compare: compare_sis_altscan::<8>,
             }),
             ..BASE
         },

@@ -27,6 +27,7 @@ pub(super) fn scenarios() -> Vec<Scenario> {
         deterministic!("fserver", 2, "workload=fserver,threads=4,burst_us=50,sleep_us=100,ms=100"),
         deterministic!("spread", 2, "workload=spread,hogs=2,start_cpu=0,ms=100"),
         deterministic!("prodcons", 2, "workload=prodcons,pairs=2,ms=100,hogs=1"),
+        deterministic!("idleperiods", 2, "workload=idleperiods,threads=3,ms=100 seed=3"),
         deterministic!("pipes", 2, "workload=pipes,pairs=2,rounds=500"),
         deterministic!("wakeplace", 2, "workload=wakeplace,waker=0,prev=1,hog_mask=1,light_mask=2,rounds=20,warm_ms=20"),
         deterministic!("torture", 2, "workload=torture,ms=100,seed=1"),

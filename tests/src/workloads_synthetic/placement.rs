@@ -56,11 +56,11 @@ pub(super) fn wakeplace(append: &str, kv: &[(String, String)], cpus: u32) -> Str
     // aged: woken at once, half the 1 ms avg_idle predicted; after 20 ms of spinning, none left.
     let aged_idle = if busy > 0 { 0 } else { 500_000 };
     let scans = match sis_prop {
-        "legacy" | "per_cpu_cost" | "aged" | "success_weighted" if hogs.count_ones() == cpus - 2 => {
+        "legacy" | "per_cpu_cost" | "aged" | "altscan" if hogs.count_ones() == cpus - 2 => {
             sis_prop_scans(sis_prop, n, cpus, aged_idle, true)
         }
-        // success_weighted with a hog on the last CPU too: no idle CPU to find.
-        "success_weighted" if hogs.count_ones() == cpus - 1 => sis_prop_scans(sis_prop, n, cpus, aged_idle, false),
+        // altscan with a hog on the last CPU too: no idle CPU to find.
+        "altscan" if hogs.count_ones() == cpus - 1 => sis_prop_scans(sis_prop, n, cpus, aged_idle, false),
         _ => None,
     };
     // The wakee runs on the idle last CPU after a scan that found it, else on the target.
@@ -99,9 +99,9 @@ pub(super) fn wakeplace(append: &str, kv: &[(String, String)], cpus: u32) -> Str
 /// `wake_avg_idle`), each scan 2100 ns, the cost learnt from 0 by `update_avg` as the variant
 /// accounts. `legacy` learns the whole scan's cost until the depth (`8 · 1953 / (cost + 1)`)
 /// falls short of the idle CPU, and then stops learning; `per_cpu_cost` learns 300 ns per CPU
-/// and scans to it; `aged` scans to it with 0.5 ms predicted, and 4 deep with none;
-/// `success_weighted` scans `1 ms / (cost + 1)` deep and learns a quarter of a scan that found
-/// the idle CPU. Without an idle last CPU (`idle_last` false) a scan goes round all `cpus` and
+/// and scans to it (its loop one CPU deeper); `aged` scans to it with 0.5 ms predicted, and 4
+/// deep with none; `altscan` scans `(1 ms / 512) / (cost + 1)` deep and learns a scan's time
+/// over 4 × the CPUs it examined when it found the idle CPU, over those plus one when not. Without an idle last CPU (`idle_last` false) a scan goes round all `cpus` and
 /// finds none. Returns (scans that found it, the `@fw sis` figures, the `@fw sis_scan` lines of
 /// the last 64).
 pub(super) fn sis_prop_scans(variant: &str, n: u64, cpus: u32, wake_avg_idle: u64, idle_last: bool) -> Option<(u64, [u64; 7], String)> {
@@ -114,16 +114,16 @@ pub(super) fn sis_prop_scans(variant: &str, n: u64, cpus: u32, wake_avg_idle: u6
         let idle = if variant == "aged" { wake_avg_idle } else { avg_idle / 512 };
         let span_avg = cpus as u128 * idle as u128;
         let nr = match variant {
-            "success_weighted" => ((avg_idle as u128 / c) as u64).max(4),
-            _ if span_avg > 4 * c => (span_avg / c) as u64,
-            _ => 4,
+            "altscan" => ((avg_idle as u128 / 512 / c) as u64).max(4),
+            _ if span_avg > 4 * c => (span_avg / c) as u64 + (variant == "per_cpu_cost") as u64,
+            _ => 4 + (variant == "per_cpu_cost") as u64,
         };
         let scanned = (nr - 1).min(end);
         let found = idle_last && nr - 1 >= last;
         let truncated = nr - 1 < end;
         let fold = match variant {
             "legacy" | "aged" => (!truncated).then_some(time),
-            "success_weighted" => Some(if found { time / 4 } else { time }),
+            "altscan" => Some(time / if found { 4 * scanned } else { scanned + 1 }),
             _ => Some(time / scanned),
         };
         if i + 64 >= n {

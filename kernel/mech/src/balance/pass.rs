@@ -123,8 +123,12 @@ fn refresh_sis_util(g: &Global, dst: usize, idle: IdleType, sd: &SchedDomain, lb
     let sis_util = g.cfg.features.has(Feature::SisUtil);
     let llc_weight = g.sds.sd_llc_size(dst);
     if let Some(nr) = idle_cpu_scan_refresh(sis_util, idle, sd.span_weight, llc_weight, lbs.sum_util, sd.imbalance_pct) {
-        if let Some(l) = super::state::LLC.lock().get_mut(g.sds.sd_llc_id(dst)) {
+        let id = g.sds.sd_llc_id(dst);
+        if let Some(l) = super::state::LLC.lock().get_mut(id) {
             l.nr_idle_scan = nr;
+        }
+        if let Some(c) = super::state::LLC_UTIL_REFRESHES.get(id) {
+            c.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
         }
     }
 }

@@ -57,6 +57,11 @@ pub(super) fn cpu_state(cpu: usize) -> &'static IrqMutex<level::BalanceState, Op
 /// Per-LLC shared state (SIS_UTIL scan depth, SIS_PROP scan cost), by `sd_llc_id`.
 pub static LLC: IrqMutex<level::LlcShared, Vec<LlcShared>> = IrqMutex::new(Vec::new());
 
+/// How often each LLC's SIS_UTIL depth (`nr_idle_scan`) was refreshed, by
+/// `sd_llc_id` (an LLC's id is one of its CPUs: below `MAX_CPUS`).
+pub static LLC_UTIL_REFRESHES: [core::sync::atomic::AtomicU64; crate::MAX_CPUS] =
+    [const { core::sync::atomic::AtomicU64::new(0) }; crate::MAX_CPUS];
+
 /// The shared balancing state, once `balance::init` ran.
 pub fn global() -> Option<&'static Global> {
     GLOBAL.get()

@@ -34,9 +34,24 @@ pub fn print_domain_lines(cpu: usize) {
     }
 }
 
-/// Prints every CPU's domain statistics as machine-readable records.
+/// Prints every CPU's domain statistics as machine-readable records, then
+/// one `@fw sis_llc` record per LLC (its SIS_UTIL depth and refreshes).
 pub fn print_all() {
     let Some(g) = super::state::global() else { return };
+    print_cpus(g);
+    let llc: alloc::vec::Vec<(usize, sched::balance::sis::LlcShared)> =
+        g.sds.online().iter().filter(|&c| g.sds.sd_llc_id(c) == c).map(|c| (c, super::state::LLC.lock().get(c).copied().unwrap_or(sched::balance::sis::LlcShared::new(0)))).collect();
+    for (id, l) in llc {
+        let refreshes = super::state::LLC_UTIL_REFRESHES.get(id).map_or(0, |c| c.load(core::sync::atomic::Ordering::Relaxed));
+        crate::record!(
+            "sis_llc",
+            "llc={} cpus={} nr_idle_scan={} util_refreshes={} avg_scan_cost={}",
+            id, g.sds.sd_llc_size(id), l.nr_idle_scan, refreshes, l.avg_scan_cost
+        );
+    }
+}
+
+fn print_cpus(g: &super::state::Global) {
     for cpu in g.sds.online().iter() {
         let guard = cpu_state(cpu).lock();
         let Some(state) = guard.as_ref() else { continue };

@@ -7,7 +7,7 @@
 //! |---|---|---|
 //! | `avg_idle_clamp` | `avg`, `snap`, `delta` | [`AvgIdleClamp`] |
 //! | `avg_idle_ceiling` | `200`, `150` | ceiling in percent of `max_idle_balance_cost` (2× is Linux's; 1.5× is the project's variant) |
-//! | `sis_prop` | `off`, `legacy`, `per_cpu_cost`, `success_weighted`, `aged` | [`SisProp`] |
+//! | `sis_prop` | `off`, `legacy`, `per_cpu_cost`, `altscan`, `aged` | [`SisProp`] |
 //! | `sis_util` | `on`, `off` | the SIS_UTIL feature |
 //! | `wake_balance` | `linux`, `idle_only`, `off` | [`WakeBalance`] |
 //! | `wake_affine` | `on`, `off` | try pulling wakees toward the waker |
@@ -33,15 +33,22 @@ pub enum SisProp {
     /// Not used (v6.7+, and the default since 6.0).
     #[default]
     Off,
-    /// v4.x–5.13: `avg_idle/512`, span scaling, min 4; whole-scan cost
-    /// averaged only for scans that were not cut short.
+    /// v4.x–5.13 (the 2021 thread's `baseline`): `avg_idle/512`, span
+    /// scaling, min 4; whole-scan cost averaged only for scans that were
+    /// not cut short.
     Legacy,
-    /// Peter Zijlstra's Dec 2020 RFC: cost per CPU scanned, truncated scans
-    /// accounted too.
+    /// Peter Zijlstra's RFC 1/5 of Dec 2020 (the thread's `acctscan`): the
+    /// same depth, a scan may examine `nr` CPUs, and every scan, truncated
+    /// ones too, folds its time divided by the CPUs it examined.
     PerCpuCost,
-    /// Mel Gorman's counter-proposal: no span scaling (`avg_idle/avg_cost`,
-    /// min 4) and successful scans weighted ×4 in the cost.
-    SuccessWeighted,
+    /// Mel Gorman's change on top of it, as posted on 2021-01-08 (the
+    /// thread's `altscan`): `nr = (avg_idle/512) / (avg_scan_cost + 1)`,
+    /// min 4, without the span scaling; the loop counter starts at 1 and a
+    /// scan fails when it reaches `nr` (at most `nr - 1` CPUs examined); a
+    /// scan that finds an idle CPU shifts the counter left by 2 (`loops <<=
+    /// 2`) before its time is divided by it, so a success folds a quarter
+    /// of its per-CPU cost.
+    Altscan,
     /// 5.14 (94aafc3ee31d "Age the average idle time"): `wake_avg_idle`
     /// halved per jiffy since the wakeup and consumed by scans.
     Aged,
@@ -162,7 +169,7 @@ const SIS: &[(&str, SisProp)] = &[
     ("off", SisProp::Off),
     ("legacy", SisProp::Legacy),
     ("per_cpu_cost", SisProp::PerCpuCost),
-    ("success_weighted", SisProp::SuccessWeighted),
+    ("altscan", SisProp::Altscan),
     ("aged", SisProp::Aged),
 ];
 const WAKE: &[(&str, WakeBalance)] = &[("linux", WakeBalance::Linux), ("idle_only", WakeBalance::IdleOnly), ("off", WakeBalance::Off)];
@@ -177,7 +184,7 @@ impl BalanceConfig {
         match key {
             "avg_idle_clamp" => self.avg_idle_clamp = pick("avg_idle_clamp", value, CLAMPS, "snap|avg|delta")?,
             "avg_idle_ceiling" => self.avg_idle_ceiling_pct = pick("avg_idle_ceiling", value, CEILINGS, "200|150")?,
-            "sis_prop" => self.sis_prop = pick("sis_prop", value, SIS, "off|legacy|per_cpu_cost|success_weighted|aged")?,
+            "sis_prop" => self.sis_prop = pick("sis_prop", value, SIS, "off|legacy|per_cpu_cost|altscan|aged")?,
             "sis_util" => self.features.set(Feature::SisUtil, pick("sis_util", value, ON_OFF, "on|off")?),
             "wake_balance" => self.wake_balance = pick("wake_balance", value, WAKE, "linux|idle_only|off")?,
             "wake_affine" => self.wake_affine = pick("wake_affine", value, ON_OFF, "on|off")?,

@@ -81,10 +81,12 @@ impl WakeAvgIdle {
     }
 }
 
-/// SIS_PROP scan depth (`nr`, counted as Linux does: at most `nr - 1`
-/// CPUs are examined) for `variant`, from the waking CPU's `avg_idle`, the
-/// LLC size and `avg_scan_cost`. The `Aged` variant first halves
-/// `wake_avg_idle` once per jiffy elapsed. `None` for `Off`.
+/// SIS_PROP scan depth (`nr`, counted as Linux's 5.x loop does: at most
+/// `nr - 1` CPUs are examined) for `variant`, from the waking CPU's
+/// `avg_idle`, the LLC size and `avg_scan_cost`. The `Aged` variant first
+/// halves `wake_avg_idle` once per jiffy elapsed. `PerCpuCost`'s loop (Peter
+/// Zijlstra's RFC) examined up to its `nr` CPUs, one more than the others':
+/// its depth here is that `nr` plus one. `None` for `Off`.
 pub fn sis_prop_depth(variant: SisProp, avg_idle: Nanos, aged: &mut WakeAvgIdle, now_jiffies: u64, span_weight: u32, avg_scan_cost: Nanos) -> Option<u32> {
     let cost = avg_scan_cost as u128 + 1;
     let span = span_weight as u128;
@@ -94,8 +96,9 @@ pub fn sis_prop_depth(variant: SisProp, avg_idle: Nanos, aged: &mut WakeAvgIdle,
     };
     match variant {
         SisProp::Off => None,
-        SisProp::Legacy | SisProp::PerCpuCost => Some(prop(avg_idle as u128 / 512)),
-        SisProp::SuccessWeighted => Some(((avg_idle as u128 / cost).min(u32::MAX as u128) as u32).max(4)),
+        SisProp::Legacy => Some(prop(avg_idle as u128 / 512)),
+        SisProp::PerCpuCost => Some(prop(avg_idle as u128 / 512).saturating_add(1)),
+        SisProp::Altscan => Some(((avg_idle as u128 / 512 / cost).min(u32::MAX as u128) as u32).max(4)),
         SisProp::Aged => {
             while aged.wake_stamp < now_jiffies && aged.wake_avg_idle > 0 {
                 aged.wake_stamp += 1;
@@ -113,19 +116,18 @@ pub fn sis_prop_depth(variant: SisProp, avg_idle: Nanos, aged: &mut WakeAvgIdle,
 ///
 /// - `Legacy`, `Aged`: whole-scan cost, only for scans not cut short
 ///   (`Aged` also consumes `wake_avg_idle` by the scan time).
-/// - `PerCpuCost`: cost per CPU scanned, every scan.
-/// - `SuccessWeighted`: whole-scan cost of every scan, a successful scan's
-///   cost counted at a quarter (our reading of "weight successful scans
-///   ×4": a success buys an uncontended CPU, so it is cheaper).
+/// - `PerCpuCost`: every scan's time over its loop counter, which is the
+///   number of CPUs examined.
+/// - `Altscan`: every scan's time over its loop counter, which starts at 1
+///   and counts the CPUs found busy: `scanned + 1` for a scan that found
+///   none (truncated or not), `4 × scanned` for one that found an idle CPU
+///   (Mel Gorman's `loops <<= 2`).
 pub fn sis_prop_account(variant: SisProp, llc: &mut LlcShared, aged: &mut WakeAvgIdle, scan_time: Nanos, scanned: u32, found: bool, truncated: bool) -> bool {
     match variant {
         SisProp::Off => return false,
         SisProp::Legacy if !truncated => llc.avg_scan_cost = update_avg(llc.avg_scan_cost, scan_time),
         SisProp::PerCpuCost => llc.avg_scan_cost = update_avg(llc.avg_scan_cost, scan_time / scanned.max(1) as u64),
-        SisProp::SuccessWeighted => {
-            let t = if found { scan_time / 4 } else { scan_time };
-            llc.avg_scan_cost = update_avg(llc.avg_scan_cost, t);
-        }
+        SisProp::Altscan => llc.avg_scan_cost = update_avg(llc.avg_scan_cost, scan_time / altscan_loops(scanned, found)),
         SisProp::Aged if !truncated => {
             aged.wake_avg_idle -= aged.wake_avg_idle.min(scan_time);
             llc.avg_scan_cost = update_avg(llc.avg_scan_cost, scan_time);
@@ -134,6 +136,14 @@ pub fn sis_prop_account(variant: SisProp, llc: &mut LlcShared, aged: &mut WakeAv
         SisProp::Legacy | SisProp::Aged => return false,
     }
     true
+}
+
+/// Mel Gorman's loop counter at the end of a scan that examined `scanned`
+/// CPUs (at least 1): it starts at 1 and counts each CPU found busy; a
+/// success shifts it left by 2.
+pub fn altscan_loops(scanned: u32, found: bool) -> u64 {
+    let s = u64::from(scanned.max(1));
+    if found { 4 * s } else { s + 1 }
 }
 
 /// The result of a scan.
