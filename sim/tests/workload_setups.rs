@@ -74,3 +74,28 @@ fn the_seed_varies_the_workload_and_replays_it() {
     assert_ne!(digest(&x), digest(&y), "--seed still orders ties");
     assert!(a.contains("fserver: 10% of the sleeps were I/O waits of 2000 us (mean)"), "{a}");
 }
+
+/// `oltp` is interrupt-bound: every process wakeup comes from the completion CPU, every step's
+/// I/O completes, and on the dual Xeon's shape with 6 processes per CPU 2.6.12's rules
+/// (`wake_balance=2005`) pull a share of the wakees to that CPU (affine wakeups, at least 2% of
+/// the steps), which the removal (`2005_none`) never does; the processes migrate either way.
+#[test]
+fn oltp_wakes_from_one_cpu_and_the_2005_rules_move_wakees_there() {
+    let run = |wb: &str| {
+        let (code, out) = sim("wake-2005", 1, &format!("workload=oltp,procs=24,io_us=800,ms=300 wake_balance={wb}"));
+        assert_eq!(code, 0, "{out}");
+        out
+    };
+    let (v2005, none) = (run("2005"), run("2005_none"));
+    for out in [&v2005, &none] {
+        let (steps, completed) = (sum(out, "@fw oltp ", "steps"), sum(out, "@fw oltp ", "completed"));
+        assert!(steps > 3000 && steps == completed, "{steps} steps, {completed} I/Os completed");
+        let woken_by_cpu0 = sum(out, "@fw schedstat_delta cpu=0 ", "ttwu_count");
+        assert!(woken_by_cpu0 >= completed, "CPU 0 woke {woken_by_cpu0} times for {completed} completions");
+        assert!(sum(out, "@fw oltp ", "migrations") > 0);
+    }
+    let affine = sum(&v2005, "@fw domstat ", "ttwu_move_affine");
+    let steps = sum(&v2005, "@fw oltp ", "steps");
+    assert!(affine * 100 >= steps * 2, "2.6.12's rules: {affine} affine wakeups in {steps} steps");
+    assert_eq!(sum(&none, "@fw domstat ", "ttwu_move_affine"), 0);
+}

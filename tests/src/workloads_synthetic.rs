@@ -300,6 +300,18 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                 out += &trace_newidle_push(!option(append, "cpu_capacity").is_empty());
             }
         }
+        "oltp" => {
+            let procs = get(&kv, "procs", &(4 * cpus).to_string()).to_string();
+            let ms: u64 = get(&kv, "ms", "1000").parse().unwrap();
+            out += &format!(
+                "@fw oltp procs={procs} irq_cpu=0 steps={} completed={} passes={} migrations={} ns={}\n",
+                ms * 20,
+                ms * 20,
+                ms * 15,
+                ms * 4,
+                ms * 1_000_000
+            );
+        }
         "idleperiods" => {
             let threads = get(&kv, "threads", &cpus.to_string()).to_string();
             let ms: u64 = get(&kv, "ms", "1000").parse().unwrap();

@@ -450,7 +450,7 @@ fn ttwu_wake_remote_is_counted_by_the_wakees_cpu_not_its_prev() {
     assert_eq!(wake_remote_domain(&sds, 0, 6), Some(2));
     // ttwu_move_affine only when wake_affine chose the waker's CPU, in the domain spanning prev.
     let mut stats = vec![sched::balance::DomainStats::default(); levels];
-    let moved = WakeDecision { cpu: 0, path: WakePath::Fast, affine: true, sis: None };
+    let moved = WakeDecision { cpu: 0, path: WakePath::Fast, affine: true, sis: None, passive: false };
     count_wakeup(&sds, 0, 5, &moved, &mut stats);
     let stayed = WakeDecision { affine: false, ..moved };
     count_wakeup(&sds, 0, 5, &stayed, &mut stats);
@@ -526,4 +526,62 @@ fn placement_reads_the_cpus_it_examines_not_the_whole_span() {
     // The slice view's own answers: by offset in a run of CPUs that does not start at 0.
     assert_eq!(cpus[120..].snap(125).map(|s| s.cpu), Some(125));
     assert_eq!(cpus[120..].snap(5), None);
+}
+
+/// The 2005 rules on the dual Xeon's shape (2 sockets x 1 core x 2 threads), each deciding
+/// differently from the others on one constructed wakeup: the waker on CPU 0 wakes a task last
+/// on CPU 2 (the other socket), which runs two tasks; no CPU is idle. 2.6.12's SD_WAKE_AFFINE in
+/// the CPU domain pulls it to the waker (`100 (1024 + 1024) <= 112 · 2048`); Ken Chen's change
+/// (AFFINE and BALANCE off in the CPU domain), the removal and Ingo Molnar's idle gate leave it
+/// on CPU 2. With CPU 1 idle the gate opens and the affine move lands on the idle sibling
+/// (wake_idle), where Ken's change still leaves it on CPU 2's side (its idle sibling when CPU 3
+/// idles).
+#[test]
+fn the_2005_rules_decide_differently() {
+    let sds = topo(2, 1, 2);
+    let mut cpus: Vec<CpuSnapshot> = (0..4).map(|c| CpuSnapshot::hogs(c, 1)).collect();
+    cpus[2].set_hogs(2);
+    let p = TaskSnapshot::hog(9, 2);
+    let llc = llc_full(4);
+    let place = |cpus: &[CpuSnapshot], wb: WakeBalance, sync: bool| {
+        let cfg = BalanceConfig { wake_balance: wb, ..BalanceConfig::default() };
+        let c = WakeCtx { sync, ..ctx(&sds, cpus, &p, 0, &llc, &cfg) };
+        select_task_rq_fair(&c, &mut WakeAvgIdle::default())
+    };
+    let d = place(&cpus, WakeBalance::V2005, false);
+    assert_eq!((d.cpu, d.affine, d.passive), (0, true, false), "{d:?}");
+    for wb in [WakeBalance::V2005CpuOff, WakeBalance::V2005None, WakeBalance::V2005IdleGate] {
+        let d = place(&cpus, wb, false);
+        assert_eq!((d.cpu, d.affine), (2, false), "{wb:?}: {d:?}");
+    }
+    // CPU 1 idle: the gate opens; the affine move goes to the idle sibling.
+    cpus[1] = CpuSnapshot::idle(1);
+    let d = place(&cpus, WakeBalance::V2005IdleGate, false);
+    assert_eq!((d.cpu, d.affine), (1, true), "{d:?}");
+    // wake_idle searches the CPU domain too (2.6.12's SD_CPU_INIT had SD_WAKE_IDLE): with the
+    // affine flag off the wakee still moves to an idle CPU, the other socket's.
+    let d = place(&cpus, WakeBalance::V2005CpuOff, false);
+    assert_eq!((d.cpu, d.affine), (1, false), "{d:?}");
+    // One task on prev, not sync: neither clause holds; sync: the waker's own load is not counted.
+    let mut one: Vec<CpuSnapshot> = (0..4).map(|c| CpuSnapshot::hogs(c, 1)).collect();
+    one[1].set_hogs(1);
+    assert!(!place(&one, WakeBalance::V2005, false).affine);
+    let d = place(&one, WakeBalance::V2005, true);
+    assert_eq!((d.cpu, d.affine), (0, true), "{d:?}");
+}
+
+/// The 2005 counters: an affine move is `ttwu_move_affine`, a passive one `ttwu_move_balance`,
+/// in the waking CPU's lowest domain holding prev.
+#[test]
+fn the_2005_moves_are_counted_apart() {
+    use sched::balance::DomainStats;
+    let sds = topo(2, 1, 2);
+    let mut stats = vec![DomainStats::default(); sds.per_cpu(0).len()];
+    let affine = WakeDecision { cpu: 0, path: WakePath::Fast, affine: true, sis: None, passive: false };
+    let passive = WakeDecision { affine: false, passive: true, ..affine };
+    count_wakeup(&sds, 0, 2, &affine, &mut stats);
+    count_wakeup(&sds, 0, 2, &passive, &mut stats);
+    count_wakeup(&sds, 0, 2, &passive, &mut stats);
+    let top = stats.last().unwrap();
+    assert_eq!((top.ttwu_move_affine, top.ttwu_move_balance), (1, 2));
 }

@@ -24,6 +24,7 @@ mod fserver;
 mod hackbench;
 mod idleperiods;
 mod latency;
+mod oltp;
 mod overflow;
 pub mod params;
 mod pipe;
@@ -69,6 +70,7 @@ pub const SPECS: &[Spec] = &[
     Spec { name: "prodcons", about: "producer/consumer pairs with short idle periods: newidle", params: &[prodcons::PARAMS] },
     Spec { name: "idleperiods", about: "work and seeded sleeps, mostly short, sometimes long: avg_idle's idle periods", params: &[idleperiods::PARAMS, CALIBRATION, SPREAD] },
     Spec { name: "pipes", about: "ping-pong pairs free to move: wake_affine", params: &[pipes::PARAMS] },
+    Spec { name: "oltp", about: "processes woken by I/O completions on one CPU: wake balancing against interrupt binding", params: &[oltp::PARAMS, CALIBRATION, SPREAD] },
     Spec { name: "wakeplace", about: "one wakee woken from a pinned waker beside pinned hogs: where placement puts it", params: &[wakeplace::PARAMS] },
     Spec { name: "renice", about: "a hog renices a waiting one past its protected slice: time to the switch", params: &[renice::PARAMS] },
     Spec { name: "utilest", about: "a task woken on a small CPU with its util_avg decayed and its util_est kept: misfit by util_est", params: &[utilest::PARAMS] },
@@ -121,6 +123,7 @@ pub fn run(w: &Workload) -> bool {
         "prodcons" => prodcons::run(w),
         "idleperiods" => idleperiods::run(w),
         "pipes" => pipes::run(w),
+        "oltp" => oltp::run(w),
         "wakeplace" => wakeplace::run(w),
         "torture" => torture::run(w),
         "utilest" => utilest::run(w),

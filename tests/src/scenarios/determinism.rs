@@ -29,6 +29,7 @@ pub(super) fn scenarios() -> Vec<Scenario> {
         deterministic!("prodcons", 2, "workload=prodcons,pairs=2,ms=100,hogs=1"),
         deterministic!("idleperiods", 2, "workload=idleperiods,threads=3,ms=100 seed=3"),
         deterministic!("pipes", 2, "workload=pipes,pairs=2,rounds=500"),
+        deterministic!("oltp", 2, "workload=oltp,procs=6,ms=100 seed=2"),
         deterministic!("wakeplace", 2, "workload=wakeplace,waker=0,prev=1,hog_mask=1,light_mask=2,rounds=20,warm_ms=20"),
         deterministic!("torture", 2, "workload=torture,ms=100,seed=1"),
         deterministic!("utilest", 2, "workload=utilest,burst_ms=20,sleep_ms=40,ms=20"),

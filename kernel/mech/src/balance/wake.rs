@@ -182,6 +182,11 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
     let mut span = llc_span(&g.sds, this).union(&llc_span(&g.sds, prev));
     span.set(this);
     span.set(prev);
+    // The 2005 rules' wake_idle searches every domain with SD_WAKE_IDLE,
+    // beyond the two LLCs: they read the whole machine.
+    if g.cfg.wake_balance.is_2005() {
+        span = crate::rq::online_mask();
+    }
     let span = span.intersection(&crate::rq::online_mask());
     let mut guard = cpu_state(this).lock();
     let (state, held) = guard.split();

@@ -9,7 +9,7 @@
 //! | `avg_idle_ceiling` | `200`, `150` | ceiling in percent of `max_idle_balance_cost` (2× is Linux's; 1.5× is the project's variant) |
 //! | `sis_prop` | `off`, `legacy`, `per_cpu_cost`, `altscan`, `aged` | [`SisProp`] |
 //! | `sis_util` | `on`, `off` | the SIS_UTIL feature |
-//! | `wake_balance` | `linux`, `idle_only`, `off` | [`WakeBalance`] |
+//! | `wake_balance` | `linux`, `idle_only`, `off`, `2005`, `2005_cpu_off`, `2005_none`, `2005_idle_gate` | [`WakeBalance`] |
 //! | `wake_affine` | `on`, `off` | try pulling wakees toward the waker |
 //! | `ni_random` | `on`, `off` | the NI_RANDOM feature |
 //! | `newidle` | `on`, `off` | newidle balancing at all |
@@ -67,6 +67,38 @@ pub enum WakeBalance {
     IdleOnly,
     /// No wake balancing: always the previous CPU (if still allowed).
     Off,
+    /// 2.6.12's `try_to_wake_up` (the 2005 thread's baseline, Ken Chen's
+    /// kernel): in the lowest domain of the waking CPU that holds the
+    /// wakee's previous CPU, `SD_WAKE_AFFINE` pulls the wakee to the waking
+    /// CPU when that is cheap by `imbalance_pct`, else `SD_WAKE_BALANCE`
+    /// does when the previous CPU is loaded enough ("passive balancing");
+    /// then `wake_idle`: the chosen CPU if idle, else the first idle CPU of
+    /// the domains with `SD_WAKE_IDLE` above it. Flags as 2.6.12's generic
+    /// topology had them: SMT siblings AFFINE and IDLE; the CPU domain (MC,
+    /// PKG) AFFINE, IDLE and BALANCE; NUMA levels BALANCE. Loads are
+    /// runnable tasks × 1024 (the O(1) scheduler's `SCHED_LOAD_SCALE` per
+    /// task, without its `cpu_load[]` averages).
+    V2005,
+    /// Ken Chen's first change: `SD_WAKE_AFFINE` and `SD_WAKE_BALANCE` off
+    /// in the CPU domain (his diff to `SD_CPU_INIT`; SMT siblings keep
+    /// AFFINE); the rest as [`WakeBalance::V2005`].
+    V2005CpuOff,
+    /// Ingo Molnar's removal ("deleting all the code in try_to_wake_up()
+    /// pertain to load balancing", Ken's further +0.2%): the previous CPU
+    /// through 2.6.12's `wake_idle`.
+    V2005None,
+    /// Ingo Molnar's patch #3 on [`WakeBalance::V2005`]: no wake balancing
+    /// unless the waking CPU is idle or `wake_idle` finds it an idle
+    /// sibling (`!idle_cpu(this_cpu) && this_cpu == wake_idle(this_cpu, p)`
+    /// goes to the previous CPU), the rule Ken measured at +2.2%.
+    V2005IdleGate,
+}
+
+impl WakeBalance {
+    /// One of the 2005 rules (2.6.12's `try_to_wake_up` and its changes).
+    pub const fn is_2005(self) -> bool {
+        matches!(self, WakeBalance::V2005 | WakeBalance::V2005CpuOff | WakeBalance::V2005None | WakeBalance::V2005IdleGate)
+    }
 }
 
 /// What closes the newidle gate (see the module table).
@@ -172,7 +204,15 @@ const SIS: &[(&str, SisProp)] = &[
     ("altscan", SisProp::Altscan),
     ("aged", SisProp::Aged),
 ];
-const WAKE: &[(&str, WakeBalance)] = &[("linux", WakeBalance::Linux), ("idle_only", WakeBalance::IdleOnly), ("off", WakeBalance::Off)];
+const WAKE: &[(&str, WakeBalance)] = &[
+    ("linux", WakeBalance::Linux),
+    ("idle_only", WakeBalance::IdleOnly),
+    ("off", WakeBalance::Off),
+    ("2005", WakeBalance::V2005),
+    ("2005_cpu_off", WakeBalance::V2005CpuOff),
+    ("2005_none", WakeBalance::V2005None),
+    ("2005_idle_gate", WakeBalance::V2005IdleGate),
+];
 
 fn name_of<T: PartialEq + Copy>(table: &[(&'static str, T)], v: T) -> &'static str {
     table.iter().find(|(_, x)| *x == v).map_or("?", |(n, _)| n)
@@ -186,7 +226,7 @@ impl BalanceConfig {
             "avg_idle_ceiling" => self.avg_idle_ceiling_pct = pick("avg_idle_ceiling", value, CEILINGS, "200|150")?,
             "sis_prop" => self.sis_prop = pick("sis_prop", value, SIS, "off|legacy|per_cpu_cost|altscan|aged")?,
             "sis_util" => self.features.set(Feature::SisUtil, pick("sis_util", value, ON_OFF, "on|off")?),
-            "wake_balance" => self.wake_balance = pick("wake_balance", value, WAKE, "linux|idle_only|off")?,
+            "wake_balance" => self.wake_balance = pick("wake_balance", value, WAKE, "linux|idle_only|off|2005|2005_cpu_off|2005_none|2005_idle_gate")?,
             "wake_affine" => self.wake_affine = pick("wake_affine", value, ON_OFF, "on|off")?,
             "ni_random" => self.features.set(Feature::NiRandom, pick("ni_random", value, ON_OFF, "on|off")?),
             "newidle" => self.newidle = pick("newidle", value, ON_OFF, "on|off")?,
@@ -320,8 +360,10 @@ mod tests {
         );
         let e = "avg_idle_clamp=clamp".parse::<BalanceConfig>().unwrap_err();
         assert_eq!(e.to_string(), "balance config: bad value `clamp` for `avg_idle_clamp` (accepted: snap|avg|delta)");
-        let e = "wake_balance=2005".parse::<BalanceConfig>().unwrap_err();
+        let e = "wake_balance=2006".parse::<BalanceConfig>().unwrap_err();
         assert_eq!(e.key, "wake_balance");
+        assert!(e.to_string().contains("2005_idle_gate"), "{e}");
+        assert_eq!("wake_balance=2005_cpu_off".parse::<BalanceConfig>().unwrap().wake_balance, WakeBalance::V2005CpuOff);
         assert!("avg_idle_ceiling=175".parse::<BalanceConfig>().is_err());
     }
 }

@@ -19,7 +19,7 @@
 
 use crate::cpumask::CpuMask;
 use crate::features::Feature;
-use crate::topology::{SchedDomain, SchedDomains, SD_WAKE_AFFINE};
+use crate::topology::{Level, SchedDomain, SchedDomains, SD_WAKE_AFFINE};
 
 use super::config::{BalanceConfig, SisProp, WakeBalance};
 use super::domain_stats::DomainStats;
@@ -132,6 +132,9 @@ pub struct WakeDecision {
     pub affine: bool,
     /// The idle-sibling search details.
     pub sis: Option<SisResult>,
+    /// The 2005 rules' `SD_WAKE_BALANCE` moved the wakee to the waking CPU
+    /// (passive balancing; Linux's `ttwu_move_balance`).
+    pub passive: bool,
 }
 
 /// The inputs of a wakeup.
@@ -230,23 +233,24 @@ pub fn select_task_rq_fair<C: CpuView + ?Sized>(ctx: &WakeCtx<'_, C>, aged: &mut
     let (sds, p) = (ctx.sds, ctx.task);
     let prev = p.prev_cpu;
     let this = ctx.this_cpu;
-    let fallback = |cpu| WakeDecision { cpu, path: WakePath::Fallback, affine: false, sis: None };
+    let fallback = |cpu| WakeDecision { cpu, path: WakePath::Fallback, affine: false, sis: None, passive: false };
     let known = |c: usize| ctx.cpus.snap(c).is_some();
     if !p.allows(prev) || !known(prev) {
         // select_fallback_rq: the first allowed CPU we know of.
         let c = ctx.cpus.first_allowed(&p.allowed).unwrap_or(prev);
         return fallback(c);
     }
-    let at_prev = WakeDecision { cpu: prev, path: WakePath::Prev, affine: false, sis: None };
+    let at_prev = WakeDecision { cpu: prev, path: WakePath::Prev, affine: false, sis: None, passive: false };
     match ctx.cfg.wake_balance {
         WakeBalance::Off => return at_prev,
+        wb if wb.is_2005() => return try_to_wake_up_2005(ctx, wb),
         WakeBalance::IdleOnly => {
             let near_idle = smt_mask(sds, this).iter().any(|c| ctx.cpus.snap(c).is_some_and(|s| s.available_idle()));
             if !near_idle {
                 return WakeDecision { cpu: wake_idle_2005(sds, ctx.cpus, p, prev), ..at_prev };
             }
         }
-        WakeBalance::Linux => {}
+        _ => {}
     }
     let want_affine = ctx.cfg.wake_affine
         && p.allows(this)
@@ -279,21 +283,118 @@ pub fn select_task_rq_fair<C: CpuView + ?Sized>(ctx: &WakeCtx<'_, C>, aged: &mut
         clock: ctx.clock,
     });
     let cpu = if p.allows(sis.cpu) { sis.cpu } else { target };
-    WakeDecision { cpu, path: WakePath::Fast, affine, sis: Some(sis) }
+    WakeDecision { cpu, path: WakePath::Fast, affine, sis: Some(sis), passive: false }
+}
+
+/// A domain's 2005 wakeup settings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wake2005 {
+    /// `SD_WAKE_AFFINE`.
+    pub affine: bool,
+    /// `SD_WAKE_BALANCE` (passive balancing).
+    pub balance: bool,
+    /// `SD_WAKE_IDLE` (`wake_idle` searches it).
+    pub idle: bool,
+    /// The domain's `imbalance_pct` then.
+    pub imbalance_pct: u64,
+}
+
+/// 2.6.12's generic topology (`SD_SIBLING_INIT`, `SD_CPU_INIT`,
+/// `SD_NODE_INIT`): SMT siblings AFFINE and IDLE at 110%; the CPU domain
+/// (here MC and PKG) AFFINE, IDLE and BALANCE at 125%; NUMA levels BALANCE
+/// at 125%. Ken Chen's change takes AFFINE and BALANCE off the CPU domain.
+pub fn wake_2005(level: Level, variant: WakeBalance) -> Wake2005 {
+    match level {
+        Level::Smt => Wake2005 { affine: true, balance: false, idle: true, imbalance_pct: 110 },
+        Level::Mc | Level::Pkg => {
+            let on = variant != WakeBalance::V2005CpuOff;
+            Wake2005 { affine: on, balance: on, idle: true, imbalance_pct: 125 }
+        }
+        Level::Node | Level::Numa(_) => Wake2005 { affine: false, balance: true, idle: false, imbalance_pct: 125 },
+    }
+}
+
+/// 2.6.12's `wake_idle(cpu, p)`: `cpu` if idle, else the first idle allowed
+/// CPU of each domain above it while the domains have `SD_WAKE_IDLE`, else
+/// `cpu`.
+pub fn wake_idle_2005_walk<C: CpuView + ?Sized>(sds: &SchedDomains, cpus: &C, p: &TaskSnapshot, cpu: usize, variant: WakeBalance) -> usize {
+    let idle = |c: usize| cpus.snap(c).is_some_and(|s| s.available_idle());
+    if idle(cpu) {
+        return cpu;
+    }
+    for sd in sds.per_cpu(cpu) {
+        if !wake_2005(sd.level, variant).idle {
+            break;
+        }
+        if let Some(c) = sd.span.intersection(&p.allowed).iter().find(|&c| idle(c)) {
+            return c;
+        }
+    }
+    cpu
+}
+
+/// The O(1) scheduler's load of a CPU for the 2005 rules: its runnable
+/// tasks × `SCHED_LOAD_SCALE`.
+fn load_2005<C: CpuView + ?Sized>(cpus: &C, cpu: usize) -> u64 {
+    cpus.snap(cpu).map_or(0, |s| u64::from(s.nr_running.saturating_sub(s.nr_delayed)) * 1024)
+}
+
+/// 2.6.12's `try_to_wake_up` placement (with Ken Chen's and Ingo Molnar's
+/// changes by `variant`), from the thread's quoted code: the idle gate of
+/// patch #3 (the waking CPU or an allowed SMT sibling idle), a wakeup on
+/// the waking CPU itself, the lowest domain of the
+/// waking CPU holding `prev`, `imbalance = 100 + (imbalance_pct - 100) / 2`,
+/// `SD_WAKE_AFFINE` (`tl = this_load`, less one task if sync: move if `tl <=
+/// load && tl + load <= 1024`, or `100 (tl + 1024) <= imbalance · load`), then
+/// `SD_WAKE_BALANCE` (move if `imbalance · this_load <= 100 · load`), and
+/// `wake_idle` on the CPU chosen. `load` is `prev`'s.
+pub fn try_to_wake_up_2005<C: CpuView + ?Sized>(ctx: &WakeCtx<'_, C>, variant: WakeBalance) -> WakeDecision {
+    let (sds, p, prev, this) = (ctx.sds, ctx.task, ctx.task.prev_cpu, ctx.this_cpu);
+    let wake_idle = |cpu| wake_idle_2005_walk(sds, ctx.cpus, p, cpu, variant);
+    let stay = WakeDecision { cpu: wake_idle(prev), path: WakePath::Prev, affine: false, sis: None, passive: false };
+    if variant == WakeBalance::V2005None || this == prev || !p.allows(this) || ctx.cpus.snap(this).is_none() {
+        return stay;
+    }
+    // Patch #3's gate: "this CPU (or any SMT sibling) is idle" (its wake_idle()
+    // searched the siblings only: 2.6.13's CPU domain had no SD_WAKE_IDLE).
+    let idle = |c: usize| ctx.cpus.snap(c).is_some_and(|s| s.available_idle());
+    if variant == WakeBalance::V2005IdleGate && !smt_mask(sds, this).intersection(&p.allowed).iter().chain([this]).any(idle) {
+        return stay;
+    }
+    let Some(sd) = sds.per_cpu(this).iter().find(|sd| sd.span.contains(prev)) else { return stay };
+    let f = wake_2005(sd.level, variant);
+    let imbalance = 100 + (f.imbalance_pct - 100) / 2;
+    let (load, this_load) = (load_2005(ctx.cpus, prev), load_2005(ctx.cpus, this));
+    let moved = |affine, passive| WakeDecision { cpu: wake_idle(this), path: WakePath::Fast, affine, sis: None, passive };
+    if f.affine {
+        let tl = if ctx.sync { this_load.saturating_sub(1024) } else { this_load };
+        if (tl <= load && tl + load <= 1024) || 100 * (tl + 1024) <= imbalance * load {
+            return moved(true, false);
+        }
+    }
+    if f.balance && imbalance * this_load <= 100 * load {
+        return moved(false, true);
+    }
+    stay
 }
 
 /// Adds a wakeup's wake_affine outcome to the waking CPU's schedstat: fair.c:
 /// wake_affine() counts `ttwu_move_affine` in the affine domain (the lowest
-/// domain of `this_cpu` spanning `prev`) when it chose `this_cpu`.
+/// domain of `this_cpu` spanning `prev`) when it chose `this_cpu`, and the
+/// 2005 rules' passive balancing counts `ttwu_move_balance` there.
 /// `ttwu_wake_remote` is not counted here: see [`wake_remote_domain`].
 /// `stats[i]` belongs to `sds.per_cpu(this_cpu)[i]`.
 pub fn count_wakeup<S: AsMut<DomainStats>>(sds: &SchedDomains, this_cpu: usize, prev: usize, d: &WakeDecision, stats: &mut [S]) {
-    if this_cpu == prev || !d.affine {
+    if this_cpu == prev || !(d.affine || d.passive) {
         return;
     }
     let idx = sds.per_cpu(this_cpu).iter().position(|sd| sd.span.contains(prev));
     if let Some(s) = idx.and_then(|i| stats.get_mut(i)).map(AsMut::as_mut) {
-        s.ttwu_move_affine += 1;
+        if d.affine {
+            s.ttwu_move_affine += 1;
+        } else {
+            s.ttwu_move_balance += 1;
+        }
     }
 }
 
