@@ -10,7 +10,8 @@
 //! calibrated at the start; `loops_per_us=N` fixes it instead. `pin_msg=1`
 //! pins the message threads to CPU 0: every worker's wakeup then comes from
 //! that one CPU, as in an interrupt-bound server (the 2005 wake-balance
-//! debate's OLTP case).
+//! debate's OLTP case). `jitter_pct=J` draws each request's work within
+//! ±J% of `work_us` from the run's seed (`seed=`; 0: every request the same).
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -106,6 +107,7 @@ pub(super) const PARAMS: &[Param] = &[
     num("work_us", 0, 1_000_000, 200, "calibrated CPU work per request (us)"),
     num("sleep_us", 0, 1_000_000, 100, "sleep per request (us)"),
     num("pin_msg", 0, 1, 0, "1: pin the message threads to CPU 0, so every worker wakeup comes from one CPU (an interrupt-bound mix)"),
+    num("jitter_pct", 0, 99, 0, "each request's work is drawn within +-this % of work_us (from seed=)"),
     // schbench's own `-F` (cache footprint) default.
     wss_kb(256),
 ];
@@ -117,6 +119,7 @@ pub fn run(w: &Workload) -> bool {
     let work_us = w.num("work_us");
     let sleep_us = w.num("sleep_us");
     let pin_msg = w.num("pin_msg") == 1;
+    let jitter = w.num("jitter_pct");
     // A wakeup sample needs a request (sleep, then work) to end and its
     // worker to be woken before the run ends; a request as long as the run
     // cannot give one, and the workers would only finish theirs past the end.
@@ -132,7 +135,7 @@ pub fn run(w: &Workload) -> bool {
         return false;
     }
     let per_us = calibrate(w);
-    let iters = per_us * work_us;
+    // One stream per worker: with jitter_pct=0 nothing is drawn.
     let wake_lat = Arc::new(IrqMutex::<level::Workload, _>::new(Vec::new()));
     let req_lat = Arc::new(IrqMutex::<level::Workload, _>::new(Vec::new()));
     let mut crew = Crew::new(w);
@@ -144,6 +147,7 @@ pub fn run(w: &Workload) -> bool {
         let msg = Arc::new(MsgThread { queued: IrqMutex::new(Vec::new()), wq: WaitQueue::new(), exited: AtomicUsize::new(0) });
         for wi in 0..t {
             let (workers, msg, stop, wl, rl) = (workers.clone(), msg.clone(), crew.stop_flag(), wake_lat.clone(), req_lat.clone());
+            let mut rng = w.rng(0x5cb + (mi * t + wi) as u64);
             crew.spawn_ungated(&name("sb-worker", mi, Some(wi)), crew.len(), move || {
                 let me = &workers[wi];
                 let (mut wv, mut rv) = (Vec::new(), Vec::new());
@@ -152,7 +156,7 @@ pub fn run(w: &Workload) -> bool {
                     if sleep_us > 0 {
                         mech::thread::sleep_ns(sleep_us * 1000);
                     }
-                    work(iters);
+                    work(super::idleperiods::jittered(&mut rng, work_us, jitter) * per_us);
                     rv.push((rq::now_ns() - t0) / 1000);
                     me.woken.store(false, Ordering::Relaxed);
                     msg.queued.lock().push(wi);
