@@ -420,3 +420,42 @@ fn should_we_balance_picks_one_cpu_per_group() {
     let cpus = hogs(&[0, 0, 1, 0, 0, 0, 0, 0]);
     assert!(should_we_balance(&LbEnv::new(&sds, 1, mc, IdleType::NewlyIdle), &cpus));
 }
+
+/// The pre-3.18 capacity factor against v6.19's count of CPUs, on constructed loads where they
+/// decide differently. 2 cores x 2 threads, three tasks (two on core 0, one on CPU 2), balancing
+/// the cores from idle CPU 3: v6.19 counts core 1 (2 CPUs, 1 task) as having spare capacity;
+/// 3.17 counts a core at smt_gain (2 x 589 = 1178) as one task slot, so core 1 is full and its
+/// idle thread counts for nothing (a lost core), while core 0 is overloaded. A flat 4-CPU
+/// machine whose CPU 2 has capacity 512: alone it holds no task under 3.17 (its one task makes
+/// it the overloaded busiest group), one under v6.19.
+#[test]
+fn the_pre_consolidation_capacity_factor_decides_differently() {
+    assert_eq!(group_stats::sg_capacity_factor(1178, 1178, 2, false), 1, "a 2-thread core at smt_gain: one slot");
+    assert_eq!(group_stats::sg_capacity_factor(512, 512, 1, false), 0, "a CPU at 512: no slot");
+    assert_eq!(group_stats::sg_capacity_factor(589, 589, 1, true), 1, "an SMT thread, fix_small_capacity");
+    assert_eq!(group_stats::sg_capacity_factor(600, 1024, 1, false), 1, "a CPU at 600 of 1024 rounds to a whole slot");
+    assert_eq!(group_stats::sg_capacity_factor(1536, 2048, 2, false), 2, "1.5 rounds up");
+    let sds = topo(2, 2);
+    let idx = mc_index(&sds, 3);
+    let cpus = hogs(&[1, 1, 1, 0]);
+    let cores = |rule: GroupCapacity| {
+        let mut env = LbEnv::new(&sds, 3, idx, IdleType::Idle);
+        env.group_capacity = rule;
+        let s = update_sd_lb_stats(&env, &cpus);
+        (s.local.group_type, s.busiest.map(|b| b.group_type))
+    };
+    assert_eq!(cores(GroupCapacity::Util).0, GroupType::HasSpare);
+    assert_eq!(cores(GroupCapacity::Factor), (GroupType::FullyBusy, Some(GroupType::Overloaded)));
+
+    let flat = topo(4, 1);
+    let mut cpus = hogs(&[1, 1, 1, 0]);
+    cpus[2].capacity_orig = 512;
+    cpus[2].capacity = 512;
+    let cpu2 = |rule: GroupCapacity| {
+        let mut env = LbEnv::new(&flat, 3, 0, IdleType::Idle);
+        env.group_capacity = rule;
+        update_sd_lb_stats(&env, &cpus).busiest.map(|b| (b.span, b.group_type))
+    };
+    assert!(cpu2(GroupCapacity::Util).is_none_or(|b| b.1 != GroupType::Overloaded), "{:?}", cpu2(GroupCapacity::Util));
+    assert_eq!(cpu2(GroupCapacity::Factor), Some((CpuMask::single(2), GroupType::Overloaded)));
+}

@@ -27,7 +27,7 @@ pub(super) fn wakeplace(append: &str, kv: &[(String, String)], cpus: u32) -> Str
     let (sis_prop, wake_balance) = (or(option(append, "sis_prop"), "off"), or(option(append, "wake_balance"), "linux"));
     let mut out = format!(
         "@fw balance_config msg=avg_idle_clamp=avg avg_idle_ceiling=200 sis_prop={sis_prop} sis_util={sis_util} \
-         wake_balance={wake_balance} wake_affine=on ni_random=on newidle=on newidle_gate=cost\n"
+         wake_balance={wake_balance} wake_affine=on ni_random=on newidle=on newidle_gate=cost group_capacity=util\n"
     );
     // (CPU the wakee runs on, scans, scanned, found, truncated, depth_sum, no_scan, accounted)
     let last = cpus - 1;

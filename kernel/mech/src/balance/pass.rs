@@ -66,6 +66,7 @@ pub fn balance_rq(
     env.cpus = sd.span.intersection(&crate::rq::online_mask());
     env.nr_balance_failed = st.nr_balance_failed;
     env.imbalanced_groups = imbalanced_groups(g, dst, idx);
+    env.group_capacity = g.cfg.group_capacity;
     let dst_group = sd.groups.iter().find(|gr| gr.span.contains(dst)).map_or(CpuMask::single(dst), |gr| gr.span);
     let mut all_pinned_seen = false;
     for _ in 0..4 {

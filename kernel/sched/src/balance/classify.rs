@@ -83,6 +83,23 @@ pub fn group_classify(pct: u32, s: &SgLbStats) -> GroupType {
     }
 }
 
+/// 3.17's `group_classify()` with its `group_has_free_capacity`, for
+/// `GroupCapacity::Factor`: more runnable fair tasks than task slots
+/// (`capacity_factor`) is overloaded; then a child's unmovable imbalance;
+/// fewer tasks than slots has spare capacity; as many is fully busy. 3.17
+/// had no misfit, SMT or asym-packing types.
+pub fn group_classify_factor(s: &SgLbStats) -> GroupType {
+    if s.sum_h_nr_running > s.capacity_factor {
+        GroupType::Overloaded
+    } else if s.sgc_imbalance {
+        GroupType::Imbalanced
+    } else if s.capacity_factor > s.sum_h_nr_running {
+        GroupType::HasSpare
+    } else {
+        GroupType::FullyBusy
+    }
+}
+
 fn is_smt(s: &SgLbStats) -> bool {
     s.flags & SD_SHARE_CPUCAPACITY != 0
 }

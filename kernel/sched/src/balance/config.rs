@@ -13,6 +13,7 @@
 //! | `wake_affine` | `on`, `off` | try pulling wakees toward the waker |
 //! | `ni_random` | `on`, `off` | the NI_RANDOM feature |
 //! | `newidle` | `on`, `off` | newidle balancing at all |
+//! | `group_capacity` | `util`, `factor` | [`GroupCapacity`]: how a group's task capacity is judged |
 //! | `newidle_gate` | `cost`, `migration_cost` | what `avg_idle` must reach for a newidle balance: the lowest domain's measured `max_newidle_lb_cost` (since 3.13, default) or the fixed `sysctl_sched_migration_cost` (before 3.13, the setting of the 2013 avg_idle thread) |
 //!
 //! `Display` prints every key in this order, space-separated, in a form
@@ -94,6 +95,24 @@ pub enum WakeBalance {
     V2005IdleGate,
 }
 
+/// How the balancer judges how many tasks a group holds.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum GroupCapacity {
+    /// 3.18 on (Vincent Guittot's consolidation): a group holds as many
+    /// tasks as it has CPUs, and its utilisation against its capacity
+    /// tells whether it is full (`group_has_capacity`, `group_is_overloaded`).
+    #[default]
+    Util,
+    /// Before 3.18: `sg_capacity_factor()`, the group's capacity as a number
+    /// of task slots by rounding (`min(cpus / ceil(1024 · cpus /
+    /// capacity_orig), round(capacity / 1024))`, `fix_small_capacity` for an
+    /// SMT domain's single threads), with `smt_gain` (each of a core's `w`
+    /// SMT threads has `1178 / w` of the capacity: 589 for two); a group is
+    /// overloaded when it runs more tasks than slots and has spare capacity
+    /// when fewer. The rest of the balancer stays v6.19's.
+    Factor,
+}
+
 impl WakeBalance {
     /// One of the 2005 rules (2.6.12's `try_to_wake_up` and its changes).
     pub const fn is_2005(self) -> bool {
@@ -142,6 +161,8 @@ pub struct BalanceConfig {
     pub newidle: bool,
     /// The newidle gate's threshold.
     pub newidle_gate: NewidleGate,
+    /// How a group's task capacity is judged.
+    pub group_capacity: GroupCapacity,
     /// Feature bits read here: WA_IDLE, WA_WEIGHT, WA_BIAS, SIS_UTIL,
     /// NI_RANDOM, LB_MIN, PLACE_LAG.
     pub features: Features,
@@ -161,6 +182,7 @@ impl Default for BalanceConfig {
             wake_affine: true,
             newidle: true,
             newidle_gate: NewidleGate::Cost,
+            group_capacity: GroupCapacity::Util,
             features: Features::default(),
             migration_cost: super::avg_idle::SYSCTL_SCHED_MIGRATION_COST,
             nr_migrate: super::migrate::SCHED_NR_MIGRATE_BREAK,
@@ -197,6 +219,7 @@ const ON_OFF: &[(&str, bool)] = &[("on", true), ("off", false), ("1", true), ("0
 const CLAMPS: &[(&str, AvgIdleClamp)] = &[("snap", AvgIdleClamp::Snap), ("avg", AvgIdleClamp::Avg), ("delta", AvgIdleClamp::Delta)];
 const CEILINGS: &[(&str, u32)] = &[("200", 200), ("150", 150)];
 const GATES: &[(&str, NewidleGate)] = &[("cost", NewidleGate::Cost), ("migration_cost", NewidleGate::MigrationCost)];
+const GROUP_CAPACITY: &[(&str, GroupCapacity)] = &[("util", GroupCapacity::Util), ("factor", GroupCapacity::Factor)];
 const SIS: &[(&str, SisProp)] = &[
     ("off", SisProp::Off),
     ("legacy", SisProp::Legacy),
@@ -231,6 +254,7 @@ impl BalanceConfig {
             "ni_random" => self.features.set(Feature::NiRandom, pick("ni_random", value, ON_OFF, "on|off")?),
             "newidle" => self.newidle = pick("newidle", value, ON_OFF, "on|off")?,
             "newidle_gate" => self.newidle_gate = pick("newidle_gate", value, GATES, "cost|migration_cost")?,
+            "group_capacity" => self.group_capacity = pick("group_capacity", value, GROUP_CAPACITY, "util|factor")?,
             _ => return Ok(false),
         }
         Ok(true)
@@ -263,7 +287,7 @@ impl fmt::Display for BalanceConfig {
         let on = |b: bool| if b { "on" } else { "off" };
         write!(
             f,
-            "avg_idle_clamp={} avg_idle_ceiling={} sis_prop={} sis_util={} wake_balance={} wake_affine={} ni_random={} newidle={} newidle_gate={}",
+            "avg_idle_clamp={} avg_idle_ceiling={} sis_prop={} sis_util={} wake_balance={} wake_affine={} ni_random={} newidle={} newidle_gate={} group_capacity={}",
             self.avg_idle_clamp.name(),
             self.avg_idle_ceiling_pct,
             name_of(SIS, self.sis_prop),
@@ -273,6 +297,7 @@ impl fmt::Display for BalanceConfig {
             on(self.features.has(Feature::NiRandom)),
             on(self.newidle),
             name_of(GATES, self.newidle_gate),
+            name_of(GROUP_CAPACITY, self.group_capacity),
         )
     }
 }
@@ -356,7 +381,7 @@ mod tests {
         assert_eq!(s.parse::<BalanceConfig>().unwrap(), c);
         assert_eq!(
             BalanceConfig::default().to_string(),
-            "avg_idle_clamp=avg avg_idle_ceiling=200 sis_prop=off sis_util=on wake_balance=linux wake_affine=on ni_random=on newidle=on newidle_gate=cost"
+            "avg_idle_clamp=avg avg_idle_ceiling=200 sis_prop=off sis_util=on wake_balance=linux wake_affine=on ni_random=on newidle=on newidle_gate=cost group_capacity=util"
         );
         let e = "avg_idle_clamp=clamp".parse::<BalanceConfig>().unwrap_err();
         assert_eq!(e.to_string(), "balance config: bad value `clamp` for `avg_idle_clamp` (accepted: snap|avg|delta)");

@@ -33,6 +33,9 @@ pub struct LbEnv<'a> {
     pub imbalanced_groups: CpuMask,
     /// The domain's `nr_balance_failed`.
     pub nr_balance_failed: u32,
+    /// How a group's task capacity is judged (v6.19's, or the pre-3.18
+    /// capacity factor).
+    pub group_capacity: super::config::GroupCapacity,
 }
 
 impl<'a> LbEnv<'a> {
@@ -50,6 +53,7 @@ impl<'a> LbEnv<'a> {
             cpus,
             imbalanced_groups: CpuMask::new(),
             nr_balance_failed: 0,
+            group_capacity: super::config::GroupCapacity::Util,
         }
     }
 

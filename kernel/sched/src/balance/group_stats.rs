@@ -20,8 +20,9 @@ use crate::cpumask::CpuMask;
 use crate::topology::{SchedGroup, SD_SHARE_CPUCAPACITY};
 
 use super::capacity::{check_cpu_capacity, fits_capacity, SCHED_CAPACITY_SCALE};
-use super::classify::{group_classify, update_sd_pick_busiest, GroupType};
-use super::env::{nr_cores, sd_asym_cpucapacity, LbEnv};
+use super::classify::{group_classify, group_classify_factor, update_sd_pick_busiest, GroupType};
+use super::config::GroupCapacity;
+use super::env::{nr_cores, sd_asym_cpucapacity, smt_mask, LbEnv};
 use super::snapshot::{cpu_snap, CpuSnapshot, IdleType};
 
 /// `struct sg_lb_stats` for one group.
@@ -66,6 +67,31 @@ pub struct SgLbStats {
     pub smt_balance: bool,
     /// Classification.
     pub group_type: GroupType,
+    /// The pre-3.18 task slots (`sg_capacity_factor`), with
+    /// `GroupCapacity::Factor` only (0 otherwise).
+    pub capacity_factor: u32,
+}
+
+/// 3.17's default `smt_gain`: a core's capacity, shared by its SMT threads.
+pub const SMT_GAIN: u64 = 1178;
+
+/// 3.17's `sg_capacity_factor()`: how many tasks a group of `cpus` CPUs
+/// holds, from its capacity and original capacity (with `smt_gain`):
+/// `smt = ceil(1024 · cpus / capacity_orig)`, `min(cpus / smt, round(capacity
+/// / 1024))`, and where that is 0, `fix_small_capacity()`: 1 for a group of
+/// an SMT domain (`smt_domain`) still holding more than 29/32 of its
+/// original capacity, else 0. Inputs are below 2^40 (sums of capacities):
+/// the products fit `u64`.
+pub fn sg_capacity_factor(capacity: u64, capacity_orig: u64, cpus: u32, smt_domain: bool) -> u32 {
+    let orig = capacity_orig.max(1);
+    let smt = (SCHED_CAPACITY_SCALE * cpus as u64).div_ceil(orig).max(1);
+    let by_cores = cpus as u64 / smt;
+    let by_capacity = (capacity + SCHED_CAPACITY_SCALE / 2) / SCHED_CAPACITY_SCALE;
+    let f = by_cores.min(by_capacity);
+    if f > 0 {
+        return f as u32;
+    }
+    (smt_domain && capacity * 32 > orig * 29) as u32
 }
 
 /// `avg_load` of a group: `load · 1024 / capacity`.
@@ -98,8 +124,19 @@ pub fn update_sg_lb_stats(
         ..SgLbStats::default()
     };
     let (mut overloaded, mut overutilized) = (false, false);
+    let factor = env.group_capacity == GroupCapacity::Factor;
+    let mut capacity_orig = 0u64;
     for snap in group.span.iter().filter_map(|c| cpu_snap(cpus, c)) {
-        s.group_capacity = s.group_capacity.saturating_add(snap.cap());
+        if factor {
+            // 3.17's update_cpu_capacity(): an SMT thread's capacity is its
+            // share of smt_gain.
+            let w = smt_mask(env.sds, snap.cpu).weight() as u64;
+            let scale = |c: u64| if w > 1 { c * (SMT_GAIN / w) / SCHED_CAPACITY_SCALE } else { c };
+            s.group_capacity = s.group_capacity.saturating_add(scale(snap.cap()).max(1));
+            capacity_orig = capacity_orig.saturating_add(scale(snap.capacity_orig).max(1));
+        } else {
+            s.group_capacity = s.group_capacity.saturating_add(snap.cap());
+        }
         s.min_capacity = s.min_capacity.min(snap.cap());
         s.max_capacity = s.max_capacity.max(snap.cap());
         if !env.cpus.contains(snap.cpu) {
@@ -140,7 +177,13 @@ pub fn update_sg_lb_stats(
         && env.idle != IdleType::NotIdle
         && s.flags & SD_SHARE_CPUCAPACITY != 0
         && s.sum_h_nr_running > 1;
-    s.group_type = group_classify(pct, &s);
+    if factor {
+        let smt_domain = env.sd().is_some_and(|sd| sd.flags & SD_SHARE_CPUCAPACITY != 0);
+        s.capacity_factor = sg_capacity_factor(s.group_capacity, capacity_orig.max(1), s.group_weight, smt_domain);
+        s.group_type = group_classify_factor(&s);
+    } else {
+        s.group_type = group_classify(pct, &s);
+    }
     if s.group_type == GroupType::Overloaded {
         s.avg_load = avg_load(s.group_load, s.group_capacity);
     }

@@ -46,7 +46,7 @@ pub mod wake;
 pub use avg_idle::{AvgIdle, AvgIdleClamp, SYSCTL_SCHED_MIGRATION_COST};
 pub use capacity::{CapacityTable, Pressure};
 pub use classify::GroupType;
-pub use config::{BalanceConfig, ConfigError, NewidleGate, SisProp, WakeBalance};
+pub use config::{BalanceConfig, ConfigError, GroupCapacity, NewidleGate, SisProp, WakeBalance};
 pub use domain_stats::{DomainLine, DomainStats};
 pub use env::LbEnv;
 pub use group_stats::{SdLbStats, SgLbStats};

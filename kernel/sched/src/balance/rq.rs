@@ -4,7 +4,7 @@
 //! # Contract
 //!
 //! ```text
-//! let env = LbEnv { sds, dst_cpu, sd_index, idle, cpus, imbalanced_groups, nr_balance_failed };
+//! let env = LbEnv { sds, dst_cpu, sd_index, idle, cpus, imbalanced_groups, nr_balance_failed, group_capacity };
 //! match plan_balance(&env, &snapshots, &mut state.stats) {
 //!     Plan::NotBalancer => stop walking up (continue_balancing = false); finish_balance(.., Balanced)
 //!     Plan::Balanced(_) | Plan::NoBusyQueue => finish_balance(.., Balanced)
