@@ -38,15 +38,6 @@ pub(super) const PARAMS: &[Param] = &[
     wss_kb(64),
 ];
 
-/// `mean` ± `jitter_pct`%, uniformly, from `rng` (the mean itself at 0%).
-pub(super) fn jittered(rng: &mut super::Rng, mean: u64, jitter_pct: u64) -> u64 {
-    let span = mean * jitter_pct / 100;
-    if span == 0 {
-        return mean;
-    }
-    mean - span + rng.below(2 * span + 1)
-}
-
 pub fn run(w: &Workload) -> bool {
     let threads = w.num("threads") as usize;
     let ms = w.num("ms");
@@ -66,10 +57,10 @@ pub fn run(w: &Workload) -> bool {
         crew.spawn(&name("idle", i, None), i, move || {
             let (mut d, mut n, mut s, mut l) = (Vec::new(), 0u64, 0u64, 0u64);
             while !stop.load(Ordering::Relaxed) {
-                super::schbench::work(jittered(&mut rng, work_us, jitter) * per_us);
+                super::schbench::work(rng.jittered(work_us, jitter) * per_us);
                 n += 1;
                 let long = rng.below(100) < long_pct;
-                let sleep = jittered(&mut rng, if long { long_ns } else { short_ns }, jitter);
+                let sleep = rng.jittered(if long { long_ns } else { short_ns }, jitter);
                 let due = rq::now_ns() + sleep;
                 mech::thread::sleep_ns(sleep);
                 d.push(rq::now_ns().saturating_sub(due));
@@ -121,11 +112,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn jitter_stays_within_its_band_and_zero_is_the_mean() {
+    fn jitter_stays_within_its_band_and_zero_draws_nothing() {
         let mut r = crate::Rng::new(3);
-        let v: Vec<u64> = (0..1000).map(|_| jittered(&mut r, 200_000, 25)).collect();
+        let v: Vec<u64> = (0..1000).map(|_| r.jittered(200_000, 25)).collect();
         assert!(v.iter().all(|&x| (150_000..=250_000).contains(&x)));
         assert!(v.iter().any(|&x| x < 160_000) && v.iter().any(|&x| x > 240_000), "the band is used");
-        assert_eq!(jittered(&mut r, 200_000, 0), 200_000);
+        let before = r.clone();
+        assert_eq!(r.jittered(200_000, 0), 200_000);
+        assert_eq!(r, before, "no jitter, no draw");
     }
 }

@@ -223,6 +223,7 @@ pub fn cpus() -> Vec<usize> {
 }
 
 /// A small deterministic pseudo-random generator (xorshift64*), for workloads.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Rng(u64);
 
 impl Rng {
@@ -239,5 +240,14 @@ impl Rng {
     }
     pub fn below(&mut self, n: u64) -> u64 {
         self.next() % n.max(1)
+    }
+    /// `mean` ± `jitter_pct`%, uniformly (the mean itself at 0%, with no
+    /// draw: a workload without jitter draws what it drew before).
+    pub fn jittered(&mut self, mean: u64, jitter_pct: u64) -> u64 {
+        let span = mean * jitter_pct / 100;
+        if span == 0 {
+            return mean;
+        }
+        mean - span + self.below(2 * span + 1)
     }
 }

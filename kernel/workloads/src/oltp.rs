@@ -71,9 +71,9 @@ pub fn run(w: &Workload) -> bool {
         crew.spawn(&name("db", i, None), i, move || {
             let mut n = 0u64;
             while !stop.load(Ordering::Relaxed) {
-                super::schbench::work(super::idleperiods::jittered(&mut rng, work_us, jitter) * per_us);
+                super::schbench::work(rng.jittered(work_us, jitter) * per_us);
                 n += 1;
-                let due = rq::now_ns() + super::idleperiods::jittered(&mut rng, io_ns, jitter);
+                let due = rq::now_ns() + rng.jittered(io_ns, jitter);
                 let was_empty = {
                     let mut q = inflight.io.lock();
                     q.push((due, i));

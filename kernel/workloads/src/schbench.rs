@@ -156,7 +156,7 @@ pub fn run(w: &Workload) -> bool {
                     if sleep_us > 0 {
                         mech::thread::sleep_ns(sleep_us * 1000);
                     }
-                    work(super::idleperiods::jittered(&mut rng, work_us, jitter) * per_us);
+                    work(rng.jittered(work_us, jitter) * per_us);
                     rv.push((rq::now_ns() - t0) / 1000);
                     me.woken.store(false, Ordering::Relaxed);
                     msg.queued.lock().push(wi);

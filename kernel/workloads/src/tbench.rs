@@ -61,7 +61,7 @@ pub fn run(w: &Workload) -> bool {
             let out = vec![0x42u8; reply];
             let mut answered = 0;
             while rx.read_exact(&mut inbuf) == req {
-                super::schbench::work(super::idleperiods::jittered(&mut rng, server_us, jitter) * per_us);
+                super::schbench::work(rng.jittered(server_us, jitter) * per_us);
                 tx.write(&out, true);
                 answered += 1;
             }
