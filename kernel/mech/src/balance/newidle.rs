@@ -33,9 +33,6 @@ struct NewidleCpu {
     /// gate, all of them under the 2013 gate), by
     /// `sched::balance::avg_idle::hist_bucket`.
     avg_idle_hist: [AtomicU64; AVG_IDLE_HIST_BUCKETS],
-    /// The distribution of the idle periods folded into `avg_idle` (the
-    /// samples themselves), in the same buckets.
-    idle_period_hist: [AtomicU64; AVG_IDLE_HIST_BUCKETS],
 }
 
 impl NewidleCpu {
@@ -46,7 +43,6 @@ impl NewidleCpu {
             entries: AtomicU64::new(0),
             lock_drops: AtomicU64::new(0),
             avg_idle_hist: [const { AtomicU64::new(0) }; AVG_IDLE_HIST_BUCKETS],
-            idle_period_hist: [const { AtomicU64::new(0) }; AVG_IDLE_HIST_BUCKETS],
         }
     }
 }
@@ -65,12 +61,6 @@ static CPUS: PerCpu<NewidleCpu> = per_cpu!(NewidleCpu::new());
 /// something was overloaded (counts per `hist_bucket`).
 pub fn avg_idle_hist(cpu: usize) -> [u64; AVG_IDLE_HIST_BUCKETS] {
     core::array::from_fn(|i| CPUS[cpu].avg_idle_hist[i].load(Ordering::Relaxed))
-}
-
-/// `cpu`'s distribution of the idle periods folded into `avg_idle` (counts
-/// per `hist_bucket` of each sample).
-pub fn idle_period_hist(cpu: usize) -> [u64; AVG_IDLE_HIST_BUCKETS] {
-    core::array::from_fn(|i| pc(cpu).idle_period_hist[i].load(Ordering::Relaxed))
 }
 
 /// `cpu`'s gate refusals.
@@ -202,11 +192,7 @@ pub fn note_activate(rq: &mut crate::rq::Rq) {
     }
     let Some(g) = super::state::global() else { return };
     let now = rq.clock;
-    let sample = rq.avg_idle.end_idle(now, g.cfg.avg_idle_clamp, g.cfg.avg_idle_ceiling_pct);
-    if let Some(ns) = sample {
-        pc(rq.cpu).idle_period_hist[hist_bucket(ns)].fetch_add(1, Ordering::Relaxed);
-    }
-    let ended = sample.is_some();
+    let ended = rq.avg_idle.end_idle(now, g.cfg.avg_idle_clamp, g.cfg.avg_idle_ceiling_pct).is_some();
     // SIS_PROP `Aged` (5.14–6.6 ttwu_do_activate()): the prediction for this
     // CPU's own wakeups starts at half the updated avg_idle. Only `aged`
     // reads it, so the other settings skip the clock read it costs.

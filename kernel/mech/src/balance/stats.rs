@@ -101,7 +101,7 @@ fn print_cpus(g: &super::state::Global) {
             "cpu={} {}={} {}={} {}={} {}={} {}={} {}={}",
             cpu, n[0], h[0], n[1], h[1], n[2], h[2], n[3], h[3], n[4], h[4], n[5], h[5]
         );
-        let h = super::newidle::idle_period_hist(cpu);
+        let h = avg.periods;
         crate::record!(
             "idle_period_hist",
             "cpu={} {}={} {}={} {}={} {}={} {}={} {}={}",

@@ -12,7 +12,8 @@
 //!   a period is open, whatever runs there then (v6.19 core.c:
 //!   `ttwu_do_activate`, which tests `idle_stamp` only; not on fork, not on
 //!   a balancer's migration; tip-2026 moved it to `put_prev_task_idle`);
-//!   it folds the idle period into the average and returns the sample.
+//!   it folds the idle period into the average, counts it in `periods` by
+//!   length, and returns the sample.
 //!
 //! The average is `avg += (sample - avg) / 8` (signed, truncating toward
 //! zero, as Linux's `update_avg` with a real division). The ceiling is
@@ -81,6 +82,10 @@ pub struct AvgIdle {
     pub max_idle_balance_cost: Nanos,
     /// Start of the current idle period (`idle_stamp`); 0 = none.
     pub idle_stamp: Nanos,
+    /// The idle periods [`AvgIdle::end_idle`] folded in, counted by
+    /// [`hist_bucket`] of their length (wrapping; statistics only, no
+    /// decision reads them).
+    pub periods: [u32; AVG_IDLE_HIST_BUCKETS],
 }
 
 impl Default for AvgIdle {
@@ -97,6 +102,7 @@ impl AvgIdle {
             avg_idle: 2 * SYSCTL_SCHED_MIGRATION_COST,
             max_idle_balance_cost: SYSCTL_SCHED_MIGRATION_COST,
             idle_stamp: 0,
+            periods: [0; AVG_IDLE_HIST_BUCKETS],
         }
     }
 
@@ -161,6 +167,10 @@ impl AvgIdle {
         let sample = now.saturating_sub(self.idle_stamp);
         self.fold(sample, clamp, ceiling_pct);
         self.idle_stamp = 0;
+        // Most periods are short (a pipe's partner answers within
+        // microseconds): their bucket without the bucket's arithmetic.
+        let i = if sample < AVG_IDLE_HIST_BOUNDS_NS[0] { 0 } else { hist_bucket(sample) };
+        self.periods[i] = self.periods[i].wrapping_add(1);
         Some(sample)
     }
 }
@@ -176,14 +186,32 @@ pub const AVG_IDLE_HIST_BUCKETS: usize = AVG_IDLE_HIST_BOUNDS_NS.len() + 1;
 pub const AVG_IDLE_HIST_NAMES: [&str; AVG_IDLE_HIST_BUCKETS] = ["lt_125us", "lt_250us", "lt_500us", "lt_1ms", "lt_2ms", "ge_2ms"];
 
 /// The bucket of the distribution of `avg_idle` that a value falls in: the
-/// first bound it is below, or the last bucket.
+/// first bound it is below, or the last bucket. The bounds double from
+/// 125 µs, so the bucket is the bit length of `ns / 125 µs`, capped: a
+/// division and a leading-zero count instead of a search, since the kernel
+/// counts an idle period's bucket at every wakeup that ends one.
 pub fn hist_bucket(avg_idle: Nanos) -> usize {
-    AVG_IDLE_HIST_BOUNDS_NS.iter().position(|&b| avg_idle < b).unwrap_or(AVG_IDLE_HIST_BOUNDS_NS.len())
+    let q = avg_idle / AVG_IDLE_HIST_BOUNDS_NS[0];
+    ((u64::BITS - q.leading_zeros()) as usize).min(AVG_IDLE_HIST_BOUNDS_NS.len())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bit-length form is the first bound the value is below, everywhere.
+    #[test]
+    fn hist_bucket_is_the_first_bound_above() {
+        let search = |v: u64| AVG_IDLE_HIST_BOUNDS_NS.iter().position(|&b| v < b).unwrap_or(AVG_IDLE_HIST_BOUNDS_NS.len());
+        for b in AVG_IDLE_HIST_BOUNDS_NS {
+            for v in [b - 1, b, b + 1, b / 2, b * 3 / 2] {
+                assert_eq!(hist_bucket(v), search(v), "{v}");
+            }
+        }
+        for v in (0..5_000_000).step_by(997).chain([u64::MAX, u64::MAX / 3]) {
+            assert_eq!(hist_bucket(v), search(v), "{v}");
+        }
+    }
 
     #[test]
     fn hist_buckets_split_at_the_bounds() {
@@ -288,5 +316,8 @@ mod tests {
         a.enter_newidle(1000);
         assert_eq!(a.end_idle(9000, AvgIdleClamp::Avg, 200), Some(8000));
         assert_eq!(a.idle_stamp, 0);
+        a.enter_newidle(10_000);
+        assert_eq!(a.end_idle(1_210_000, AvgIdleClamp::Avg, 200), Some(1_200_000));
+        assert_eq!(a.periods, [1, 0, 0, 0, 1, 0], "8 us and 1.2 ms counted, the pulled period not");
     }
 }

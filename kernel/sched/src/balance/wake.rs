@@ -348,6 +348,10 @@ fn load_2005<C: CpuView + ?Sized>(cpus: &C, cpu: usize) -> u64 {
 /// load && tl + load <= 1024`, or `100 (tl + 1024) <= imbalance · load`), then
 /// `SD_WAKE_BALANCE` (move if `imbalance · this_load <= 100 · load`), and
 /// `wake_idle` on the CPU chosen. `load` is `prev`'s.
+// Cold and out of line: only the 2005 variants come here, and today's
+// wakeup path keeps the inlining it had without it.
+#[cold]
+#[inline(never)]
 pub fn try_to_wake_up_2005<C: CpuView + ?Sized>(ctx: &WakeCtx<'_, C>, variant: WakeBalance) -> WakeDecision {
     let (sds, p, prev, this) = (ctx.sds, ctx.task, ctx.task.prev_cpu, ctx.this_cpu);
     let wake_idle = |cpu| wake_idle_2005_walk(sds, ctx.cpus, p, cpu, variant);
