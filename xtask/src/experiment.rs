@@ -125,7 +125,8 @@ pub enum Mode {
     /// N boots per cell in real (host) time: means and their spread.
     RealTime(usize),
     /// The simulator (`fairway-sim`): N runs per cell, run i with `--seed i` (the seed orders
-    /// simultaneous events; one seed replays one run byte for byte).
+    /// simultaneous events and draws the workload's think and service times; one seed replays
+    /// one run byte for byte).
     Sim(usize),
 }
 
@@ -206,6 +207,18 @@ pub struct Form {
     pub timeout_s: u64,
 }
 
+/// One row of an experiment's workload-to-seed mapping, printed in its report: what the
+/// seed thread ran or claimed (its figures quoted), what this experiment runs for it, and what
+/// is still different.
+pub struct SeedSetup {
+    /// The seed thread's side.
+    pub seed: &'static str,
+    /// What runs here for it (a point, a variant, a machine).
+    pub here: &'static str,
+    /// What is still not the seed's.
+    pub differs: &'static str,
+}
+
 /// One experiment: the debate, the matrix, and the rules that read it.
 pub struct Spec {
     pub name: &'static str,
@@ -213,6 +226,9 @@ pub struct Spec {
     pub claim: &'static str,
     /// What the matrix asks.
     pub asks: &'static str,
+    /// The seed thread's setup, row by row, against this experiment's (the report's table
+    /// "The seed's setup and this one").
+    pub setup: &'static [SeedSetup],
     pub workload: &'static str,
     pub variants: Vec<Variant>,
     pub full: Form,
@@ -955,7 +971,7 @@ mod tests {
     fn the_table_has_every_variant_and_the_changes_against_the_first() {
         let spec = find("wake-balance").unwrap();
         let m = synthetic(&spec, &["clients=1"], |_, v| {
-            let tp = if v == "linux, affine on" { 100 } else { 110 };
+            let tp = if v == "2.6.12" { 100 } else { 110 };
             format!(
                 "@fw result workload=tbench metric=throughput value={tp} unit=MB/s better=higher\n\
                  @fw domstat cpu=0 level=SMT ttwu_move_affine=3 ttwu_wake_remote=4\n\

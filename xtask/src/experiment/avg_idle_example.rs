@@ -23,10 +23,11 @@ pub struct Answer {
     pub periods: usize,
 }
 
-/// The example for one clamp rule and ceiling, `max_idle_balance_cost` at its boot value (the
-/// migration cost): the ceiling is then `ceiling_pct`% of 0.5 ms.
+/// The example for one clamp rule and ceiling, from the boot value at that ceiling, with
+/// `max_idle_balance_cost` at the migration cost (as the 2013 gate keeps it): the ceiling is
+/// `ceiling_pct`% of 0.5 ms.
 pub fn answer(clamp: AvgIdleClamp, ceiling_pct: u32) -> Answer {
-    let mut a = AvgIdle::new();
+    let mut a = AvgIdle::boot(ceiling_pct);
     for _ in 0..SETTLE {
         a.fold(SHORT_NS, clamp, ceiling_pct);
     }

@@ -6,11 +6,36 @@ use fairway_scenarios::Log;
 use super::claims::{Claim, Figure};
 use super::sweep::{Arg, Axis, Sweep};
 use super::defs::{fmt_pct, v};
-use super::{change, sum, Dist, Form, Matrix, Mech, Reading, Spec};
+use super::{change, sum, Check, Dist, Form, Matrix, Mech, Reading, SeedSetup, Spec};
 
 const DD_ZERO: &str = "DELAY_DEQUEUE+DELAY_ZERO";
 const NO_DD: &str = "NO_DELAY_DEQUEUE";
 const DD_LAG: &str = "DELAY_DEQUEUE,NO_DELAY_ZERO";
+
+const DD_SETUP: &[SeedSetup] = &[
+    SeedSetup {
+        seed: "Chen Yu, 2024-04-06: `schbench -m 2 -r 100` on \"xeon server, which has 240 CPUs/2 sockets\": 2 message \
+               threads, schbench's default workers (one per CPU: 120 each), its default request (100 us of sleep, then \
+               5 matrix multiplications over a 256 KB footprint): request p50 14,992 us (NO_DELAY_DEQUEUE, NO_DELAY_ZERO) \
+               and 14,384 us (DELAY_DEQUEUE, DELAY_ZERO), 100 s.",
+        here: "`schbench` with 2 message threads of 120 workers on `dd-2024` (2 sockets x 60 cores x 2 threads), each \
+               request 100 us of sleep then 14.5 ms of calibrated work within ±5% from the seed (request p50 about \
+               14.5 ms), 5 s; also 180 workers per message thread (1.5 per CPU). QEMU: 2 message threads of 2 workers \
+               on 4 CPUs (one per CPU), 3 s.",
+        differs: "schbench's work is a matrix multiplication with a 256 KB footprint under a per-CPU lock taken by \
+                  spinning; here calibrated loops without the lock, and cache effects are the hardware profile's. 5 s \
+                  instead of 100 s (a rerun with `runtime_ms=100000` is the thread's length).",
+    },
+    SeedSetup {
+        seed: "Wakeup p99 25 us (NO_DELAY_DEQUEUE) -> 31 us (DELAY_DEQUEUE+DELAY_ZERO); average rps 16,623.81 -> \
+               16,718.59.",
+        here: "The three settings: the default (DELAY_DEQUEUE, DELAY_ZERO), NO_DELAY_DEQUEUE, and DELAY_DEQUEUE with \
+               NO_DELAY_ZERO; wakeup and request p99, requests/s, and the mechanism: delays per wakeup, how long a \
+               delayed task stayed queued, positive lags zeroed.",
+        differs: "Chen Yu's baseline turned both features off (NO_DELAY_DEQUEUE with NO_DELAY_ZERO); with delayed \
+                  dequeue off, DELAY_ZERO acts on nothing, so NO_DELAY_DEQUEUE here is the same kernel.",
+    },
+];
 
 pub fn spec() -> Spec {
     Spec {
@@ -20,7 +45,9 @@ pub fn spec() -> Spec {
                 requests/s 16,623 -> 16,718 between the two settings: the wakeup tail moved by about a quarter, the \
                 throughput by under 1%.",
         asks: "DELAY_DEQUEUE+DELAY_ZERO (v6.19's default) versus NO_DELAY_DEQUEUE versus DELAY_DEQUEUE,NO_DELAY_ZERO: schbench \
-               with message threads and workers scaled to 4 CPUs; wakeup and request p99, requests per second, run_delay.",
+               as the seed ran it (2 message threads, a worker per CPU, requests of about 15 ms), runs of several seconds; \
+               wakeup and request p99, requests per second, run_delay, delays per wakeup and the lags zeroed.",
+        setup: DD_SETUP,
         workload: "schbench",
         variants: vec![
             v(DD_ZERO, ""),
@@ -29,16 +56,18 @@ pub fn spec() -> Spec {
         ],
         full: Form {
             smp: "4",
-            params: "runtime_ms=500",
-            points: &["threads=1,workers=4", "threads=2,workers=4", "threads=2,workers=8"],
-            timeout_s: 600,
+            params: "runtime_ms=3000,work_us=14500,sleep_us=100,jitter_pct=5",
+            points: &["threads=2,workers=2", "threads=2,workers=3"],
+            timeout_s: 1200,
         },
-        quick: Form { smp: "2", params: "runtime_ms=100", points: &["threads=1,workers=4"], timeout_s: 120 },
-        machine_note: "The claim's machine had 240 CPUs; QEMU on 2 host cores models 4, so schbench's threads are scaled to \
-                       4 CPUs (1 or 2 message threads, 1 to 4 workers per CPU).",
+        // Two CPUs, one worker each: 300 ms of 15 ms requests delays some sleeps already.
+        quick: Form { smp: "2", params: "runtime_ms=300,work_us=14500,sleep_us=100,jitter_pct=5", points: &["threads=1,workers=2"], timeout_s: 180 },
+        machine_note: "The claim's machine had 240 CPUs; QEMU on 2 host cores models 4, so schbench's workers are scaled to \
+                       4 CPUs (one per CPU as schbench's default gives, and 1.5 per CPU).",
         mechs: vec![
             Mech { label: "run_delay_ms", unit: "ms", read: |l| sum(l, "schedstat_delta", "run_delay") / 1e6 },
             Mech { label: "delayed", unit: "count", read: |l| sum(l, "delayed", "delayed") },
+            Mech { label: "delays_per_100_wakeups", unit: "count", read: delays_per_100_wakeups },
             Mech { label: "delayed_mean_us", unit: "us", read: delayed_mean_us },
             Mech { label: "delayed_max_us", unit: "us", read: delayed_max_us },
             Mech { label: "leave_lag_us", unit: "vus", read: leave_lag_us },
@@ -49,11 +78,11 @@ pub fn spec() -> Spec {
         claims: claims(),
         dists: vec![Dist { label: "wakeup latency (schbench)", counts: "wakeups", read: wakeup_hist }],
         // Where the p99 claim holds, over how often the tick preempts and how long a request
-        // runs (the seed's requests run ~15 ms, these points' a few hundred us): `--sweep`.
+        // runs (the seed's requests run about 15 ms, as these points' do): `--sweep`.
         sweeps: vec![Sweep {
             claim: P99_CLAIM,
             x: Axis { name: "tick rate (hz=)", values: &["100", "250", "1000"], arg: Arg::Cmdline("hz={}") },
-            y: Axis { name: "request work (work_us=)", values: &["100", "1000", "5000"], arg: Arg::Param("work_us={}") },
+            y: Axis { name: "request work (work_us=)", values: &["1000", "5000", "14500"], arg: Arg::Param("work_us={}") },
         }],
     }
 }
@@ -72,6 +101,16 @@ fn claims() -> Vec<Claim> {
             .source("Chen Yu, 2024: requests/s 16,623.81 -> 16,718.59 (+0.57%)")
             .fails_with_mutation("the variant booted with schbench's `work_us` doubled: twice the work per request, about half the requests/s"),
     ]
+}
+
+/// Delays (`@fw delayed delayed=`) per 100 wakeups (`ttwu_count`), summed over CPUs.
+fn delays_per_100_wakeups(l: &Log) -> f64 {
+    100.0 * super::per(sum(l, "delayed", "delayed"), sum(l, "schedstat_delta", "ttwu_count"))
+}
+
+/// Delays per 100 wakeups over every point.
+fn per_wakeups(m: &Matrix, var: &str) -> f64 {
+    100.0 * super::per(m.mech_all(var, |l| sum(l, "delayed", "delayed")), m.mech_all(var, |l| sum(l, "schedstat_delta", "ttwu_count")))
 }
 
 /// schbench's wakeup latencies (`@fw hist kind=wakeup`), bucket by bucket.
@@ -152,8 +191,33 @@ fn read_delayed_dequeue(m: &Matrix) -> Reading {
             coarse.join(", ")
         ));
     }
-    // The quick form is too short for a stable direction: no check (it still boots every cell).
-    Reading { why, checks: vec![] }
+    // The mechanism engages, and DELAY_ZERO acts where it should: the default zeroes positive lags
+    // that NO_DELAY_ZERO keeps (none zeroed there), and NO_DELAY_DEQUEUE delays nothing.
+    let delays = |v: &str| m.mech_all(v, |l| sum(l, "delayed", "delayed"));
+    let zeroed = |v: &str| m.mech_all(v, |l| sum(l, "delayed", "zeroed"));
+    why.push(format!(
+        "Delays per 100 wakeups (all points): {:.2} default, {:.2} NO_DELAY_ZERO, {:.2} NO_DELAY_DEQUEUE; positive lags zeroed \
+         {:.0}, {:.0}, {:.0}.",
+        per_wakeups(m, DD_ZERO),
+        per_wakeups(m, DD_LAG),
+        per_wakeups(m, NO_DD),
+        zeroed(DD_ZERO),
+        zeroed(DD_LAG),
+        zeroed(NO_DD)
+    ));
+    let checks = vec![
+        Check::new(
+            format!("delayed dequeue engages: the default delays sleeps ({:.0}) and NO_DELAY_DEQUEUE none ({:.0})", delays(DD_ZERO), delays(NO_DD)),
+            delays(DD_ZERO) > 0.0 && delays(NO_DD) == 0.0,
+            "sched_features=NO_DELAY_DEQUEUE in the default's place: no delay on either side",
+        ),
+        Check::new(
+            format!("DELAY_ZERO acts: the default zeroes positive lags ({:.0}) and NO_DELAY_ZERO none ({:.0})", zeroed(DD_ZERO), zeroed(DD_LAG)),
+            zeroed(DD_ZERO) > 0.0 && zeroed(DD_LAG) == 0.0,
+            "sched_features=NO_DELAY_ZERO in the default's place: no lag zeroed on either side",
+        ),
+    ];
+    Reading { why, checks }
 }
 
 #[cfg(test)]

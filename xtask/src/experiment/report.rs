@@ -188,7 +188,8 @@ pub(super) fn legend(m: &Matrix) -> String {
             let _ = writeln!(
                 s,
                 "mode sim (fairway-sim: the kernel's mechanism and workloads on simulated CPUs), {n} seed(s) per cell: run i \
-                 uses --seed i, which orders simultaneous events; each figure is the mean over the seeds{}. Hmean for \
+                 uses --seed i, which orders simultaneous events and seeds the workload's random draws (think and service \
+                 times); each figure is the mean over the seeds{}. Hmean for \
                  higher-is-better results, Amean otherwise; % positive = better for results, plain change for counters{}",
                 if n > 1 { " ± their sample standard deviation" } else { " (one seed: the run itself, byte for byte on a rerun)" },
                 if n > 1 { "; * Welch's two-sided p < 0.05 against the first variant" } else { "" }
@@ -365,10 +366,25 @@ pub fn reading_markdown(spec: &Spec, r: &Reading, d: &Decided, figures: &[Figure
 
 /// docs/experiments/NAME.md.
 #[allow(clippy::too_many_arguments)]
+/// The experiment's workload-to-seed mapping as a markdown table (empty without one).
+pub(super) fn setup_table(spec: &Spec) -> String {
+    if spec.setup.is_empty() {
+        return String::new();
+    }
+    let cell = |t: &str| t.replace('|', "\\|").replace('\n', " ");
+    let mut s = String::from("**The seed's setup and this one.**\n\n| the seed thread | here | still different |\n|---|---|---|\n");
+    for r in spec.setup {
+        let _ = writeln!(s, "| {} | {} | {} |", cell(r.seed), cell(r.here), cell(r.differs));
+    }
+    s.push('\n');
+    s
+}
+
 pub fn markdown(spec: &Spec, form: &Form, m: &Matrix, r: &Reading, d: &Decided, figures: &[Figure], command: &str, qemu: &std::path::Path, note: &str) -> String {
     let host_cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
     let mut s = format!("# Experiment `{}`\n\n", spec.name);
     s += &format!("**The claim.** {}\n\n**What the matrix asks.** {}\n\n", spec.claim, spec.asks);
+    s += &setup_table(spec);
     s += &revision_lines(m);
     let mode = match m.mode {
         Mode::Icount => "`-icount shift=0,sleep=off` (every figure below is instruction-counted time and counts, identical \

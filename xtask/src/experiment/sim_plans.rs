@@ -24,83 +24,101 @@ pub struct SimPlan {
 pub fn plan(name: &str) -> SimPlan {
     match name {
         "avg-idle" => SimPlan {
-            seeds: 1,
-            // 1, 2 and 4 fserver threads per CPU, as the qemu form's 4, 8 and 16 on 4 CPUs.
+            seeds: 10,
+            // idleperiods at one and 1.5 threads per CPU, fserver with I/O waits at 1, 2 and 4
+            // threads per CPU (the qemu form's on 4 CPUs); 500 ms: tens of thousands of idle
+            // periods per cell, a few host seconds each.
             full: Form {
                 smp: "avg-idle-2013",
-                params: "ms=200",
-                points: &["prodcons:pairs=160", "threads=160", "threads=320", "threads=640"],
+                params: "ms=500",
+                points: &[
+                    "idleperiods:threads=160,spread=1",
+                    "idleperiods:threads=240,spread=1",
+                    "threads=160,io_pct=10",
+                    "threads=320,io_pct=10",
+                    "threads=640,io_pct=10",
+                ],
                 timeout_s: 0,
             },
-            quick: Form { smp: "avg-idle-2013", params: "ms=200", points: &["prodcons:pairs=160"], timeout_s: 0 },
+            quick: Form { smp: "avg-idle-2013", params: "ms=100", points: &["idleperiods:threads=160,spread=1"], timeout_s: 0 },
             note: "The claim's own machine: 8 sockets x 10 cores x 2 threads, 8 NUMA nodes (160 CPUs), preset \
-                   `avg-idle-2013`; prodcons with one pair per CPU, fserver at 1, 2 and 4 threads per CPU (the qemu \
-                   form's 4, 8 and 16 threads on 4 CPUs).",
+                   `avg-idle-2013`; idleperiods with one and 1.5 threads per CPU, fserver with one sleep in ten an I/O wait \
+                   at 1, 2 and 4 threads per CPU (the qemu form's 4, 8 and 16 on 4 CPUs); 10 seeds per cell, each drawing \
+                   its own sleeps and bursts.",
         },
         "sis-scan-cost" => SimPlan {
-            seeds: 1,
-            // tbench pairs at a quarter, one and two times the 160 CPUs (the qemu form's 2, 8 and
-            // 16 clients on 8). hackbench is left out: the simulator charges no pipe copy yet, so
-            // a hackbench run of 32,000 messages takes tens of microseconds and its time says
-            // nothing (docs/SIMULATOR.md's cross-check gaps).
+            seeds: 10,
+            // The thread's client counts on its own machine; 1 s measured after 200 ms, so that
+            // each LLC's periodic balance refreshes SIS_UTIL's depth many times (about 20 a
+            // second per LLC at 320 clients, hundreds at 1). hackbench is left out: the simulator
+            // charges no pipe copy yet, so a hackbench run of 32,000 messages takes tens of
+            // microseconds and its time says nothing (docs/SIMULATOR.md's cross-check gaps).
             full: Form {
                 smp: "sis-2021",
-                params: "ms=20",
-                points: &["clients=40", "clients=160", "clients=320"],
+                params: "ms=1000,warmup_ms=200,jitter_pct=50",
+                points: &[
+                    "clients=1",
+                    "clients=2",
+                    "clients=4",
+                    "clients=8",
+                    "clients=16",
+                    "clients=32",
+                    "clients=64",
+                    "clients=128",
+                    "clients=256",
+                    "clients=320",
+                ],
                 timeout_s: 0,
             },
-            quick: Form { smp: "sis-2021", params: "ms=1", points: &["clients=80"], timeout_s: 0 },
-            note: "The debate's machine: 2 sockets x 40 cores x 2 threads, 2 nodes, two LLCs of 80 CPUs (preset \
-                   `sis-2021`); tbench-like pairs at 40, 160 and 320 clients (a quarter of, one and two times the CPUs). \
-                   hackbench is not run on the simulator: it charges no pipe copy yet, so hackbench's time is tens of \
-                   microseconds there and says nothing.",
+            quick: Form { smp: "sis-2021", params: "ms=10,jitter_pct=50", points: &["clients=64"], timeout_s: 0 },
+            note: "The debate's machine: 2 sockets x 20 cores x 2 threads, 2 nodes, two LLCs of 40 CPUs (preset \
+                   `sis-2021`, Mel Gorman's \"2-socket (40 cores, 80 threads)\"); tbench-like pairs at the thread's client \
+                   counts, 1 to 320, 1 s measured after a 200 ms warm-up; 10 seeds per cell, each drawing the servers' \
+                   work. hackbench is not run on the simulator: it charges no pipe copy yet, so hackbench's time is tens \
+                   of microseconds there and says nothing.",
         },
         "delayed-dequeue" => SimPlan {
-            seeds: 3,
-            // One and two workers per CPU (the qemu form's 4 and 8 workers on 4 CPUs).
+            seeds: 10,
+            // schbench -m 2 as the seed ran it: 120 workers per message thread (one per CPU), and
+            // 180 (1.5 per CPU); 5 s of 15 ms requests, each seed drawing its own request lengths.
             full: Form {
                 smp: "dd-2024",
-                params: "runtime_ms=100",
-                points: &["threads=4,workers=60", "threads=8,workers=60"],
+                params: "runtime_ms=5000,work_us=14500,sleep_us=100,jitter_pct=5",
+                points: &["threads=2,workers=120", "threads=2,workers=180"],
                 timeout_s: 0,
             },
-            quick: Form { smp: "dd-2024", params: "runtime_ms=20", points: &["threads=2,workers=60"], timeout_s: 0 },
+            quick: Form { smp: "dd-2024", params: "runtime_ms=300,work_us=14500,sleep_us=100,jitter_pct=5", points: &["threads=2,workers=120"], timeout_s: 0 },
             note: "The claim's machine: 2 sockets x 60 cores x 2 threads, 2 nodes (240 CPUs, preset `dd-2024`); schbench \
-                   with 4 and 8 message threads of 60 workers each (one and two workers per CPU, as the qemu form's 4 and \
-                   8 workers on 4 CPUs); 3 seeds per cell, since the figure is a tail percentile.",
+                   with 2 message threads of 120 workers (schbench's default: one worker per CPU) and of 180, requests of \
+                   100 us of sleep and 14.5 ms of work, 5 s; 10 seeds per cell, each drawing its own request lengths.",
         },
         "wake-balance" => SimPlan {
-            seeds: 3,
+            seeds: 10,
             full: Form {
                 smp: "wake-2005",
                 params: "",
                 points: super::wake_balance::FULL_POINTS,
                 timeout_s: 0,
             },
-            quick: Form {
-                smp: "wake-2005",
-                params: "",
-                points: &["schbench:threads=1,workers=4,runtime_ms=100,work_us=100,sleep_us=0,pin_msg=1"],
-                timeout_s: 0,
-            },
+            quick: Form { smp: "wake-2005", params: "", points: &["oltp:procs=24,io_us=800,ms=200"], timeout_s: 0 },
             note: "The dual Xeon (2 sockets x 1 core x 2 threads, preset `wake-2005`) is the qemu form's own machine: \
-                   the same points run on both engines, 3 seeds per cell on the simulator.",
+                   the same points run on both engines, 10 seeds per cell on the simulator (each drawing its own work \
+                   and I/O times).",
         },
         "cpu-capacity" => SimPlan {
-            seeds: 1,
+            seeds: 10,
             full: Form {
                 smp: "4",
                 params: "",
-                points: &["threads=2,ms=200", "threads=4,ms=200", "threads=6,ms=200", "pipe:rounds=5000,mode=cross"],
+                points: &["threads=2,ms=200", "threads=3,ms=200", "threads=4,ms=200", "threads=5,ms=200", "threads=6,ms=200"],
                 timeout_s: 0,
             },
-            quick: Form { smp: "4", params: "", points: &["threads=4,ms=100"], timeout_s: 0 },
-            note: "The qemu form's machines (4 CPUs flat, and 2 cores x 2 threads), with `cpu_capacity=`, which the \
-                   simulator emulates as the kernel does (the mechanism's pressure source takes (1024 - CAP)/1024 of \
-                   every tick of the slowed CPU), rather than the `capacity-2014` preset: the 2014 debate was about \
-                   capacities below 1024 from SMT and from RT/IRQ pressure on symmetric machines, which is what the \
-                   variants emulate, and the same variants on both engines put their figures side by side. hackbench \
-                   is left out (no pipe copy is charged on the simulator yet).",
+            quick: Form { smp: "4", params: "", points: &["threads=2,ms=100"], timeout_s: 0 },
+            note: "The qemu form's machines (4 CPUs with CPUs 2-3 at half capacity, and 2 cores x 2 threads), with \
+                   `cpu_capacity=`, which the simulator emulates as the kernel does (the mechanism's pressure source takes \
+                   (1024 - CAP)/1024 of every tick of the slowed CPU), rather than the `capacity-2014` preset: the variants \
+                   pair each rule with one machine, and the same variants on both engines put their figures side by side. \
+                   10 seeds per cell (ebizzy's searches draw from the seed).",
         },
         other => panic!("no simulator plan for experiment {other}"),
     }
