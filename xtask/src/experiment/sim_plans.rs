@@ -48,14 +48,16 @@ pub fn plan(name: &str) -> SimPlan {
         },
         "sis-scan-cost" => SimPlan {
             seeds: 10,
-            // The thread's client counts on its own machine; 1 s measured after 200 ms, so that
-            // each LLC's periodic balance refreshes SIS_UTIL's depth many times (about 20 a
-            // second per LLC at 320 clients, hundreds at 1). hackbench is left out: the simulator
+            // The thread's client counts on its own machine; 1 s measured after 800 ms: under full
+            // load each core's CPU balances the LLC domain every 640 ms, so SIS_UTIL's first
+            // refresh comes about 640 ms in (at 320 clients none in the first 300 ms; 20 and 26
+            // per LLC in a run of 1.8 s, seed 1), and SIS_UTIL scans nothing after it (5.5
+            // million wakeups without a scan). hackbench is left out: the simulator
             // charges no pipe copy yet, so a hackbench run of 32,000 messages takes tens of
             // microseconds and its time says nothing (docs/SIMULATOR.md's cross-check gaps).
             full: Form {
                 smp: "sis-2021",
-                params: "ms=1000,warmup_ms=200,jitter_pct=50",
+                params: "ms=1000,warmup_ms=800,jitter_pct=50",
                 points: &[
                     "clients=1",
                     "clients=2",
@@ -73,7 +75,8 @@ pub fn plan(name: &str) -> SimPlan {
             quick: Form { smp: "sis-2021", params: "ms=10,jitter_pct=50", points: &["clients=64"], timeout_s: 0 },
             note: "The debate's machine: 2 sockets x 20 cores x 2 threads, 2 nodes, two LLCs of 40 CPUs (preset \
                    `sis-2021`, Mel Gorman's \"2-socket (40 cores, 80 threads)\"); tbench-like pairs at the thread's client \
-                   counts, 1 to 320, 1 s measured after a 200 ms warm-up; 10 seeds per cell, each drawing the servers' \
+                   counts, 1 to 320, 1 s measured after an 800 ms warm-up (SIS_UTIL's first refresh under full load comes \
+                   about 640 ms in); 10 seeds per cell, each drawing the servers' \
                    work. hackbench is not run on the simulator: it charges no pipe copy yet, so hackbench's time is tens \
                    of microseconds there and says nothing.",
         },
