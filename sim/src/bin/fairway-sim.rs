@@ -3,11 +3,13 @@
 //! `cargo xtask sim WORKLOAD --machine M --append '...'` builds and runs it.
 //!
 //! Usage: `fairway-sim --machine PRESET|SMP [--numa N] [--seed S] [--hw
-//! PROFILE[,KEY=VALUE...]] -- CMDLINE`, where CMDLINE is the kernel's command
-//! line (`workload=pipe,rounds=100 hz=250 ...`), parsed by the workloads'
-//! own parser as the kernel does, and `--hw` the hardware cost model's
-//! profile (`icount` when not given: no hardware costs; docs/SIMULATOR.md,
-//! "The hardware cost model").
+//! PROFILE[,KEY=VALUE...]] [--hw-set KEY=VALUE[,...]]... -- CMDLINE`, where
+//! CMDLINE is the kernel's command line (`workload=pipe,rounds=100 hz=250
+//! ...`), parsed by the workloads' own parser as the kernel does, and `--hw`
+//! the hardware cost model's profile (`icount` when not given: no hardware
+//! costs; docs/SIMULATOR.md, "The hardware cost model"); each `--hw-set`
+//! overrides figures of the profile given before it (an experiment's sweep
+//! sets one cost on top of the run's profile, a second axis another).
 //! `cpu_capacity=` slows the named CPUs as the kernel does (its pressure
 //! source), on top of a preset's own capacities. `--seed S` orders
 //! simultaneous events and seeds the workload's random draws (its think and
@@ -28,7 +30,7 @@ use fairway_sim::hw::HwProfile;
 use fairway_sim::presets;
 
 fn usage() -> ! {
-    eprintln!("usage: fairway-sim --machine PRESET|SMP [--numa N] [--seed S] [--hw PROFILE[,KEY=VALUE...]] -- CMDLINE");
+    eprintln!("usage: fairway-sim --machine PRESET|SMP [--numa N] [--seed S] [--hw PROFILE[,KEY=VALUE...]] [--hw-set KEY=VALUE[,...]]... -- CMDLINE");
     eprintln!("       profiles: {}", HwProfile::NAMES.join(", "));
     std::process::exit(2)
 }
@@ -49,6 +51,13 @@ fn main() {
                 let spec = args.next().unwrap_or_else(|| usage());
                 hw = HwProfile::parse(&spec).unwrap_or_else(|e| {
                     eprintln!("sim: {e}");
+                    std::process::exit(2)
+                });
+            }
+            "--hw-set" => {
+                let spec = args.next().unwrap_or_else(|| usage());
+                hw.apply(&spec).unwrap_or_else(|e| {
+                    eprintln!("sim: --hw-set {spec}: {e}");
                     std::process::exit(2)
                 });
             }

@@ -219,24 +219,28 @@ impl HwProfile {
     /// `NAME[,KEY=VALUE...]`: a profile and overrides of its figures
     /// ([`HwProfile::keys`]), `COST=on|off` and `only=COST`.
     pub fn parse(spec: &str) -> Result<HwProfile, String> {
-        let mut parts = spec.split(',').map(str::trim);
-        let name = parts.next().unwrap_or("");
+        let (name, overrides) = spec.trim().split_once(',').unwrap_or((spec.trim(), ""));
         let mut p = HwProfile::named(name).ok_or_else(|| {
             format!("--hw {spec}: unknown profile `{name}`: give one of {} (then ,KEY=VALUE to override a figure)", HwProfile::NAMES.join(", "))
         })?;
-        for part in parts {
-            if part.is_empty() {
-                continue;
-            }
-            let (key, value) = part
-                .split_once('=')
-                .ok_or_else(|| format!("--hw {spec}: `{part}` is not KEY=VALUE (keys: {})", HwProfile::keys().join(", ")))?;
-            p.set(key, value).map_err(|e| format!("--hw {spec}: {e}"))?;
-        }
-        if !spec.trim().is_empty() {
-            p.name = spec.trim().to_string();
-        }
+        p.apply(overrides).map_err(|e| format!("--hw {spec}: {e}"))?;
         Ok(p)
+    }
+
+    /// Sets the figures of `overrides` (`KEY=VALUE,...`, as after `--hw NAME,`) on this
+    /// profile, whose name then says them (`NAME,KEY=VALUE,...`, so the `@fw hw` line reruns
+    /// it): `fairway-sim --hw-set` on top of `--hw`, one sweep axis on top of another.
+    pub fn apply(&mut self, overrides: &str) -> Result<(), String> {
+        let mut said = Vec::new();
+        for part in overrides.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (key, value) = part.split_once('=').ok_or_else(|| format!("`{part}` is not KEY=VALUE (keys: {})", HwProfile::keys().join(", ")))?;
+            self.set(key, value)?;
+            said.push(part);
+        }
+        if !said.is_empty() {
+            self.name = format!("{},{}", self.name, said.join(","));
+        }
+        Ok(())
     }
 
     /// Every overridable key (the figures), then the switches.
@@ -397,6 +401,18 @@ mod tests {
         let only = HwProfile::parse("dd-2024,only=locks").unwrap();
         assert_eq!(only.costs, Costs { refill: false, remote: false, locks: true, ipi: false, idle_exit: false });
         assert_eq!(HwProfile::parse("dd-2024,refill_scale=0.5").unwrap().refill_pct, 50);
+    }
+
+    /// `--hw-set` on top of `--hw` is the profile with both overrides, and says so in its name.
+    #[test]
+    fn overrides_apply_on_top_of_a_profile() {
+        let mut p = HwProfile::parse("dd-2024,locks=off").unwrap();
+        p.apply("idle_exit_ns=5000").unwrap();
+        p.apply("ipi_base_ns=0").unwrap();
+        let whole = HwProfile::parse("dd-2024,locks=off,idle_exit_ns=5000,ipi_base_ns=0").unwrap();
+        assert_eq!(p.record(), whole.record());
+        assert_eq!(p.name, "dd-2024,locks=off,idle_exit_ns=5000,ipi_base_ns=0");
+        assert!(p.apply("colour=blue").unwrap_err().contains("unknown key `colour`"));
     }
 
     #[test]
