@@ -14,6 +14,7 @@ use fairway_scenarios::Log;
 
 use super::defs::{fmt_pct, v, v_smp};
 use super::claims::{Claim, Figure};
+use super::sweep::{Arg, Axis, Sweep};
 use super::{per, split_point, sum, sum_where, Check, Form, Matrix, Mech, Reading, SeedSetup, Spec};
 
 const ASYM: &str = "v6.19, CPUs 2-3 at 512";
@@ -140,13 +141,21 @@ pub fn spec() -> Spec {
         read: read,
         claims: claims(),
         dists: vec![],
-        sweeps: vec![],
+        // Where the lost core shows, over what moving a searcher off a slow CPU costs: a
+        // line's flight between CPUs and the searchers' working set (`--sweep`, simulator only).
+        sweeps: vec![Sweep {
+            claim: LOST_CORE_CLAIM,
+            x: Axis { name: "line between CPUs (line_same_llc_ns)", values: &["40", "150", "600"], arg: Arg::Sim("--hw-set line_same_llc_ns={},line_other_llc_ns={}") },
+            y: Axis { name: "working set (wss_kb)", values: &["64", "320", "2048"], arg: Arg::Param("wss_kb={}") },
+        }],
     }
 }
 
 fn idle_wait_ms(l: &Log) -> f64 {
     sum(l, "schedstat_delta", "idle_wait_ns") / 1e6
 }
+
+const LOST_CORE_CLAIM: &str = "2 searchers off the slow CPUs";
 
 /// The slow CPUs' share of the runtime when one of two searchers runs on a CPU at 512 and the
 /// other on a full one: 100 ms of every 200 ms of the slow one's time, a third of the total.
@@ -159,7 +168,7 @@ const LOST_CORE_SLOW_SHARE: f64 = 100.0 / 3.0;
 /// the threshold 0.3 of it (10 points).
 fn claims() -> Vec<Claim> {
     vec![Claim::change(
-        "2 searchers off the slow CPUs",
+        LOST_CORE_CLAIM,
         Figure::Log { label: "slow_cpus_runtime_share", read: slow_share },
         ASYM_2014,
         ASYM,

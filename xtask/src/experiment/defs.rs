@@ -10,6 +10,7 @@ use sched::balance::avg_idle::{hist_bucket, AVG_IDLE_HIST_BUCKETS, AVG_IDLE_HIST
 
 use super::avg_idle_example;
 use super::claims::{Claim, Figure};
+use super::sweep::{Arg, Axis, Sweep};
 use super::{per, sum, Check, Dist, Form, Matrix, Mech, Reading, SeedSetup, Spec, Variant};
 
 pub fn all() -> Vec<Spec> {
@@ -200,9 +201,18 @@ fn avg_idle() -> Spec {
             Dist { label: "avg_idle at the newidle gate", counts: "gate decisions avg_idle's rule made", read: gate_dist },
             Dist { label: "idle periods", counts: "idle periods folded into avg_idle", read: idle_dist },
         ],
-        sweeps: vec![],
+        // Where Jason's gain holds, over what a newidle pass costs across 8 sockets: the lines
+        // read per CPU examined and a line's flight between the sockets (`--sweep`, simulator
+        // only).
+        sweeps: vec![Sweep {
+            claim: JASON_CLAIM,
+            x: Axis { name: "lines per CPU examined (snapshot_lines)", values: &["2", "8", "32"], arg: Arg::Sim("--hw-set snapshot_lines={}") },
+            y: Axis { name: "line across the sockets (line_other_node_ns)", values: &["73", "300"], arg: Arg::Sim("--hw-set line_other_node_ns={}") },
+        }],
     }
 }
+
+const JASON_CLAIM: &str = "Jason's avg clamp 1.5x, fserver";
 
 /// The seed's figures: AIM7 fserver "with a high # of users" on 8 sockets, Jason Low's average
 /// clamped at 1.5x about +20%, Rik van Riel's delta variant +33.7%, both against the 2x snap;
@@ -211,7 +221,7 @@ fn avg_idle_claims() -> Vec<Claim> {
     let ops = Figure::Result("ops_per_s");
     let opened = Figure::Log { label: "newidle_gate_open", read: gate_openings };
     vec![
-        Claim::change("Jason's avg clamp 1.5x, fserver", ops, SNAP_MC, AVG_MC, JASON_FSERVER_PCT)
+        Claim::change(JASON_CLAIM, ops, SNAP_MC, AVG_MC, JASON_FSERVER_PCT)
             .at(&["io_pct="])
             .source("Jason Low, 2013, \"sched: Reduce overestimating avg_idle\": AIM7 fserver \"about 20%\" with a high number of users on an 8-socket machine (3.10)")
             .fails_with_variant(SNAP_MC, "the 2x snap on both sides: no clamp change"),

@@ -108,7 +108,10 @@ pub fn experiment(spec: &Spec, a: &ExperimentArgs) -> Result<(), String> {
     }
     let mode = Mode::Sim(seeds);
     let same_needed = !a.quick && !same_as_qemu(spec, &form);
-    if let Some(h) = &a.hw {
+    // The debate's hardware profile unless --hw names one; the quick form keeps `icount`
+    // (no hardware costs: the test suite checks the machinery, to the event).
+    let hw: Option<String> = a.hw.clone().or_else(|| (!a.quick).then(|| p.hw.to_string()));
+    if let Some(h) = &hw {
         fairway_sim::hw::HwProfile::parse(h).map_err(|e| format!("xtask: {e}"))?;
     }
     let command = format!(
@@ -118,10 +121,10 @@ pub fn experiment(spec: &Spec, a: &ExperimentArgs) -> Result<(), String> {
         if a.sweep { " --sweep" } else { "" },
         a.machine.as_ref().map(|m| format!(" --machine {m}")).unwrap_or_default(),
         a.seeds.map(|n| format!(" --seeds {n}")).unwrap_or_default(),
-        a.hw.as_ref().map(|h| format!(" --hw {h}")).unwrap_or_default()
+        hw.as_ref().map(|h| format!(" --hw {h}")).unwrap_or_default()
     );
     if let Some(file) = &a.jobs_file {
-        let runner = Runner::Sim { bin: crate::sim::build_binary(true)?, hw: a.hw.clone() };
+        let runner = Runner::Sim { bin: crate::sim::build_binary(true)?, hw: hw.clone() };
         let dir = crate::bench::out_dir(&format!("experiment-{}-sim", spec.name))?;
         let mut jobs = String::new();
         let mut n = runs::write_jobs(spec, &form, &runner, mode, &dir, &mut jobs)?;
@@ -142,7 +145,7 @@ pub fn experiment(spec: &Spec, a: &ExperimentArgs) -> Result<(), String> {
     let (m, same, swept, dir) = if a.from.is_empty() {
         let bin = crate::sim::build_binary(true)?;
         let dir = crate::bench::out_dir(&format!("experiment-{}-sim", spec.name))?;
-        let runner = Runner::Sim { bin, hw: a.hw.clone() };
+        let runner = Runner::Sim { bin, hw: hw.clone() };
         let m = run_matrix_in(spec, &form, &runner, mode, &dir, true, a.jobs)?;
         let same = if same_needed { Some(run_matrix_in(spec, &spec.full, &runner, Mode::Sim(1), &dir.join(SAME_POINT_DIR), true, a.jobs)?) } else { None };
         let swept = if a.sweep { super::sweep::sweeps(spec, &form, Some(&runner), true, mode, &dir, &[], a.jobs)? } else { Vec::new() };

@@ -32,13 +32,13 @@ pub struct Axis {
 /// What an axis value adds to a run; `{}` in the pattern stands for the value.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Arg {
-    /// A kernel command-line word (both engines), e.g. `hz={}`.
+    /// A kernel command-line word (both engines), e.g. `hz={}` (no declared sweep sets one).
+    #[cfg_attr(not(test), allow(dead_code))]
     Cmdline(&'static str),
     /// A workload parameter, added to every point's (both engines), e.g. `work_us={}`.
     Param(&'static str),
-    /// `fairway-sim` arguments (the simulator only; space-separated), e.g. a hardware cost
-    /// (no declared sweep sets one yet).
-    #[cfg_attr(not(test), allow(dead_code))]
+    /// `fairway-sim` arguments (the simulator only; space-separated), e.g. a hardware cost on
+    /// top of the run's profile (`--hw-set idle_exit_ns={}`; both axes may set one).
     Sim(&'static str),
 }
 

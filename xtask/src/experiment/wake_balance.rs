@@ -6,6 +6,7 @@ use fairway_scenarios::Log;
 
 use super::claims::{Claim, Figure};
 use super::defs::{fmt_pct, idle_wait_ms, v};
+use super::sweep::{Arg, Axis, Sweep};
 use super::{sum, sum_where, Check, Dist, Form, Matrix, Mech, Reading, SeedSetup, Spec};
 
 const V2612: &str = "2.6.12";
@@ -147,7 +148,14 @@ pub fn spec() -> Spec {
         read: read_wake_balance,
         claims: wake_balance_claims(),
         dists: vec![Dist { label: "where wakees were woken from", counts: "wakeups", read: wake_distance }],
-        sweeps: vec![],
+        // Where removing wake balancing costs Ken's OLTP, over what a wakee pays when it lands
+        // away from its data: a line's flight between the sockets and the processes' working
+        // set (`--sweep`, simulator only).
+        sweeps: vec![Sweep {
+            claim: KEN_REMOVED_CLAIM,
+            x: Axis { name: "line across the sockets (line_other_llc_ns)", values: &["30", "120", "480"], arg: Arg::Sim("--hw-set line_other_llc_ns={},line_other_node_ns={}") },
+            y: Axis { name: "working set (wss_kb)", values: &["16", "64", "512"], arg: Arg::Param("wss_kb={}") },
+        }],
     }
 }
 
@@ -181,7 +189,7 @@ fn wake_balance_claims() -> Vec<Claim> {
             .at(&["oltp:"])
             .source("Ken Chen, 2005: OLTP +2.15% with SD_WAKE_AFFINE and SD_WAKE_BALANCE turned off in the cpu sd domain")
             .fails_with_variant(V2612, "2.6.12 on both sides"),
-        Claim::change("Ken's OLTP, wake balancing removed", steps, V2612, REMOVED, KEN_REMOVED_PCT)
+        Claim::change(KEN_REMOVED_CLAIM, steps, V2612, REMOVED, KEN_REMOVED_PCT)
             .at(&["oltp:"])
             .source("Ken Chen, 2005: \"deleting all the code in the try_to_wake_up() pertain to load balancing gives us another 0.2% gain\"")
             .fails_with_variant(V2612, "2.6.12 on both sides"),
@@ -196,6 +204,8 @@ fn wake_balance_claims() -> Vec<Claim> {
 const KEN_FULL: &str = "oltp:procs=24,io_us=800,ms=500";
 /// The full form's points: tbench-like pairs at 1 to 4 clients, then Ken's mix (the simulator
 /// runs the same points on the same machine, `sim_plans.rs`).
+const KEN_REMOVED_CLAIM: &str = "Ken's OLTP, wake balancing removed";
+
 pub(super) const FULL_POINTS: &[&str] = &[
     "clients=1,ms=500,spread=1,jitter_pct=50",
     "clients=2,ms=500,spread=1,jitter_pct=50",
