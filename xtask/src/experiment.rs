@@ -323,13 +323,27 @@ impl Matrix {
 
     /// What the engine of this matrix leaves out of a cost, for the readings' "why" lines:
     /// neither engine models caches, each in its own way.
-    pub fn cost_words(&self) -> &'static str {
+    pub fn cost_words(&self) -> String {
         match self.mode {
             Mode::Sim(_) => {
-                "on the simulator a cost is its cost model's (measured under -icount): a fixed charge per wakeup, switch and \
-                 pipe copy, and per CPU a balance pass or a wide idle-CPU scan reads, but nothing for a migration's cache refill"
+                // The profile the runs printed (`@fw hw`, every simulator run).
+                let hw = self.cells.iter().flatten().flat_map(|c| c.logs.iter()).find_map(|l| l.records("hw").next().map(|r| {
+                    (r.get("profile").unwrap_or("icount").to_string(), r.get("costs").unwrap_or("none").to_string())
+                }));
+                match hw {
+                    Some((profile, costs)) if costs != "none" => format!(
+                        "on the simulator a cost is its cost model's (the kernel's instructions, measured under -icount) plus                          the hardware profile `{profile}`'s (costs acting: {costs}; docs/SIMULATOR.md, \"The hardware cost \
+                         model\"): a migrated task refills its working set by distance, every CPU a balance pass or an \
+                         idle-CPU scan examines costs its lines, a contended lock its wait, an IPI its flight, a halted CPU \
+                         its exit"
+                    ),
+                    _ => "on the simulator a cost is its cost model's (measured under -icount): a fixed charge per wakeup, \
+                          switch and pipe copy, and per CPU a balance pass or a wide idle-CPU scan reads, but nothing for a \
+                          migration's cache refill (profile `icount`)"
+                        .into(),
+                }
             }
-            _ => "under -icount a cost is instructions only, and QEMU models no caches",
+            _ => "under -icount a cost is instructions only, and QEMU models no caches".into(),
         }
     }
 
