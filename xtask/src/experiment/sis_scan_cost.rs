@@ -264,6 +264,11 @@ fn read(m: &Matrix) -> Reading {
         ));
     }
     why.push(format!(
+        "The mechanism's reach, all points: idle-CPU scans per 100 wakeups {} (the other wakeups found the previous or \
+         waking CPU idle, or SIS_UTIL sent them back unscanned).",
+        line(&|v| format!("{:.1}", 100.0 * per(m.mech_all(v, scans), m.mech_all(v, |l| sum(l, "schedstat_delta", "ttwu_count")))))
+    ));
+    why.push(format!(
         "The scans, all points: CPUs examined per scan {}; scans that found an idle CPU {}; mean depth limit {}; time \
          scanning {}.",
         line(&|v| format!("{:.2}", all_examined(m, v))),
