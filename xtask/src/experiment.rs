@@ -332,10 +332,11 @@ impl Matrix {
                 }));
                 match hw {
                     Some((profile, costs)) if costs != "none" => format!(
-                        "on the simulator a cost is its cost model's (the kernel's instructions, measured under -icount) plus                          the hardware profile `{profile}`'s (costs acting: {costs}; docs/SIMULATOR.md, \"The hardware cost \
-                         model\"): a migrated task refills its working set by distance, every CPU a balance pass or an \
-                         idle-CPU scan examines costs its lines, a contended lock its wait, an IPI its flight, a halted CPU \
-                         its exit"
+                        "on the simulator a cost is its cost model's (the kernel's instructions, measured under -icount) plus \
+                         the hardware profile `{profile}`'s (costs acting: {costs}; docs/SIMULATOR.md, \"The hardware \
+                         cost model\"): a migrated task refills its working set by distance, every CPU a balance pass \
+                         or an idle-CPU scan examines costs its lines, a contended lock its wait, an IPI its flight, a \
+                         halted CPU its exit"
                     ),
                     _ => "on the simulator a cost is its cost model's (measured under -icount): a fixed charge per wakeup, \
                           switch and pipe copy, and per CPU a balance pass or a wide idle-CPU scan reads, but nothing for a \
