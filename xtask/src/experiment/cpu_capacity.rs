@@ -147,6 +147,7 @@ pub fn spec() -> Spec {
             claim: LOST_CORE_CLAIM,
             x: Axis { name: "line between CPUs (line_same_llc_ns)", values: &["40", "150", "600"], arg: Arg::Sim("--hw-set line_same_llc_ns={},line_other_llc_ns={}") },
             y: Axis { name: "working set (wss_kb)", values: &["64", "320", "2048"], arg: Arg::Param("wss_kb={}") },
+            seeds: None,
         }],
     }
 }

@@ -28,28 +28,22 @@ pub fn plan(name: &str) -> SimPlan {
     match name {
         "avg-idle" => SimPlan {
             seeds: 10,
-            // idleperiods at one and 1.5 threads per CPU, fserver with I/O waits at 1 and 2
-            // threads per CPU (4 per CPU, the qemu form's third point, costs twice the host time
-            // of 2 and its sweep with it); 500 ms: tens of thousands of idle periods per cell, a
-            // few host seconds each.
+            // idleperiods at one thread per CPU and fserver with I/O waits at 2 per CPU, 300 ms
+            // (tens of thousands of idle periods per cell); the qemu form's other points are
+            // left out for the host time they cost on a shared host.
             full: Form {
                 smp: "avg-idle-2013",
-                params: "ms=500",
-                points: &[
-                    "idleperiods:threads=160,spread=1",
-                    "idleperiods:threads=240,spread=1",
-                    "threads=160,io_pct=10",
-                    "threads=320,io_pct=10",
-                ],
+                params: "ms=300",
+                points: &["idleperiods:threads=160,spread=1", "threads=320,io_pct=10"],
                 timeout_s: 0,
             },
             quick: Form { smp: "avg-idle-2013", params: "ms=100", points: &["idleperiods:threads=160,spread=1"], timeout_s: 0 },
             hw: "avg-idle-2013",
             note: "The claim's own machine: 8 sockets x 10 cores x 2 threads, 8 NUMA nodes (160 CPUs), preset \
-                   `avg-idle-2013`; idleperiods with one and 1.5 threads per CPU, fserver with one sleep in ten an I/O wait \
-                   at 1 and 2 threads per CPU (the qemu form's 4 and 8 on 4 CPUs; its 16, 4 per CPU, is not run here: twice \
-                   the host time of 2 per CPU, and its sweep with it); 10 seeds per cell, each drawing its own sleeps and \
-                   bursts.",
+                   `avg-idle-2013`; idleperiods with one thread per CPU, fserver with one sleep in ten an I/O wait at 2 \
+                   threads per CPU (320: \"a high # of users\"), 300 ms each; the qemu form's other points (idleperiods at \
+                   1.5 per CPU, fserver at 1 and 4 per CPU) are not run here, for the host time they cost; 10 seeds per \
+                   cell, each drawing its own sleeps and bursts.",
         },
         "sis-scan-cost" => SimPlan {
             seeds: 10,
@@ -63,29 +57,29 @@ pub fn plan(name: &str) -> SimPlan {
             full: Form {
                 smp: "sis-2021",
                 params: "ms=1000,warmup_ms=800,jitter_pct=50",
-                // A light LLC and the thread's busy client counts; its 2 to 32 clients cost 4 host
-                // seconds a run each (10 million events) and are left out.
-                points: &["clients=1", "clients=64", "clients=128", "clients=256", "clients=320"],
+                // A light LLC, Mel's 64 clients and the thread's busiest, 320; its 2 to 32 clients
+                // cost 4 host seconds a run each (10 million events), and 128 and 256 are left out
+                // for the host time of the grid.
+                points: &["clients=1", "clients=64", "clients=320"],
                 timeout_s: 0,
             },
             quick: Form { smp: "sis-2021", params: "ms=10,jitter_pct=50", points: &["clients=64"], timeout_s: 0 },
             hw: "sis-2021",
             note: "The debate's machine: 2 sockets x 20 cores x 2 threads, 2 nodes, two LLCs of 40 CPUs (preset \
                    `sis-2021`, Mel Gorman's \"2-socket (40 cores, 80 threads)\"); tbench-like pairs at 1 client (a light LLC) \
-                   and at the thread's busy client counts, 64 to 320 (its 2 to 32 are left out: 4 host seconds a run), 1 s measured after an 800 ms warm-up (SIS_UTIL's first refresh under full load comes \
+                   and at the thread's 64 and 320 (its 2 to 32, 128 and 256 are left out for the host time they cost), 1 s measured after an 800 ms warm-up (SIS_UTIL's first refresh under full load comes \
                    about 640 ms in); 10 seeds per cell, each drawing the servers' \
                    work. hackbench is not run on the simulator: it charges no pipe copy yet, so hackbench's time is tens \
                    of microseconds there and says nothing.",
         },
         "delayed-dequeue" => SimPlan {
             seeds: 10,
-            // schbench -m 2 as the seed ran it: 120 workers per message thread (one per CPU), and
-            // 180 (1.5 per CPU); 3 s of 15 ms requests (about 200 per worker), each seed drawing
-            // its own request lengths.
+            // schbench -m 2 as the seed ran it: 120 workers per message thread (one per CPU); 2 s
+            // of 15 ms requests (about 130 per worker), each seed drawing its own request lengths.
             full: Form {
                 smp: "dd-2024",
-                params: "runtime_ms=3000,work_us=14500,sleep_us=100,jitter_pct=5",
-                points: &["threads=2,workers=120", "threads=2,workers=180"],
+                params: "runtime_ms=2000,work_us=14500,sleep_us=100,jitter_pct=5",
+                points: &["threads=2,workers=120"],
                 timeout_s: 0,
             },
             quick: Form { smp: "dd-2024", params: "runtime_ms=300,work_us=14500,sleep_us=100,jitter_pct=5", points: &["threads=2,workers=120"], timeout_s: 0 },
@@ -94,8 +88,8 @@ pub fn plan(name: &str) -> SimPlan {
             // under the model, where Linux takes no such lock, and no dequeue is ever delayed.
             hw: "dd-2024,locks=off",
             note: "The claim's machine: 2 sockets x 60 cores x 2 threads, 2 nodes (240 CPUs, preset `dd-2024`); schbench \
-                   with 2 message threads of 120 workers (schbench's default: one worker per CPU) and of 180, requests of \
-                   100 us of sleep and 14.5 ms of work, 3 s (the seed ran 100 s); 10 seeds per cell, each drawing its own request lengths.",
+                   with 2 message threads of 120 workers (schbench's default: one worker per CPU), requests of 100 us of \
+                   sleep and 14.5 ms of work, 2 s (the seed ran 100 s); 10 seeds per cell, each drawing its own request lengths.",
         },
         "wake-balance" => SimPlan {
             seeds: 10,

@@ -19,6 +19,19 @@ pub struct Sweep {
     pub claim: &'static str,
     pub x: Axis,
     pub y: Axis,
+    /// Seeds per cell of the grid on the simulator, if fewer than the matrix's (a grid of many
+    /// points costs that many matrices; the report says how many each point had).
+    pub seeds: Option<usize>,
+}
+
+impl Sweep {
+    /// The mode of the grid's runs: the matrix's, with this sweep's seeds on the simulator.
+    pub fn mode(&self, m: Mode) -> Mode {
+        match (m, self.seeds) {
+            (Mode::Sim(n), Some(s)) => Mode::Sim(s.clamp(1, n)),
+            _ => m,
+        }
+    }
 }
 
 /// One swept parameter.
@@ -60,6 +73,8 @@ pub struct SweepResult {
     pub cells: Vec<Vec<Option<claims::ClaimRow>>>,
     pub level: f64,
     pub comparisons: usize,
+    /// Runs per cell of each grid point (seeds on the simulator).
+    pub runs: usize,
 }
 
 /// The directory of one grid point's logs.
@@ -116,6 +131,7 @@ pub fn sweeps(spec: &Spec, form: &Form, runner: Option<&Runner>, runner_is_sim: 
     let boot = Bootstrap::default();
     let mut out = Vec::new();
     for (k, sw) in spec.sweeps.iter().enumerate() {
+        let mode = sw.mode(mode);
         let mut grids: Vec<Vec<(Claim, Matrix)>> = Vec::new();
         for (iy, y) in sw.y.values.iter().enumerate() {
             let mut row = Vec::new();
@@ -146,7 +162,7 @@ pub fn sweeps(spec: &Spec, form: &Form, runner: Option<&Runner>, runner_is_sim: 
                     .collect()
             })
             .collect();
-        out.push(SweepResult { cells, level, comparisons });
+        out.push(SweepResult { cells, level, comparisons, runs: mode.boots() });
     }
     Ok(out)
 }
@@ -158,7 +174,7 @@ pub fn write_jobs(spec: &Spec, form: &Form, runner: &Runner, mode: Mode, dir: &P
         for (iy, y) in sw.y.values.iter().enumerate() {
             for (ix, x) in sw.x.values.iter().enumerate() {
                 let (_, f, variants) = grid_point(spec, sw, form, matches!(runner, Runner::Sim { .. }), x, y)?;
-                n += runs::write_cell_jobs(spec, &variants, &f, runner, mode, &cell_dir(dir, k, ix, iy), jobs)?;
+                n += runs::write_cell_jobs(spec, &variants, &f, runner, sw.mode(mode), &cell_dir(dir, k, ix, iy), jobs)?;
             }
         }
     }
@@ -204,7 +220,11 @@ pub fn markdown(spec: &Spec, results: &[SweepResult], report: &Path, engine: &st
         let file = format!("{stem}-{engine}-map-{k}.svg");
         let path = dir.join(&file);
         std::fs::write(&path, sweep_map_svg(&map(spec, sw, r, engine))?).map_err(|e| format!("{}: {e}", path.display()))?;
-        let _ = writeln!(s, "\"{}\" over {} and {}: verdict and effect at each grid point.\n\n![where \"{}\" holds]({file})\n", sw.claim, sw.x.name, sw.y.name, sw.claim);
+        let _ = writeln!(
+            s,
+            "\"{}\" over {} and {}: verdict and effect at each grid point ({} run(s) per cell; {:.2}% intervals, Bonferroni-corrected over the map's {} comparisons).\n\n![where \"{}\" holds]({file})\n",
+            sw.claim, sw.x.name, sw.y.name, r.runs, 100.0 * r.level, r.comparisons, sw.claim
+        );
         let _ = writeln!(s, "| {} \\ {} | {} |", sw.y.name, sw.x.name, sw.x.values.join(" | "));
         let _ = writeln!(s, "|---|{}", "---|".repeat(sw.x.values.len()));
         for (y, row) in sw.y.values.iter().zip(&r.cells) {
@@ -233,6 +253,7 @@ mod tests {
             claim: "p99",
             x: Axis { name: "hz", values: &["100", "1000"], arg: Arg::Cmdline("hz={}") },
             y: Axis { name: "switch cost", values: &["1"], arg: Arg::Sim("--cost switch_ns={}") },
+            seeds: None,
         };
         let (c, f, vs) = grid_point(&spec, &sw, &spec.full, true, "100", "1").unwrap();
         assert_eq!(c.name, "p99");
@@ -258,9 +279,11 @@ mod tests {
             claim: "x",
             x: Axis { name: "a", values: &["1", "2"], arg: Arg::Cmdline("a={}") },
             y: Axis { name: "b", values: &["10"], arg: Arg::Cmdline("b={}") },
+            seeds: Some(5),
         };
         let row = |verdict, estimate| claims::ClaimRow { claim: 0, point: "p".into(), base: 1.0, new: 1.0, runs: (3, 3), estimate, interval: None, verdict };
-        let r = SweepResult { cells: vec![vec![Some(row(Verdict::Reproduced, 22.0)), None]], level: 0.99, comparisons: 5 };
+        let r = SweepResult { cells: vec![vec![Some(row(Verdict::Reproduced, 22.0)), None]], level: 0.99, comparisons: 5, runs: 5 };
+        assert_eq!((sw.mode(Mode::Sim(10)), sw.mode(Mode::Sim(3)), sw.mode(Mode::Icount)), (Mode::Sim(5), Mode::Sim(3), Mode::Icount));
         let m = map(&spec, &sw, &r, "sim");
         assert_eq!((m.xs.len(), m.ys.len()), (2, 1));
         let c = m.cells[0][0].as_ref().unwrap();

@@ -155,6 +155,7 @@ pub fn spec() -> Spec {
             claim: KEN_REMOVED_CLAIM,
             x: Axis { name: "line across the sockets (line_other_llc_ns)", values: &["30", "120", "480"], arg: Arg::Sim("--hw-set line_other_llc_ns={},line_other_node_ns={}") },
             y: Axis { name: "working set (wss_kb)", values: &["16", "64", "512"], arg: Arg::Param("wss_kb={}") },
+            seeds: None,
         }],
     }
 }
