@@ -449,7 +449,8 @@ pub fn experiment(a: ExperimentArgs) -> Result<(), String> {
         if a.sweep {
             n += sweep::write_jobs(&spec, form, &runner, mode, &dir, &mut jobs)?;
         }
-        let read_back = format!("{command}{} --from {}", if a.sweep { " --sweep" } else { "" }, dir.display());
+        // The command names --sweep already when the job list holds the sweeps.
+        let read_back = format!("{command} --from {}", dir.display());
         std::fs::write(file, runs::jobs_header(n, &[dir], &read_back) + &jobs).map_err(|e| format!("{}: {e}", file.display()))?;
         println!("wrote {}: {n} runs; then {read_back}", file.display());
         return Ok(());

@@ -136,7 +136,8 @@ pub fn experiment(spec: &Spec, a: &ExperimentArgs) -> Result<(), String> {
             n += runs::write_jobs(spec, &spec.full, &runner, Mode::Sim(1), &dir.join(SAME_POINT_DIR), &mut jobs)?;
             dirs.push(dir.join(SAME_POINT_DIR));
         }
-        let read_back = format!("{command}{} --from {}", if a.sweep { " --sweep" } else { "" }, dir.display());
+        // The command names --sweep already when the job list holds the sweeps.
+        let read_back = format!("{command} --from {}", dir.display());
         std::fs::write(file, runs::jobs_header(n, &dirs, &read_back) + &jobs).map_err(|e| format!("{}: {e}", file.display()))?;
         println!("wrote {}: {n} runs; then {read_back}", file.display());
         return Ok(());
