@@ -247,6 +247,23 @@ fn head_or_qemu(spec: &Spec, old: &str, p: &Provenance) -> (String, Option<Strin
     }
 }
 
+/// Σ over the matrix's runs of the CPU seconds each simulator process reported on its
+/// `sim-speed:` line.
+fn sim_cpu_s(m: &Matrix) -> f64 {
+    m.cells
+        .iter()
+        .flatten()
+        .flat_map(|c| c.logs.iter())
+        .flat_map(|l| {
+            l.raw()
+                .lines()
+                .filter(|t| t.starts_with("sim-speed:"))
+                .filter_map(|t| t.split_whitespace().find_map(|w| w.strip_prefix("host_cpu_s=")).and_then(|v| v.parse::<f64>().ok()))
+                .collect::<Vec<_>>()
+        })
+        .sum()
+}
+
 #[allow(clippy::too_many_arguments)]
 fn sim_section(
     spec: &Spec,
@@ -266,11 +283,16 @@ fn sim_section(
     s += &revision_lines(m);
     let _ = write!(
         s,
-        "**Command.** `{command}` ({:.0} s of host time on the 2-core host shared with other builds, the \
-         qemu form's points on the simulator included{}). Mechanism and workloads: `kernel/mech` and `kernel/workloads` \
+        "**Command.** `{command}` ({}; the matrix's runs took {:.0} s of the simulator's CPU time in all, \
+         `sim-speed:` summed{}). Mechanism and workloads: `kernel/mech` and `kernel/workloads` \
          in `fairway-sim` (release build) of that revision.\n\n\
          **Machine and engine.** Engine `sim`: {machine}; {}; run i of a cell uses `--seed i`. Workload `{}` with `{}`. {}\n\n",
-        host_s,
+        if host_s.is_finite() {
+            format!("{host_s:.0} s of host time on the 2-core host shared with other builds, the qemu form's points on the simulator included")
+        } else {
+            "run as a job list: no host time recorded".to_string()
+        },
+        sim_cpu_s(m),
         if from.is_empty() {
             String::new()
         } else {
