@@ -206,7 +206,7 @@ fn avg_idle() -> Spec {
         // only).
         sweeps: vec![Sweep {
             claim: JASON_CLAIM,
-            x: Axis { name: "lines per CPU examined (snapshot_lines)", values: &["2", "8", "32"], arg: Arg::Sim("--hw-set snapshot_lines={}") },
+            x: Axis { name: "lines per CPU examined (snapshot_lines)", values: &["2", "32"], arg: Arg::Sim("--hw-set snapshot_lines={}") },
             y: Axis { name: "line across the sockets (line_other_node_ns)", values: &["73", "300"], arg: Arg::Sim("--hw-set line_other_node_ns={}") },
             seeds: Some(5),
         }],

@@ -82,7 +82,7 @@ pub fn spec() -> Spec {
         // profile's other figures stay).
         sweeps: vec![Sweep {
             claim: P99_CLAIM,
-            x: Axis { name: "idle exit (idle_exit_ns)", values: &["0", "1000", "5000"], arg: Arg::Sim("--hw-set idle_exit_ns={}") },
+            x: Axis { name: "idle exit (idle_exit_ns)", values: &["0", "5000"], arg: Arg::Sim("--hw-set idle_exit_ns={}") },
             y: Axis { name: "IPI delivery (ipi_base_ns)", values: &["0", "2000"], arg: Arg::Sim("--hw-set ipi_base_ns={}") },
             seeds: Some(5),
         }],

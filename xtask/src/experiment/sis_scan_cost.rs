@@ -173,7 +173,7 @@ pub fn spec() -> Spec {
         // and a line's flight inside the LLC (`--sweep`, simulator only).
         sweeps: vec![Sweep {
             claim: ALTSCAN_CLAIM,
-            x: Axis { name: "lines per CPU examined (snapshot_lines)", values: &["1", "2", "8"], arg: Arg::Sim("--hw-set snapshot_lines={}") },
+            x: Axis { name: "lines per CPU examined (snapshot_lines)", values: &["1", "8"], arg: Arg::Sim("--hw-set snapshot_lines={}") },
             y: Axis { name: "line in the LLC (line_same_llc_ns)", values: &["48", "150"], arg: Arg::Sim("--hw-set line_same_llc_ns={}") },
             seeds: Some(5),
         }],
