@@ -313,13 +313,13 @@ fn read_avg_idle(m: &Matrix) -> Reading {
     // How much of the workload reaches the mechanism: the 2013 gate opens on what share of the
     // idle periods.
     let reach = |pts: &[usize]| {
-        vars.iter().map(|v| format!("{v} {:.1}%", 100.0 * per(over(pts, v, gate_openings), over(pts, v, idle_periods)))).collect::<Vec<_>>().join(", ")
+        vars.iter().map(|v| format!("{v} {:.1}", 100.0 * per(over(pts, v, gate_openings), over(pts, v, idle_periods)))).collect::<Vec<_>>().join(", ")
     };
     if !ip.is_empty() {
-        why.push(format!("idleperiods points: newidle gate openings per idle period {}.", reach(&ip)));
+        why.push(format!("idleperiods points: newidle gate openings per 100 idle periods {} (a newidle entry that pulls a task ends no idle period, so this can pass 100).", reach(&ip)));
     }
     if !fs.is_empty() {
-        why.push(format!("fserver points: newidle gate openings per idle period {}.", reach(&fs)));
+        why.push(format!("fserver points: newidle gate openings per 100 idle periods {}.", reach(&fs)));
     }
     if !ip.is_empty() {
         why.push(mech_line("idleperiods points", &ip));
