@@ -75,6 +75,8 @@ pub struct SweepResult {
     pub comparisons: usize,
     /// Runs per cell of each grid point (seeds on the simulator).
     pub runs: usize,
+    /// The grid points whose runs did not finish, each with why (`-` on the map).
+    pub unfinished: Vec<String>,
 }
 
 /// The directory of one grid point's logs.
@@ -132,21 +134,33 @@ pub fn sweeps(spec: &Spec, form: &Form, runner: Option<&Runner>, runner_is_sim: 
     let mut out = Vec::new();
     for (k, sw) in spec.sweeps.iter().enumerate() {
         let mode = sw.mode(mode);
-        let mut grids: Vec<Vec<(Claim, Matrix)>> = Vec::new();
+        let mut grids: Vec<Vec<Option<(Claim, Matrix)>>> = Vec::new();
+        let mut unfinished = Vec::new();
         for (iy, y) in sw.y.values.iter().enumerate() {
             let mut row = Vec::new();
             for (ix, x) in sw.x.values.iter().enumerate() {
                 let (claim, f, variants) = grid_point(spec, sw, form, runner_is_sim, x, y)?;
                 let m = match runner {
-                    Some(r) if from.is_empty() => run_cells(spec, &variants, &f, r, mode, &cell_dir(dir, k, ix, iy), true, jobs)?,
-                    _ => read_cells(spec, &variants, &f, &from.iter().map(|d| cell_dir(d, k, ix, iy)).collect::<Vec<_>>(), mode)?,
+                    Some(r) if from.is_empty() => run_cells(spec, &variants, &f, r, mode, &cell_dir(dir, k, ix, iy), true, jobs),
+                    _ => read_cells(spec, &variants, &f, &from.iter().map(|d| cell_dir(d, k, ix, iy)).collect::<Vec<_>>(), mode),
                 };
-                row.push((claim, m));
+                // A grid point whose runs did not finish (the workload made no progress in the
+                // run's time at those costs) is a finding of the map, not a failure of it.
+                match m {
+                    Ok(m) => row.push(Some((claim, m))),
+                    Err(e) if e.contains("did not finish") => {
+                        // The log's name and why, without the directory (the report names it).
+                        let why = e.rsplit_once('/').map_or(e.as_str(), |(_, w)| w);
+                        unfinished.push(format!("{} {x}, {} {y} ({why})", sw.x.name, sw.y.name));
+                        row.push(None);
+                    }
+                    Err(e) => return Err(e),
+                }
             }
             grids.push(row);
         }
         // One family: every grid point's rows.
-        let comparisons: usize = grids.iter().flatten().map(|(c, m)| {
+        let comparisons: usize = grids.iter().flatten().flatten().map(|(c, m)| {
             let n = c.point_indices(m).len();
             n + usize::from(n > 1)
         }).sum();
@@ -155,14 +169,15 @@ pub fn sweeps(spec: &Spec, form: &Form, runner: Option<&Runner>, runner_is_sim: 
             .iter()
             .map(|row| {
                 row.iter()
-                    .map(|(c, m)| {
+                    .map(|cell| {
+                        let (c, m) = cell.as_ref()?;
                         let d = claims::decide_all_at(std::slice::from_ref(c), m, &boot, level);
                         d.rows.iter().find(|r| r.point == POOLED).or(d.rows.first()).cloned()
                     })
                     .collect()
             })
             .collect();
-        out.push(SweepResult { cells, level, comparisons, runs: mode.boots() });
+        out.push(SweepResult { cells, level, comparisons, runs: mode.boots(), unfinished });
     }
     Ok(out)
 }
@@ -234,6 +249,9 @@ pub fn markdown(spec: &Spec, results: &[SweepResult], report: &Path, engine: &st
                 .collect();
             let _ = writeln!(s, "| {y} | {} |", cells.join(" | "));
         }
+        for u in &r.unfinished {
+            let _ = writeln!(s, "\n`-`: did not finish at {u}");
+        }
         s.push('\n');
     }
     Ok(s)
@@ -282,7 +300,7 @@ mod tests {
             seeds: Some(5),
         };
         let row = |verdict, estimate| claims::ClaimRow { claim: 0, point: "p".into(), base: 1.0, new: 1.0, runs: (3, 3), estimate, interval: None, verdict };
-        let r = SweepResult { cells: vec![vec![Some(row(Verdict::Reproduced, 22.0)), None]], level: 0.99, comparisons: 5, runs: 5 };
+        let r = SweepResult { cells: vec![vec![Some(row(Verdict::Reproduced, 22.0)), None]], level: 0.99, comparisons: 5, runs: 5, unfinished: Vec::new() };
         assert_eq!((sw.mode(Mode::Sim(10)), sw.mode(Mode::Sim(3)), sw.mode(Mode::Icount)), (Mode::Sim(5), Mode::Sim(3), Mode::Icount));
         let m = map(&spec, &sw, &r, "sim");
         assert_eq!((m.xs.len(), m.ys.len()), (2, 1));
