@@ -3,18 +3,12 @@
 //! mechanism's state is static) and checks the printed `@fw` lines against
 //! values that follow from the inputs and the icount cost model.
 
+mod common;
+
 use std::process::Command;
 
+use common::sim;
 use fairway_sim::engine::CostModel;
-
-/// Runs `fairway-sim --machine M --seed S -- CMDLINE`: (exit code, stdout).
-fn sim(machine: &str, seed: u64, cmdline: &str) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fairway-sim"))
-        .args(["--machine", machine, "--seed", &seed.to_string(), "--", cmdline])
-        .output()
-        .expect("run fairway-sim");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
-}
 
 /// The value of `key=` on the first line starting with `prefix`.
 fn field(out: &str, prefix: &str, key: &str) -> u64 {

@@ -3,16 +3,9 @@
 //! process per run, the mechanism's state is static) and reads the `@fw`
 //! lines the kernel prints.
 
-use std::process::Command;
+mod common;
 
-/// Runs `fairway-sim --machine M --seed S -- CMDLINE`: (exit code, stdout).
-fn sim(machine: &str, seed: u64, cmdline: &str) -> (i32, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_fairway-sim"))
-        .args(["--machine", machine, "--seed", &seed.to_string(), "--", cmdline])
-        .output()
-        .expect("run fairway-sim");
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
-}
+use common::sim;
 
 /// Σ over the lines starting with `prefix` of `key=`.
 fn sum(out: &str, prefix: &str, key: &str) -> u64 {

@@ -203,3 +203,12 @@ pub fn mix(seed: u64, cpus: usize, tasks: usize, rounds: u64) -> (std::sync::Arc
     };
     (res, body)
 }
+
+/// Runs the binary `fairway-sim --machine M --seed S -- CMDLINE`: (exit code, stdout).
+pub fn sim(machine: &str, seed: u64, cmdline: &str) -> (i32, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fairway-sim"))
+        .args(["--machine", machine, "--seed", &seed.to_string(), "--", cmdline])
+        .output()
+        .expect("run fairway-sim");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+}
