@@ -411,10 +411,10 @@ mod tests {
         assert!(refs.iter().any(|r| r.file == "mech/debug.rs" && r.path.starts_with("crate::kprintln") && r.target == "mech/macros.rs"));
         assert!(refs.iter().any(|r| r.file == "workloads/pipe.rs" && r.target == "mech/sync/pipe.rs"));
         // The workloads crate: its own `crate::` paths, and the kernel's uses of it.
-        assert!(refs.iter().any(|r| r.file == "workloads/budget.rs" && r.path == "crate::cmdline::report_problem" && r.target == "workloads/cmdline.rs"));
+        assert!(refs.iter().any(|r| r.file == "workloads/budget.rs" && r.path == "crate::cmdline::report_problem" && r.target == "workloads/cmdline/mod.rs"));
         assert!(refs.iter().any(|r| r.file == "workloads/lib.rs" && r.path.starts_with("mech::record") && r.target == "mech/macros.rs"));
         assert!(refs.iter().any(|r| r.file == "main.rs" && r.path == "workloads::run" && r.target == "workloads/lib.rs"));
-        assert!(refs.iter().any(|r| r.file == "selfcheck.rs" && r.path.starts_with("workloads::cmdline") && r.target == "workloads/cmdline.rs"));
+        assert!(refs.iter().any(|r| r.file == "selfcheck.rs" && r.path.starts_with("workloads::cmdline") && r.target == "workloads/cmdline/mod.rs"));
         assert!(refs.iter().any(|r| r.file == "arch/platform.rs" && r.path == "mech::set_platform" && r.target == "mech/platform.rs"));
     }
 
@@ -447,7 +447,7 @@ mod tests {
             ("mech/lock/irq_mutex.rs", "use crate::rq::Rq;\n", "mech/rq.rs"),
             ("mech/lock/lockdep.rs", "fn f() { super::super::task::current(); }\n", "mech/task.rs"),
             ("mech/platform.rs", "use crate::{task::Task, sync::pipe::Pipe};\n", "mech/sync/pipe.rs"),
-            ("mech/rq.rs", "use workloads::cmdline::Options;\n", "workloads/cmdline.rs"),
+            ("mech/rq.rs", "use workloads::cmdline::Options;\n", "workloads/cmdline/mod.rs"),
             // Inside the mechanism: a task naming the switch, a runqueue the
             // fault injector, the balancer a wakeup, the wait queues a thread.
             ("mech/task.rs", "use crate::schedule::schedule;\n", "mech/schedule.rs"),
