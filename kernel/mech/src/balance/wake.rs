@@ -22,9 +22,22 @@ use crate::task::Task;
 use crate::percpu::{per_cpu, PerCpu};
 
 /// A wakeup performed on `this` put its wakee on `cpu` (≠ `this`).
+/// The domain is looked up once per target in a row: a waker mostly wakes the
+/// same CPU again (a pipe's partner), and the domains never change after boot
+/// (`state::GLOBAL` is set once), so the memo of the last target's domain
+/// index stays true.
 pub fn note_remote_wakeup(this: usize, cpu: usize) {
-    let Some(g) = super::state::global() else { return };
-    if let Some(c) = wake_remote_domain(&g.sds, this, cpu).and_then(|i| CPUS[this].ttwu_wake_remote.get(i)) {
+    let me = &CPUS[this];
+    let memo = me.remote_memo.load(Ordering::Relaxed);
+    let idx = if memo >> 8 == cpu as u64 + 1 {
+        (memo & 0xff) as usize
+    } else {
+        let Some(g) = super::state::global() else { return };
+        let Some(i) = wake_remote_domain(&g.sds, this, cpu) else { return };
+        me.remote_memo.store((cpu as u64 + 1) << 8 | i as u64, Ordering::Relaxed);
+        i
+    };
+    if let Some(c) = me.ttwu_wake_remote.get(idx) {
         c.fetch_add(1, Ordering::Relaxed);
     }
 }
@@ -83,6 +96,10 @@ struct WakeCpu {
     /// locks, which rank below the balance state); added to the domain
     /// statistics when they are printed.
     ttwu_wake_remote: [AtomicU64; crate::MAX_LEVELS],
+    /// The last remote wakeup's target and domain index, `(target + 1) << 8 |
+    /// index` (0: none yet; indexes are below `MAX_LEVELS` ≤ 255); written only
+    /// by this CPU's wakeups.
+    remote_memo: AtomicU64,
 }
 
 impl WakeCpu {
@@ -90,6 +107,7 @@ impl WakeCpu {
         WakeCpu {
             aged: [AtomicU64::new(0), AtomicU64::new(0)],
             ttwu_wake_remote: [const { AtomicU64::new(0) }; crate::MAX_LEVELS],
+            remote_memo: AtomicU64::new(0),
         }
     }
 }
