@@ -303,21 +303,31 @@ fn offer_of(rq: &Rq, all: &CpuMask, m: &mut CpuMask) {
     m.clear(rq.cpu);
 }
 
+/// A change of band. The common case, at most one runnable task and no
+/// offer (the pipe's and every sleep-and-wake path's), is handled here: no
+/// offer changes, only the band and, at an idle edge, the idle figures; no
+/// mask is built. Everything else is in [`transition_offers`], out of line,
+/// so that this path keeps a small frame (its mask and the registers it
+/// needs cost about 15 guest instructions per idle edge when inlined here).
 #[inline(never)]
 fn transition(rq: &Rq, runnable: u32) {
-    let cpu = rq.cpu;
-    let this = &CPUS[cpu];
+    let this = &CPUS[rq.cpu];
     let Some(&mine) = this.doms.get() else { return };
     let me = &this.per_cpu;
-    let idle = runnable == 0;
     if runnable <= 1 && !me.offering.load(Ordering::Relaxed) {
-        // At most one runnable task and no offer (the pipe's and every
-        // sleep-and-wake path's case): no offer changes, only the band and,
-        // at an idle edge, the idle figures; no mask is built.
         this.band.store(band_of(runnable, false, mine.is_empty()), Ordering::Relaxed);
-        note_idle(me, mine, idle);
+        note_idle(me, mine, runnable == 0);
         return;
     }
+    transition_offers(rq, runnable, this, mine);
+}
+
+/// [`transition`] for a CPU that has a queue or had one (it offers, or
+/// offered, its waiting tasks).
+#[inline(never)]
+fn transition_offers(rq: &Rq, runnable: u32, this: &IdleWaitCpu, mine: &[Dom]) {
+    let me = &this.per_cpu;
+    let idle = runnable == 0;
     let queue = runnable >= 2 && !mine.is_empty();
     this.band.store(band_of(runnable, queue, mine.is_empty()), Ordering::Relaxed);
     // Withdraw offers before becoming idle, and make them after stopping
@@ -355,14 +365,16 @@ fn note_idle(me: &CpuSide, mine: &[Dom], idle: bool) {
         return;
     }
     let mut t = 0;
-    for (l, d) in mine.iter().enumerate() {
+    // `mine` has at most MAX_LEVELS domains (`init`): zipped, not indexed,
+    // so no bounds check.
+    for (d, (entry, wait_ns)) in mine.iter().zip(me.entry.iter().zip(me.wait_ns.iter())) {
         let (a, now) = d.w.value_now();
         t = now;
         if idle {
-            me.entry[l].store(a, Ordering::Relaxed);
+            entry.store(a, Ordering::Relaxed);
         } else {
-            let gained = a.saturating_sub(me.entry[l].load(Ordering::Relaxed));
-            me.wait_ns[l].fetch_add(gained, Ordering::Relaxed);
+            let gained = a.saturating_sub(entry.load(Ordering::Relaxed));
+            wait_ns.fetch_add(gained, Ordering::Relaxed);
         }
     }
     if mine.is_empty() {
