@@ -81,17 +81,49 @@ pub fn forest_x_range(rows: &[ForestRow]) -> (f64, f64) {
 }
 
 const ROW_PX: u32 = 34;
-const LABEL_PX: u32 = 330;
+/// The plotting area of a forest plot, right of its row labels.
+const FOREST_PLOT_PX: u32 = 660;
+/// The legend of verdicts, threshold and claimed value in a figure's head.
+const LEGEND_PX: u32 = 620;
+
+/// The width in pixels of `s` in the figures' sans-serif font at `size` (plotters' size: it
+/// writes size S as an SVG font-size of S / 1.24): 0.62 em per character of the written size,
+/// above the average advance of DejaVu Sans (0.55 em over these labels' mix of letters, digits
+/// and punctuation) and of Arial (0.5 em), so that a label the layout sizes by it is not cut at
+/// the figure's edge by either font.
+pub fn text_px(s: &str, size: u32) -> u32 {
+    (s.chars().count() as f64 * f64::from(size) / 1.24 * 0.62).ceil() as u32
+}
+
+/// The width a figure's head needs: its title (18 px), subtitle (13 px) and legend, with the
+/// left margin.
+fn head_px(title: &str, subtitle: &str) -> u32 {
+    24 + text_px(title, 18).max(text_px(subtitle, 13)).max(LEGEND_PX)
+}
+
+/// The forest plot's row-label area: the longest label and a gap before the axis.
+pub fn forest_label_px(rows: &[ForestRow]) -> u32 {
+    rows.iter().map(|r| text_px(&r.label, 13)).max().unwrap_or(0).max(100) + 24
+}
+
+/// The forest plot's size: wide enough for the longest row label beside the plotting area, and
+/// for the head's title, subtitle and legend.
+pub fn forest_size(f: &Forest) -> (u32, u32) {
+    let n = f.rows.len().max(1) as u32;
+    let width = (12 + forest_label_px(&f.rows) + FOREST_PLOT_PX + 24).max(head_px(&f.title, &f.subtitle));
+    (width, 150 + ROW_PX * n)
+}
 
 /// The forest plot as an SVG document: per row the threshold band (grey), the interval
 /// (whisker) and the estimate (dot) in the verdict's colour, the claimed value (a hollow
 /// diamond), and a line at 0; a legend of the verdicts' colours.
 pub fn forest_svg(f: &Forest) -> Result<String, String> {
     let n = f.rows.len().max(1);
-    let height = 150 + ROW_PX * n as u32;
+    let (width, height) = forest_size(f);
+    let label_px = forest_label_px(&f.rows);
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, (1000, height)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, (width, height)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let (head, body) = root.split_vertically(78);
         head.draw(&Text::new(f.title.clone(), (12, 8), ("sans-serif", 18).into_font())).map_err(err)?;
@@ -118,7 +150,7 @@ pub fn forest_svg(f: &Forest) -> Result<String, String> {
         let mut chart = ChartBuilder::on(&body)
             .margin(12)
             .x_label_area_size(44)
-            .y_label_area_size(LABEL_PX)
+            .y_label_area_size(label_px)
             .build_cartesian_2d(x0..x1, Categories(n))
             .map_err(err)?;
         chart
@@ -187,9 +219,10 @@ pub struct MapCell {
 /// its effect written in it; empty cells left white; a legend of the verdicts' colours.
 pub fn sweep_map_svg(m: &SweepMap) -> Result<String, String> {
     let (nx, ny) = (m.xs.len().max(1), m.ys.len().max(1));
+    let layout = map_layout(m);
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, (140 + 110 * nx as u32, 170 + 56 * ny as u32)).into_drawing_area();
+        let root = SVGBackend::with_string(&mut out, (layout.width, layout.height)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let (head, body) = root.split_vertically(78);
         head.draw(&Text::new(m.title.clone(), (12, 8), ("sans-serif", 18).into_font())).map_err(err)?;
@@ -206,7 +239,7 @@ pub fn sweep_map_svg(m: &SweepMap) -> Result<String, String> {
         let mut chart = ChartBuilder::on(&body)
             .margin(12)
             .x_label_area_size(44)
-            .y_label_area_size(90)
+            .y_label_area_size(layout.y_label_px)
             .build_cartesian_2d(Categories(nx), Categories(ny))
             .map_err(err)?;
         chart
@@ -241,6 +274,33 @@ pub fn sweep_map_svg(m: &SweepMap) -> Result<String, String> {
     Ok(out)
 }
 
+/// A sweep map's sizes in pixels.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MapLayout {
+    pub width: u32,
+    pub height: u32,
+    /// The area left of the grid: the y values and the rotated y description.
+    pub y_label_px: u32,
+    /// One grid cell's width and height.
+    pub cell_w: u32,
+    pub cell_h: u32,
+}
+
+/// A sweep map's layout from its texts: each cell wide enough for its effect and its x value,
+/// the grid wide enough for the x description and tall enough for the rotated y description,
+/// the y label area for the longest y value, the figure for its head.
+pub fn map_layout(m: &SweepMap) -> MapLayout {
+    let (nx, ny) = (m.xs.len().max(1) as u32, m.ys.len().max(1) as u32);
+    let cell_text = m.cells.iter().flatten().flatten().map(|c| text_px(&c.text, 13)).max().unwrap_or(0);
+    let x_text = m.xs.iter().map(|x| text_px(x, 13)).max().unwrap_or(0);
+    let cell_w = (cell_text.max(x_text) + 20).max(110).max(text_px(&m.x_desc, 14).div_ceil(nx) + 8);
+    let cell_h = 56u32.max((text_px(&m.y_desc, 14) + 16).div_ceil(ny));
+    let y_label_px = m.ys.iter().map(|y| text_px(y, 13)).max().unwrap_or(0) + 14 + 14 + 20;
+    // margins (12 each side), the x label area (44), the head (78)
+    let width = (24 + y_label_px + nx * cell_w).max(head_px(&m.title, &m.subtitle));
+    MapLayout { width, height: 78 + 24 + 44 + ny * cell_h, y_label_px, cell_w, cell_h }
+}
+
 fn cat_label(labels: &[String], v: f64) -> String {
     let i = v.round();
     if (v - i).abs() < 1e-6 && i >= 0.0 { labels.get(i as usize).cloned().unwrap_or_default() } else { String::new() }
@@ -273,7 +333,9 @@ pub fn distribution_svg(d: &Distribution) -> Result<String, String> {
     let ns = d.series.len().max(1);
     let mut out = String::new();
     {
-        let root = SVGBackend::with_string(&mut out, (1000, 560 + 18 * ns as u32)).into_drawing_area();
+        let legend = d.series.iter().map(|(l, _)| 50 + text_px(l, 13)).max().unwrap_or(0);
+        let width = 1000u32.max(head_px(&d.title, &d.subtitle)).max(legend);
+        let root = SVGBackend::with_string(&mut out, (width, 560 + 18 * ns as u32)).into_drawing_area();
         root.fill(&WHITE).map_err(err)?;
         let (head, body) = root.split_vertically(60 + 18 * ns as i32);
         head.draw(&Text::new(d.title.clone(), (12, 8), ("sans-serif", 18).into_font())).map_err(err)?;
@@ -400,6 +462,76 @@ mod tests {
         };
         // each verdict's cells, plus its legend square
         assert_eq!((filled(Shade::Reproduced), filled(Shade::NoEffect), filled(Shade::Inconclusive), filled(Shade::Opposite)), (3, 3, 2, 1));
+    }
+
+    /// The figure's width in an SVG document's head.
+    fn svg_width(svg: &str) -> u32 {
+        attr(svg.split("<svg").nth(1).unwrap(), "width") as u32
+    }
+
+    /// The texts an SVG draws: the text, its anchor (x, y), its anchor kind, its size in
+    /// plotters' units (the SVG's font-size x 1.24), whether it is rotated.
+    fn texts(svg: &str) -> Vec<(String, i32, i32, String, u32, bool)> {
+        svg.split("<text").skip(1).map(|e| {
+            let field = |k: &str| e.split(&format!(" {k}=\"")).nth(1).map(|v| v[..v.find('"').unwrap()].to_string());
+            let size = field("font-size").map_or(13.0, |v| v.parse::<f64>().unwrap() * 1.24).round() as u32;
+            let body = e[e.find('>').unwrap() + 1..e.find("</text>").unwrap()].trim();
+            let body = body.replace("&quot;", "\"").replace("&apos;", "'").replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
+            (body, attr(e, "x"), attr(e, "y"), field("text-anchor").unwrap_or_else(|| "start".into()), size, e.contains("rotate("))
+        }).collect()
+    }
+
+    /// Every text of the figure lies inside it, its width [`text_px`]'s (the bound the layout is
+    /// made with): along x for a level text, along y for a rotated one.
+    fn assert_no_text_cut(svg: &str) {
+        let head = svg.split("<svg").nth(1).unwrap();
+        let (width, height) = (attr(head, "width"), attr(head, "height"));
+        for (body, x, y, anchor, size, rotated) in texts(svg) {
+            let w = text_px(&body, size) as i32;
+            let (at, edge) = if rotated { (y, height) } else { (x, width) };
+            let (lo, hi) = match anchor.as_str() {
+                "end" => (at - w, at),
+                "middle" => (at - w / 2, at + w / 2),
+                _ => (at, at + w),
+            };
+            assert!(lo >= 0 && hi <= edge, "{body:?} at {at} ({anchor}, {w} px, rotated {rotated}) is cut by the figure's edges 0..{edge}");
+        }
+    }
+
+    #[test]
+    fn long_labels_widen_the_figures_instead_of_being_cut() {
+        let long = "Ken's OLTP, CPU-domain flags off @ oltp:procs=24,io_us=800,ms=500";
+        let f = Forest {
+            title: "wake-balance (sim): each claim's effect, variant against baseline".into(),
+            subtitle: "dot: the estimate; whisker: its 99.00% bootstrap interval (5 comparisons, Bonferroni); grey: ± the threshold".into(),
+            x_desc: "effect (%)".into(),
+            rows: vec![row(long, 2.0, Some((1.0, 3.0)), Shade::NoEffect), row("short", 25.0, Some((15.0, 35.0)), Shade::Reproduced)],
+        };
+        let svg = forest_svg(&f).unwrap();
+        assert!(texts(&svg).iter().any(|t| t.0 == long), "the long label is drawn whole");
+        assert_no_text_cut(&svg);
+        // the label area is the longest label's: a short label gives a narrower figure
+        let short = forest_svg(&Forest { rows: vec![row("short", 25.0, Some((15.0, 35.0)), Shade::Reproduced)], ..f.clone() }).unwrap();
+        assert!(svg_width(&svg) > svg_width(&short) + 300, "{} vs {}", svg_width(&svg), svg_width(&short));
+        assert_no_text_cut(&short);
+
+        let cell = |text: &str| Some(MapCell { shade: Shade::NoEffect, text: text.into() });
+        let m = SweepMap {
+            title: "avg-idle (sim): where \"Jason's avg clamp 1.5x, fserver\" holds".into(),
+            subtitle: "each cell: the claim's verdict and effect there (98.33% intervals, 3 comparisons, Bonferroni; 10 runs per cell)".into(),
+            x_desc: "lines per CPU examined (snapshot_lines)".into(),
+            y_desc: "line across the sockets (line_other_node_ns)".into(),
+            xs: vec!["2".into(), "32".into()],
+            ys: vec!["73".into(), "300".into()],
+            cells: vec![vec![cell("+0.11 [-0.90, +1.41]"), cell("+0.0")], vec![cell("-0.5"), None]],
+        };
+        let svg = sweep_map_svg(&m).unwrap();
+        assert_no_text_cut(&svg);
+        // the rotated y description fits the grid's height, the x description its width
+        let l = map_layout(&m);
+        assert!(l.cell_h * 2 >= text_px(&m.y_desc, 14) && l.cell_w * 2 >= text_px(&m.x_desc, 14), "{l:?}");
+        assert!(l.cell_w >= text_px("+0.11 [-0.90, +1.41]", 13), "{l:?}");
+        assert!(texts(&svg).iter().any(|t| t.0.contains("line across the sockets") && t.5), "the y description is drawn, rotated");
     }
 
     #[test]
