@@ -83,10 +83,11 @@ pub fn plan(name: &str) -> SimPlan {
                 timeout_s: 0,
             },
             quick: Form { smp: "dd-2024", params: "runtime_ms=300,work_us=14500,sleep_us=100,jitter_pct=5", points: &["threads=2,workers=120"], timeout_s: 0 },
-            // The lock costs off, as the report ran: wakeup placement then took machine-wide locks
-            // (the LLC scan state, the NOHZ state) that serialised every wakeup of 240 CPUs
-            // under the model; `--hw dd-2024` prices the locks that remain.
-            hw: "dd-2024,locks=off",
+            // Every cost of the profile, the lock model's included: wakeup placement and NOHZ
+            // take no machine-wide lock (the LLC scan state and the NOHZ state are lock-free),
+            // so the locks left are those Linux has too (docs/SIMULATOR.md, "Speed with the
+            // model": 6.3 host s per simulated s with every cost).
+            hw: "dd-2024",
             note: "The claim's machine: 2 sockets x 60 cores x 2 threads, 2 nodes (240 CPUs, preset `dd-2024`); schbench \
                    with 2 message threads of 120 workers (schbench's default: one worker per CPU), requests of 100 us of \
                    sleep and 14.5 ms of work, 2 s (the seed ran 100 s); 10 seeds per cell, each drawing its own request lengths.",
