@@ -109,8 +109,11 @@ pub enum Expect {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FailsWith {
     /// This variant of the matrix in the claim's variant's place must not give the claim's
-    /// verdict (`why`: what it lacks).
-    Variant { label: &'static str, why: &'static str },
+    /// verdict (`why`: what it lacks). `moved`: a second variant that moves the figure, for a
+    /// claim whose verdict is *no effect* as the first's is: it shows that the comparison can
+    /// say more than *no effect* here, so that the verdict is the claimed change's, not a figure
+    /// that never moves.
+    Variant { label: &'static str, why: &'static str, moved: Option<(&'static str, &'static str)> },
     /// A change to the code under which the claim would not hold; named, not run.
     Mutation(&'static str),
     /// Nothing named: the report says so.
@@ -178,7 +181,15 @@ impl Claim {
         Claim { threshold: fraction, ..self }
     }
     pub fn fails_with_variant(self, label: &'static str, why: &'static str) -> Claim {
-        Claim { fails_with: FailsWith::Variant { label, why }, ..self }
+        Claim { fails_with: FailsWith::Variant { label, why, moved: None }, ..self }
+    }
+    /// With [`Claim::fails_with_variant`]: a variant that moves the claim's figure (`why`: how),
+    /// evaluated in the variant's place too ([`FailsWith::Variant`]'s `moved`).
+    pub fn or_moved_by_variant(self, label: &'static str, why: &'static str) -> Claim {
+        match self.fails_with {
+            FailsWith::Variant { label: l, why: w, .. } => Claim { fails_with: FailsWith::Variant { label: l, why: w, moved: Some((label, why)) }, ..self },
+            _ => panic!("or_moved_by_variant follows fails_with_variant"),
+        }
     }
     pub fn fails_with_mutation(self, what: &'static str) -> Claim {
         Claim { fails_with: FailsWith::Mutation(what), ..self }
@@ -383,10 +394,10 @@ pub fn decide_all_at(claims: &[Claim], m: &Matrix, boot: &Bootstrap, level: f64)
             let (estimate, interval, runs) = effect(c, m, &group, c.variant, boot, level);
             let (base, new) = if group.len() == 1 { (centre(c, group[0], c.baseline), centre(c, group[0], c.variant)) } else { (f64::NAN, f64::NAN) };
             rows.push(ClaimRow { claim: *ci, point: point.clone(), base, new, runs, estimate, interval, verdict: decide(interval.as_ref(), c.expect, c.bound()) });
-            if let FailsWith::Variant { label, .. } = c.fails_with {
-                if has(label) {
+            if let FailsWith::Variant { label, moved, .. } = c.fails_with {
+                for label in std::iter::once(label).chain(moved.map(|(l, _)| l)).filter(|l| has(l)) {
                     let (estimate, interval, _) = effect(c, m, &group, label, boot, level);
-                    failing.push(FailingRow { claim: *ci, point, label, estimate, interval, verdict: decide(interval.as_ref(), c.expect, c.bound()) });
+                    failing.push(FailingRow { claim: *ci, point: point.clone(), label, estimate, interval, verdict: decide(interval.as_ref(), c.expect, c.bound()) });
                 }
             }
         }
@@ -488,25 +499,35 @@ pub fn markdown(claims: &[Claim], d: &Decided) -> String {
             if c.source.is_empty() { String::new() } else { format!("Source: {}. ", c.source) }
         );
         match c.fails_with {
-            FailsWith::Variant { label, why } => {
+            FailsWith::Variant { label, why, moved } => {
                 let rows: Vec<&FailingRow> = d.failing.iter().filter(|f| f.claim == i).collect();
+                let own = |point: &str| d.rows.iter().find(|r| r.claim == i && r.point == point).map(|r| r.verdict);
+                // The check shows it can fail where some named variant gives another verdict than
+                // the claim's own (an inconclusive own verdict shows nothing either way).
+                let shown_to_fail = rows.iter().any(|f| own(&f.point).is_some_and(|v| v != f.verdict || v == Verdict::Inconclusive));
+                let show = |label: &str| -> Vec<String> {
+                    rows.iter()
+                        .filter(|f| f.label == label)
+                        .map(|f| format!("{} with `{}` {} → {}", f.point, f.label, fmt_effect(f.estimate, f.interval.as_ref(), c.unit()), f.verdict.text()))
+                        .collect()
+                };
                 let _ = write!(s, "Fails with `{label}` in the variant's place ({why})");
-                if rows.is_empty() {
-                    s += ": that variant is not in this matrix.\n";
+                let first = show(label);
+                if first.is_empty() {
+                    s += ": that variant is not in this matrix";
                 } else {
-                    let shown: Vec<String> = rows
-                        .iter()
-                        .map(|f| {
-                            let own = d.rows.iter().find(|r| r.claim == i && r.point == f.point).map(|r| r.verdict);
-                            let note = match own {
-                                Some(v) if v == f.verdict && v != Verdict::Inconclusive => " — the same verdict: this check did not show here that it can fail",
-                                _ => "",
-                            };
-                            format!("{} with `{}` {} → {}{note}", f.point, f.label, fmt_effect(f.estimate, f.interval.as_ref(), c.unit()), f.verdict.text())
-                        })
-                        .collect();
-                    let _ = writeln!(s, ": {}.", shown.join("; "));
+                    let _ = write!(s, ": {}", first.join("; "));
                 }
+                if let Some((m, mwhy)) = moved {
+                    let second = show(m);
+                    if !second.is_empty() {
+                        let _ = write!(s, "; the figure moves with `{m}` in the variant's place ({mwhy}): {}", second.join("; "));
+                    }
+                }
+                if !rows.is_empty() && !shown_to_fail {
+                    s += " — the same verdict: this check did not show here that it can fail";
+                }
+                s += ".\n";
             }
             FailsWith::Mutation(what) => {
                 let _ = writeln!(s, "Fails under this change to the code (not run here): {what}.");
@@ -573,6 +594,31 @@ mod tests {
         assert_eq!(fmt_expect(&Claim::change("a", f, "b", "v", 24.0)), "+24% (threshold 12%)");
         assert_eq!(fmt_expect(&Claim::change("a", f, "b", "v", 50.0 / 3.0 - 33.333_333).absolute()), "-16.67 (threshold 8.33)");
         assert_eq!(fmt_expect(&Claim::no_change("a", f, "b", "v", 1.0)), "within ±1%");
+    }
+
+    /// A claim of no effect whose fails-with variant gives no effect too shows it can fail only
+    /// through a variant that moves the figure; without one, the report says the check did not
+    /// show it (checked: dropping the moved variant's rows from `shown_to_fail` fails it).
+    #[test]
+    fn a_no_effect_verdict_shows_it_can_fail_through_a_variant_that_moves_the_figure() {
+        let spec = super::super::find("avg-idle").unwrap();
+        let jason = spec.claims.iter().position(|c| c.name.starts_with("Jason's avg clamp")).unwrap();
+        let today = "v6.19: avg 2x, cost gate";
+        let report = |today_moves: bool| {
+            let m = super::super::tests::synthetic_runs(&spec, &["threads=16,io_pct=10"], 5, |_, v, run| {
+                let ops = if v == today && today_moves { 150 + run } else { 100 + run };
+                format!("@fw result workload=fserver metric=ops_per_s value={ops} unit=ops/s better=higher\n")
+            });
+            let d = decide_all(&spec.claims, &m, &Bootstrap::default());
+            assert_eq!(d.verdict(jason), Some(Verdict::NoEffect));
+            markdown(&spec.claims, &d)
+        };
+        let line = |r: &str| r.lines().find(|l| l.contains("**Jason's avg clamp")).unwrap().to_string();
+        let moved = line(&report(true));
+        assert!(moved.contains(&format!("the figure moves with `{today}`")) && moved.contains("→ reproduced"), "{moved}");
+        assert!(!moved.contains("did not show"), "{moved}");
+        let flat = line(&report(false));
+        assert!(flat.contains("did not show here that it can fail"), "{flat}");
     }
 
     #[test]

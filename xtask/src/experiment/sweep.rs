@@ -209,7 +209,12 @@ fn shade(v: Verdict) -> Shade {
 pub fn map(spec: &Spec, sw: &Sweep, r: &SweepResult, engine: &str) -> SweepMap {
     SweepMap {
         title: format!("{} ({engine}): where \"{}\" holds", spec.name, sw.claim),
-        subtitle: format!("each cell: the claim's verdict and effect there ({:.2}% intervals, {} comparisons, Bonferroni)", 100.0 * r.level, r.comparisons),
+        subtitle: format!(
+            "each cell: the claim's verdict and effect there ({} runs per cell, {:.2}% intervals, {} comparisons, Bonferroni)",
+            r.runs,
+            100.0 * r.level,
+            r.comparisons
+        ),
         x_desc: sw.x.name.into(),
         y_desc: sw.y.name.into(),
         xs: sw.x.values.iter().map(|s| s.to_string()).collect(),
@@ -262,6 +267,20 @@ mod tests {
     use super::super::claims::Figure;
     use super::super::find;
     use super::*;
+
+    /// A map's verdicts need intervals that can separate "no effect" from "inconclusive": every
+    /// declared map runs at least as many seeds per grid point as a full simulator run's matrix
+    /// (checked: `seeds: Some(5)` on any map fails it).
+    #[test]
+    fn every_declared_map_runs_a_full_matrixs_seeds_per_grid_point() {
+        use super::super::sim::MIN_SEEDS;
+        for spec in super::super::all() {
+            let seeds = super::super::sim_plans::plan(spec.name).seeds.max(MIN_SEEDS);
+            for sw in &spec.sweeps {
+                assert!(sw.mode(Mode::Sim(seeds)).boots() >= MIN_SEEDS, "{}: the map of {:?} runs {} seeds a point", spec.name, sw.claim, sw.mode(Mode::Sim(seeds)).boots());
+            }
+        }
+    }
 
     #[test]
     fn a_grid_point_adds_its_values_to_the_claims_two_variants_at_the_claims_points() {
