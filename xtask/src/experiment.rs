@@ -37,6 +37,7 @@ pub mod claims;
 mod cpu_capacity;
 mod defs;
 mod delayed_dequeue;
+mod readme;
 mod report;
 mod runs;
 mod sis_scan_cost;
@@ -63,8 +64,12 @@ pub enum Engine {
 
 #[derive(clap::Args)]
 pub struct ExperimentArgs {
-    /// Experiment name, or `list`.
+    /// Experiment name, `list`, or `verdicts` (the README's table of every report's verdicts,
+    /// read from docs/experiments/; `--write` puts it into README.md).
     pub name: String,
+    /// With `verdicts`: replace the README's table with the reports' (else it is printed).
+    #[arg(long)]
+    pub write: bool,
     /// The small form the test suite runs: fewer points, shorter runs.
     #[arg(long)]
     pub quick: bool,
@@ -416,6 +421,12 @@ pub fn experiment(a: ExperimentArgs) -> Result<(), String> {
             println!("{:<16} {}\n{:<16} claim: {}", s.name, s.asks, "", s.claim);
         }
         return Ok(());
+    }
+    if a.name == "verdicts" {
+        return readme::verdicts(a.write);
+    }
+    if a.write {
+        return Err("xtask: --write is `cargo xtask experiment verdicts`'s (the README's table); a report goes where --out says".into());
     }
     let spec = find(&a.name)?;
     if a.engine == Engine::Sim {
@@ -824,6 +835,7 @@ mod tests {
     pub(super) fn args() -> ExperimentArgs {
         ExperimentArgs {
             name: "avg-idle".into(),
+            write: false,
             quick: true,
             engine: Engine::Qemu,
             out: None,
