@@ -392,7 +392,9 @@ pub fn markdown(spec: &Spec, form: &Form, m: &Matrix, r: &Reading, d: &Decided, 
             .to_string(),
         Mode::Phases(n) => format!(
             "`-icount shift=0,sleep=off`, {n} boots per cell at {n} tick phases (each boot exact; the figures are the means of \
-             the {n} with their spread)"
+             the {n} with their spread). The phase is all that differs between a cell's boots, so a claim's interval here \
+             says how far the effect depends on where the ticks fall; a cell whose boots all print the same figure has an \
+             interval of one point, and the simulator's seeds, which also draw the workload's times, are the wider test"
         ),
         Mode::RealTime(n) => format!(
             "mode real time: {n} boots per cell without `-icount` (every figure below is the mean of {n} boots in host time \
