@@ -328,7 +328,8 @@ pub struct QemuRow {
 }
 
 /// The result and mechanism rows (`Hmean`/`Amean` lines) of the `## Table` block of a qemu
-/// report, with `n` variants: `Amean metric point base new (+x%) ... unit`.
+/// report, with `n` variants: `Amean metric point base new (+x%) ... unit`, each figure the
+/// mean where a cell had several boots (`mean±sd`, `--runs N`).
 pub fn qemu_table_rows(md: &str, n: usize) -> Vec<QemuRow> {
     let Some(start) = md.find("## Table") else { return Vec::new() };
     let block = md[start..].split("```").nth(1).unwrap_or("");
@@ -340,7 +341,11 @@ pub fn qemu_table_rows(md: &str, n: usize) -> Vec<QemuRow> {
             continue;
         }
         let (Some(metric), Some(point)) = (tok.next(), tok.next()) else { continue };
-        let values: Vec<f64> = tok.filter(|t| !t.starts_with('(')).take(n).map_while(|t| t.parse::<f64>().ok()).collect();
+        let values: Vec<f64> = tok
+            .filter(|t| !t.starts_with('('))
+            .take(n)
+            .map_while(|t| t.split('±').next().and_then(|mean| mean.parse::<f64>().ok()))
+            .collect();
         if values.len() == n {
             out.push(QemuRow { metric: metric.into(), point: point.into(), values });
         }
@@ -491,6 +496,10 @@ mod tests {
         // a table with another number of variants is not misread
         assert!(qemu_table_rows(QEMU_TABLE, 6).is_empty());
         assert!(qemu_table_rows("no table", 5).is_empty());
+        // a table of several boots per cell (`--runs N`): each figure is its mean ± spread
+        // (checked: parsing the whole token reads no row of it)
+        let phases = "## Table\n\n```\nHmean  rps  threads=2,workers=2  69.200±0.020  69.180±0.030 (-0.03%)  69.210±0.010 (+0.01%*)  req/s\n```\n";
+        assert_eq!(qemu_table_rows(phases, 3), vec![QemuRow { metric: "rps".into(), point: "threads=2,workers=2".into(), values: vec![69.2, 69.18, 69.21] }]);
     }
 
     /// Side by side: each variant's qemu and sim figure, and per variant whether both engines
