@@ -21,7 +21,9 @@
 //!
 //! Where runs happen (`runs.rs`): here, `--jobs N` at a time, or anywhere through a job list
 //! (`--jobs-file`) whose logs `--from` reads back; every saved log names its revision and binary,
-//! and one report holds one revision. `--sweep` maps where a claim holds (`sweep.rs`).
+//! and one report holds one revision. A run boots a copy of its binary in its log directory, so
+//! a build in the same checkout meanwhile (the test suite's kernel with the lock-order checker)
+//! changes none of its runs. `--sweep` maps where a claim holds (`sweep.rs`).
 
 use std::path::PathBuf;
 
@@ -623,6 +625,33 @@ impl Runner {
             Runner::Sim { bin, .. } => bin,
         }
     }
+
+    /// This runner with its binary copied into `dir` (or taken from the copy of a run directory
+    /// above it, a sweep's grid point's): a build in the same checkout while the runs go on
+    /// (`cargo xtask test` builds the kernel with the lock-order checker into the same file) must
+    /// not change what the later runs boot, nor make their logs name a binary that did not run.
+    pub fn pinned(&self, dir: &std::path::Path) -> Result<Runner, String> {
+        let name = match self {
+            Runner::Qemu { .. } => "fairway-kernel",
+            Runner::Sim { .. } => "fairway-sim",
+        };
+        let copy = match dir.ancestors().take(4).map(|d| d.join(name)).find(|c| c.is_file()) {
+            Some(c) => c,
+            None => {
+                let c = dir.join(name);
+                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                // Copied to a temporary name and renamed, so a copy is whole or absent.
+                let tmp = dir.join(format!(".{name}.partial"));
+                std::fs::copy(self.binary(), &tmp).map_err(|e| format!("{} -> {}: {e}", self.binary().display(), tmp.display()))?;
+                std::fs::rename(&tmp, &c).map_err(|e| format!("{}: {e}", c.display()))?;
+                c
+            }
+        };
+        Ok(match self {
+            Runner::Qemu { qemu, .. } => Runner::Qemu { qemu: qemu.clone(), elf: copy },
+            Runner::Sim { hw, .. } => Runner::Sim { bin: copy, hw: hw.clone() },
+        })
+    }
 }
 
 /// [`run_matrix`] with the runner and the log directory given; `progress_bar` off where many
@@ -635,6 +664,7 @@ pub fn run_matrix_in(spec: &Spec, form: &Form, runner: &Runner, mode: Mode, dir:
 /// [`run_matrix_in`] of these variants (a sweep's, which add its grid cell's arguments).
 #[allow(clippy::too_many_arguments)]
 pub fn run_cells(spec: &Spec, variants: &[Variant], form: &Form, runner: &Runner, mode: Mode, dir: &std::path::Path, progress_bar: bool, jobs: usize) -> Result<Matrix, String> {
+    let runner = &runner.pinned(dir)?;
     let boot = |smp: &str| match runner {
         Runner::Qemu { qemu, elf } => Boot {
             qemu: qemu.clone(),
@@ -886,6 +916,45 @@ mod tests {
         assert_eq!(run_cmdline("workload=pipe", Mode::Phases(4), 2), "workload=pipe phase_ns=500000");
         assert_eq!(run_cmdline("workload=pipe", Mode::Icount, 0), "workload=pipe");
         assert_eq!(log_name("a:b=1,c=2", 3, Mode::Phases(4), 2), "a_b=1_c=2-v3-p2.log");
+    }
+
+    /// A run boots a copy of its binary in its directory, which a later build does not change;
+    /// a sweep's grid point below it boots the run's copy (checked: booting `runner` itself
+    /// fails the first assertion).
+    #[test]
+    fn runs_boot_a_copy_of_the_binary_that_a_later_build_leaves_alone() {
+        let base = std::env::temp_dir().join(format!("fairway-exp-pin-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        let built = base.join("built-kernel");
+        std::fs::write(&built, b"kernel A").unwrap();
+        let runner = Runner::Qemu { qemu: "qemu".into(), elf: built.clone() };
+        let run_dir = base.join("run");
+        let pinned = runner.pinned(&run_dir).unwrap();
+        assert_eq!(pinned.binary(), run_dir.join("fairway-kernel"));
+        std::fs::write(&built, b"kernel B, rebuilt with lockdep").unwrap();
+        assert_eq!(std::fs::read(pinned.binary()).unwrap(), b"kernel A");
+        assert_ne!(Provenance::of(pinned.binary()).unwrap(), Provenance::of(&built).unwrap());
+        // a grid point below the run takes the run's copy
+        let grid = run_dir.join("sweep0").join("x0-y0");
+        assert_eq!(runner.pinned(&grid).unwrap().binary(), run_dir.join("fairway-kernel"));
+        let sim = Runner::Sim { bin: built, hw: Some("icount".into()) }.pinned(&base.join("sim")).unwrap();
+        assert!(matches!(&sim, Runner::Sim { hw: Some(h), .. } if h == "icount") && sim.binary().ends_with("sim/fairway-sim"));
+        // A matrix run boots the copy: a stand-in simulator (a shell script printing one
+        // result) is rewritten after the run, and the run's copy and its logs' binary are the
+        // first version's (checked: run_cells without `pinned` fails here).
+        let fake = base.join("fake-sim");
+        let version = |v: u32| format!("#!/bin/sh\nfor a; do last=$a; done\necho \"cmdline: $last\"\necho '@fw result workload=schbench metric=rps value={v} unit=req/s better=higher'\n");
+        std::fs::write(&fake, version(1)).unwrap();
+        std::fs::set_permissions(&fake, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+        let spec = find("delayed-dequeue").unwrap();
+        let form = Form { smp: "2", params: "", points: &["threads=1,workers=1"], timeout_s: 0 };
+        let dir = base.join("matrix");
+        let m = run_matrix_in(&spec, &form, &Runner::Sim { bin: fake.clone(), hw: None }, Mode::Sim(1), &dir, false, 1).unwrap();
+        std::fs::write(&fake, version(2)).unwrap();
+        assert_eq!(std::fs::read_to_string(dir.join("fairway-sim")).unwrap(), version(1));
+        assert_eq!(m.provenance.binary, runs::file_hash(&dir.join("fairway-sim")).unwrap());
+        assert_eq!(m.result(0, spec.variants[0].label, "rps"), 1.0);
+        std::fs::remove_dir_all(&base).unwrap();
     }
 
     #[test]
