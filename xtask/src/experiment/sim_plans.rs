@@ -47,16 +47,18 @@ pub fn plan(name: &str) -> SimPlan {
         },
         "sis-scan-cost" => SimPlan {
             seeds: 10,
-            // The thread's client counts on its own machine; 1 s measured after 800 ms: under full
+            // The thread's client counts on its own machine; 500 ms measured after 800 ms: under full
             // load each core's CPU balances the LLC domain every 640 ms, so SIS_UTIL's first
             // refresh comes about 640 ms in (at 320 clients none in the first 300 ms; 20 and 26
             // per LLC in a run of 1.8 s, seed 1), and SIS_UTIL scans nothing after it (5.5
             // million wakeups without a scan). hackbench is left out: the simulator
             // charges no pipe copy yet, so a hackbench run of 32,000 messages takes tens of
-            // microseconds and its time says nothing (docs/SIMULATOR.md's cross-check gaps).
+            // microseconds and its time says nothing (docs/SIMULATOR.md's cross-check gaps). The
+            // window is 500 ms, not 1 s, and the map runs 5 seeds a point, for the host time (the
+            // note says how much).
             full: Form {
                 smp: "sis-2021",
-                params: "ms=1000,warmup_ms=800,jitter_pct=50",
+                params: "ms=500,warmup_ms=800,jitter_pct=50",
                 // A light LLC, Mel's 64 clients and the thread's busiest, 320; its 2 to 32 clients
                 // cost 4 host seconds a run each (10 million events), and 128 and 256 are left out
                 // for the host time of the grid.
@@ -67,9 +69,12 @@ pub fn plan(name: &str) -> SimPlan {
             hw: "sis-2021",
             note: "The debate's machine: 2 sockets x 20 cores x 2 threads, 2 nodes, two LLCs of 40 CPUs (preset \
                    `sis-2021`, Mel Gorman's \"2-socket (40 cores, 80 threads)\"); tbench-like pairs at 1 client (a light LLC) \
-                   and at the thread's 64 and 320 (its 2 to 32, 128 and 256 are left out for the host time they cost), 1 s measured after an 800 ms warm-up (SIS_UTIL's first refresh under full load comes \
+                   and at the thread's 64 and 320 (its 2 to 32, 128 and 256 are left out for the host time they cost), 500 ms measured after an 800 ms warm-up (SIS_UTIL's first refresh under full load comes \
                    about 640 ms in); 10 seeds per cell, each drawing the servers' \
-                   work. hackbench is not run on the simulator: it charges no pipe copy yet, so hackbench's time is tens \
+                   work; the map 5 seeds a grid point. The window and the map's seeds are what a rerun of the five \
+                   reports on a 2-core host affords: at revision 62d1baa31308 a 64-client run of 800 + 1,000 ms took 34 s of \
+                   host CPU (37.5 million events, `sim-speed:`), so a 1 s window and 10 seeds a map point would cost this \
+                   report about 50 minutes of 2 cores, the 500 ms window and 5 seeds about 30. hackbench is not run on the simulator: it charges no pipe copy yet, so hackbench's time is tens \
                    of microseconds there and says nothing.",
         },
         "delayed-dequeue" => SimPlan {

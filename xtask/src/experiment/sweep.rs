@@ -24,6 +24,10 @@ pub struct Sweep {
     pub seeds: Option<usize>,
 }
 
+/// The fewest seeds per grid point a declared map may run on the simulator: fewer leave a
+/// point's interval too wide to tell "no effect" from "inconclusive".
+pub const MIN_MAP_SEEDS: usize = 5;
+
 impl Sweep {
     /// The mode of the grid's runs: the matrix's, with this sweep's seeds on the simulator.
     pub fn mode(&self, m: Mode) -> Mode {
@@ -269,15 +273,18 @@ mod tests {
     use super::*;
 
     /// A map's verdicts need intervals that can separate "no effect" from "inconclusive": every
-    /// declared map runs at least as many seeds per grid point as a full simulator run's matrix
-    /// (checked: `seeds: Some(5)` on any map fails it).
+    /// declared map runs at least [`MIN_MAP_SEEDS`] seeds per grid point in a full simulator run,
+    /// and the matrix's own where it declares no fewer (checked: `seeds: Some(3)` on any map
+    /// fails it).
     #[test]
-    fn every_declared_map_runs_a_full_matrixs_seeds_per_grid_point() {
+    fn every_declared_map_runs_enough_seeds_per_grid_point() {
         use super::super::sim::MIN_SEEDS;
         for spec in super::super::all() {
             let seeds = super::super::sim_plans::plan(spec.name).seeds.max(MIN_SEEDS);
             for sw in &spec.sweeps {
-                assert!(sw.mode(Mode::Sim(seeds)).boots() >= MIN_SEEDS, "{}: the map of {:?} runs {} seeds a point", spec.name, sw.claim, sw.mode(Mode::Sim(seeds)).boots());
+                let n = sw.mode(Mode::Sim(seeds)).boots();
+                assert!(n >= MIN_MAP_SEEDS, "{}: the map of {:?} runs {n} seeds a point", spec.name, sw.claim);
+                assert_eq!(sw.seeds.is_none(), n == seeds, "{}", spec.name);
             }
         }
     }
