@@ -72,9 +72,9 @@ pub fn plan(name: &str) -> SimPlan {
                    and at the thread's 64 and 320 (its 2 to 32, 128 and 256 are left out for the host time they cost), 500 ms measured after an 800 ms warm-up (SIS_UTIL's first refresh under full load comes \
                    about 640 ms in); 10 seeds per cell, each drawing the servers' \
                    work; the map 5 seeds a grid point. The window and the map's seeds are what a rerun of the five \
-                   reports on a 2-core host affords: at revision 62d1baa31308 a 64-client run of 800 + 1,000 ms took 34 s of \
-                   host CPU (37.5 million events, `sim-speed:`), so a 1 s window and 10 seeds a map point would cost this \
-                   report about 50 minutes of 2 cores, the 500 ms window and 5 seeds about 30. hackbench is not run on the simulator: it charges no pipe copy yet, so hackbench's time is tens \
+                   reports on a 2-core host affords: at revision 62d1baa31308 a run of 800 + 1,000 ms took 34 s of host CPU at \
+                   64 clients (37.5 million events, `sim-speed:`) and 75 s at 320, so a 1 s window and 10 seeds a map point \
+                   would cost this report about 70 minutes of 2 cores, the 500 ms window and 5 seeds about 40. hackbench is not run on the simulator: it charges no pipe copy yet, so hackbench's time is tens \
                    of microseconds there and says nothing.",
         },
         "delayed-dequeue" => SimPlan {

@@ -171,8 +171,8 @@ pub fn spec() -> Spec {
         dists: vec![],
         // Where altscan's gain holds, over what examining one CPU costs: the lines read per CPU
         // and a line's flight inside the LLC (`--sweep`, simulator only). 5 seeds a grid point:
-        // a 64-client run costs about 25 s of host CPU (sim_plans.rs), so ten would add 17
-        // minutes of a 2-core host to the report's rerun.
+        // a 64-client run of the 500 ms window costs about 25 s of host CPU (sim_plans.rs says
+        // how it was measured), so ten would add about 8 minutes of a 2-core host to the rerun.
         sweeps: vec![Sweep {
             claim: ALTSCAN_CLAIM,
             x: Axis { name: "lines per CPU examined (snapshot_lines)", values: &["1", "8"], arg: Arg::Sim("--hw-set snapshot_lines={}") },
