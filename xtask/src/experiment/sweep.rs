@@ -24,10 +24,6 @@ pub struct Sweep {
     pub seeds: Option<usize>,
 }
 
-/// The fewest seeds per grid point a declared map may run on the simulator: fewer leave a
-/// point's interval too wide to tell "no effect" from "inconclusive".
-pub const MIN_MAP_SEEDS: usize = 5;
-
 impl Sweep {
     /// The mode of the grid's runs: the matrix's, with this sweep's seeds on the simulator.
     pub fn mode(&self, m: Mode) -> Mode {
@@ -271,6 +267,10 @@ mod tests {
     use super::super::claims::Figure;
     use super::super::find;
     use super::*;
+
+    /// The fewest seeds per grid point a declared map may run on the simulator: fewer leave a
+    /// point's interval too wide to tell "no effect" from "inconclusive".
+    const MIN_MAP_SEEDS: usize = 5;
 
     /// A map's verdicts need intervals that can separate "no effect" from "inconclusive": every
     /// declared map runs at least [`MIN_MAP_SEEDS`] seeds per grid point in a full simulator run,
