@@ -29,25 +29,39 @@ impl SplitMix64 {
     }
 }
 
-struct Entry<E> {
-    /// `at_ns` in the high half and the seeded tie key in the low half: one
-    /// 128-bit comparison orders by time, then tie key.
-    key: u128,
-    /// Insertion order: unique, so the order is total.
-    seq: u64,
-    ev: E,
+/// One event's place in the heap, 16 bytes, so that a node's four children
+/// share one or two cache lines: its time in the high 64 bits, the high half
+/// of its tie key in the next 32, the index of its payload in the slab in the
+/// low 32. Two nodes of different (time, high tie) order by them alone, one
+/// 128-bit comparison without a branch; the rest of the key (the low tie half,
+/// the insertion sequence) is looked up in the slab only when those are
+/// equal, which a 32-bit random half makes rare; the order is the full key's.
+#[derive(Clone, Copy)]
+struct Node(u128);
+
+/// The bits of a node that order it (time, high tie half).
+const ORDER_BITS: u128 = !0xffff_ffff;
+
+impl Node {
+    #[inline(always)]
+    fn at_ns(self) -> u64 {
+        (self.0 >> 64) as u64
+    }
+
+    #[inline(always)]
+    fn slot(self) -> usize {
+        (self.0 as u32) as usize
+    }
 }
 
-impl<E> Entry<E> {
-    fn at_ns(&self) -> u64 {
-        (self.key >> 64) as u64
-    }
-
-    /// Comes out of the queue before `other`.
-    #[inline(always)]
-    fn before(&self, other: &Self) -> bool {
-        self.key < other.key || (self.key == other.key && self.seq < other.seq)
-    }
+/// An event's payload and the part of its key the heap nodes leave out.
+struct Slot<E> {
+    /// The tie key's low 32 bits.
+    tie_lo: u32,
+    /// Insertion order: unique, so the order is total.
+    seq: u64,
+    /// `None` while the slot is free.
+    ev: Option<E>,
 }
 
 /// Children per node of the heap: a 4-ary heap is half as deep as a binary
@@ -56,62 +70,133 @@ impl<E> Entry<E> {
 const ARITY: usize = 4;
 
 /// A min-queue of events by (time, seeded tie key, insertion sequence).
+///
+/// Invariants: `heap` is a 4-ary min-heap by that key (the children of `i`
+/// are `ARITY * i + 1 ..= ARITY * i + ARITY`); every node's slot holds its
+/// event, and `free` lists exactly the slots no node names (their `ev` is
+/// `None`). Payloads stay in their slot while the heap moves nodes, so a
+/// sift moves 16 bytes a level, and moves a hole rather than swapping.
 pub struct EventQueue<E> {
-    /// A 4-ary min-heap: the children of `i` are `ARITY * i + 1 ..= ARITY * i + ARITY`.
-    heap: Vec<Entry<E>>,
+    heap: Vec<Node>,
+    slots: Vec<Slot<E>>,
+    free: Vec<u32>,
     rng: SplitMix64,
     seq: u64,
 }
 
 impl<E> EventQueue<E> {
     pub fn new(seed: u64) -> EventQueue<E> {
-        EventQueue { heap: Vec::new(), rng: SplitMix64::new(seed), seq: 0 }
+        EventQueue { heap: Vec::new(), slots: Vec::new(), free: Vec::new(), rng: SplitMix64::new(seed), seq: 0 }
+    }
+
+    /// `a` comes out of the queue before `b` (distinct nodes).
+    #[inline(always)]
+    fn before(&self, a: Node, b: Node) -> bool {
+        let (x, y) = (a.0 & ORDER_BITS, b.0 & ORDER_BITS);
+        if x == y {
+            return self.before_by_slots(a, b);
+        }
+        x < y
+    }
+
+    /// `before` for two nodes of the same time and high tie half.
+    #[cold]
+    #[inline(never)]
+    fn before_by_slots(&self, a: Node, b: Node) -> bool {
+        let (sa, sb) = (&self.slots[a.slot()], &self.slots[b.slot()]);
+        (sa.tie_lo, sa.seq) < (sb.tie_lo, sb.seq)
     }
 
     /// Queue `ev` to happen at `at_ns`.
     pub fn push(&mut self, at_ns: u64, ev: E) {
         let tie = self.rng.next_u64();
         self.seq += 1;
-        let e = Entry { key: u128::from(at_ns) << 64 | u128::from(tie), seq: self.seq, ev };
-        self.heap.push(e);
-        // Sift up: move parents down until the new entry's place is found.
-        let mut i = self.heap.len() - 1;
+        let slot = Slot { tie_lo: tie as u32, seq: self.seq, ev: Some(ev) };
+        let index = match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = slot;
+                i
+            }
+            None => {
+                self.slots.push(slot);
+                u32::try_from(self.slots.len() - 1).expect("under 2^32 queued events")
+            }
+        };
+        let node = Node(u128::from(at_ns) << 64 | u128::from(tie & !0xffff_ffff) | u128::from(index));
+        // Sift up: move parents down into the hole until the new node's place is found.
+        let mut i = self.heap.len();
+        self.heap.push(node);
         while i > 0 {
             let parent = (i - 1) / ARITY;
-            if !self.heap[i].before(&self.heap[parent]) {
+            let p = self.heap[parent];
+            if !self.before(node, p) {
                 break;
             }
-            self.heap.swap(i, parent);
+            self.heap[i] = p;
             i = parent;
         }
+        self.heap[i] = node;
+    }
+
+    /// The earliest of the children `first..first + ARITY` (all present).
+    #[inline(always)]
+    fn least_of_four(&self, first: usize) -> usize {
+        let c = &self.heap[first..first + ARITY];
+        // Index arithmetic on the comparisons' results, not branches: which
+        // child is earliest is a coin toss the host cannot predict.
+        let a = first + usize::from(self.before(c[1], c[0]));
+        let b = first + 2 + usize::from(self.before(c[3], c[2]));
+        let b_first = usize::from(self.before(self.heap[b], self.heap[a]));
+        a + (b - a) * b_first
     }
 
     /// The earliest event and its time.
     pub fn pop(&mut self) -> Option<(u64, E)> {
-        let last = self.heap.len().checked_sub(1)?;
-        self.heap.swap(0, last);
-        let top = self.heap.pop().expect("not empty");
-        // Sift the moved entry down to below its earliest child.
+        let top = *self.heap.first()?;
+        // The payload first: its slot is likely out of the host's nearest
+        // cache, and the sift below does not depend on it, so the host
+        // fetches it while the sift runs.
+        let slot = top.slot();
+        let ev = self.slots[slot].ev.take().expect("a queued node's slot holds its event");
+        self.free.push(slot as u32);
+        let last = self.heap.pop().expect("not empty");
         let n = self.heap.len();
-        let mut i = 0;
-        loop {
-            let first = ARITY * i + 1;
-            if first >= n {
-                break;
+        if n > 0 {
+            // Move the hole at the root down along the earliest children to
+            // a leaf, then sift the last node up from there: it came from
+            // the bottom, so it rarely climbs far, and each level costs the
+            // three comparisons among the children only.
+            let mut i = 0;
+            loop {
+                let first = ARITY * i + 1;
+                let best = if first + ARITY <= n {
+                    self.least_of_four(first)
+                } else if first < n {
+                    let mut best = first;
+                    for c in first + 1..n {
+                        if self.before(self.heap[c], self.heap[best]) {
+                            best = c;
+                        }
+                    }
+                    best
+                } else {
+                    break;
+                };
+                self.heap[i] = self.heap[best];
+                i = best;
             }
-            let mut best = first;
-            for c in first + 1..(first + ARITY).min(n) {
-                if self.heap[c].before(&self.heap[best]) {
-                    best = c;
+            while i > 0 {
+                let parent = (i - 1) / ARITY;
+                let p = self.heap[parent];
+                if !self.before(last, p) {
+                    break;
                 }
+                self.heap[i] = p;
+                i = parent;
             }
-            if !self.heap[best].before(&self.heap[i]) {
-                break;
-            }
-            self.heap.swap(i, best);
-            i = best;
+            self.heap[i] = last;
         }
-        Some((top.at_ns(), top.ev))
+        Some((top.at_ns(), ev))
     }
 
     /// The time of the earliest event.
