@@ -29,187 +29,158 @@ impl SplitMix64 {
     }
 }
 
-/// One event's place in the heap, 16 bytes, so that a node's four children
-/// share one or two cache lines: its time in the high 64 bits, the high half
-/// of its tie key in the next 32, the index of its payload in the slab in the
-/// low 32. Two nodes of different (time, high tie) order by them alone, one
-/// 128-bit comparison without a branch; the rest of the key (the low tie half,
-/// the insertion sequence) is looked up in the slab only when those are
-/// equal, which a 32-bit random half makes rare; the order is the full key's.
-#[derive(Clone, Copy)]
-struct Node(u128);
-
-/// The bits of a node that order it (time, high tie half).
-const ORDER_BITS: u128 = !0xffff_ffff;
-
-impl Node {
-    #[inline(always)]
-    fn at_ns(self) -> u64 {
-        (self.0 >> 64) as u64
-    }
-
-    #[inline(always)]
-    fn slot(self) -> usize {
-        (self.0 as u32) as usize
-    }
-}
-
-/// An event's payload and the part of its key the heap nodes leave out.
-struct Slot<E> {
-    /// The tie key's low 32 bits.
-    tie_lo: u32,
+/// One queued event: its full key and its payload.
+struct Entry<E> {
+    at_ns: u64,
+    /// The seeded tie key.
+    tie: u64,
     /// Insertion order: unique, so the order is total.
     seq: u64,
-    /// `None` while the slot is free.
-    ev: Option<E>,
+    ev: E,
 }
 
-/// Children per node of the heap: a 4-ary heap is half as deep as a binary
-/// one, and `pop`, which walks down the whole depth at every event, was a
-/// tenth of a 240-CPU run (the queue holds about 900 events there).
-const ARITY: usize = 4;
+/// Buckets of a radix heap over the times: bucket 0 holds the events at
+/// `last`, bucket `b > 0` those whose time differs from `last` first in
+/// bit `b - 1` (the highest bit of `at_ns ^ last`).
+const BUCKETS: usize = 65;
 
 /// A min-queue of events by (time, seeded tie key, insertion sequence).
 ///
-/// Invariants: `heap` is a 4-ary min-heap by that key (the children of `i`
-/// are `ARITY * i + 1 ..= ARITY * i + ARITY`); every node's slot holds its
-/// event, and `free` lists exactly the slots no node names (their `ev` is
-/// `None`). Payloads stay in their slot while the heap moves nodes, so a
-/// sift moves 16 bytes a level, and moves a hole rather than swapping.
+/// A radix heap over the times (Ahuja, Mehlhorn, Orlin, Tarjan, "Faster
+/// algorithms for the shortest path problem", JACM 1990): an event loop
+/// never queues an event earlier than the one it last took out (`push`
+/// checks it), so each event is filed by the highest bit in which its time
+/// differs from that time, and moves only to lower buckets, a few times in
+/// its life; the events of one time are then ordered by (tie key,
+/// sequence) in a small binary heap. A 4-ary heap over all the events was
+/// a tenth of a 240-CPU run, its comparisons a coin toss for the host's
+/// branch predictor at every level.
+///
+/// Invariants: every event in bucket `b` has `bucket(at_ns ^ last) == b`;
+/// bucket 0 (`now`) holds the events at `last`, a min-heap by (tie, seq);
+/// `bucket_min[b]` is the least time in bucket `b` when it is not empty;
+/// bit `b` of `nonempty` is set iff bucket `b` (`now` for 0) is not empty;
+/// `len` counts every event.
 pub struct EventQueue<E> {
-    heap: Vec<Node>,
-    slots: Vec<Slot<E>>,
-    free: Vec<u32>,
+    /// The time of the last event taken out (0 before any).
+    last: u64,
+    now: std::collections::BinaryHeap<Now<E>>,
+    buckets: Vec<Vec<Entry<E>>>,
+    bucket_min: [u64; BUCKETS],
+    nonempty: u128,
+    len: usize,
     rng: SplitMix64,
     seq: u64,
 }
 
+/// An event of bucket 0, ordered for `BinaryHeap` (a max-heap) so that the
+/// least (tie, seq) comes first.
+struct Now<E>(Entry<E>);
+
+impl<E> PartialEq for Now<E> {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.seq == other.0.seq
+    }
+}
+impl<E> Eq for Now<E> {}
+impl<E> PartialOrd for Now<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<E> Ord for Now<E> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        (other.0.tie, other.0.seq).cmp(&(self.0.tie, self.0.seq))
+    }
+}
+
+/// The bucket of a time differing from `last` by the bits `diff`.
+#[inline(always)]
+fn bucket(diff: u64) -> usize {
+    (64 - diff.leading_zeros()) as usize
+}
+
 impl<E> EventQueue<E> {
     pub fn new(seed: u64) -> EventQueue<E> {
-        EventQueue { heap: Vec::new(), slots: Vec::new(), free: Vec::new(), rng: SplitMix64::new(seed), seq: 0 }
-    }
-
-    /// `a` comes out of the queue before `b` (distinct nodes).
-    #[inline(always)]
-    fn before(&self, a: Node, b: Node) -> bool {
-        let (x, y) = (a.0 & ORDER_BITS, b.0 & ORDER_BITS);
-        if x == y {
-            return self.before_by_slots(a, b);
+        EventQueue {
+            last: 0,
+            now: std::collections::BinaryHeap::new(),
+            buckets: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            bucket_min: [u64::MAX; BUCKETS],
+            nonempty: 0,
+            len: 0,
+            rng: SplitMix64::new(seed),
+            seq: 0,
         }
-        x < y
     }
 
-    /// `before` for two nodes of the same time and high tie half.
-    #[cold]
-    #[inline(never)]
-    fn before_by_slots(&self, a: Node, b: Node) -> bool {
-        let (sa, sb) = (&self.slots[a.slot()], &self.slots[b.slot()]);
-        (sa.tie_lo, sa.seq) < (sb.tie_lo, sb.seq)
+    /// Files `e` by its time (not earlier than `last`).
+    #[inline(always)]
+    fn file(&mut self, e: Entry<E>) {
+        let b = bucket(e.at_ns ^ self.last);
+        self.nonempty |= 1 << b;
+        if b == 0 {
+            self.now.push(Now(e));
+        } else {
+            self.bucket_min[b] = self.bucket_min[b].min(e.at_ns);
+            self.buckets[b].push(e);
+        }
     }
 
-    /// Queue `ev` to happen at `at_ns`.
+    /// Queue `ev` to happen at `at_ns`, which is not earlier than the last
+    /// event taken out (an event loop's time never goes back).
     pub fn push(&mut self, at_ns: u64, ev: E) {
+        assert!(at_ns >= self.last, "sim: an event queued at {at_ns} ns, before the last one taken out ({} ns)", self.last);
         let tie = self.rng.next_u64();
         self.seq += 1;
-        let slot = Slot { tie_lo: tie as u32, seq: self.seq, ev: Some(ev) };
-        let index = match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = slot;
-                i
-            }
-            None => {
-                self.slots.push(slot);
-                u32::try_from(self.slots.len() - 1).expect("under 2^32 queued events")
-            }
-        };
-        let node = Node(u128::from(at_ns) << 64 | u128::from(tie & !0xffff_ffff) | u128::from(index));
-        // Sift up: move parents down into the hole until the new node's place is found.
-        let mut i = self.heap.len();
-        self.heap.push(node);
-        while i > 0 {
-            let parent = (i - 1) / ARITY;
-            let p = self.heap[parent];
-            if !self.before(node, p) {
-                break;
-            }
-            self.heap[i] = p;
-            i = parent;
-        }
-        self.heap[i] = node;
+        self.len += 1;
+        self.file(Entry { at_ns, tie, seq: self.seq, ev });
     }
 
-    /// The earliest of the children `first..first + ARITY` (all present).
-    #[inline(always)]
-    fn least_of_four(&self, first: usize) -> usize {
-        let c = &self.heap[first..first + ARITY];
-        // Index arithmetic on the comparisons' results, not branches: which
-        // child is earliest is a coin toss the host cannot predict.
-        let a = first + usize::from(self.before(c[1], c[0]));
-        let b = first + 2 + usize::from(self.before(c[3], c[2]));
-        let b_first = usize::from(self.before(self.heap[b], self.heap[a]));
-        a + (b - a) * b_first
+    /// Makes bucket 0 hold the earliest events, if there are any: the
+    /// lowest non-empty bucket's least time becomes `last`, and its events
+    /// are filed again (each into a lower bucket).
+    fn refill_now(&mut self) {
+        if self.nonempty & 1 != 0 || self.nonempty == 0 {
+            return;
+        }
+        let b = self.nonempty.trailing_zeros() as usize;
+        self.last = self.bucket_min[b];
+        self.bucket_min[b] = u64::MAX;
+        self.nonempty &= !(1 << b);
+        let mut moving = std::mem::take(&mut self.buckets[b]);
+        for e in moving.drain(..) {
+            self.file(e);
+        }
+        // Keep the bucket's allocation for its next events.
+        self.buckets[b] = moving;
     }
 
     /// The earliest event and its time.
     pub fn pop(&mut self) -> Option<(u64, E)> {
-        let top = *self.heap.first()?;
-        // The payload first: its slot is likely out of the host's nearest
-        // cache, and the sift below does not depend on it, so the host
-        // fetches it while the sift runs.
-        let slot = top.slot();
-        let ev = self.slots[slot].ev.take().expect("a queued node's slot holds its event");
-        self.free.push(slot as u32);
-        let last = self.heap.pop().expect("not empty");
-        let n = self.heap.len();
-        if n > 0 {
-            // Move the hole at the root down along the earliest children to
-            // a leaf, then sift the last node up from there: it came from
-            // the bottom, so it rarely climbs far, and each level costs the
-            // three comparisons among the children only.
-            let mut i = 0;
-            loop {
-                let first = ARITY * i + 1;
-                let best = if first + ARITY <= n {
-                    self.least_of_four(first)
-                } else if first < n {
-                    let mut best = first;
-                    for c in first + 1..n {
-                        if self.before(self.heap[c], self.heap[best]) {
-                            best = c;
-                        }
-                    }
-                    best
-                } else {
-                    break;
-                };
-                self.heap[i] = self.heap[best];
-                i = best;
-            }
-            while i > 0 {
-                let parent = (i - 1) / ARITY;
-                let p = self.heap[parent];
-                if !self.before(last, p) {
-                    break;
-                }
-                self.heap[i] = p;
-                i = parent;
-            }
-            self.heap[i] = last;
+        self.refill_now();
+        let Now(e) = self.now.pop()?;
+        if self.now.is_empty() {
+            self.nonempty &= !1;
         }
-        Some((top.at_ns(), ev))
+        self.len -= 1;
+        Some((e.at_ns, e.ev))
     }
 
     /// The time of the earliest event.
     pub fn peek_time(&self) -> Option<u64> {
-        self.heap.first().map(|e| e.at_ns())
+        if self.nonempty & 1 != 0 {
+            return Some(self.last);
+        }
+        (self.nonempty != 0).then(|| self.bucket_min[self.nonempty.trailing_zeros() as usize])
     }
 
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 }
 
@@ -234,9 +205,13 @@ mod tests {
         let mut model: Vec<(u64, u64, u64)> = Vec::new();
         let mut tie_rng = SplitMix64::new(7);
         let mut seq = 0;
-        for round in 0..5000u64 {
+        // Times never before the last one taken out (an event loop's), at
+        // any distance from it (so every bucket of the radix heap is used).
+        let mut last = 0;
+        for _ in 0..5000u64 {
             if rng.next_u64() % 3 != 0 || model.is_empty() {
-                let t = rng.next_u64() % 50 + round / 10;
+                let r = rng.next_u64();
+                let t = last + (r % 50 >> (r >> 60 & 3)) + u64::from((r >> 8) % 64 == 0) * ((r >> 24) >> (r >> 56 & 31));
                 seq += 1;
                 q.push(t, seq);
                 model.push((t, tie_rng.next_u64(), seq));
@@ -244,6 +219,7 @@ mod tests {
                 model.sort_unstable();
                 let want = model.remove(0);
                 assert_eq!(q.pop(), Some((want.0, want.2)));
+                last = want.0;
             }
         }
         model.sort_unstable();
@@ -267,5 +243,30 @@ mod tests {
         let mut vals: Vec<u32> = a.iter().map(|e| e.1).collect();
         vals.sort_unstable();
         assert_eq!(vals, (0..16).collect::<Vec<_>>());
+    }
+
+    #[test]
+    #[should_panic(expected = "before the last one taken out")]
+    fn an_event_before_the_last_one_taken_out_is_refused() {
+        let mut q = EventQueue::new(1);
+        q.push(10, ());
+        q.pop();
+        q.push(9, ());
+    }
+
+    #[test]
+    fn peek_names_the_time_pop_takes_out() {
+        let mut q = EventQueue::new(3);
+        for t in [1u64 << 40, 7, 7, 1 << 20, 8, u64::MAX] {
+            q.push(t, t);
+        }
+        let mut got = Vec::new();
+        while let Some(t) = q.peek_time() {
+            let (at, v) = q.pop().expect("peeked");
+            assert_eq!((at, v), (t, t));
+            got.push(t);
+        }
+        assert_eq!(got, [7, 7, 8, 1 << 20, 1 << 40, u64::MAX]);
+        assert!(q.is_empty() && q.pop().is_none());
     }
 }
