@@ -209,9 +209,12 @@ mod tests {
         // any distance from it (so every bucket of the radix heap is used).
         let mut last = 0;
         for _ in 0..5000u64 {
-            if rng.next_u64() % 3 != 0 || model.is_empty() {
+            if !rng.next_u64().is_multiple_of(3) || model.is_empty() {
                 let r = rng.next_u64();
-                let t = last + (r % 50 >> (r >> 60 & 3)) + u64::from((r >> 8) % 64 == 0) * ((r >> 24) >> (r >> 56 & 31));
+                // Mostly near (0..50 ns, often less), one in 64 far (up to 2^40 ns).
+                let near = (r % 50) >> ((r >> 60) & 3);
+                let far = if (r >> 8).is_multiple_of(64) { (r >> 24) >> ((r >> 56) & 31) } else { 0 };
+                let t = last + near + far;
                 seq += 1;
                 q.push(t, seq);
                 model.push((t, tie_rng.next_u64(), seq));
