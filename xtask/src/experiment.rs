@@ -31,9 +31,11 @@
 
 use std::path::PathBuf;
 
+#[cfg(test)]
 use fairway_scenarios::Log;
 
 use crate::bench::{cmdline, out_dir};
+#[cfg(test)]
 use crate::results::RunRecord;
 pub use claims::Claim;
 pub use runs::Provenance;
