@@ -211,18 +211,22 @@ fn main() -> ExitCode {
 /// quarter of the free memory and must hold 5 MiB, 192 KiB per CPU and 256 bytes per pair of CPUs:
 /// docs/OPTIONS.md, "Memory the boot
 /// needs"). Only the pairs that cannot boot whatever the image's size: between this bound and the
-/// kernel's own (a few MiB more), the kernel refuses with the exact need.
+/// kernel's own (a few MiB more), the kernel refuses with the exact need. Above `MAX_CPUS` the
+/// kernel keeps the first `MAX_CPUS` CPUs (`@fw cpus_dropped reason=max_cpus`), so the need is
+/// theirs, not the machine's.
 fn check_mem_for_smp(smp: &str, mem_mib: u32) -> Result<(), String> {
     let Ok(topo) = fairway_scenarios::topology::Topology::from_smp(smp, 0) else {
         return Ok(()); // QEMU judges a -smp it cannot parse
     };
-    let cpus = topo.cpus() as u64;
+    let listed = topo.cpus() as u64;
+    let cpus = listed.min(sched::cpumask::MAX_CPUS as u64);
     let heap_kib = fairway_scenarios::boot_checks::heap_need_kib(cpus);
     if heap_kib <= 8 * 1024 || u64::from(mem_mib) * 1024 > 4 * heap_kib {
         return Ok(());
     }
     Err(format!(
-        "xtask: --mem {mem_mib} is too small for --smp {smp} ({cpus} CPUs): the kernel's heap, a quarter of the free memory, must hold {heap_kib} KiB (5 MiB, 192 KiB per CPU and 256 bytes per pair of CPUs), so --mem must be above {} MiB, and a few MiB more for the kernel image (the kernel names the exact need)",
+        "xtask: --mem {mem_mib} is too small for --smp {smp} ({cpus} CPUs{}): the kernel's heap, a quarter of the free memory, must hold {heap_kib} KiB (5 MiB, 192 KiB per CPU and 256 bytes per pair of CPUs), so --mem must be above {} MiB, and a few MiB more for the kernel image (the kernel names the exact need)",
+        if listed > cpus { format!(", the first {cpus} of {listed}: the most the kernel starts") } else { String::new() },
         4 * heap_kib / 1024
     ))
 }
@@ -322,6 +326,11 @@ mod tests {
         // 1024 CPUs: 5 MiB + 192 MiB + 256 MiB of heap, a quarter of 1812 MiB and more
         assert!(check_mem_for_smp("1024,sockets=4,cores=128,threads=2", 1800).is_err());
         assert!(check_mem_for_smp("1024,sockets=4,cores=128,threads=2", 2048).is_ok());
+        // Above 1024 the kernel starts the first 1024: their need, not the machine's (which would
+        // ask for more than the 4 GiB the kernel maps).
+        assert!(check_mem_for_smp("4096,sockets=8,cores=256,threads=2", 2048).is_ok());
+        let e = check_mem_for_smp("4096,sockets=8,cores=256,threads=2", 1800).unwrap_err();
+        assert!(e.contains("(1024 CPUs, the first 1024 of 4096: the most the kernel starts)"), "{e}");
         assert!(check_mem_for_smp("64,sockets=2,cores=16,threads=2", 48).is_err());
         // up to 15 CPUs the heap's 8 MiB minimum holds the need: the kernel boots at -m 13
         assert!(check_mem_for_smp("15", 13).is_ok());
