@@ -2,17 +2,21 @@
 //! read from the reports in `docs/experiments/` as they stand (each part's revision, its claims'
 //! verdicts with their intervals, each map's verdicts), so that regenerating the reports and then
 //! this table leaves no figure in the README that the reports do not hold. Without `--write` the
-//! table is printed; with it, the README's block between [`BEGIN`] and [`END`] is replaced.
+//! table is printed; with it, the README's generated block [`ID`] is replaced, through the
+//! generated blocks of the documentation (`fairway_scenarios::docs`), as `cargo xtask benchmarks
+//! --write` replaces its tables.
 
 use std::fmt::Write as _;
 use std::path::Path;
 
+use fairway_scenarios::docs;
+
 use super::report::part_revision;
 use super::sim::SIM_MARK;
 
-/// Where the generated table starts and ends in README.md.
-pub const BEGIN: &str = "<!-- experiments-verdicts: written by `cargo xtask experiment verdicts --write` from docs/experiments/ -->";
-pub const END: &str = "<!-- end of experiments-verdicts -->";
+/// The generated block of README.md that holds the table, and the command its marker names.
+pub const ID: &str = "experiments-verdicts";
+pub const COMMAND: &str = "cargo xtask experiment verdicts --write";
 
 /// One row of a report's claims table: claim, point, runs, effect with interval, claimed, verdict.
 #[derive(Debug, Clone, PartialEq)]
@@ -121,17 +125,6 @@ pub fn table(dir: &Path) -> Result<String, String> {
     Ok(s)
 }
 
-/// `readme` with the block between [`BEGIN`] and [`END`] replaced by `table`.
-pub fn replace_block(readme: &str, table: &str) -> Result<String, String> {
-    let (Some(b), Some(e)) = (readme.find(BEGIN), readme.find(END)) else {
-        return Err(format!("xtask: README.md has no block between `{BEGIN}` and `{END}` for the experiments' verdicts"));
-    };
-    if e < b {
-        return Err("xtask: README.md's experiments-verdicts block ends before it begins".into());
-    }
-    Ok(format!("{}{BEGIN}\n{table}{}", &readme[..b], &readme[e..]))
-}
-
 /// `cargo xtask experiment verdicts [--write]`.
 pub fn verdicts(write: bool) -> Result<(), String> {
     let root = crate::workspace_root();
@@ -142,7 +135,8 @@ pub fn verdicts(write: bool) -> Result<(), String> {
     }
     let path = root.join("README.md");
     let readme = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    std::fs::write(&path, replace_block(&readme, &t)?).map_err(|e| format!("{}: {e}", path.display()))?;
+    let new = docs::replace_block(&readme, ID, &t).map_err(|e| format!("xtask: {}: {e}", path.display()))?;
+    std::fs::write(&path, new).map_err(|e| format!("{}: {e}", path.display()))?;
     println!("wrote the experiments' verdicts into {}", path.display());
     Ok(())
 }
@@ -188,9 +182,10 @@ mod tests {
 
     #[test]
     fn the_readme_block_is_replaced_between_its_marks_or_its_absence_is_named() {
-        let readme = format!("intro\n{BEGIN}\nold table\n{END}\nafter\n");
-        assert_eq!(replace_block(&readme, "new\n").unwrap(), format!("intro\n{BEGIN}\nnew\n{END}\nafter\n"));
-        assert!(replace_block("no marks", "t").unwrap_err().contains("has no block"));
+        let (begin, end) = (format!("{}{COMMAND}`: {ID} -->", docs::GENERATED_BY), format!("{}{ID} -->", docs::END));
+        let readme = format!("intro\n{begin}\nold table\n{end}\nafter\n");
+        assert_eq!(docs::replace_block(&readme, ID, "new\n").unwrap(), format!("intro\n{begin}\nnew\n{end}\nafter\n"));
+        assert!(docs::replace_block("no marks", ID, "t").unwrap_err().contains("no generated table `experiments-verdicts`"));
     }
 
     /// The README holds the table the reports give (checked: editing a verdict in the README
@@ -200,6 +195,8 @@ mod tests {
         let root = crate::workspace_root();
         let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
         let t = table(&root.join("docs/experiments")).unwrap();
-        assert!(readme.contains(&format!("{BEGIN}\n{t}{END}")), "README.md's experiments table is not the reports': run `cargo xtask experiment verdicts --write`");
+        let block = docs::blocks(&readme).unwrap().into_iter().find(|b| b.id == ID).expect("README.md has the experiments' verdicts block");
+        assert_eq!(block.by, COMMAND);
+        assert!(block.body == t, "README.md's experiments table is not the reports': run `cargo xtask experiment verdicts --write`");
     }
 }
