@@ -135,7 +135,7 @@ pub fn verdicts(write: bool) -> Result<(), String> {
     }
     let path = root.join("README.md");
     let readme = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let new = docs::replace_block(&readme, ID, &t).map_err(|e| format!("xtask: {}: {e}", path.display()))?;
+    let new = docs::replace_block(&readme, ID, &t).map_err(|e| format!("xtask: {}: {e} (COMMAND: {COMMAND})", path.display()))?;
     std::fs::write(&path, new).map_err(|e| format!("{}: {e}", path.display()))?;
     println!("wrote the experiments' verdicts into {}", path.display());
     Ok(())
