@@ -187,6 +187,7 @@ proptest! {
         for (i, s) in cpus.iter().enumerate() {
             if s.idle { nz.enter_idle(i, misc % 100, 250); }
         }
-        let _ = nohz_balancer_kick(&nz, &sds, &cpus, &cpus[dst], misc % 200);
+        let asym = cpus.iter().any(|s| s.capacity_orig != cpus[0].capacity_orig);
+        let _ = nohz_balancer_kick(&nz, &sds, asym, &cpus[dst], misc % 200);
     }
 }

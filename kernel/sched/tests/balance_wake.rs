@@ -263,29 +263,29 @@ fn nohz_kicks() {
     let mut cpus: Vec<CpuSnapshot> = (0..4).map(CpuSnapshot::idle).collect();
     cpus[0].set_hogs(2);
     // Nobody idle with a stopped tick: no kick.
-    assert_eq!(nohz_balancer_kick(&n, &sds, &cpus, &cpus[0], 10), 0);
+    assert_eq!(nohz_balancer_kick(&n, &sds, false, &cpus[0], 10), 0);
     for c in 1..4 {
         n.enter_idle(c, 10, hz);
     }
     n.needs_update = false;
     // Two tasks on a busy CPU, balance due: BALANCE|STATS to the first idle CPU.
-    let f = nohz_balancer_kick(&n, &sds, &cpus, &cpus[0], 10);
+    let f = nohz_balancer_kick(&n, &sds, false, &cpus[0], 10);
     assert_eq!(f, NOHZ_BALANCE_KICK | NOHZ_STATS_KICK);
     let all = sched::cpumask::CpuMask::first_n(4);
-    assert_eq!(n.find_new_ilb(0, &all, &cpus), Some(1));
-    assert_eq!(n.find_new_ilb(1, &all, &cpus), Some(2), "never itself");
+    assert_eq!(n.find_new_ilb(0, &all, |c| cpus[c].available_idle()), Some(1));
+    assert_eq!(n.find_new_ilb(1, &all, |c| cpus[c].available_idle()), Some(2), "never itself");
     assert_eq!(n.ilb_order(2).collect::<Vec<_>>(), vec![3, 1, 2]);
     // One task, symmetric LLC with only this CPU busy: no balance kick.
     cpus[0].set_hogs(1);
-    assert_eq!(nohz_balancer_kick(&n, &sds, &cpus, &cpus[0], 10), 0);
+    assert_eq!(nohz_balancer_kick(&n, &sds, false, &cpus[0], 10), 0);
     // A second busy CPU in the LLC (tick running): kick.
     n.exit_idle(3);
     cpus[3].set_hogs(1);
-    assert_eq!(nohz_balancer_kick(&n, &sds, &cpus, &cpus[0], 10), NOHZ_BALANCE_KICK | NOHZ_STATS_KICK);
+    assert_eq!(nohz_balancer_kick(&n, &sds, false, &cpus[0], 10), NOHZ_BALANCE_KICK | NOHZ_STATS_KICK);
     // Not yet due: only the blocked-load refresh once it is stale.
     n.next_balance = 1000;
-    assert_eq!(nohz_balancer_kick(&n, &sds, &cpus, &cpus[0], 10), 0);
-    assert_eq!(nohz_balancer_kick(&n, &sds, &cpus, &cpus[0], 30), NOHZ_STATS_KICK);
+    assert_eq!(nohz_balancer_kick(&n, &sds, false, &cpus[0], 10), 0);
+    assert_eq!(nohz_balancer_kick(&n, &sds, false, &cpus[0], 30), NOHZ_STATS_KICK);
     // Reduced capacity with a fair task: kick.
     n.next_balance = 0;
     n.exit_idle(3);
@@ -293,12 +293,31 @@ fn nohz_kicks() {
     n.needs_update = false;
     cpus[3] = CpuSnapshot::idle(3);
     cpus[0].capacity = 600;
-    assert_eq!(nohz_balancer_kick(&n, &sds, &cpus, &cpus[0], 10), NOHZ_BALANCE_KICK | NOHZ_STATS_KICK);
+    assert_eq!(nohz_balancer_kick(&n, &sds, false, &cpus[0], 10), NOHZ_BALANCE_KICK | NOHZ_STATS_KICK);
     // An idle CPU never kicks; needs_update adds NEXT.
-    assert_eq!(nohz_balancer_kick(&n, &sds, &cpus, &cpus[1], 10), 0);
+    assert_eq!(nohz_balancer_kick(&n, &sds, false, &cpus[1], 10), 0);
     n.needs_update = true;
     cpus[0].capacity = 1024;
-    assert_eq!(nohz_balancer_kick(&n, &sds, &cpus, &cpus[0], 10), NOHZ_NEXT_KICK);
+    assert_eq!(nohz_balancer_kick(&n, &sds, false, &cpus[0], 10), NOHZ_NEXT_KICK);
+    n.needs_update = false;
+    // Asymmetric capacities: one task kicks only when it is misfit, whatever
+    // the LLC's busy count (a second busy CPU in it).
+    n.exit_idle(3);
+    cpus[3].set_hogs(1);
+    assert_eq!(nohz_balancer_kick(&n, &sds, false, &cpus[0], 10), NOHZ_BALANCE_KICK | NOHZ_STATS_KICK);
+    assert_eq!(nohz_balancer_kick(&n, &sds, true, &cpus[0], 10), 0);
+    cpus[0].misfit_task_load = 300;
+    assert_eq!(nohz_balancer_kick(&n, &sds, true, &cpus[0], 10), NOHZ_BALANCE_KICK | NOHZ_STATS_KICK);
+    cpus[0].misfit_task_load = 0;
+    // The idle balancer: candidates are asked in order, none after the
+    // first really idle one (a CPU busy again is passed over).
+    let mut asked = Vec::new();
+    cpus[1].set_hogs(1);
+    let ilb = n.find_new_ilb(0, &all, |c| {
+        asked.push(c);
+        cpus[c].available_idle()
+    });
+    assert_eq!((ilb, asked), (Some(2), vec![1, 2]));
     // Newidle refresh: long avg_idle and stale blocked load.
     assert_eq!(nohz_newidle_balance(&n, 1_000_000, 100), NOHZ_NEWILB_KICK);
     assert_eq!(nohz_newidle_balance(&n, 100_000, 100), 0);

@@ -11,7 +11,7 @@ use core::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, Ordering};
 use sched::balance::nohz::{blocked_period, nohz_balancer_kick, NohzState, NOHZ_BALANCE_KICK, NOHZ_NEXT_KICK, NOHZ_STATS_KICK};
 use sched::cpumask::CpuMask;
 
-use super::snapshot::{cpu_snapshot, snapshots_into};
+use super::snapshot::cpu_snapshot;
 use crate::percpu::{per_cpu, PerCpu};
 use crate::MAX_CPUS;
 
@@ -217,27 +217,19 @@ pub fn balancer_kick(cpu: usize) {
         return;
     }
     let this = cpu_snapshot(cpu);
-    // Every online CPU: the kick rules look at capacities across the machine.
-    // Into this CPU's reused buffer (its balance state is the outermost lock,
-    // and its own periodic balance has released it by now).
-    let online = crate::rq::online_mask();
-    let mut guard = super::state::cpu_state(cpu).lock();
-    let Some(state) = guard.as_mut() else { return };
-    snapshots_into(&online, &mut state.balance_snaps);
-    let all = &state.balance_snaps;
-    let flags = nohz_balancer_kick(&n, &g.sds, all, &this, now);
+    let flags = nohz_balancer_kick(&n, &g.sds, g.asym_cpucapacity, &this, now);
     if flags & (NOHZ_BALANCE_KICK | NOHZ_STATS_KICK) == 0 {
         return;
     }
     // A balancing kick moves the next one to the next jiffy, so that the
     // other busy CPUs' ticks of this jiffy do not kick again; a kick that
-    // only refreshes blocked load leaves it (fair.c: kick_ilb()). Pushing
-    // it HZ·CPUs/10 away on every kick, as before, let a refresh kick hold
-    // off balancing for 6.4 s at 64 CPUs while idle CPUs stayed idle.
+    // only refreshes blocked load leaves it (fair.c: kick_ilb()).
     if flags & NOHZ_BALANCE_KICK != 0 {
         NOHZ.set_next_balance(now + 1);
     }
-    let Some(ilb) = n.find_new_ilb(cpu, &online, all) else { return };
+    // Only the candidates up to the first really idle one are read.
+    let online = crate::rq::online_mask();
+    let Some(ilb) = n.find_new_ilb(cpu, &online, |c| cpu_snapshot(c).available_idle()) else { return };
     if CPUS[ilb].kick.fetch_or(flags, Ordering::AcqRel) & KICK_MASK == 0 {
         CPUS[cpu].counters.kicks_sent.fetch_add(1, Ordering::Relaxed);
         // The reschedule IPI without a reschedule request: the kicked CPU

@@ -7,7 +7,7 @@
 //! One global [`NohzState`], updated with atomics or under a small lock in
 //! the kernel (here: `&mut`). A CPU stopping its tick calls
 //! [`NohzState::enter_idle`]; the tick of a busy CPU calls
-//! [`nohz_balancer_kick`] (snapshots, no lock) and, for non-zero flags,
+//! [`nohz_balancer_kick`] (its own snapshot, no lock) and, for non-zero flags,
 //! [`NohzState::find_new_ilb`], then sends that CPU the flags by IPI. The
 //! kicked CPU balances on behalf of [`NohzState::ilb_order`] and calls
 //! [`NohzState::after_idle_balance`]. Times are jiffies.
@@ -17,7 +17,7 @@ use crate::topology::SchedDomains;
 
 use super::avg_idle::SYSCTL_SCHED_MIGRATION_COST;
 use super::capacity::check_cpu_capacity;
-use super::snapshot::{cpu_snap, CpuSnapshot};
+use super::snapshot::CpuSnapshot;
 
 /// Balance on behalf of the idle CPUs.
 pub const NOHZ_BALANCE_KICK: u32 = 1;
@@ -70,12 +70,12 @@ impl NohzState {
     }
 
     /// `find_new_ilb`: the first tick-stopped housekeeping CPU other than
-    /// `this` that is really idle.
-    pub fn find_new_ilb(&self, this: usize, housekeeping: &CpuMask, cpus: &[CpuSnapshot]) -> Option<usize> {
-        self.idle_cpus
-            .intersection(housekeeping)
-            .iter()
-            .find(|&c| c != this && cpu_snap(cpus, c).is_some_and(|s| s.available_idle()))
+    /// `this` that is really idle. `available_idle` is asked of the
+    /// candidates in order and of no CPU after the first that is, so a
+    /// caller reads only those CPUs' state (fair.c: find_new_ilb() looks at
+    /// `idle_cpu()` of each candidate until one is).
+    pub fn find_new_ilb(&self, this: usize, housekeeping: &CpuMask, mut available_idle: impl FnMut(usize) -> bool) -> Option<usize> {
+        self.idle_cpus.intersection(housekeeping).iter().find(|&c| c != this && available_idle(c))
     }
 
     /// The CPUs the idle balancer `ilb` works for: the others wrapping from
@@ -99,8 +99,13 @@ impl NohzState {
 }
 
 /// `nohz_balancer_kick`: the flags a busy CPU's tick asks an idle CPU to
-/// act on (0 = no kick). `this` is the ticking CPU's snapshot.
-pub fn nohz_balancer_kick(n: &NohzState, sds: &SchedDomains, cpus: &[CpuSnapshot], this: &CpuSnapshot, now: u64) -> u32 {
+/// act on (0 = no kick). `this` is the ticking CPU's snapshot;
+/// `asym_cpucapacity` says whether CPU capacities differ across the
+/// machine (Linux's `sd_asym_cpucapacity`, fixed when the domains are
+/// built). The rules read no other CPU's state, as fair.c's do: a busy
+/// tick that read every CPU's statistics would cost a big machine more
+/// than its tick.
+pub fn nohz_balancer_kick(n: &NohzState, sds: &SchedDomains, asym_cpucapacity: bool, this: &CpuSnapshot, now: u64) -> u32 {
     if this.available_idle() || n.idle_cpus.difference(&CpuMask::single(this.cpu)).is_empty() {
         return 0;
     }
@@ -111,17 +116,12 @@ pub fn nohz_balancer_kick(n: &NohzState, sds: &SchedDomains, cpus: &[CpuSnapshot
     if now >= n.next_balance {
         let kick = NOHZ_BALANCE_KICK | NOHZ_STATS_KICK;
         let chain = sds.per_cpu(this.cpu);
-        let asym = {
-            let mut caps = cpus.iter().map(|s| s.capacity_orig);
-            let first = caps.next();
-            caps.any(|c| Some(c) != first)
-        };
         let reduced = chain.first().is_some_and(|sd| {
             this.h_nr_runnable >= 1 && check_cpu_capacity(this.capacity, this.capacity_orig, sd.imbalance_pct)
         });
         if this.nr_running >= 2 || reduced {
             flags = kick;
-        } else if asym {
+        } else if asym_cpucapacity {
             if this.misfit_task_load > 0 {
                 flags = kick;
             }
