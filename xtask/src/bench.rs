@@ -2,8 +2,7 @@
 //! table, and CSV + JSON (+ the serial logs, + a latency SVG when the
 //! workload prints `@fw hist`) under `target/bench/<timestamp>-<workload>/`.
 
-use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 use fairway_scenarios::Log;
@@ -12,10 +11,16 @@ use serde::Serialize;
 
 use crate::experiment::Engine;
 use crate::qemu::QemuConfig;
-use crate::results::{self, Outlier, RunRecord};
+use crate::results::RunRecord;
 use crate::revision::Kernel;
-use crate::stats;
 use crate::workload_args::{RevArg, WorkloadArgs};
+
+mod output;
+mod summary;
+
+pub use output::{out_dir, timestamp, write_csv};
+use output::write;
+pub use summary::{differing_runs, outlier_lines, summarize, summary_table, Summary};
 
 #[derive(clap::Args, Clone)]
 pub struct BenchArgs {
@@ -309,175 +314,6 @@ pub fn progress(n: u64) -> ProgressBar {
     pb
 }
 
-/// One metric summarized over runs.
-#[derive(Debug, Serialize)]
-pub struct Summary {
-    pub metric: String,
-    pub mean: f64,
-    pub stddev: f64,
-    /// Robust to a single far-off boot (a VM losing its host cores).
-    pub median: f64,
-    pub min: f64,
-    pub max: f64,
-    pub unit: String,
-    pub higher_is_better: bool,
-    pub n: usize,
-    /// Runs far off the others ([`stats::outliers`]): they move mean and stddev, not the median.
-    pub outliers: Vec<Outlier>,
-}
-
-pub fn summarize(runs: &[RunRecord]) -> Vec<Summary> {
-    results::by_metric(runs)
-        .into_iter()
-        .map(|s| {
-            let v = &s.values;
-            Summary {
-                mean: stats::amean(v),
-                stddev: stats::stddev(v),
-                median: stats::median(v),
-                min: stats::min(v),
-                max: stats::max(v),
-                n: v.len(),
-                outliers: s.outliers(),
-                metric: s.figure.metric,
-                unit: s.figure.unit,
-                higher_is_better: s.figure.higher_is_better,
-            }
-        })
-        .collect()
-}
-
-/// One row per metric; the metric and unit columns widen to their longest entry.
-pub fn summary_table(rows: &[Summary]) -> String {
-    let unit = |r: &Summary| format!("{} ({})", r.unit, if r.higher_is_better { "higher" } else { "lower" });
-    let w = rows.iter().map(|r| r.metric.len()).fold(16, usize::max);
-    let uw = rows.iter().map(|r| unit(r).len()).fold(10, usize::max);
-    let mut s = format!(
-        "{:<w$} {:>12} {:>12} {:>12} {:>12} {:>12}  {:<uw$} {}\n",
-        "metric", "mean", "stddev", "median", "min", "max", "unit", "n"
-    );
-    for r in rows {
-        let _ = writeln!(
-            s,
-            "{:<w$} {:>12.3} {:>12.3} {:>12.3} {:>12.3} {:>12.3}  {:<uw$} {}",
-            r.metric,
-            r.mean,
-            r.stddev,
-            r.median,
-            r.min,
-            r.max,
-            unit(r),
-            r.n
-        );
-    }
-    s
-}
-
-/// The lines under the summary table naming each metric's outlier runs; empty when none.
-pub fn outlier_lines(rows: &[Summary]) -> String {
-    let mut s = String::new();
-    for r in rows.iter().filter(|r| !r.outliers.is_empty()) {
-        let _ = writeln!(s, "  {:<16} {}", r.metric, results::describe_outliers(&r.outliers));
-    }
-    if !s.is_empty() {
-        s.insert_str(
-            0,
-            &format!(
-                "\noutliers (|x - median| > {} x {} x MAD and > {}% of the median; run numbers as in runs.csv and \
-                 run-N.log):\n",
-                stats::OUTLIER_Z,
-                stats::MAD_TO_SIGMA,
-                stats::OUTLIER_MIN_FRACTION * 100.0
-            ),
-        );
-    }
-    s
-}
-
-/// Runs whose figures differ from the first run's (deterministic mode expects none).
-pub fn differing_runs(runs: &[RunRecord]) -> Vec<String> {
-    let key = |r: &RunRecord| r.results.iter().map(|f| (f.metric.clone(), f.value.to_bits())).collect::<Vec<_>>();
-    let Some(first) = runs.first() else { return vec![] };
-    let k0 = key(first);
-    runs.iter()
-        .skip(1)
-        .filter(|r| key(r) != k0)
-        .map(|r| {
-            let a: Vec<String> = first.results.iter().map(|f| format!("{}={}", f.metric, f.value)).collect();
-            let b: Vec<String> = r.results.iter().map(|f| format!("{}={}", f.metric, f.value)).collect();
-            format!("run {} [{}] differs from run 0 [{}]", r.run, b.join(" "), a.join(" "))
-        })
-        .collect()
-}
-
-/// `YYYYmmdd-HHMMSS` in UTC.
-pub fn timestamp() -> String {
-    let secs = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_secs())
-        .unwrap_or(0);
-    let (days, rem) = ((secs / 86400) as i64, secs % 86400);
-    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + (m <= 2) as i64;
-    format!("{y:04}{m:02}{d:02}-{:02}{:02}{:02}", rem / 3600, rem / 60 % 60, rem % 60)
-}
-
-/// A fresh directory `target/bench/<timestamp>-<name>`.
-pub fn out_dir(name: &str) -> Result<PathBuf, String> {
-    let dir = crate::workspace_root().join("target/bench").join(format!("{}-{}", timestamp(), name));
-    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    Ok(dir)
-}
-
-fn write(path: &Path, data: &[u8]) -> Result<(), String> {
-    std::fs::write(path, data).map_err(|e| format!("{}: {e}", path.display()))
-}
-
-/// runs.csv (one row per run and metric) and schedstat.csv (one per run and CPU).
-pub fn write_csv(dir: &Path, runs: &[RunRecord], label: Option<&str>) -> Result<(), String> {
-    let err = |e: csv::Error| e.to_string();
-    let mut w = csv::Writer::from_writer(Vec::new());
-    w.write_record(["label", "run", "ok", "metric", "value", "unit", "better"]).map_err(err)?;
-    for r in runs {
-        for f in &r.results {
-            let better = if f.higher_is_better { "higher" } else { "lower" };
-            w.write_record([label.unwrap_or(""), &r.run.to_string(), &r.ok.to_string(), &f.metric, &f.value.to_string(), &f.unit, better])
-                .map_err(err)?;
-        }
-    }
-    write(&dir.join("runs.csv"), &w.into_inner().map_err(|e| e.to_string())?)?;
-    let keys: Vec<String> = runs
-        .iter()
-        .flat_map(|r| r.schedstat_delta.iter().flat_map(|m| m.keys().cloned()))
-        .filter(|k| k != "cpu")
-        .fold(Vec::new(), |mut v, k| {
-            if !v.contains(&k) {
-                v.push(k);
-            }
-            v
-        });
-    let mut w = csv::Writer::from_writer(Vec::new());
-    let mut head = vec!["label".to_string(), "run".into(), "cpu".into()];
-    head.extend(keys.iter().cloned());
-    w.write_record(&head).map_err(err)?;
-    for r in runs {
-        for m in &r.schedstat_delta {
-            let mut row = vec![label.unwrap_or("").to_string(), r.run.to_string(), m.get("cpu").map_or(String::new(), |c| c.to_string())];
-            row.extend(keys.iter().map(|k| m.get(k).map_or(String::new(), |v| v.to_string())));
-            w.write_record(&row).map_err(err)?;
-        }
-    }
-    write(&dir.join("schedstat.csv"), &w.into_inner().map_err(|e| e.to_string())?)
-}
-
 #[derive(Serialize)]
 struct BenchJson<'a> {
     workload: &'a str,
@@ -592,7 +428,7 @@ pub fn bench(a: BenchArgs) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::results::Figure;
+    use crate::results::{Figure, Outlier};
 
     fn run(i: usize, v: f64) -> RunRecord {
         RunRecord {
