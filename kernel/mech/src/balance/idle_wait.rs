@@ -46,12 +46,22 @@
 //! once per level cost about 17 guest instructions more per idle
 //! transition (`cargo xtask profile pipe --params rounds=2000,mode=cross
 //! --smp 2`: 438 against 370 per round trip; docs/history.md, 2026-12-02).
+//! An edge reads no clock: its time is its runqueue's clock, which the
+//! enqueue or switch that made the edge has just read (as Linux's
+//! statistics take `rq_clock()`), so the CPU's idle period and its slots'
+//! integrals are measured on that one reading.
 //!
 //! Exactness of a lock-free read: the writer reads the clock inside its
-//! odd section, the reader inside its even one, and a read whose count did
-//! not move overlapped no write: the write's time is either before the
-//! reader's (and its values are seen) or after it. So `A` stays 1-Lipschitz
-//! over a CPU's idle period, and no CPU's `idle_wait` exceeds its `idle_ns`.
+//! odd section, and a read whose count did not move overlapped no write.
+//! The statistics' own read (`read`) takes its time inside its even
+//! section, so each write's time is either before it (and its values are
+//! seen) or after it, and `A` is exact. An edge's time was read a little
+//! before its slots are: a write between the two that ended an offer is
+//! seen with its own, later time, so an edge's `A` may run ahead by that
+//! gap (a few hundred nanoseconds at most, the enqueue or switch path);
+//! an offer that began in the gap adds nothing (its start is after the
+//! edge's time). Each period's gain is therefore capped at the period's
+//! length, and no CPU's `idle_wait` exceeds its `idle_ns`.
 //!
 //! Overflow: the times are u64 nanoseconds since boot (584 years); the
 //! sequence count wraps (u32) harmlessly, only equality is tested.
@@ -98,9 +108,29 @@ impl Waiting {
         }
     }
 
+    /// `A(t)` at `t`, the time of an idle edge (its runqueue's clock, read
+    /// by the enqueue or switch that made the edge), read consistently
+    /// without the lock and without a clock read of its own. With no offer
+    /// standing, `A` is its sum whatever `t` is.
+    #[inline(always)]
+    fn value_at(&self, t: u64) -> u64 {
+        loop {
+            let s = self.seq.load(Ordering::Acquire);
+            if s & 1 == 0 {
+                let offering = self.offering.load(Ordering::Relaxed);
+                let acc = self.acc.load(Ordering::Relaxed);
+                let since = self.since.load(Ordering::Relaxed);
+                fence(Ordering::Acquire);
+                if self.seq.load(Ordering::Relaxed) == s {
+                    return if offering > 0 { acc + t.saturating_sub(since) } else { acc };
+                }
+            }
+            core::hint::spin_loop();
+        }
+    }
+
     /// `A(t)`, how long up to `t` some CPU of the span offered a task, and
     /// `t` (now), read consistently without the lock.
-    #[inline(always)]
     fn value_now(&self) -> (u64, u64) {
         loop {
             let s = self.seq.load(Ordering::Acquire);
@@ -316,7 +346,7 @@ fn transition(rq: &Rq, runnable: u32) {
     let me = &this.per_cpu;
     if runnable <= 1 && !me.offering.load(Ordering::Relaxed) {
         this.band.store(band_of(runnable, false, mine.is_empty()), Ordering::Relaxed);
-        note_idle(me, mine, runnable == 0);
+        note_idle(me, mine, runnable == 0, rq.clock);
         return;
     }
     transition_offers(rq, runnable, this, mine);
@@ -337,7 +367,7 @@ fn transition_offers(rq: &Rq, runnable: u32, this: &IdleWaitCpu, mine: &[Dom]) {
     if offers {
         withdraw_offers(rq, mine, queue, &mut new);
     }
-    note_idle(me, mine, idle);
+    note_idle(me, mine, idle, rq.clock);
     if offers {
         make_offers(rq.cpu, mine, &new);
     }
@@ -356,35 +386,31 @@ fn band_of(runnable: u32, queue: bool, alone: bool) -> u64 {
     }
 }
 
-/// An idle edge (`idle`: the CPU became idle; else it stopped being idle),
-/// if it is one: the entry values, or the waiting time gained per level, and
-/// the idle time.
+/// An idle edge at `t` (`idle`: the CPU became idle; else it stopped being
+/// idle), if it is one: the entry values, or the waiting time gained per
+/// level, and the idle time. A level's gain is at most the idle period's
+/// length: `t` is the runqueue's clock, read a little before the slots
+/// are, so a slot may show an offer that ended after `t`.
 #[inline(always)]
-fn note_idle(me: &CpuSide, mine: &[Dom], idle: bool) {
+fn note_idle(me: &CpuSide, mine: &[Dom], idle: bool, t: u64) {
     if me.idle.load(Ordering::Relaxed) == idle {
         return;
     }
-    let mut t = 0;
-    // `mine` has at most MAX_LEVELS domains (`init`): zipped, not indexed,
-    // so no bounds check.
-    for (d, (entry, wait_ns)) in mine.iter().zip(me.entry.iter().zip(me.wait_ns.iter())) {
-        let (a, now) = d.w.value_now();
-        t = now;
-        if idle {
-            entry.store(a, Ordering::Relaxed);
-        } else {
-            let gained = a.saturating_sub(entry.load(Ordering::Relaxed));
-            wait_ns.fetch_add(gained, Ordering::Relaxed);
-        }
-    }
-    if mine.is_empty() {
-        t = crate::rq::now_ns();
-    }
     if idle {
+        // `mine` has at most MAX_LEVELS domains (`init`): zipped, not
+        // indexed, so no bounds check.
+        for (d, entry) in mine.iter().zip(me.entry.iter()) {
+            entry.store(d.w.value_at(t), Ordering::Relaxed);
+        }
         me.idle_since.store(t, Ordering::Relaxed);
     } else {
-        let since = me.idle_since.load(Ordering::Relaxed);
-        me.idle_ns.fetch_add(t.saturating_sub(since), Ordering::Relaxed);
+        let period = t.saturating_sub(me.idle_since.load(Ordering::Relaxed));
+        for (d, (entry, wait_ns)) in mine.iter().zip(me.entry.iter().zip(me.wait_ns.iter())) {
+            let gained = d.w.value_at(t).saturating_sub(entry.load(Ordering::Relaxed)).min(period);
+            // Only this CPU's publishes write it, under its runqueue lock.
+            wait_ns.store(wait_ns.load(Ordering::Relaxed) + gained, Ordering::Relaxed);
+        }
+        me.idle_ns.store(me.idle_ns.load(Ordering::Relaxed) + period, Ordering::Relaxed);
     }
     me.idle.store(idle, Ordering::Relaxed);
 }
