@@ -60,6 +60,7 @@ pub fn init(sds: SchedDomains, cfg: BalanceConfig, caps: CapacityTable, hz: u32)
     let boot = sched::balance::avg_idle::AvgIdle::boot(cfg.avg_idle_ceiling_pct);
     for &cpu in &online {
         wake::init_wake_aged(cpu, boot.avg_idle);
+        newidle::init_cpu(cpu, cfg.newidle && !sds.per_cpu(cpu).is_empty());
         let sd = sds.per_cpu(cpu).iter().map(SdState::new).collect();
         *cpu_state(cpu).lock() = Some(CpuState {
             sd,

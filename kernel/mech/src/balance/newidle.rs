@@ -4,7 +4,7 @@
 //! opened here is measured when the next task arrives (`note_activate`) and
 //! folded into `avg_idle` by the selected clamp rule (`avg_idle_clamp=`).
 
-use core::sync::atomic::{AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use sched::balance::avg_idle::{hist_bucket, AVG_IDLE_HIST_BUCKETS};
 use sched::balance::newidle::{newidle_gate_by_cost, NewidleStep, NewidleWalk};
@@ -23,9 +23,10 @@ struct NewidleCpu {
     /// state changes it, so that the gate reads it under the runqueue lock
     /// (which ranks below the balance state's).
     lowest_cost: AtomicU64,
-    /// Newidle entries that reached the gate (an idle period opened, newidle
-    /// balancing on, a domain to balance in).
-    entries: AtomicU64,
+    /// Whether this CPU's idle entries reach the gate: newidle balancing on
+    /// and a domain to balance in (set once by `init_cpu`; both are fixed
+    /// after boot), one load where the entry would look up its domains.
+    gated: AtomicBool,
     /// Entries for which the switch dropped its runqueue lock to balance.
     lock_drops: AtomicU64,
     /// The distribution of `avg_idle` as the gate saw it at the decisions
@@ -40,7 +41,7 @@ impl NewidleCpu {
         NewidleCpu {
             gate_skips: AtomicU64::new(0),
             lowest_cost: AtomicU64::new(0),
-            entries: AtomicU64::new(0),
+            gated: AtomicBool::new(false),
             lock_drops: AtomicU64::new(0),
             avg_idle_hist: [const { AtomicU64::new(0) }; AVG_IDLE_HIST_BUCKETS],
         }
@@ -49,9 +50,18 @@ impl NewidleCpu {
 
 /// `cpu`'s newidle entries that reached the gate and, of those, the ones for
 /// which its runqueue lock was dropped. Every entry is either refused by the
-/// gate or drops the lock, never both (`entries = gate_skips + lock_drops`).
+/// gate or drops the lock, never both, so the entries are counted as the sum
+/// of the two (`entries = gate_skips + lock_drops`), not by a third counter.
 pub fn entries_and_lock_drops(cpu: usize) -> (u64, u64) {
-    (CPUS[cpu].entries.load(Ordering::Relaxed), CPUS[cpu].lock_drops.load(Ordering::Relaxed))
+    let lock_drops = CPUS[cpu].lock_drops.load(Ordering::Relaxed);
+    (CPUS[cpu].gate_skips.load(Ordering::Relaxed) + lock_drops, lock_drops)
+}
+
+/// Sets whether `cpu`'s idle entries reach the gate (`balance::init`, on
+/// the boot CPU before any CPU schedules): newidle balancing `on` and
+/// `cpu` has a domain.
+pub(super) fn init_cpu(cpu: usize, on: bool) {
+    CPUS[cpu].gated.store(on, Ordering::Relaxed);
 }
 
 /// Every CPU's NewidleCpu.
@@ -109,11 +119,10 @@ pub fn newidle_begin(rq: &mut crate::rq::Rq) -> Option<sched::time::Nanos> {
         return None;
     }
     rq.avg_idle.enter_newidle(rq.clock);
-    if !g.cfg.newidle || g.sds.per_cpu(rq.cpu).is_empty() {
+    let me = &CPUS[rq.cpu];
+    if !me.gated.load(Ordering::Relaxed) {
         return None;
     }
-    let me = &CPUS[rq.cpu];
-    me.entries.fetch_add(1, Ordering::Relaxed);
     // Nothing overloaded anywhere: refused whatever the cost rule says, so
     // it is not evaluated (fair.c: sched_balance_newidle() reads
     // `rd->overloaded` first too). This is the common case of a CPU going
