@@ -233,6 +233,10 @@ struct IdleWaitCpu {
     /// count changes); `[1, MAX)` for a CPU without domains (`-smp 1`), whose
     /// queue no other CPU could take. The fast paths load it and compare.
     band: AtomicU64,
+    /// The band of one runnable task and no queue (`band_of(1, false, ..)`:
+    /// `[1, 2)`, or `[1, MAX)` without domains), set once by `init`: the
+    /// lone-task edge loads it instead of working it out.
+    one_task_band: AtomicU64,
     /// This CPU's domains bottom-up (as `SchedDomains::per_cpu`), set once
     /// by `init`; unset for a CPU above the last online one.
     doms: spin::Once<&'static [Dom]>,
@@ -243,6 +247,7 @@ impl IdleWaitCpu {
         IdleWaitCpu {
             per_cpu: CpuSide::new(),
             band: AtomicU64::new(band(0, 1)),
+            one_task_band: AtomicU64::new(band(1, 2)),
             doms: spin::Once::new(),
         }
     }
@@ -296,6 +301,7 @@ pub fn init(sds: &SchedDomains) {
                 Dom { level, inst, w: inst.slot(cpu) }
             })
             .collect();
+        CPUS[cpu].one_task_band.store(band_of(1, false, doms.is_empty()), Ordering::Relaxed);
         CPUS[cpu].doms.call_once(|| Box::leak(doms.into_boxed_slice()));
     }
 }
@@ -345,7 +351,8 @@ fn transition(rq: &Rq, runnable: u32) {
     let Some(&mine) = this.doms.get() else { return };
     let me = &this.per_cpu;
     if runnable <= 1 && !me.offering.load(Ordering::Relaxed) {
-        this.band.store(band_of(runnable, false, mine.is_empty()), Ordering::Relaxed);
+        let b = if runnable == 0 { band(0, 1) } else { this.one_task_band.load(Ordering::Relaxed) };
+        this.band.store(b, Ordering::Relaxed);
         note_idle(me, mine, runnable == 0, rq.clock);
         return;
     }
