@@ -27,6 +27,11 @@ struct NewidleCpu {
     /// and a domain to balance in (set once by `init_cpu`; both are fixed
     /// after boot), one load where the entry would look up its domains.
     gated: AtomicBool,
+    /// Newidle entries that reached the gate, counted apart from their
+    /// outcomes: the scenarios check `entries = gate_skips + lock_drops`,
+    /// which fails if an entry is refused after the lock was dropped (or
+    /// not counted at all).
+    entries: AtomicU64,
     /// Entries for which the switch dropped its runqueue lock to balance.
     lock_drops: AtomicU64,
     /// The distribution of `avg_idle` as the gate saw it at the decisions
@@ -42,6 +47,7 @@ impl NewidleCpu {
             gate_skips: AtomicU64::new(0),
             lowest_cost: AtomicU64::new(0),
             gated: AtomicBool::new(false),
+            entries: AtomicU64::new(0),
             lock_drops: AtomicU64::new(0),
             avg_idle_hist: [const { AtomicU64::new(0) }; AVG_IDLE_HIST_BUCKETS],
         }
@@ -50,11 +56,9 @@ impl NewidleCpu {
 
 /// `cpu`'s newidle entries that reached the gate and, of those, the ones for
 /// which its runqueue lock was dropped. Every entry is either refused by the
-/// gate or drops the lock, never both, so the entries are counted as the sum
-/// of the two (`entries = gate_skips + lock_drops`), not by a third counter.
+/// gate or drops the lock, never both (`entries = gate_skips + lock_drops`).
 pub fn entries_and_lock_drops(cpu: usize) -> (u64, u64) {
-    let lock_drops = CPUS[cpu].lock_drops.load(Ordering::Relaxed);
-    (CPUS[cpu].gate_skips.load(Ordering::Relaxed) + lock_drops, lock_drops)
+    (CPUS[cpu].entries.load(Ordering::Relaxed), CPUS[cpu].lock_drops.load(Ordering::Relaxed))
 }
 
 /// Sets whether `cpu`'s idle entries reach the gate (`balance::init`, on
@@ -123,6 +127,7 @@ pub fn newidle_begin(rq: &mut crate::rq::Rq) -> Option<sched::time::Nanos> {
     if !me.gated.load(Ordering::Relaxed) {
         return None;
     }
+    me.entries.fetch_add(1, Ordering::Relaxed);
     // Nothing overloaded anywhere: refused whatever the cost rule says, so
     // it is not evaluated (fair.c: sched_balance_newidle() reads
     // `rd->overloaded` first too). This is the common case of a CPU going
