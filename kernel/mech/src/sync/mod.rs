@@ -131,7 +131,7 @@ impl Waiters {
 /// `prepare_to_wait_event()` under a caller's lock, as `pipe_read()`'s
 /// `pipe->mutex` with its wait queue).
 #[track_caller]
-#[inline(never)]
+#[inline(always)]
 pub(crate) fn block_locked<'a, L: Level, T, W, R>(lock: &'a IrqMutex<L, T>, guard: IrqGuard<'a, L, T>, waiters: W, ready: R) -> IrqGuard<'a, L, T>
 where
     W: Fn(&mut T) -> &mut Waiters,
@@ -168,7 +168,7 @@ where
 /// Wakes `first`, popped from its list by the caller, or if it was not
 /// asleep (woken already, spuriously, and re-checking) the next that `pop`
 /// gives that is; then lets a woken task with a better claim run.
-#[inline(never)]
+#[inline(always)]
 pub(crate) fn wake_popped(first: Arc<Task>, flags: WakeFlags, mut pop: impl FnMut() -> Option<Arc<Task>>) -> bool {
     let mut next = Some(first);
     let mut woke = false;

@@ -6,7 +6,7 @@ use alloc::vec;
 
 use sched::WakeFlags;
 
-use crate::lock::{level, IrqMutex};
+use crate::lock::{level, IrqGuard, IrqMutex};
 use crate::task::Task;
 use super::Waiters;
 
@@ -170,7 +170,7 @@ impl Pipe {
         while done < data.len() {
             let mut s = self.state.lock();
             if s.ring.is_full() {
-                s = super::block_locked(&self.state, s, writers, |s| !s.ring.is_full());
+                s = self.wait_for_room(s);
             }
             done += s.ring.put(&data[done..]);
             let reader = s.readers.pop();
@@ -227,8 +227,16 @@ impl Pipe {
         }
     }
 
+    /// Blocks a writer until the ring has room; out of line, as it is rare.
+    #[track_caller]
+    #[inline(never)]
+    fn wait_for_room<'a>(&'a self, s: IrqGuard<'a, level::Pipe, PipeState>) -> IrqGuard<'a, level::Pipe, PipeState> {
+        super::block_locked(&self.state, s, writers, |s| !s.ring.is_full())
+    }
+
     /// Wakes `first`, popped from the end `end` picks, or the next there
     /// that was asleep.
+    #[inline(always)]
     fn wake(&self, first: Arc<Task>, flags: WakeFlags, end: fn(&mut PipeState) -> &mut Waiters) {
         super::wake_popped(first, flags, || end(&mut self.state.lock()).pop());
     }
