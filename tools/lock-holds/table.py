@@ -9,7 +9,7 @@ import re
 import sys
 
 CLASSES = ["pi_lock", "balance_state", "runqueue", "registry", "wake_list", "sleepers",
-           "wait_queue", "pipe_ring", "leaf", "trace_ring", "memory", "console"]
+           "wait_queue", "pipe", "leaf", "trace_ring", "memory", "console"]
 
 
 def sums(pattern, kind, count_key, ns_key, out_dir):

@@ -89,8 +89,8 @@ lock_order! {
     Sleepers = "sleepers",
     /// A wait queue's waiter list (`sync`).
     WaitQueue = "wait_queue",
-    /// A pipe's ring (`sync::pipe`).
-    PipeRing = "pipe_ring",
+    /// A pipe's ring and the tasks waiting on either end (`sync::pipe`).
+    Pipe = "pipe",
     /// A slot writer of "idle while others wait" (`balance::idle_wait`;
     /// under a runqueue lock, from its publish).
     IdleWaitSlot = "idle_wait_slot",

@@ -1,6 +1,9 @@
 //! Blocking primitives: wait queue, sleeping mutex, semaphore, completion
-//! and pipe. All are built on `WaitQueue`, whose sleep/wake handshake is the
-//! one `wakeup.rs` documents (set Sleeping, re-check, schedule).
+//! and pipe. All queue their sleepers on [`Waiters`], with the sleep/wake
+//! handshake `wakeup.rs` documents (set Sleeping, re-check, schedule): a
+//! `WaitQueue` re-checks a condition read without its lock, after a fence;
+//! a pipe checks its ring under the one lock that also holds its waiters
+//! ([`block_locked`]).
 //!
 //! Follows Linux's `kernel/sched/wait.c` (`prepare_to_wait_event()`,
 //! `__wake_up()`) and `kernel/sched/completion.c` (`wait_for_completion()`,
@@ -16,16 +19,185 @@ use core::sync::atomic::{fence, AtomicBool, AtomicUsize, Ordering};
 use sched::WakeFlags;
 
 use crate::task::{self, Task, TaskState};
-use crate::lock::{level, IrqMutex};
+use crate::lock::level::{self, Level};
+use crate::lock::{IrqGuard, IrqMutex};
 
-/// Tasks waiting for a condition.
+/// The tasks waiting for one condition, first come first woken, kept under
+/// a lock of their user's: a [`WaitQueue`]'s own, or a pipe's, which guards
+/// the condition too (`pipe.rs`).
+///
+/// The first waiter has a slot of its own: a pipe end or a wait queue
+/// usually has at most one, and then queueing and popping it are a store
+/// and a load, without the ring arithmetic of the heap-backed rest.
+///
+/// Invariant: `rest` is empty while `first` is `None`; the waiters in order
+/// are `first` then `rest`. A task's `on_wait_queue` is true exactly while
+/// it is in some list (a task waits on one at a time), and changes only
+/// under the lock that holds that list. Wakers pop the waiter they wake, so
+/// a woken task usually finds itself already removed.
+pub struct Waiters {
+    first: Option<Arc<Task>>,
+    rest: VecDeque<Arc<Task>>,
+}
+
+impl Default for Waiters {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Waiters {
+    pub const fn new() -> Waiters {
+        Waiters { first: None, rest: VecDeque::new() }
+    }
+
+    pub fn len(&self) -> usize {
+        usize::from(self.first.is_some()) + self.rest.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.first.is_none()
+    }
+
+    /// Queues `me` (unless a spurious wakeup left it queued) and marks it
+    /// Sleeping: under the list's lock, so that a waker who takes that lock
+    /// afterwards finds it here and asleep.
+    #[inline(always)]
+    fn prepare(&mut self, me: &Arc<Task>) {
+        if !me.on_wait_queue.load(Ordering::Relaxed) {
+            if self.first.is_none() {
+                self.first = Some(me.clone());
+            } else {
+                self.rest.push_back(me.clone());
+            }
+            me.on_wait_queue.store(true, Ordering::Relaxed);
+        }
+        me.set_state(TaskState::Sleeping);
+    }
+
+    /// Removes the first waiter, to be woken once the lock is dropped.
+    #[inline(always)]
+    pub fn pop(&mut self) -> Option<Arc<Task>> {
+        let t = self.first.take()?;
+        if !self.rest.is_empty() {
+            self.first = self.rest.pop_front();
+        }
+        t.on_wait_queue.store(false, Ordering::Relaxed);
+        Some(t)
+    }
+
+    /// Takes `me` off the list if no waker did (its condition held first).
+    #[inline(always)]
+    fn leave(&mut self, me: &Arc<Task>) {
+        if me.on_wait_queue.load(Ordering::Relaxed) {
+            self.remove(me);
+            me.on_wait_queue.store(false, Ordering::Relaxed);
+        }
+    }
+
+    /// `leave`'s search, out of line: a task that waited is usually popped.
+    #[inline(never)]
+    fn remove(&mut self, me: &Arc<Task>) {
+        if self.first.as_ref().is_some_and(|t| Arc::ptr_eq(t, me)) {
+            self.first = self.rest.pop_front();
+        } else {
+            self.rest.retain(|t| !Arc::ptr_eq(t, me));
+        }
+    }
+
+    /// Removes every waiter, to be woken once the lock is dropped.
+    fn take_all(&mut self) -> Waiters {
+        for t in self.iter() {
+            t.on_wait_queue.store(false, Ordering::Relaxed);
+        }
+        core::mem::take(self)
+    }
+
+    /// The waiters in order.
+    fn iter(&self) -> impl Iterator<Item = &Arc<Task>> {
+        self.first.iter().chain(self.rest.iter())
+    }
+}
+
+/// Blocks the running task until `ready` holds of the data `lock` guards,
+/// queued on the [`Waiters`] that `waiters` finds in it; `guard` holds
+/// `lock` and `ready` was false under it. Returns the lock held again with
+/// `ready` true and the task off the list.
+///
+/// The condition and the list share one lock: the task queues itself and
+/// sets itself Sleeping under the lock it read the condition under, and a
+/// waker changes the condition and pops waiters under it, so a wakeup
+/// between the check and the sleep is never lost (Linux's
+/// `prepare_to_wait_event()` under a caller's lock, as `pipe_read()`'s
+/// `pipe->mutex` with its wait queue).
+#[track_caller]
+#[inline(always)]
+pub(crate) fn block_locked<'a, L: Level, T, W, R>(lock: &'a IrqMutex<L, T>, guard: IrqGuard<'a, L, T>, waiters: W, ready: R) -> IrqGuard<'a, L, T>
+where
+    W: Fn(&mut T) -> &mut Waiters,
+    R: Fn(&T) -> bool,
+{
+    let at = core::panic::Location::caller();
+    // Borrowed: the running task outlives its own wait.
+    task::with_current(|me| {
+        if crate::debug::enabled() {
+            *me.blocked_at.lock() = Some(at);
+        }
+        let mut guard = guard;
+        loop {
+            waiters(&mut guard).prepare(me);
+            drop(guard);
+            // `fault=preempt_points`: preempted while Sleeping, queued.
+            crate::inject::preempt_point();
+            crate::schedule::schedule();
+            // Woken: usually popped by the waker, who set us Running.
+            guard = lock.lock();
+            if ready(&guard) {
+                break;
+            }
+            // Woken with the condition false (a spurious wakeup, or one
+            // whose condition another task took first): sleep again.
+            crate::inject::after_wait();
+        }
+        me.set_state(TaskState::Running);
+        waiters(&mut guard).leave(me);
+        guard
+    })
+}
+
+/// Wakes `first`, popped from its list by the caller, or if it was not
+/// asleep (woken already, spuriously, and re-checking) the next that `pop`
+/// gives that is; then lets a woken task with a better claim run.
+#[inline(always)]
+pub(crate) fn wake_popped(first: Arc<Task>, flags: WakeFlags, mut pop: impl FnMut() -> Option<Arc<Task>>) -> bool {
+    let mut next = Some(first);
+    let mut woke = false;
+    // Each popped task's count is dropped before the preemption point.
+    while let Some(t) = next {
+        if crate::wakeup::try_to_wake_up(&t, flags) {
+            woke = true;
+            break;
+        }
+        next = pop();
+    }
+    crate::schedule::preempt_point();
+    woke
+}
+
+/// Wakes every task of `all`, popped from their list by the caller; returns
+/// how many were asleep.
+fn wake_taken(all: Waiters) -> usize {
+    let n = all.iter().filter(|t| crate::wakeup::try_to_wake_up(t, WakeFlags::NONE)).count();
+    crate::schedule::preempt_point();
+    n
+}
+
+/// Tasks waiting for a condition read without the queue's lock.
 ///
 /// Invariant: `queued` is the length of `waiters` (changed only under its
-/// lock), and a task's `on_wait_queue` is true exactly while it is in some
-/// queue's `waiters` (a task waits on one queue at a time). Wakers pop the
-/// waiter they wake, so a woken task usually finds itself already removed.
+/// lock); see [`Waiters`] for the tasks' side.
 pub struct WaitQueue {
-    waiters: IrqMutex<level::WaitQueue, VecDeque<Arc<Task>>>,
+    waiters: IrqMutex<level::WaitQueue, Waiters>,
     /// How many tasks wait, readable without the lock: a waker that sees 0
     /// after ordering its condition store (Linux's `wq_has_sleeper`) skips
     /// the lock entirely.
@@ -40,7 +212,7 @@ impl Default for WaitQueue {
 
 impl WaitQueue {
     pub const fn new() -> WaitQueue {
-        WaitQueue { waiters: IrqMutex::new(VecDeque::new()), queued: AtomicUsize::new(0) }
+        WaitQueue { waiters: IrqMutex::new(Waiters::new()), queued: AtomicUsize::new(0) }
     }
 
     /// Blocks until `cond()` holds. `cond` is evaluated after the task is on
@@ -50,8 +222,8 @@ impl WaitQueue {
     #[track_caller]
     #[inline]
     pub fn wait_until(&self, mut cond: impl FnMut() -> bool) {
-        // Inlined: the condition usually holds already (a pipe write with
-        // room), and then there is no call to make.
+        // Inlined: the condition usually holds already, and then there is
+        // no call to make.
         if cond() {
             return;
         }
@@ -78,12 +250,8 @@ impl WaitQueue {
         loop {
             {
                 let mut q = self.waiters.lock();
-                if !me.on_wait_queue.load(Ordering::Relaxed) {
-                    q.push_back(me.clone());
-                    me.on_wait_queue.store(true, Ordering::Relaxed);
-                    self.queued.store(q.len(), Ordering::Relaxed);
-                }
-                me.set_state(TaskState::Sleeping);
+                q.prepare(me);
+                self.queued.store(q.len(), Ordering::Relaxed);
             }
             // Order the queue and state stores before the condition's loads
             // (the waker stores the condition, fences, then reads `queued`).
@@ -106,11 +274,8 @@ impl WaitQueue {
         // The condition held before a waker removed us: leave the queue.
         if me.on_wait_queue.load(Ordering::Relaxed) {
             let mut q = self.waiters.lock();
-            if me.on_wait_queue.load(Ordering::Relaxed) {
-                q.retain(|t| !Arc::ptr_eq(t, me));
-                me.on_wait_queue.store(false, Ordering::Relaxed);
-                self.queued.store(q.len(), Ordering::Relaxed);
-            }
+            q.leave(me);
+            self.queued.store(q.len(), Ordering::Relaxed);
         }
     }
 
@@ -133,8 +298,7 @@ impl WaitQueue {
 
     fn pop(&self) -> Option<Arc<Task>> {
         let mut q = self.waiters.lock();
-        let t = q.pop_front()?;
-        t.on_wait_queue.store(false, Ordering::Relaxed);
+        let t = q.pop()?;
         self.queued.store(q.len(), Ordering::Relaxed);
         Some(t)
     }
@@ -146,8 +310,7 @@ impl WaitQueue {
         self.pop().is_some()
     }
 
-    /// Inlined: most calls find no sleeper (a pipe reader waking a writer
-    /// that never waits for room) and then there is no call to make.
+    /// Inlined: most calls find no sleeper and then there is no call to make.
     #[inline]
     fn wake_one_with(&self, flags: WakeFlags) -> bool {
         if !self.has_sleeper() {
@@ -159,15 +322,13 @@ impl WaitQueue {
     /// `wake_one_with` once a sleeper may be there.
     #[inline(never)]
     fn wake_first(&self, flags: WakeFlags) -> bool {
-        let mut woke = false;
-        while let Some(t) = self.pop() {
-            if crate::wakeup::try_to_wake_up(&t, flags) {
-                woke = true;
-                break;
+        match self.pop() {
+            Some(t) => wake_popped(t, flags, || self.pop()),
+            None => {
+                crate::schedule::preempt_point();
+                false
             }
         }
-        crate::schedule::preempt_point();
-        woke
     }
 
     /// Wakes every waiter; returns how many were asleep.
@@ -175,17 +336,12 @@ impl WaitQueue {
         if !self.has_sleeper() {
             return 0;
         }
-        let all: VecDeque<Arc<Task>> = {
+        let all = {
             let mut q = self.waiters.lock();
-            for t in q.iter() {
-                t.on_wait_queue.store(false, Ordering::Relaxed);
-            }
             self.queued.store(0, Ordering::Relaxed);
-            core::mem::take(&mut *q)
+            q.take_all()
         };
-        let n = all.iter().filter(|t| crate::wakeup::try_to_wake_up(t, WakeFlags::NONE)).count();
-        crate::schedule::preempt_point();
-        n
+        wake_taken(all)
     }
 }
 

@@ -1,11 +1,14 @@
 //! A pipe: a bounded byte ring with blocking read and write.
 
 use alloc::boxed::Box;
+use alloc::sync::Arc;
 use alloc::vec;
-use core::sync::atomic::{AtomicUsize, Ordering};
 
-use crate::lock::{level, IrqMutex};
-use super::WaitQueue;
+use sched::WakeFlags;
+
+use crate::lock::{level, IrqGuard, IrqMutex};
+use crate::task::Task;
+use super::Waiters;
 
 /// The bytes in flight and whether the writing side is closed.
 ///
@@ -22,7 +25,7 @@ struct Ring {
 /// simulator prices the two kinds of copy apart).
 pub const SMALL_COPY: usize = 16;
 
-/// Reports a read or write of `n` bytes to the platform (the ring's lock is
+/// Reports a read or write of `n` bytes to the platform (the pipe's lock is
 /// held: a simulated CPU adds its price to its own clock and pays it when the
 /// lock's section ends, before the wakeup that follows a write). Free on x86.
 #[inline(always)]
@@ -31,6 +34,16 @@ fn report_op(n: usize) {
 }
 
 impl Ring {
+    /// No room for a byte.
+    fn is_full(&self) -> bool {
+        self.len == self.buf.len()
+    }
+
+    /// Nothing to read and no end-of-file to report: a reader waits.
+    fn nothing_to_read(&self) -> bool {
+        self.len == 0 && !self.closed
+    }
+
     /// Index `i` positions after `from`, wrapped (`from < cap`, `i <= cap`).
     fn wrap(&self, from: usize, i: usize) -> usize {
         let j = from + i;
@@ -108,31 +121,43 @@ impl Ring {
     }
 }
 
-/// A unidirectional byte pipe shared by its reader and writer.
+/// What a pipe's lock guards: the ring, and the tasks waiting on either
+/// end (so that a reader finding the ring empty queues itself under the
+/// lock the writer fills it under, and one lock round trip serves both).
+struct PipeState {
+    ring: Ring,
+    /// Readers waiting for bytes or the close.
+    readers: Waiters,
+    /// Writers waiting for room.
+    writers: Waiters,
+}
+
+fn readers(s: &mut PipeState) -> &mut Waiters {
+    &mut s.readers
+}
+
+fn writers(s: &mut PipeState) -> &mut Waiters {
+    &mut s.writers
+}
+
+/// A unidirectional byte pipe shared by its readers and writers.
 ///
-/// Invariant: `readable` equals the ring's `len`, or is nonzero once the
-/// pipe is closed (it is updated under the ring lock); `room` equals its
-/// free space. Both let a waiter re-check its condition without the lock:
-/// the wait queue's fences order them against the waker's update.
+/// Invariant: the ring and both lists change only under the one lock; a
+/// task in `readers` found the ring empty and open under it when it queued
+/// itself (a spuriously woken one stays queued while it re-checks), and a
+/// task in `writers` found it full. Every write that adds bytes pops a
+/// reader, every read that takes some pops a writer, the close pops all
+/// readers: each wakes what it popped once the lock is dropped.
 pub struct Pipe {
-    ring: IrqMutex<level::PipeRing, Ring>,
-    readable: AtomicUsize,
-    room: AtomicUsize,
-    readers: WaitQueue,
-    writers: WaitQueue,
+    state: IrqMutex<level::Pipe, PipeState>,
 }
 
 impl Pipe {
     /// A pipe holding at most `capacity` bytes (at least 1).
     pub fn new(capacity: usize) -> Pipe {
         let capacity = capacity.max(1);
-        Pipe {
-            ring: IrqMutex::new(Ring { buf: vec![0; capacity].into_boxed_slice(), head: 0, len: 0, closed: false }),
-            readable: AtomicUsize::new(0),
-            room: AtomicUsize::new(capacity),
-            readers: WaitQueue::new(),
-            writers: WaitQueue::new(),
-        }
+        let ring = Ring { buf: vec![0; capacity].into_boxed_slice(), head: 0, len: 0, closed: false };
+        Pipe { state: IrqMutex::new(PipeState { ring, readers: Waiters::new(), writers: Waiters::new() }) }
     }
 
     /// Writes all of `data`, blocking while the pipe is full. With `sync`,
@@ -140,21 +165,18 @@ impl Pipe {
     /// (typically reading the answer), so the reader may take its CPU.
     #[track_caller]
     pub fn write(&self, data: &[u8], sync: bool) {
+        let flags = if sync { WakeFlags::SYNC } else { WakeFlags::NONE };
         let mut done = 0;
         while done < data.len() {
-            // Copies in as soon as there is room (one lock when there is).
-            self.writers.wait_until(|| {
-                if self.room.load(Ordering::Acquire) == 0 {
-                    return false;
-                }
-                let n = self.locked(|r| r.put(&data[done..]));
-                done += n;
-                n > 0
-            });
-            if sync {
-                self.readers.wake_one_sync();
-            } else {
-                self.readers.wake_one();
+            let mut s = self.state.lock();
+            if s.ring.is_full() {
+                s = self.wait_for_room(s);
+            }
+            done += s.ring.put(&data[done..]);
+            let reader = s.readers.pop();
+            drop(s);
+            if let Some(r) = reader {
+                self.wake(r, flags, readers);
             }
         }
     }
@@ -166,18 +188,15 @@ impl Pipe {
         if buf.is_empty() {
             return 0;
         }
-        let mut n = 0;
-        // Takes the bytes as soon as there are some (one lock when there are).
-        let mut eof = false;
-        self.readers.wait_until(|| {
-            if self.readable.load(Ordering::Acquire) == 0 {
-                return false;
-            }
-            (n, eof) = self.take_locked(buf);
-            n > 0 || eof
-        });
-        if n > 0 {
-            self.writers.wake_one();
+        let mut s = self.state.lock();
+        if s.ring.nothing_to_read() {
+            s = super::block_locked(&self.state, s, readers, |s| !s.ring.nothing_to_read());
+        }
+        let n = s.ring.take(buf);
+        let writer = if n > 0 { s.writers.pop() } else { None };
+        drop(s);
+        if let Some(w) = writer {
+            self.wake(w, WakeFlags::NONE, writers);
         }
         n
     }
@@ -198,26 +217,27 @@ impl Pipe {
 
     /// Closes the writing side: readers see end-of-file once it is drained.
     pub fn close(&self) {
-        self.locked(|r| r.closed = true);
-        self.readers.wake_all();
+        let all = {
+            let mut s = self.state.lock();
+            s.ring.closed = true;
+            s.readers.take_all()
+        };
+        if !all.is_empty() {
+            super::wake_taken(all);
+        }
     }
 
-    /// Takes what the ring holds into `buf` under its lock; returns the count
-    /// and whether the writer closed. Out of line, so that `read`'s wait
-    /// condition stays a load and a call, small enough to be inlined into
-    /// both of `wait_until`'s tests (LTO otherwise may outline the whole
-    /// condition, which cost the cross-CPU round trip ~40 instructions).
+    /// Blocks a writer until the ring has room; out of line, as it is rare.
+    #[track_caller]
     #[inline(never)]
-    fn take_locked(&self, buf: &mut [u8]) -> (usize, bool) {
-        self.locked(|r| (r.take(buf), r.closed))
+    fn wait_for_room<'a>(&'a self, s: IrqGuard<'a, level::Pipe, PipeState>) -> IrqGuard<'a, level::Pipe, PipeState> {
+        super::block_locked(&self.state, s, writers, |s| !s.ring.is_full())
     }
 
-    /// Runs `f` on the locked ring and refreshes the lock-free counts.
-    fn locked<R>(&self, f: impl FnOnce(&mut Ring) -> R) -> R {
-        let mut r = self.ring.lock();
-        let out = f(&mut r);
-        self.readable.store(if r.closed { usize::MAX } else { r.len }, Ordering::Release);
-        self.room.store(r.buf.len() - r.len, Ordering::Release);
-        out
+    /// Wakes `first`, popped from the end `end` picks, or the next there
+    /// that was asleep.
+    #[inline(always)]
+    fn wake(&self, first: Arc<Task>, flags: WakeFlags, end: fn(&mut PipeState) -> &mut Waiters) {
+        super::wake_popped(first, flags, || end(&mut self.state.lock()).pop());
     }
 }
