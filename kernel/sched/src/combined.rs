@@ -477,9 +477,6 @@ impl FairRq {
             self.h_nr_runnable += 1;
             self.stats.delayed_requeued += 1;
             self.stats.end_delay(se.delayed_at, now);
-            // check_preempt_wakeup, whose update_curr charges the running
-            // entity now (after the requeue, as in Linux)
-            return Some(self.check_preempt_idx(i, wf, false));
         } else {
             // place_entity (nr_queued > 0: curr is queued, so the weight
             // V is taken over is at least curr's)
@@ -507,7 +504,9 @@ impl FairRq {
             avg.shift_to(v);
         }
 
-        // check_preempt_wakeup: curr is c != i, charged above; i is queued
+        // check_preempt_wakeup: curr is c != i, charged above unless
+        // DELAYED (then charged below, after the rules that decide without
+        // it, as `check_preempt_idx` does); i is queued
         if self.need_resched {
             return Some(true);
         }
@@ -527,6 +526,14 @@ impl FairRq {
         } else if (cp == Policy::Idle) != (wp == Policy::Idle) || wp != Policy::Normal {
             return Some(false);
         }
+        // check_preempt_wakeup's update_curr, which charges the running
+        // entity after a requeue (as in Linux); after_charge spelled out
+        if DELAYED && now > cse.exec_start && charge_entity(cse, now, math, base_slice) && self.nr_queued > 1 {
+            self.need_resched = true;
+            if self.next == Some(c) {
+                self.next = None;
+            }
+        }
         let short = feats.has(Feature::PreemptShort) && se.slice < cse.slice;
         if !short && (wf.contains(WakeFlags::FORK) || se.sched_delayed) {
             return Some(false);
@@ -537,8 +544,10 @@ impl FairRq {
         // the wakee is not it, so no preemption, and RUN_TO_PARITY shrinks
         // the protection (update_protect_slice).
         if !short && !feats.has(Feature::NextBuddy) && self.next.is_none() {
+            // (the running entity is queued: its eligibility is
+            // `curr_eligible`, exactly `eligible(v, Some((v, w)))`)
             let protected = vbefore(cse.vruntime, cse.vprot);
-            if protected && avg.eligible(cse.vruntime, ct) {
+            if protected && avg.curr_eligible(cse.vruntime) {
                 self.stats.picks += 1;
                 if feats.has(Feature::RunToParity) {
                     // cfs_rq_min_slice: curr is queued
@@ -549,6 +558,8 @@ impl FairRq {
                 return Some(false);
             }
         }
-        Some(self.check_preempt_idx(i, wf, true))
+        // the rest of check_preempt_idx (its tests above passed, and a
+        // request the charge set is the pick's to answer)
+        Some(self.check_preempt_charged(c, i, wf))
     }
 }

@@ -298,17 +298,19 @@ impl FairRq {
         se.prev_sum_exec_runtime = se.sum_exec_runtime;
         if se.on_rq {
             // dequeue_tree (and put_prev's enqueue_tree of `back`, whose
-            // V term goes in first, as in put_prev then set_next)
-            let only = self.tree.len() == 1;
-            let removed = self.tree.remove(i);
-            match back {
-                Some((c, deadline, vruntime, slice, w)) if only && removed && self.tree.insert(c, deadline, vruntime, slice) => {
+            // V term goes in first, as in put_prev then set_next); the
+            // tree's smallest slice afterwards
+            let tree_min_slice = match back {
+                Some((c, deadline, vruntime, slice, w)) if self.tree.replace_only(i, c, deadline, vruntime, slice) => {
                     // i was the tree's only node and c replaces it: the
                     // sums were exactly i's term, and become exactly c's
-                    // (what adding c's and subtracting i's leaves)
+                    // (what adding c's and subtracting i's leaves); the
+                    // tree is c alone, so its smallest slice is c's
                     self.avg.set_only(vruntime, w);
+                    Some(slice)
                 }
                 back => {
+                    let removed = self.tree.remove(i);
                     if let Some((c, deadline, vruntime, slice, w)) = back {
                         if self.tree.insert(c, deadline, vruntime, slice) {
                             self.avg.add(vruntime, w);
@@ -317,13 +319,14 @@ impl FairRq {
                     if removed {
                         self.avg.sub(se.vruntime, se.w());
                     }
+                    self.tree.min_slice()
                 }
-            }
+            };
             // set_protect_slice: i is curr and queued, so cfs_rq_min_slice
             // is the smaller of its slice and the tree's; the min with its
             // own slice below takes the former
             let q = if feats.has(Feature::RunToParity) {
-                self.tree.min_slice().unwrap_or(u64::MAX)
+                tree_min_slice.unwrap_or(u64::MAX)
             } else {
                 self.tun.normalized_base_slice()
             };
@@ -369,6 +372,13 @@ impl FairRq {
                 }
             }
         }
+        if let Some(c) = self.curr {
+            if self.nr_queued == 2 && self.next.is_none() && self.tree.len() == 1 {
+                if let Some(picked) = self.schedule_pair(c) {
+                    return Some(EntityId(picked));
+                }
+            }
+        }
         let next = self.pick_next();
         match next {
             Some(EntityId(i)) => {
@@ -386,6 +396,69 @@ impl FairRq {
             }
         }
         next
+    }
+
+    /// `schedule()` of the running entity `c` beside exactly one other
+    /// queued entity `n` (the tree's only node), neither delayed, with no
+    /// next buddy: two yielding tasks, or a wakeup that preempts the
+    /// waker. Returns `None`, having changed nothing, when that is not the
+    /// state (`c` off the queue or delayed, `n` delayed); the general
+    /// `schedule()` follows.
+    ///
+    /// The steps of `pick_next`, `pick_eevdf` and `switch_to` on two
+    /// borrows: the charge of `c` (`update_curr`); with the sums exactly
+    /// `n`'s term (`S = key(n)·wn`, `W = wn`), `c` is eligible iff `S >=
+    /// key(c)·W` ([`AvgVruntime::curr_eligible`]) and `n` iff `S + key(c)·wc
+    /// >= key(n)·(W + wc)` (`Tree::pick` tests the leftmost, then descends
+    /// to the same node and tests it again: one test); the buddy test is
+    /// skipped (no buddy), and neither pick can be delayed.
+    ///
+    /// [`AvgVruntime::curr_eligible`]: crate::avg_vruntime::AvgVruntime::curr_eligible
+    #[inline(always)]
+    fn schedule_pair(&mut self, c: u32) -> Option<u32> {
+        let n = self.tree.leftmost()?;
+        let (now, math, base_slice) = (self.clock, self.tun.delta_math, self.base_slice);
+        let [cs, ns] = self.slots.get_disjoint_mut([c as usize, n as usize]).ok()?;
+        let (cse, nse) = (&mut cs.se, &ns.se);
+        if !cse.on_rq || cse.sched_delayed || nse.sched_delayed {
+            return None;
+        }
+        // pick_next's update_curr (after_charge: two entities are queued,
+        // and c is no buddy)
+        if now > cse.exec_start && charge_entity(cse, now, math, base_slice) {
+            self.need_resched = true;
+        }
+        // pick_eevdf(protect) among c and n
+        self.stats.picks += 1;
+        let (cv, cw, cd) = (cse.vruntime, cse.w(), cse.deadline);
+        let avg = &self.avg;
+        let c_eligible = avg.curr_eligible(cv);
+        let picked = if c_eligible && vbefore(cv, cse.vprot) {
+            c
+        } else {
+            let n_eligible = avg.eligible(nse.vruntime, Some((cv, cw)));
+            if c_eligible && (!n_eligible || vbefore(cd, nse.deadline)) {
+                c
+            } else if n_eligible {
+                n
+            } else {
+                self.stats.no_eligible_fallbacks += 1;
+                if vbefore(nse.deadline, cd) {
+                    n
+                } else {
+                    c
+                }
+            }
+        };
+        if picked == n {
+            // switch_to(n): put_prev of c without its tree insert (its
+            // update_curr is a no-op: charged at this clock), then set_next
+            self.update_entity_pelt(c);
+            self.curr = None;
+            self.set_next_in(n, Some(c));
+        }
+        self.need_resched = false;
+        Some(picked)
     }
 
     /// Timer tick at `now` (Linux `entity_tick`): charge the running entity,

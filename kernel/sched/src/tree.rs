@@ -214,6 +214,36 @@ impl Tree {
         true
     }
 
+    /// The tree's only node `old` replaced by `new` with the given keys: the
+    /// state `remove(old)` then `insert(new, ..)` leaves (root and leftmost
+    /// `new`, no links, height 1, its own keys as its augments; `old`
+    /// unmarked), without the insert's tests. Returns false, having changed
+    /// nothing, unless the tree is exactly `old` and `new` is another
+    /// existing slot that is not linked (then the two calls' answers would
+    /// be `true` and `true`).
+    #[inline(always)]
+    pub fn replace_only(&mut self, old: u32, new: u32, deadline: u64, vruntime: u64, slice: u64) -> bool {
+        if self.len != 1 || self.root != old || old == new || new as usize >= self.nodes.len() {
+            return false;
+        }
+        // `old` is the root of a one-node tree, so linked; `new` is not
+        // (the only linked node is `old`)
+        self.nodes[old as usize].linked = false;
+        self.nodes[new as usize] = Node {
+            height: 1,
+            linked: true,
+            deadline,
+            vruntime,
+            slice,
+            min_vruntime: vruntime,
+            min_slice: slice,
+            ..EMPTY
+        };
+        self.root = new;
+        self.leftmost = new;
+        true
+    }
+
     /// [`Tree::remove`] of a linked node in a tree of at least two.
     #[inline(never)]
     fn remove_linked(&mut self, idx: u32) {
