@@ -440,12 +440,17 @@ impl FairRq {
                 if se.vlag > 0 {
                     // it became eligible while delayed: re-place it at V
                     // with a fresh request. unlink_for_place (not curr):
+                    // (`on_rq` and `nr_queued`, cleared here and set again
+                    // by relink_after_place, are read by nothing between:
+                    // left as they are.) When `i` is the tree's only node
+                    // the tree is not emptied here and refilled below: the
+                    // insert rewrites that node in place
+                    // (`Tree::replace_only`), the same final tree.
                     let w = se.w();
-                    if self.tree.remove(i) {
+                    let only = self.tree.len() == 1 && self.tree.leftmost() == Some(i);
+                    if only || self.tree.remove(i) {
                         avg.sub(se.vruntime, w);
                     }
-                    se.on_rq = false;
-                    self.nr_queued -= 1;
                     se.vlag = 0;
                     // place_entity(NONE): V of the others; no lag (vlag is
                     // 0), so the vruntime is V itself. With `i` the tree's
@@ -457,9 +462,11 @@ impl FairRq {
                     let v_mean = if alone { cse.vruntime } else { avg.mean(ct) };
                     place_se(se, v_mean, None, false, feats, math, base_slice);
                     // relink_after_place (not curr)
-                    se.on_rq = true;
-                    self.nr_queued += 1;
-                    let inserted = self.tree.insert(i, se.deadline, se.vruntime, se.slice);
+                    let inserted = if only {
+                        self.tree.replace_only(i, i, se.deadline, se.vruntime, se.slice)
+                    } else {
+                        self.tree.insert(i, se.deadline, se.vruntime, se.slice)
+                    };
                     if alone {
                         // recenter: `i` and the running entity both at the
                         // latter's vruntime, which is V (`set_single`)

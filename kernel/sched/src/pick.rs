@@ -131,30 +131,36 @@ impl FairRq {
         if self.nr_queued == 0 {
             return None;
         }
-        let ct = curr.map(|c| (self.se(c).vruntime, self.se(c).w()));
         if self.nr_queued == 1 {
             return curr.or(self.tree.leftmost());
         }
+        // the running entity's fields read once, and V's totals (S', W')
+        // formed once for every eligibility test below (`eligible(v, ct)`
+        // is `eligible_in(v, totals(ct))`)
+        let cur = curr.map(|c| {
+            let se = self.se(c);
+            (c, se.vruntime, se.w(), se.deadline, se.vprot)
+        });
+        let (s, wt) = self.avg.totals(cur.map(|(_, v, w, _, _)| (v, w)));
         if self.feat(Feature::PickBuddy) {
             if let Some(n) = self.next {
-                if self.se(n).on_rq && self.avg.eligible(self.se(n).vruntime, ct) {
+                let nse = self.se(n);
+                if nse.on_rq && self.avg.eligible_in(nse.vruntime, s, wt) {
                     return Some(n);
                 }
             }
         }
-        let c = match curr {
-            Some(c) if self.avg.eligible(self.se(c).vruntime, ct) => Some(c),
-            _ => None,
-        };
-        if let Some(c) = c {
-            if protect && self.protect_slice(c) {
+        let c = cur.filter(|&(_, v, _, _, _)| self.avg.eligible_in(v, s, wt));
+        if let Some((c, v, _, _, vprot)) = c {
+            // protect_slice
+            if protect && vbefore(v, vprot) {
                 return Some(c);
             }
         }
         let avg = &self.avg;
-        let mut best = self.tree.pick(|v| avg.eligible(v, ct));
-        if let Some(c) = c {
-            if best.is_none_or(|b| vbefore(self.se(c).deadline, self.se(b).deadline)) {
+        let mut best = self.tree.pick(|v| avg.eligible_in(v, s, wt));
+        if let Some((c, _, _, deadline, _)) = c {
+            if best.is_none_or(|b| vbefore(deadline, self.se(b).deadline)) {
                 best = Some(c);
             }
         }
