@@ -18,7 +18,7 @@ use crate::entity::{EntityId, Policy, SchedEntity};
 use crate::fair_rq::{DequeueFlags, DequeueOutcome, EnqueueFlags, FairRq, SchedError, WakeFlags};
 use crate::features::Feature;
 use crate::pelt::PeltInput;
-use crate::pick::charge_entity;
+use crate::pick::{charge_entity, pick_of_two};
 use crate::place::{place_se, save_lag};
 use crate::time::{vbefore, vmin};
 use crate::weight::calc_delta_fair_with;
@@ -558,6 +558,27 @@ impl FairRq {
                 self.stats.picks += 1;
                 if feats.has(Feature::RunToParity) {
                     // cfs_rq_min_slice: curr is queued
+                    let q = cse.slice.min(self.tree.min_slice().unwrap_or(u64::MAX));
+                    let end = cse.vruntime.wrapping_add(calc_delta_fair_with(math, q, cse.weight));
+                    cse.vprot = vmin(cse.vprot, end);
+                }
+                return Some(false);
+            }
+            // Action::Pick: with `i` the tree's only node (two entities
+            // queued) pick_eevdf is `pick_of_two`; then as
+            // check_preempt_idx: a preemption if `i` is picked, else
+            // RUN_TO_PARITY's update_protect_slice as above
+            if self.nr_queued == 2 && self.tree.len() == 1 && self.tree.leftmost() == Some(i) {
+                self.stats.picks += 1;
+                let (pick_i, fallback) = pick_of_two(avg, cse, se, true);
+                if fallback {
+                    self.stats.no_eligible_fallbacks += 1;
+                }
+                if pick_i {
+                    self.need_resched = true;
+                    return Some(true);
+                }
+                if feats.has(Feature::RunToParity) {
                     let q = cse.slice.min(self.tree.min_slice().unwrap_or(u64::MAX));
                     let end = cse.vruntime.wrapping_add(calc_delta_fair_with(math, q, cse.weight));
                     cse.vprot = vmin(cse.vprot, end);

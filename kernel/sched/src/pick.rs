@@ -6,6 +6,7 @@
 //! (compared only through `time`'s helpers); runtime sums saturate at
 //! `u64::MAX` (584 years); `calc_delta_fair` is bounded in `weight`.
 
+use crate::avg_vruntime::AvgVruntime;
 use crate::entity::{EntityId, SchedEntity};
 use crate::fair_rq::{DequeueFlags, FairRq, SchedError};
 use crate::features::Feature;
@@ -436,27 +437,11 @@ impl FairRq {
         }
         // pick_eevdf(protect) among c and n
         self.stats.picks += 1;
-        let (cv, cw, cd) = (cse.vruntime, cse.w(), cse.deadline);
-        let avg = &self.avg;
-        let c_eligible = avg.curr_eligible(cv);
-        let picked = if c_eligible && vbefore(cv, cse.vprot) {
-            c
-        } else {
-            let n_eligible = avg.eligible(nse.vruntime, Some((cv, cw)));
-            if c_eligible && (!n_eligible || vbefore(cd, nse.deadline)) {
-                c
-            } else if n_eligible {
-                n
-            } else {
-                self.stats.no_eligible_fallbacks += 1;
-                if vbefore(nse.deadline, cd) {
-                    n
-                } else {
-                    c
-                }
-            }
-        };
-        if picked == n {
+        let (pick_n, fallback) = pick_of_two(&self.avg, cse, nse, true);
+        if fallback {
+            self.stats.no_eligible_fallbacks += 1;
+        }
+        if pick_n {
             // switch_to(n): put_prev of c without its tree insert (its
             // update_curr is a no-op: charged at this clock), then set_next
             self.update_entity_pelt(c);
@@ -464,7 +449,7 @@ impl FairRq {
             self.set_next_in(n, Some(c));
         }
         self.need_resched = false;
-        Some(picked)
+        Some(if pick_n { n } else { c })
     }
 
     /// Timer tick at `now` (Linux `entity_tick`): charge the running entity,
@@ -507,6 +492,32 @@ impl FairRq {
             se.deadline = se.deadline.wrapping_add(vslice);
         }
         self.need_resched = true;
+    }
+}
+
+/// `pick_eevdf_among(Some(c), protect)` (after its pick count) in the
+/// state of two queued entities and no next buddy: the running entity `c`
+/// and the tree's only node `n`, with `avg` the sums of that tree (the
+/// pick does not look at `sched_delayed`). Returns whether `n` is the pick, and whether the pick was the
+/// no-eligible fallback (to be counted).
+///
+/// The same tests: `c` eligible iff `S >= key(c)·W` (`curr_eligible`, the
+/// running entity's term on both sides), `n` iff `S + key(c)·wc >=
+/// key(n)·(W + wc)`; `Tree::pick` on one node tests it once (the descent
+/// would reach the same node); the buddy test has no buddy.
+#[inline(always)]
+pub(crate) fn pick_of_two(avg: &AvgVruntime, c: &SchedEntity, n: &SchedEntity, protect: bool) -> (bool, bool) {
+    let c_eligible = avg.curr_eligible(c.vruntime);
+    if c_eligible && protect && vbefore(c.vruntime, c.vprot) {
+        return (false, false);
+    }
+    let n_eligible = avg.eligible(n.vruntime, Some((c.vruntime, c.w())));
+    if c_eligible && (!n_eligible || vbefore(c.deadline, n.deadline)) {
+        (false, false)
+    } else if n_eligible {
+        (true, false)
+    } else {
+        (vbefore(n.deadline, c.deadline), true)
     }
 }
 
