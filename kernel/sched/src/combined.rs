@@ -124,17 +124,22 @@ impl FairRq {
     fn sleep_curr(&mut self, c: u32) -> DequeueOutcome {
         let (math, tick, feats) = (self.tun.delta_math, self.tun.tick_nsec(), self.tun.features);
         let (now, base_slice) = (self.clock, self.base_slice);
-        let pnow = self.pelt_clock.now();
-        // dequeue_task_fair's util_est (c is runnable)
-        self.util_est_dequeue_update(c, true);
+        let (pnow, cap) = (self.pelt_clock.now(), self.pelt_clock.cpu_capacity());
         let se = &mut self.slots[c as usize].se;
-        // update_curr
-        if now > se.exec_start {
-            let must_yield = charge_entity(se, now, math, base_slice);
-            self.after_charge(c, must_yield);
+        // dequeue_task_fair's util_est (c is runnable) and update_curr,
+        // spelled out on the one borrow (`util_est_dequeue_update`,
+        // `charge_entity`, `after_charge`)
+        if feats.has(Feature::UtilEst) {
+            crate::pelt::util_est_dequeue(&mut self.pelt, &se.avg);
+            crate::pelt::util_est_update(&mut se.avg, cap);
+        }
+        if now > se.exec_start && charge_entity(se, now, math, base_slice) && self.nr_queued > 1 {
+            self.need_resched = true;
+            if self.next == Some(c) {
+                self.next = None;
+            }
         }
         self.stats.sleeps += 1;
-        let se = &mut self.slots[c as usize].se;
         let (v, w) = (se.vruntime, se.w());
         // update_entity_pelt: c runs and is queued and runnable until now
         // (in both outcomes below)
@@ -192,17 +197,22 @@ impl FairRq {
     #[inline(never)]
     fn sleep_alone(&mut self, c: u32) -> Option<EntityId> {
         let (math, now, base_slice) = (self.tun.delta_math, self.clock, self.base_slice);
-        let pnow = self.pelt_clock.now();
-        // dequeue_task_fair's util_est (c is runnable)
-        self.util_est_dequeue_update(c, true);
+        let feats = self.tun.features;
+        let (pnow, cap) = (self.pelt_clock.now(), self.pelt_clock.cpu_capacity());
         let se = &mut self.slots[c as usize].se;
-        // update_curr
-        if now > se.exec_start {
-            let must_yield = charge_entity(se, now, math, base_slice);
-            self.after_charge(c, must_yield);
+        // dequeue_task_fair's util_est (c is runnable) and update_curr,
+        // on the one borrow as in `sleep_curr`
+        if feats.has(Feature::UtilEst) {
+            crate::pelt::util_est_dequeue(&mut self.pelt, &se.avg);
+            crate::pelt::util_est_update(&mut se.avg, cap);
+        }
+        if now > se.exec_start && charge_entity(se, now, math, base_slice) && self.nr_queued > 1 {
+            self.need_resched = true;
+            if self.next == Some(c) {
+                self.next = None;
+            }
         }
         self.stats.sleeps += 1;
-        let se = &mut self.slots[c as usize].se;
         // update_entity_pelt: c runs and is queued and runnable until now
         let w = se.w();
         // (no freshness pre-test: each update is a no-op when its
