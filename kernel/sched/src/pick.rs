@@ -426,7 +426,7 @@ impl FairRq {
         let n = self.tree.leftmost()?;
         let (now, math, base_slice) = (self.clock, self.tun.delta_math, self.base_slice);
         let [cs, ns] = self.slots.get_disjoint_mut([c as usize, n as usize]).ok()?;
-        let (cse, nse) = (&mut cs.se, &ns.se);
+        let (cse, nse) = (&mut cs.se, &mut ns.se);
         if !cse.on_rq || cse.sched_delayed || nse.sched_delayed {
             return None;
         }
@@ -442,11 +442,58 @@ impl FairRq {
             self.stats.no_eligible_fallbacks += 1;
         }
         if pick_n {
-            // switch_to(n): put_prev of c without its tree insert (its
-            // update_curr is a no-op: charged at this clock), then set_next
-            self.update_entity_pelt(c);
+            // switch_to(n) on the two borrows: put_prev of c without its
+            // tree insert (its update_curr is a no-op: charged at this
+            // clock), then set_next_in(n, Some(c)), step by step
+            let pnow = self.pelt_clock.now();
+            let fresh = |last: Nanos| pnow.wrapping_sub(last) < 1024;
+            // update_entity_pelt(c): c running, queued and runnable; the
+            // queue with a curr
+            if !(fresh(cse.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
+                cse.avg.update_entity(pnow, cse.on_rq, !cse.sched_delayed, true, cse.w());
+                let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
+                self.pelt.update(pnow, input, 1);
+            }
             self.curr = None;
-            self.set_next_in(n, Some(c));
+            // set_next_in: no buddy to drop; n's PELT (waiting, nothing
+            // running); the queue's is fresh now (the update above, or
+            // both were), so its update is the no-op it skips
+            if !fresh(nse.avg.last_update_time) {
+                nse.avg.update_entity(pnow, nse.on_rq, !nse.sched_delayed, false, nse.w());
+            }
+            self.curr = Some(n);
+            nse.exec_start = now;
+            nse.prev_sum_exec_runtime = nse.sum_exec_runtime;
+            if nse.on_rq {
+                // dequeue_tree(n) and put_prev's enqueue_tree(c), as in
+                // set_next_in
+                let (cv, cw) = (cse.vruntime, cse.w());
+                let tree_min_slice = if self.tree.replace_only(n, c, cse.deadline, cv, cse.slice) {
+                    self.avg.set_only(cv, cw);
+                    Some(cse.slice)
+                } else {
+                    let removed = self.tree.remove(n);
+                    if self.tree.insert(c, cse.deadline, cv, cse.slice) {
+                        self.avg.add(cv, cw);
+                    }
+                    if removed {
+                        self.avg.sub(nse.vruntime, nse.w());
+                    }
+                    self.tree.min_slice()
+                };
+                // set_protect_slice
+                let q = if self.tun.features.has(Feature::RunToParity) {
+                    tree_min_slice.unwrap_or(u64::MAX)
+                } else {
+                    self.tun.normalized_base_slice()
+                };
+                let q = q.min(nse.slice);
+                nse.vprot = if q == nse.slice {
+                    nse.deadline
+                } else {
+                    crate::time::vmin(nse.deadline, nse.vruntime.wrapping_add(calc_delta_fair_with(math, q, nse.weight)))
+                };
+            }
         }
         self.need_resched = false;
         Some(if pick_n { n } else { c })
