@@ -18,9 +18,9 @@ use crate::entity::{EntityId, Policy, SchedEntity};
 use crate::fair_rq::{DequeueFlags, DequeueOutcome, EnqueueFlags, FairRq, SchedError, WakeFlags};
 use crate::features::Feature;
 use crate::pelt::PeltInput;
-use crate::pick::{charge_entity, pick_of_two};
+use crate::pick::{charge_entity, pick_of_two, swap_only_and_protect};
 use crate::place::{place_se, save_lag};
-use crate::time::{vbefore, vmin};
+use crate::time::{vbefore, vmin, Nanos};
 use crate::weight::calc_delta_fair_with;
 
 impl FairRq {
@@ -255,9 +255,9 @@ impl FairRq {
     fn schedule_after_delay(&mut self, c: u32) -> Option<EntityId> {
         if self.nr_queued == 2 && self.tree.len() == 1 {
             if let Some(n) = self.tree.leftmost() {
-                let cse = self.se(c);
+                let Ok([cs, ns]) = self.slots.get_disjoint_mut([c as usize, n as usize]) else { return self.schedule() };
+                let (cse, nse) = (&cs.se, &mut ns.se);
                 let (cv, cw) = (cse.vruntime, cse.w());
-                let nse = self.se(n);
                 // n's eligibility, `S + key(c)·wc >= key(n)·(wn + wc)`: with
                 // n the tree's only node S is exactly `key(n)·wn` (the sums
                 // are exact), so it is `key(c)·wc >= key(n)·wc`, that is
@@ -266,9 +266,29 @@ impl FairRq {
                 if !nse.sched_delayed && self.next.is_none_or(|x| x == n) && eligible {
                     self.stats.picks += 1;
                     // put_prev of c (its update_curr and PELT are no-ops),
-                    // then set_next(n) with the tree swap of switch_to
+                    // then set_next_in(n, Some(c)) step by step on the two
+                    // borrows: the buddy, n's PELT (waiting, nothing
+                    // running) and the queue's, the exec clock, the tree
+                    // swap and the protection
                     self.curr = None;
-                    self.set_next_in(n, Some(c));
+                    if self.next == Some(n) {
+                        self.next = None;
+                    }
+                    let pnow = self.pelt_clock.now();
+                    let fresh = |last: Nanos| pnow.wrapping_sub(last) < 1024;
+                    if !fresh(nse.avg.last_update_time) {
+                        nse.avg.update_entity(pnow, nse.on_rq, !nse.sched_delayed, false, nse.w());
+                    }
+                    if !fresh(self.pelt.last_update_time) {
+                        let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: false };
+                        self.pelt.update(pnow, input, 1);
+                    }
+                    self.curr = Some(n);
+                    nse.exec_start = self.clock;
+                    nse.prev_sum_exec_runtime = nse.sum_exec_runtime;
+                    if nse.on_rq {
+                        swap_only_and_protect(&mut self.tree, &mut self.avg, &self.tun, (c, cse), (n, nse));
+                    }
                     self.need_resched = false;
                     return Some(EntityId(n));
                 }

@@ -12,6 +12,8 @@ use crate::fair_rq::{DequeueFlags, FairRq, SchedError};
 use crate::features::Feature;
 use crate::pelt::PeltInput;
 use crate::time::{vbefore, Nanos};
+use crate::tree::Tree;
+use crate::tunables::Tunables;
 use crate::weight::{calc_delta_fair_with, DeltaMath};
 
 impl FairRq {
@@ -465,34 +467,7 @@ impl FairRq {
             nse.exec_start = now;
             nse.prev_sum_exec_runtime = nse.sum_exec_runtime;
             if nse.on_rq {
-                // dequeue_tree(n) and put_prev's enqueue_tree(c), as in
-                // set_next_in
-                let (cv, cw) = (cse.vruntime, cse.w());
-                let tree_min_slice = if self.tree.replace_only(n, c, cse.deadline, cv, cse.slice) {
-                    self.avg.set_only(cv, cw);
-                    Some(cse.slice)
-                } else {
-                    let removed = self.tree.remove(n);
-                    if self.tree.insert(c, cse.deadline, cv, cse.slice) {
-                        self.avg.add(cv, cw);
-                    }
-                    if removed {
-                        self.avg.sub(nse.vruntime, nse.w());
-                    }
-                    self.tree.min_slice()
-                };
-                // set_protect_slice
-                let q = if self.tun.features.has(Feature::RunToParity) {
-                    tree_min_slice.unwrap_or(u64::MAX)
-                } else {
-                    self.tun.normalized_base_slice()
-                };
-                let q = q.min(nse.slice);
-                nse.vprot = if q == nse.slice {
-                    nse.deadline
-                } else {
-                    crate::time::vmin(nse.deadline, nse.vruntime.wrapping_add(calc_delta_fair_with(math, q, nse.weight)))
-                };
+                swap_only_and_protect(&mut self.tree, &mut self.avg, &self.tun, (c, cse), (n, nse));
             }
         }
         self.need_resched = false;
@@ -540,6 +515,48 @@ impl FairRq {
         }
         self.need_resched = true;
     }
+}
+
+/// The end of `set_next_in(n, Some(c))` for a queued `n`: `n` leaves the
+/// tree and `c` (queued, no longer running) goes in (in one step when `n`
+/// is the only node, `Tree::replace_only`, the sums then exactly `c`'s
+/// term), then `n`'s protected slice (`set_protect_slice`). On the fields
+/// themselves, for callers that hold both entities borrowed.
+#[inline(always)]
+pub(crate) fn swap_only_and_protect(
+    tree: &mut Tree,
+    avg: &mut AvgVruntime,
+    tun: &Tunables,
+    (c, cse): (u32, &SchedEntity),
+    (n, nse): (u32, &mut SchedEntity),
+) {
+    let (cv, cw) = (cse.vruntime, cse.w());
+    let tree_min_slice = if tree.replace_only(n, c, cse.deadline, cv, cse.slice) {
+        avg.set_only(cv, cw);
+        Some(cse.slice)
+    } else {
+        let removed = tree.remove(n);
+        if tree.insert(c, cse.deadline, cv, cse.slice) {
+            avg.add(cv, cw);
+        }
+        if removed {
+            avg.sub(nse.vruntime, nse.w());
+        }
+        tree.min_slice()
+    };
+    // set_protect_slice: n is curr and queued, so cfs_rq_min_slice is the
+    // smaller of its slice and the tree's
+    let q = if tun.features.has(Feature::RunToParity) {
+        tree_min_slice.unwrap_or(u64::MAX)
+    } else {
+        tun.normalized_base_slice()
+    };
+    let q = q.min(nse.slice);
+    nse.vprot = if q == nse.slice {
+        nse.deadline
+    } else {
+        crate::time::vmin(nse.deadline, nse.vruntime.wrapping_add(calc_delta_fair_with(tun.delta_math, q, nse.weight)))
+    };
 }
 
 /// `pick_eevdf_among(Some(c), protect)` (after its pick count) in the
