@@ -18,9 +18,9 @@ use crate::entity::{EntityId, Policy, SchedEntity};
 use crate::fair_rq::{DequeueFlags, DequeueOutcome, EnqueueFlags, FairRq, SchedError, WakeFlags};
 use crate::features::Feature;
 use crate::pelt::PeltInput;
-use crate::pick::charge_entity;
+use crate::pick::{charge_entity, pick_of_two, swap_only_and_protect};
 use crate::place::{place_se, save_lag};
-use crate::time::{vbefore, vmin};
+use crate::time::{vbefore, vmin, Nanos};
 use crate::weight::calc_delta_fair_with;
 
 impl FairRq {
@@ -124,17 +124,22 @@ impl FairRq {
     fn sleep_curr(&mut self, c: u32) -> DequeueOutcome {
         let (math, tick, feats) = (self.tun.delta_math, self.tun.tick_nsec(), self.tun.features);
         let (now, base_slice) = (self.clock, self.base_slice);
-        let pnow = self.pelt_clock.now();
-        // dequeue_task_fair's util_est (c is runnable)
-        self.util_est_dequeue_update(c, true);
+        let (pnow, cap) = (self.pelt_clock.now(), self.pelt_clock.cpu_capacity());
         let se = &mut self.slots[c as usize].se;
-        // update_curr
-        if now > se.exec_start {
-            let must_yield = charge_entity(se, now, math, base_slice);
-            self.after_charge(c, must_yield);
+        // dequeue_task_fair's util_est (c is runnable) and update_curr,
+        // spelled out on the one borrow (`util_est_dequeue_update`,
+        // `charge_entity`, `after_charge`)
+        if feats.has(Feature::UtilEst) {
+            crate::pelt::util_est_dequeue(&mut self.pelt, &se.avg);
+            crate::pelt::util_est_update(&mut se.avg, cap);
+        }
+        if now > se.exec_start && charge_entity(se, now, math, base_slice) && self.nr_queued > 1 {
+            self.need_resched = true;
+            if self.next == Some(c) {
+                self.next = None;
+            }
         }
         self.stats.sleeps += 1;
-        let se = &mut self.slots[c as usize].se;
         let (v, w) = (se.vruntime, se.w());
         // update_entity_pelt: c runs and is queued and runnable until now
         // (in both outcomes below)
@@ -192,17 +197,22 @@ impl FairRq {
     #[inline(never)]
     fn sleep_alone(&mut self, c: u32) -> Option<EntityId> {
         let (math, now, base_slice) = (self.tun.delta_math, self.clock, self.base_slice);
-        let pnow = self.pelt_clock.now();
-        // dequeue_task_fair's util_est (c is runnable)
-        self.util_est_dequeue_update(c, true);
+        let feats = self.tun.features;
+        let (pnow, cap) = (self.pelt_clock.now(), self.pelt_clock.cpu_capacity());
         let se = &mut self.slots[c as usize].se;
-        // update_curr
-        if now > se.exec_start {
-            let must_yield = charge_entity(se, now, math, base_slice);
-            self.after_charge(c, must_yield);
+        // dequeue_task_fair's util_est (c is runnable) and update_curr,
+        // on the one borrow as in `sleep_curr`
+        if feats.has(Feature::UtilEst) {
+            crate::pelt::util_est_dequeue(&mut self.pelt, &se.avg);
+            crate::pelt::util_est_update(&mut se.avg, cap);
+        }
+        if now > se.exec_start && charge_entity(se, now, math, base_slice) && self.nr_queued > 1 {
+            self.need_resched = true;
+            if self.next == Some(c) {
+                self.next = None;
+            }
         }
         self.stats.sleeps += 1;
-        let se = &mut self.slots[c as usize].se;
         // update_entity_pelt: c runs and is queued and runnable until now
         let w = se.w();
         // (no freshness pre-test: each update is a no-op when its
@@ -245,9 +255,9 @@ impl FairRq {
     fn schedule_after_delay(&mut self, c: u32) -> Option<EntityId> {
         if self.nr_queued == 2 && self.tree.len() == 1 {
             if let Some(n) = self.tree.leftmost() {
-                let cse = self.se(c);
+                let Ok([cs, ns]) = self.slots.get_disjoint_mut([c as usize, n as usize]) else { return self.schedule() };
+                let (cse, nse) = (&cs.se, &mut ns.se);
                 let (cv, cw) = (cse.vruntime, cse.w());
-                let nse = self.se(n);
                 // n's eligibility, `S + key(c)·wc >= key(n)·(wn + wc)`: with
                 // n the tree's only node S is exactly `key(n)·wn` (the sums
                 // are exact), so it is `key(c)·wc >= key(n)·wc`, that is
@@ -256,9 +266,29 @@ impl FairRq {
                 if !nse.sched_delayed && self.next.is_none_or(|x| x == n) && eligible {
                     self.stats.picks += 1;
                     // put_prev of c (its update_curr and PELT are no-ops),
-                    // then set_next(n) with the tree swap of switch_to
+                    // then set_next_in(n, Some(c)) step by step on the two
+                    // borrows: the buddy, n's PELT (waiting, nothing
+                    // running) and the queue's, the exec clock, the tree
+                    // swap and the protection
                     self.curr = None;
-                    self.set_next_in(n, Some(c));
+                    if self.next == Some(n) {
+                        self.next = None;
+                    }
+                    let pnow = self.pelt_clock.now();
+                    let fresh = |last: Nanos| pnow.wrapping_sub(last) < 1024;
+                    if !fresh(nse.avg.last_update_time) {
+                        nse.avg.update_entity(pnow, nse.on_rq, !nse.sched_delayed, false, nse.w());
+                    }
+                    if !fresh(self.pelt.last_update_time) {
+                        let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: false };
+                        self.pelt.update(pnow, input, 1);
+                    }
+                    self.curr = Some(n);
+                    nse.exec_start = self.clock;
+                    nse.prev_sum_exec_runtime = nse.sum_exec_runtime;
+                    if nse.on_rq {
+                        swap_only_and_protect(&mut self.tree, &mut self.avg, &self.tun, (c, cse), (n, nse));
+                    }
                     self.need_resched = false;
                     return Some(EntityId(n));
                 }
@@ -440,12 +470,17 @@ impl FairRq {
                 if se.vlag > 0 {
                     // it became eligible while delayed: re-place it at V
                     // with a fresh request. unlink_for_place (not curr):
+                    // (`on_rq` and `nr_queued`, cleared here and set again
+                    // by relink_after_place, are read by nothing between:
+                    // left as they are.) When `i` is the tree's only node
+                    // the tree is not emptied here and refilled below: the
+                    // insert rewrites that node in place
+                    // (`Tree::replace_only`), the same final tree.
                     let w = se.w();
-                    if self.tree.remove(i) {
+                    let only = self.tree.len() == 1 && self.tree.leftmost() == Some(i);
+                    if only || self.tree.remove(i) {
                         avg.sub(se.vruntime, w);
                     }
-                    se.on_rq = false;
-                    self.nr_queued -= 1;
                     se.vlag = 0;
                     // place_entity(NONE): V of the others; no lag (vlag is
                     // 0), so the vruntime is V itself. With `i` the tree's
@@ -457,9 +492,11 @@ impl FairRq {
                     let v_mean = if alone { cse.vruntime } else { avg.mean(ct) };
                     place_se(se, v_mean, None, false, feats, math, base_slice);
                     // relink_after_place (not curr)
-                    se.on_rq = true;
-                    self.nr_queued += 1;
-                    let inserted = self.tree.insert(i, se.deadline, se.vruntime, se.slice);
+                    let inserted = if only {
+                        self.tree.replace_only(i, i, se.deadline, se.vruntime, se.slice)
+                    } else {
+                        self.tree.insert(i, se.deadline, se.vruntime, se.slice)
+                    };
                     if alone {
                         // recenter: `i` and the running entity both at the
                         // latter's vruntime, which is V (`set_single`)
@@ -477,9 +514,6 @@ impl FairRq {
             self.h_nr_runnable += 1;
             self.stats.delayed_requeued += 1;
             self.stats.end_delay(se.delayed_at, now);
-            // check_preempt_wakeup, whose update_curr charges the running
-            // entity now (after the requeue, as in Linux)
-            return Some(self.check_preempt_idx(i, wf, false));
         } else {
             // place_entity (nr_queued > 0: curr is queued, so the weight
             // V is taken over is at least curr's)
@@ -507,7 +541,9 @@ impl FairRq {
             avg.shift_to(v);
         }
 
-        // check_preempt_wakeup: curr is c != i, charged above; i is queued
+        // check_preempt_wakeup: curr is c != i, charged above unless
+        // DELAYED (then charged below, after the rules that decide without
+        // it, as `check_preempt_idx` does); i is queued
         if self.need_resched {
             return Some(true);
         }
@@ -527,6 +563,14 @@ impl FairRq {
         } else if (cp == Policy::Idle) != (wp == Policy::Idle) || wp != Policy::Normal {
             return Some(false);
         }
+        // check_preempt_wakeup's update_curr, which charges the running
+        // entity after a requeue (as in Linux); after_charge spelled out
+        if DELAYED && now > cse.exec_start && charge_entity(cse, now, math, base_slice) && self.nr_queued > 1 {
+            self.need_resched = true;
+            if self.next == Some(c) {
+                self.next = None;
+            }
+        }
         let short = feats.has(Feature::PreemptShort) && se.slice < cse.slice;
         if !short && (wf.contains(WakeFlags::FORK) || se.sched_delayed) {
             return Some(false);
@@ -537,8 +581,10 @@ impl FairRq {
         // the wakee is not it, so no preemption, and RUN_TO_PARITY shrinks
         // the protection (update_protect_slice).
         if !short && !feats.has(Feature::NextBuddy) && self.next.is_none() {
+            // (the running entity is queued: its eligibility is
+            // `curr_eligible`, exactly `eligible(v, Some((v, w)))`)
             let protected = vbefore(cse.vruntime, cse.vprot);
-            if protected && avg.eligible(cse.vruntime, ct) {
+            if protected && avg.curr_eligible(cse.vruntime) {
                 self.stats.picks += 1;
                 if feats.has(Feature::RunToParity) {
                     // cfs_rq_min_slice: curr is queued
@@ -548,7 +594,30 @@ impl FairRq {
                 }
                 return Some(false);
             }
+            // Action::Pick: with `i` the tree's only node (two entities
+            // queued) pick_eevdf is `pick_of_two`; then as
+            // check_preempt_idx: a preemption if `i` is picked, else
+            // RUN_TO_PARITY's update_protect_slice as above
+            if self.nr_queued == 2 && self.tree.len() == 1 && self.tree.leftmost() == Some(i) {
+                self.stats.picks += 1;
+                let (pick_i, fallback) = pick_of_two(avg, cse, se, true);
+                if fallback {
+                    self.stats.no_eligible_fallbacks += 1;
+                }
+                if pick_i {
+                    self.need_resched = true;
+                    return Some(true);
+                }
+                if feats.has(Feature::RunToParity) {
+                    let q = cse.slice.min(self.tree.min_slice().unwrap_or(u64::MAX));
+                    let end = cse.vruntime.wrapping_add(calc_delta_fair_with(math, q, cse.weight));
+                    cse.vprot = vmin(cse.vprot, end);
+                }
+                return Some(false);
+            }
         }
-        Some(self.check_preempt_idx(i, wf, true))
+        // the rest of check_preempt_idx (its tests above passed, and a
+        // request the charge set is the pick's to answer)
+        Some(self.check_preempt_charged(c, i, wf))
     }
 }

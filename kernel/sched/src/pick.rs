@@ -6,11 +6,14 @@
 //! (compared only through `time`'s helpers); runtime sums saturate at
 //! `u64::MAX` (584 years); `calc_delta_fair` is bounded in `weight`.
 
+use crate::avg_vruntime::AvgVruntime;
 use crate::entity::{EntityId, SchedEntity};
 use crate::fair_rq::{DequeueFlags, FairRq, SchedError};
 use crate::features::Feature;
 use crate::pelt::PeltInput;
 use crate::time::{vbefore, Nanos};
+use crate::tree::Tree;
+use crate::tunables::Tunables;
 use crate::weight::{calc_delta_fair_with, DeltaMath};
 
 impl FairRq {
@@ -131,30 +134,36 @@ impl FairRq {
         if self.nr_queued == 0 {
             return None;
         }
-        let ct = curr.map(|c| (self.se(c).vruntime, self.se(c).w()));
         if self.nr_queued == 1 {
             return curr.or(self.tree.leftmost());
         }
+        // the running entity's fields read once, and V's totals (S', W')
+        // formed once for every eligibility test below (`eligible(v, ct)`
+        // is `eligible_in(v, totals(ct))`)
+        let cur = curr.map(|c| {
+            let se = self.se(c);
+            (c, se.vruntime, se.w(), se.deadline, se.vprot)
+        });
+        let (s, wt) = self.avg.totals(cur.map(|(_, v, w, _, _)| (v, w)));
         if self.feat(Feature::PickBuddy) {
             if let Some(n) = self.next {
-                if self.se(n).on_rq && self.avg.eligible(self.se(n).vruntime, ct) {
+                let nse = self.se(n);
+                if nse.on_rq && self.avg.eligible_in(nse.vruntime, s, wt) {
                     return Some(n);
                 }
             }
         }
-        let c = match curr {
-            Some(c) if self.avg.eligible(self.se(c).vruntime, ct) => Some(c),
-            _ => None,
-        };
-        if let Some(c) = c {
-            if protect && self.protect_slice(c) {
+        let c = cur.filter(|&(_, v, _, _, _)| self.avg.eligible_in(v, s, wt));
+        if let Some((c, v, _, _, vprot)) = c {
+            // protect_slice
+            if protect && vbefore(v, vprot) {
                 return Some(c);
             }
         }
         let avg = &self.avg;
-        let mut best = self.tree.pick(|v| avg.eligible(v, ct));
-        if let Some(c) = c {
-            if best.is_none_or(|b| vbefore(self.se(c).deadline, self.se(b).deadline)) {
+        let mut best = self.tree.pick(|v| avg.eligible_in(v, s, wt));
+        if let Some((c, _, _, deadline, _)) = c {
+            if best.is_none_or(|b| vbefore(deadline, self.se(b).deadline)) {
                 best = Some(c);
             }
         }
@@ -298,17 +307,19 @@ impl FairRq {
         se.prev_sum_exec_runtime = se.sum_exec_runtime;
         if se.on_rq {
             // dequeue_tree (and put_prev's enqueue_tree of `back`, whose
-            // V term goes in first, as in put_prev then set_next)
-            let only = self.tree.len() == 1;
-            let removed = self.tree.remove(i);
-            match back {
-                Some((c, deadline, vruntime, slice, w)) if only && removed && self.tree.insert(c, deadline, vruntime, slice) => {
+            // V term goes in first, as in put_prev then set_next); the
+            // tree's smallest slice afterwards
+            let tree_min_slice = match back {
+                Some((c, deadline, vruntime, slice, w)) if self.tree.replace_only(i, c, deadline, vruntime, slice) => {
                     // i was the tree's only node and c replaces it: the
                     // sums were exactly i's term, and become exactly c's
-                    // (what adding c's and subtracting i's leaves)
+                    // (what adding c's and subtracting i's leaves); the
+                    // tree is c alone, so its smallest slice is c's
                     self.avg.set_only(vruntime, w);
+                    Some(slice)
                 }
                 back => {
+                    let removed = self.tree.remove(i);
                     if let Some((c, deadline, vruntime, slice, w)) = back {
                         if self.tree.insert(c, deadline, vruntime, slice) {
                             self.avg.add(vruntime, w);
@@ -317,13 +328,14 @@ impl FairRq {
                     if removed {
                         self.avg.sub(se.vruntime, se.w());
                     }
+                    self.tree.min_slice()
                 }
-            }
+            };
             // set_protect_slice: i is curr and queued, so cfs_rq_min_slice
             // is the smaller of its slice and the tree's; the min with its
             // own slice below takes the former
             let q = if feats.has(Feature::RunToParity) {
-                self.tree.min_slice().unwrap_or(u64::MAX)
+                tree_min_slice.unwrap_or(u64::MAX)
             } else {
                 self.tun.normalized_base_slice()
             };
@@ -369,6 +381,13 @@ impl FairRq {
                 }
             }
         }
+        if let Some(c) = self.curr {
+            if self.nr_queued == 2 && self.next.is_none() && self.tree.len() == 1 {
+                if let Some(picked) = self.schedule_pair(c) {
+                    return Some(EntityId(picked));
+                }
+            }
+        }
         let next = self.pick_next();
         match next {
             Some(EntityId(i)) => {
@@ -386,6 +405,73 @@ impl FairRq {
             }
         }
         next
+    }
+
+    /// `schedule()` of the running entity `c` beside exactly one other
+    /// queued entity `n` (the tree's only node), neither delayed, with no
+    /// next buddy: two yielding tasks, or a wakeup that preempts the
+    /// waker. Returns `None`, having changed nothing, when that is not the
+    /// state (`c` off the queue or delayed, `n` delayed); the general
+    /// `schedule()` follows.
+    ///
+    /// The steps of `pick_next`, `pick_eevdf` and `switch_to` on two
+    /// borrows: the charge of `c` (`update_curr`); with the sums exactly
+    /// `n`'s term (`S = key(n)·wn`, `W = wn`), `c` is eligible iff `S >=
+    /// key(c)·W` ([`AvgVruntime::curr_eligible`]) and `n` iff `S + key(c)·wc
+    /// >= key(n)·(W + wc)` (`Tree::pick` tests the leftmost, then descends
+    /// to the same node and tests it again: one test); the buddy test is
+    /// skipped (no buddy), and neither pick can be delayed.
+    ///
+    /// [`AvgVruntime::curr_eligible`]: crate::avg_vruntime::AvgVruntime::curr_eligible
+    #[inline(always)]
+    fn schedule_pair(&mut self, c: u32) -> Option<u32> {
+        let n = self.tree.leftmost()?;
+        let (now, math, base_slice) = (self.clock, self.tun.delta_math, self.base_slice);
+        let [cs, ns] = self.slots.get_disjoint_mut([c as usize, n as usize]).ok()?;
+        let (cse, nse) = (&mut cs.se, &mut ns.se);
+        if !cse.on_rq || cse.sched_delayed || nse.sched_delayed {
+            return None;
+        }
+        // pick_next's update_curr (after_charge: two entities are queued,
+        // and c is no buddy)
+        if now > cse.exec_start && charge_entity(cse, now, math, base_slice) {
+            self.need_resched = true;
+        }
+        // pick_eevdf(protect) among c and n
+        self.stats.picks += 1;
+        let (pick_n, fallback) = pick_of_two(&self.avg, cse, nse, true);
+        if fallback {
+            self.stats.no_eligible_fallbacks += 1;
+        }
+        if pick_n {
+            // switch_to(n) on the two borrows: put_prev of c without its
+            // tree insert (its update_curr is a no-op: charged at this
+            // clock), then set_next_in(n, Some(c)), step by step
+            let pnow = self.pelt_clock.now();
+            let fresh = |last: Nanos| pnow.wrapping_sub(last) < 1024;
+            // update_entity_pelt(c): c running, queued and runnable; the
+            // queue with a curr
+            if !(fresh(cse.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
+                cse.avg.update_entity(pnow, cse.on_rq, !cse.sched_delayed, true, cse.w());
+                let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
+                self.pelt.update(pnow, input, 1);
+            }
+            self.curr = None;
+            // set_next_in: no buddy to drop; n's PELT (waiting, nothing
+            // running); the queue's is fresh now (the update above, or
+            // both were), so its update is the no-op it skips
+            if !fresh(nse.avg.last_update_time) {
+                nse.avg.update_entity(pnow, nse.on_rq, !nse.sched_delayed, false, nse.w());
+            }
+            self.curr = Some(n);
+            nse.exec_start = now;
+            nse.prev_sum_exec_runtime = nse.sum_exec_runtime;
+            if nse.on_rq {
+                swap_only_and_protect(&mut self.tree, &mut self.avg, &self.tun, (c, cse), (n, nse));
+            }
+        }
+        self.need_resched = false;
+        Some(if pick_n { n } else { c })
     }
 
     /// Timer tick at `now` (Linux `entity_tick`): charge the running entity,
@@ -428,6 +514,74 @@ impl FairRq {
             se.deadline = se.deadline.wrapping_add(vslice);
         }
         self.need_resched = true;
+    }
+}
+
+/// The end of `set_next_in(n, Some(c))` for a queued `n`: `n` leaves the
+/// tree and `c` (queued, no longer running) goes in (in one step when `n`
+/// is the only node, `Tree::replace_only`, the sums then exactly `c`'s
+/// term), then `n`'s protected slice (`set_protect_slice`). On the fields
+/// themselves, for callers that hold both entities borrowed.
+#[inline(always)]
+pub(crate) fn swap_only_and_protect(
+    tree: &mut Tree,
+    avg: &mut AvgVruntime,
+    tun: &Tunables,
+    (c, cse): (u32, &SchedEntity),
+    (n, nse): (u32, &mut SchedEntity),
+) {
+    let (cv, cw) = (cse.vruntime, cse.w());
+    let tree_min_slice = if tree.replace_only(n, c, cse.deadline, cv, cse.slice) {
+        avg.set_only(cv, cw);
+        Some(cse.slice)
+    } else {
+        let removed = tree.remove(n);
+        if tree.insert(c, cse.deadline, cv, cse.slice) {
+            avg.add(cv, cw);
+        }
+        if removed {
+            avg.sub(nse.vruntime, nse.w());
+        }
+        tree.min_slice()
+    };
+    // set_protect_slice: n is curr and queued, so cfs_rq_min_slice is the
+    // smaller of its slice and the tree's
+    let q = if tun.features.has(Feature::RunToParity) {
+        tree_min_slice.unwrap_or(u64::MAX)
+    } else {
+        tun.normalized_base_slice()
+    };
+    let q = q.min(nse.slice);
+    nse.vprot = if q == nse.slice {
+        nse.deadline
+    } else {
+        crate::time::vmin(nse.deadline, nse.vruntime.wrapping_add(calc_delta_fair_with(tun.delta_math, q, nse.weight)))
+    };
+}
+
+/// `pick_eevdf_among(Some(c), protect)` (after its pick count) in the
+/// state of two queued entities and no next buddy: the running entity `c`
+/// and the tree's only node `n`, with `avg` the sums of that tree (the
+/// pick does not look at `sched_delayed`). Returns whether `n` is the pick, and whether the pick was the
+/// no-eligible fallback (to be counted).
+///
+/// The same tests: `c` eligible iff `S >= key(c)·W` (`curr_eligible`, the
+/// running entity's term on both sides), `n` iff `S + key(c)·wc >=
+/// key(n)·(W + wc)`; `Tree::pick` on one node tests it once (the descent
+/// would reach the same node); the buddy test has no buddy.
+#[inline(always)]
+pub(crate) fn pick_of_two(avg: &AvgVruntime, c: &SchedEntity, n: &SchedEntity, protect: bool) -> (bool, bool) {
+    let c_eligible = avg.curr_eligible(c.vruntime);
+    if c_eligible && protect && vbefore(c.vruntime, c.vprot) {
+        return (false, false);
+    }
+    let n_eligible = avg.eligible(n.vruntime, Some((c.vruntime, c.w())));
+    if c_eligible && (!n_eligible || vbefore(c.deadline, n.deadline)) {
+        (false, false)
+    } else if n_eligible {
+        (true, false)
+    } else {
+        (vbefore(n.deadline, c.deadline), true)
     }
 }
 

@@ -84,28 +84,37 @@ impl FairRq {
             return false;
         }
         let (cp, wp) = (self.se(c).policy, self.se(w).policy);
-        let action = if cp == Policy::Idle && wp != Policy::Idle {
+        if cp == Policy::Idle && wp != Policy::Idle {
             // anything beats a SCHED_IDLE entity, protection or not
             self.cancel_protect_slice(c);
             self.need_resched = true;
             return true;
         } else if (cp == Policy::Idle) != (wp == Policy::Idle) || wp != Policy::Normal {
             return false;
+        }
+        if !charged {
+            self.update_curr();
+        }
+        self.check_preempt_charged(c, w, wf)
+    }
+
+    /// The end of [`FairRq::check_preempt_idx`], from the state its
+    /// `update_curr` leaves: `c` is the running entity, charged at this
+    /// clock, `w` another queued entity, the reschedule request, the
+    /// feature and the policy rules already tested (a request set by that
+    /// charge itself does not end the test here: the pick decides).
+    #[inline(always)]
+    pub(crate) fn check_preempt_charged(&mut self, c: u32, w: u32, wf: WakeFlags) -> bool {
+        let action = if self.feat(Feature::PreemptShort) && self.se(w).slice < self.se(c).slice {
+            Action::Short
+        } else if wf.contains(WakeFlags::FORK) || self.se(w).sched_delayed {
+            return false;
+        } else if self.feat(Feature::NextBuddy) && self.set_next_buddy(w) && wf.contains(WakeFlags::SYNC) {
+            // fair.c: set_preempt_buddy() gates preempt_sync(): a kept
+            // (earlier) buddy leaves the decision to the pick
+            self.preempt_sync(c, w, wf)
         } else {
-            if !charged {
-                self.update_curr();
-            }
-            if self.feat(Feature::PreemptShort) && self.se(w).slice < self.se(c).slice {
-                Action::Short
-            } else if wf.contains(WakeFlags::FORK) || self.se(w).sched_delayed {
-                return false;
-            } else if self.feat(Feature::NextBuddy) && self.set_next_buddy(w) && wf.contains(WakeFlags::SYNC) {
-                // fair.c: set_preempt_buddy() gates preempt_sync(): a kept
-                // (earlier) buddy leaves the decision to the pick
-                self.preempt_sync(c, w, wf)
-            } else {
-                Action::Pick
-            }
+            Action::Pick
         };
         let preempt = match action {
             Action::None => false,

@@ -214,6 +214,37 @@ impl Tree {
         true
     }
 
+    /// The tree's only node `old` replaced by `new` (which may be `old`
+    /// itself, with new keys) with the given keys: the state `remove(old)`
+    /// then `insert(new, ..)` leaves (root and leftmost `new`, no links,
+    /// height 1, its own keys as its augments; `old` unmarked unless it is
+    /// `new`), without the two calls' tests. Returns false, having changed
+    /// nothing, unless the tree is exactly `old` and `new` is an existing
+    /// slot (then the two calls' answers would both be `true`: `new` is
+    /// `old` or not linked).
+    #[inline(always)]
+    pub fn replace_only(&mut self, old: u32, new: u32, deadline: u64, vruntime: u64, slice: u64) -> bool {
+        if self.len != 1 || self.root != old || new as usize >= self.nodes.len() {
+            return false;
+        }
+        // `old` is the root of a one-node tree, so linked; `new` is `old`
+        // or not linked (the only linked node is `old`)
+        self.nodes[old as usize].linked = false;
+        self.nodes[new as usize] = Node {
+            height: 1,
+            linked: true,
+            deadline,
+            vruntime,
+            slice,
+            min_vruntime: vruntime,
+            min_slice: slice,
+            ..EMPTY
+        };
+        self.root = new;
+        self.leftmost = new;
+        true
+    }
+
     /// [`Tree::remove`] of a linked node in a tree of at least two.
     #[inline(never)]
     fn remove_linked(&mut self, idx: u32) {
@@ -273,11 +304,25 @@ impl Tree {
     /// `eligible` (which must be monotone: if `v` is eligible, so is any
     /// earlier vruntime), the one with the earliest deadline (the first
     /// inserted among equal deadlines). `None` if no node is eligible.
+    ///
+    /// Inlined: the test of the leftmost node, which decides alone when it
+    /// is eligible or is the only node (the descent would reach it again
+    /// and test it again); the descent is out of line.
+    #[inline(always)]
     pub fn pick(&self, eligible: impl Fn(u64) -> bool) -> Option<u32> {
         let lm = self.leftmost()?;
         if eligible(self.nodes[lm as usize].vruntime) {
             return Some(lm);
         }
+        if self.len == 1 {
+            return None;
+        }
+        self.pick_descend(eligible)
+    }
+
+    /// The descent of [`Tree::pick`] from the root.
+    #[inline(never)]
+    fn pick_descend(&self, eligible: impl Fn(u64) -> bool) -> Option<u32> {
         let mut n = self.root;
         while n != NIL {
             let node = &self.nodes[n as usize];
