@@ -86,7 +86,7 @@ pub fn check_global() {
             .filter(|g| g.tasks.iter().any(|s| s.as_ref().is_some_and(|x| alloc::sync::Arc::ptr_eq(x, &t))))
             .map(|g| g.cpu)
             .collect();
-        let in_transit = crate::wakeup::in_transit(&t);
+        let in_transit = crate::wakeup::in_transit(&t, &guards);
         // Exactly one home: a runqueue holding its entity (a sleeping task
         // keeps it on its last CPU; a wakeup to that same CPU through the
         // wake list leaves it there), or a wake list carrying the entity to a

@@ -61,6 +61,10 @@ pub enum RemoteAccess {
     /// A waker stored work for the CPU, which polls in idle and gets no
     /// IPI: the poller sees the line change by itself.
     WakePoller,
+    /// A waker pushed a wakeup on the CPU's lock-free wake list: its
+    /// compare-exchange took the list head's line, which the CPU's last
+    /// drain wrote.
+    WakeListPush,
 }
 
 /// A saved register frame of the platform's interrupt entry, opaque here: the

@@ -27,24 +27,119 @@ use crate::task::Task;
 use crate::percpu::{per_cpu, PerCpu};
 
 /// A task moving to this runqueue through its wake list, with its entity
-/// (plain wakeups travel as a task and flags only; `wakeup.rs`).
+/// (plain wakeups travel as an entity id only; see [`WakeList`]).
 pub struct WakeMove {
     pub task: Arc<Task>,
     pub se: SchedEntity,
     pub flags: WakeFlags,
 }
 
+/// No entity: the end of a wake chain, and the empty head.
+pub const WAKE_NIL: u32 = u32::MAX;
+
+/// [`WakeList::head`]'s bit saying that `moves` holds tasks.
+const WAKE_MOVES: u64 = 1 << 32;
+
+/// The head of an empty wake list.
+const WAKE_EMPTY: u64 = WAKE_NIL as u64;
+
 /// A CPU's incoming tasks (Linux's `rq->wake_list`; `wakeup.rs` queues and
-/// drains it): plain wakeups (the common case, kept small so queueing one
-/// copies two words) and tasks that bring their entity along.
+/// drains it).
+///
+/// Plain wakeups (the common case: the task's entity stays in this CPU's
+/// runqueue, `Rq::tasks` keeps the task) go on a lock-free stack of entity
+/// ids, Linux's `llist` of `wake_entry`: `head`'s low 32 bits name the
+/// newest entry, each entry's task links to the next one in its own
+/// `Task::wake_link` (with its wake flags), and [`WAKE_NIL`] ends it. A
+/// waker pushes with one compare-exchange, the owner takes the whole stack
+/// with one exchange. No ABA: nothing but the take removes an entry, and a
+/// task is on at most one list once (its wakeup found it asleep under its
+/// `pi_lock`, and it cannot sleep again before it runs).
+///
+/// Tasks that change CPU bring their entity, which no runqueue holds on the
+/// way, and the list must own them (an `Arc` that safe code cannot keep in
+/// an atomic word): they wait in `moves`, under a lock, and `head`'s bit 32
+/// says they are there, so that one word tells whether the list is empty
+/// (the IPI goes out only when it was) and the owner takes the lock only
+/// when moves wait.
+///
+/// Invariants: an entity id in the chain names a task of this CPU's
+/// `Rq::tasks` that is `Running` and whose entity is not queued; `moves` is
+/// non-empty only while bit 32 is set (set after each push, under the lock).
 pub struct WakeList {
-    pub wakes: Vec<(Arc<Task>, WakeFlags)>,
-    pub moves: Vec<WakeMove>,
+    head: AtomicU64,
+    moves: IrqMutex<level::WakeList, Vec<WakeMove>>,
 }
 
 impl WakeList {
-    pub fn is_empty(&self) -> bool {
-        self.wakes.is_empty() && self.moves.is_empty()
+    const fn new() -> Self {
+        WakeList { head: AtomicU64::new(WAKE_EMPTY), moves: IrqMutex::new(Vec::new()) }
+    }
+
+    /// Pushes the plain wakeup of `p` (its entity in this CPU's runqueue,
+    /// `p`'s `pi_lock` held) with `flags` (`wakeup.rs`'s encoding, 32 bits);
+    /// returns whether the list was empty.
+    #[inline]
+    pub fn push_wake(&self, p: &Task, flags: u32) -> bool {
+        let eid = p.eid.load(Ordering::Relaxed);
+        let mut old = self.head.load(Ordering::Relaxed);
+        loop {
+            p.wake_link.store(u64::from(old as u32) | (u64::from(flags) << 32), Ordering::Relaxed);
+            // Release: the drain that takes the entry sees its link.
+            match self.head.compare_exchange_weak(old, (old & WAKE_MOVES) | u64::from(eid), Ordering::Release, Ordering::Relaxed) {
+                Ok(_) => return old == WAKE_EMPTY,
+                Err(now) => old = now,
+            }
+        }
+    }
+
+    /// Queues a task that brings its entity; returns whether the list was
+    /// empty.
+    pub fn push_move(&self, item: WakeMove) -> bool {
+        let mut moves = self.moves.lock();
+        moves.push(item);
+        self.head.fetch_or(WAKE_MOVES, Ordering::AcqRel) == WAKE_EMPTY
+    }
+
+    /// Whether anything waits (Linux's `rq->ttwu_pending`).
+    #[inline]
+    pub fn pending(&self) -> bool {
+        self.head.load(Ordering::Acquire) != WAKE_EMPTY
+    }
+
+    /// Empties the list's lock-free part (its CPU, under its runqueue
+    /// lock): returns the newest plain wakeup's entity id (the chain runs
+    /// newest first; [`WAKE_NIL`]: none) and whether moves wait, which the
+    /// caller takes next with [`moves_inside`](Self::moves_inside) (a move
+    /// pushed in between sets the bit again: the next drain finds nothing).
+    #[inline]
+    pub fn take(&self) -> (u32, bool) {
+        let word = self.head.swap(WAKE_EMPTY, Ordering::Acquire);
+        (word as u32, word & WAKE_MOVES != 0)
+    }
+
+    /// The queued moves, oldest first, locked inside this CPU's runqueue
+    /// lock `rq`.
+    #[inline]
+    pub fn moves_inside(&self, rq: &RqGuard<'_>) -> IrqGuard<'_, level::WakeList, Vec<WakeMove>> {
+        self.moves.lock_inside(rq)
+    }
+
+    /// Whether `p` is on this list, as a move (true) or a plain wakeup
+    /// (false); `rq` is this CPU's runqueue, locked (the invariant checks).
+    pub fn find(&self, rq: &Rq, p: &Arc<Task>) -> Option<bool> {
+        if self.moves.lock().iter().any(|w| Arc::ptr_eq(&w.task, p)) {
+            return Some(true);
+        }
+        let mut eid = self.head.load(Ordering::Acquire) as u32;
+        while eid != WAKE_NIL {
+            let Some(t) = rq.task_of(eid) else { break };
+            if Arc::ptr_eq(t, p) {
+                return Some(false);
+            }
+            eid = t.wake_link.load(Ordering::Relaxed) as u32;
+        }
+        None
     }
 }
 
@@ -132,11 +227,7 @@ struct RqCpu {
     /// checks that once, so the guard's accesses need no check of their own.
     rq: spin::Once<IrqMutex<level::Runqueue, Rq>>,
     /// Its incoming wakeups and migrations.
-    wake_list: IrqMutex<level::WakeList, WakeList>,
-    /// Whether the wake list is non-empty (Linux's `rq->ttwu_pending`:
-    /// changed under the list's lock, read without it by the IPI handler,
-    /// the balancer and the idle loop).
-    ttwu_pending: AtomicBool,
+    wake_list: WakeList,
     /// The CPU is asked to reschedule (`resched.rs` sets, reads and clears it).
     need_resched: AtomicBool,
     /// This CPU's time between charging the task that left and starting the
@@ -151,8 +242,7 @@ impl RqCpu {
     const fn new() -> Self {
         RqCpu {
             rq: spin::Once::new(),
-            wake_list: IrqMutex::new(WakeList { wakes: Vec::new(), moves: Vec::new() }),
-            ttwu_pending: AtomicBool::new(false),
+            wake_list: WakeList::new(),
             need_resched: AtomicBool::new(false),
             newidle_switch_ns: AtomicU64::new(0),
         }
@@ -329,7 +419,7 @@ pub fn is_online(cpu: usize) -> bool {
 
 /// `cpu`'s wake list (see [`WakeList`]).
 #[inline(always)]
-pub fn wake_list(cpu: usize) -> &'static IrqMutex<level::WakeList, WakeList> {
+pub fn wake_list(cpu: usize) -> &'static WakeList {
     &CPUS[cpu].wake_list
 }
 
@@ -339,16 +429,11 @@ pub(crate) fn need_resched_flag(cpu: usize) -> &'static AtomicBool {
     &CPUS[cpu].need_resched
 }
 
-/// Whether wakeups wait on `cpu`'s wake list (Linux's `ttwu_pending`).
+/// Whether wakeups wait on `cpu`'s wake list (Linux's `ttwu_pending`: read
+/// without a lock by the IPI handler, the balancer and the idle loop).
 #[inline]
 pub fn wake_list_pending(cpu: usize) -> bool {
-    CPUS[cpu].ttwu_pending.load(Ordering::Acquire)
-}
-
-/// Records whether `cpu`'s wake list is non-empty (under the list's lock).
-#[inline]
-pub(crate) fn set_wake_list_pending(cpu: usize, pending: bool) {
-    CPUS[cpu].ttwu_pending.store(pending, Ordering::Release);
+    CPUS[cpu].wake_list.pending()
 }
 
 /// Nanoseconds since kernel entry, from the TSC.

@@ -241,6 +241,10 @@ pub struct Task {
     /// The deadline (ns) of the `thread::sleep_ns` the task is in, 0 when
     /// not in one: the hung-task detector reports a sleep long past it.
     pub sleep_deadline: AtomicU64,
+    /// Its entry on a CPU's lock-free wake list (Linux's `wake_entry`),
+    /// meaningful while it is on one: the next entry's entity id (low 32
+    /// bits) and the wakeup's flags (`rq::WakeList`).
+    pub(crate) wake_link: AtomicU64,
 }
 
 impl Task {
@@ -314,6 +318,7 @@ impl Task {
             wakee: IrqMutex::new(sched::balance::WakeeState::default()),
             recent_used_cpu: AtomicUsize::new(usize::MAX),
             sleep_deadline: AtomicU64::new(0),
+            wake_link: AtomicU64::new(0),
         }
     }
 }

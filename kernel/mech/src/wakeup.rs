@@ -51,7 +51,7 @@ use sched::cpumask::CpuMask;
 
 use crate::platform::cpu_id;
 use crate::balance::wake::WakeeLoad;
-use crate::rq::{self, Rq, WakeList, WakeMove as Move};
+use crate::rq::{self, Rq, WakeMove as Move, WAKE_NIL};
 use crate::resched::{self, resched_cpu};
 use crate::task::{Task, TaskState};
 use crate::percpu::{per_cpu, PerCpu};
@@ -204,12 +204,12 @@ fn enqueue_woken(p: &Arc<Task>, this: usize, from: usize, target: usize, flags: 
             return;
         }
         drop(held);
-        push_remote_wake(target, p.clone(), flags);
+        push_remote_wake(target, p, flags);
         return;
     }
     let mut rq = held.unwrap_or_else(|| rq::lock(from));
     if target == from {
-        if activate(&mut rq, p.clone(), None, flags) {
+        if activate(&mut rq, p, None, flags) {
             resched::set_need_resched(this);
         }
         crate::balance::snapshot::publish_load(&rq);
@@ -252,7 +252,7 @@ fn ttwu_queue_wakelist(this: usize, target: usize) -> bool {
 #[inline(never)]
 fn activate_remote(mut rq: rq::RqGuard<'static>, p: &Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags) {
     let target = rq.cpu;
-    let preempt = activate(&mut rq, p.clone(), se, flags);
+    let preempt = activate(&mut rq, p, se, flags);
     // The target's switch comes after the IPI and takes the lock anew: it
     // reads its clock then.
     rq.clock_skip = false;
@@ -312,7 +312,7 @@ fn take_entity(rq: &mut Rq, p: &Arc<Task>) -> SchedEntity {
 
 /// Enqueues `p` on the locked `rq` (adding its entity if it moved here);
 /// returns whether the running task should be preempted.
-fn activate(rq: &mut Rq, p: Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags) -> bool {
+fn activate(rq: &mut Rq, p: &Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags) -> bool {
     rq.update_clock();
     crate::balance::newidle::note_activate(rq);
     let (eid, eflags) = match se {
@@ -335,7 +335,7 @@ fn activate(rq: &mut Rq, p: Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags
         Err(e) => panic!("CPU {}: enqueue of task {} ({}): {}", rq.cpu, p.id, p.name, e),
     };
     // The caller publishes the runqueue once it has activated everything.
-    queued_woken(rq, &p, wants)
+    queued_woken(rq, p, wants)
 }
 
 /// The end of every wakeup that put `p` on `rq` (an enqueue, or a delayed
@@ -395,19 +395,54 @@ fn check_preempt(rq: &mut Rq, eid: EntityId, flags: WakeFlags) -> bool {
     rq.fair.check_preempt_wakeup(eid, flags).unwrap_or(false)
 }
 
-/// Queues a task (with its entity, or a plain wakeup) on `target`'s wake
-/// list; the IPI goes out only when the list was empty.
-fn push_remote_with(target: usize, push: impl FnOnce(&mut WakeList)) {
-    let was_empty = {
-        let mut list = rq::wake_list(target).lock();
-        let was_empty = list.is_empty();
-        push(&mut list);
-        rq::set_wake_list_pending(target, true);
-        was_empty
-    };
+/// Queues the plain wakeup of `p` (its entity stays in `target`'s
+/// runqueue) on `target`'s wake list, lock-free; the IPI goes out only when
+/// the list was empty (core.c: `__ttwu_queue_wakelist()`).
+#[inline(always)]
+fn push_remote_wake(target: usize, p: &Task, flags: WakeFlags) {
+    let was_empty = rq::wake_list(target).push_wake(p, flag_bits(flags));
+    // The exchange took the head's line from `target` (a simulated CPU pays for it).
+    crate::platform::remote_access(target, crate::platform::RemoteAccess::WakeListPush);
+    kick_wake_list(target, was_empty);
+}
+
+/// Queues a task that brings its entity on `target`'s wake list.
+fn push_remote_move(target: usize, item: Move) {
+    let was_empty = rq::wake_list(target).push_move(item);
+    kick_wake_list(target, was_empty);
+}
+
+/// Sends `target` the IPI for its wake list if the push found it empty and
+/// `target` does not poll for it.
+#[inline(always)]
+fn kick_wake_list(target: usize, was_empty: bool) {
     if was_empty && !crate::resched::notices_without_ipi(target) {
         crate::resched::send_resched_ipi(target);
     }
+}
+
+/// The wake flags as the 32 bits a wake-list entry keeps (`rq::WakeList`).
+#[inline(always)]
+fn flag_bits(f: WakeFlags) -> u32 {
+    u32::from(f.contains(WakeFlags::FORK))
+        | u32::from(f.contains(WakeFlags::SYNC)) << 1
+        | u32::from(f.contains(WakeFlags::RQ_SELECTED)) << 2
+}
+
+/// The wake flags [`flag_bits`] encoded.
+#[inline(always)]
+fn flags_of_bits(b: u32) -> WakeFlags {
+    let mut f = WakeFlags::NONE;
+    if b & 1 != 0 {
+        f = f | WakeFlags::FORK;
+    }
+    if b & 2 != 0 {
+        f = f | WakeFlags::SYNC;
+    }
+    if b & 4 != 0 {
+        f = f | WakeFlags::RQ_SELECTED;
+    }
+    f
 }
 
 /// Drains this CPU's wake list from the polling idle loop (`idle=poll`),
@@ -423,42 +458,32 @@ pub fn process_wake_list_polled() {
     });
 }
 
-fn push_remote_move(target: usize, item: Move) {
-    push_remote_with(target, |l| l.moves.push(item));
-}
-
-fn push_remote_wake(target: usize, task: Arc<Task>, flags: WakeFlags) {
-    push_remote_with(target, |l| l.wakes.push((task, flags)));
-}
-
-/// Drains this CPU's wake list (from the reschedule IPI). When it woke a
-/// task that should run now, it sets need-resched and returns the runqueue
-/// still locked, so the switch that follows takes it over instead of
-/// locking it again; otherwise it publishes and unlocks. Inlined into the
-/// IPI handler, its hot caller (a call costs the cross-CPU pipe about 20
-/// instructions per round trip).
+/// Drains this CPU's wake list (from the reschedule IPI): the moves first,
+/// then the plain wakeups, each in the order they were queued (core.c:
+/// `sched_ttwu_pending()` takes its list with one exchange). When it woke
+/// a task that should run now, it sets need-resched and returns the
+/// runqueue still locked, so the switch that follows takes it over instead
+/// of locking it again; otherwise it publishes and unlocks. Inlined into
+/// the IPI handler, its hot caller (a call costs the cross-CPU pipe about
+/// 20 instructions per round trip).
 #[inline(always)]
 pub fn process_wake_list() -> Option<rq::RqGuard<'static>> {
     let cpu = cpu_id();
-    if !rq::wake_list_pending(cpu) {
+    let list = rq::wake_list(cpu);
+    if !list.pending() {
         return None;
     }
-    // Runqueue first, then the list (the order every path uses), so a task
-    // is on the list or on the runqueue at every moment a checker can see.
+    // Taken under the runqueue lock, so a task is on the list or on the
+    // runqueue at every moment a checker (holding every runqueue lock) can see.
     let mut rq = rq::lock(cpu);
+    let (newest, moves) = list.take();
     let mut preempt = false;
-    // Drained in place, so the list keeps its allocation.
-    let mut list = rq::wake_list(cpu).lock_inside(&rq);
-    if !list.moves.is_empty() {
-        for item in list.moves.drain(..) {
-            preempt |= activate(&mut rq, item.task, Some(item.se), item.flags);
-        }
+    if moves {
+        preempt |= activate_moves(&mut rq);
     }
-    for (task, flags) in list.wakes.drain(..) {
-        preempt |= activate(&mut rq, task, None, flags);
+    if newest != WAKE_NIL {
+        preempt |= activate_wakes(&mut rq, newest);
     }
-    rq::set_wake_list_pending(cpu, false);
-    drop(list);
     if preempt {
         resched::set_need_resched(cpu);
         // The switch publishes the runqueue's new state.
@@ -466,6 +491,86 @@ pub fn process_wake_list() -> Option<rq::RqGuard<'static>> {
     }
     crate::balance::snapshot::publish_load(&rq);
     None
+}
+
+/// Activates the moves queued on this CPU's wake list, oldest first. Out
+/// of line: plain wakeups are the common case.
+#[inline(never)]
+fn activate_moves(rq: &mut rq::RqGuard<'static>) -> bool {
+    let mut preempt = false;
+    // Drained in place, so the vector keeps its allocation.
+    let mut moves = rq::wake_list(rq.cpu).moves_inside(rq);
+    for item in moves.drain(..) {
+        preempt |= activate(rq, &item.task, Some(item.se), item.flags);
+    }
+    preempt
+}
+
+/// Activates the plain wakeups of the chain whose newest entry is entity
+/// `newest` of `rq`, oldest first: a chain of more than one entry is
+/// reversed in place first. The tasks stay where `rq.tasks` keeps them: no
+/// reference count moves.
+#[inline(always)]
+fn activate_wakes(rq: &mut Rq, newest: u32) -> bool {
+    let link = listed_task(rq, newest).wake_link.load(Ordering::Relaxed);
+    if link as u32 == WAKE_NIL {
+        return activate_listed(rq, newest, link);
+    }
+    let mut oldest = WAKE_NIL;
+    let mut eid = newest;
+    while eid != WAKE_NIL {
+        let t = listed_task(rq, eid);
+        let link = t.wake_link.load(Ordering::Relaxed);
+        t.wake_link.store((link & !u64::from(u32::MAX)) | u64::from(oldest), Ordering::Relaxed);
+        oldest = eid;
+        eid = link as u32;
+    }
+    let mut preempt = false;
+    eid = oldest;
+    while eid != WAKE_NIL {
+        let link = listed_task(rq, eid).wake_link.load(Ordering::Relaxed);
+        preempt |= activate_listed(rq, eid, link);
+        eid = link as u32;
+    }
+    preempt
+}
+
+/// The task of entity `eid` of `rq`, which a wake-list entry names.
+#[inline(always)]
+fn listed_task(rq: &Rq, eid: u32) -> &Arc<Task> {
+    match rq.task_of(eid) {
+        Some(t) => t,
+        None => wake_list_broken(rq.cpu, eid),
+    }
+}
+
+/// [`activate`] for a plain wakeup taken off the wake list: entity `eid`
+/// of `rq`, with the entry's `link` (its flags). The task is looked up in
+/// `rq.tasks` after the enqueue, so no reference to it is held across it.
+#[inline(always)]
+fn activate_listed(rq: &mut Rq, eid: u32, link: u64) -> bool {
+    rq.update_clock();
+    crate::balance::newidle::note_activate(rq);
+    rq.order.to_head(eid as usize); // fair.c: account_entity_enqueue(): cfs_tasks head
+    let wants = match rq.fair.wake(EntityId(eid), EnqueueFlags::WAKEUP, flags_of_bits((link >> 32) as u32)) {
+        Ok(w) => w,
+        Err(e) => panic!("CPU {}: enqueue of entity {} from the wake list: {}", rq.cpu, eid, e),
+    };
+    // As `queued_woken`, with the task borrowed from `rq`.
+    let preempt = rq.curr.is_idle || wants;
+    let p = listed_task(rq, eid);
+    p.stats.queued_at.set(rq, rq.clock);
+    if crate::trace::enabled() {
+        trace_enqueue(rq, p, EntityId(eid), preempt);
+    }
+    rq.clock_skip |= preempt;
+    preempt
+}
+
+#[cold]
+#[inline(never)]
+fn wake_list_broken(cpu: usize, eid: u32) -> ! {
+    panic!("invariant: CPU {}'s wake list names entity {}, which has no task there", cpu, eid)
 }
 
 /// Sends a running task, taken off its old CPU by `schedule`, to `target`.
@@ -569,7 +674,7 @@ pub fn set_affinity(p: &Arc<Task>, mask: sched::cpumask::CpuMask) -> Result<(), 
 fn push_remote_or_local(target: usize, item: Move) {
     if target == cpu_id() {
         let mut rq = rq::lock(target);
-        if activate(&mut rq, item.task, Some(item.se), item.flags) {
+        if activate(&mut rq, &item.task, Some(item.se), item.flags) {
             resched::set_need_resched(target);
         }
         crate::balance::snapshot::publish_load(&rq);
@@ -579,16 +684,8 @@ fn push_remote_or_local(target: usize, item: Move) {
 }
 
 /// Whether `p` sits on some CPU's wake list, and if so whether it carries
-/// its entity with it (it changes CPU) — for the invariant checks.
-pub fn in_transit(p: &Arc<Task>) -> Option<bool> {
-    rq::online_mask()
-        .iter()
-        .find_map(|c| {
-            let list = rq::wake_list(c).lock();
-            if list.moves.iter().any(|w| Arc::ptr_eq(&w.task, p)) {
-                Some(true)
-            } else {
-                list.wakes.iter().any(|(t, _)| Arc::ptr_eq(t, p)).then_some(false)
-            }
-        })
+/// its entity with it (it changes CPU) — for the invariant checks, which
+/// hold every online CPU's runqueue lock (`rqs`).
+pub fn in_transit(p: &Arc<Task>, rqs: &[rq::RqGuard<'_>]) -> Option<bool> {
+    rqs.iter().find_map(|g| rq::wake_list(g.cpu).find(g, p))
 }

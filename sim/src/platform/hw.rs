@@ -66,6 +66,23 @@ pub(super) fn remote_cpu_read(cpu: usize) {
     })
 }
 
+/// `Platform::remote_access` (`WakeListPush`): the wake list head's one
+/// line from `cpu`, priced as a remote read (the waker's compare-exchange
+/// owns the line before it writes).
+pub(super) fn remote_line(cpu: usize) {
+    let c = cpu_id();
+    with(|s| {
+        if !s.hw_on.remote || cpu == c {
+            return;
+        }
+        let ns = s.hw.line(s.distance[cpu * s.nr_cpus + c]);
+        let me = &mut s.cpus[c];
+        me.section_ns += ns;
+        me.hw_ahead_ns += ns;
+        me.hw.remote_ns += ns;
+    })
+}
+
 /// `Platform::remote_access` (`WakePoller`): `target` polls; it sees the store when the line
 /// arrives (the distance's line, with remote lines on; at once otherwise).
 pub(super) fn poll_kick(target: usize) {

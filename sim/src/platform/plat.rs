@@ -309,6 +309,7 @@ impl Platform for SimPlatform {
         match access {
             RemoteAccess::Snapshot => hw::remote_cpu_read(cpu),
             RemoteAccess::WakePoller => hw::poll_kick(cpu),
+            RemoteAccess::WakeListPush => hw::remote_line(cpu),
         }
     }
     fn poll_relax() {
