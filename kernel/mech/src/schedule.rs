@@ -171,6 +171,16 @@ fn put_prev(rq: &mut rq::Rq, prev: &Arc<task::Task>, voluntary: bool, cpu: usize
     prev.stats.exec_start.set(rq, now_task);
     rq.stat.rq_cpu_time += ran;
     match prev.state() {
+        TaskState::Running => {
+            // Its affinity no longer allows this CPU, or an active
+            // balance asked for it elsewhere: move it.
+            let push = crate::balance::active::take_active_push(cpu)
+                .filter(|&d| d != cpu && prev.allowed(d) && rq::is_online(d));
+            if !prev.allowed(cpu) || push.is_some() {
+                let _ = rq.fair.dequeue(eid, DequeueFlags::NONE);
+                leaving.migrate = Some((eid, push));
+            }
+        }
         TaskState::Sleeping | TaskState::Dead if !voluntary => {}
         TaskState::Sleeping => {
             leaving.state = PrevState::Sleeping;
@@ -186,16 +196,6 @@ fn put_prev(rq: &mut rq::Rq, prev: &Arc<task::Task>, voluntary: bool, cpu: usize
         TaskState::Dead => {
             leaving.state = PrevState::Dead;
             let _ = rq.fair.dequeue(eid, DequeueFlags::SLEEP | DequeueFlags::SPECIAL);
-        }
-        TaskState::Running => {
-            // Its affinity no longer allows this CPU, or an active
-            // balance asked for it elsewhere: move it.
-            let push = crate::balance::active::take_active_push(cpu)
-                .filter(|&d| d != cpu && prev.allowed(d) && rq::is_online(d));
-            if !prev.allowed(cpu) || push.is_some() {
-                let _ = rq.fair.dequeue(eid, DequeueFlags::NONE);
-                leaving.migrate = Some((eid, push));
-            }
         }
     }
     leaving
@@ -273,10 +273,11 @@ fn settle_prev(rq: &mut rq::Rq, prev: &Arc<task::Task>, leaving: &Leaving, switc
             }
             Err(err) => panic!("CPU {}: cannot migrate {}: {}", cpu, prev.name, err),
         }
-    } else if leaving.state == PrevState::Runnable
-        && switching
-        && rq.fair.entity(EntityId(eid)).is_some_and(|se| se.on_rq && !se.sched_delayed)
-    {
+    } else if leaving.state == PrevState::Runnable && switching {
+        // Still queued, and not delayed: a running entity is never delayed
+        // (a pick dequeues a delayed one), and only `put_prev`'s blocking,
+        // dead and migrating cases take one off the queue.
+        debug_assert!(rq.fair.entity(EntityId(eid)).is_some_and(|se| se.on_rq && !se.sched_delayed));
         prev.stats.queued_at.set(rq, now);
     }
 }

@@ -428,7 +428,9 @@ impl FairRq {
     #[inline]
     pub fn update_clock(&mut self, now: Nanos) {
         if now > self.clock {
-            self.pelt_clock.update(now, self.curr.is_some());
+            // `clock` is the PELT clock's task time (both start at 0 and
+            // move only here), so the PELT clock's own test would repeat this one.
+            self.pelt_clock.advance(now, self.curr.is_some());
             self.clock = now;
         }
     }

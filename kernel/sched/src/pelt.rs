@@ -369,14 +369,31 @@ impl SchedAvg {
 /// A run-queue's invariant PELT clock.
 ///
 /// Invariants: `clock_pelt <= clock_task`, `lost_idle_time <= clock_pelt`,
-/// `cpu_capacity` and `freq_capacity` in `1..=1024`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// `cpu_capacity` and `freq_capacity` in `1..=1024`, `full_capacity` iff
+/// both are 1024.
+#[derive(Clone, Copy, PartialEq, Eq)]
 pub struct PeltClock {
     clock_task: Nanos,
     clock_pelt: Nanos,
     lost_idle_time: Nanos,
     cpu_capacity: u64,
     freq_capacity: u64,
+    /// Both capacities are full, so busy time counts unscaled: kept by the
+    /// setters, so that every clock update tests one flag, not two values.
+    full_capacity: bool,
+}
+
+/// The clock's state, without `full_capacity` (which the capacities say).
+impl core::fmt::Debug for PeltClock {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("PeltClock")
+            .field("clock_task", &self.clock_task)
+            .field("clock_pelt", &self.clock_pelt)
+            .field("lost_idle_time", &self.lost_idle_time)
+            .field("cpu_capacity", &self.cpu_capacity)
+            .field("freq_capacity", &self.freq_capacity)
+            .finish()
+    }
 }
 
 impl Default for PeltClock {
@@ -394,17 +411,24 @@ impl PeltClock {
             lost_idle_time: 0,
             cpu_capacity: SCHED_CAPACITY_SCALE,
             freq_capacity: SCHED_CAPACITY_SCALE,
+            full_capacity: true,
         }
     }
 
     /// Set the CPU's capacity relative to the biggest CPU (1..=1024).
     pub fn set_cpu_capacity(&mut self, cap: u64) {
         self.cpu_capacity = cap.clamp(1, SCHED_CAPACITY_SCALE);
+        self.note_full_capacity();
     }
 
     /// Set the current frequency ratio (1..=1024 of the maximum).
     pub fn set_freq_capacity(&mut self, cap: u64) {
         self.freq_capacity = cap.clamp(1, SCHED_CAPACITY_SCALE);
+        self.note_full_capacity();
+    }
+
+    fn note_full_capacity(&mut self) {
+        self.full_capacity = self.cpu_capacity == SCHED_CAPACITY_SCALE && self.freq_capacity == SCHED_CAPACITY_SCALE;
     }
 
     /// The CPU capacity.
@@ -417,13 +441,20 @@ impl PeltClock {
     /// with task time. Ignores a clock that goes backwards.
     #[inline]
     pub fn update(&mut self, now: Nanos, busy: bool) {
-        if now <= self.clock_task {
-            return;
+        if now > self.clock_task {
+            self.advance(now, busy);
         }
+    }
+
+    /// [`update`](Self::update) to a later `now` (`now > clock_task`), for a
+    /// caller whose own clock moves with this one's task time (`FairRq`'s).
+    #[inline]
+    pub(crate) fn advance(&mut self, now: Nanos, busy: bool) {
+        debug_assert!(now > self.clock_task);
         let delta = now - self.clock_task;
         self.clock_task = now;
         if busy {
-            let d = if self.cpu_capacity == SCHED_CAPACITY_SCALE && self.freq_capacity == SCHED_CAPACITY_SCALE {
+            let d = if self.full_capacity {
                 // Full capacity and frequency: both scalings are `x * 1024 >> 10 = x`
                 // (the common case, two 128-bit products saved at every clock update).
                 delta

@@ -112,7 +112,9 @@ pub(super) fn set_irq_frame(f: *const TrapFrame) {
     // SAFETY: this CPU's TSS is written only by this CPU (the `PerCpu`
     // invariant), here with interrupts off, so no interrupt entry reads it
     // half-written; the CPU reads IST1 only at the next interrupt entry.
-    unsafe { (*cpu.tss.get()).interrupt_stack_table[0] = VirtAddr::new(top) };
+    // `top` is one past a live frame's end, a kernel address: canonical, so
+    // `new_truncate` keeps it as `new` would, without `new`'s check on every switch.
+    unsafe { (*cpu.tss.get()).interrupt_stack_table[0] = VirtAddr::new_truncate(top) };
     // The same address for `schedule_call` (boot/isr.S), which saves a
     // frame there without an interrupt.
     cpu.irq_frame_top.store(top, core::sync::atomic::Ordering::Relaxed);
