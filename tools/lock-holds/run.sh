@@ -22,7 +22,7 @@ git archive --format=tar HEAD | tar -x -m -f - -C "$src"
 patch -s -p1 -d "$src" < tools/lock-holds/instrument.patch
 grep -q print_holds "$src/kernel/mech/src/entry.rs" || { echo "lock-holds: instrument.patch did not apply" >&2; exit 1; }
 ones=$(python3 -c 'import sys; print(",".join("hold_%s_ns=1" % c for c in sys.argv[1:]))' \
-  pi_lock balance_state runqueue registry wake_list sleepers wait_queue pipe leaf trace_ring memory console)
+  pi_lock balance_state runqueue hung_tasks registry wake_list sleepers wait_queue pipe idle_wait_slot wakee blocked_at task_stack task_entry trace_names semaphore_count held_ipis workload trace_ring memory console heap)
 cells=(
   "1|workload=pipe,rounds=20000,mode=same"
   "2|workload=pipe,rounds=20000,mode=cross"

@@ -8,8 +8,7 @@ import os
 import re
 import sys
 
-CLASSES = ["pi_lock", "balance_state", "runqueue", "registry", "wake_list", "sleepers",
-           "wait_queue", "pipe", "leaf", "trace_ring", "memory", "console"]
+CLASSES = ["pi_lock", "balance_state", "runqueue", "hung_tasks", "registry", "wake_list", "sleepers", "wait_queue", "pipe", "idle_wait_slot", "wakee", "blocked_at", "task_stack", "task_entry", "trace_names", "semaphore_count", "held_ipis", "workload", "trace_ring", "memory", "console", "heap"]
 
 
 def sums(pattern, kind, count_key, ns_key, out_dir):
