@@ -59,6 +59,14 @@ const EMPTY: Node = Node {
     min_slice: 0,
 };
 
+impl Node {
+    /// A linked node with no children: its subtree's minima are its own.
+    #[inline(always)]
+    const fn leaf(deadline: u64, vruntime: u64, slice: u64) -> Node {
+        Node { height: 1, linked: true, deadline, vruntime, slice, min_vruntime: vruntime, min_slice: slice, ..EMPTY }
+    }
+}
+
 /// An allocation failure while growing the node arena.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct OutOfMemory;
@@ -141,16 +149,7 @@ impl Tree {
         if n.linked {
             return false;
         }
-        *n = Node {
-            height: 1,
-            linked: true,
-            deadline,
-            vruntime,
-            slice,
-            min_vruntime: vruntime,
-            min_slice: slice,
-            ..EMPTY
-        };
+        *n = Node::leaf(deadline, vruntime, slice);
         self.len += 1;
         if self.root == NIL {
             self.root = idx;
@@ -230,16 +229,7 @@ impl Tree {
         // `old` is the root of a one-node tree, so linked; `new` is `old`
         // or not linked (the only linked node is `old`)
         self.nodes[old as usize].linked = false;
-        self.nodes[new as usize] = Node {
-            height: 1,
-            linked: true,
-            deadline,
-            vruntime,
-            slice,
-            min_vruntime: vruntime,
-            min_slice: slice,
-            ..EMPTY
-        };
+        self.nodes[new as usize] = Node::leaf(deadline, vruntime, slice);
         self.root = new;
         self.leftmost = new;
         true
