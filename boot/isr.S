@@ -108,10 +108,11 @@ irq_common:
  * interrupt had hit the instruction after the call: rip = the return address,
  * rsp = the caller's rsp after the return, the caller's RFLAGS. Only what a
  * C call preserves needs to be right: rbx, rbp, r12-r15 and the FPU control
- * state (fxsave); the other registers are the caller's to lose. Then it runs
- * the handler like irq_common, on the CPU's handler stack, and restores the
- * frame the handler returns through restore_frame and iretq: resuming this
- * task later returns from the call.
+ * state (fxsave); the other registers are the caller's to lose. Then it calls
+ * the scheduler's schedule hook (gs:32, set before the CPU's scheduler runs,
+ * which `give_up_cpu` checks: no dispatch on the vector) on the CPU's handler
+ * stack, and restores the frame the hook returns through restore_frame and
+ * iretq: resuming this task later returns from the call.
  */
     .global schedule_call
     .balign 16
@@ -137,6 +138,6 @@ schedule_call:
     fxsave64 (%rdi)
     movq %gs:16, %rsp
     cld
-    call schedule_dispatch
+    call *%gs:32                    /* the scheduler's schedule hook */
     movq %rax, %rsp
     jmp restore_frame

@@ -424,7 +424,7 @@ fn on_timer(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFrame {
 }
 
 /// A task gives up its CPU (`arch::context::give_up_cpu`), into the mechanism.
-fn on_schedule(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFrame {
+extern "C" fn on_schedule(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFrame {
     schedule::schedule_voluntary((frame as *mut arch::trap::TrapFrame).cast()).cast()
 }
 

@@ -43,6 +43,11 @@ pub struct PerCpu {
     /// `gs:24` by `schedule_call`, which saves a blocking task's frame there
     /// without an interrupt; kept equal to IST1 by `set_irq_frame`).
     pub(super) irq_frame_top: AtomicU64,
+    /// The scheduler's schedule hook (`trap::Hooks::schedule`, an
+    /// `extern "C"` function) once this CPU's scheduler runs, 0 before:
+    /// `schedule_call` calls it through `gs:32` directly (set before
+    /// `sched_running`, which gates `give_up_cpu`, and never changed after).
+    pub(super) schedule_hook: AtomicUsize,
     /// Local APIC id, from CPUID.
     pub apic_id: AtomicU32,
     /// Set once the CPU runs kernel code with its own tables.
@@ -89,6 +94,7 @@ impl PerCpu {
             id: AtomicUsize::new(0),
             irq_stack_top: AtomicU64::new(0),
             irq_frame_top: AtomicU64::new(0),
+            schedule_hook: AtomicUsize::new(0),
             apic_id: AtomicU32::new(0),
             online: AtomicBool::new(false),
             online_tsc: AtomicU64::new(0),
@@ -117,6 +123,7 @@ const _: () = assert!(core::mem::offset_of!(PerCpu, self_addr) == 0);
 const _: () = assert!(core::mem::offset_of!(PerCpu, id) == 8);
 const _: () = assert!(core::mem::offset_of!(PerCpu, irq_stack_top) == 16);
 const _: () = assert!(core::mem::offset_of!(PerCpu, irq_frame_top) == 24);
+const _: () = assert!(core::mem::offset_of!(PerCpu, schedule_hook) == 32);
 
 static CPUS: [PerCpu; MAX_CPUS] = [const { PerCpu::new() }; MAX_CPUS];
 

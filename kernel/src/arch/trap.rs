@@ -62,7 +62,8 @@ const _: () = assert!(core::mem::size_of::<TrapFrame>() == 512 + 22 * 8);
 pub struct Hooks {
     pub timer: fn(&mut TrapFrame) -> *mut TrapFrame,
     pub resched_ipi: fn(&mut TrapFrame) -> *mut TrapFrame,
-    pub schedule: fn(&mut TrapFrame) -> *mut TrapFrame,
+    /// `extern "C"`: `schedule_call` (boot/isr.S) calls it directly.
+    pub schedule: extern "C" fn(&mut TrapFrame) -> *mut TrapFrame,
     /// Explains a page fault at `cr2` (e.g. a thread's stack guard page);
     /// prints its own report and returns true when it recognised it.
     pub explain_page_fault: fn(u64) -> bool,
@@ -79,7 +80,10 @@ pub fn install_hooks(h: Hooks) {
 /// From now on this CPU's timer, reschedule IPI and schedule interrupt go to
 /// the scheduler.
 pub fn enable_hooks_here() {
-    percpu::this_cpu().sched_running.store(true, Ordering::Release);
+    let cpu = percpu::this_cpu();
+    let hook = HOOKS.get().expect("scheduler hooks installed before a CPU enables them").schedule;
+    cpu.schedule_hook.store(hook as usize, Ordering::Relaxed);
+    cpu.sched_running.store(true, Ordering::Release);
 }
 
 fn hooks_here() -> Option<&'static Hooks> {
@@ -87,17 +91,6 @@ fn hooks_here() -> Option<&'static Hooks> {
         HOOKS.get()
     } else {
         None
-    }
-}
-
-/// Called by `schedule_call` (boot/isr.S) with the frame it saved for the
-/// task giving up its CPU; returns the frame to resume (the scheduler's
-/// `SCHEDULE_VECTOR` hook, without the interrupt and the vector dispatch).
-#[no_mangle]
-extern "C" fn schedule_dispatch(frame: &mut TrapFrame) -> *mut TrapFrame {
-    match hooks_here() {
-        Some(h) => (h.schedule)(frame),
-        None => frame,
     }
 }
 
