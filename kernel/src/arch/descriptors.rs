@@ -107,17 +107,11 @@ pub(super) fn frame_top(f: *const TrapFrame) -> u64 {
 /// `f` a frame that only this CPU may write until the next call (the running
 /// task's, see `arch::context`).
 pub(super) fn set_irq_frame(f: *const TrapFrame) {
-    let cpu = this_cpu();
-    let top = frame_top(f);
-    // `top` is one past a live frame's end, a kernel address: canonical, so
-    // `new_truncate` keeps it as `new` would, without `new`'s check on every switch.
-    // SAFETY: this CPU's TSS is written only by this CPU (the `PerCpu`
-    // invariant), here with interrupts off, so no interrupt entry reads it
-    // half-written; the CPU reads IST1 only at the next interrupt entry.
-    unsafe { (*cpu.tss.get()).interrupt_stack_table[0] = VirtAddr::new_truncate(top) };
-    // The same address for `schedule_call` (boot/isr.S), which saves a
-    // frame there without an interrupt.
-    cpu.irq_frame_top.store(top, core::sync::atomic::Ordering::Relaxed);
+    // `frame_top` is one past a live frame's end, a kernel address:
+    // canonical, as IST1 needs. The same address goes to `irq_frame_top`
+    // for `schedule_call` (boot/isr.S), which saves a frame there without an
+    // interrupt.
+    super::percpu::set_irq_frame_top(frame_top(f));
 }
 
 /// Builds and loads this CPU's GDT (code, data, TSS) and IST stacks, and

@@ -158,6 +158,34 @@ const SAVED_FLAGS_OFFSET: usize = core::mem::offset_of!(PerCpu, irq_saved_flags)
 const CURRENT_OFFSET: usize = core::mem::offset_of!(PerCpu, current);
 /// RFLAGS.IF.
 const FLAGS_IF: u64 = 1 << 9;
+const FRAME_TOP_OFFSET: usize = core::mem::offset_of!(PerCpu, irq_frame_top);
+/// IST1 inside this CPU's TSS (an `UnsafeCell` is laid out as its content).
+const IST1_OFFSET: usize = core::mem::offset_of!(PerCpu, tss) + core::mem::offset_of!(TaskStateSegment, interrupt_stack_table);
+
+/// Stores `top` into this CPU's IST1 and `irq_frame_top`
+/// (`descriptors::set_irq_frame`, at every switch): two stores through
+/// `gs`, without finding the area first. The caller holds what
+/// `set_irq_frame` requires (interrupts off; `top` canonical, the end of a
+/// frame only this CPU writes).
+#[inline(always)]
+pub(super) fn set_irq_frame_top(top: u64) {
+    // No `nomem`: the stores must stay ordered with the switch's other
+    // memory accesses (before `prev`'s `on_cpu` release).
+    // SAFETY: GS points at this CPU's `PerCpu` (`install`); the offsets are
+    // its TSS's IST1 and its `irq_frame_top`, which only this CPU writes
+    // (the `PerCpu` invariant), here with interrupts off (the caller's
+    // contract), so no interrupt entry reads IST1 half-written.
+    unsafe {
+        asm!(
+            "mov qword ptr gs:[{ist1}], {top}",
+            "mov qword ptr gs:[{frame_top}], {top}",
+            ist1 = const IST1_OFFSET,
+            frame_top = const FRAME_TOP_OFFSET,
+            top = in(reg) top,
+            options(nostack, preserves_flags),
+        )
+    }
+}
 
 /// Counts one more interrupt-off guard on this CPU, turning interrupts off
 /// and saving RFLAGS at the first. While any guard is held interrupts are
