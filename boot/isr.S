@@ -108,7 +108,9 @@ irq_common:
  * interrupt had hit the instruction after the call: rip = the return address,
  * rsp = the caller's rsp after the return, the caller's RFLAGS. Only what a
  * C call preserves needs to be right: rbx, rbp, r12-r15 and the FPU control
- * state (fxsave); the other registers are the caller's to lose. Then it calls
+ * state (fxsave); the other registers are the caller's to lose, and its
+ * vector SCHEDULE_CALL_FRAME (0x100, beyond every real vector: see
+ * arch/trap.rs) says so. Then it calls
  * the scheduler's schedule hook (gs:32, set before the CPU's scheduler runs,
  * which `give_up_cpu` checks: no dispatch on the vector) on the CPU's handler
  * stack, and restores the frame the hook returns through restore_frame and
@@ -127,7 +129,7 @@ schedule_call:
     movq $0x08, -32(%r11)           /* cs */
     movq (%rsp), %rax
     movq %rax, -40(%r11)            /* rip: the return address */
-    movq $0x81, -56(%r11)           /* vector: SCHEDULE_VECTOR */
+    movq $0x100, -56(%r11)          /* vector: SCHEDULE_CALL_FRAME */
     movq %rbx, -72(%r11)
     movq %rbp, -112(%r11)
     movq %r12, -152(%r11)
@@ -139,5 +141,25 @@ schedule_call:
     movq %gs:16, %rsp
     cld
     call *%gs:32                    /* the scheduler's schedule hook */
-    movq %rax, %rsp
+    /* A frame this stub saved (the usual case: the task resumed had blocked
+     * or yielded) holds only what it wrote: restore that and return into the
+     * caller, instead of every register and iretq. */
+    cmpq $0x100, 632(%rax)          /* vector: SCHEDULE_CALL_FRAME? */
+    jne 1f
+    fxrstor64 (%rax)
+    movq 512(%rax), %r15
+    movq 520(%rax), %r14
+    movq 528(%rax), %r13
+    movq 536(%rax), %r12
+    movq 576(%rax), %rbp
+    movq 616(%rax), %rbx
+    movq 648(%rax), %rcx            /* rip: the return address */
+    movq 672(%rax), %rsp            /* the caller's rsp after the return */
+    /* rflags through the caller's stack, where the return address was (free
+     * again): interrupts come back on only with every register but rcx
+     * restored, and an interrupt before the jump saves rcx in the frame. */
+    pushq 664(%rax)
+    popfq
+    jmp *%rcx
+1:  movq %rax, %rsp
     jmp restore_frame

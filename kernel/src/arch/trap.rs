@@ -21,6 +21,12 @@ pub const RESCHED_VECTOR: u8 = 0xF1;
 pub const POLL_KICK_VECTOR: u8 = 0xF2;
 /// Software interrupt a task raises to give up its CPU (`schedule()`).
 pub const SCHEDULE_VECTOR: u8 = 0x81;
+/// The `vector` of a frame that `schedule_call` (boot/isr.S) saved: beyond
+/// every real vector, so it marks a frame whose caller-saved registers
+/// were not saved (what a C call may clobber), which that stub resumes by
+/// restoring the rest and jumping back to the caller. No handler sees it:
+/// only `irq_common` and `isr_common` frames reach `isr_dispatch`.
+pub const SCHEDULE_CALL_FRAME: u64 = 0x100;
 pub const ERROR_VECTOR: u8 = 0xFE;
 pub const SPURIOUS_VECTOR: u8 = 0xFF;
 
@@ -56,6 +62,15 @@ pub struct TrapFrame {
 }
 
 const _: () = assert!(core::mem::size_of::<TrapFrame>() == 512 + 22 * 8);
+// boot/isr.S's `schedule_call` reads these offsets.
+const _: () = assert!(core::mem::offset_of!(TrapFrame, r15) == 512);
+const _: () = assert!(core::mem::offset_of!(TrapFrame, r12) == 536);
+const _: () = assert!(core::mem::offset_of!(TrapFrame, rbp) == 576);
+const _: () = assert!(core::mem::offset_of!(TrapFrame, rbx) == 616);
+const _: () = assert!(core::mem::offset_of!(TrapFrame, vector) == 632);
+const _: () = assert!(core::mem::offset_of!(TrapFrame, rip) == 648);
+const _: () = assert!(core::mem::offset_of!(TrapFrame, rflags) == 664);
+const _: () = assert!(core::mem::offset_of!(TrapFrame, rsp) == 672);
 
 /// What the scheduler does on the interrupt path. Each returns the frame to
 /// resume (another task's, after a switch).
