@@ -142,7 +142,9 @@ impl FairRq {
         self.stats.sleeps += 1;
         let (v, w) = (se.vruntime, se.w());
         // update_entity_pelt: c runs and is queued and runnable until now
-        // (in both outcomes below)
+        // (in both outcomes below; `block_and_schedule` checked the flags,
+        // so they are passed as constants)
+        debug_assert!(se.on_rq && !se.sched_delayed);
         // V with curr's term (it is queued); one evaluation for the
         // eligibility test and the lag
         let (s, wt) = self.avg.totals(Some((v, w)));
@@ -150,7 +152,7 @@ impl FairRq {
             // delay_dequeue(c, is_curr): PELT, then asleep but queued
             // (no freshness pre-test: each update is a no-op when its
             // clock is within the current 1024 ns unit of `pnow`)
-            se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, true, w);
+            se.avg.update_entity(pnow, true, true, true, w);
             let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
             self.pelt.update(pnow, input, 1);
             se.sched_delayed = true;
@@ -166,7 +168,7 @@ impl FairRq {
         let v_mean = self.avg.mean_in(s, wt);
         // (no freshness pre-test: each update is a no-op when its
         // clock is within the current 1024 ns unit of `pnow`)
-        se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, true, w);
+        se.avg.update_entity(pnow, true, true, true, w);
         let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
         self.pelt.update(pnow, input, 1);
         save_lag(se, v_mean, math, tick);
@@ -214,10 +216,12 @@ impl FairRq {
         }
         self.stats.sleeps += 1;
         // update_entity_pelt: c runs and is queued and runnable until now
+        // (flags checked by `block_and_schedule`: constants)
+        debug_assert!(se.on_rq && !se.sched_delayed);
         let w = se.w();
         // (no freshness pre-test: each update is a no-op when its
         // clock is within the current 1024 ns unit of `pnow`)
-        se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, true, w);
+        se.avg.update_entity(pnow, true, true, true, w);
         let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
         self.pelt.update(pnow, input, 1);
         se.vlag = 0;
@@ -277,7 +281,8 @@ impl FairRq {
                     let pnow = self.pelt_clock.now();
                     let fresh = |last: Nanos| pnow.wrapping_sub(last) < 1024;
                     if !fresh(nse.avg.last_update_time) {
-                        nse.avg.update_entity(pnow, nse.on_rq, !nse.sched_delayed, false, nse.w());
+                        // (runnable: not delayed, tested above)
+                        nse.avg.update_entity(pnow, nse.on_rq, true, false, nse.w());
                     }
                     if !fresh(self.pelt.last_update_time) {
                         let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: false };
@@ -359,12 +364,12 @@ impl FairRq {
         }
         // place_entity: V of empty sums is v0; nr_queued == 0, so no lag
         place_se(se, self.avg.mean(None), None, ef.contains(EnqueueFlags::INITIAL), feats, math, base_slice);
-        // update_entity_pelt (not running, not queued until now; nothing
-        // runs on the queue)
+        // update_entity_pelt (not running, not queued until now, as
+        // tested above; nothing runs on the queue)
         // (no freshness pre-test: each update is a no-op when its
         // clock is within the current 1024 ns unit of `pnow`)
         let w = se.w();
-        se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, false, w);
+        se.avg.update_entity(pnow, false, !se.sched_delayed, false, w);
         let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: false };
         self.pelt.update(pnow, input, 1);
         // accounting, enqueue_tree, recenter
@@ -457,11 +462,12 @@ impl FairRq {
         if DELAYED {
             // requeue_delayed of `i`, queued (so in the tree: it is not curr)
             // and delayed
-            // update_entity_pelt (queued, not runnable, not running)
+            // update_entity_pelt (queued, not runnable, not running: the
+            // state `case` tested)
             // (no freshness pre-test: each update is a no-op when its
             // clock is within the current 1024 ns unit of `pnow`)
             let w = se.w();
-            se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, false, w);
+            se.avg.update_entity(pnow, true, false, false, w);
             let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
             self.pelt.update(pnow, input, 1);
             if feats.has(Feature::DelayZero) {
@@ -520,11 +526,12 @@ impl FairRq {
             let wq = avg.sum_weight() + cse.w();
             place_se(se, avg.mean_or_curr(ct), Some(wq), ef.contains(EnqueueFlags::INITIAL), feats, math, base_slice);
 
-            // update_entity_pelt (not running, not queued until now)
+            // update_entity_pelt (not running, not queued until now: the
+            // state `case` tested)
             // (no freshness pre-test: each update is a no-op when its
             // clock is within the current 1024 ns unit of `pnow`)
             let w = se.w();
-            se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, false, w);
+            se.avg.update_entity(pnow, false, !se.sched_delayed, false, w);
             let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
             self.pelt.update(pnow, input, 1);
 

@@ -432,6 +432,8 @@ impl FairRq {
         if !cse.on_rq || cse.sched_delayed || nse.sched_delayed {
             return None;
         }
+        // (so the PELT updates below take these flags as the constants
+        // they are: c queued and runnable, n runnable)
         // pick_next's update_curr (after_charge: two entities are queued,
         // and c is no buddy)
         if now > cse.exec_start && charge_entity(cse, now, math, base_slice) {
@@ -452,7 +454,7 @@ impl FairRq {
             // update_entity_pelt(c): c running, queued and runnable; the
             // queue with a curr
             if !(fresh(cse.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
-                cse.avg.update_entity(pnow, cse.on_rq, !cse.sched_delayed, true, cse.w());
+                cse.avg.update_entity(pnow, true, true, true, cse.w());
                 let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
                 self.pelt.update(pnow, input, 1);
             }
@@ -461,7 +463,7 @@ impl FairRq {
             // running); the queue's is fresh now (the update above, or
             // both were), so its update is the no-op it skips
             if !fresh(nse.avg.last_update_time) {
-                nse.avg.update_entity(pnow, nse.on_rq, !nse.sched_delayed, false, nse.w());
+                nse.avg.update_entity(pnow, nse.on_rq, true, false, nse.w());
             }
             self.curr = Some(n);
             nse.exec_start = now;
