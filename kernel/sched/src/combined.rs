@@ -128,10 +128,15 @@ impl FairRq {
         let se = &mut self.slots[c as usize].se;
         // dequeue_task_fair's util_est (c is runnable) and update_curr,
         // spelled out on the one borrow (`util_est_dequeue_update`,
-        // `charge_entity`, `after_charge`)
+        // `charge_entity`, `after_charge`). `util_est_update` returns at
+        // once while `util_avg` is unchanged (most sleeps): that test here,
+        // so that the call and its register saves in the mechanism's
+        // switch (this is inlined there) are only paid when it works.
         if feats.has(Feature::UtilEst) {
             crate::pelt::util_est_dequeue(&mut self.pelt, &se.avg);
-            crate::pelt::util_est_update(&mut se.avg, cap);
+            if se.avg.util_est & crate::pelt::UTIL_AVG_UNCHANGED == 0 {
+                crate::pelt::util_est_update(&mut se.avg, cap);
+            }
         }
         if now > se.exec_start && charge_entity(se, now, math, base_slice) && self.nr_queued > 1 {
             self.need_resched = true;
