@@ -209,7 +209,7 @@ impl SchedAvg {
             self.accrue_in_period(units, input.load, runnable, running);
             return false;
         }
-        self.accumulate(units, input, load_factor)
+        self.accumulate(units, input.load, input.runnable, input.running, load_factor)
     }
 
     /// [`SchedAvg::update`] for an entity, whose inputs are flags: load 1
@@ -233,8 +233,7 @@ impl SchedAvg {
             }
             return false;
         }
-        let input = PeltInput { load: on_rq as u64, runnable: runnable as u64, running };
-        let refreshed = self.accumulate(units, input, weight);
+        let refreshed = self.accumulate(units, on_rq as u64, runnable as u64, running, weight);
         if refreshed {
             // fair.c `cfs_se_util_change()`: util_avg changed
             self.util_est &= !UTIL_AVG_UNCHANGED;
@@ -269,11 +268,14 @@ impl SchedAvg {
         }
     }
 
-    /// The body of [`SchedAvg::update`] for `units >= 1` elapsed units.
+    /// The body of [`SchedAvg::update`] for `units >= 1` elapsed units,
+    /// with the [`PeltInput`] as its three fields: passed in registers, so
+    /// the inlined callers do not build it in memory before they know
+    /// whether the call is needed.
     #[inline(never)]
-    fn accumulate(&mut self, units: u64, input: PeltInput, load_factor: u64) -> bool {
+    fn accumulate(&mut self, units: u64, load: u64, runnable: u64, running: bool, load_factor: u64) -> bool {
         self.last_update_time += units << 10;
-        let (runnable, running) = if input.load == 0 { (0, false) } else { (input.runnable, input.running) };
+        let (runnable, running) = if load == 0 { (0, false) } else { (runnable, running) };
 
         let mut contrib = units;
         let total = units + self.period_contrib as u64;
@@ -285,7 +287,7 @@ impl SchedAvg {
             contrib = accumulate_segments(periods, 1024 - self.period_contrib as u64, total % 1024);
         }
         self.period_contrib = (total % 1024) as u32;
-        self.load_sum = self.load_sum.saturating_add(input.load.saturating_mul(contrib));
+        self.load_sum = self.load_sum.saturating_add(load.saturating_mul(contrib));
         self.runnable_sum = self.runnable_sum.saturating_add(runnable.saturating_mul(contrib << 10));
         if running {
             self.util_sum += contrib << 10;

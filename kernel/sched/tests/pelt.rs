@@ -89,3 +89,23 @@ fn half_frequency_halves_duty_cycle_util() {
     let mean = sum as f64 / n as f64;
     assert!((mean - 128.0).abs() <= 128.0 * 0.05, "mean util at half frequency {mean}");
 }
+
+/// A run-queue's three signals each follow their own input: after a
+/// second of a summed load of 3072 with two runnable entities and nothing
+/// running, `load_avg` is near 3072, `runnable_avg` near 2·1024 and
+/// `util_avg` 0. (Fails if an update feeds one input into another's sum.)
+#[test]
+fn run_queue_signals_follow_their_own_inputs() {
+    let mut sa = SchedAvg::default();
+    let waiting = PeltInput { load: 3072, runnable: 2, running: false };
+    let mut now = 0;
+    // steps of a few units, some inside a period and some across one
+    while now < 1000 * NSEC_PER_MSEC {
+        now += 700 * 1024 + 300;
+        sa.update(now, waiting, 1);
+    }
+    let near = |v: u64, want: f64| (v as f64 - want).abs() <= want * 0.02;
+    assert!(near(sa.load_avg, 3072.0), "load_avg {}", sa.load_avg);
+    assert!(near(sa.runnable_avg, 2048.0), "runnable_avg {}", sa.runnable_avg);
+    assert_eq!(sa.util_avg, 0);
+}
