@@ -29,9 +29,9 @@ impl FairRq {
     /// whether to reschedule this CPU. Same state and result as the two
     /// calls in sequence.
     ///
-    /// Only the dispatch, to the idle queue's wakeup or to
-    /// [`FairRq::wake_busy`] (a tail call), so that the cross-CPU pipe's
-    /// wakeup does not pay the register saves of the other cases' code.
+    /// The idle queue's wakeup, inlined here, or [`FairRq::wake_busy`] (a
+    /// tail call), so that the cross-CPU pipe's wakeup pays one call and
+    /// not the register saves of the other cases' code.
     #[inline(never)]
     pub fn wake(&mut self, id: EntityId, ef: EnqueueFlags, wf: WakeFlags) -> Result<bool, SchedError> {
         if self.curr.is_some() || !self.wake_idle(id.0, ef) {
@@ -349,9 +349,9 @@ impl FairRq {
     /// lag to apply, so the entity is placed at v0 with a fresh request.
     /// Its insert adds `key(v0)·w = 0` to S; when S was 0 (the empty sums'
     /// value) V stays v0 and the re-centring is a shift by 0, skipped.
-    /// Out of line: it is the cross-CPU pipe's wakeup, and its code would
-    /// weigh on the same-CPU ones.
-    #[inline(never)]
+    /// Inlined only into [`FairRq::wake`]: it is the cross-CPU pipe's
+    /// wakeup, and its code would weigh on the same-CPU ones.
+    #[inline(always)]
     fn wake_idle(&mut self, i: u32, ef: EnqueueFlags) -> bool {
         if self.nr_queued != 0 {
             return false;
