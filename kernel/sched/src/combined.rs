@@ -122,9 +122,7 @@ impl FairRq {
     /// the borrow.
     #[inline(always)]
     fn sleep_curr(&mut self, c: u32) -> DequeueOutcome {
-        let (math, tick, feats) = (self.tun.delta_math, self.tun.tick_nsec(), self.tun.features);
-        let (now, base_slice) = (self.clock, self.base_slice);
-        let (pnow, cap) = (self.pelt_clock.now(), self.pelt_clock.cpu_capacity());
+        let pnow = self.pelt_clock.now();
         let se = &mut self.slots[c as usize].se;
         // dequeue_task_fair's util_est (c is runnable) and update_curr,
         // spelled out on the one borrow (`util_est_dequeue_update`,
@@ -132,13 +130,13 @@ impl FairRq {
         // once while `util_avg` is unchanged (most sleeps): that test here,
         // so that the call and its register saves in the mechanism's
         // switch (this is inlined there) are only paid when it works.
-        if feats.has(Feature::UtilEst) {
+        if self.tun.features.has(Feature::UtilEst) {
             crate::pelt::util_est_dequeue(&mut self.pelt, &se.avg);
             if se.avg.util_est & crate::pelt::UTIL_AVG_UNCHANGED == 0 {
-                crate::pelt::util_est_update(&mut se.avg, cap);
+                crate::pelt::util_est_update(&mut se.avg, self.pelt_clock.cpu_capacity());
             }
         }
-        if now > se.exec_start && charge_entity(se, now, math, base_slice) && self.nr_queued > 1 {
+        if self.clock > se.exec_start && charge_entity(se, self.clock, self.tun.delta_math, self.base_slice) && self.nr_queued > 1 {
             self.need_resched = true;
             if self.next == Some(c) {
                 self.next = None;
@@ -153,7 +151,7 @@ impl FairRq {
         // V with curr's term (it is queued); one evaluation for the
         // eligibility test and the lag
         let (s, wt) = self.avg.totals(Some((v, w)));
-        if feats.has(Feature::DelayDequeue) && !self.avg.eligible_in(v, s, wt) {
+        if self.tun.features.has(Feature::DelayDequeue) && !self.avg.eligible_in(v, s, wt) {
             // delay_dequeue(c, is_curr): PELT, then asleep but queued
             // (no freshness pre-test: each update is a no-op when its
             // clock is within the current 1024 ns unit of `pnow`)
@@ -161,7 +159,7 @@ impl FairRq {
             let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
             self.pelt.update(pnow, input, 1);
             se.sched_delayed = true;
-            se.delayed_at = now;
+            se.delayed_at = self.clock;
             self.h_nr_runnable -= 1;
             self.stats.delayed += 1;
             if self.next == Some(c) {
@@ -176,7 +174,7 @@ impl FairRq {
         se.avg.update_entity(pnow, true, true, true, w);
         let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
         self.pelt.update(pnow, input, 1);
-        save_lag(se, v_mean, math, tick);
+        save_lag(se, v_mean, self.tun.delta_math, self.tun.tick_nsec());
         // sleep: the deadline stays absolute; curr: not in the tree
         se.on_rq = false;
         self.nr_queued -= 1;
@@ -425,10 +423,6 @@ impl FairRq {
     #[inline(always)]
     fn wake_beside_curr<const DELAYED: bool>(&mut self, i: u32, ef: EnqueueFlags, wf: WakeFlags) -> Option<bool> {
         let c = self.curr?;
-        let math = self.tun.delta_math;
-        let feats = self.tun.features;
-        let now = self.clock;
-        let base_slice = self.base_slice;
         // fails for an index out of range and for i == c
         let [ws, cs] = self.slots.get_disjoint_mut([i as usize, c as usize]).ok()?;
         if !ws.live {
@@ -447,7 +441,7 @@ impl FairRq {
         // spelled out: `self` is borrowed through the two entities); not
         // for a requeue, which Linux does without it (fair.c
         // `requeue_delayed_entity()`): there the preemption check charges
-        if !DELAYED && now > cse.exec_start && charge_entity(cse, now, math, base_slice) && self.nr_queued > 1 {
+        if !DELAYED && self.clock > cse.exec_start && charge_entity(cse, self.clock, self.tun.delta_math, self.base_slice) && self.nr_queued > 1 {
             self.need_resched = true;
             if self.next == Some(c) {
                 self.next = None;
@@ -461,7 +455,7 @@ impl FairRq {
         // enqueue_task_fair's util_est_enqueue: a delayed entity's requeue
         // puts its EWMA back; a plain wakeup adds it unless it arrives
         // still delayed (migrated so)
-        if feats.has(Feature::UtilEst) && (DELAYED || !se.sched_delayed) {
+        if self.tun.features.has(Feature::UtilEst) && (DELAYED || !se.sched_delayed) {
             crate::pelt::util_est_enqueue(&mut self.pelt, &se.avg);
         }
         if DELAYED {
@@ -475,9 +469,9 @@ impl FairRq {
             se.avg.update_entity(pnow, true, false, false, w);
             let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
             self.pelt.update(pnow, input, 1);
-            if feats.has(Feature::DelayZero) {
+            if self.tun.features.has(Feature::DelayZero) {
                 // update_entity_lag: V with `i` in the tree
-                save_lag(se, avg.mean(ct), math, self.tun.tick_nsec());
+                save_lag(se, avg.mean(ct), self.tun.delta_math, self.tun.tick_nsec());
                 if se.vlag > 0 {
                     // it became eligible while delayed: re-place it at V
                     // with a fresh request. unlink_for_place (not curr):
@@ -501,7 +495,7 @@ impl FairRq {
                     // (`mean_or_curr`'s shortcut)
                     let alone = avg.sum_weight() == 0 && avg.sum_w_vruntime() == 0 && cse.w() != 0;
                     let v_mean = if alone { cse.vruntime } else { avg.mean(ct) };
-                    place_se(se, v_mean, None, false, feats, math, base_slice);
+                    place_se(se, v_mean, None, false, self.tun.features, self.tun.delta_math, self.base_slice);
                     // relink_after_place (not curr)
                     let inserted = if only {
                         self.tree.replace_only(i, i, se.deadline, se.vruntime, se.slice)
@@ -524,12 +518,12 @@ impl FairRq {
             se.sched_delayed = false;
             self.h_nr_runnable += 1;
             self.stats.delayed_requeued += 1;
-            self.stats.end_delay(se.delayed_at, now);
+            self.stats.end_delay(se.delayed_at, self.clock);
         } else {
             // place_entity (nr_queued > 0: curr is queued, so the weight
             // V is taken over is at least curr's)
             let wq = avg.sum_weight() + cse.w();
-            place_se(se, avg.mean_or_curr(ct), Some(wq), ef.contains(EnqueueFlags::INITIAL), feats, math, base_slice);
+            place_se(se, avg.mean_or_curr(ct), Some(wq), ef.contains(EnqueueFlags::INITIAL), self.tun.features, self.tun.delta_math, self.base_slice);
 
             // update_entity_pelt (not running, not queued until now: the
             // state `case` tested)
@@ -559,7 +553,7 @@ impl FairRq {
         if self.need_resched {
             return Some(true);
         }
-        if !feats.has(Feature::WakeupPreemption) {
+        if !self.tun.features.has(Feature::WakeupPreemption) {
             return Some(false);
         }
         let (cp, wp) = (cse.policy, se.policy);
@@ -577,13 +571,13 @@ impl FairRq {
         }
         // check_preempt_wakeup's update_curr, which charges the running
         // entity after a requeue (as in Linux); after_charge spelled out
-        if DELAYED && now > cse.exec_start && charge_entity(cse, now, math, base_slice) && self.nr_queued > 1 {
+        if DELAYED && self.clock > cse.exec_start && charge_entity(cse, self.clock, self.tun.delta_math, self.base_slice) && self.nr_queued > 1 {
             self.need_resched = true;
             if self.next == Some(c) {
                 self.next = None;
             }
         }
-        let short = feats.has(Feature::PreemptShort) && se.slice < cse.slice;
+        let short = self.tun.features.has(Feature::PreemptShort) && se.slice < cse.slice;
         if !short && (wf.contains(WakeFlags::FORK) || se.sched_delayed) {
             return Some(false);
         }
@@ -592,16 +586,16 @@ impl FairRq {
         // buddy: PICK_BUDDY needs `next`, nominated only with NEXT_BUDDY);
         // the wakee is not it, so no preemption, and RUN_TO_PARITY shrinks
         // the protection (update_protect_slice).
-        if !short && !feats.has(Feature::NextBuddy) && self.next.is_none() {
+        if !short && !self.tun.features.has(Feature::NextBuddy) && self.next.is_none() {
             // (the running entity is queued: its eligibility is
             // `curr_eligible`, exactly `eligible(v, Some((v, w)))`)
             let protected = vbefore(cse.vruntime, cse.vprot);
             if protected && avg.curr_eligible(cse.vruntime) {
                 self.stats.picks += 1;
-                if feats.has(Feature::RunToParity) {
+                if self.tun.features.has(Feature::RunToParity) {
                     // cfs_rq_min_slice: curr is queued
                     let q = cse.slice.min(self.tree.min_slice().unwrap_or(u64::MAX));
-                    let end = cse.vruntime.wrapping_add(calc_delta_fair_with(math, q, cse.weight));
+                    let end = cse.vruntime.wrapping_add(calc_delta_fair_with(self.tun.delta_math, q, cse.weight));
                     cse.vprot = vmin(cse.vprot, end);
                 }
                 return Some(false);
@@ -620,9 +614,9 @@ impl FairRq {
                     self.need_resched = true;
                     return Some(true);
                 }
-                if feats.has(Feature::RunToParity) {
+                if self.tun.features.has(Feature::RunToParity) {
                     let q = cse.slice.min(self.tree.min_slice().unwrap_or(u64::MAX));
-                    let end = cse.vruntime.wrapping_add(calc_delta_fair_with(math, q, cse.weight));
+                    let end = cse.vruntime.wrapping_add(calc_delta_fair_with(self.tun.delta_math, q, cse.weight));
                     cse.vprot = vmin(cse.vprot, end);
                 }
                 return Some(false);
