@@ -10,7 +10,8 @@
  * The frame built here is `TrapFrame` in kernel/src/arch/trap.rs:
  *   [fxsave 512][r15 .. rax][vector][error][rip cs rflags rsp ss]
  * isr_dispatch(frame) returns the frame to resume, which lets a context
- * switch return into another task's saved frame.
+ * switch return into another task's saved frame. The reschedule IPI's stub
+ * joins irq_resched instead, which calls its handler directly.
  *
  * Exceptions (vectors 0..31) build the frame on their own IST stack and run
  * the handler below it (isr_common). Interrupts (32..255) arrive on IST1, which points at the end of the running
@@ -55,6 +56,8 @@ isr_stubs:
     .endif
     .if vec < 32
     jmp isr_common
+    .elseif vec == 0xF1
+    jmp irq_resched
     .else
     jmp irq_common
     .endif
@@ -97,6 +100,19 @@ irq_common:
     movq %gs:16, %rsp
     cld
     call isr_dispatch
+    movq %rax, %rsp
+    jmp restore_frame
+
+/* The reschedule IPI (RESCHED_VECTOR, 0xF1): irq_common with its handler
+ * called directly (resched_dispatch), not through the vector dispatch. It is
+ * on every remote wakeup's path. */
+    .balign 16
+irq_resched:
+    save_frame
+    movq %rsp, %rdi
+    movq %gs:16, %rsp
+    cld
+    call resched_dispatch
     movq %rax, %rsp
     jmp restore_frame
 

@@ -109,14 +109,29 @@ fn hooks_here() -> Option<&'static Hooks> {
     }
 }
 
-/// Called by `isr_common` with the saved frame; returns the frame to resume.
+/// Called by `irq_resched` (boot/isr.S) with the frame saved for the
+/// reschedule IPI; returns the frame to resume. `isr_dispatch` for that one
+/// vector, without the vector's dispatch: every remote wakeup takes it.
+#[no_mangle]
+extern "C" fn resched_dispatch(frame: &mut TrapFrame) -> *mut TrapFrame {
+    super::wait::interrupted(RESCHED_VECTOR as u64);
+    match hooks_here() {
+        Some(h) => (h.resched_ipi)(frame),
+        None => {
+            apic::eoi();
+            frame as *mut TrapFrame
+        }
+    }
+}
+
+/// Called by `isr_common` and `irq_common` with the saved frame; returns the
+/// frame to resume. (The reschedule IPI comes through `resched_dispatch`.)
 #[no_mangle]
 extern "C" fn isr_dispatch(frame: &mut TrapFrame) -> *mut TrapFrame {
     super::wait::interrupted(frame.vector);
     if let Some(h) = hooks_here() {
         match frame.vector {
             v if v == TIMER_VECTOR as u64 => return (h.timer)(frame),
-            v if v == RESCHED_VECTOR as u64 => return (h.resched_ipi)(frame),
             v if v == SCHEDULE_VECTOR as u64 => return (h.schedule)(frame),
             _ => {}
         }
@@ -138,7 +153,6 @@ extern "C" fn isr_dispatch(frame: &mut TrapFrame) -> *mut TrapFrame {
         }
         v if v == SPURIOUS_VECTOR as u64 => {}
         v if v == POLL_KICK_VECTOR as u64 => apic::eoi(),
-        v if v == RESCHED_VECTOR as u64 => apic::eoi(),
         v if v == SCHEDULE_VECTOR as u64 => {}
         v if v == ERROR_VECTOR as u64 => {
             log::warn!("local APIC error interrupt");
