@@ -382,7 +382,7 @@ macro_rules! set_platform {
             #[inline]
             fn __fairway_platform_irq_enable() { <$platform as __P>::irq_enable() }
             #[no_mangle]
-            #[inline]
+            #[inline(always)]
             fn __fairway_platform_wait_for_interrupt() { <$platform as __P>::wait_for_interrupt() }
             #[no_mangle]
             #[inline]

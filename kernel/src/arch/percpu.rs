@@ -8,7 +8,7 @@
 use core::arch::asm;
 use core::cell::UnsafeCell;
 use alloc::sync::Arc;
-use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicUsize, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, AtomicU64, AtomicU8, AtomicUsize, Ordering};
 
 use x86_64::instructions::interrupts::without_interrupts;
 
@@ -64,8 +64,9 @@ pub struct PerCpu {
     pub sched_running: AtomicBool,
     /// Set while this CPU reports a fault; a second fault then only halts.
     pub in_fault: AtomicBool,
-    /// Set while this CPU waits for an interrupt under `idle=last_polls` (`arch::wait`).
-    pub(super) waiting: AtomicBool,
+    /// Under `idle=last_polls` (`arch::wait`): whether this CPU waits for an interrupt, counted
+    /// as waiting, or has a reschedule IPI on its way (`wait::RUNS`, `WAITS`, `IPI_COMING`).
+    pub(super) waiting: AtomicU8,
     /// Interrupts this CPU took, the poller's kick aside (`arch::wait`); only this CPU writes it.
     pub(super) interrupts: AtomicU64,
     /// Interrupt-off lock guards this CPU holds (`lock::irq_mutex`), and
@@ -103,7 +104,7 @@ impl PerCpu {
             test_ipis: AtomicU64::new(0),
             sched_running: AtomicBool::new(false),
             in_fault: AtomicBool::new(false),
-            waiting: AtomicBool::new(false),
+            waiting: AtomicU8::new(super::wait::RUNS),
             interrupts: AtomicU64::new(0),
             irq_guards: AtomicU32::new(0),
             irq_saved_flags: AtomicU64::new(0),

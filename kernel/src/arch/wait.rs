@@ -26,14 +26,21 @@
 //!   before sending ([`woken`]): a sender that goes idle just after must not see every CPU
 //!   waiting and spin while the woken CPU waits for its turn (measured before this rule: the
 //!   pipe's round trip across two CPUs went from 4.5 to 80 us).
+//! - A CPU that starts waiting while a reschedule IPI is on its way to it (sent while it ran
+//!   with interrupts off, e.g. in its tick) does not count itself: TCG ends a vCPU's turn at
+//!   `hlt` even with an interrupt pending, and the poller, seeing every CPU wait, would spin to
+//!   the next timer deadline before that CPU ran again (measured: one such 0.5 ms stall in
+//!   10,000 rounds of the cross-CPU pipe). The sender marks the target so
+//!   ([`woken`]); the target's next interrupt clears the mark.
 //! - When the last CPU to start waiting is not the poller, the poller is halted: that CPU kicks
 //!   it with [`POLL_KICK_VECTOR`], which the poller takes without returning from its wait (the
 //!   kick is not an interrupt its idle loop needs to see), and then polls.
 //!
-//! Invariants: `WAITING` counts the CPUs whose `PerCpu::waiting` flag is set; a CPU sets its
-//! flag (and counts itself) only here, with interrupts off, and the flag is cleared (and the
-//! CPU uncounted) at the entry of any interrupt but the kick the CPU takes ([`interrupted`]), or
-//! by a CPU about to send it an IPI ([`woken`]), whichever comes first; so a CPU that an
+//! Invariants: `WAITING` counts the CPUs whose `PerCpu::waiting` is [`WAITS`]; a CPU sets it
+//! (and counts itself) only here, with interrupts off, from [`RUNS`], and it leaves `WAITS`
+//! (the CPU uncounted) at the entry of any interrupt but the kick the CPU takes ([`interrupted`]:
+//! to `RUNS`), or when a CPU about to send it an IPI marks it ([`woken`]: to [`IPI_COMING`],
+//! which only the next interrupt's entry clears), whichever comes first; so a CPU that an
 //! interrupt switched to a task is never counted as waiting. `PerCpu::interrupts` counts the
 //! interrupts other than the kick a CPU took: a wait returns when it moved.
 
@@ -70,6 +77,13 @@ impl<I: Iterator<Item = usize>> From<I> for Cpus {
     }
 }
 
+/// `PerCpu::waiting`: the CPU does not wait.
+pub(super) const RUNS: u8 = 0;
+/// `PerCpu::waiting`: the CPU waits, counted in `WAITING`.
+const WAITS: u8 = 1;
+/// `PerCpu::waiting`: a reschedule IPI is on its way to the CPU ([`woken`]); it is not counted.
+const IPI_COMING: u8 = 2;
+
 /// Called at the entry of every interrupt and exception with its vector: a waiting CPU that
 /// takes one (the kick aside) stops waiting, as a halted CPU leaves `hlt`.
 #[inline(always)]
@@ -83,17 +97,22 @@ pub fn interrupted(vector: u64) {
 }
 
 /// Called by a CPU about to send `cpu` an IPI: `cpu` stops waiting now, not when it takes the
-/// IPI (see the module docs).
+/// IPI, and does not count itself as waiting until it took one (see the module docs).
 #[inline(always)]
 pub fn woken(cpu: usize) {
     if ONLINE.load(Ordering::Relaxed) != 0 {
-        stop_waiting(percpu::cpu(cpu));
+        let area = percpu::cpu(cpu);
+        if area.waiting.swap(IPI_COMING, Ordering::SeqCst) == WAITS {
+            WAITING.fetch_sub(1, Ordering::SeqCst);
+        }
     }
 }
 
+/// `area`'s CPU stops waiting (at an interrupt's entry), and its mark of an IPI on its way
+/// goes.
 #[inline(always)]
 fn stop_waiting(area: &percpu::PerCpu) {
-    if area.waiting.load(Ordering::Relaxed) && area.waiting.swap(false, Ordering::SeqCst) {
+    if area.waiting.load(Ordering::Relaxed) != RUNS && area.waiting.swap(RUNS, Ordering::SeqCst) == WAITS {
         WAITING.fetch_sub(1, Ordering::SeqCst);
     }
 }
@@ -110,15 +129,45 @@ pub fn wait_for_interrupt() {
     }
 }
 
-/// [`wait_for_interrupt`] under `idle=last_polls`, `n` CPUs online.
+/// A reschedule IPI is on its way to this CPU (`here`), or pending since its interrupts went
+/// off: it halts uncounted, or the poller would spin to the next timer before this CPU ran
+/// again (see the module docs). Returns whether an interrupt came since `seen`; if not,
+/// interrupts are off again.
+#[cold]
+#[inline(never)]
+fn halt_uncounted(here: &percpu::PerCpu, seen: u64) -> bool {
+    x86_64::instructions::interrupts::enable_and_hlt();
+    if here.interrupts.load(Ordering::Relaxed) != seen {
+        return true;
+    }
+    x86_64::instructions::interrupts::disable();
+    false
+}
+
+/// [`wait_for_interrupt`] under `idle=last_polls`, `n` CPUs online. Inlined into the idle
+/// loop, its one caller.
+#[inline(always)]
 fn wait_counted(n: u32) {
     let here = percpu::this_cpu();
     let poller = POLLER.load(Ordering::Relaxed);
     let me = percpu::cpu_id();
     let seen = here.interrupts.load(Ordering::Relaxed);
     loop {
-        if !here.waiting.swap(true, Ordering::SeqCst) {
-            WAITING.fetch_add(1, Ordering::SeqCst);
+        let mut state = here.waiting.load(Ordering::Relaxed);
+        if state == RUNS {
+            // Only a sender changes it meanwhile (interrupts are off): to IPI_COMING.
+            match here.waiting.compare_exchange(RUNS, WAITS, Ordering::SeqCst, Ordering::Relaxed) {
+                Ok(_) => {
+                    WAITING.fetch_add(1, Ordering::SeqCst);
+                }
+                Err(now) => state = now,
+            }
+        }
+        if state == IPI_COMING {
+            if halt_uncounted(here, seen) {
+                return;
+            }
+            continue;
         }
         let all_wait = WAITING.load(Ordering::SeqCst) >= n;
         if all_wait && me == poller {
