@@ -62,7 +62,8 @@ pub fn scheduler_ipi(frame: *mut Frame) -> *mut Frame {
         drop(held.take());
         balance::nohz::run_kicked(cpu);
     }
-    if resched::need_resched(cpu) {
+    // A runqueue still held means need-resched is set: no reload of the flag.
+    if held.is_some() || resched::need_resched(cpu) {
         crate::inject::note_preemption();
         schedule::preempt_irq_locked(frame, held)
     } else {

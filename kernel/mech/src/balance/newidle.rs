@@ -201,9 +201,9 @@ pub fn sched_balance_newidle(cpu: usize, avg_idle: sched::time::Nanos) -> u32 {
 /// Not for a new task (wake_up_new_task() takes no sample) nor a migration.
 #[inline]
 pub fn note_activate(rq: &mut crate::rq::Rq) {
-    if rq.avg_idle.idle_stamp == 0 {
-        return;
-    }
+    // The configuration first: `end_idle` tests for an open period itself,
+    // and a test here too would be a second load of it (the configuration's
+    // acquiring load lies between the two).
     let Some(g) = super::state::global() else { return };
     let now = rq.clock;
     let ended = rq.avg_idle.end_idle(now, g.cfg.avg_idle_clamp, g.cfg.avg_idle_ceiling_pct).is_some();
