@@ -113,7 +113,9 @@ pub fn resched_cpu(cpu: usize) {
 
 /// Sends `cpu` the reschedule IPI. By itself it asks for no switch: the
 /// handler drains the wake list, runs a kicked NOHZ balance, and switches
-/// only if one of them (or `resched_cpu`) set need-resched.
+/// only if one of them (or `resched_cpu`) set need-resched. Inlined: it is
+/// on every remote wakeup's path.
+#[inline(always)]
 pub fn send_resched_ipi(cpu: usize) {
     if crate::inject::take_ipi(cpu) {
         return;
