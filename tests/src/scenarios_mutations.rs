@@ -487,9 +487,13 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ),
     ("balance-newidle-gate-snap", "idle_wait_mc_ns=", "idle_wait_xx_ns="),
     ("balance-newidle-gate-snap", "items=5000", "items=0"),
-    // the clamp's gate opened below the migration cost; its attempts pulled nothing
+    // the clamp's gate opened below the migration cost; an attempt that ran no pass; a pull
+    // that no pass gained
     ("balance-newidle-gate-snap", "lt_500us=1 lt_1ms=", "lt_500us=0 lt_1ms=1"),
     ("balance-newidle-gate-avg", "lt_500us=1 lt_1ms=", "lt_500us=0 lt_1ms=1"),
+    ("balance-newidle-gate-snap", "lb_count_newidle=", "lb_count_newidle=9"),
+    ("balance-newidle-gate-avg", "lb_count_newidle=", "lb_count_newidle=9"),
+    ("balance-newidle-gate-avg", "lb_gained_newidle=", "lb_gained_newidle=9"),
     // a CPU's newidle stop count that is not the sum of its domains' (it stayed 0)
     ("balance-newidle-pull-on-vs-off", "cost_stops=0 random_skips=0 avg_idle", "cost_stops=1 random_skips=0 avg_idle"),
     ("balance-fork-placement-smp4", "name=ebizzy ok=1", "name=ebizzy ok=0"),
