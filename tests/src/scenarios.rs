@@ -24,7 +24,7 @@ use crate::workload_params::{
 };
 use crate::workloads::{
     check_affinity, check_capacity, check_ebizzy, check_features, check_features_bogus, check_features_linux_only, check_torture_no_ttwu_queue, check_shares_pressure,
-    check_delay_dequeue, check_fserver, check_hackbench, check_latency, check_renice, check_overflow, check_pipe, check_pipes, check_trace_pipe,
+    check_delay_dequeue, check_fserver, check_hackbench, check_latency, check_renice, check_overflow, check_pipe, check_pipes, check_regs, check_trace_pipe,
     check_prodcons, check_schbench, check_shares, check_spread, check_spread_nohz, check_spread_smt, check_storm, check_torture, check_torture_pressure,
     check_periodic_pull, check_tbench, check_three_on_two, check_tickless, check_deterministic_boot, compare_identical, compare_snap_delta, compare_wake_affine,
     check_newidle_off, check_newidle_pull, compare_capacity_push, compare_nohz_on_off, workload_ran, NOHZ_PULL_SMP,

@@ -5,6 +5,15 @@
 /// `(scenario, text in its synthetic log, replacement)`; the first occurrence is replaced.
 pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("smp-1", "online=1 expected=1", "online=0 expected=1"),
+    // a switch that lost rbx, named; no preempted hog (no resume through restore_frame); short
+    (
+        "regs-smp1",
+        "@fw regs phase=pair cpu=0 checks=4000 mismatches=0\n",
+        "@fw regs_mismatch phase=pair thread=regs-a round=0 register=rbx expected=0xb0b1000100000000 found=0xb0b2000100000000\n@fw regs phase=pair cpu=0 checks=4000 mismatches=1\n",
+    ),
+    ("regs-smp1", "hog_preemptions=1400", "hog_preemptions=19"),
+    ("regs-smp1", "phase=pair cpu=0 checks=4000", "phase=pair cpu=0 checks=3999"),
+    ("regs-smp1", "@fw regs phase=spinner", "@fw regs phase=pair"),
     // a kernel that checks no memory: no word on it, the self-check runs out of heap
     ("memory-too-small-smp31", "@fw boot_fatal msg=", "@fw oom size=524288 align=8 heap_used=7893960 heap_size=8388608\n@fw note msg="),
     ("memory-too-small-smp31", "msg=31 MiB is too small for 31 CPUs: need at least 48 MiB", "msg=31 MiB is too small for 31 CPUs: need at least 47 MiB"),

@@ -221,7 +221,7 @@ pub use idle::{
     NOHZ_IDLE_MAX_PER_S, TICKING_MIN_PER_S,
 };
 pub use threads::{
-    check_affinity, check_overflow, check_pipe, check_storm, check_trace_pipe, PIPE_MIN_WAKEUPS_PERCENT,
+    check_affinity, check_overflow, check_pipe, check_regs, check_storm, check_trace_pipe, PIPE_MIN_WAKEUPS_PERCENT,
     PIPE_ROUNDS, TRACE_PIPE_ROUNDS,
 };
 pub use lb::{

@@ -231,6 +231,16 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                 rounds * 2
             );
         }
+        "regs" => {
+            let rounds: u64 = get(&kv, "rounds", "2000").parse().unwrap();
+            let preemptions: u64 = get(&kv, "preemptions", "20").parse().unwrap();
+            out += &format!("@fw regs phase=pair cpu=0 checks={} mismatches=0\n", 2 * rounds);
+            out += &format!(
+                "@fw regs phase=spinner cpu=0 checks={} mismatches=0 hog_preemptions={}\n",
+                2 * rounds,
+                preemptions * 70
+            );
+        }
         "overflow" => {
             out += "STACK OVERFLOW in thread deep-recursion (id 2): it ran into its guard \
                     page at 0x8230ec8\n";

@@ -382,3 +382,35 @@ pub fn check_trace_pipe(log: &Log) -> CheckResult {
     }
     Ok(())
 }
+
+// ---------------------------------------------------------------------------------------------
+// regs
+
+/// `workload=regs,rounds=ROUNDS,preemptions=PREEMPTIONS` on one CPU: every checked yield found
+/// rbx, rbp, r12-r15, the x87 control word and MXCSR as the thread left them, in both phases
+/// (resumed by `schedule_call`'s own return path; and beside a hog the tick preempted at least
+/// `PREEMPTIONS` times, so also by `restore_frame`). A mismatch fails naming the register.
+pub fn check_regs<const ROUNDS: u64, const PREEMPTIONS: u64>(log: &Log) -> CheckResult {
+    let lost: Vec<String> = log.records("regs_mismatch").map(|r| r.to_string()).collect();
+    ensure(lost.is_empty(), || {
+        format!("a voluntary switch lost a callee-saved register:\n{}", lost.join("\n"))
+    })?;
+    workload_ran(log, "regs", 1, true)?;
+    let mut phases = Vec::new();
+    for r in log.records("regs") {
+        let phase = r.field("phase")?;
+        num_is(r, "mismatches", 0)?;
+        ensure(r.num("checks")? >= 2 * ROUNDS, || {
+            format!("`{r}`: expected checks >= {} (two threads, rounds={ROUNDS})", 2 * ROUNDS)
+        })?;
+        if phase == "spinner" {
+            ensure(r.num("hog_preemptions")? >= PREEMPTIONS, || {
+                format!("`{r}`: expected hog_preemptions >= {PREEMPTIONS}: resumes through restore_frame")
+            })?;
+        }
+        phases.push(phase.to_string());
+    }
+    ensure(phases == ["pair", "spinner"], || {
+        format!("expected `@fw regs` for phase=pair then phase=spinner, got {phases:?}")
+    })
+}

@@ -144,6 +144,16 @@ pub enum SwitchError {
     RunningElsewhere { cpu: usize },
 }
 
+/// A callee-saved register (or FPU control word) that a voluntary switch did
+/// not keep: see [`Platform::give_up_cpu_checking`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RegisterMismatch {
+    /// The register's name (`rbx`, `r12`, `mxcsr`, ...).
+    pub register: &'static str,
+    pub expected: u64,
+    pub found: u64,
+}
+
 /// A thread stack handed out by the platform (plain data); give it back with
 /// [`stack_free`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -238,6 +248,18 @@ pub trait Platform {
     /// interrupt would; returns when the task runs again. Does nothing
     /// before this CPU's scheduler runs.
     fn give_up_cpu();
+    /// As [`give_up_cpu`](Self::give_up_cpu), with every register and
+    /// control word a call must preserve holding a value derived from
+    /// `salt` (give each thread its own); returns the first one that
+    /// differs when the task runs again. For the test of the switch
+    /// (`workload=regs`), never on a fast path. A platform whose switch
+    /// cannot lose registers (the simulator's coroutines) keeps the default:
+    /// it gives up the CPU and reports nothing.
+    fn give_up_cpu_checking(salt: u64) -> Option<RegisterMismatch> {
+        let _ = salt;
+        Self::give_up_cpu();
+        None
+    }
 
     /// Sends `cpu` the reschedule interrupt (whose handler runs the wake
     /// list, a kicked NOHZ balance and a pending reschedule).
@@ -411,6 +433,11 @@ macro_rules! set_platform {
             fn __fairway_platform_give_up_cpu() { <$platform as __P>::give_up_cpu() }
             #[no_mangle]
             #[inline]
+            fn __fairway_platform_give_up_cpu_checking(salt: u64) -> Option<$crate::platform::RegisterMismatch> {
+                <$platform as __P>::give_up_cpu_checking(salt)
+            }
+            #[no_mangle]
+            #[inline]
             fn __fairway_platform_send_resched_ipi(cpu: usize) { <$platform as __P>::send_resched_ipi(cpu) }
             #[no_mangle]
             #[inline]
@@ -500,6 +527,7 @@ unsafe extern "Rust" {
     safe fn __fairway_platform_context_adopt_here(ctx: usize);
     safe fn __fairway_platform_switch_frames(frame: *mut Frame, prev: usize, next: usize) -> Result<*mut Frame, SwitchError>;
     safe fn __fairway_platform_give_up_cpu();
+    safe fn __fairway_platform_give_up_cpu_checking(salt: u64) -> Option<RegisterMismatch>;
     safe fn __fairway_platform_send_resched_ipi(cpu: usize);
     safe fn __fairway_platform_timer_start_ns(ns: u64);
     safe fn __fairway_platform_timer_stop();
@@ -641,6 +669,11 @@ pub fn switch_frames(frame: *mut Frame, prev: &Context, next: &Context) -> Resul
 #[inline]
 pub fn give_up_cpu() {
     __fairway_platform_give_up_cpu()
+}
+
+/// See [`Platform::give_up_cpu_checking`].
+pub fn give_up_cpu_checking(salt: u64) -> Option<RegisterMismatch> {
+    __fairway_platform_give_up_cpu_checking(salt)
 }
 
 /// See [`Platform::send_resched_ipi`].

@@ -44,6 +44,25 @@ pub fn yield_now() {
     schedule();
 }
 
+/// As [`yield_now`], checking that the switch kept the registers a call
+/// keeps ([`context::give_up_cpu_checking`]): the first one it lost, if any.
+pub fn yield_checking_registers(salt: u64) -> Option<context::RegisterMismatch> {
+    yield_curr();
+    let held = crate::platform::irq_guards_held();
+    if held != 0 {
+        panic!("yield_checking_registers() called on CPU {} holding {} interrupt-off lock(s)", cpu_id(), held);
+    }
+    context::give_up_cpu_checking(salt)
+}
+
+#[inline(always)]
+fn yield_curr() {
+    let mut rq = rq::lock(cpu_id());
+    rq.update_clock();
+    rq.fair.yield_curr();
+    rq.stat.yld_count += 1;
+}
+
 /// Reschedules if a wakeup asked this CPU to (a preemption point for thread
 /// code that just woke someone).
 pub fn preempt_point() {

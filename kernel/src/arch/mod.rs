@@ -4,6 +4,7 @@
 pub mod acpi;
 pub mod apic;
 pub mod backtrace;
+pub mod callee_saved;
 pub mod context;
 pub mod cpuid;
 pub mod descriptors;

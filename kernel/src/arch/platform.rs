@@ -7,7 +7,7 @@ use alloc::boxed::Box;
 use alloc::sync::Arc;
 use core::fmt;
 
-use mech::platform::{Context as MechContext, CurrentTask as Task, Exit, Frame, Platform, Stack, SwitchError};
+use mech::platform::{Context as MechContext, CurrentTask as Task, Exit, Frame, Platform, RegisterMismatch, Stack, SwitchError};
 
 use super::context::{self, Context};
 use super::trap::TrapFrame;
@@ -121,6 +121,10 @@ impl Platform for KernelPlatform {
     #[inline(always)]
     fn give_up_cpu() {
         context::give_up_cpu()
+    }
+    fn give_up_cpu_checking(salt: u64) -> Option<RegisterMismatch> {
+        super::callee_saved::give_up_cpu_checking(salt)
+            .map(|m| RegisterMismatch { register: m.register, expected: m.expected, found: m.found })
     }
     #[inline(always)]
     fn send_resched_ipi(cpu: usize) {

@@ -30,6 +30,7 @@ pub mod params;
 mod pipe;
 mod pipes;
 mod prodcons;
+mod regs;
 mod renice;
 mod samples;
 mod schbench;
@@ -60,6 +61,7 @@ pub const SPECS: &[Spec] = &[
     Spec { name: "affinity", about: "pinned threads and a hog whose affinity changes", params: &[affinity::PARAMS] },
     Spec { name: "pipe", about: "perf bench sched pipe: two threads ping-pong", params: &[pipe::PARAMS] },
     Spec { name: "yield", about: "two threads on one CPU yield to each other", params: &[pipe::YIELD_PARAMS] },
+    Spec { name: "regs", about: "two threads on one CPU yield with sentinels in the callee-saved registers: a switch that loses one", params: &[regs::PARAMS] },
     Spec { name: "overflow", about: "a thread overflows its stack into the guard page", params: &[] },
     Spec { name: "hackbench", about: "perf bench sched messaging --pipe --thread", params: &[hackbench::PARAMS, SPREAD] },
     Spec { name: "schbench", about: "message threads and workers: wakeup and request latency", params: &[schbench::PARAMS, CALIBRATION, SPREAD] },
@@ -113,6 +115,7 @@ pub fn run(w: &Workload) -> bool {
         "affinity" => affinity::run(w),
         "pipe" => pipe::run(w),
         "yield" => pipe::run_yield(w),
+        "regs" => regs::run(w),
         "overflow" => overflow::run(w),
         "hackbench" => hackbench::run(w),
         "schbench" => schbench::run(w),

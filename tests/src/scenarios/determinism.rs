@@ -20,6 +20,7 @@ pub(super) fn scenarios() -> Vec<Scenario> {
         deterministic!("affinity", 2, "workload=affinity,ms=100"),
         deterministic!("pipe", 2, "workload=pipe,rounds=2000,mode=cross"),
         deterministic!("yield", 1, "workload=yield,rounds=2000"),
+        deterministic!("regs", 1, "workload=regs,rounds=200,preemptions=3"),
         deterministic!("overflow", 2, "workload=overflow", Outcome::Exception),
         deterministic!("schbench", 2, "workload=schbench,threads=1,workers=2,runtime_ms=100,work_us=200,sleep_us=100"),
         deterministic!("ebizzy", 2, "workload=ebizzy,threads=2,chunks=4,records=256,ms=100"),

@@ -174,6 +174,16 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
+            // A voluntary switch keeps the callee-saved registers (boot/isr.S `schedule_call`):
+            // resumed by its own return path, and by `restore_frame` beside a preempted hog.
+            name: "regs-smp1",
+            icount: true,
+            smp: "1",
+            append: "sched_debug=1 workload=regs,rounds=2000,preemptions=20",
+            check: check_regs::<2000, 20>,
+            ..BASE
+        },
+        Scenario {
             name: "delay-dequeue",
             icount: true,
             smp: "1",

@@ -222,7 +222,7 @@ mod tests {
             ("fault_seed=x", &["fault_seed=\"x\" is not a number from 0 to 18446744073709551615; using fault_seed=1"]),
             ("fault_seed=3", &["fault_seed=3 without fault=: no fault is injected"]),
             ("seed=x", &["seed=\"x\" is not a number from 0 to 18446744073709551615; using seed=0"]),
-            ("workload=nosuch", &["workload=\"nosuch\": unknown workload (known: demo, shares, storm, latency, affinity, pipe, yield, overflow, hackbench, schbench, ebizzy, tbench, fserver, spread, prodcons, idleperiods, pipes, oltp, wakeplace, renice, utilest, torture, help); running workload=demo"]),
+            ("workload=nosuch", &["workload=\"nosuch\": unknown workload (known: demo, shares, storm, latency, affinity, pipe, yield, regs, overflow, hackbench, schbench, ebizzy, tbench, fserver, spread, prodcons, idleperiods, pipes, oltp, wakeplace, renice, utilest, torture, help); running workload=demo"]),
             ("workload=pipe,rounds", &["workload=\"pipe,rounds\": parameter \"rounds\" is not key=value; running workload=demo"]),
             ("workload=pipe,rounds=x", &["workload=pipe: rounds=\"x\" is not a number from 1 to 100000000; using rounds=100000"]),
             ("nohz=x", &["nohz=\"x\" is not on or off; using nohz=on"]),
