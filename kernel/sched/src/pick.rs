@@ -493,7 +493,11 @@ impl FairRq {
 
     /// The running entity yields: if it is eligible it gives up the rest of
     /// its request (`v = d`, `d += r/w`). Requests a reschedule when someone
-    /// else is queued.
+    /// else is queued. Always inlined: `mech::schedule::yield_now` is on the
+    /// yield fast path, and the register check's yield calls it too (a
+    /// second caller made LLVM keep it out of line: 4 instructions more per
+    /// switch).
+    #[inline(always)]
     pub fn yield_curr(&mut self) {
         let Some(c) = self.curr else { return };
         let (now, math, base_slice) = (self.clock, self.tun.delta_math, self.base_slice);
