@@ -27,6 +27,8 @@ pub const SCHEDULE_VECTOR: u8 = 0x81;
 /// restoring the rest and jumping back to the caller. No handler sees it:
 /// only `irq_common` and `isr_common` frames reach `isr_dispatch`.
 pub const SCHEDULE_CALL_FRAME: u64 = 0x100;
+// No interrupt's vector (a u8) can be mistaken for it.
+const _: () = assert!(SCHEDULE_CALL_FRAME > u8::MAX as u64);
 pub const ERROR_VECTOR: u8 = 0xFE;
 pub const SPURIOUS_VECTOR: u8 = 0xFF;
 
