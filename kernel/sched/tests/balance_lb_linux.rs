@@ -137,19 +137,20 @@ fn need_decay_is_the_last_visited_domain() {
     let fresh = NewidleDomainState { max_newidle_lb_cost: 1_000_000, last_decay_max_lb_cost: now - 1, ..Default::default() };
     // Lower domain decays, upper one does not: no reset.
     let mut st = [old, fresh];
-    let mut avg = AvgIdle { max_idle_balance_cost: 7_000_000, ..AvgIdle::new() };
+    let mut avg = AvgIdle::new();
+    avg.set_max_idle_balance_cost(7_000_000);
     decay_newidle_costs(st.iter_mut(), &mut avg, now);
     assert_eq!(st[0].max_newidle_lb_cost, 2_560_000 * 253 / 256, "the lower domain still decays");
-    assert_eq!(avg.max_idle_balance_cost, 7_000_000, "the last domain did not decay: unchanged");
+    assert_eq!(avg.max_idle_balance_cost(), 7_000_000, "the last domain did not decay: unchanged");
     // Upper decays: reset to the sum of both.
     let mut st = [fresh, old];
     decay_newidle_costs(st.iter_mut(), &mut avg, now);
-    assert_eq!(avg.max_idle_balance_cost, 1_000_000 + 2_560_000 * 253 / 256);
+    assert_eq!(avg.max_idle_balance_cost(), 1_000_000 + 2_560_000 * 253 / 256);
     // Never below the migration cost.
     let tiny = NewidleDomainState { max_newidle_lb_cost: 256, last_decay_max_lb_cost: 0, ..Default::default() };
     let mut st = [tiny];
     decay_newidle_costs(st.iter_mut(), &mut avg, now);
-    assert_eq!(avg.max_idle_balance_cost, SYSCTL_SCHED_MIGRATION_COST);
+    assert_eq!(avg.max_idle_balance_cost(), SYSCTL_SCHED_MIGRATION_COST);
 }
 
 #[test]

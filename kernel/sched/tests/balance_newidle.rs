@@ -125,7 +125,7 @@ fn walk_stops_when_the_next_domain_costs_more_than_the_idle_time_left() {
     assert_eq!(st[0].max_newidle_lb_cost, 900_000);
     let mut a = AvgIdle::new();
     w.finish(&mut a);
-    assert_eq!(a.max_idle_balance_cost, 900_000);
+    assert_eq!(a.max_idle_balance_cost(), 900_000);
     assert_eq!(cpu.tasks_pulled, 1);
 }
 
@@ -145,10 +145,10 @@ fn max_newidle_lb_cost_decays_after_a_quiet_second() {
     assert!((120_000..135_000).contains(&st.max_newidle_lb_cost), "{}", st.max_newidle_lb_cost);
     // Periodic decay recomputes max_idle_balance_cost, floored at 0.5 ms.
     let mut a = AvgIdle::new();
-    a.max_idle_balance_cost = 5_000_000;
+    a.set_max_idle_balance_cost(5_000_000);
     let mut sts = [st];
     decay_newidle_costs(sts.iter_mut(), &mut a, t + 2_000_000_000);
-    assert_eq!(a.max_idle_balance_cost, 500_000);
+    assert_eq!(a.max_idle_balance_cost(), 500_000);
 }
 
 #[test]
@@ -175,4 +175,86 @@ fn ni_random_runs_in_proportion_to_success() {
     assert!(st.newidle_ratio < 8, "ratio {}", st.newidle_ratio);
     assert!(runs < 5_000, "{runs} of 20000");
     assert!(st.counters.random_skips > 15_000);
+}
+
+mod cached_ceiling {
+    use proptest::prelude::*;
+    use sched::balance::avg_idle::{ceiling_of, AvgIdle, AvgIdleClamp};
+    use sched::balance::config::NewidleGate;
+    use sched::balance::newidle::{DecayPass, NewidleDomainState, NewidleWalk};
+
+    /// Everything that sets `max_idle_balance_cost` or the ceiling's
+    /// percentage, and what reads the ceiling.
+    #[derive(Clone, Debug)]
+    enum Op {
+        Boot(u32),
+        Set(u64),
+        Walk(u64, bool),
+        Decay(u64, bool),
+        Fold(u64, u8),
+        EndIdle(u64, u64),
+    }
+
+    fn op() -> impl Strategy<Value = Op> {
+        let cost = prop_oneof![0..5_000_000u64, any::<u64>()];
+        let pct = prop_oneof![Just(150u32), Just(200u32), any::<u32>()];
+        prop_oneof![
+            pct.prop_map(Op::Boot),
+            cost.clone().prop_map(Op::Set),
+            (cost.clone(), any::<bool>()).prop_map(|(c, g)| Op::Walk(c, g)),
+            (cost, any::<bool>()).prop_map(|(c, g)| Op::Decay(c, g)),
+            (0..10_000_000u64, 0..3u8).prop_map(|(s, c)| Op::Fold(s, c)),
+            (1..10_000_000u64, 0..10_000_000u64).prop_map(|(a, b)| Op::EndIdle(a, b)),
+        ]
+    }
+
+    proptest! {
+        /// The cached ceiling equals the computed one after any sequence of
+        /// the setters (fails if one of them does not refresh it), and the
+        /// averages it decides equal those of the computed ceiling.
+        #[test]
+        fn equals_the_computed_one(ops in proptest::collection::vec(op(), 1..40)) {
+            let mut pct = 200u32;
+            let mut a = AvgIdle::new();
+            for op in ops {
+                let gate = |g: bool| if g { NewidleGate::MigrationCost } else { NewidleGate::Cost };
+                match op {
+                    Op::Boot(p) => {
+                        pct = p;
+                        a = AvgIdle::boot(p);
+                    }
+                    Op::Set(c) => a.set_max_idle_balance_cost(c),
+                    Op::Walk(c, g) => {
+                        let mut w = NewidleWalk::for_gate(gate(g), a.avg_idle);
+                        w.curr_cost = c;
+                        w.finish(&mut a);
+                    }
+                    Op::Decay(c, g) => {
+                        let mut st = NewidleDomainState { max_newidle_lb_cost: c, ..NewidleDomainState::default() };
+                        let mut p = DecayPass::for_gate(gate(g));
+                        p.visit(&mut st, 1_000_000_000_000);
+                        p.finish(&mut a);
+                    }
+                    Op::Fold(s, c) => {
+                        let clamp = [AvgIdleClamp::Snap, AvgIdleClamp::Avg, AvgIdleClamp::Delta][c as usize];
+                        let max = ceiling_of(a.max_idle_balance_cost(), pct);
+                        let expected = match clamp {
+                            AvgIdleClamp::Snap if s > max => max,
+                            AvgIdleClamp::Snap => sched::balance::avg_idle::update_avg(a.avg_idle, s),
+                            AvgIdleClamp::Avg => sched::balance::avg_idle::update_avg(a.avg_idle, s).min(max),
+                            AvgIdleClamp::Delta => sched::balance::avg_idle::update_avg(a.avg_idle, s.min(max)),
+                        };
+                        a.fold(s, clamp, pct);
+                        prop_assert_eq!(a.avg_idle, expected);
+                    }
+                    Op::EndIdle(start, len) => {
+                        a.enter_newidle(start);
+                        a.end_idle(start + len, AvgIdleClamp::Avg, pct);
+                    }
+                }
+                prop_assert_eq!(a.ceiling(pct), ceiling_of(a.max_idle_balance_cost(), pct));
+                prop_assert_eq!(a.ceiling(150), ceiling_of(a.max_idle_balance_cost(), 150));
+            }
+        }
+    }
 }

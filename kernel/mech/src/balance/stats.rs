@@ -92,7 +92,7 @@ fn print_cpus(g: &super::state::Global) {
             "newidle",
             "cpu={} attempts={} successes={} pulled={} time_ns={} gate_skips={} cost_stops={} random_skips={} avg_idle={} max_idle_balance_cost={} entries={} lock_drops={}",
             cpu, n.attempts, n.successes, n.tasks_pulled, n.time_ns, n.gate_skips + super::newidle::gate_skips(cpu),
-            cost_stops, random_skips, avg.avg_idle, avg.max_idle_balance_cost, entries, lock_drops
+            cost_stops, random_skips, avg.avg_idle, avg.max_idle_balance_cost(), entries, lock_drops
         );
         let h = super::newidle::avg_idle_hist(cpu);
         let n = sched::balance::avg_idle::AVG_IDLE_HIST_NAMES;

@@ -60,6 +60,24 @@ impl AvgIdleClamp {
     }
 }
 
+/// The ceiling of `avg_idle`: `ceiling_pct`% of `max_idle_balance_cost`
+/// (saturating).
+pub const fn ceiling_of(max_idle_balance_cost: Nanos, ceiling_pct: u32) -> Nanos {
+    // In u64 whenever the product fits (any realistic cost): a 128-bit
+    // division is a library call.
+    match max_idle_balance_cost.checked_mul(ceiling_pct as u64) {
+        Some(p) => p / 100,
+        None => {
+            let q = max_idle_balance_cost as u128 * ceiling_pct as u128 / 100;
+            if q > u64::MAX as u128 {
+                u64::MAX
+            } else {
+                q as u64
+            }
+        }
+    }
+}
+
 /// Linux's `update_avg`: `avg + (sample - avg) / 8`, truncating toward 0.
 pub fn update_avg(avg: u64, sample: u64) -> u64 {
     let diff = sample as i128 - avg as i128;
@@ -74,12 +92,21 @@ pub fn update_avg(avg: u64, sample: u64) -> u64 {
 /// exceeds the largest ceiling seen nor its boot value (each update moves
 /// it toward a sample at or below the ceiling, or sets it to the ceiling);
 /// `max_idle_balance_cost >= 1` is not required (0 gives a 0 ceiling).
+/// `ceiling_ns` is always [`ceiling_of`]`(max_idle_balance_cost,
+/// ceiling_pct)`: the fields are private, and their only setters
+/// ([`AvgIdle::boot`], [`AvgIdle::set_max_idle_balance_cost`]) refresh it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AvgIdle {
     /// Average idle period (ns).
     pub avg_idle: Nanos,
     /// `rq->max_idle_balance_cost` (ns): the costliest recent newidle pass.
-    pub max_idle_balance_cost: Nanos,
+    max_idle_balance_cost: Nanos,
+    /// The percentage the ceiling was cached for (`boot`'s).
+    ceiling_pct: u32,
+    /// The ceiling at `ceiling_pct`, kept where its inputs change: every
+    /// woken task that ends an idle period folds it in, and the cost
+    /// changes only after a newidle walk or a periodic decay.
+    ceiling_ns: Nanos,
     /// Start of the current idle period (`idle_stamp`); 0 = none.
     pub idle_stamp: Nanos,
     /// The idle periods [`AvgIdle::end_idle`] folded in, counted by
@@ -101,6 +128,8 @@ impl AvgIdle {
         AvgIdle {
             avg_idle: 2 * SYSCTL_SCHED_MIGRATION_COST,
             max_idle_balance_cost: SYSCTL_SCHED_MIGRATION_COST,
+            ceiling_pct: 200,
+            ceiling_ns: ceiling_of(SYSCTL_SCHED_MIGRATION_COST, 200),
             idle_stamp: 0,
             periods: [0; AVG_IDLE_HIST_BUCKETS],
         }
@@ -113,16 +142,30 @@ impl AvgIdle {
     /// cost. `boot(200)` is [`AvgIdle::new`].
     pub fn boot(ceiling_pct: u32) -> AvgIdle {
         let a = AvgIdle::new();
-        AvgIdle { avg_idle: a.ceiling(ceiling_pct), ..a }
+        let ceiling_ns = ceiling_of(a.max_idle_balance_cost, ceiling_pct);
+        AvgIdle { avg_idle: ceiling_ns, ceiling_pct, ceiling_ns, ..a }
     }
 
-    /// The ceiling: `ceiling_pct`% of `max_idle_balance_cost` (saturating).
+    /// `rq->max_idle_balance_cost` (ns).
+    pub const fn max_idle_balance_cost(&self) -> Nanos {
+        self.max_idle_balance_cost
+    }
+
+    /// Sets `max_idle_balance_cost`, and the ceiling that follows from it.
+    pub fn set_max_idle_balance_cost(&mut self, cost: Nanos) {
+        self.max_idle_balance_cost = cost;
+        self.ceiling_ns = ceiling_of(cost, self.ceiling_pct);
+    }
+
+    /// The ceiling: `ceiling_pct`% of `max_idle_balance_cost` (saturating),
+    /// [`ceiling_of`] them; the cached value at the runqueue's own
+    /// percentage.
+    #[inline]
     pub fn ceiling(&self, ceiling_pct: u32) -> Nanos {
-        // In u64 whenever the product fits (any realistic cost): a 128-bit
-        // division is a library call on the wakeup path.
-        match self.max_idle_balance_cost.checked_mul(ceiling_pct as u64) {
-            Some(p) => p / 100,
-            None => (self.max_idle_balance_cost as u128 * ceiling_pct as u128 / 100).min(u64::MAX as u128) as u64,
+        if ceiling_pct == self.ceiling_pct {
+            self.ceiling_ns
+        } else {
+            ceiling_of(self.max_idle_balance_cost, ceiling_pct)
         }
     }
 
@@ -288,7 +331,7 @@ mod tests {
         assert_eq!(a.ceiling(200), 1_000_000);
         assert_eq!(a.ceiling(150), 750_000);
         let mut b = a;
-        b.max_idle_balance_cost = u64::MAX;
+        b.set_max_idle_balance_cost(u64::MAX);
         assert_eq!(b.ceiling(200), u64::MAX);
     }
 
@@ -300,7 +343,8 @@ mod tests {
         let costs = [0, 1, 99, 500_000, u64::MAX / 200, u64::MAX / 200 + 1, u64::MAX / 150, u64::MAX / 150 + 1, u64::MAX];
         for &c in &costs {
             for pct in [0u32, 1, 100, 150, 200, u32::MAX] {
-                let a = AvgIdle { max_idle_balance_cost: c, ..AvgIdle::new() };
+                let mut a = AvgIdle::new();
+                a.set_max_idle_balance_cost(c);
                 assert_eq!(a.ceiling(pct), wide(c, pct), "cost {} pct {}", c, pct);
             }
         }

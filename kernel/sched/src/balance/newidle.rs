@@ -159,7 +159,7 @@ impl DecayPass {
     /// Applies the pass to the runqueue's `max_idle_balance_cost`.
     pub fn finish(self, avg: &mut AvgIdle) {
         if self.need_decay && !self.rule_2013 {
-            avg.max_idle_balance_cost = self.max_cost.max(SYSCTL_SCHED_MIGRATION_COST);
+            avg.set_max_idle_balance_cost(self.max_cost.max(SYSCTL_SCHED_MIGRATION_COST));
         }
     }
 }
@@ -365,7 +365,7 @@ impl NewidleWalk {
     /// End of the walk: raise `max_idle_balance_cost` to this walk's cost.
     pub fn finish(&self, avg: &mut AvgIdle) {
         if !self.rule_2013 {
-            avg.max_idle_balance_cost = avg.max_idle_balance_cost.max(self.curr_cost);
+            avg.set_max_idle_balance_cost(avg.max_idle_balance_cost().max(self.curr_cost));
         }
     }
 }
@@ -420,7 +420,9 @@ mod tests {
     /// avg_idle, and neither a walk nor a decay moves the ceiling.
     #[test]
     fn the_2013_rule_ignores_overload_and_cost() {
-        let avg = AvgIdle { avg_idle: 600_000, ..AvgIdle::new() };
+        let mut avg = AvgIdle::new();
+        avg.avg_idle = 600_000;
+        let avg = avg;
         let dear = Some(700_000);
         let gate = |g| newidle_gate_by_cost(g, SYSCTL_SCHED_MIGRATION_COST, &avg, dear, false, false, true);
         assert_eq!(gate(NewidleGate::Cost), Err(NewidleSkip::NotOverloaded));
@@ -442,11 +444,11 @@ mod tests {
         let mut w = NewidleWalk::for_gate(NewidleGate::MigrationCost, 600_000);
         w.curr_cost = 900_000;
         w.finish(&mut a);
-        assert_eq!(a.max_idle_balance_cost, SYSCTL_SCHED_MIGRATION_COST);
+        assert_eq!(a.max_idle_balance_cost(), SYSCTL_SCHED_MIGRATION_COST);
         let mut w = NewidleWalk::new(600_000);
         w.curr_cost = 900_000;
         w.finish(&mut a);
-        assert_eq!(a.max_idle_balance_cost, 900_000);
+        assert_eq!(a.max_idle_balance_cost(), 900_000);
 
         let mut st = NewidleDomainState { max_newidle_lb_cost: 2_000_000, ..NewidleDomainState::default() };
         let (mut x, mut y) = (AvgIdle::new(), AvgIdle::new());
@@ -456,7 +458,7 @@ mod tests {
         let mut q = DecayPass::for_gate(NewidleGate::Cost);
         q.visit(&mut st, 2 * NSEC_PER_SEC);
         q.finish(&mut y);
-        assert_eq!(x.max_idle_balance_cost, SYSCTL_SCHED_MIGRATION_COST);
-        assert!(y.max_idle_balance_cost > 1_900_000, "{}", y.max_idle_balance_cost);
+        assert_eq!(x.max_idle_balance_cost(), SYSCTL_SCHED_MIGRATION_COST);
+        assert!(y.max_idle_balance_cost() > 1_900_000, "{}", y.max_idle_balance_cost());
     }
 }
