@@ -310,9 +310,10 @@ pub fn init(sds: &SchedDomains) {
 #[inline]
 pub fn on_publish(rq: &Rq) {
     let runnable = rq.fair.h_nr_runnable();
-    let b = CPUS[rq.cpu].band.load(Ordering::Relaxed);
+    let this = &CPUS[rq.cpu];
+    let b = this.band.load(Ordering::Relaxed);
     if runnable < (b >> 32) as u32 || runnable >= b as u32 {
-        transition(rq, runnable);
+        transition(rq, runnable, this);
     }
 }
 
@@ -345,9 +346,10 @@ fn offer_of(rq: &Rq, all: &CpuMask, m: &mut CpuMask) {
 /// mask is built. Everything else is in [`transition_offers`], out of line,
 /// so that this path keeps a small frame (its mask and the registers it
 /// needs cost about 15 guest instructions per idle edge when inlined here).
+///
+/// `this` is `rq`'s CPU's part, which the caller has just looked up.
 #[inline(never)]
-fn transition(rq: &Rq, runnable: u32) {
-    let this = &CPUS[rq.cpu];
+fn transition(rq: &Rq, runnable: u32, this: &IdleWaitCpu) {
     let Some(&mine) = this.doms.get() else { return };
     let me = &this.per_cpu;
     if runnable <= 1 && !me.offering.load(Ordering::Relaxed) {
