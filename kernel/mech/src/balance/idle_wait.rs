@@ -117,12 +117,18 @@ impl Waiting {
         loop {
             let s = self.seq.load(Ordering::Acquire);
             if s & 1 == 0 {
-                let offering = self.offering.load(Ordering::Relaxed);
+                // Worked out before the count is read again, so that only
+                // the result and the count stay live (no saved registers
+                // in the idle edge); discarded if the count moved.
                 let acc = self.acc.load(Ordering::Relaxed);
-                let since = self.since.load(Ordering::Relaxed);
+                let a = if self.offering.load(Ordering::Relaxed) > 0 {
+                    acc + t.saturating_sub(self.since.load(Ordering::Relaxed))
+                } else {
+                    acc
+                };
                 fence(Ordering::Acquire);
                 if self.seq.load(Ordering::Relaxed) == s {
-                    return if offering > 0 { acc + t.saturating_sub(since) } else { acc };
+                    return a;
                 }
             }
             core::hint::spin_loop();
@@ -353,12 +359,35 @@ fn transition(rq: &Rq, runnable: u32, this: &IdleWaitCpu) {
     let Some(&mine) = this.doms.get() else { return };
     let me = &this.per_cpu;
     if runnable <= 1 && !me.offering.load(Ordering::Relaxed) {
-        let b = if runnable == 0 { band(0, 1) } else { this.one_task_band.load(Ordering::Relaxed) };
-        this.band.store(b, Ordering::Relaxed);
-        note_idle(me, mine, runnable == 0, rq.clock);
+        // Each edge apart and one level (a machine of one shared cache)
+        // inline: such an edge keeps to the caller-saved registers, where
+        // the loop over several levels needs saved ones.
+        let t = rq.clock;
+        match (runnable == 0, mine) {
+            (true, [one]) => {
+                this.band.store(band(0, 1), Ordering::Relaxed);
+                note_idle(me, core::slice::from_ref(one), true, t);
+            }
+            (false, [one]) => {
+                this.band.store(this.one_task_band.load(Ordering::Relaxed), Ordering::Relaxed);
+                note_idle(me, core::slice::from_ref(one), false, t);
+            }
+            (idle, _) => {
+                let b = if idle { band(0, 1) } else { this.one_task_band.load(Ordering::Relaxed) };
+                this.band.store(b, Ordering::Relaxed);
+                note_idle_levels(me, mine, idle, t);
+            }
+        }
         return;
     }
     transition_offers(rq, runnable, this, mine);
+}
+
+/// [`note_idle`] for a CPU with several levels (or none), out of
+/// [`transition`].
+#[inline(never)]
+fn note_idle_levels(me: &CpuSide, mine: &[Dom], idle: bool, t: u64) {
+    note_idle(me, mine, idle, t);
 }
 
 /// [`transition`] for a CPU that has a queue or had one (it offers, or
@@ -412,6 +441,7 @@ fn note_idle(me: &CpuSide, mine: &[Dom], idle: bool, t: u64) {
             entry.store(d.w.value_at(t), Ordering::Relaxed);
         }
         me.idle_since.store(t, Ordering::Relaxed);
+        me.idle.store(true, Ordering::Relaxed);
     } else {
         let period = t.saturating_sub(me.idle_since.load(Ordering::Relaxed));
         for (d, (entry, wait_ns)) in mine.iter().zip(me.entry.iter().zip(me.wait_ns.iter())) {
@@ -420,8 +450,8 @@ fn note_idle(me: &CpuSide, mine: &[Dom], idle: bool, t: u64) {
             wait_ns.store(wait_ns.load(Ordering::Relaxed) + gained, Ordering::Relaxed);
         }
         me.idle_ns.store(me.idle_ns.load(Ordering::Relaxed) + period, Ordering::Relaxed);
+        me.idle.store(false, Ordering::Relaxed);
     }
-    me.idle.store(idle, Ordering::Relaxed);
 }
 
 /// Withdraws what `rq`'s CPU offered and offers no longer, and puts into
