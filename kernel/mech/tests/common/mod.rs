@@ -220,7 +220,20 @@ fn boot_tuned(n: usize, config: sched::balance::BalanceConfig, tunables: sched::
     for c in 0..n {
         online.set(c);
     }
-    let domains = sched::topology::SchedDomains::flat(online);
+    boot_domains(sched::topology::SchedDomains::flat(online), config, tunables);
+}
+
+/// [`boot`] of the online CPUs of `domains` (`0..n`), with those domains
+/// (e.g. several levels from `SchedDomains::build`) in place of one flat
+/// domain.
+pub fn boot_domains(
+    domains: sched::topology::SchedDomains,
+    config: sched::balance::BalanceConfig,
+    tunables: sched::tunables::Tunables,
+) {
+    let n = domains.online().weight() as usize;
+    assert!(n <= CPUS, "the test platform has {CPUS} CPUs");
+    assert_eq!(domains.online().iter().last(), Some(n - 1), "online CPUs are 0..{n}");
     mech::balance::init(domains, config, sched::balance::CapacityTable::new(n), 1000);
     for c in 0..n {
         run_on(c);
