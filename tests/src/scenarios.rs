@@ -325,11 +325,13 @@ pub const BENCH_FSERVER: &str =
 
 /// `balance-idle-wait-newidle-on-vs-off`'s two command lines (only `newidle=` differs).
 pub const IDLE_WAIT_NEWIDLE_ON: &str =
-    "sched_debug=1 newidle=on workload=fserver,threads=5,burst_us=2000,sleep_us=1000,ms=500";
+    "sched_debug=1 newidle=on workload=fserver,threads=5,burst_us=2000,sleep_us=1000,ms=2000";
 pub const IDLE_WAIT_NEWIDLE_OFF: &str =
-    "sched_debug=1 newidle=off workload=fserver,threads=5,burst_us=2000,sleep_us=1000,ms=500";
-/// How much of newidle=off's idle-while-others-wait time newidle=on may keep, at most (%).
-pub const IDLE_WAIT_ON_MAX_PERCENT: u64 = 85;
+    "sched_debug=1 newidle=off workload=fserver,threads=5,burst_us=2000,sleep_us=1000,ms=2000";
+/// How much of newidle=off's idle-while-others-wait time newidle=on may keep, at most (%): 2 s
+/// runs measured 60.8-69.1% over seven code layouts (see the scenario), 100% when newidle does
+/// nothing.
+pub const IDLE_WAIT_ON_MAX_PERCENT: u64 = 80;
 
 /// The `-smp` of `balance-smt-1s4c2t`: one socket, 4 cores of 2 threads.
 pub const SMT_SMP: &str = "8,sockets=1,cores=4,threads=2";

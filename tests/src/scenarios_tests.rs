@@ -348,7 +348,7 @@ fn versus_scenarios_fail_when_a_boot_or_the_comparison_is_wrong() {
             "same_llc=1999\n",
         ),
         // newidle=on pulled nothing, or off pulled; off waited no longer than on (the limit
-        // is 85%: 2.0 of 4.0 ms passes, 2.0 of 2.3 does not)
+        // is 80%: 2.0 of 4.0 ms passes, 2.0 of 2.3 does not)
         ("balance-idle-wait-newidle-on-vs-off", 0, "pulled=2 ", "pulled=0 "),
         ("balance-idle-wait-newidle-on-vs-off", 1, "pulled=0", "pulled=1"),
         ("balance-idle-wait-newidle-on-vs-off", 1, "idle_wait_ns=4000000 idle_wait_mc_ns=4000000", "idle_wait_ns=2300000 idle_wait_mc_ns=2300000"),

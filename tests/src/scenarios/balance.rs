@@ -103,12 +103,19 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             // bursts and 1 ms sleeps on 4 CPUs, so CPUs go idle while another has two, and a
             // woken task has slept past the 0.5 ms cache-hot window and may be pulled. Newidle
             // balancing must pull (none without it) and cut the idle time during which a CPU of
-            // the domain had a queue. Measured: 72.7 vs 104.5 ms (70%), 62 vs 0 pulled
-            // (`cargo xtask test --no-host --logs idle-wait-newidle-on-vs-off`, Σ over CPUs of
-            // `@fw schedstat_delta` idle_wait_ns and `@fw newidle` pulled). With 0.2 ms sleeps
-            // (woken tasks still cache hot, few pulls) the ratio moved from 72% to 88% with an
-            // unrelated change of timing: too close to the limit. The command lines
-            // differ only in newidle=.
+            // the domain had a queue. The command lines differ only in newidle=.
+            // Run length and bound come from the ratio's spread over code layouts (kernels that
+            // decide alike but whose instruction counts differ; Σ over CPUs of
+            // `@fw schedstat_delta` idle_wait_ns, on / off, `cargo xtask test --no-host --logs
+            // balance-idle-wait` with ms= set per row, at f88f91e and with `kernel boot` of
+            // 787e510, 848662a, 55720c2, 06f47e8, 78a9b80, 81147d4):
+            //   ms=500:  58.9-85.3% (79.2% at f88f91e; 85.3% at 787e510, whose off boot waited
+            //            90.6 ms against 108-111 ms at others)
+            //   ms=1000: 61.6-73.5% (five layouts)
+            //   ms=2000: 60.8-69.1% (seven layouts; f88f91e 295.8 vs 457.0 ms, 64.7%, 277 vs 0
+            //            pulled); 61.4-65.7% for five layouts without lockdep (`cargo xtask run`)
+            // So 2 s runs (~4.5 s a pair) and a bound of 80%: 11 points above the worst layout,
+            // while newidle doing nothing (the on boot at newidle=off) measures 100% and fails.
             name: "balance-idle-wait-newidle-on-vs-off",
             icount: true,
             smp: "4",
