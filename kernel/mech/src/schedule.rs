@@ -35,12 +35,7 @@ pub fn schedule() {
 
 /// Yields the rest of the running task's slice (Linux's `sched_yield`).
 pub fn yield_now() {
-    {
-        let mut rq = rq::lock(cpu_id());
-        rq.update_clock();
-        rq.fair.yield_curr();
-        rq.stat.yld_count += 1;
-    }
+    yield_curr();
     schedule();
 }
 
@@ -55,6 +50,7 @@ pub fn yield_checking_registers(salt: u64) -> Option<context::RegisterMismatch> 
     context::give_up_cpu_checking(salt)
 }
 
+/// The yield's bookkeeping before the switch: the slice given up, `yld_count`.
 #[inline(always)]
 fn yield_curr() {
     let mut rq = rq::lock(cpu_id());
