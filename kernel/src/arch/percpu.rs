@@ -70,8 +70,9 @@ pub struct PerCpu {
     /// Interrupts this CPU took, the poller's kick aside (`arch::wait`); only this CPU writes it.
     pub(super) interrupts: AtomicU64,
     /// Interrupt-off lock guards this CPU holds (`lock::irq_mutex`), and
-    /// RFLAGS as they were before the first of them. Only this CPU touches
-    /// them, through `gs` (`irq_guard_enter`/`irq_guard_exit`).
+    /// the RFLAGS of every guard's entry ORed together: its IF bit is the
+    /// one found before the first guard, the other bits mean nothing. Only
+    /// this CPU touches them, through `gs` (`irq_guard_enter`/`irq_guard_exit`).
     irq_guards: AtomicU32,
     irq_saved_flags: AtomicU64,
     /// The scheduler's word for what runs on this CPU (`current`): an
@@ -157,8 +158,8 @@ pub fn cpu_id() -> usize {
 const GUARDS_OFFSET: usize = core::mem::offset_of!(PerCpu, irq_guards);
 const SAVED_FLAGS_OFFSET: usize = core::mem::offset_of!(PerCpu, irq_saved_flags);
 const CURRENT_OFFSET: usize = core::mem::offset_of!(PerCpu, current);
-/// RFLAGS.IF.
-const FLAGS_IF: u64 = 1 << 9;
+/// RFLAGS.IF's bit number.
+const FLAGS_IF_BIT: u32 = 9;
 const FRAME_TOP_OFFSET: usize = core::mem::offset_of!(PerCpu, irq_frame_top);
 /// IST1 inside this CPU's TSS (an `UnsafeCell` is laid out as its content).
 const IST1_OFFSET: usize = core::mem::offset_of!(PerCpu, tss) + core::mem::offset_of!(TaskStateSegment, interrupt_stack_table);
@@ -189,10 +190,12 @@ pub(super) fn set_irq_frame_top(top: u64) {
 }
 
 /// Counts one more interrupt-off guard on this CPU, turning interrupts off
-/// and saving RFLAGS at the first. While any guard is held interrupts are
-/// already off, so a nested guard is one increment. An interrupt between
-/// the count's test and `cli` leaves the count as it found it, so the test
-/// stays true.
+/// and folding RFLAGS into the saved flags. While any guard is held
+/// interrupts are off, so a nested guard folds in a clear IF and only the
+/// first one's IF reaches the saved word (which the last exit clears): no
+/// test of the count is needed to tell the first guard from a nested one.
+/// An interrupt between `pushfq` and `cli` leaves the count and the saved
+/// IF as it found them (its own guards enter and exit with IF clear).
 #[inline(always)]
 pub fn irq_guard_enter() {
     // No `nomem`: the asm also orders memory accesses, so the compiler
@@ -201,13 +204,10 @@ pub fn irq_guard_enter() {
     // `irq_guards`/`irq_saved_flags`, touched only by this CPU; pushfq/pop balance.
     unsafe {
         asm!(
-            "cmp dword ptr gs:[{guards}], 0",
-            "jne 2f",
             "pushfq",
             "pop {flags}",
             "cli",
-            "mov qword ptr gs:[{saved}], {flags}",
-            "2:",
+            "or qword ptr gs:[{saved}], {flags}",
             "inc dword ptr gs:[{guards}]",
             guards = const GUARDS_OFFSET,
             saved = const SAVED_FLAGS_OFFSET,
@@ -217,9 +217,9 @@ pub fn irq_guard_enter() {
 }
 
 /// One guard fewer on this CPU; after the last one, interrupts come back on
-/// if they were on before the first. A guard taken where interrupts were
-/// already off (an interrupt handler, the switch) therefore never turns
-/// them on.
+/// if they were on before the first (the saved IF, cleared here for the
+/// next first guard). A guard taken where interrupts were already off (an
+/// interrupt handler, the switch) therefore never turns them on.
 #[inline(always)]
 pub fn irq_guard_exit() {
     // SAFETY: as in `irq_guard_enter`; a guard is held (the caller's), so
@@ -228,13 +228,13 @@ pub fn irq_guard_exit() {
         asm!(
             "dec dword ptr gs:[{guards}]",
             "jnz 2f",
-            "test qword ptr gs:[{saved}], {flag_if}",
-            "jz 2f",
+            "btr qword ptr gs:[{saved}], {if_bit}",
+            "jnc 2f",
             "sti",
             "2:",
             guards = const GUARDS_OFFSET,
             saved = const SAVED_FLAGS_OFFSET,
-            flag_if = const FLAGS_IF,
+            if_bit = const FLAGS_IF_BIT,
             options(nostack),
         )
     }
