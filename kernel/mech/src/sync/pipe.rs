@@ -13,10 +13,13 @@ use super::Waiters;
 /// The bytes in flight and whether the writing side is closed.
 ///
 /// Invariant: `len <= buf.len()`, `head < buf.len()`; the bytes are
-/// `buf[head..]` then `buf[..]` wrapping around, `len` of them.
+/// `buf[head..]` then `buf[..]` wrapping around, `len` of them; `tail`
+/// is where they end, `(head + len) % buf.len()` (kept rather than worked
+/// out at every write).
 struct Ring {
     buf: Box<[u8]>,
     head: usize,
+    tail: usize,
     len: usize,
     closed: bool,
 }
@@ -54,10 +57,25 @@ impl Ring {
         }
     }
 
+    /// The index after `at` (`< cap`), wrapped.
+    #[inline(always)]
+    fn next(&self, at: usize) -> usize {
+        let next = at + 1;
+        if next == self.buf.len() {
+            0
+        } else {
+            next
+        }
+    }
+
     /// Moves up to `out.len()` bytes out; returns how many.
     fn take(&mut self, out: &mut [u8]) -> usize {
         let n = out.len().min(self.len);
-        if n < SMALL_COPY {
+        if n == 1 {
+            // One byte (a ping-pong's message): no loop to set up.
+            out[0] = self.buf[self.head];
+            self.head = self.next(self.head);
+        } else if n < SMALL_COPY {
             // The loop's index ends wrapped where the next read starts.
             let cap = self.buf.len();
             let mut at = self.head;
@@ -92,8 +110,13 @@ impl Ring {
     fn put(&mut self, data: &[u8]) -> usize {
         let cap = self.buf.len();
         let n = data.len().min(cap - self.len);
-        let tail = self.wrap(self.head, self.len);
-        if n < SMALL_COPY {
+        let tail = self.tail;
+        if n == 1 {
+            // As in `take`.
+            self.buf[tail] = data[0];
+            self.tail = self.next(tail);
+        } else if n < SMALL_COPY {
+            // The loop's index ends wrapped where the next write starts.
             let mut at = tail;
             for &b in &data[..n] {
                 self.buf[at] = b;
@@ -102,8 +125,10 @@ impl Ring {
                     at = 0;
                 }
             }
+            self.tail = at;
         } else {
             self.copy_in(tail, &data[..n]);
+            self.tail = self.wrap(tail, n);
         }
         self.len += n;
         report_op(n);
@@ -156,7 +181,7 @@ impl Pipe {
     /// A pipe holding at most `capacity` bytes (at least 1).
     pub fn new(capacity: usize) -> Pipe {
         let capacity = capacity.max(1);
-        let ring = Ring { buf: vec![0; capacity].into_boxed_slice(), head: 0, len: 0, closed: false };
+        let ring = Ring { buf: vec![0; capacity].into_boxed_slice(), head: 0, tail: 0, len: 0, closed: false };
         Pipe { state: IrqMutex::new(PipeState { ring, readers: Waiters::new(), writers: Waiters::new() }) }
     }
 
