@@ -151,7 +151,13 @@ impl<L: Level, T> IrqMutex<L, T> {
         let irq_off = IrqOff::enter();
         // Checked before spinning: an inversion is reported, not deadlocked on.
         lockdep::acquire(L::CLASS, key, false);
-        let guard = self.inner.lock();
+        // One attempt before the spin loop: an uncontended lock (the
+        // usual case) is taken straight through, without the padding that
+        // aligns the loop's head or the jump out of it.
+        let guard = match self.inner.try_lock() {
+            Some(guard) => guard,
+            None => self.inner.lock(),
+        };
         lock_acquired(L::CLASS, key, self as *const Self as usize);
         IrqGuard { guard, _record: Record(key, PhantomData), _irq_off: irq_off }
     }
