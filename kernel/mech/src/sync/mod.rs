@@ -65,10 +65,14 @@ impl Waiters {
     #[inline(always)]
     fn prepare(&mut self, me: &Arc<Task>) {
         if !me.on_wait_queue.load(Ordering::Relaxed) {
+            // Counted before the slot is read: after the count's atomic
+            // add the compiler would read the slot again to drop what the
+            // store replaces.
+            let entry = me.clone();
             if self.first.is_none() {
-                self.first = Some(me.clone());
+                self.first = Some(entry);
             } else {
-                self.rest.push_back(me.clone());
+                self.rest.push_back(entry);
             }
             me.on_wait_queue.store(true, Ordering::Relaxed);
         }
