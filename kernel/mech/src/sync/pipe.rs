@@ -106,16 +106,22 @@ impl Ring {
         out[first..n].copy_from_slice(&self.buf[..n - first]);
     }
 
-    /// Moves as many bytes of `data` in as fit; returns how many.
+    /// Moves as many bytes of `data` in as fit into the ring, which has
+    /// room for at least one (the writer waited for it); returns how many.
     fn put(&mut self, data: &[u8]) -> usize {
+        debug_assert!(!self.is_full(), "a write waits for room before it puts");
         let cap = self.buf.len();
-        let n = data.len().min(cap - self.len);
         let tail = self.tail;
-        if n == 1 {
-            // As in `take`.
-            self.buf[tail] = data[0];
+        if let [byte] = data {
+            // As in `take`; one byte fits, as there is room.
+            self.buf[tail] = *byte;
             self.tail = self.next(tail);
-        } else if n < SMALL_COPY {
+            self.len += 1;
+            report_op(1);
+            return 1;
+        }
+        let n = data.len().min(cap - self.len);
+        if n < SMALL_COPY {
             // The loop's index ends wrapped where the next write starts.
             let mut at = tail;
             for &b in &data[..n] {
