@@ -574,14 +574,24 @@ pub(crate) fn swap_only_and_protect(
 /// The same tests: `c` eligible iff `S >= key(c)·W` (`curr_eligible`, the
 /// running entity's term on both sides), `n` iff `S + key(c)·wc >=
 /// key(n)·(W + wc)`; `Tree::pick` on one node tests it once (the descent
-/// would reach the same node); the buddy test has no buddy.
+/// would reach the same node); the buddy test has no buddy. With `n` the
+/// tree's only node the sums are exactly its term (`S = key(n)·wn`, `W =
+/// wn`: they are exact), so the first is `key(n)·wn >= key(c)·wn` and the
+/// second `key(c)·wc >= key(n)·wc`; a weight is at least `MIN_WEIGHT` > 0,
+/// so they are `key(c) <= key(n)` and `key(n) <= key(c)`: two compares
+/// instead of two 128-bit products (the same answers, products and all,
+/// as `tests/fast_paths.rs` and `tests/combined.rs` check through
+/// `schedule()` and the wakeup against the general pick). One of the two
+/// always holds: the fallback cannot be taken.
 #[inline(always)]
 pub(crate) fn pick_of_two(avg: &AvgVruntime, c: &SchedEntity, n: &SchedEntity, protect: bool) -> (bool, bool) {
-    let c_eligible = avg.curr_eligible(c.vruntime);
+    debug_assert!(avg.sum_weight() == n.w() && avg.sum_w_vruntime() == avg.key(n.vruntime) as i128 * n.w() as i128);
+    let (kc, kn) = (avg.key(c.vruntime), avg.key(n.vruntime));
+    let c_eligible = kc <= kn;
     if c_eligible && protect && vbefore(c.vruntime, c.vprot) {
         return (false, false);
     }
-    let n_eligible = avg.eligible(n.vruntime, Some((c.vruntime, c.w())));
+    let n_eligible = kn <= kc;
     if c_eligible && (!n_eligible || vbefore(c.deadline, n.deadline)) {
         (false, false)
     } else if n_eligible {
