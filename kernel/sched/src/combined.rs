@@ -148,10 +148,10 @@ impl FairRq {
         // (in both outcomes below; `block_and_schedule` checked the flags,
         // so they are passed as constants)
         debug_assert!(se.on_rq && !se.sched_delayed);
-        // V with curr's term (it is queued); one evaluation for the
-        // eligibility test and the lag
-        let (s, wt) = self.avg.totals(Some((v, w)));
-        if self.tun.features.has(Feature::DelayDequeue) && !self.avg.eligible_in(v, s, wt) {
+        // c's eligibility, `eligible(v, Some((v, w)))`: its own term is on
+        // both sides, so it is `curr_eligible(v)` (one product, no totals;
+        // V itself is only needed for the lag below)
+        if self.tun.features.has(Feature::DelayDequeue) && !self.avg.curr_eligible(v) {
             // delay_dequeue(c, is_curr): PELT, then asleep but queued
             // (no freshness pre-test: each update is a no-op when its
             // clock is within the current 1024 ns unit of `pnow`)
@@ -168,7 +168,8 @@ impl FairRq {
             self.need_resched = true;
             return DequeueOutcome::Delayed;
         }
-        let v_mean = self.avg.mean_in(s, wt);
+        // V with curr's term (it is queued)
+        let v_mean = self.avg.mean(Some((v, w)));
         // (no freshness pre-test: each update is a no-op when its
         // clock is within the current 1024 ns unit of `pnow`)
         se.avg.update_entity(pnow, true, true, true, w);
