@@ -216,6 +216,15 @@ impl SchedAvg {
     /// when `on_rq`, runnable 1 when also `runnable`, and the weight as the
     /// load factor. The same arithmetic with the multiplications by 0/1
     /// turned into selections.
+    ///
+    /// Inside the period the sums take plain adds, as `util_sum` does in
+    /// every update: an entity's signals are at most 1, so its `load_sum`
+    /// stays below `LOAD_AVG_MAX` and its `runnable_sum` below
+    /// `LOAD_AVG_MAX·1024 < 2^26` (module docs), and with `units < 1024`
+    /// neither add comes near `u64::MAX`: the saturating adds of
+    /// [`SchedAvg::update`] (which also serves run-queues, whose load is a
+    /// sum of weights) would never saturate here. Wrapping, so that no
+    /// input, however far off these bounds, can panic.
     #[inline(always)]
     pub fn update_entity(&mut self, now: Nanos, on_rq: bool, runnable: bool, running: bool, weight: u64) -> bool {
         let Some(units) = self.elapsed_units(now) else { return false };
@@ -223,9 +232,9 @@ impl SchedAvg {
             self.last_update_time += units << 10;
             self.period_contrib += units as u32; // < 1024: checked above
             if on_rq {
-                self.load_sum = self.load_sum.saturating_add(units);
+                self.load_sum = self.load_sum.wrapping_add(units);
                 if runnable {
-                    self.runnable_sum = self.runnable_sum.saturating_add(units << 10);
+                    self.runnable_sum = self.runnable_sum.wrapping_add(units << 10);
                 }
                 if running {
                     self.util_sum += units << 10;

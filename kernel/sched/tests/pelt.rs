@@ -109,3 +109,45 @@ fn run_queue_signals_follow_their_own_inputs() {
     assert!(near(sa.runnable_avg, 2048.0), "runnable_avg {}", sa.runnable_avg);
     assert_eq!(sa.util_avg, 0);
 }
+
+mod entity_update {
+    use proptest::prelude::*;
+    use sched::pelt::{PeltInput, SchedAvg, UTIL_AVG_UNCHANGED};
+
+    /// One step: time forward, then the entity's state since the last update.
+    fn step() -> impl Strategy<Value = (u64, bool, bool, bool)> {
+        // mostly within the current 1024-unit period (the inlined sums),
+        // sometimes across one or many boundaries
+        let dt = prop_oneof![4 => 0u64..200_000, 1 => 0u64..50_000_000];
+        (dt, any::<bool>(), any::<bool>(), any::<bool>())
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2_000, failure_persistence: None, ..ProptestConfig::default() })]
+
+        /// `update_entity` (the fast paths' form, with its inlined sums)
+        /// equals `update` with the inputs its flags stand for, field by
+        /// field, `util_est`'s unchanged flag cleared when the averages
+        /// were refreshed.
+        #[test]
+        fn update_entity_equals_update(
+            weight in 2u64..=(1 << 20),
+            start in any::<u32>(),
+            steps in prop::collection::vec(step(), 1..200),
+        ) {
+            let mut now = start as u64;
+            let mut fast = SchedAvg { last_update_time: now, util_est: UTIL_AVG_UNCHANGED, ..SchedAvg::default() };
+            let mut general = fast;
+            for (dt, on_rq, runnable, running) in steps {
+                now += dt;
+                let input = PeltInput { load: on_rq as u64, runnable: (on_rq && runnable) as u64, running };
+                let refreshed = general.update(now, input, weight);
+                if refreshed {
+                    general.util_est &= !UTIL_AVG_UNCHANGED;
+                }
+                prop_assert_eq!(fast.update_entity(now, on_rq, on_rq && runnable, running, weight), refreshed);
+                prop_assert_eq!(fast, general);
+            }
+        }
+    }
+}
