@@ -173,6 +173,20 @@ impl AvgVruntime {
         self.mean(curr)
     }
 
+    /// [`AvgVruntime::mean`]`(Some((vc, w)))` when the sums are exactly
+    /// the term of one entity (`vn`) of the running entity's weight `w`
+    /// (the tree's only node: the sums are exact): `(key(vn)·w +
+    /// key(vc)·w)/(2w)` is the mean of the two keys, so V is `v0 +
+    /// floor((key(vn) + key(vc))/2)`, formed as `(a >> 1) + (b >> 1) + (a &
+    /// b & 1)` (arithmetic shifts round down; no overflow for any two
+    /// `i64`), without the products, the 128-bit range tests and the
+    /// division.
+    #[inline(always)]
+    pub(crate) fn mean_of_equal_pair(&self, vn: u64, vc: u64) -> u64 {
+        let (a, b) = (self.key(vn), self.key(vc));
+        vadd(self.zero_vruntime, (a >> 1) + (b >> 1) + (a & b & 1))
+    }
+
     /// [`AvgVruntime::mean`] from [`AvgVruntime::totals`].
     #[inline(always)]
     pub fn mean_in(&self, s: i128, w: i128) -> u64 {
@@ -240,6 +254,17 @@ mod tests {
         let v = a.mean(None);
         assert!(a.eligible(v, None));
         assert!(!a.eligible(v.wrapping_add(1), None));
+    }
+
+    proptest::proptest! {
+        /// The midpoint form of V equals the general mean for every pair of
+        /// vruntimes of one weight, keys near ±2^63 included.
+        #[test]
+        fn mean_of_equal_pair_is_the_mean(v0: u64, vn: u64, vc: u64, w in 2u64..=(1 << 20)) {
+            let mut a = AvgVruntime::new(v0);
+            a.add(vn, w);
+            proptest::prop_assert_eq!(a.mean_of_equal_pair(vn, vc), a.mean(Some((vc, w))));
+        }
     }
 
     /// The 2024 report: key about -1.09e16 with W' = 2677. The i64 product

@@ -471,8 +471,17 @@ impl FairRq {
             let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
             self.pelt.update(pnow, input, 1);
             if self.tun.features.has(Feature::DelayZero) {
-                // update_entity_lag: V with `i` in the tree
-                save_lag(se, avg.mean(ct), self.tun.delta_math, self.tun.tick_nsec());
+                // update_entity_lag: V with `i` in the tree. `i` is in the
+                // tree (queued, not running), so a tree of one node is `i`
+                // alone, and with the running entity's weight V is the
+                // mean of the two keys
+                let v_mean = if self.tree.len() == 1 && se.w() == cse.w() {
+                    avg.mean_of_equal_pair(se.vruntime, cse.vruntime)
+                } else {
+                    avg.mean(ct)
+                };
+                debug_assert_eq!(v_mean, avg.mean(ct));
+                save_lag(se, v_mean, self.tun.delta_math, self.tun.tick_nsec());
                 if se.vlag > 0 {
                     // it became eligible while delayed: re-place it at V
                     // with a fresh request. unlink_for_place (not curr):
