@@ -17,7 +17,6 @@ use crate::avg_vruntime::AvgVruntime;
 use crate::entity::{EntityId, Policy, SchedEntity};
 use crate::fair_rq::{DequeueFlags, DequeueOutcome, EnqueueFlags, FairRq, SchedError, WakeFlags};
 use crate::features::Feature;
-use crate::pelt::PeltInput;
 use crate::pick::{charge_entity, pick_of_two, swap_only_and_protect};
 use crate::place::{place_se, save_lag};
 use crate::time::{vbefore, vmin, Nanos};
@@ -156,8 +155,7 @@ impl FairRq {
             // (no freshness pre-test: each update is a no-op when its
             // clock is within the current 1024 ns unit of `pnow`)
             se.avg.update_entity(pnow, true, true, true, w);
-            let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
-            self.pelt.update(pnow, input, 1);
+            self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, true);
             se.sched_delayed = true;
             se.delayed_at = self.clock;
             self.h_nr_runnable -= 1;
@@ -173,8 +171,7 @@ impl FairRq {
         // (no freshness pre-test: each update is a no-op when its
         // clock is within the current 1024 ns unit of `pnow`)
         se.avg.update_entity(pnow, true, true, true, w);
-        let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
-        self.pelt.update(pnow, input, 1);
+        self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, true);
         save_lag(se, v_mean, self.tun.delta_math, self.tun.tick_nsec());
         // sleep: the deadline stays absolute; curr: not in the tree
         se.on_rq = false;
@@ -226,8 +223,7 @@ impl FairRq {
         // (no freshness pre-test: each update is a no-op when its
         // clock is within the current 1024 ns unit of `pnow`)
         se.avg.update_entity(pnow, true, true, true, w);
-        let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
-        self.pelt.update(pnow, input, 1);
+        self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, true);
         se.vlag = 0;
         se.on_rq = false;
         self.nr_queued -= 1;
@@ -289,8 +285,7 @@ impl FairRq {
                         nse.avg.update_entity(pnow, nse.on_rq, true, false, nse.w());
                     }
                     if !fresh(self.pelt.last_update_time) {
-                        let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: false };
-                        self.pelt.update(pnow, input, 1);
+                        self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, false);
                     }
                     self.curr = Some(n);
                     nse.exec_start = self.clock;
@@ -374,8 +369,7 @@ impl FairRq {
         // clock is within the current 1024 ns unit of `pnow`)
         let w = se.w();
         se.avg.update_entity(pnow, false, !se.sched_delayed, false, w);
-        let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: false };
-        self.pelt.update(pnow, input, 1);
+        self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, false);
         // accounting, enqueue_tree, recenter
         se.on_rq = true;
         let w = se.w();
@@ -468,8 +462,7 @@ impl FairRq {
             // clock is within the current 1024 ns unit of `pnow`)
             let w = se.w();
             se.avg.update_entity(pnow, true, false, false, w);
-            let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
-            self.pelt.update(pnow, input, 1);
+            self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, true);
             if self.tun.features.has(Feature::DelayZero) {
                 // update_entity_lag: V with `i` in the tree. `i` is in the
                 // tree (queued, not running), so a tree of one node is `i`
@@ -541,8 +534,7 @@ impl FairRq {
             // clock is within the current 1024 ns unit of `pnow`)
             let w = se.w();
             se.avg.update_entity(pnow, false, !se.sched_delayed, false, w);
-            let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
-            self.pelt.update(pnow, input, 1);
+            self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, true);
 
             // accounting, enqueue_tree, recenter
             se.on_rq = true;

@@ -60,7 +60,7 @@ use crate::avg_vruntime::AvgVruntime;
 use crate::entity::{EntityId, Policy, SchedEntity};
 use crate::features::{Feature, Features};
 pub use crate::flags::{DequeueFlags, DequeueOutcome, EnqueueFlags, SchedError, WakeFlags};
-use crate::pelt::{PeltClock, PeltInput, SchedAvg, SCHED_CAPACITY_SCALE};
+use crate::pelt::{PeltClock, SchedAvg, SCHED_CAPACITY_SCALE};
 use crate::time::Nanos;
 use crate::tree::{Tree, NIL};
 use crate::tunables::{clamp_custom_slice, Tunables, MAX_CUSTOM_SLICE_NS};
@@ -442,12 +442,7 @@ impl FairRq {
 
     #[inline]
     fn update_rq_pelt_at(&mut self, now: Nanos) {
-        let input = PeltInput {
-            load: self.load_weight,
-            runnable: self.h_nr_runnable as u64,
-            running: self.curr.is_some(),
-        };
-        self.pelt.update(now, input, 1);
+        self.pelt.update_queue(now, self.load_weight, self.h_nr_runnable, self.curr.is_some());
     }
 
     /// Bring entity `i`'s PELT sums (and the queue's) up to now, with the

@@ -212,6 +212,32 @@ impl SchedAvg {
         self.accumulate(units, input.load, input.runnable, input.running, load_factor)
     }
 
+    /// [`SchedAvg::update`] for a run-queue: its load is the summed weight
+    /// of its queued entities (fewer than 2^32, each at most 2^20: below
+    /// 2^52), its runnable count a `u32`, its load factor 1. Inside the
+    /// period (`units < 1024`) the contributions `load·units < 2^62` and
+    /// `runnable·units·1024 < 2^52` cannot overflow, and the runnable sum
+    /// stays below `2^32·LOAD_AVG_MAX·1024 < 2^58` (module docs): plain
+    /// multiplies and a plain add where `update` saturates (the load sum
+    /// keeps its saturating add: a load near 2^52 can fill it). Wrapping,
+    /// so that no input, however far off these bounds, can panic.
+    #[inline(always)]
+    pub fn update_queue(&mut self, now: Nanos, load: u64, runnable: u32, running: bool) -> bool {
+        let Some(units) = self.elapsed_units(now) else { return false };
+        if units + (self.period_contrib as u64) < 1024 {
+            let (runnable, running) = if load == 0 { (0, false) } else { (runnable as u64, running) };
+            self.last_update_time += units << 10;
+            self.period_contrib += units as u32; // < 1024: checked above
+            self.load_sum = self.load_sum.saturating_add(load.wrapping_mul(units));
+            self.runnable_sum = self.runnable_sum.wrapping_add(runnable.wrapping_mul(units << 10));
+            if running {
+                self.util_sum += units << 10;
+            }
+            return false;
+        }
+        self.accumulate(units, load, runnable as u64, running, 1)
+    }
+
     /// [`SchedAvg::update`] for an entity, whose inputs are flags: load 1
     /// when `on_rq`, runnable 1 when also `runnable`, and the weight as the
     /// load factor. The same arithmetic with the multiplications by 0/1

@@ -10,7 +10,6 @@ use crate::avg_vruntime::AvgVruntime;
 use crate::entity::{EntityId, SchedEntity};
 use crate::fair_rq::{DequeueFlags, FairRq, SchedError};
 use crate::features::Feature;
-use crate::pelt::PeltInput;
 use crate::time::{vbefore, Nanos};
 use crate::tree::Tree;
 use crate::tunables::Tunables;
@@ -294,12 +293,7 @@ impl FairRq {
             se.avg.update_entity(pnow, se.on_rq, !se.sched_delayed, self.curr == Some(i), w);
         }
         if !fresh(self.pelt.last_update_time) {
-            let input = PeltInput {
-                load: self.load_weight,
-                runnable: self.h_nr_runnable as u64,
-                running: self.curr.is_some(),
-            };
-            self.pelt.update(pnow, input, 1);
+            self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, self.curr.is_some());
         }
         // curr is set before the tree removal, so V never misses it
         self.curr = Some(i);
@@ -455,8 +449,7 @@ impl FairRq {
             // queue with a curr
             if !(fresh(cse.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
                 cse.avg.update_entity(pnow, true, true, true, cse.w());
-                let input = PeltInput { load: self.load_weight, runnable: self.h_nr_runnable as u64, running: true };
-                self.pelt.update(pnow, input, 1);
+                self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, true);
             }
             self.curr = None;
             // set_next_in: no buddy to drop; n's PELT (waiting, nothing

@@ -110,7 +110,7 @@ fn run_queue_signals_follow_their_own_inputs() {
     assert_eq!(sa.util_avg, 0);
 }
 
-mod entity_update {
+mod update_forms {
     use proptest::prelude::*;
     use sched::pelt::{PeltInput, SchedAvg, UTIL_AVG_UNCHANGED};
 
@@ -146,6 +146,29 @@ mod entity_update {
                     general.util_est &= !UTIL_AVG_UNCHANGED;
                 }
                 prop_assert_eq!(fast.update_entity(now, on_rq, on_rq && runnable, running, weight), refreshed);
+                prop_assert_eq!(fast, general);
+            }
+        }
+
+        /// `update_queue` (the run-queue's form, with plain products inside
+        /// the period) equals `update` with the same inputs and load factor
+        /// 1, field by field, for loads up to a queue's bound (2^52) and
+        /// any `u32` runnable count.
+        #[test]
+        fn update_queue_equals_update(
+            start in any::<u32>(),
+            steps in prop::collection::vec((step(), 0u64..(1 << 52), any::<u32>(), 0u32..4), 1..200),
+        ) {
+            let mut now = start as u64;
+            let mut fast = SchedAvg { last_update_time: now, ..SchedAvg::default() };
+            let mut general = fast;
+            for ((dt, _, _, running), load, runnable, small) in steps {
+                now += dt;
+                // often a pipe's small queue, sometimes anything in bounds
+                let (load, runnable) = if small != 0 { (load % 4096, runnable % 4) } else { (load, runnable) };
+                let input = PeltInput { load, runnable: runnable as u64, running };
+                let refreshed = general.update(now, input, 1);
+                prop_assert_eq!(fast.update_queue(now, load, runnable, running), refreshed);
                 prop_assert_eq!(fast, general);
             }
         }
