@@ -339,10 +339,11 @@ impl FairRq {
     /// on one borrow. Returns false, having changed nothing, when this case
     /// does not apply (also for a bad handle: the general path reports it).
     ///
-    /// With nothing queued, V is v0 (the V of empty sums) and there is no
-    /// lag to apply, so the entity is placed at v0 with a fresh request.
-    /// Its insert adds `key(v0)·w = 0` to S; when S was 0 (the empty sums'
-    /// value) V stays v0 and the re-centring is a shift by 0, skipped.
+    /// With nothing queued, the tree and its sums are empty (they are
+    /// exact), V is v0 and there is no lag to apply, so the entity is
+    /// placed at v0 with a fresh request. Its insert adds `key(v0)·w = 0`
+    /// to S, so V stays v0 and the re-centring is a shift by 0: the sums
+    /// become W = w, S = 0 without the product.
     /// Inlined only into [`FairRq::wake`]: it is the cross-CPU pipe's
     /// wakeup, and its code would weigh on the same-CPU ones.
     #[inline(always)]
@@ -361,8 +362,11 @@ impl FairRq {
         if feats.has(Feature::UtilEst) && !se.sched_delayed {
             crate::pelt::util_est_enqueue(&mut self.pelt, &se.avg);
         }
-        // place_entity: V of empty sums is v0; nr_queued == 0, so no lag
-        place_se(se, self.avg.mean(None), None, ef.contains(EnqueueFlags::INITIAL), feats, math, base_slice);
+        // place_entity: nothing is queued, so the tree and its sums are
+        // empty (they are exact) and V is v0; nr_queued == 0, so no lag
+        debug_assert!(self.avg.sum_weight() == 0 && self.avg.sum_w_vruntime() == 0);
+        let v0 = self.avg.zero_vruntime();
+        place_se(se, v0, None, ef.contains(EnqueueFlags::INITIAL), feats, math, base_slice);
         // update_entity_pelt (not running, not queued until now, as
         // tested above; nothing runs on the queue)
         // (no freshness pre-test: each update is a no-op when its
@@ -376,11 +380,11 @@ impl FairRq {
         self.nr_queued += 1;
         self.h_nr_runnable += !se.sched_delayed as u32;
         self.load_weight += w;
+        // enqueue_tree and recenter: into empty sums at v0, S gains
+        // `key(v0)·w = 0`, V stays v0 and the re-centring is a shift by 0
+        // (`set_single` at v0)
         if self.tree.insert(i, se.deadline, se.vruntime, se.slice) {
-            self.avg.add(se.vruntime, w);
-        }
-        if self.avg.sum_w_vruntime() != 0 {
-            self.recenter();
+            self.avg.set_single(v0, w);
         }
         true
     }
