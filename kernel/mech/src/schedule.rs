@@ -69,7 +69,10 @@ pub fn preempt_point() {
 }
 
 /// `schedule()` (or the `SCHEDULE_VECTOR` interrupt): the running task gives
-/// up its CPU (and blocks if it set itself Sleeping or Dead).
+/// up its CPU (and blocks if it set itself Sleeping or Dead). Its own copy
+/// of [`schedule_irq`], with `voluntary` and no held lock as constants: the
+/// switch of every block and yield, inlined into the platform's schedule
+/// hook instead of called from it.
 pub fn schedule_voluntary(frame: *mut Frame) -> *mut Frame {
     schedule_irq(frame, true, None)
 }
@@ -78,11 +81,13 @@ pub fn schedule_voluntary(frame: *mut Frame) -> *mut Frame {
 /// if it had set itself Sleeping, because it was interrupted before it could
 /// re-check its wait condition (Linux's preemption case in `__schedule`).
 pub fn preempt_irq(frame: *mut Frame) -> *mut Frame {
-    schedule_irq(frame, false, None)
+    preempt_irq_locked(frame, None)
 }
 
 /// As `preempt_irq`, taking over this CPU's runqueue lock if the caller
 /// still holds it (the reschedule IPI, right after activating a wakee).
+/// The preemptions' one copy of [`schedule_irq`].
+#[inline(never)]
 pub fn preempt_irq_locked(frame: *mut Frame, held: Option<rq::RqGuard<'static>>) -> *mut Frame {
     schedule_irq(frame, false, held)
 }
@@ -93,7 +98,9 @@ pub fn preempt_irq_locked(frame: *mut Frame, held: Option<rq::RqGuard<'static>>)
 /// accounting and dequeue ([`put_prev`]), the pick with the newidle balance
 /// ([`pick_next`]), what becomes of a dead or migrating `prev`
 /// ([`settle_prev`]), the switch's statistics ([`account_switch`]), then the
-/// frames. Each step is inlined: this is the hot path of every switch.
+/// frames. Each step is inlined, and the whole into its two entries
+/// (voluntary, preemption): this is the hot path of every switch.
+#[inline(always)]
 fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'static>>) -> *mut Frame {
     let cpu = cpu_id();
     resched::clear_need_resched(cpu);
