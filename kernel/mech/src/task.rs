@@ -249,10 +249,12 @@ pub struct Task {
 
 impl Task {
     pub fn state(&self) -> TaskState {
+        // Only `set_state` writes the byte: a discriminant.
         match self.state.load(Ordering::Acquire) {
             0 => TaskState::Running,
             1 => TaskState::Sleeping,
-            _ => TaskState::Dead,
+            2 => TaskState::Dead,
+            v => unreachable!("task state byte {}", v),
         }
     }
 
