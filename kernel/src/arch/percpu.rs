@@ -323,17 +323,22 @@ pub fn set_current(cur: Arc<Cur>) {
 }
 
 /// As `set_current`, with interrupts already off (the switch): the slot is
-/// this CPU's alone, so a plain load and store replace it.
+/// this CPU's alone, so one exchange through `gs` replaces it.
 #[inline]
 pub fn set_current_irqs_off(cur: Arc<Cur>) {
-    let slot = &this_cpu().current;
-    let old = slot.load(Ordering::Relaxed).cast::<Cur>().cast_const();
-    slot.store(Arc::into_raw(cur).cast_mut().cast(), Ordering::Release);
+    let mut old = Arc::into_raw(cur);
+    // SAFETY: as in `cpu_id`; the offset is `current`'s in a live `PerCpu`.
+    // The exchange stores the new pointer (with the strong count `cur`
+    // owned) and returns the one the slot held.
+    unsafe {
+        asm!("xchg gs:[{off}], {p}", p = inout(reg) old, off = const CURRENT_OFFSET,
+             options(nostack, preserves_flags))
+    };
     if !old.is_null() {
         // SAFETY: `old` came from `Arc::into_raw` of a `Cur` (the only type
         // stored, see `CurrentKind`) with the slot's strong count, which the
         // slot no longer holds (invariant); interrupts are off, so no reader
-        // on this CPU ran between load and store.
+        // on this CPU ran between the slot's last store and the exchange.
         drop(unsafe { Arc::from_raw(old) });
     }
 }
