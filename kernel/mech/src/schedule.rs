@@ -26,11 +26,18 @@ use crate::task::{self, PrevState, TaskState};
 pub fn schedule() {
     // A switch with an interrupt-off lock held would leave the lock and the
     // guard count behind on this CPU.
-    let held = crate::platform::irq_guards_held();
-    if held != 0 {
-        panic!("schedule() called on CPU {} holding {} interrupt-off lock(s)", cpu_id(), held);
+    if crate::platform::irq_guards_held() != 0 {
+        held_at_switch("schedule()");
     }
     context::give_up_cpu();
+}
+
+/// The panic of a switch asked for with interrupt-off locks held (out of
+/// line: the count is read again for the message).
+#[cold]
+#[inline(never)]
+fn held_at_switch(what: &str) -> ! {
+    panic!("{} called on CPU {} holding {} interrupt-off lock(s)", what, cpu_id(), crate::platform::irq_guards_held());
 }
 
 /// Yields the rest of the running task's slice (Linux's `sched_yield`).
@@ -43,9 +50,8 @@ pub fn yield_now() {
 /// keeps ([`context::give_up_cpu_checking`]): the first one it lost, if any.
 pub fn yield_checking_registers(salt: u64) -> Option<context::RegisterMismatch> {
     yield_curr();
-    let held = crate::platform::irq_guards_held();
-    if held != 0 {
-        panic!("yield_checking_registers() called on CPU {} holding {} interrupt-off lock(s)", cpu_id(), held);
+    if crate::platform::irq_guards_held() != 0 {
+        held_at_switch("yield_checking_registers()");
     }
     context::give_up_cpu_checking(salt)
 }

@@ -158,6 +158,7 @@ pub fn cpu_id() -> usize {
 const GUARDS_OFFSET: usize = core::mem::offset_of!(PerCpu, irq_guards);
 const SAVED_FLAGS_OFFSET: usize = core::mem::offset_of!(PerCpu, irq_saved_flags);
 const CURRENT_OFFSET: usize = core::mem::offset_of!(PerCpu, current);
+const SCHED_RUNNING_OFFSET: usize = core::mem::offset_of!(PerCpu, sched_running);
 /// RFLAGS.IF's bit number.
 const FLAGS_IF_BIT: u32 = 9;
 const FRAME_TOP_OFFSET: usize = core::mem::offset_of!(PerCpu, irq_frame_top);
@@ -250,6 +251,22 @@ pub fn irq_guards_held() -> u32 {
              options(nostack, readonly, preserves_flags))
     };
     n
+}
+
+/// Whether this CPU's scheduler runs (its `sched_running`), in one load
+/// through `gs`: the test of every voluntary switch.
+#[inline(always)]
+pub fn sched_running_here() -> bool {
+    let on: u32;
+    // SAFETY: as in `cpu_id`; the offset is `sched_running`'s (an
+    // `AtomicBool`, one byte) in a live `PerCpu`. On x86 a plain load has
+    // the acquire ordering the flag's readers need, and the asm, without
+    // `nomem`, is a compiler barrier as well.
+    unsafe {
+        asm!("movzx {:e}, byte ptr gs:[{off}]", out(reg) on, off = const SCHED_RUNNING_OFFSET,
+             options(nostack, readonly, preserves_flags))
+    };
+    on != 0
 }
 
 /// The running CPU's area.
