@@ -139,10 +139,13 @@ fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'st
     }
     crate::balance::snapshot::publish_load(&rq);
     drop(rq);
-    if next.is_idle && !prev.is_idle {
-        crate::idle::enter(cpu, now);
-    } else if prev.is_idle && !next.is_idle {
-        crate::idle::exit(cpu, now);
+    // One test on the usual switch, task to task.
+    if next.is_idle != prev.is_idle {
+        if next.is_idle {
+            crate::idle::enter(cpu, now);
+        } else {
+            crate::idle::exit(cpu, now);
+        }
     }
     let resume = match context::switch_frames(frame, &prev.ctx, &next.ctx) {
         Ok(f) => f,
