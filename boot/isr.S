@@ -139,10 +139,11 @@ schedule_call:
     cli
     movq %gs:24, %r11               /* end of the frame area */
     popq -24(%r11)                  /* rflags, as the caller had them */
-    movq $0x10, -8(%r11)            /* ss */
+    /* cs and ss (-32, -8) are not written: every frame of the area already
+     * holds the kernel's 0x08 and 0x10 (arch/context.rs builds each frame
+     * with them, and an interrupt, always from ring 0, saves the same). */
     leaq 8(%rsp), %rax
     movq %rax, -16(%r11)            /* rsp after the return */
-    movq $0x08, -32(%r11)           /* cs */
     movq (%rsp), %rax
     movq %rax, -40(%r11)            /* rip: the return address */
     movq $0x100, -56(%r11)          /* vector: SCHEDULE_CALL_FRAME */
@@ -155,7 +156,7 @@ schedule_call:
     leaq -688(%r11), %rdi           /* the TrapFrame */
     fxsave64 (%rdi)
     movq %gs:16, %rsp
-    cld
+    /* No cld: called as a C function, the direction flag is already clear. */
     call *%gs:32                    /* the scheduler's schedule hook */
     /* A frame this stub saved (the usual case: the task resumed had blocked
      * or yielded) holds only what it wrote: restore that and return into the

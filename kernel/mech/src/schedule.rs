@@ -26,11 +26,18 @@ use crate::task::{self, PrevState, TaskState};
 pub fn schedule() {
     // A switch with an interrupt-off lock held would leave the lock and the
     // guard count behind on this CPU.
-    let held = crate::platform::irq_guards_held();
-    if held != 0 {
-        panic!("schedule() called on CPU {} holding {} interrupt-off lock(s)", cpu_id(), held);
+    if crate::platform::irq_guards_held() != 0 {
+        held_at_switch("schedule()");
     }
     context::give_up_cpu();
+}
+
+/// The panic of a switch asked for with interrupt-off locks held (out of
+/// line: the count is read again for the message).
+#[cold]
+#[inline(never)]
+fn held_at_switch(what: &str) -> ! {
+    panic!("{} called on CPU {} holding {} interrupt-off lock(s)", what, cpu_id(), crate::platform::irq_guards_held());
 }
 
 /// Yields the rest of the running task's slice (Linux's `sched_yield`).
@@ -43,9 +50,8 @@ pub fn yield_now() {
 /// keeps ([`context::give_up_cpu_checking`]): the first one it lost, if any.
 pub fn yield_checking_registers(salt: u64) -> Option<context::RegisterMismatch> {
     yield_curr();
-    let held = crate::platform::irq_guards_held();
-    if held != 0 {
-        panic!("yield_checking_registers() called on CPU {} holding {} interrupt-off lock(s)", cpu_id(), held);
+    if crate::platform::irq_guards_held() != 0 {
+        held_at_switch("yield_checking_registers()");
     }
     context::give_up_cpu_checking(salt)
 }
@@ -69,7 +75,10 @@ pub fn preempt_point() {
 }
 
 /// `schedule()` (or the `SCHEDULE_VECTOR` interrupt): the running task gives
-/// up its CPU (and blocks if it set itself Sleeping or Dead).
+/// up its CPU (and blocks if it set itself Sleeping or Dead). Its own copy
+/// of [`schedule_irq`], with `voluntary` and no held lock as constants: the
+/// switch of every block and yield, inlined into the platform's schedule
+/// hook instead of called from it.
 pub fn schedule_voluntary(frame: *mut Frame) -> *mut Frame {
     schedule_irq(frame, true, None)
 }
@@ -78,11 +87,13 @@ pub fn schedule_voluntary(frame: *mut Frame) -> *mut Frame {
 /// if it had set itself Sleeping, because it was interrupted before it could
 /// re-check its wait condition (Linux's preemption case in `__schedule`).
 pub fn preempt_irq(frame: *mut Frame) -> *mut Frame {
-    schedule_irq(frame, false, None)
+    preempt_irq_locked(frame, None)
 }
 
 /// As `preempt_irq`, taking over this CPU's runqueue lock if the caller
 /// still holds it (the reschedule IPI, right after activating a wakee).
+/// The preemptions' one copy of [`schedule_irq`].
+#[inline(never)]
 pub fn preempt_irq_locked(frame: *mut Frame, held: Option<rq::RqGuard<'static>>) -> *mut Frame {
     schedule_irq(frame, false, held)
 }
@@ -93,7 +104,9 @@ pub fn preempt_irq_locked(frame: *mut Frame, held: Option<rq::RqGuard<'static>>)
 /// accounting and dequeue ([`put_prev`]), the pick with the newidle balance
 /// ([`pick_next`]), what becomes of a dead or migrating `prev`
 /// ([`settle_prev`]), the switch's statistics ([`account_switch`]), then the
-/// frames. Each step is inlined: this is the hot path of every switch.
+/// frames. Each step is inlined, and the whole into its two entries
+/// (voluntary, preemption): this is the hot path of every switch.
+#[inline(always)]
 fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'static>>) -> *mut Frame {
     let cpu = cpu_id();
     resched::clear_need_resched(cpu);
@@ -126,10 +139,13 @@ fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'st
     }
     crate::balance::snapshot::publish_load(&rq);
     drop(rq);
-    if next.is_idle && !prev.is_idle {
-        crate::idle::enter(cpu, now);
-    } else if prev.is_idle && !next.is_idle {
-        crate::idle::exit(cpu, now);
+    // One test on the usual switch, task to task.
+    if next.is_idle != prev.is_idle {
+        if next.is_idle {
+            crate::idle::enter(cpu, now);
+        } else {
+            crate::idle::exit(cpu, now);
+        }
     }
     let resume = match context::switch_frames(frame, &prev.ctx, &next.ctx) {
         Ok(f) => f,

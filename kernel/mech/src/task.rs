@@ -207,6 +207,10 @@ pub struct Task {
     pub pi_lock: IrqMutex<level::PiLock, ()>,
     /// CPUs it has ever run on (checked by the affinity scenario).
     ran_on: [AtomicU64; MAX_CPUS / 64],
+    /// The CPU it last started running on (`u32::MAX`: none yet), whose
+    /// bit `ran_on` then holds: a switch to the task tests this one word.
+    /// Written by that CPU's switch, under its runqueue lock.
+    last_ran_on: AtomicU32,
     pub stats: TaskStats,
     /// True for the per-CPU idle tasks (never in a fair runqueue).
     pub is_idle: bool,
@@ -249,10 +253,12 @@ pub struct Task {
 
 impl Task {
     pub fn state(&self) -> TaskState {
+        // Only `set_state` writes the byte: a discriminant.
         match self.state.load(Ordering::Acquire) {
             0 => TaskState::Running,
             1 => TaskState::Sleeping,
-            _ => TaskState::Dead,
+            2 => TaskState::Dead,
+            v => unreachable!("task state byte {}", v),
         }
     }
 
@@ -263,10 +269,20 @@ impl Task {
         self.affinity.contains(cpu)
     }
 
+    /// Notes that the task starts running on `cpu` (its CPU's switch, under
+    /// its runqueue lock).
     #[inline]
     pub fn note_ran_on(&self, cpu: usize) {
+        // Usually where it ran last: one compare.
+        if self.last_ran_on.load(Ordering::Relaxed) != cpu as u32 {
+            self.note_ran_on_new(cpu);
+        }
+    }
+
+    #[inline(never)]
+    fn note_ran_on_new(&self, cpu: usize) {
+        self.last_ran_on.store(cpu as u32, Ordering::Relaxed);
         let word = &self.ran_on[cpu / 64];
-        // Usually known already: a load instead of a locked read-modify-write.
         if word.load(Ordering::Relaxed) & (1 << (cpu % 64)) == 0 {
             sched::cpumask::cover_cpu(cpu);
             word.fetch_or(1 << (cpu % 64), Ordering::Relaxed);
@@ -306,6 +322,7 @@ impl Task {
             affinity: AffinityMask::new(affinity),
             pi_lock: IrqMutex::new(()),
             ran_on: [const { AtomicU64::new(0) }; MAX_CPUS / 64],
+            last_ran_on: AtomicU32::new(u32::MAX),
             stats: TaskStats::default(),
             is_idle,
             stack: IrqMutex::new(None),

@@ -177,7 +177,7 @@ extern "C" {
 /// switched back in. Before this CPU's scheduler runs it does nothing (as
 /// the interrupt's handler did).
 pub fn give_up_cpu() {
-    if !super::percpu::this_cpu().sched_running.load(Ordering::Acquire) {
+    if !super::percpu::sched_running_here() {
         return;
     }
     // The scheduler runs here, so the frame area (gs:24, the running task's

@@ -158,6 +158,7 @@ pub fn cpu_id() -> usize {
 const GUARDS_OFFSET: usize = core::mem::offset_of!(PerCpu, irq_guards);
 const SAVED_FLAGS_OFFSET: usize = core::mem::offset_of!(PerCpu, irq_saved_flags);
 const CURRENT_OFFSET: usize = core::mem::offset_of!(PerCpu, current);
+const SCHED_RUNNING_OFFSET: usize = core::mem::offset_of!(PerCpu, sched_running);
 /// RFLAGS.IF's bit number.
 const FLAGS_IF_BIT: u32 = 9;
 const FRAME_TOP_OFFSET: usize = core::mem::offset_of!(PerCpu, irq_frame_top);
@@ -252,6 +253,22 @@ pub fn irq_guards_held() -> u32 {
     n
 }
 
+/// Whether this CPU's scheduler runs (its `sched_running`), in one load
+/// through `gs`: the test of every voluntary switch.
+#[inline(always)]
+pub fn sched_running_here() -> bool {
+    let on: u32;
+    // SAFETY: as in `cpu_id`; the offset is `sched_running`'s (an
+    // `AtomicBool`, one byte) in a live `PerCpu`. On x86 a plain load has
+    // the acquire ordering the flag's readers need, and the asm, without
+    // `nomem`, is a compiler barrier as well.
+    unsafe {
+        asm!("movzx {:e}, byte ptr gs:[{off}]", out(reg) on, off = const SCHED_RUNNING_OFFSET,
+             options(nostack, readonly, preserves_flags))
+    };
+    on != 0
+}
+
 /// The running CPU's area.
 #[inline]
 pub fn this_cpu() -> &'static PerCpu {
@@ -323,17 +340,22 @@ pub fn set_current(cur: Arc<Cur>) {
 }
 
 /// As `set_current`, with interrupts already off (the switch): the slot is
-/// this CPU's alone, so a plain load and store replace it.
+/// this CPU's alone, so one exchange through `gs` replaces it.
 #[inline]
 pub fn set_current_irqs_off(cur: Arc<Cur>) {
-    let slot = &this_cpu().current;
-    let old = slot.load(Ordering::Relaxed).cast::<Cur>().cast_const();
-    slot.store(Arc::into_raw(cur).cast_mut().cast(), Ordering::Release);
+    let mut old = Arc::into_raw(cur);
+    // SAFETY: as in `cpu_id`; the offset is `current`'s in a live `PerCpu`.
+    // The exchange stores the new pointer (with the strong count `cur`
+    // owned) and returns the one the slot held.
+    unsafe {
+        asm!("xchg gs:[{off}], {p}", p = inout(reg) old, off = const CURRENT_OFFSET,
+             options(nostack, preserves_flags))
+    };
     if !old.is_null() {
         // SAFETY: `old` came from `Arc::into_raw` of a `Cur` (the only type
         // stored, see `CurrentKind`) with the slot's strong count, which the
         // slot no longer holds (invariant); interrupts are off, so no reader
-        // on this CPU ran between load and store.
+        // on this CPU ran between the slot's last store and the exchange.
         drop(unsafe { Arc::from_raw(old) });
     }
 }

@@ -4,7 +4,7 @@
 //! decisions only need that.
 
 use alloc::vec::Vec;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
 
 use sched::balance::{AvgIdle, CpuSnapshot};
 use sched::cpumask::CpuMask;
@@ -26,8 +26,9 @@ struct Published {
     misfit_task_load: AtomicU64,
     /// `rq->avg_idle` (placement's SIS_PROP reads this CPU's).
     avg_idle: AtomicU64,
-    /// Counted in `OVERLOADED` (more than one runnable task, or a misfit).
-    overloaded: AtomicBool,
+    /// Counted in `OVERLOADED` (more than one runnable task, or a misfit):
+    /// 1, else 0 (a byte the publish compares as it computes it).
+    overloaded: AtomicU8,
 }
 
 /// How many CPUs are published as overloaded: Linux's root-domain
@@ -54,7 +55,7 @@ impl Published {
             capacity: AtomicU64::new(1024),
             misfit_task_load: AtomicU64::new(0),
             avg_idle: AtomicU64::new(AvgIdle::new().avg_idle),
-            overloaded: AtomicBool::new(false),
+            overloaded: AtomicU8::new(0),
         }
     }
 }
@@ -103,10 +104,10 @@ pub fn publish_load(rq: &Rq) {
     p.util_est.store(pelt.util_est, Ordering::Relaxed);
     p.avg_idle.store(rq.avg_idle.avg_idle, Ordering::Relaxed);
     // Under this CPU's runqueue lock, so the flag and the count agree.
-    let overloaded = rq.fair.nr_queued() >= 2 || rq.misfit_task_load > 0;
+    let overloaded = u8::from(rq.fair.nr_queued() >= 2) | u8::from(rq.misfit_task_load > 0);
     if p.overloaded.load(Ordering::Relaxed) != overloaded {
         p.overloaded.store(overloaded, Ordering::Relaxed);
-        if overloaded {
+        if overloaded != 0 {
             OVERLOADED.fetch_add(1, Ordering::Relaxed);
         } else {
             OVERLOADED.fetch_sub(1, Ordering::Relaxed);
