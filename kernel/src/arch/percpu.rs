@@ -340,22 +340,25 @@ pub fn set_current(cur: Arc<Cur>) {
 }
 
 /// As `set_current`, with interrupts already off (the switch): the slot is
-/// this CPU's alone, so one exchange through `gs` replaces it.
+/// this CPU's alone, so a load and a store through `gs` replace it (not
+/// `xchg`, whose memory form is a locked, fully ordered instruction).
 #[inline]
 pub fn set_current_irqs_off(cur: Arc<Cur>) {
-    let mut old = Arc::into_raw(cur);
+    let new = Arc::into_raw(cur);
+    let old: *const Cur;
     // SAFETY: as in `cpu_id`; the offset is `current`'s in a live `PerCpu`.
-    // The exchange stores the new pointer (with the strong count `cur`
-    // owned) and returns the one the slot held.
+    // The store puts the new pointer (with the strong count `cur` owned) in
+    // the slot after the load took the one it held; interrupts are off and
+    // only this CPU writes its slot, so nothing runs between the two.
     unsafe {
-        asm!("xchg gs:[{off}], {p}", p = inout(reg) old, off = const CURRENT_OFFSET,
-             options(nostack, preserves_flags))
+        asm!("mov {old}, gs:[{off}]", "mov gs:[{off}], {new}", old = out(reg) old, new = in(reg) new,
+             off = const CURRENT_OFFSET, options(nostack, preserves_flags))
     };
     if !old.is_null() {
         // SAFETY: `old` came from `Arc::into_raw` of a `Cur` (the only type
         // stored, see `CurrentKind`) with the slot's strong count, which the
         // slot no longer holds (invariant); interrupts are off, so no reader
-        // on this CPU ran between the slot's last store and the exchange.
+        // on this CPU ran between the slot's last store and the load.
         drop(unsafe { Arc::from_raw(old) });
     }
 }
