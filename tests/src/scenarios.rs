@@ -34,6 +34,7 @@ use crate::workloads::{
     check_sis_aged, check_sis_prop_scans, check_sis_util, check_sis_util_contradiction, check_wake_2005, check_wake_affine_sync, compare_sis_aged,
     compare_sis_prop_cost, compare_sis_altscan, compare_sis_util, SIS_UTIL_CONTRADICTION,
     check_fault_malformed, check_storm_faults, check_torture_faults, compare_ipi_delay, FAULT_MALFORMED, FAULT_SEED_ALONE,
+    check_idle_ipi_coming, IPI_COMING,
 };
 
 /// What a check returns: `Err` carries the reason for people.

@@ -233,7 +233,8 @@ pub use lb::{
 };
 pub use faults::{
     check_fault_malformed, check_faults, check_storm_faults, check_torture_faults, compare_ipi_delay, mode_names, ALL_FAULTS, CPU_STALL, FAULT_MALFORMED,
-    FAULT_MODES, FAULT_SEED_ALONE, IPI_DELAY, IPI_REORDER, PREEMPT_POINTS, SPURIOUS_WAKE,
+    FAULT_MODES, FAULT_SEED_ALONE, IPI_DELAY, IPI_REORDER, PREEMPT_POINTS, SPURIOUS_WAKE, IDLE_IRQS_OFF,
+    check_idle_ipi_coming, IPI_COMING, IPI_COMING_MAX_NS,
 };
 pub use torture::{check_torture, check_torture_pressure, torture_books, torture_default_threads, torture_verdict, TORTURE_OPS, TORTURE_SEM_UNITS};
 pub use wakeup::{check_pipes, compare_wake_affine, domstat_sum, pipes_total};

@@ -145,7 +145,7 @@ pub fn check_latency<const SMP: u32, const CPU: u32, const SLICE_US: u64>(log: &
 /// reaches the samples above the nearest rank of p99 exactly when p99 is above it, and 1 when
 /// max is; the results are `wakeup_p50`, `wakeup_p99`, `wakeup_max` (us, the record's ns as
 /// thousandths) and `wakeup_over_2slice` (samples), all lower-is-better.
-fn latency_report(log: &Log, r: &Record, sleeper: u64) -> Result<([u64; 4], u64), String> {
+pub(super) fn latency_report(log: &Log, r: &Record, sleeper: u64) -> Result<([u64; 4], u64), String> {
     let n = r.num("samples")?;
     let mut p = [0; 4];
     for (i, (k, _)) in LATENCY_PCTS.iter().enumerate() {

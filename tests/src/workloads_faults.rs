@@ -1,24 +1,27 @@
 //! Fault injection (`fault=MODE,...`, kernel/mech/src/fault.rs): stress boots that must pass with
 //! each mode on, and show that the faults were injected and did what they are for.
 
-use super::{ensure, num_is};
+use super::{base_slice_ns, cpus_are, ensure, num_is, one_taskstat, workload_ran};
 
 use crate::log::Log;
 use crate::scenarios::CheckResult;
 
 /// The kernel's modes by name, with the bits the checks' `MODES` use.
-pub const FAULT_MODES: [(&str, u8); 5] = [
+pub const FAULT_MODES: [(&str, u8); 6] = [
     ("ipi_delay", IPI_DELAY),
     ("ipi_reorder", IPI_REORDER),
     ("spurious_wake", SPURIOUS_WAKE),
     ("preempt_points", PREEMPT_POINTS),
     ("cpu_stall", CPU_STALL),
+    ("idle_irqs_off", IDLE_IRQS_OFF),
 ];
 pub const IPI_DELAY: u8 = 1;
 pub const IPI_REORDER: u8 = 2;
 pub const SPURIOUS_WAKE: u8 = 4;
 pub const PREEMPT_POINTS: u8 = 8;
 pub const CPU_STALL: u8 = 16;
+pub const IDLE_IRQS_OFF: u8 = 32;
+/// The five modes `faults-all` turns on together (`idle_irqs_off` has a scenario of its own).
 pub const ALL_FAULTS: u8 = 31;
 
 /// The shortest hold of an IPI under `ipi_delay`, and the bounds of one CPU stall (the
@@ -62,7 +65,9 @@ pub fn mode_names(modes: u8) -> String {
 /// - `preempt_points`: preemptions were injected and some caught a task between setting
 ///   itself Sleeping (or Dead) and its switch, which left it queued (`preempted_blocking` > 0);
 /// - `cpu_stall`: stalls happened, each 10..300 us long (`stall_ns` within `stalls` times
-///   those bounds).
+///   those bounds);
+/// - `idle_irqs_off`: idle loops held their interrupts off (`idle_holds` > 0), some until a
+///   wakeup came (0 < `idle_holds_woken` ≤ `idle_holds`).
 pub fn check_faults(log: &Log) -> CheckResult {
     let modes = modes_of(log)?;
     let records: Vec<_> = log.records("faults").collect();
@@ -121,7 +126,72 @@ pub fn check_faults(log: &Log) -> CheckResult {
         num_is(r, "stalls", 0)?;
         num_is(r, "stall_ns", 0)?;
     }
+    let (holds, held_to_wakeup) = (n("idle_holds")?, n("idle_holds_woken")?);
+    if on(IDLE_IRQS_OFF) {
+        ensure(held_to_wakeup > 0 && held_to_wakeup <= holds, || {
+            format!("`{r}`: expected 0 < idle_holds_woken <= idle_holds")
+        })?;
+    } else {
+        num_is(r, "idle_holds", 0)?;
+    }
     Ok(())
+}
+
+/// The command line of `idle-ipi-coming-smp3`: a sleeper alone on CPU 1, woken every 500 us
+/// through a pipe by a waker on CPU 0, while CPU 1's idle loop keeps its interrupts off from
+/// its last look for work until the wakeup comes (`fault=idle_irqs_off`), so that each
+/// wakeup's reschedule IPI is pending when CPU 1 starts its wait. Under `idle=last_polls`
+/// CPU 2, idle throughout, is the poller.
+pub const IPI_COMING: &str = "sched_debug=1 idle=last_polls fault=idle_irqs_off \
+     workload=latency,cpu=1,hogs=0,wake=pipe,waker=0,period_us=500,samples=200";
+/// The longest wait from a wakeup to the sleeper running that `idle-ipi-coming-smp3` accepts:
+/// measured at most 4.5 us (3.4 us without the lock checker and `sched_debug`, at three tick
+/// phases); with the mark of an IPI on its way disabled, p90 53 us and max 111 us (without the
+/// lock checker, 39..40 of the 200 wakeups waited 16..163 us).
+pub const IPI_COMING_MAX_NS: u64 = 10_000;
+/// The wakeups that must have come while CPU 1 held its interrupts off (measured 175..199 of
+/// 200 at five tick phases; the others came while it was halted, e.g. after a hold that ended
+/// before its own tick).
+const IPI_COMING_MIN_IN_HOLD: u64 = 100;
+
+/// [`IPI_COMING`]: the wakeups came while CPU 1 held its interrupts off (so its wait began
+/// with the reschedule IPI pending), and each reached the sleeper within
+/// [`IPI_COMING_MAX_NS`], far below the 500 us to the waker's next timer: CPU 1, marked by its
+/// waker, did not count itself as waiting (kernel/src/arch/wait.rs). Without the mark it did,
+/// kicked the poller, halted with the IPI pending, and QEMU, which ends a vCPU's turn at `hlt`,
+/// let the poller spin before CPU 1 took the IPI. The record, histogram and results agree,
+/// the sleeper ran only on CPU 1 and the waker only on CPU 0.
+pub fn check_idle_ipi_coming(log: &Log) -> CheckResult {
+    workload_ran(log, "latency", 3, true)?;
+    let r = log.one("latency")?;
+    num_is(r, "cpu", 1)?;
+    num_is(r, "hogs", 0)?;
+    num_is(r, "waker", 0)?;
+    ensure(r.get("wake") == Some("pipe"), || format!("`{r}`: expected wake=pipe"))?;
+    let samples = r.num("samples")?;
+    ensure(samples == 200, || format!("`{r}`: expected samples=200"))?;
+    let (p, _) = super::fairness::latency_report(log, r, base_slice_ns(3))?;
+    check_faults(log)?;
+    let f = log.one("faults")?;
+    let in_hold = f.num("idle_holds_woken")?;
+    ensure(in_hold >= IPI_COMING_MIN_IN_HOLD, || {
+        format!(
+            "`{f}`: only {in_hold} of the {samples} wakeups came while CPU 1 held its interrupts \
+             off (expected at least {IPI_COMING_MIN_IN_HOLD}): the window this scenario tests was not opened"
+        )
+    })?;
+    let max = p[3];
+    ensure(max <= IPI_COMING_MAX_NS, || {
+        format!(
+            "`{r}`: a wakeup of the sleeper on CPU 1 reached it {max} ns after the waker's write \
+             (at most {IPI_COMING_MAX_NS} ns expected; p90 {} ns): CPU 1, its reschedule IPI \
+             pending, counted itself as waiting, and the poller spun while CPU 1 sat halted with \
+             the IPI untaken (the mark of an IPI on its way, kernel/src/arch/wait.rs `woken`, did not act)",
+            p[1]
+        )
+    })?;
+    cpus_are(one_taskstat(log, "sleeper")?, "cpus", &[1])?;
+    cpus_are(one_taskstat(log, "waker")?, "cpus", &[0])
 }
 
 /// `storm` under fault injection at -smp 4 with 16 threads: the storm's books balance (no lost

@@ -6,7 +6,7 @@ mod bench;
 mod trace;
 #[path = "workloads_synthetic/placement.rs"]
 mod placement;
-pub(crate) use bench::{latency_report, latency_samples};
+pub(crate) use bench::{latency_report, latency_report_as, latency_samples};
 use bench::bench;
 use placement::wakeplace;
 use trace::{trace_newidle, trace_newidle_push, trace_pipe_cross};
@@ -157,6 +157,20 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                 2 * rounds,
                 2 * rounds
             );
+        }
+        "latency" if get(&kv, "wake", "timer") == "pipe" => {
+            // A sleeper alone on its CPU, woken by a waker's pipe writes: a few us each.
+            let cpu: u32 = get(&kv, "cpu", "1").parse().unwrap();
+            let waker = get(&kv, "waker", "0");
+            let samples: u64 = get(&kv, "samples", "300").parse().unwrap();
+            out += &taskstat(2, "sleeper", 0, samples, samples + 1, &cpu.to_string());
+            out += &taskstat(3, "waker", 0, samples, samples + 1, waker);
+            let v: Vec<u64> = {
+                let mut v: Vec<u64> = (0..samples).map(|i| 1_900 + i * 37 % 1_500).collect();
+                v.sort_unstable();
+                v
+            };
+            out += &latency_report_as(cpu, 0, &format!("pipe waker={waker}"), slice, slice, &v);
         }
         "latency" => {
             let cpu: u32 = get(&kv, "cpu", "1").parse().unwrap();
@@ -661,7 +675,7 @@ fn faults_line(append: &str) -> String {
     format!(
         "faults injected ({}, seed {seed})\n@fw faults modes={} seed={seed} ipi_held={held} ipi_late_ns={} \
          ipi_reordered={} spurious_wakeups={} spurious_resleeps={} preempt_injected={} \
-         preempted_blocking={} stalls={} stall_ns={}\n",
+         preempted_blocking={} stalls={} stall_ns={} idle_holds={} idle_holds_woken={}\n",
         mode_names(modes),
         mode_names(modes),
         held * 60_000,
@@ -672,5 +686,7 @@ fn faults_line(append: &str) -> String {
         if on(PREEMPT_POINTS) { 30 } else { 0 },
         if on(CPU_STALL) { 4 } else { 0 },
         if on(CPU_STALL) { 400_000 } else { 0 },
+        if on(IDLE_IRQS_OFF) { 260 } else { 0 },
+        if on(IDLE_IRQS_OFF) { 198 } else { 0 },
     )
 }

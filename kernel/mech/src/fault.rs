@@ -9,6 +9,7 @@
 //! | `spurious_wake` | at one in 8 ticks, wakes a sleeping task that nothing woke | the tick (`entry::timer_interrupt`) |
 //! | `preempt_points` | at one in 8 passes, preempts the task by a reschedule IPI to itself | after every wakeup in thread context, and before the switch of a blocking wait or an exit (the task then sits preempted between `Sleeping`/`Dead` and its switch) |
 //! | `cpu_stall` | at one in 32 ticks, spins 10..300 us with interrupts off | the tick |
+//! | `idle_irqs_off` | CPU 1's idle loop, after its last look for work, keeps interrupts off until a wakeup for it comes (need-resched or its wake list), until 10 us before its own timer fires, or for 2 ms; then halts as usual | `idle_loop::idle_loop`, before the wait |
 //!
 //! Every decision comes from a per-CPU xorshift generator seeded from
 //! `fault_seed` (default 1) and the CPU number, so under `-icount` a run
@@ -20,6 +21,22 @@
 //! first tick after they are due, and does not halt while it holds any
 //! (`idle_loop::idle_loop` waits awake until they are due), so every held IPI
 //! goes out within its delay plus one tick.
+//!
+//! `idle_irqs_off` widens a window a few instructions wide to a whole wait
+//! for another CPU's wakeup: the wakee's CPU reaches its wait with the
+//! reschedule IPI pending (`idle=last_polls` must not count it as waiting
+//! then, kernel/src/arch/wait.rs). It acts on CPU 1 alone: under `-icount`
+//! QEMU runs the vCPUs in turn, and a vCPU holding its interrupts off keeps
+//! its turn, so the wakeup must come from a CPU that does not hold and that
+//! QEMU runs before the holder once a timer of its own fires (the round
+//! robin's pass after a timer starts at the first vCPU): CPU 0. Measured
+//! with `idle-ipi-coming-smp3`'s workload: with the waker on CPU 0, 175..199
+//! of 200 wakeups came during a hold, if hundreds of microseconds after the
+//! waker's timer was due; with CPU 0 holding and the waker on CPU 1, 11.
+//! At 3+ CPUs CPU 1 is not `idle=last_polls`' poller, which would poll with
+//! interrupts on and take the IPI at once.
+//! The hold ends before the CPU's own timer fires, so the only interrupt it
+//! can find pending at its wait is another CPU's.
 //!
 //! The paths below this module reach it only through the seam `inject.rs`
 //! (this module installs itself there as its [`Injector`]). When off (the
@@ -41,14 +58,16 @@ pub const IPI_REORDER: u8 = 1 << 1;
 pub const SPURIOUS_WAKE: u8 = 1 << 2;
 pub const PREEMPT_POINTS: u8 = 1 << 3;
 pub const CPU_STALL: u8 = 1 << 4;
+pub const IDLE_IRQS_OFF: u8 = 1 << 5;
 
 /// The modes by their `fault=` names.
-pub const MODES: [(&str, u8); 5] = [
+pub const MODES: [(&str, u8); 6] = [
     ("ipi_delay", IPI_DELAY),
     ("ipi_reorder", IPI_REORDER),
     ("spurious_wake", SPURIOUS_WAKE),
     ("preempt_points", PREEMPT_POINTS),
     ("cpu_stall", CPU_STALL),
+    ("idle_irqs_off", IDLE_IRQS_OFF),
 ];
 
 /// `fault_seed=` when not given.
@@ -69,6 +88,13 @@ const PREEMPT_ONE_IN: u64 = 8;
 const STALL_ONE_IN: u64 = 32;
 pub const STALL_MIN_NS: u64 = 10_000;
 pub const STALL_MAX_NS: u64 = 300_000;
+/// The CPU whose idle loop `idle_irqs_off` holds with interrupts off, at
+/// most `IDLE_HOLD_MAX_NS` and ending `IDLE_HOLD_MARGIN_NS` before the
+/// CPU's own timer fires (so that no tick or sleep deadline of its own is
+/// pending when it waits).
+pub const IDLE_HOLD_CPU: usize = 1;
+pub const IDLE_HOLD_MAX_NS: u64 = 2_000_000;
+const IDLE_HOLD_MARGIN_NS: u64 = 10_000;
 
 static MODES_ON: AtomicU8 = AtomicU8::new(0);
 static SEED: AtomicU64 = AtomicU64::new(DEFAULT_SEED);
@@ -116,6 +142,8 @@ struct Counts {
     preempted_blocking: AtomicU64,
     stalls: AtomicU64,
     stall_ns: AtomicU64,
+    idle_holds: AtomicU64,
+    idle_holds_woken: AtomicU64,
 }
 
 static COUNTS: Counts = Counts {
@@ -128,6 +156,8 @@ static COUNTS: Counts = Counts {
     preempted_blocking: AtomicU64::new(0),
     stalls: AtomicU64::new(0),
     stall_ns: AtomicU64::new(0),
+    idle_holds: AtomicU64::new(0),
+    idle_holds_woken: AtomicU64::new(0),
 };
 
 #[inline]
@@ -179,7 +209,10 @@ impl Injector for Faults {
     fn take_ipi(&self, target: usize) -> bool {
         take_ipi(target)
     }
-    fn idle_holds_ipis(&self, cpu: usize) -> bool {
+    fn idle_before_wait(&self, cpu: usize, halts: bool) -> bool {
+        if halts && cpu == IDLE_HOLD_CPU && has(IDLE_IRQS_OFF) {
+            hold_irqs_off(cpu);
+        }
         idle_holds_ipis(cpu)
     }
     fn preempt_point(&self) {
@@ -286,6 +319,23 @@ fn idle_holds_ipis(cpu: usize) -> bool {
     !HELD[cpu].lock().is_empty()
 }
 
+/// `idle_irqs_off`: the idle loop of `cpu`, interrupts off since its last
+/// look for work, spins on with them off until a wakeup for `cpu` comes,
+/// its own timer is about to fire, or `IDLE_HOLD_MAX_NS` passed.
+fn hold_irqs_off(cpu: usize) {
+    let start = crate::rq::now_ns();
+    let end = crate::timer::next_event(cpu).saturating_sub(IDLE_HOLD_MARGIN_NS).min(start + IDLE_HOLD_MAX_NS);
+    COUNTS.idle_holds.fetch_add(1, Ordering::Relaxed);
+    while crate::rq::now_ns() < end {
+        if crate::resched::need_resched(cpu) || crate::rq::wake_list_pending(cpu) {
+            COUNTS.idle_holds_woken.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        // No `pause`: QEMU's TCG would end this vCPU's turn at each one
+        // (kernel/src/arch/wait.rs).
+    }
+}
+
 // ---------------------------------------------------------------------------
 // The tick: held IPIs due, spurious wakeups, stalls
 
@@ -388,18 +438,20 @@ pub fn report() {
     }
     let c = |a: &AtomicU64| a.load(Ordering::Relaxed);
     crate::kprintln!(
-        "faults injected ({}, seed {}): {} IPIs held back, {} spurious wakeups ({} re-slept), {} preemptions, {} stalls",
+        "faults injected ({}, seed {}): {} IPIs held back, {} spurious wakeups ({} re-slept), {} preemptions, {} stalls, {} idle holds ({} ended by a wakeup)",
         names(modes),
         SEED.load(Ordering::Relaxed),
         c(&COUNTS.ipi_held),
         c(&COUNTS.spurious_wakeups),
         c(&COUNTS.spurious_resleeps),
         c(&COUNTS.preempt_injected),
-        c(&COUNTS.stalls)
+        c(&COUNTS.stalls),
+        c(&COUNTS.idle_holds),
+        c(&COUNTS.idle_holds_woken)
     );
     crate::record!(
         "faults",
-        "modes={} seed={} ipi_held={} ipi_late_ns={} ipi_reordered={} spurious_wakeups={} spurious_resleeps={} preempt_injected={} preempted_blocking={} stalls={} stall_ns={}",
+        "modes={} seed={} ipi_held={} ipi_late_ns={} ipi_reordered={} spurious_wakeups={} spurious_resleeps={} preempt_injected={} preempted_blocking={} stalls={} stall_ns={} idle_holds={} idle_holds_woken={}",
         names(modes),
         SEED.load(Ordering::Relaxed),
         c(&COUNTS.ipi_held),
@@ -410,6 +462,8 @@ pub fn report() {
         c(&COUNTS.preempt_injected),
         c(&COUNTS.preempted_blocking),
         c(&COUNTS.stalls),
-        c(&COUNTS.stall_ns)
+        c(&COUNTS.stall_ns),
+        c(&COUNTS.idle_holds),
+        c(&COUNTS.idle_holds_woken)
     );
 }

@@ -20,7 +20,10 @@ pub fn idle_loop() -> ! {
             crate::schedule::schedule();
         } else {
             let cpu = cpu_id();
-            if crate::inject::idle_holds_ipis(cpu) {
+            // Fault injection acts here (`fault=idle_irqs_off` keeps
+            // interrupts off a while: a wakeup then comes between the look
+            // above and the wait below).
+            if crate::inject::idle_before_wait(cpu, true) {
                 // IPIs this CPU holds back (`fault=ipi_delay`) are not due
                 // yet: no halt before they are out; look again, interrupts on.
                 crate::platform::irq_enable();
@@ -48,7 +51,7 @@ fn poll_loop() -> ! {
     loop {
         // IPIs this CPU holds back (`fault=ipi_delay`) go out before it
         // polls, or at the ticks of the task it runs instead.
-        while crate::inject::idle_holds_ipis(cpu)
+        while crate::inject::idle_before_wait(cpu, false)
             && !resched::need_resched(cpu)
             && !rq::wake_list_pending(cpu)
         {

@@ -16,9 +16,12 @@ pub trait Injector: Sync {
     /// `resched::send_resched_ipi` to `target`: true if the injector took the IPI
     /// (held it back, or sent it itself ahead of held ones).
     fn take_ipi(&self, target: usize) -> bool;
-    /// The idle loop of `cpu`, before it halts or polls: sends its held IPIs
-    /// that are due; true if any is left (the loop then waits awake).
-    fn idle_holds_ipis(&self, cpu: usize) -> bool;
+    /// The idle loop of `cpu`, before it waits: sends its held IPIs that are
+    /// due; true if any is left (the loop then waits awake). `halts`: the
+    /// loop is about to halt, interrupts off since its last look for work
+    /// (the injector may keep them off a while longer there); false: it is
+    /// about to poll, interrupts on.
+    fn idle_before_wait(&self, cpu: usize, halts: bool) -> bool;
     /// A preemption point: after a wakeup in thread context, before the
     /// switch of a wait, a timed sleep or an exit.
     fn preempt_point(&self);
@@ -65,10 +68,10 @@ pub fn take_ipi(target: usize) -> bool {
     armed() && injector().take_ipi(target)
 }
 
-/// See [`Injector::idle_holds_ipis`]; false when not armed.
+/// See [`Injector::idle_before_wait`]; false when not armed.
 #[inline(always)]
-pub fn idle_holds_ipis(cpu: usize) -> bool {
-    armed() && injector().idle_holds_ipis(cpu)
+pub fn idle_before_wait(cpu: usize, halts: bool) -> bool {
+    armed() && injector().idle_before_wait(cpu, halts)
 }
 
 /// See [`Injector::preempt_point`].

@@ -31,7 +31,9 @@
 //!   `hlt` even with an interrupt pending, and the poller, seeing every CPU wait, would spin to
 //!   the next timer deadline before that CPU ran again (measured: one such 0.5 ms stall in
 //!   10,000 rounds of the cross-CPU pipe). The sender marks the target so
-//!   ([`woken`]); the target's next interrupt clears the mark.
+//!   ([`woken`]); the target's next interrupt clears the mark. The scenario
+//!   `idle-ipi-coming-smp3` opens this window on purpose (`fault=idle_irqs_off`) and fails
+//!   without the mark.
 //! - When the last CPU to start waiting is not the poller, the poller is halted: that CPU kicks
 //!   it with [`POLL_KICK_VECTOR`], which the poller takes without returning from its wait (the
 //!   kick is not an interrupt its idle loop needs to see), and then polls.

@@ -1,10 +1,14 @@
-//! `workload=latency[,cpu=N][,hogs=2][,period_us=3000][,samples=300][,slice_us=0]`:
+//! `workload=latency[,cpu=N][,hogs=2][,period_us=3000][,samples=300][,slice_us=0][,wake=timer|pipe][,waker=0]`:
 //! a periodic sleeper beside CPU hogs on the same CPU. Each wakeup's latency
 //! is the time from the sleep's deadline to the moment the sleeper runs
-//! again. `slice_us` gives the sleeper a custom slice (Linux's
-//! `sched_attr.sched_runtime`, clamped to 0.1-100 ms; 0 keeps the base
-//! slice): the request EEVDF places it with, and with PREEMPT_SHORT the
-//! shorter slice that lets it preempt a hog still inside its own.
+//! again. With `wake=pipe` the sleeper sleeps on a pipe instead, and a
+//! waker pinned on CPU `waker` sleeps `period_us`, then writes the time into
+//! the pipe: each latency is from just before that write to the moment the
+//! sleeper runs (a cross-CPU wakeup when `waker` is not `cpu`). `slice_us`
+//! gives the sleeper a custom slice (Linux's `sched_attr.sched_runtime`,
+//! clamped to 0.1-100 ms; 0 keeps the base slice): the request EEVDF places
+//! it with, and with PREEMPT_SHORT the shorter slice that lets it preempt a
+//! hog still inside its own.
 //!
 //! Prints `@fw latency` (nearest-rank percentiles, the slices, and how many wakeups waited
 //! more than twice the sleeper's slice), the latencies as `@fw hist` buckets (kind `wakeup`,
@@ -15,11 +19,12 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicBool, Ordering};
 
-use super::params::{Param, num, MAX_CPU};
+use super::params::{choice, num, Param, MAX_CPU};
 use super::samples::{pct, print_hist};
 use crate::cmdline::Workload;
 use mech::rq;
 use mech::lock::{level, IrqMutex};
+use mech::sync::pipe::Pipe;
 use mech::thread::Spawn;
 
 /// What `workload=latency` takes (see `params`).
@@ -29,6 +34,8 @@ pub(super) const PARAMS: &[Param] = &[
     num("period_us", 1, 10_000_000, 3000, "the sleeper's period (us)"),
     num("samples", 1, 100_000, 300, "wakeups measured"),
     num("slice_us", 0, 100_000, 0, "the sleeper's custom slice (us; 0: the base slice; Linux clamps to 100-100000)"),
+    choice("wake", &["timer", "pipe"], "what wakes the sleeper: its own timer, or a waker's write into a pipe"),
+    num("waker", 0, MAX_CPU, 0, "with wake=pipe: the waker's CPU (pinned)"),
 ];
 
 pub fn run(w: &Workload) -> bool {
@@ -38,8 +45,11 @@ pub fn run(w: &Workload) -> bool {
     let period = w.num("period_us") * 1000;
     let samples = w.num("samples") as usize;
     let slice_ns = w.num("slice_us").saturating_mul(1000);
+    let by_pipe = w.text("wake") == "pipe";
+    // Asked for only with wake=pipe: a waker= without it is not reported.
+    let waker_cpu = if by_pipe { Some(w.cpu("waker", &cpus)) } else { None };
     // the hogs and the sleeper; its samples
-    if !super::budget::fits(w, &["hogs", "samples"], hogs as u64 + 1, (samples * core::mem::size_of::<u64>()) as u64) {
+    if !super::budget::fits(w, &["hogs", "samples"], hogs as u64 + 1 + u64::from(by_pipe), (samples * core::mem::size_of::<u64>()) as u64) {
         return false;
     }
     let stop = Arc::new(AtomicBool::new(false));
@@ -54,17 +64,41 @@ pub fn run(w: &Workload) -> bool {
     if slice_ns != 0 {
         spec = spec.slice_ns(slice_ns);
     }
+    let pipe = Arc::new(Pipe::new(64));
+    let p2 = pipe.clone();
     let sleeper = super::spawn(spec, move || {
         for _ in 0..samples {
-            let deadline = rq::now_ns() + period;
-            mech::thread::sleep_ns(period);
-            let late = rq::now_ns().saturating_sub(deadline);
+            let late = if by_pipe {
+                let mut sent = [0u8; 8];
+                p2.read_exact(&mut sent);
+                rq::now_ns().saturating_sub(u64::from_le_bytes(sent))
+            } else {
+                let deadline = rq::now_ns() + period;
+                mech::thread::sleep_ns(period);
+                rq::now_ns().saturating_sub(deadline)
+            };
             l2.lock().push(late);
         }
     });
+    let waker = match (waker_cpu, &sleeper) {
+        (Some(on), Some(_)) => super::spawn(Spawn::new("waker").pin(on), move || {
+            for _ in 0..samples {
+                mech::thread::sleep_ns(period);
+                pipe.write(&rq::now_ns().to_le_bytes(), false);
+            }
+        }),
+        _ => None,
+    };
     if let Some(s) = &sleeper {
-        mech::thread::join(s);
+        // A sleeper on a pipe without its waker would wait forever.
+        if waker.is_some() || !by_pipe {
+            mech::thread::join(s);
+        }
         mech::schedstat::print_task(s);
+    }
+    if let Some(t) = &waker {
+        mech::thread::join(t);
+        mech::schedstat::print_task(t);
     }
     stop.store(true, Ordering::Relaxed);
     super::join_all(&tasks);
@@ -81,7 +115,7 @@ pub fn run(w: &Workload) -> bool {
     let over = v.iter().filter(|&&ns| ns > 2 * sleeper_slice).count() as u64;
     mech::record!(
         "latency",
-        "cpu={} hogs={} samples={} p50_ns={} p90_ns={} p99_ns={} max_ns={} slice_ns={} sleeper_slice_ns={} over_2slice={}",
+        "cpu={} hogs={} samples={} p50_ns={} p90_ns={} p99_ns={} max_ns={} slice_ns={} sleeper_slice_ns={} over_2slice={} wake={}",
         cpu,
         hogs,
         v.len(),
@@ -91,7 +125,8 @@ pub fn run(w: &Workload) -> bool {
         max,
         slice,
         sleeper_slice,
-        over
+        over,
+        Wake(waker_cpu)
     );
     print_hist("latency", "wakeup", v.iter().map(|ns| ns / 1000));
     // In microseconds with three decimals: the nanoseconds are the thousandths.
@@ -100,4 +135,16 @@ pub fn run(w: &Workload) -> bool {
     super::result("latency", "wakeup_max", max, "us", false);
     super::result("latency", "wakeup_over_2slice", over * 1000, "samples", false);
     v.len() == samples
+}
+
+/// What woke the sleeper, for the record: `timer`, or `pipe waker=N`.
+struct Wake(Option<usize>);
+
+impl core::fmt::Display for Wake {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.0 {
+            None => f.write_str("timer"),
+            Some(cpu) => write!(f, "pipe waker={cpu}"),
+        }
+    }
 }

@@ -61,6 +61,21 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
+            // The mark of a reschedule IPI on its way (kernel/src/arch/wait.rs): CPU 1's idle loop
+            // holds its interrupts off until the waker on CPU 0 wakes its sleeper, so each wait
+            // starts with the IPI pending; the sleeper must run within microseconds. CPU 1 is
+            // neither the waker's CPU (QEMU must run the waker while CPU 1 holds: kernel/mech/
+            // src/fault.rs) nor the poller (CPU 2, which polls with interrupts on and takes the
+            // IPI at once). Under -icount, so that each boot is one exact run.
+            name: "idle-ipi-coming-smp3",
+            icount: true,
+            smp: "3",
+            append: IPI_COMING,
+            check: check_idle_ipi_coming,
+            timeout_s: 30,
+            ..BASE
+        },
+        Scenario {
             name: "faults-malformed",
             smp: "1",
             append: FAULT_MALFORMED,

@@ -16,11 +16,17 @@ pub(crate) fn latency_samples(n: u64, short: u64) -> Vec<u64> {
 /// (kernel/workloads/src/latency.rs): `@fw latency` with nearest-rank percentiles, the
 /// `@fw hist` buckets in whole microseconds, the `@fw result` lines.
 pub(crate) fn latency_report(cpu: u32, slice: u64, sleeper: u64, v: &[u64]) -> String {
+    latency_report_as(cpu, 2, "timer", slice, sleeper, v)
+}
+
+/// [`latency_report`] of a run with `hogs` hogs, its sleeper woken as `wake` says (`timer`, or
+/// `pipe waker=N`).
+pub(crate) fn latency_report_as(cpu: u32, hogs: u32, wake: &str, slice: u64, sleeper: u64, v: &[u64]) -> String {
     let over = v.iter().filter(|&&x| x > 2 * sleeper).count() as u64;
     let max = v[v.len() - 1];
     let mut out = format!(
-        "@fw latency cpu={cpu} hogs=2 samples={} p50_ns={} p90_ns={} p99_ns={} max_ns={max} \
-         slice_ns={slice} sleeper_slice_ns={sleeper} over_2slice={over}\n",
+        "@fw latency cpu={cpu} hogs={hogs} samples={} p50_ns={} p90_ns={} p99_ns={} max_ns={max} \
+         slice_ns={slice} sleeper_slice_ns={sleeper} over_2slice={over} wake={wake}\n",
         v.len(),
         pct(v, 500),
         pct(v, 900),

@@ -218,7 +218,7 @@ mod tests {
             ("watchdog_thresh=61", &["watchdog_thresh=\"61\" is not a number of seconds from 0 (off) to 60; using watchdog_thresh=2"]),
             ("hung_task_timeout_secs=3601", &["hung_task_timeout_secs=\"3601\" is not a number of seconds from 0 (off) to 3600; using hung_task_timeout_secs=5"]),
             ("test_watchdog=x", &["test_watchdog=\"x\" is not one of soft_lockup, hard_lockup, lost_wakeup, lost_sleep; nothing provoked"]),
-            ("fault=x", &["fault=\"x\": \"x\" is not a fault mode (ipi_delay, ipi_reorder, spurious_wake, preempt_points, cpu_stall); injecting no faults"]),
+            ("fault=x", &["fault=\"x\": \"x\" is not a fault mode (ipi_delay, ipi_reorder, spurious_wake, preempt_points, cpu_stall, idle_irqs_off); injecting no faults"]),
             ("fault_seed=x", &["fault_seed=\"x\" is not a number from 0 to 18446744073709551615; using fault_seed=1"]),
             ("fault_seed=3", &["fault_seed=3 without fault=: no fault is injected"]),
             ("seed=x", &["seed=\"x\" is not a number from 0 to 18446744073709551615; using seed=0"]),
