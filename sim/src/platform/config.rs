@@ -44,8 +44,9 @@ pub struct SimConfig {
 }
 
 /// The `fault=` modes the simulator runs. The others spin until the clock
-/// moves (`cpu_stall` with interrupts off, and the idle loop holding IPIs
-/// back for `ipi_delay`/`ipi_reorder`), and a simulated CPU's clock does not
+/// moves (`cpu_stall` with interrupts off, the idle loop holding IPIs back
+/// for `ipi_delay`/`ipi_reorder` and holding its interrupts off for
+/// `idle_irqs_off`), and a simulated CPU's clock does not
 /// move while its code runs: they would never end.
 pub const SIM_FAULTS: u8 = mech::fault::SPURIOUS_WAKE | mech::fault::PREEMPT_POINTS;
 
