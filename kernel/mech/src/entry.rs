@@ -56,7 +56,7 @@ pub fn scheduler_ipi(frame: *mut Frame) -> *mut Frame {
     let cpu = cpu_id();
     resched::count_resched_ipi(cpu);
     // A wakee that should run now: its runqueue stays locked for the switch.
-    let mut held = wakeup::process_wake_list();
+    let mut held = wakeup::process_wake_list(cpu);
     if balance::nohz::kicked(cpu) {
         // The NOHZ balance locks runqueues itself.
         drop(held.take());

@@ -450,7 +450,7 @@ fn flags_of_bits(b: u32) -> WakeFlags {
 /// set, for the `schedule()` that follows.
 pub fn process_wake_list_polled() {
     crate::platform::without_interrupts(|| {
-        if let Some(mut rq) = process_wake_list() {
+        if let Some(mut rq) = process_wake_list(cpu_id()) {
             // No switch takes the lock over right away: it reads the clock anew.
             rq.clock_skip = false;
             crate::balance::snapshot::publish_load(&rq);
@@ -458,7 +458,8 @@ pub fn process_wake_list_polled() {
     });
 }
 
-/// Drains this CPU's wake list (from the reschedule IPI): the moves first,
+/// Drains this CPU's wake list (`cpu`, from the reschedule IPI, which has
+/// just read it): the moves first,
 /// then the plain wakeups, each in the order they were queued (core.c:
 /// `sched_ttwu_pending()` takes its list with one exchange). When it woke
 /// a task that should run now, it sets need-resched and returns the
@@ -467,8 +468,7 @@ pub fn process_wake_list_polled() {
 /// the IPI handler, its hot caller (a call costs the cross-CPU pipe about
 /// 20 instructions per round trip).
 #[inline(always)]
-pub fn process_wake_list() -> Option<rq::RqGuard<'static>> {
-    let cpu = cpu_id();
+pub fn process_wake_list(cpu: usize) -> Option<rq::RqGuard<'static>> {
     let list = rq::wake_list(cpu);
     if !list.pending() {
         return None;
@@ -509,68 +509,100 @@ fn activate_moves(rq: &mut rq::RqGuard<'static>) -> bool {
 /// Activates the plain wakeups of the chain whose newest entry is entity
 /// `newest` of `rq`, oldest first: a chain of more than one entry is
 /// reversed in place first. The tasks stay where `rq.tasks` keeps them: no
-/// reference count moves.
+/// reference count moves. The clock and the idle period are settled before
+/// the newest entry is looked up, so that a lone entry (the common case) is
+/// looked up once, its task kept across its enqueue.
 #[inline(always)]
 fn activate_wakes(rq: &mut Rq, newest: u32) -> bool {
-    let link = listed_task(rq, newest).wake_link.load(Ordering::Relaxed);
-    if link as u32 == WAKE_NIL {
-        return activate_listed(rq, newest, link);
+    prepare_activate(rq);
+    if let Some((preempt, _)) = enqueue_listed(rq, newest, true) {
+        return preempt;
     }
     let mut oldest = WAKE_NIL;
     let mut eid = newest;
     while eid != WAKE_NIL {
-        let t = listed_task(rq, eid);
+        let t = listed_task(&rq.tasks, eid);
         let link = t.wake_link.load(Ordering::Relaxed);
         t.wake_link.store((link & !u64::from(u32::MAX)) | u64::from(oldest), Ordering::Relaxed);
         oldest = eid;
         eid = link as u32;
     }
+    // The oldest entry's activation takes the clock and idle period settled
+    // above (nothing in between reads the clock); each later one its own.
     let mut preempt = false;
     eid = oldest;
     while eid != WAKE_NIL {
-        let link = listed_task(rq, eid).wake_link.load(Ordering::Relaxed);
-        preempt |= activate_listed(rq, eid, link);
-        eid = link as u32;
+        if eid != oldest {
+            prepare_activate(rq);
+        }
+        let Some((wants, next)) = enqueue_listed(rq, eid, false) else { unreachable!() };
+        preempt |= wants;
+        eid = next;
     }
     preempt
 }
 
-/// The task of entity `eid` of `rq`, which a wake-list entry names.
+/// The task of entity `eid` in `tasks` (this CPU's `rq.tasks`: a wake list
+/// is drained by its own CPU), which a wake-list entry names. It takes the
+/// field, not the runqueue, so that the task stays borrowed while the
+/// policy's queue changes.
 #[inline(always)]
-fn listed_task(rq: &Rq, eid: u32) -> &Arc<Task> {
-    match rq.task_of(eid) {
+fn listed_task(tasks: &[Option<Arc<Task>>], eid: u32) -> &Arc<Task> {
+    match tasks.get(eid as usize).and_then(|t| t.as_ref()) {
         Some(t) => t,
-        None => wake_list_broken(rq.cpu, eid),
+        None => wake_list_broken(eid),
     }
 }
 
-/// [`activate`] for a plain wakeup taken off the wake list: entity `eid`
-/// of `rq`, with the entry's `link` (its flags). The task is looked up in
-/// `rq.tasks` after the enqueue, so no reference to it is held across it.
+/// What [`activate`] does before the enqueue of a plain wakeup taken off the
+/// wake list: the runqueue's clock, then the end of an open idle period.
 #[inline(always)]
-fn activate_listed(rq: &mut Rq, eid: u32, link: u64) -> bool {
+fn prepare_activate(rq: &mut Rq) {
     rq.update_clock();
     crate::balance::newidle::note_activate(rq);
+}
+
+/// The rest of [`activate`] for the plain wakeup of entity `eid` of `rq`
+/// taken off the wake list, after [`prepare_activate`]: returns whether it
+/// should preempt and the entry its link names (the next in the chain), or
+/// `None` without a change when `lone_only` and the entry links to another.
+/// The task is borrowed from `rq.tasks` across the enqueue, which changes
+/// only `rq.fair` and `rq.order`.
+#[inline(always)]
+fn enqueue_listed(rq: &mut Rq, eid: u32, lone_only: bool) -> Option<(bool, u32)> {
+    let p = listed_task(&rq.tasks, eid);
+    let link = p.wake_link.load(Ordering::Relaxed);
+    if lone_only && link as u32 != WAKE_NIL {
+        return None;
+    }
     rq.order.to_head(eid as usize); // fair.c: account_entity_enqueue(): cfs_tasks head
     let wants = match rq.fair.wake(EntityId(eid), EnqueueFlags::WAKEUP, flags_of_bits((link >> 32) as u32)) {
         Ok(w) => w,
-        Err(e) => panic!("CPU {}: enqueue of entity {} from the wake list: {}", rq.cpu, eid, e),
+        Err(e) => listed_enqueue_failed(eid, e),
     };
-    // As `queued_woken`, with the task borrowed from `rq`.
+    // As `queued_woken`.
     let preempt = rq.curr.is_idle || wants;
-    let p = listed_task(rq, eid);
     p.stats.queued_at.set(rq, rq.clock);
     if crate::trace::enabled() {
         trace_enqueue(rq, p, EntityId(eid), preempt);
     }
     rq.clock_skip |= preempt;
-    preempt
+    Some((preempt, link as u32))
+}
+
+// The two failures of the drain, out of line and naming the CPU themselves
+// (the drain runs on the list's CPU), so that the drain keeps no CPU number
+// live for them.
+#[cold]
+#[inline(never)]
+fn wake_list_broken(eid: u32) -> ! {
+    panic!("invariant: CPU {}'s wake list names entity {}, which has no task there", cpu_id(), eid)
 }
 
 #[cold]
 #[inline(never)]
-fn wake_list_broken(cpu: usize, eid: u32) -> ! {
-    panic!("invariant: CPU {}'s wake list names entity {}, which has no task there", cpu, eid)
+fn listed_enqueue_failed(eid: u32, e: sched::SchedError) -> ! {
+    panic!("CPU {}: enqueue of entity {} from the wake list: {}", cpu_id(), eid, e)
 }
 
 /// Sends a running task, taken off its old CPU by `schedule`, to `target`.

@@ -79,10 +79,16 @@ pub const fn ceiling_of(max_idle_balance_cost: Nanos, ceiling_pct: u32) -> Nanos
 }
 
 /// Linux's `update_avg`: `avg + (sample - avg) / 8`, truncating toward 0.
+/// Computed in `u64` on either side of `avg`: the step `|sample - avg| / 8`
+/// truncates toward zero whatever the sign, and the result lies between
+/// `avg` and `sample` (no overflow). The same values as the signed
+/// difference in `i128`, without its 128-bit shifts.
 pub fn update_avg(avg: u64, sample: u64) -> u64 {
-    let diff = sample as i128 - avg as i128;
-    // |diff| < 2^64, the result lies between avg and sample: fits u64.
-    (avg as i128 + diff / 8) as u64
+    if sample >= avg {
+        avg + (sample - avg) / 8
+    } else {
+        avg - (avg - sample) / 8
+    }
 }
 
 /// Per-run-queue idle-time average and idle-balance cost.
@@ -203,6 +209,7 @@ impl AvgIdle {
 
     /// A task is activated at `now`: if an idle period was open, fold its
     /// length into the average, close it and return the sample.
+    #[inline]
     pub fn end_idle(&mut self, now: Nanos, clamp: AvgIdleClamp, ceiling_pct: u32) -> Option<Nanos> {
         if self.idle_stamp == 0 {
             return None;
@@ -266,6 +273,25 @@ mod tests {
         assert_eq!(hist_bucket(1_999_999), 4);
         assert_eq!(hist_bucket(2_000_000), 5);
         assert_eq!(hist_bucket(u64::MAX), AVG_IDLE_HIST_BUCKETS - 1);
+    }
+
+    #[test]
+    fn update_avg_is_the_signed_difference_over_8() {
+        let signed = |avg: u64, sample: u64| (avg as i128 + (sample as i128 - avg as i128) / 8) as u64;
+        let edges = [0, 1, 7, 8, 9, 15, 16, 17, 999_999, 1_000_000, u64::MAX / 2, u64::MAX - 8, u64::MAX - 1, u64::MAX];
+        for &a in &edges {
+            for &s in &edges {
+                assert_eq!(update_avg(a, s), signed(a, s), "avg {a} sample {s}");
+            }
+        }
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let (a, s) = (x >> (x & 31), x.rotate_left(17) >> ((x >> 8) & 31));
+            assert_eq!(update_avg(a, s), signed(a, s), "avg {a} sample {s}");
+        }
     }
 
     #[test]
