@@ -230,6 +230,7 @@ impl Sim {
         let sd = &sds.per_cpu(dst)[i];
         let mut env = LbEnv::new(&sds, dst, i, idle);
         env.nr_balance_failed = self.st[dst][i].nr_balance_failed;
+        count_attempt(&mut self.st[dst][i].stats, idle);
         let (plan, _) = plan_balance(&env, &snaps, &mut self.st[dst][i].stats);
         let (src, migration) = match plan {
             Plan::NotBalancer => {

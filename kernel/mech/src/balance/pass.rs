@@ -13,7 +13,7 @@ use sched::balance::interval::{failed_count_after, finish_balance};
 use sched::balance::migrate::{need_active_balance, ActiveBalanceInput, DetachOutcome, DetachParams};
 use sched::balance::rq::record_pull;
 use sched::balance::sis::idle_cpu_scan_refresh;
-use sched::balance::{plan_balance, CpuSnapshot, IdleType, LbEnv, Migration, SdLbStats, Plan, RqOutcome, SdState};
+use sched::balance::{count_attempt, plan_balance, CpuSnapshot, IdleType, LbEnv, Migration, SdLbStats, Plan, RqOutcome, SdState};
 use sched::cpumask::CpuMask;
 use sched::topology::SchedDomain;
 use sched::Feature;
@@ -69,6 +69,7 @@ pub fn balance_rq(
     env.group_capacity = g.cfg.group_capacity;
     let dst_group = sd.groups.iter().find(|gr| gr.span.contains(dst)).map_or(CpuMask::single(dst), |gr| gr.span);
     let mut all_pinned_seen = false;
+    count_attempt(&mut st.stats, idle);
     for _ in 0..4 {
         snapshots_into(&sd.span, snaps);
         // The pass's work, for a simulated CPU (free on x86): newidle's measured

@@ -55,6 +55,6 @@ pub use interval::{RqOutcome, SdState};
 pub use migrate::{Detach, DetachCursor, DetachOutcome, DetachParams};
 pub use newidle::{NewidleCounters, NewidleDomainState, NewidleStep, NewidleWalk};
 pub use nohz::NohzState;
-pub use rq::{plan_balance, Plan};
+pub use rq::{count_attempt, plan_balance, Plan};
 pub use snapshot::{CpuSnapshot, CpuView, IdleType, TaskSnapshot};
 pub use wake::{WakeDecision, WakeeState};

@@ -5,6 +5,7 @@
 //!
 //! ```text
 //! let env = LbEnv { sds, dst_cpu, sd_index, idle, cpus, imbalanced_groups, nr_balance_failed, group_capacity };
+//! count_attempt(&mut state.stats, idle);   // once, before any redo
 //! match plan_balance(&env, &snapshots, &mut state.stats) {
 //!     Plan::NotBalancer => stop walking up (continue_balancing = false); finish_balance(.., Balanced)
 //!     Plan::Balanced(_) | Plan::NoBusyQueue => finish_balance(.., Balanced)
@@ -45,15 +46,26 @@ pub enum Plan {
     },
 }
 
-/// Plans one attempt and counts it in `stats` (lb_count, lb_balanced,
-/// lb_nobusyg, lb_nobusyq, lb_imbalance). Also returns the domain
-/// statistics when they were computed.
+/// Counts one balancing attempt of `idle`'s kind in `stats` (lb_count):
+/// once per attempt, before [`plan_balance`] and whatever it decides, as
+/// Linux's `sched_balance_rq()` counts before its `should_we_balance()` test
+/// and its redo label.
+pub fn count_attempt(stats: &mut DomainStats, idle: IdleType) {
+    stats.lb_mut(idle).lb_count += 1;
+}
+
+/// Plans one attempt (or, after an all-pinned source, its redo) and counts
+/// its outcome in `stats` (lb_balanced, lb_nobusyg, lb_nobusyq,
+/// lb_imbalance; a CPU that should not balance counts as balanced, as
+/// Linux's `out_balanced` does). The attempt itself is counted once by
+/// [`count_attempt`]. Also returns the domain statistics when they were
+/// computed.
 pub fn plan_balance(env: &LbEnv<'_>, cpus: &[CpuSnapshot], stats: &mut DomainStats) -> (Plan, Option<SdLbStats>) {
+    let c = stats.lb_mut(env.idle);
     if !should_we_balance(env, cpus) {
+        c.lb_balanced += 1;
         return (Plan::NotBalancer, None);
     }
-    let c = stats.lb_mut(env.idle);
-    c.lb_count += 1;
     let (group, sds) = sched_balance_find_src_group(env, cpus);
     let plan = match group {
         SrcGroup::Balanced(BalancedReason::NoBusiestGroup) => {
