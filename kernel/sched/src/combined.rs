@@ -612,11 +612,7 @@ impl FairRq {
             // RUN_TO_PARITY's update_protect_slice as above
             if self.nr_queued == 2 && self.tree.len() == 1 && self.tree.leftmost() == Some(i) {
                 self.stats.picks += 1;
-                let (pick_i, fallback) = pick_of_two(avg, cse, se, true);
-                if fallback {
-                    self.stats.no_eligible_fallbacks += 1;
-                }
-                if pick_i {
+                if pick_of_two(avg, cse, se, true) {
                     self.need_resched = true;
                     return Some(true);
                 }

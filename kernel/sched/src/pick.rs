@@ -435,10 +435,7 @@ impl FairRq {
         }
         // pick_eevdf(protect) among c and n
         self.stats.picks += 1;
-        let (pick_n, fallback) = pick_of_two(&self.avg, cse, nse, true);
-        if fallback {
-            self.stats.no_eligible_fallbacks += 1;
-        }
+        let pick_n = pick_of_two(&self.avg, cse, nse, true);
         if pick_n {
             // switch_to(n) on the two borrows: put_prev of c without its
             // tree insert (its update_curr is a no-op: charged at this
@@ -561,8 +558,7 @@ pub(crate) fn swap_only_and_protect(
 /// `pick_eevdf_among(Some(c), protect)` (after its pick count) in the
 /// state of two queued entities and no next buddy: the running entity `c`
 /// and the tree's only node `n`, with `avg` the sums of that tree (the
-/// pick does not look at `sched_delayed`). Returns whether `n` is the pick, and whether the pick was the
-/// no-eligible fallback (to be counted).
+/// pick does not look at `sched_delayed`). Returns whether `n` is the pick.
 ///
 /// The same tests: `c` eligible iff `S >= key(c)·W` (`curr_eligible`, the
 /// running entity's term on both sides), `n` iff `S + key(c)·wc >=
@@ -575,23 +571,19 @@ pub(crate) fn swap_only_and_protect(
 /// instead of two 128-bit products (the same answers, products and all,
 /// as `tests/fast_paths.rs` and `tests/combined.rs` check through
 /// `schedule()` and the wakeup against the general pick). One of the two
-/// always holds: the fallback cannot be taken.
+/// always holds, so the pick never falls back to "no eligible entity"
+/// (nothing for `no_eligible_fallbacks`).
 #[inline(always)]
-pub(crate) fn pick_of_two(avg: &AvgVruntime, c: &SchedEntity, n: &SchedEntity, protect: bool) -> (bool, bool) {
+pub(crate) fn pick_of_two(avg: &AvgVruntime, c: &SchedEntity, n: &SchedEntity, protect: bool) -> bool {
     debug_assert!(avg.sum_weight() == n.w() && avg.sum_w_vruntime() == avg.key(n.vruntime) as i128 * n.w() as i128);
     let (kc, kn) = (avg.key(c.vruntime), avg.key(n.vruntime));
     let c_eligible = kc <= kn;
     if c_eligible && protect && vbefore(c.vruntime, c.vprot) {
-        return (false, false);
+        return false;
     }
     let n_eligible = kn <= kc;
-    if c_eligible && (!n_eligible || vbefore(c.deadline, n.deadline)) {
-        (false, false)
-    } else if n_eligible {
-        (true, false)
-    } else {
-        (vbefore(n.deadline, c.deadline), true)
-    }
+    // Not `c` means `n`: when `c` is not eligible, `n` is.
+    !(c_eligible && (!n_eligible || vbefore(c.deadline, n.deadline)))
 }
 
 /// The charge of `update_curr` on the running entity `se` at `now`
