@@ -120,10 +120,7 @@ pub fn start_this_cpu() {
 /// Programs the LAPIC timer for the earlier of the next tick and the first
 /// sleep deadline.
 fn program(cpu: usize, now: u64) {
-    let mut next = if CPUS[cpu].tick_stopped.load(Ordering::Relaxed) { u64::MAX } else { CPUS[cpu].next_tick.load(Ordering::Relaxed) };
-    if let Some(Reverse(s)) = CPUS[cpu].sleepers.lock().peek() {
-        next = next.min(s.deadline);
-    }
+    let next = next_event(cpu);
     if next == u64::MAX {
         crate::platform::timer_stop();
         return;
@@ -195,13 +192,15 @@ pub fn advance_tick(cpu: usize, due: u64, now: u64) {
 }
 
 /// When `cpu`'s timer fires next (ns): the earlier of its next tick (unless
-/// stopped) and its first sleep deadline, as `program` computes it inline
-/// (calling this from there cost the cross-CPU pipe 15 instructions a round
-/// trip); `u64::MAX` for neither.
+/// stopped) and its first sleep deadline; `u64::MAX` for neither. Inlined
+/// into `program`, on the path of every switch to and from idle.
+#[inline(always)]
 pub fn next_event(cpu: usize) -> u64 {
-    let tick = if CPUS[cpu].tick_stopped.load(Ordering::Relaxed) { u64::MAX } else { CPUS[cpu].next_tick.load(Ordering::Relaxed) };
-    let sleep = CPUS[cpu].sleepers.lock().peek().map_or(u64::MAX, |Reverse(s)| s.deadline);
-    tick.min(sleep)
+    let mut next = if CPUS[cpu].tick_stopped.load(Ordering::Relaxed) { u64::MAX } else { CPUS[cpu].next_tick.load(Ordering::Relaxed) };
+    if let Some(Reverse(s)) = CPUS[cpu].sleepers.lock().peek() {
+        next = next.min(s.deadline);
+    }
+    next
 }
 
 /// Programs `cpu`'s timer for its next event, from now.
