@@ -175,10 +175,18 @@ pub struct Rq {
     pub order: CfsTasksOrder,
 }
 
+/// The task of entity `eid` in a runqueue's `tasks`: [`Rq::task_of`] on the
+/// field alone, for a caller that keeps the task borrowed while it changes
+/// the runqueue's other fields.
+#[inline(always)]
+pub fn task_in(tasks: &[Option<Arc<Task>>], eid: u32) -> Option<&Arc<Task>> {
+    tasks.get(eid as usize).and_then(|t| t.as_ref())
+}
+
 impl Rq {
     /// The task of entity `eid`.
     pub fn task_of(&self, eid: u32) -> Option<&Arc<Task>> {
-        self.tasks.get(eid as usize).and_then(|t| t.as_ref())
+        task_in(&self.tasks, eid)
     }
 
     /// Records `task` as the owner of entity `eid`.

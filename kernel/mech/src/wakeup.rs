@@ -548,7 +548,7 @@ fn activate_wakes(rq: &mut Rq, newest: u32) -> bool {
 /// policy's queue changes.
 #[inline(always)]
 fn listed_task(tasks: &[Option<Arc<Task>>], eid: u32) -> &Arc<Task> {
-    match tasks.get(eid as usize).and_then(|t| t.as_ref()) {
+    match rq::task_in(tasks, eid) {
         Some(t) => t,
         None => wake_list_broken(eid),
     }
