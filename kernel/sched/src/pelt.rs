@@ -194,13 +194,17 @@ impl SchedAvg {
     /// the averages were refreshed. A clock that went backwards only resets
     /// the update time.
     ///
-    /// Inlined into the caller are the two common cases: the no-op (less
-    /// than 1024 ns since the last update, e.g. the second update of the
-    /// same object at the same clock) and an interval that stays inside the
-    /// current 1024-unit period (a few microseconds between the updates of
-    /// a pipe round trip), which is three additions: no decay, and the
-    /// averages are not refreshed (they only change at a boundary). An
-    /// interval that crosses a boundary is out of line.
+    /// The general form, for any object and input: the scheduler calls its
+    /// two specialised forms, [`SchedAvg::update_queue`] (a run-queue) and
+    /// [`SchedAvg::update_entity`] (an entity), which the tests check
+    /// against it field by field. Inlined into the caller are the two
+    /// common cases: the no-op (less than 1024 ns since the last update,
+    /// e.g. the second update of the same object at the same clock) and an
+    /// interval that stays inside the current 1024-unit period (a few
+    /// microseconds between the updates of a pipe round trip), which is
+    /// three additions: no decay, and the averages are not refreshed (they
+    /// only change at a boundary). An interval that crosses a boundary is
+    /// out of line.
     #[inline(always)]
     pub fn update(&mut self, now: Nanos, input: PeltInput, load_factor: u64) -> bool {
         let Some(units) = self.elapsed_units(now) else { return false };
