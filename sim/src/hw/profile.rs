@@ -124,31 +124,36 @@ pub const ICOUNT_HOLD_NS: [u64; CLASSES] = {
     ns
 };
 
-/// One class's figure of [`ICOUNT_HOLD_NS`]. The levels from `idle_wait_slot`
-/// to `workload` were measured together, as one class (with the per-LLC
-/// scan state's and the NOHZ state's locks, which the mechanism no longer
-/// has): they share its figure.
+/// One class's figure of [`ICOUNT_HOLD_NS`], measured on the tree of
+/// `90102af` (docs/SIMULATOR.md, "Lock holds"). A class the six cells never
+/// took keeps the figure of its last measurement: `wake_list` (`04453e5`,
+/// when every remote wakeup took it; plain wakeups are lock-free since, and
+/// only a task that changes CPU still queues under it) and the leaf levels
+/// no cell took (`04453e5`'s one leaf class).
 /// Every class is named, so a new level needs its figure here.
 pub const fn icount_hold_ns(class: LockClass) -> u64 {
     use LockClass::*;
     match class {
-        PiLock => 433,
-        BalanceState => 136,
-        Runqueue => 633,
+        PiLock => 306,
+        BalanceState => 317,
+        Runqueue => 473,
         // Only the kernel's watchdog takes it (the simulator runs none).
         HungTasks => 0,
-        Registry => 225,
+        Registry => 218,
         WakeList => 190,
-        Sleepers => 36,
-        WaitQueue => 35,
-        // Measured as the ring's lock alone; the pipe's waiters, now under
-        // it too, add about `WaitQueue`'s hold: still less than the copy's
-        // reported work, which the simulator charges inside.
+        Sleepers => 34,
+        WaitQueue => 29,
+        // The copy's reported work, which the simulator charges inside, is
+        // more than the hold.
         Pipe => 0,
-        IdleWaitSlot | Wakee | BlockedAt | TaskStack | TaskEntry | TraceNames | SemaphoreCount | HeldIpis
-        | Workload => 59,
+        Wakee => 48,
+        TaskStack => 35,
+        TaskEntry => 14,
+        SemaphoreCount => 13,
+        Workload => 57,
+        IdleWaitSlot | BlockedAt | TraceNames | HeldIpis => 59,
         TraceRing => 0,
-        Memory => 142175,
+        Memory => 143595,
         Console | Heap => 0,
     }
 }
