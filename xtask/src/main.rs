@@ -8,6 +8,7 @@ mod compare;
 mod experiment;
 mod image;
 mod install;
+mod percpu_summary;
 mod plot;
 mod profile;
 mod qemu;
@@ -121,6 +122,10 @@ struct RunArgs {
     /// With --image: boot under UEFI (OVMF) instead of SeaBIOS.
     #[arg(long, requires = "image")]
     uefi: bool,
+    /// Print CPU 0's per-CPU lines and hold back the other CPUs', then one table per record:
+    /// each field's sum, smallest (its CPU), median and largest (its CPU) over the CPUs.
+    #[arg(long)]
+    summary: bool,
     #[command(flatten)]
     kernel: RevArg,
     /// Extra QEMU arguments, after `--`.
@@ -268,12 +273,20 @@ fn run(a: RunArgs) -> Result<(), String> {
     cfg.extra = a.qemu_args;
     eprintln!("xtask: {}", cfg.display());
     let cmd = cfg.command()?;
+    let mut summary = a.summary.then(percpu_summary::PerCpuSummary::new);
     let r = runner::run(
         cmd,
         Duration::from_secs(a.timeout),
-        &mut |line| println!("{}", syms.annotate(line)),
+        &mut |line| {
+            if summary.as_mut().is_none_or(|s| s.line(line)) {
+                println!("{}", syms.annotate(line))
+            }
+        },
         Some(Box::new(|l: &str| eprintln!("qemu: {l}"))),
     );
+    if let Some(s) = &summary {
+        print!("{}", s.finish());
+    }
     eprintln!("xtask: {} after {:.1} s", r.exit, r.elapsed.as_secs_f64());
     if r.exit.is_success() {
         return Ok(());

@@ -39,6 +39,10 @@ pub struct SimArgs {
     /// List the presets and the hardware profiles.
     #[arg(long)]
     pub list: bool,
+    /// Print CPU 0's per-CPU lines and hold back the other CPUs', then one table per record:
+    /// each field's sum, smallest (its CPU), median and largest (its CPU) over the CPUs.
+    #[arg(long)]
+    pub summary: bool,
 }
 
 pub fn sim(a: SimArgs) -> Result<(), String> {
@@ -110,7 +114,23 @@ fn run_workload(workload: &str, machine: &str, a: &SimArgs) -> Result<(), String
     c.arg("--");
     c.arg(cmdline(workload, &a.params, &a.append));
     let t = std::time::Instant::now();
-    let st = c.status().map_err(|e| format!("{}: {e}", bin.display()))?;
+    let st = if a.summary {
+        use std::io::BufRead;
+        c.stdout(std::process::Stdio::piped());
+        let mut child = c.spawn().map_err(|e| format!("{}: {e}", bin.display()))?;
+        let mut summary = crate::percpu_summary::PerCpuSummary::new();
+        let out = child.stdout.take().expect("piped");
+        for line in std::io::BufReader::new(out).lines() {
+            let line = line.map_err(|e| format!("{}: reading its output: {e}", bin.display()))?;
+            if summary.line(&line) {
+                println!("{line}");
+            }
+        }
+        print!("{}", summary.finish());
+        child.wait().map_err(|e| format!("{}: {e}", bin.display()))?
+    } else {
+        c.status().map_err(|e| format!("{}: {e}", bin.display()))?
+    };
     eprintln!("sim: {:.3} s of host time", t.elapsed().as_secs_f64());
     match st.code() {
         Some(0) => Ok(()),
