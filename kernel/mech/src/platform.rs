@@ -213,6 +213,13 @@ pub trait Platform {
     /// Enters a nested interrupt-off section (the first one disables
     /// interrupts, remembering whether they were on).
     fn irq_guard_enter();
+    /// As `irq_guard_enter`, called only with interrupts already off (the
+    /// switch, or inside a held section): a platform may skip saving and
+    /// disabling them. By default the same as `irq_guard_enter`.
+    #[inline(always)]
+    fn irq_guard_enter_irqs_off() {
+        Self::irq_guard_enter()
+    }
     /// Leaves one (the last one restores what the first found).
     fn irq_guard_exit();
     /// How many sections this CPU is inside.
@@ -390,6 +397,9 @@ macro_rules! set_platform {
             fn __fairway_platform_irq_guard_enter() { <$platform as __P>::irq_guard_enter() }
             #[no_mangle]
             #[inline]
+            fn __fairway_platform_irq_guard_enter_irqs_off() { <$platform as __P>::irq_guard_enter_irqs_off() }
+            #[no_mangle]
+            #[inline]
             fn __fairway_platform_irq_guard_exit() { <$platform as __P>::irq_guard_exit() }
             #[no_mangle]
             #[inline]
@@ -514,6 +524,7 @@ unsafe extern "Rust" {
     safe fn __fairway_platform_set_current(t: Arc<CurrentTask>);
     safe fn __fairway_platform_set_current_irqs_off(t: Arc<CurrentTask>);
     safe fn __fairway_platform_irq_guard_enter();
+    safe fn __fairway_platform_irq_guard_enter_irqs_off();
     safe fn __fairway_platform_irq_guard_exit();
     safe fn __fairway_platform_irq_guards_held() -> u32;
     safe fn __fairway_platform_irqs_enabled() -> bool;
@@ -601,6 +612,12 @@ pub fn set_current_irqs_off(task: Arc<CurrentTask>) {
 #[inline(always)]
 pub fn irq_guard_enter() {
     __fairway_platform_irq_guard_enter()
+}
+
+/// See [`Platform::irq_guard_enter_irqs_off`].
+#[inline(always)]
+pub fn irq_guard_enter_irqs_off() {
+    __fairway_platform_irq_guard_enter_irqs_off()
 }
 
 /// See [`Platform::irq_guard_exit`].

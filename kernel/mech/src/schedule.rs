@@ -112,7 +112,8 @@ fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'st
     resched::clear_need_resched(cpu);
     let mut rq = match held {
         Some(rq) => rq,
-        None => rq::lock(cpu),
+        // Every switch runs with interrupts off.
+        None => rq::lock_irqs_off(cpu),
     };
     // Right after a wakeup that asked for this switch, its clock is fresh.
     if !core::mem::take(&mut rq.clock_skip) {
@@ -261,7 +262,7 @@ fn pick_next(
         crate::balance::snapshot::publish_load(&rq);
         drop(rq);
         crate::balance::newidle::sched_balance_newidle(cpu, avg_idle);
-        rq = rq::lock(cpu);
+        rq = rq::lock_irqs_off(cpu);
         // The switch happens now, after the balancing: its time (for the
         // trace, which has the balancing's events before it, and for the
         // statistics) is read again.

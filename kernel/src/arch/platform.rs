@@ -66,6 +66,10 @@ impl Platform for KernelPlatform {
         percpu::irq_guard_enter()
     }
     #[inline(always)]
+    fn irq_guard_enter_irqs_off() {
+        percpu::irq_guard_enter_irqs_off()
+    }
+    #[inline(always)]
     fn irq_guard_exit() {
         percpu::irq_guard_exit()
     }
