@@ -246,9 +246,10 @@ pub trait Platform {
     /// CPU's interrupts save into. Interrupts off.
     fn context_adopt_here(ctx: usize);
     /// Switches this CPU from `prev` (running here; `frame` is its frame,
-    /// just saved by the interrupt) to `next`: claims `next`, releases
-    /// `prev`, returns the frame to resume (`frame` itself when they are the
-    /// same). Interrupts off.
+    /// just saved by the interrupt) to `next`, another context: claims
+    /// `next`, releases `prev`, returns the frame to resume. Interrupts off.
+    /// The switch calls it only when the two differ (a task picked again
+    /// resumes `frame`), so a platform need not test it.
     fn switch_frames(frame: *mut Frame, prev: usize, next: usize) -> Result<*mut Frame, SwitchError>;
     /// The running task gives up its CPU (its state set first): saves its
     /// context and enters `schedule::schedule_voluntary` as the schedule

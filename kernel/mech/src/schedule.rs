@@ -70,7 +70,9 @@ fn yield_curr() {
 pub fn preempt_point() {
     // The flag first: it is usually clear, and reading RFLAGS costs more.
     if resched::need_resched(cpu_id()) && crate::platform::irqs_enabled() {
-        schedule();
+        // `schedule()` without its test of held interrupt-off guards: with
+        // interrupts on, none is held (each keeps them off while held).
+        context::give_up_cpu();
     }
 }
 
@@ -148,12 +150,17 @@ fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'st
             crate::idle::exit(cpu, now);
         }
     }
-    let resume = match context::switch_frames(frame, &prev.ctx, &next.ctx) {
-        Ok(f) => f,
-        Err(SwitchError::RunningElsewhere { cpu: other }) => panic!(
-            "invariant: task {} ({}) picked on CPU {} is still running on CPU {}",
-            next.id, next.name, cpu, other
-        ),
+    // A preempted task picked again resumes its own frame.
+    let resume = if !switching {
+        frame
+    } else {
+        match context::switch_frames(frame, &prev.ctx, &next.ctx) {
+            Ok(f) => f,
+            Err(SwitchError::RunningElsewhere { cpu: other }) => panic!(
+                "invariant: task {} ({}) picked on CPU {} is still running on CPU {}",
+                next.id, next.name, cpu, other
+            ),
+        }
     };
     // Last, so that `next` moves into the per-CPU slot instead of being
     // cloned for it (this CPU alone reads the slot, and nothing above does).

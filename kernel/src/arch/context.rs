@@ -108,14 +108,14 @@ pub fn adopt_here(ctx: &Context) {
 }
 
 /// Switches this CPU from `prev` (the context running here, whose frame the
-/// interrupt stub has just saved: `current`) to `next`: claims `next`, makes
-/// interrupts save into it, releases `prev`, and returns the frame the stub
-/// must restore. With `prev == next` it returns `current` unchanged.
-/// Interrupts must be off (it runs on the interrupt path).
+/// interrupt stub has just saved: `current`) to `next`, another context
+/// (the switch calls this only when they differ, `mech::platform`'s
+/// contract: the claim below would spin on `next` as on a context running
+/// elsewhere): claims `next`, makes interrupts save into it, releases
+/// `prev`, and returns the frame the stub must restore. Interrupts must be
+/// off (it runs on the interrupt path).
 pub fn switch_frames(current: &mut TrapFrame, prev: &Context, next: &Context) -> Result<*mut TrapFrame, SwitchError> {
-    if core::ptr::eq(prev, next) {
-        return Ok(current as *mut TrapFrame);
-    }
+    debug_assert!(!core::ptr::eq(prev, next), "a switch to the running context");
     debug_assert!(core::ptr::eq(current, prev.frame.get()), "the interrupt did not save into the running context");
     let me = super::percpu::cpu_id();
     let mut spins = 0u64;
