@@ -113,6 +113,11 @@ irq_resched:
     movq %gs:16, %rsp
     cld
     call resched_dispatch
+    /* The IPI's switch usually resumes a task that blocked by a call (a
+     * wakee, the IPI's reason): its frame takes schedule_call's short
+     * resume, as in schedule_call itself. */
+    cmpq $0x100, 632(%rax)          /* vector: SCHEDULE_CALL_FRAME? */
+    je resume_call_frame
     movq %rax, %rsp
     jmp restore_frame
 
@@ -165,6 +170,9 @@ schedule_call:
      * caller, instead of every register and iretq. */
     cmpq $0x100, 632(%rax)          /* vector: SCHEDULE_CALL_FRAME? */
     jne 1f
+    /* The short resume of a frame schedule_call saved, at rax (also
+     * irq_resched's). */
+resume_call_frame:
     fxrstor64 (%rax)
     movq 512(%rax), %r15
     movq 520(%rax), %r14
