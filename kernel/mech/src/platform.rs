@@ -207,7 +207,9 @@ pub trait Platform {
     fn current_ptr() -> *const CurrentTask;
     /// Makes `task` what runs here (dropping the previous one's count).
     fn set_current(task: Arc<CurrentTask>);
-    /// As `set_current`, interrupts already off (the switch).
+    /// As `set_current`, interrupts already off (the switch), with the
+    /// slot holding a task (`set_current` filled it when the CPU's
+    /// scheduler started): a platform need not test it for empty.
     fn set_current_irqs_off(task: Arc<CurrentTask>);
 
     /// Enters a nested interrupt-off section (the first one disables

@@ -353,14 +353,29 @@ pub fn current() -> Option<Arc<Cur>> {
     }
 }
 
-/// Makes `cur` what runs on this CPU (dropping the previous one's count).
+/// Makes `cur` what runs on this CPU (dropping the previous one's count,
+/// if the slot held one: the first call on a CPU finds it empty).
 pub fn set_current(cur: Arc<Cur>) {
-    without_interrupts(|| set_current_irqs_off(cur));
+    without_interrupts(|| {
+        let new = Arc::into_raw(cur);
+        let old: *const Cur;
+        // SAFETY: as in `set_current_irqs_off`.
+        unsafe {
+            asm!("mov {old}, gs:[{off}]", "mov gs:[{off}], {new}", old = out(reg) old, new = in(reg) new,
+                 off = const CURRENT_OFFSET, options(nostack, preserves_flags))
+        };
+        if !old.is_null() {
+            // SAFETY: as in `set_current_irqs_off`.
+            drop(unsafe { Arc::from_raw(old) });
+        }
+    });
 }
 
-/// As `set_current`, with interrupts already off (the switch): the slot is
-/// this CPU's alone, so a load and a store through `gs` replace it (not
-/// `xchg`, whose memory form is a locked, fully ordered instruction).
+/// As `set_current`, with interrupts already off, for the switch, whose
+/// slot always holds the outgoing task (`set_current` filled it when the
+/// CPU's scheduler started): no test of an empty slot. The slot is this
+/// CPU's alone, so a load and a store through `gs` replace it (not `xchg`,
+/// whose memory form is a locked, fully ordered instruction).
 #[inline]
 pub fn set_current_irqs_off(cur: Arc<Cur>) {
     let new = Arc::into_raw(cur);
@@ -373,11 +388,11 @@ pub fn set_current_irqs_off(cur: Arc<Cur>) {
         asm!("mov {old}, gs:[{off}]", "mov gs:[{off}], {new}", old = out(reg) old, new = in(reg) new,
              off = const CURRENT_OFFSET, options(nostack, preserves_flags))
     };
-    if !old.is_null() {
-        // SAFETY: `old` came from `Arc::into_raw` of a `Cur` (the only type
-        // stored, see `CurrentKind`) with the slot's strong count, which the
-        // slot no longer holds (invariant); interrupts are off, so no reader
-        // on this CPU ran between the slot's last store and the load.
-        drop(unsafe { Arc::from_raw(old) });
-    }
+    debug_assert!(!old.is_null(), "a switch before the scheduler started here");
+    // SAFETY: `old` is non-null (the caller's contract, above) and came
+    // from `Arc::into_raw` of a `Cur` (the only type stored, see
+    // `CurrentKind`) with the slot's strong count, which the slot no longer
+    // holds (invariant); interrupts are off, so no reader on this CPU ran
+    // between the slot's last store and the load.
+    drop(unsafe { Arc::from_raw(old) });
 }
