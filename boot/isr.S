@@ -103,23 +103,31 @@ irq_common:
     movq %rax, %rsp
     jmp restore_frame
 
-/* The reschedule IPI (RESCHED_VECTOR, 0xF1): irq_common with its handler
- * called directly (resched_dispatch), not through the vector dispatch. It is
- * on every remote wakeup's path. */
+/* The reschedule IPI (RESCHED_VECTOR, 0xF1): irq_common with the scheduler's
+ * hook called directly (through gs:40 once it is set, resched_dispatch
+ * before), not through the vector dispatch. It is on every remote wakeup's
+ * path. */
     .balign 16
 irq_resched:
     save_frame
     movq %rsp, %rdi
     movq %gs:16, %rsp
     cld
-    call resched_dispatch
-    /* The IPI's switch usually resumes a task that blocked by a call (a
+    /* The scheduler's IPI hook (gs:40, 0 before it runs here), called
+     * directly; resched_dispatch before. */
+    movq %gs:40, %rax
+    testq %rax, %rax
+    jz 2f
+    call *%rax
+3:  /* The IPI's switch usually resumes a task that blocked by a call (a
      * wakee, the IPI's reason): its frame takes schedule_call's short
      * resume, as in schedule_call itself. */
     cmpq $0x100, 632(%rax)          /* vector: SCHEDULE_CALL_FRAME? */
     je resume_call_frame
     movq %rax, %rsp
     jmp restore_frame
+2:  call resched_dispatch
+    jmp 3b
 
 /*
  * schedule_call: a task gives up its CPU by calling this as a C function

@@ -48,6 +48,11 @@ pub struct PerCpu {
     /// `schedule_call` calls it through `gs:32` directly (set before
     /// `sched_running`, which gates `give_up_cpu`, and never changed after).
     pub(super) schedule_hook: AtomicUsize,
+    /// The scheduler's reschedule-IPI hook (`trap::Hooks::resched_ipi`, an
+    /// `extern "C"` function) once this CPU's scheduler runs, 0 before:
+    /// `irq_resched` calls it through `gs:40` directly (set with
+    /// `schedule_hook`, never changed after).
+    pub(super) resched_hook: AtomicUsize,
     /// Local APIC id, from CPUID.
     pub apic_id: AtomicU32,
     /// Set once the CPU runs kernel code with its own tables.
@@ -97,6 +102,7 @@ impl PerCpu {
             irq_stack_top: AtomicU64::new(0),
             irq_frame_top: AtomicU64::new(0),
             schedule_hook: AtomicUsize::new(0),
+            resched_hook: AtomicUsize::new(0),
             apic_id: AtomicU32::new(0),
             online: AtomicBool::new(false),
             online_tsc: AtomicU64::new(0),
@@ -126,6 +132,7 @@ const _: () = assert!(core::mem::offset_of!(PerCpu, id) == 8);
 const _: () = assert!(core::mem::offset_of!(PerCpu, irq_stack_top) == 16);
 const _: () = assert!(core::mem::offset_of!(PerCpu, irq_frame_top) == 24);
 const _: () = assert!(core::mem::offset_of!(PerCpu, schedule_hook) == 32);
+const _: () = assert!(core::mem::offset_of!(PerCpu, resched_hook) == 40);
 
 static CPUS: [PerCpu; MAX_CPUS] = [const { PerCpu::new() }; MAX_CPUS];
 
