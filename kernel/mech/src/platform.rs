@@ -258,6 +258,19 @@ pub trait Platform {
     /// interrupt would; returns when the task runs again. Does nothing
     /// before this CPU's scheduler runs.
     fn give_up_cpu();
+    /// [`give_up_cpu`](Self::give_up_cpu) unless this CPU holds
+    /// interrupt-off guards ([`irq_guards_held`](Self::irq_guards_held)):
+    /// then it returns their count without switching (`schedule()`'s test,
+    /// which a platform may make in one load with the scheduler's); 0
+    /// otherwise.
+    #[inline(always)]
+    fn give_up_cpu_unheld() -> u32 {
+        let held = Self::irq_guards_held();
+        if held == 0 {
+            Self::give_up_cpu();
+        }
+        held
+    }
     /// As [`give_up_cpu`](Self::give_up_cpu), with every register and
     /// control word a call must preserve holding a value derived from
     /// `salt` (give each thread its own); returns the first one that
@@ -446,6 +459,9 @@ macro_rules! set_platform {
             fn __fairway_platform_give_up_cpu() { <$platform as __P>::give_up_cpu() }
             #[no_mangle]
             #[inline]
+            fn __fairway_platform_give_up_cpu_unheld() -> u32 { <$platform as __P>::give_up_cpu_unheld() }
+            #[no_mangle]
+            #[inline]
             fn __fairway_platform_give_up_cpu_checking(salt: u64) -> Option<$crate::platform::RegisterMismatch> {
                 <$platform as __P>::give_up_cpu_checking(salt)
             }
@@ -541,6 +557,7 @@ unsafe extern "Rust" {
     safe fn __fairway_platform_context_adopt_here(ctx: usize);
     safe fn __fairway_platform_switch_frames(frame: *mut Frame, prev: usize, next: usize) -> Result<*mut Frame, SwitchError>;
     safe fn __fairway_platform_give_up_cpu();
+    safe fn __fairway_platform_give_up_cpu_unheld() -> u32;
     safe fn __fairway_platform_give_up_cpu_checking(salt: u64) -> Option<RegisterMismatch>;
     safe fn __fairway_platform_send_resched_ipi(cpu: usize);
     safe fn __fairway_platform_timer_start_ns(ns: u64);
@@ -689,6 +706,12 @@ pub fn switch_frames(frame: *mut Frame, prev: &Context, next: &Context) -> Resul
 #[inline]
 pub fn give_up_cpu() {
     __fairway_platform_give_up_cpu()
+}
+
+/// See [`Platform::give_up_cpu_unheld`].
+#[inline(always)]
+pub fn give_up_cpu_unheld() -> u32 {
+    __fairway_platform_give_up_cpu_unheld()
 }
 
 /// See [`Platform::give_up_cpu_checking`].

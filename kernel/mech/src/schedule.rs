@@ -25,11 +25,10 @@ use crate::task::{self, PrevState, TaskState};
 /// exit) or stays Running (it is then only preempted).
 pub fn schedule() {
     // A switch with an interrupt-off lock held would leave the lock and the
-    // guard count behind on this CPU.
-    if crate::platform::irq_guards_held() != 0 {
+    // guard count behind on this CPU: the platform tests it first.
+    if context::give_up_cpu_unheld() != 0 {
         held_at_switch("schedule()");
     }
-    context::give_up_cpu();
 }
 
 /// The panic of a switch asked for with interrupt-off locks held (out of

@@ -187,3 +187,17 @@ pub fn give_up_cpu() {
     // registers and stack intact, when this task resumes from its frame.
     unsafe { schedule_call() };
 }
+
+/// `give_up_cpu` unless this CPU holds interrupt-off guards: then their
+/// count, without switching (0 also before the CPU's scheduler runs, when
+/// it does nothing). One load tests both (`percpu::switch_gate_open`).
+#[inline(always)]
+pub fn give_up_cpu_unheld() -> u32 {
+    if !super::percpu::switch_gate_open() {
+        return super::percpu::irq_guards_held();
+    }
+    // SAFETY: as in `give_up_cpu`; the gate said the scheduler runs here,
+    // so the frame area, handler stack and hook are set up.
+    unsafe { schedule_call() };
+    0
+}

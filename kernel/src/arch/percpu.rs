@@ -79,6 +79,12 @@ pub struct PerCpu {
     /// one found before the first guard, the other bits mean nothing. Only
     /// this CPU touches them, through `gs` (`irq_guard_enter`/`irq_guard_exit`).
     irq_guards: AtomicU32,
+    /// 1 until this CPU's scheduler runs, then 0 (set with `sched_running`):
+    /// beside `irq_guards`, with zeroed padding up to `irq_saved_flags`, so
+    /// that one 8-byte load tells whether a task may give up the CPU
+    /// (`switch_gate_open`: no guard held and the scheduler running).
+    sched_off: AtomicU8,
+    gate_pad: [AtomicU8; 3],
     irq_saved_flags: AtomicU64,
     /// The scheduler's word for what runs on this CPU (`current`): an
     /// `Arc` pointer of the type `Current` names, null before its scheduler
@@ -114,6 +120,8 @@ impl PerCpu {
             waiting: AtomicU8::new(super::wait::RUNS),
             interrupts: AtomicU64::new(0),
             irq_guards: AtomicU32::new(0),
+            sched_off: AtomicU8::new(1),
+            gate_pad: [const { AtomicU8::new(0) }; 3],
             irq_saved_flags: AtomicU64::new(0),
             current: AtomicPtr::new(core::ptr::null_mut()),
             gdt: UnsafeCell::new(GlobalDescriptorTable::new()),
@@ -133,6 +141,10 @@ const _: () = assert!(core::mem::offset_of!(PerCpu, irq_stack_top) == 16);
 const _: () = assert!(core::mem::offset_of!(PerCpu, irq_frame_top) == 24);
 const _: () = assert!(core::mem::offset_of!(PerCpu, schedule_hook) == 32);
 const _: () = assert!(core::mem::offset_of!(PerCpu, resched_hook) == 40);
+// `switch_gate_open`'s word: the guard count, `sched_off`, the zero padding.
+const _: () = assert!(core::mem::offset_of!(PerCpu, sched_off) == core::mem::offset_of!(PerCpu, irq_guards) + 4);
+const _: () = assert!(core::mem::offset_of!(PerCpu, gate_pad) == core::mem::offset_of!(PerCpu, irq_guards) + 5);
+const _: () = assert!(core::mem::offset_of!(PerCpu, irq_saved_flags) == core::mem::offset_of!(PerCpu, irq_guards) + 8);
 
 static CPUS: [PerCpu; MAX_CPUS] = [const { PerCpu::new() }; MAX_CPUS];
 
@@ -293,6 +305,28 @@ pub fn sched_running_here() -> bool {
              options(nostack, readonly, preserves_flags))
     };
     on != 0
+}
+
+/// Marks this CPU's scheduler as running for `switch_gate_open` (with
+/// `sched_running`, by `trap::enable_hooks_here`).
+pub(super) fn open_switch_gate() {
+    this_cpu().sched_off.store(0, Ordering::Relaxed);
+}
+
+/// Whether a task may give up this CPU now: no interrupt-off guard held and
+/// the scheduler running, in one load through `gs` of the guard count,
+/// `sched_off` and the zero padding after them (`schedule()`'s test).
+#[inline(always)]
+pub fn switch_gate_open() -> bool {
+    let word: u64;
+    // SAFETY: as in `cpu_id`; the 8 bytes from `irq_guards`' offset are
+    // `irq_guards`, `sched_off` and `gate_pad` of a live `PerCpu` (the
+    // offsets are asserted above), written only by this CPU.
+    unsafe {
+        asm!("mov {}, qword ptr gs:[{off}]", out(reg) word, off = const GUARDS_OFFSET,
+             options(nostack, readonly, preserves_flags))
+    };
+    word == 0
 }
 
 /// The running CPU's area.

@@ -126,6 +126,10 @@ impl Platform for KernelPlatform {
     fn give_up_cpu() {
         context::give_up_cpu()
     }
+    #[inline(always)]
+    fn give_up_cpu_unheld() -> u32 {
+        context::give_up_cpu_unheld()
+    }
     fn give_up_cpu_checking(salt: u64) -> Option<RegisterMismatch> {
         super::callee_saved::give_up_cpu_checking(salt)
             .map(|m| RegisterMismatch { register: m.register, expected: m.expected, found: m.found })

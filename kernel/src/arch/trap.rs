@@ -103,6 +103,7 @@ pub fn enable_hooks_here() {
     let hooks = HOOKS.get().expect("scheduler hooks installed before a CPU enables them");
     cpu.schedule_hook.store(hooks.schedule as usize, Ordering::Relaxed);
     cpu.sched_running.store(true, Ordering::Release);
+    percpu::open_switch_gate();
     // After `sched_running`: the IPI reaches the hook only once the
     // scheduler runs here, directly or (until this store) through
     // `resched_dispatch`.
