@@ -103,26 +103,39 @@ irq_common:
     movq %rax, %rsp
     jmp restore_frame
 
-/* The reschedule IPI (RESCHED_VECTOR, 0xF1): irq_common with its handler
- * called directly (resched_dispatch), not through the vector dispatch. It is
- * on every remote wakeup's path. */
+/* The reschedule IPI (RESCHED_VECTOR, 0xF1): irq_common with the scheduler's
+ * hook called directly (through gs:40 once it is set, resched_dispatch
+ * before), not through the vector dispatch. It is on every remote wakeup's
+ * path. */
     .balign 16
 irq_resched:
     save_frame
     movq %rsp, %rdi
     movq %gs:16, %rsp
     cld
-    call resched_dispatch
+    /* The scheduler's IPI hook (gs:40, 0 before it runs here), called
+     * directly; resched_dispatch before. */
+    movq %gs:40, %rax
+    testq %rax, %rax
+    jz 2f
+    call *%rax
+3:  /* The IPI's switch usually resumes a task that blocked by a call (a
+     * wakee, the IPI's reason): its frame takes schedule_call's short
+     * resume, as in schedule_call itself. */
+    cmpq $0x100, 632(%rax)          /* vector: SCHEDULE_CALL_FRAME? */
+    je resume_call_frame
     movq %rax, %rsp
     jmp restore_frame
+2:  call resched_dispatch
+    jmp 3b
 
 /*
  * schedule_call: a task gives up its CPU by calling this as a C function
  * (arch/context.rs `schedule()`), instead of raising SCHEDULE_VECTOR. It saves
  * the frame an interrupt would have saved, into the same place (the running
  * task's frame area, whose end is IST1, mirrored at gs:24), as if the
- * interrupt had hit the instruction after the call: rip = the return address,
- * rsp = the caller's rsp after the return, the caller's RFLAGS. Only what a
+ * interrupt had hit the stub's final `ret` (schedule_call_ret): rip = that
+ * `ret`, rsp = at the return address, the caller's RFLAGS. Only what a
  * C call preserves needs to be right: rbx, rbp, r12-r15 and the FPU control
  * state (fxsave); the other registers are the caller's to lose, and its
  * vector SCHEDULE_CALL_FRAME (0x100, beyond every real vector: see
@@ -142,10 +155,12 @@ schedule_call:
     /* cs and ss (-32, -8) are not written: every frame of the area already
      * holds the kernel's 0x08 and 0x10 (arch/context.rs builds each frame
      * with them, and an interrupt, always from ring 0, saves the same). */
-    leaq 8(%rsp), %rax
-    movq %rax, -16(%r11)            /* rsp after the return */
-    movq (%rsp), %rax
-    movq %rax, -40(%r11)            /* rip: the return address */
+    /* rsp: at the return address, which stays there while the task is
+     * switched out (nothing writes a switched-out task's stack); rip: the
+     * `ret` below that takes it (a kernel address: a sign-extended imm32).
+     * Resumed by restore_frame's iretq, the frame runs that `ret` too. */
+    movq %rsp, -16(%r11)
+    movq $schedule_call_ret, -40(%r11)
     movq $0x100, -56(%r11)          /* vector: SCHEDULE_CALL_FRAME */
     movq %rbx, -72(%r11)
     movq %rbp, -112(%r11)
@@ -163,6 +178,9 @@ schedule_call:
      * caller, instead of every register and iretq. */
     cmpq $0x100, 632(%rax)          /* vector: SCHEDULE_CALL_FRAME? */
     jne 1f
+    /* The short resume of a frame schedule_call saved, at rax (also
+     * irq_resched's). */
+resume_call_frame:
     fxrstor64 (%rax)
     movq 512(%rax), %r15
     movq 520(%rax), %r14
@@ -170,13 +188,13 @@ schedule_call:
     movq 536(%rax), %r12
     movq 576(%rax), %rbp
     movq 616(%rax), %rbx
-    movq 648(%rax), %rcx            /* rip: the return address */
-    movq 672(%rax), %rsp            /* the caller's rsp after the return */
-    /* rflags through the caller's stack, where the return address was (free
-     * again): interrupts come back on only with every register but rcx
-     * restored, and an interrupt before the jump saves rcx in the frame. */
+    movq 672(%rax), %rsp            /* at the return address */
+    /* rflags through the stack below the return address (the callee's,
+     * free): interrupts come back on only with every register restored, and
+     * an interrupt before the `ret` saves a frame that resumes at it. */
     pushq 664(%rax)
     popfq
-    jmp *%rcx
+schedule_call_ret:
+    ret
 1:  movq %rax, %rsp
     jmp restore_frame

@@ -413,7 +413,8 @@ fn run_init(
 
 /// The reschedule IPI: acknowledged at the APIC, then the mechanism's
 /// handler (`entry::scheduler_ipi`, shared with the simulator).
-fn on_resched_ipi(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFrame {
+extern "C" fn on_resched_ipi(frame: &mut arch::trap::TrapFrame) -> *mut arch::trap::TrapFrame {
+    arch::trap::resched_entered();
     arch::apic::eoi();
     mech::entry::scheduler_ipi((frame as *mut arch::trap::TrapFrame).cast()).cast()
 }

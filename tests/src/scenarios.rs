@@ -14,8 +14,9 @@ use crate::exit::{Outcome, QemuExit};
 use crate::log::Log;
 use crate::topology::Topology;
 use crate::watchdog_checks::{
-    check_hard_lockup, check_lockdep_inversion, check_lockdep_irqs_on, check_lockdep_rq_descending, check_lost_sleep,
-    check_lost_wakeup, check_soft_lockup, HARD_LOCKUP, LOCKDEP_INVERSION, LOCKDEP_IRQS_ON, LOCKDEP_RQ_DESCENDING,
+    check_hard_lockup, check_lockdep_inversion, check_lockdep_irqs_on, check_lockdep_rq_descending, check_lockdep_schedule_held,
+    check_lost_sleep, check_lost_wakeup, check_soft_lockup, HARD_LOCKUP, LOCKDEP_INVERSION, LOCKDEP_IRQS_ON,
+    LOCKDEP_RQ_DESCENDING, LOCKDEP_SCHEDULE_HELD,
     LOST_SLEEP, LOST_WAKEUP, SOFT_LOCKUP,
 };
 use crate::workload_params::{

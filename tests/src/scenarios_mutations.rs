@@ -176,6 +176,7 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("lockdep-inversion", "@fw panic cpu=0 msg=lock order violated", "@fw panic cpu=0 msg=deliberate panic"),
     ("lockdep-rq-descending", "taking_cpu=0 held=runqueue held_cpu=1", "taking_cpu=1 held=runqueue held_cpu=0"),
     ("lockdep-irqs-on", "msg=taken with interrupts on", "msg=taken while an inner lock is held (order inverted)"),
+    ("lockdep-schedule-held", "holding 1 interrupt-off", "holding 0 interrupt-off"),
     ("crash-panic", "@fw panic cpu=0", "@fw panic cpu=1"),
     ("crash-oom", "size=16777216", "size=0"),
     ("crash-oom", "OUT OF MEMORY", "out of luck"),

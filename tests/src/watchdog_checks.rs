@@ -21,6 +21,8 @@ pub const LOCKDEP_INVERSION: &str = "test_lockdep=inversion";
 pub const LOCKDEP_RQ_DESCENDING: &str = "test_lockdep=rq_descending";
 /// A runqueue lock recorded with interrupts on.
 pub const LOCKDEP_IRQS_ON: &str = "test_lockdep=irqs_on";
+/// `schedule()` with a runqueue lock held.
+pub const LOCKDEP_SCHEDULE_HELD: &str = "test_lockdep=schedule_held";
 
 /// The threshold the scenarios set: 1 s, so lockups are reported after 2 s and hung tasks
 /// after 1 s.
@@ -207,6 +209,14 @@ pub(crate) fn check_lockdep_irqs_on(log: &Log) -> CheckResult {
     check_lockdep(log, "runqueue", Some(cpu), "-", None, "interrupts on")
 }
 
+/// `schedule()` refused to switch with one interrupt-off lock held, and said so.
+pub(crate) fn check_lockdep_schedule_held(log: &Log) -> CheckResult {
+    let p = log.one("panic")?;
+    let cpu = p.num("cpu")?;
+    let want = format!("schedule() called on CPU {cpu} holding 1 interrupt-off lock(s)");
+    ensure(p.get("msg").is_some_and(|m| m.contains(&want)), || format!("`{p}`: expected `{want}`"))
+}
+
 /// What a correct kernel prints after the boot for `append`, for the unit tests (None: not
 /// one of these scenarios).
 pub fn synthetic(append: &str) -> Option<String> {
@@ -266,6 +276,10 @@ pub fn synthetic(append: &str) -> Option<String> {
         LOCKDEP_IRQS_ON => format!(
             "{sched}@fw lockdep cpu=1 taking=runqueue taking_cpu=1 held=- held_cpu=- msg=taken with interrupts on\n\
              @fw panic cpu=1 msg=lock order violated on CPU 1: runqueue (instance 1) taken with interrupts on; held: - (instance -)\n\
+             @fw exit status=37 code=panic\n"
+        ),
+        LOCKDEP_SCHEDULE_HELD => format!(
+            "{sched}@fw panic cpu=1 msg=schedule() called on CPU 1 holding 1 interrupt-off lock(s)\n\
              @fw exit status=37 code=panic\n"
         ),
         _ => return None,

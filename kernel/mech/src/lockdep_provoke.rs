@@ -13,13 +13,17 @@ pub enum Provoke {
     RqDescending,
     /// A runqueue lock taken as if its guard had not turned interrupts off.
     IrqsOn,
+    /// `schedule()` with a runqueue lock held: its test of held guards
+    /// (`Platform::give_up_cpu_unheld`) must panic instead of switching.
+    ScheduleHeld,
 }
 
 impl Provoke {
-    pub const ALL: [(&'static str, Provoke); 3] = [
+    pub const ALL: [(&'static str, Provoke); 4] = [
         ("inversion", Provoke::Inversion),
         ("rq_descending", Provoke::RqDescending),
         ("irqs_on", Provoke::IrqsOn),
+        ("schedule_held", Provoke::ScheduleHeld),
     ];
 }
 
@@ -42,6 +46,10 @@ pub fn provoke(what: Provoke) {
             crate::platform::irq_enable();
             crate::lock::lockdep::acquire(crate::lock::level::LockClass::Runqueue, crate::platform::cpu_id() as u32, false);
             crate::lock::lockdep::release(crate::lock::level::LockClass::Runqueue, crate::platform::cpu_id() as u32);
+        }
+        Provoke::ScheduleHeld => {
+            let _rq = crate::rq::lock(crate::platform::cpu_id());
+            crate::schedule::schedule();
         }
     }
 }

@@ -207,12 +207,21 @@ pub trait Platform {
     fn current_ptr() -> *const CurrentTask;
     /// Makes `task` what runs here (dropping the previous one's count).
     fn set_current(task: Arc<CurrentTask>);
-    /// As `set_current`, interrupts already off (the switch).
+    /// As `set_current`, interrupts already off (the switch), with the
+    /// slot holding a task (`set_current` filled it when the CPU's
+    /// scheduler started): a platform need not test it for empty.
     fn set_current_irqs_off(task: Arc<CurrentTask>);
 
     /// Enters a nested interrupt-off section (the first one disables
     /// interrupts, remembering whether they were on).
     fn irq_guard_enter();
+    /// As `irq_guard_enter`, called only with interrupts already off (the
+    /// switch, or inside a held section): a platform may skip saving and
+    /// disabling them. By default the same as `irq_guard_enter`.
+    #[inline(always)]
+    fn irq_guard_enter_irqs_off() {
+        Self::irq_guard_enter()
+    }
     /// Leaves one (the last one restores what the first found).
     fn irq_guard_exit();
     /// How many sections this CPU is inside.
@@ -239,15 +248,29 @@ pub trait Platform {
     /// CPU's interrupts save into. Interrupts off.
     fn context_adopt_here(ctx: usize);
     /// Switches this CPU from `prev` (running here; `frame` is its frame,
-    /// just saved by the interrupt) to `next`: claims `next`, releases
-    /// `prev`, returns the frame to resume (`frame` itself when they are the
-    /// same). Interrupts off.
+    /// just saved by the interrupt) to `next`, another context: claims
+    /// `next`, releases `prev`, returns the frame to resume. Interrupts off.
+    /// The switch calls it only when the two differ (a task picked again
+    /// resumes `frame`), so a platform need not test it.
     fn switch_frames(frame: *mut Frame, prev: usize, next: usize) -> Result<*mut Frame, SwitchError>;
     /// The running task gives up its CPU (its state set first): saves its
     /// context and enters `schedule::schedule_voluntary` as the schedule
     /// interrupt would; returns when the task runs again. Does nothing
     /// before this CPU's scheduler runs.
     fn give_up_cpu();
+    /// [`give_up_cpu`](Self::give_up_cpu) unless this CPU holds
+    /// interrupt-off guards ([`irq_guards_held`](Self::irq_guards_held)):
+    /// then it returns their count without switching (`schedule()`'s test,
+    /// which a platform may make in one load with the scheduler's); 0
+    /// otherwise.
+    #[inline(always)]
+    fn give_up_cpu_unheld() -> u32 {
+        let held = Self::irq_guards_held();
+        if held == 0 {
+            Self::give_up_cpu();
+        }
+        held
+    }
     /// As [`give_up_cpu`](Self::give_up_cpu), with every register and
     /// control word a call must preserve holding a value derived from
     /// `salt` (give each thread its own); returns the first one that
@@ -390,6 +413,9 @@ macro_rules! set_platform {
             fn __fairway_platform_irq_guard_enter() { <$platform as __P>::irq_guard_enter() }
             #[no_mangle]
             #[inline]
+            fn __fairway_platform_irq_guard_enter_irqs_off() { <$platform as __P>::irq_guard_enter_irqs_off() }
+            #[no_mangle]
+            #[inline]
             fn __fairway_platform_irq_guard_exit() { <$platform as __P>::irq_guard_exit() }
             #[no_mangle]
             #[inline]
@@ -431,6 +457,9 @@ macro_rules! set_platform {
             #[no_mangle]
             #[inline]
             fn __fairway_platform_give_up_cpu() { <$platform as __P>::give_up_cpu() }
+            #[no_mangle]
+            #[inline]
+            fn __fairway_platform_give_up_cpu_unheld() -> u32 { <$platform as __P>::give_up_cpu_unheld() }
             #[no_mangle]
             #[inline]
             fn __fairway_platform_give_up_cpu_checking(salt: u64) -> Option<$crate::platform::RegisterMismatch> {
@@ -514,6 +543,7 @@ unsafe extern "Rust" {
     safe fn __fairway_platform_set_current(t: Arc<CurrentTask>);
     safe fn __fairway_platform_set_current_irqs_off(t: Arc<CurrentTask>);
     safe fn __fairway_platform_irq_guard_enter();
+    safe fn __fairway_platform_irq_guard_enter_irqs_off();
     safe fn __fairway_platform_irq_guard_exit();
     safe fn __fairway_platform_irq_guards_held() -> u32;
     safe fn __fairway_platform_irqs_enabled() -> bool;
@@ -527,6 +557,7 @@ unsafe extern "Rust" {
     safe fn __fairway_platform_context_adopt_here(ctx: usize);
     safe fn __fairway_platform_switch_frames(frame: *mut Frame, prev: usize, next: usize) -> Result<*mut Frame, SwitchError>;
     safe fn __fairway_platform_give_up_cpu();
+    safe fn __fairway_platform_give_up_cpu_unheld() -> u32;
     safe fn __fairway_platform_give_up_cpu_checking(salt: u64) -> Option<RegisterMismatch>;
     safe fn __fairway_platform_send_resched_ipi(cpu: usize);
     safe fn __fairway_platform_timer_start_ns(ns: u64);
@@ -603,6 +634,12 @@ pub fn irq_guard_enter() {
     __fairway_platform_irq_guard_enter()
 }
 
+/// See [`Platform::irq_guard_enter_irqs_off`].
+#[inline(always)]
+pub fn irq_guard_enter_irqs_off() {
+    __fairway_platform_irq_guard_enter_irqs_off()
+}
+
 /// See [`Platform::irq_guard_exit`].
 #[inline(always)]
 pub fn irq_guard_exit() {
@@ -669,6 +706,12 @@ pub fn switch_frames(frame: *mut Frame, prev: &Context, next: &Context) -> Resul
 #[inline]
 pub fn give_up_cpu() {
     __fairway_platform_give_up_cpu()
+}
+
+/// See [`Platform::give_up_cpu_unheld`].
+#[inline(always)]
+pub fn give_up_cpu_unheld() -> u32 {
+    __fairway_platform_give_up_cpu_unheld()
 }
 
 /// See [`Platform::give_up_cpu_checking`].

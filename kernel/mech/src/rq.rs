@@ -323,6 +323,13 @@ pub fn lock(cpu: usize) -> RqGuard<'static> {
     RqGuard(rq_of(cpu).lock_nested(cpu as u32))
 }
 
+/// [`lock`] where interrupts are off already (the switch, on the interrupt
+/// path): the guard does not save and disable them again.
+#[inline]
+pub fn lock_irqs_off(cpu: usize) -> RqGuard<'static> {
+    RqGuard(rq_of(cpu).lock_nested_irqs_off(cpu as u32))
+}
+
 /// Locks `cpu`'s runqueue inside `outer`, a lock held of an outer level (a
 /// `pi_lock`, a balance state): the order is checked when compiling.
 #[inline]

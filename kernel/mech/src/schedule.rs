@@ -25,11 +25,10 @@ use crate::task::{self, PrevState, TaskState};
 /// exit) or stays Running (it is then only preempted).
 pub fn schedule() {
     // A switch with an interrupt-off lock held would leave the lock and the
-    // guard count behind on this CPU.
-    if crate::platform::irq_guards_held() != 0 {
+    // guard count behind on this CPU: the platform tests it first.
+    if context::give_up_cpu_unheld() != 0 {
         held_at_switch("schedule()");
     }
-    context::give_up_cpu();
 }
 
 /// The panic of a switch asked for with interrupt-off locks held (out of
@@ -70,7 +69,9 @@ fn yield_curr() {
 pub fn preempt_point() {
     // The flag first: it is usually clear, and reading RFLAGS costs more.
     if resched::need_resched(cpu_id()) && crate::platform::irqs_enabled() {
-        schedule();
+        // `schedule()` without its test of held interrupt-off guards: with
+        // interrupts on, none is held (each keeps them off while held).
+        context::give_up_cpu();
     }
 }
 
@@ -112,7 +113,8 @@ fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'st
     resched::clear_need_resched(cpu);
     let mut rq = match held {
         Some(rq) => rq,
-        None => rq::lock(cpu),
+        // Every switch runs with interrupts off.
+        None => rq::lock_irqs_off(cpu),
     };
     // Right after a wakeup that asked for this switch, its clock is fresh.
     if !core::mem::take(&mut rq.clock_skip) {
@@ -147,12 +149,17 @@ fn schedule_irq(frame: *mut Frame, voluntary: bool, held: Option<rq::RqGuard<'st
             crate::idle::exit(cpu, now);
         }
     }
-    let resume = match context::switch_frames(frame, &prev.ctx, &next.ctx) {
-        Ok(f) => f,
-        Err(SwitchError::RunningElsewhere { cpu: other }) => panic!(
-            "invariant: task {} ({}) picked on CPU {} is still running on CPU {}",
-            next.id, next.name, cpu, other
-        ),
+    // A preempted task picked again resumes its own frame.
+    let resume = if !switching {
+        frame
+    } else {
+        match context::switch_frames(frame, &prev.ctx, &next.ctx) {
+            Ok(f) => f,
+            Err(SwitchError::RunningElsewhere { cpu: other }) => panic!(
+                "invariant: task {} ({}) picked on CPU {} is still running on CPU {}",
+                next.id, next.name, cpu, other
+            ),
+        }
     };
     // Last, so that `next` moves into the per-CPU slot instead of being
     // cloned for it (this CPU alone reads the slot, and nothing above does).
@@ -261,7 +268,7 @@ fn pick_next(
         crate::balance::snapshot::publish_load(&rq);
         drop(rq);
         crate::balance::newidle::sched_balance_newidle(cpu, avg_idle);
-        rq = rq::lock(cpu);
+        rq = rq::lock_irqs_off(cpu);
         // The switch happens now, after the balancing: its time (for the
         // trace, which has the balancing's events before it, and for the
         // statistics) is read again.

@@ -191,6 +191,9 @@ fn wake_dequeued(p: &Arc<Task>, this: usize, flags: WakeFlags) {
 /// taken only for those when not held, and dropped before a plain remote
 /// wakeup, which only queues on `target`'s wake list (with NO_TTWU_QUEUE
 /// it is `target`'s, and the waker enqueues there itself).
+///
+/// Called under `p`'s `pi_lock`, so with interrupts off: the runqueue
+/// locks it takes do not save and disable them again.
 #[inline(always)]
 fn enqueue_woken(p: &Arc<Task>, this: usize, from: usize, target: usize, flags: WakeFlags, held: Option<rq::RqGuard<'static>>) {
     // Queued from here on. The switch may have cleared `on_rq` after the
@@ -200,14 +203,14 @@ fn enqueue_woken(p: &Arc<Task>, this: usize, from: usize, target: usize, flags: 
     p.on_rq.store(true, Ordering::Relaxed);
     if target == from && target != this {
         if !ttwu_queue_wakelist(this, target) {
-            activate_remote(held.unwrap_or_else(|| rq::lock(target)), p, None, flags);
+            activate_remote(held.unwrap_or_else(|| rq::lock_irqs_off(target)), p, None, flags);
             return;
         }
         drop(held);
         push_remote_wake(target, p, flags);
         return;
     }
-    let mut rq = held.unwrap_or_else(|| rq::lock(from));
+    let mut rq = held.unwrap_or_else(|| rq::lock_irqs_off(from));
     if target == from {
         if activate(&mut rq, p, None, flags) {
             resched::set_need_resched(this);
@@ -217,7 +220,7 @@ fn enqueue_woken(p: &Arc<Task>, this: usize, from: usize, target: usize, flags: 
         let se = take_entity(&mut rq, p);
         drop(rq);
         if target != this && !ttwu_queue_wakelist(this, target) {
-            activate_remote(rq::lock(target), p, Some(se), flags);
+            activate_remote(rq::lock_irqs_off(target), p, Some(se), flags);
             return;
         }
         push_remote_or_local(target, Move { task: p.clone(), se, flags });

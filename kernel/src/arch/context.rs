@@ -108,14 +108,14 @@ pub fn adopt_here(ctx: &Context) {
 }
 
 /// Switches this CPU from `prev` (the context running here, whose frame the
-/// interrupt stub has just saved: `current`) to `next`: claims `next`, makes
-/// interrupts save into it, releases `prev`, and returns the frame the stub
-/// must restore. With `prev == next` it returns `current` unchanged.
-/// Interrupts must be off (it runs on the interrupt path).
+/// interrupt stub has just saved: `current`) to `next`, another context
+/// (the switch calls this only when they differ, `mech::platform`'s
+/// contract: the claim below would spin on `next` as on a context running
+/// elsewhere): claims `next`, makes interrupts save into it, releases
+/// `prev`, and returns the frame the stub must restore. Interrupts must be
+/// off (it runs on the interrupt path).
 pub fn switch_frames(current: &mut TrapFrame, prev: &Context, next: &Context) -> Result<*mut TrapFrame, SwitchError> {
-    if core::ptr::eq(prev, next) {
-        return Ok(current as *mut TrapFrame);
-    }
+    debug_assert!(!core::ptr::eq(prev, next), "a switch to the running context");
     debug_assert!(core::ptr::eq(current, prev.frame.get()), "the interrupt did not save into the running context");
     let me = super::percpu::cpu_id();
     let mut spins = 0u64;
@@ -186,4 +186,18 @@ pub fn give_up_cpu() {
     // SAFETY: `schedule_call` follows the C ABI: it returns, callee-saved
     // registers and stack intact, when this task resumes from its frame.
     unsafe { schedule_call() };
+}
+
+/// `give_up_cpu` unless this CPU holds interrupt-off guards: then their
+/// count, without switching (0 also before the CPU's scheduler runs, when
+/// it does nothing). One load tests both (`percpu::switch_gate_open`).
+#[inline(always)]
+pub fn give_up_cpu_unheld() -> u32 {
+    if !super::percpu::switch_gate_open() {
+        return super::percpu::irq_guards_held();
+    }
+    // SAFETY: as in `give_up_cpu`; the gate said the scheduler runs here,
+    // so the frame area, handler stack and hook are set up.
+    unsafe { schedule_call() };
+    0
 }

@@ -48,6 +48,11 @@ pub struct PerCpu {
     /// `schedule_call` calls it through `gs:32` directly (set before
     /// `sched_running`, which gates `give_up_cpu`, and never changed after).
     pub(super) schedule_hook: AtomicUsize,
+    /// The scheduler's reschedule-IPI hook (`trap::Hooks::resched_ipi`, an
+    /// `extern "C"` function) once this CPU's scheduler runs, 0 before:
+    /// `irq_resched` calls it through `gs:40` directly (set with
+    /// `schedule_hook`, never changed after).
+    pub(super) resched_hook: AtomicUsize,
     /// Local APIC id, from CPUID.
     pub apic_id: AtomicU32,
     /// Set once the CPU runs kernel code with its own tables.
@@ -74,6 +79,12 @@ pub struct PerCpu {
     /// one found before the first guard, the other bits mean nothing. Only
     /// this CPU touches them, through `gs` (`irq_guard_enter`/`irq_guard_exit`).
     irq_guards: AtomicU32,
+    /// 1 until this CPU's scheduler runs, then 0 (set with `sched_running`):
+    /// beside `irq_guards`, with zeroed padding up to `irq_saved_flags`, so
+    /// that one 8-byte load tells whether a task may give up the CPU
+    /// (`switch_gate_open`: no guard held and the scheduler running).
+    sched_off: AtomicU8,
+    gate_pad: [AtomicU8; 3],
     irq_saved_flags: AtomicU64,
     /// The scheduler's word for what runs on this CPU (`current`): an
     /// `Arc` pointer of the type `Current` names, null before its scheduler
@@ -97,6 +108,7 @@ impl PerCpu {
             irq_stack_top: AtomicU64::new(0),
             irq_frame_top: AtomicU64::new(0),
             schedule_hook: AtomicUsize::new(0),
+            resched_hook: AtomicUsize::new(0),
             apic_id: AtomicU32::new(0),
             online: AtomicBool::new(false),
             online_tsc: AtomicU64::new(0),
@@ -108,6 +120,8 @@ impl PerCpu {
             waiting: AtomicU8::new(super::wait::RUNS),
             interrupts: AtomicU64::new(0),
             irq_guards: AtomicU32::new(0),
+            sched_off: AtomicU8::new(1),
+            gate_pad: [const { AtomicU8::new(0) }; 3],
             irq_saved_flags: AtomicU64::new(0),
             current: AtomicPtr::new(core::ptr::null_mut()),
             gdt: UnsafeCell::new(GlobalDescriptorTable::new()),
@@ -126,6 +140,11 @@ const _: () = assert!(core::mem::offset_of!(PerCpu, id) == 8);
 const _: () = assert!(core::mem::offset_of!(PerCpu, irq_stack_top) == 16);
 const _: () = assert!(core::mem::offset_of!(PerCpu, irq_frame_top) == 24);
 const _: () = assert!(core::mem::offset_of!(PerCpu, schedule_hook) == 32);
+const _: () = assert!(core::mem::offset_of!(PerCpu, resched_hook) == 40);
+// `switch_gate_open`'s word: the guard count, `sched_off`, the zero padding.
+const _: () = assert!(core::mem::offset_of!(PerCpu, sched_off) == core::mem::offset_of!(PerCpu, irq_guards) + 4);
+const _: () = assert!(core::mem::offset_of!(PerCpu, gate_pad) == core::mem::offset_of!(PerCpu, irq_guards) + 5);
+const _: () = assert!(core::mem::offset_of!(PerCpu, irq_saved_flags) == core::mem::offset_of!(PerCpu, irq_guards) + 8);
 
 static CPUS: [PerCpu; MAX_CPUS] = [const { PerCpu::new() }; MAX_CPUS];
 
@@ -217,6 +236,25 @@ pub fn irq_guard_enter() {
     }
 }
 
+/// As `irq_guard_enter` where interrupts are already off (the switch, a
+/// lock taken inside a held guard): the count alone. RFLAGS would fold in a
+/// clear IF, which changes nothing the saved word means (its IF is the first
+/// guard's, and the last exit clears it), so the `pushfq`/`cli`/`or` are
+/// left out: 4 instructions per lock of every switch and nested lock.
+#[inline(always)]
+pub fn irq_guard_enter_irqs_off() {
+    // No `nomem`, as in `irq_guard_enter`: the critical section stays after it.
+    // SAFETY: as in `irq_guard_enter`; the caller has interrupts off (the
+    // platform's contract), so nothing can run between here and the lock.
+    unsafe {
+        asm!(
+            "inc dword ptr gs:[{guards}]",
+            guards = const GUARDS_OFFSET,
+            options(nostack),
+        )
+    }
+}
+
 /// One guard fewer on this CPU; after the last one, interrupts come back on
 /// if they were on before the first (the saved IF, cleared here for the
 /// next first guard). A guard taken where interrupts were already off (an
@@ -267,6 +305,28 @@ pub fn sched_running_here() -> bool {
              options(nostack, readonly, preserves_flags))
     };
     on != 0
+}
+
+/// Marks this CPU's scheduler as running for `switch_gate_open` (with
+/// `sched_running`, by `trap::enable_hooks_here`).
+pub(super) fn open_switch_gate() {
+    this_cpu().sched_off.store(0, Ordering::Relaxed);
+}
+
+/// Whether a task may give up this CPU now: no interrupt-off guard held and
+/// the scheduler running, in one load through `gs` of the guard count,
+/// `sched_off` and the zero padding after them (`schedule()`'s test).
+#[inline(always)]
+pub fn switch_gate_open() -> bool {
+    let word: u64;
+    // SAFETY: as in `cpu_id`; the 8 bytes from `irq_guards`' offset are
+    // `irq_guards`, `sched_off` and `gate_pad` of a live `PerCpu` (the
+    // offsets are asserted above), written only by this CPU.
+    unsafe {
+        asm!("mov {}, qword ptr gs:[{off}]", out(reg) word, off = const GUARDS_OFFSET,
+             options(nostack, readonly, preserves_flags))
+    };
+    word == 0
 }
 
 /// The running CPU's area.
@@ -334,14 +394,29 @@ pub fn current() -> Option<Arc<Cur>> {
     }
 }
 
-/// Makes `cur` what runs on this CPU (dropping the previous one's count).
+/// Makes `cur` what runs on this CPU (dropping the previous one's count,
+/// if the slot held one: the first call on a CPU finds it empty).
 pub fn set_current(cur: Arc<Cur>) {
-    without_interrupts(|| set_current_irqs_off(cur));
+    without_interrupts(|| {
+        let new = Arc::into_raw(cur);
+        let old: *const Cur;
+        // SAFETY: as in `set_current_irqs_off`.
+        unsafe {
+            asm!("mov {old}, gs:[{off}]", "mov gs:[{off}], {new}", old = out(reg) old, new = in(reg) new,
+                 off = const CURRENT_OFFSET, options(nostack, preserves_flags))
+        };
+        if !old.is_null() {
+            // SAFETY: as in `set_current_irqs_off`.
+            drop(unsafe { Arc::from_raw(old) });
+        }
+    });
 }
 
-/// As `set_current`, with interrupts already off (the switch): the slot is
-/// this CPU's alone, so a load and a store through `gs` replace it (not
-/// `xchg`, whose memory form is a locked, fully ordered instruction).
+/// As `set_current`, with interrupts already off, for the switch, whose
+/// slot always holds the outgoing task (`set_current` filled it when the
+/// CPU's scheduler started): no test of an empty slot. The slot is this
+/// CPU's alone, so a load and a store through `gs` replace it (not `xchg`,
+/// whose memory form is a locked, fully ordered instruction).
 #[inline]
 pub fn set_current_irqs_off(cur: Arc<Cur>) {
     let new = Arc::into_raw(cur);
@@ -354,11 +429,11 @@ pub fn set_current_irqs_off(cur: Arc<Cur>) {
         asm!("mov {old}, gs:[{off}]", "mov gs:[{off}], {new}", old = out(reg) old, new = in(reg) new,
              off = const CURRENT_OFFSET, options(nostack, preserves_flags))
     };
-    if !old.is_null() {
-        // SAFETY: `old` came from `Arc::into_raw` of a `Cur` (the only type
-        // stored, see `CurrentKind`) with the slot's strong count, which the
-        // slot no longer holds (invariant); interrupts are off, so no reader
-        // on this CPU ran between the slot's last store and the load.
-        drop(unsafe { Arc::from_raw(old) });
-    }
+    debug_assert!(!old.is_null(), "a switch before the scheduler started here");
+    // SAFETY: `old` is non-null (the caller's contract, above) and came
+    // from `Arc::into_raw` of a `Cur` (the only type stored, see
+    // `CurrentKind`) with the slot's strong count, which the slot no longer
+    // holds (invariant); interrupts are off, so no reader on this CPU ran
+    // between the slot's last store and the load.
+    drop(unsafe { Arc::from_raw(old) });
 }

@@ -66,6 +66,10 @@ impl Platform for KernelPlatform {
         percpu::irq_guard_enter()
     }
     #[inline(always)]
+    fn irq_guard_enter_irqs_off() {
+        percpu::irq_guard_enter_irqs_off()
+    }
+    #[inline(always)]
     fn irq_guard_exit() {
         percpu::irq_guard_exit()
     }
@@ -121,6 +125,10 @@ impl Platform for KernelPlatform {
     #[inline(always)]
     fn give_up_cpu() {
         context::give_up_cpu()
+    }
+    #[inline(always)]
+    fn give_up_cpu_unheld() -> u32 {
+        context::give_up_cpu_unheld()
     }
     fn give_up_cpu_checking(salt: u64) -> Option<RegisterMismatch> {
         super::callee_saved::give_up_cpu_checking(salt)

@@ -78,7 +78,9 @@ const _: () = assert!(core::mem::offset_of!(TrapFrame, rsp) == 672);
 /// resume (another task's, after a switch).
 pub struct Hooks {
     pub timer: fn(&mut TrapFrame) -> *mut TrapFrame,
-    pub resched_ipi: fn(&mut TrapFrame) -> *mut TrapFrame,
+    /// `extern "C"`: `irq_resched` (boot/isr.S) calls it directly, after
+    /// which it calls [`resched_entered`] first.
+    pub resched_ipi: extern "C" fn(&mut TrapFrame) -> *mut TrapFrame,
     /// `extern "C"`: `schedule_call` (boot/isr.S) calls it directly.
     pub schedule: extern "C" fn(&mut TrapFrame) -> *mut TrapFrame,
     /// Explains a page fault at `cr2` (e.g. a thread's stack guard page);
@@ -98,9 +100,14 @@ pub fn install_hooks(h: Hooks) {
 /// the scheduler.
 pub fn enable_hooks_here() {
     let cpu = percpu::this_cpu();
-    let hook = HOOKS.get().expect("scheduler hooks installed before a CPU enables them").schedule;
-    cpu.schedule_hook.store(hook as usize, Ordering::Relaxed);
+    let hooks = HOOKS.get().expect("scheduler hooks installed before a CPU enables them");
+    cpu.schedule_hook.store(hooks.schedule as usize, Ordering::Relaxed);
     cpu.sched_running.store(true, Ordering::Release);
+    percpu::open_switch_gate();
+    // After `sched_running`: the IPI reaches the hook only once the
+    // scheduler runs here, directly or (until this store) through
+    // `resched_dispatch`.
+    cpu.resched_hook.store(hooks.resched_ipi as usize, Ordering::Relaxed);
 }
 
 fn hooks_here() -> Option<&'static Hooks> {
@@ -111,15 +118,25 @@ fn hooks_here() -> Option<&'static Hooks> {
     }
 }
 
+/// What every reschedule IPI does first, before its hook's work: the
+/// entry's part of `isr_dispatch` (`wait::interrupted`).
+#[inline(always)]
+pub fn resched_entered() {
+    super::wait::interrupted(RESCHED_VECTOR as u64);
+}
+
 /// Called by `irq_resched` (boot/isr.S) with the frame saved for the
-/// reschedule IPI; returns the frame to resume. `isr_dispatch` for that one
-/// vector, without the vector's dispatch: every remote wakeup takes it.
+/// reschedule IPI while this CPU has no hook for it in `gs:40` (its
+/// scheduler not yet running, or just started: the hook is called directly
+/// from then on); returns the frame to resume. `isr_dispatch` for that one
+/// vector, without the vector's dispatch.
 #[no_mangle]
 extern "C" fn resched_dispatch(frame: &mut TrapFrame) -> *mut TrapFrame {
-    super::wait::interrupted(RESCHED_VECTOR as u64);
     match hooks_here() {
+        // The hook calls `resched_entered` itself.
         Some(h) => (h.resched_ipi)(frame),
         None => {
+            resched_entered();
             apic::eoi();
             frame as *mut TrapFrame
         }

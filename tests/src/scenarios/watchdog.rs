@@ -63,6 +63,14 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             ..BASE
         },
         Scenario {
+            name: "lockdep-schedule-held",
+            smp: "2",
+            append: LOCKDEP_SCHEDULE_HELD,
+            expect: Outcome::Panic,
+            check: check_lockdep_schedule_held,
+            ..BASE
+        },
+        Scenario {
             name: "crash-oom",
             smp: "2",
             append: "test_crash=oom",

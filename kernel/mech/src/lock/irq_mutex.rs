@@ -32,7 +32,7 @@ use spin::{Mutex, MutexGuard};
 
 use super::level::{Level, Outside};
 use super::lockdep;
-use crate::platform::{irq_guard_enter as irq_off_enter, irq_guard_exit as irq_off_exit, lock_acquired, lock_released};
+use crate::platform::{irq_guard_enter as irq_off_enter, irq_guard_enter_irqs_off, irq_guard_exit as irq_off_exit, lock_acquired, lock_released};
 
 /// A spin lock of level `L` taken with interrupts disabled on the local CPU.
 pub struct IrqMutex<L: Level, T> {
@@ -101,6 +101,15 @@ impl IrqOff {
     }
 }
 
+impl IrqOff {
+    /// [`IrqOff::enter`] where interrupts are known to be off already.
+    #[inline(always)]
+    fn enter_irqs_off() -> IrqOff {
+        irq_guard_enter_irqs_off();
+        IrqOff
+    }
+}
+
 impl Drop for IrqOff {
     #[inline(always)]
     fn drop(&mut self) {
@@ -140,15 +149,21 @@ impl<L: Level, T> IrqMutex<L, T> {
     where
         H::Level: Outside<L>,
     {
+        // `outer` is held, so interrupts are off already.
         let _ = outer;
-        self.lock_nested(0)
+        self.lock_nested_with(0, IrqOff::enter_irqs_off())
     }
 
     /// Locks instance `key` of a keyed level (a runqueue: its CPU), so that
     /// the checker can order two of them (Linux's `spin_lock_nested`).
     #[inline]
     pub fn lock_nested(&self, key: u32) -> IrqGuard<'_, L, T> {
-        let irq_off = IrqOff::enter();
+        self.lock_nested_with(key, IrqOff::enter())
+    }
+
+    /// The lock taken once `irq_off` has counted its guard.
+    #[inline(always)]
+    fn lock_nested_with(&self, key: u32, irq_off: IrqOff) -> IrqGuard<'_, L, T> {
         // Checked before spinning: an inversion is reported, not deadlocked on.
         lockdep::acquire(L::CLASS, key, false);
         // One attempt before the spin loop: an uncontended lock (the
@@ -168,8 +183,18 @@ impl<L: Level, T> IrqMutex<L, T> {
     where
         H::Level: Outside<L>,
     {
+        // `outer` is held, so interrupts are off already.
         let _ = outer;
-        self.lock_nested(key)
+        self.lock_nested_with(key, IrqOff::enter_irqs_off())
+    }
+
+    /// [`lock_nested`](Self::lock_nested) where the caller has interrupts
+    /// off already (the switch, on the interrupt path): the guard counts
+    /// itself without saving and disabling them (`Platform::irq_guard_enter_irqs_off`).
+    /// Called with interrupts on, the lock would be held with them on.
+    #[inline]
+    pub fn lock_nested_irqs_off(&self, key: u32) -> IrqGuard<'_, L, T> {
+        self.lock_nested_with(key, IrqOff::enter_irqs_off())
     }
 
     pub fn try_lock(&self) -> Option<IrqGuard<'_, L, T>> {
