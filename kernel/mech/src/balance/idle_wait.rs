@@ -98,7 +98,7 @@ struct Waiting {
 }
 
 impl Waiting {
-    fn new() -> Self {
+    const fn new() -> Self {
         Waiting {
             seq: AtomicU32::new(0),
             offering: AtomicU32::new(0),
@@ -169,10 +169,11 @@ impl Waiting {
 }
 
 /// One domain instance: its span and, per CPU of the span in CPU order,
-/// its `Waiting`.
+/// its `Waiting` (in that CPU's part for its lowest domain, so that its
+/// idle edges find it at a fixed place: `IdleWaitCpu::lowest`).
 struct Instance {
     span: CpuMask,
-    per: Box<[Waiting]>,
+    per: Box<[&'static Waiting]>,
 }
 
 impl Instance {
@@ -181,7 +182,7 @@ impl Instance {
         let bits = self.span.bits();
         let (w, b) = (cpu / 64, cpu % 64);
         let below: u32 = bits[..w].iter().map(|x| x.count_ones()).sum::<u32>() + (bits[w] & ((1u64 << b) - 1)).count_ones();
-        &self.per[below as usize]
+        self.per[below as usize]
     }
 }
 
@@ -246,6 +247,12 @@ struct IdleWaitCpu {
     /// This CPU's domains bottom-up (as `SchedDomains::per_cpu`), set once
     /// by `init`; unset for a CPU above the last online one.
     doms: spin::Once<&'static [Dom]>,
+    /// This CPU's slot in its lowest domain (`doms[0].w` is this).
+    lowest: Waiting,
+    /// This CPU has exactly one domain (a machine of one shared cache), set
+    /// once by `init`: its idle edges read `lowest` and nothing else, with
+    /// one load where they would test `doms` and its length.
+    one_level: AtomicBool,
 }
 
 impl IdleWaitCpu {
@@ -255,6 +262,8 @@ impl IdleWaitCpu {
             band: AtomicU64::new(band(0, 1)),
             one_task_band: AtomicU64::new(band(1, 2)),
             doms: spin::Once::new(),
+            lowest: Waiting::new(),
+            one_level: AtomicBool::new(false),
         }
     }
 }
@@ -291,10 +300,26 @@ pub fn init(sds: &SchedDomains) {
         }
         of_cpu.push(mine);
     }
+    // A CPU's slot in its lowest domain is its part's `lowest`; the others
+    // are allocated.
+    let lowest_of = |cpu: usize| of_cpu.get(cpu).and_then(|m| m.first()).map(|&(_, id)| id);
     let instances: &'static [Instance] = Box::leak(
         spans
             .iter()
-            .map(|s| Instance { span: *s, per: (0..s.weight()).map(|_| Waiting::new()).collect() })
+            .enumerate()
+            .map(|(id, s)| Instance {
+                span: *s,
+                per: s
+                    .iter()
+                    .map(|c| -> &'static Waiting {
+                        if lowest_of(c) == Some(id) {
+                            &CPUS[c].lowest
+                        } else {
+                            Box::leak(Box::new(Waiting::new()))
+                        }
+                    })
+                    .collect(),
+            })
             .collect::<Vec<_>>()
             .into_boxed_slice(),
     );
@@ -308,6 +333,7 @@ pub fn init(sds: &SchedDomains) {
             })
             .collect();
         CPUS[cpu].one_task_band.store(band_of(1, false, doms.is_empty()), Ordering::Relaxed);
+        CPUS[cpu].one_level.store(doms.len() == 1, Ordering::Relaxed);
         CPUS[cpu].doms.call_once(|| Box::leak(doms.into_boxed_slice()));
     }
 }
@@ -356,30 +382,34 @@ fn offer_of(rq: &Rq, all: &CpuMask, m: &mut CpuMask) {
 /// `this` is `rq`'s CPU's part, which the caller has just looked up.
 #[inline(never)]
 fn transition(rq: &Rq, runnable: u32, this: &IdleWaitCpu) {
-    let Some(&mine) = this.doms.get() else { return };
     let me = &this.per_cpu;
     if runnable <= 1 && !me.offering.load(Ordering::Relaxed) {
         // Each edge apart and one level (a machine of one shared cache)
         // inline: such an edge keeps to the caller-saved registers, where
         // the loop over several levels needs saved ones.
         let t = rq.clock;
-        match (runnable == 0, mine) {
-            (true, [one]) => {
+        if this.one_level.load(Ordering::Relaxed) {
+            let one = &this.lowest;
+            if runnable == 0 {
                 this.band.store(band(0, 1), Ordering::Relaxed);
-                note_idle(me, core::slice::from_ref(one), true, t);
-            }
-            (false, [one]) => {
+                // Not idle before: `band` was not `[0, 1)`, which it is
+                // exactly while `idle` is set (both change only here and in
+                // `transition_offers`, together).
+                debug_assert!(!me.idle.load(Ordering::Relaxed));
+                become_idle(me, core::iter::once(one), t);
+            } else {
                 this.band.store(this.one_task_band.load(Ordering::Relaxed), Ordering::Relaxed);
-                note_idle(me, core::slice::from_ref(one), false, t);
+                note_idle(me, core::iter::once(one), false, t);
             }
-            (idle, _) => {
-                let b = if idle { band(0, 1) } else { this.one_task_band.load(Ordering::Relaxed) };
-                this.band.store(b, Ordering::Relaxed);
-                note_idle_levels(me, mine, idle, t);
-            }
+            return;
         }
+        let Some(&mine) = this.doms.get() else { return };
+        let b = if runnable == 0 { band(0, 1) } else { this.one_task_band.load(Ordering::Relaxed) };
+        this.band.store(b, Ordering::Relaxed);
+        note_idle_levels(me, mine, runnable == 0, t);
         return;
     }
+    let Some(&mine) = this.doms.get() else { return };
     transition_offers(rq, runnable, this, mine);
 }
 
@@ -387,7 +417,7 @@ fn transition(rq: &Rq, runnable: u32, this: &IdleWaitCpu) {
 /// [`transition`].
 #[inline(never)]
 fn note_idle_levels(me: &CpuSide, mine: &[Dom], idle: bool, t: u64) {
-    note_idle(me, mine, idle, t);
+    note_idle(me, mine.iter().map(|d| d.w), idle, t);
 }
 
 /// [`transition`] for a CPU that has a queue or had one (it offers, or
@@ -405,7 +435,7 @@ fn transition_offers(rq: &Rq, runnable: u32, this: &IdleWaitCpu, mine: &[Dom]) {
     if offers {
         withdraw_offers(rq, mine, queue, &mut new);
     }
-    note_idle(me, mine, idle, rq.clock);
+    note_idle(me, mine.iter().map(|d| d.w), idle, rq.clock);
     if offers {
         make_offers(rq.cpu, mine, &new);
     }
@@ -430,28 +460,35 @@ fn band_of(runnable: u32, queue: bool, alone: bool) -> u64 {
 /// length: `t` is the runqueue's clock, read a little before the slots
 /// are, so a slot may show an offer that ended after `t`.
 #[inline(always)]
-fn note_idle(me: &CpuSide, mine: &[Dom], idle: bool, t: u64) {
+fn note_idle<'a>(me: &CpuSide, slots: impl Iterator<Item = &'a Waiting>, idle: bool, t: u64) {
     if me.idle.load(Ordering::Relaxed) == idle {
         return;
     }
     if idle {
-        // `mine` has at most MAX_LEVELS domains (`init`): zipped, not
-        // indexed, so no bounds check.
-        for (d, entry) in mine.iter().zip(me.entry.iter()) {
-            entry.store(d.w.value_at(t), Ordering::Relaxed);
-        }
-        me.idle_since.store(t, Ordering::Relaxed);
-        me.idle.store(true, Ordering::Relaxed);
+        become_idle(me, slots, t);
     } else {
         let period = t.saturating_sub(me.idle_since.load(Ordering::Relaxed));
-        for (d, (entry, wait_ns)) in mine.iter().zip(me.entry.iter().zip(me.wait_ns.iter())) {
-            let gained = d.w.value_at(t).saturating_sub(entry.load(Ordering::Relaxed)).min(period);
+        for (w, (entry, wait_ns)) in slots.zip(me.entry.iter().zip(me.wait_ns.iter())) {
+            let gained = w.value_at(t).saturating_sub(entry.load(Ordering::Relaxed)).min(period);
             // Only this CPU's publishes write it, under its runqueue lock.
             wait_ns.store(wait_ns.load(Ordering::Relaxed) + gained, Ordering::Relaxed);
         }
         me.idle_ns.store(me.idle_ns.load(Ordering::Relaxed) + period, Ordering::Relaxed);
         me.idle.store(false, Ordering::Relaxed);
     }
+}
+
+/// The idle entry of [`note_idle`] (the CPU was not idle): the entry values
+/// of `slots` (its domains' own slots bottom-up) at `t`.
+#[inline(always)]
+fn become_idle<'a>(me: &CpuSide, slots: impl Iterator<Item = &'a Waiting>, t: u64) {
+    // At most MAX_LEVELS slots (`init`): zipped, not indexed, so no bounds
+    // check.
+    for (w, entry) in slots.zip(me.entry.iter()) {
+        entry.store(w.value_at(t), Ordering::Relaxed);
+    }
+    me.idle_since.store(t, Ordering::Relaxed);
+    me.idle.store(true, Ordering::Relaxed);
 }
 
 /// Withdraws what `rq`'s CPU offered and offers no longer, and puts into
