@@ -13,13 +13,14 @@ pub fn idle_loop() -> ! {
     if resched::polls() {
         poll_loop();
     }
+    // The idle task never leaves its CPU: its id once, not at each pass.
+    let cpu = cpu_id();
     loop {
         crate::platform::irq_disable();
-        if resched::need_resched(cpu_id()) {
+        if resched::need_resched(cpu) {
             crate::platform::irq_enable();
             crate::schedule::schedule();
         } else {
-            let cpu = cpu_id();
             // Fault injection acts here (`fault=idle_irqs_off` keeps
             // interrupts off a while: a wakeup then comes between the look
             // above and the wait below).

@@ -146,6 +146,15 @@ fn halt_uncounted(here: &percpu::PerCpu, seen: u64) -> bool {
     false
 }
 
+/// Wakes the halted `poller` so that it polls. Out of line: the wait of a CPU
+/// that is not the poller would otherwise work out the poller's per-CPU area
+/// before every halt, for a kick it seldom sends.
+#[cold]
+#[inline(never)]
+fn kick_poller(poller: usize) {
+    apic::send_ipi(POLL_KICK_VECTOR, percpu::cpu(poller).apic_id.load(Ordering::Relaxed));
+}
+
 /// [`wait_for_interrupt`] under `idle=last_polls`, `n` CPUs online. Inlined into the idle
 /// loop, its one caller.
 #[inline(always)]
@@ -185,7 +194,7 @@ fn wait_counted(n: u32) {
             // Another CPU stopped waiting: halt (still counted as waiting) below.
         } else if all_wait {
             // The last to wait, and the poller halted before: wake it to poll.
-            apic::send_ipi(POLL_KICK_VECTOR, percpu::cpu(poller).apic_id.load(Ordering::Relaxed));
+            kick_poller(poller);
         }
         // Interrupts on and `hlt` as one step: an interrupt before the `hlt` ends it at once.
         x86_64::instructions::interrupts::enable_and_hlt();
