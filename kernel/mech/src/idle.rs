@@ -79,30 +79,49 @@ pub fn enter(cpu: usize, now: u64) {
     }
 }
 
-/// `cpu` leaves its idle task at `now` (on the interrupt path).
+/// `cpu` leaves its idle task at `now` (on the interrupt path). The polling
+/// flag's work is out of line, so that the usual exit keeps to the
+/// caller-saved registers. Out of line: inlined, it moves the layout of
+/// the switch, whose task-to-task path does not call it.
+#[inline(never)]
 pub fn exit(cpu: usize, now: u64) {
     if resched::polls() {
-        // The flag means the idle task polls, not that it was preempted
-        // while polling: a task running here would not see the work of a
-        // waker that skipped its IPI. Work that came in before the flag
-        // went down gets the IPI now, from this CPU to itself; it is taken
-        // as soon as the next task runs with interrupts on.
-        resched::set_polling(cpu, false);
-        fence(Ordering::SeqCst);
-        if resched::need_resched(cpu) || rq::wake_list_pending(cpu) {
-            resched::send_resched_ipi(cpu);
-        }
+        exit_polling(cpu);
     }
-    let idle = now.saturating_sub(CPUS[cpu].idle_since.load(Ordering::Relaxed));
+    let c = &CPUS[cpu];
+    let idle = now.saturating_sub(c.idle_since.load(Ordering::Relaxed));
     // The sum first, then the end of the period: `idle_task_ns` retries
     // when it sees the start change under it.
-    CPUS[cpu].idle_task_ns.store(CPUS[cpu].idle_task_ns.load(Ordering::Relaxed) + idle, Ordering::Release);
-    CPUS[cpu].idle_since.store(0, Ordering::Release);
-    let old = CPUS[cpu].predicted_ns.load(Ordering::Relaxed) as i64;
-    // Both below 2^63 ns (292 years), so the difference cannot overflow.
-    let new = old + (idle.min(i64::MAX as u64) as i64 - old) / 8;
-    CPUS[cpu].predicted_ns.store(new.max(0) as u64, Ordering::Relaxed);
+    c.idle_task_ns.store(c.idle_task_ns.load(Ordering::Relaxed) + idle, Ordering::Release);
+    c.idle_since.store(0, Ordering::Release);
+    c.predicted_ns.store(predicted_after(c.predicted_ns.load(Ordering::Relaxed), idle), Ordering::Relaxed);
     crate::timer::restart_tick(cpu);
+}
+
+/// [`exit`] under `idle=poll`: the flag means the idle task polls, not that
+/// it was preempted while polling, so a task running here would not see the
+/// work of a waker that skipped its IPI. Work that came in before the flag
+/// went down gets the IPI now, from this CPU to itself; it is taken as soon
+/// as the next task runs with interrupts on.
+#[cold]
+#[inline(never)]
+fn exit_polling(cpu: usize) {
+    resched::set_polling(cpu, false);
+    fence(Ordering::SeqCst);
+    if resched::need_resched(cpu) || rq::wake_list_pending(cpu) {
+        resched::send_resched_ipi(cpu);
+    }
+}
+
+/// The prediction after an idle period of `idle` ns that followed the
+/// prediction `old` (below 2^63: it starts at 1 s and stays between its
+/// old value and a sample capped at `i64::MAX`): the newest period weighted
+/// 1/8, truncated toward zero. `update_avg` computes it in `u64` on either
+/// side of `old`, with the values of the signed form `old + (idle - old) / 8`
+/// (a host test below compares the two).
+#[inline(always)]
+fn predicted_after(old: u64, idle: u64) -> u64 {
+    sched::balance::avg_idle::update_avg(old, idle.min(i64::MAX as u64))
 }
 
 /// `ns` of `cpu`'s current idle period went to work booked elsewhere (the
@@ -145,4 +164,35 @@ pub fn still_idle(cpu: usize) {
             crate::timer::stop_tick(cpu);
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::predicted_after;
+
+    /// The signed form the prediction had before `update_avg`.
+    fn signed(old: u64, idle: u64) -> u64 {
+        let old = old as i64;
+        let new = old + (idle.min(i64::MAX as u64) as i64 - old) / 8;
+        new.max(0) as u64
+    }
+
+    #[test]
+    fn predicted_after_is_the_signed_form() {
+        let edges = [0, 1, 7, 8, 9, 1_000, 999_999_999, 1_000_000_000, u32::MAX as u64, (i64::MAX - 8) as u64, i64::MAX as u64];
+        for &old in &edges {
+            for idle in edges.iter().copied().chain([i64::MAX as u64 + 1, u64::MAX - 1, u64::MAX]) {
+                assert_eq!(predicted_after(old, idle), signed(old, idle), "old {old} idle {idle}");
+            }
+        }
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        for _ in 0..100_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let old = x >> 1;
+            let idle = x.rotate_left(17) >> (x % 64);
+            assert_eq!(predicted_after(old, idle), signed(old, idle), "old {old} idle {idle}");
+        }
+    }
 }

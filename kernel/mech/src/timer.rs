@@ -97,11 +97,19 @@ pub fn stop_tick(cpu: usize) {
 /// Interrupts off.
 pub fn restart_tick(cpu: usize) {
     if CPUS[cpu].tick_stopped.swap(false, Ordering::Relaxed) {
-        crate::balance::nohz::exit_idle(cpu);
-        let now = rq::now_ns();
-        CPUS[cpu].next_tick.store(now + clock::tick_ns(), Ordering::Relaxed);
-        program(cpu, now);
+        restart_stopped_tick(cpu);
     }
+}
+
+/// [`restart_tick`] once it found the tick stopped. Out of line: the exit
+/// from idle that calls it (`idle::exit`) keeps to the caller-saved
+/// registers when it finds the tick running, as after a short idle period.
+#[inline(never)]
+fn restart_stopped_tick(cpu: usize) {
+    crate::balance::nohz::exit_idle(cpu);
+    let now = rq::now_ns();
+    CPUS[cpu].next_tick.store(now + clock::tick_ns(), Ordering::Relaxed);
+    program(cpu, now);
 }
 
 /// Starts this CPU's timer. The CPU starts in its idle task, so with
