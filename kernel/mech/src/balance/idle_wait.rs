@@ -469,9 +469,14 @@ fn note_idle<'a>(me: &CpuSide, slots: impl Iterator<Item = &'a Waiting>, idle: b
     } else {
         let period = t.saturating_sub(me.idle_since.load(Ordering::Relaxed));
         for (w, (entry, wait_ns)) in slots.zip(me.entry.iter().zip(me.wait_ns.iter())) {
-            let gained = w.value_at(t).saturating_sub(entry.load(Ordering::Relaxed)).min(period);
-            // Only this CPU's publishes write it, under its runqueue lock.
-            wait_ns.store(wait_ns.load(Ordering::Relaxed) + gained, Ordering::Relaxed);
+            let (a, e) = (w.value_at(t), entry.load(Ordering::Relaxed));
+            // No offer during the period (the usual case): nothing gained,
+            // no sum to change.
+            if a != e {
+                let gained = a.saturating_sub(e).min(period);
+                // Only this CPU's publishes write it, under its runqueue lock.
+                wait_ns.store(wait_ns.load(Ordering::Relaxed) + gained, Ordering::Relaxed);
+            }
         }
         me.idle_ns.store(me.idle_ns.load(Ordering::Relaxed) + period, Ordering::Relaxed);
         me.idle.store(false, Ordering::Relaxed);
