@@ -253,6 +253,11 @@ struct IdleWaitCpu {
     /// once by `init`: its idle edges read `lowest` and nothing else, with
     /// one load where they would test `doms` and its length.
     one_level: AtomicBool,
+    /// `one_level` and no offer of this CPU standing (`CpuSide::offering`
+    /// clear), kept with the latter (written under the CPU's runqueue lock
+    /// only): an edge of at most one runnable task then changes nothing but
+    /// the idle figures of `lowest`, one load to know it.
+    lone_edges: AtomicBool,
 }
 
 impl IdleWaitCpu {
@@ -264,6 +269,7 @@ impl IdleWaitCpu {
             doms: spin::Once::new(),
             lowest: Waiting::new(),
             one_level: AtomicBool::new(false),
+            lone_edges: AtomicBool::new(false),
         }
     }
 }
@@ -334,6 +340,8 @@ pub fn init(sds: &SchedDomains) {
             .collect();
         CPUS[cpu].one_task_band.store(band_of(1, false, doms.is_empty()), Ordering::Relaxed);
         CPUS[cpu].one_level.store(doms.len() == 1, Ordering::Relaxed);
+        // No offer stands yet.
+        CPUS[cpu].lone_edges.store(doms.len() == 1, Ordering::Relaxed);
         CPUS[cpu].doms.call_once(|| Box::leak(doms.into_boxed_slice()));
     }
 }
@@ -383,26 +391,27 @@ fn offer_of(rq: &Rq, all: &CpuMask, m: &mut CpuMask) {
 #[inline(never)]
 fn transition(rq: &Rq, runnable: u32, this: &IdleWaitCpu) {
     let me = &this.per_cpu;
-    if runnable <= 1 && !me.offering.load(Ordering::Relaxed) {
+    if runnable <= 1 && this.lone_edges.load(Ordering::Relaxed) {
         // Each edge apart and one level (a machine of one shared cache)
         // inline: such an edge keeps to the caller-saved registers, where
         // the loop over several levels needs saved ones.
-        let t = rq.clock;
-        if this.one_level.load(Ordering::Relaxed) {
-            let one = &this.lowest;
-            if runnable == 0 {
-                this.band.store(band(0, 1), Ordering::Relaxed);
-                // Not idle before: `band` was not `[0, 1)`, which it is
-                // exactly while `idle` is set (both change only here and in
-                // `transition_offers`, together).
-                debug_assert!(!me.idle.load(Ordering::Relaxed));
-                become_idle(me, core::iter::once(one), t);
-            } else {
-                this.band.store(this.one_task_band.load(Ordering::Relaxed), Ordering::Relaxed);
-                note_idle(me, core::iter::once(one), false, t);
-            }
-            return;
+        let (one, t) = (&this.lowest, rq.clock);
+        if runnable == 0 {
+            this.band.store(band(0, 1), Ordering::Relaxed);
+            // Not idle before: `band` was not `[0, 1)`, which it is exactly
+            // while `idle` is set (both change only here and in
+            // `transition_offers`, together).
+            debug_assert!(!me.idle.load(Ordering::Relaxed));
+            become_idle(me, core::iter::once(one), t);
+        } else {
+            this.band.store(this.one_task_band.load(Ordering::Relaxed), Ordering::Relaxed);
+            note_idle(me, core::iter::once(one), false, t);
         }
+        return;
+    }
+    // Several levels (or none), still without an offer.
+    if runnable <= 1 && !me.offering.load(Ordering::Relaxed) {
+        let t = rq.clock;
         let Some(&mine) = this.doms.get() else { return };
         let b = if runnable == 0 { band(0, 1) } else { this.one_task_band.load(Ordering::Relaxed) };
         this.band.store(b, Ordering::Relaxed);
@@ -521,7 +530,9 @@ fn make_offers(cpu: usize, mine: &[Dom], new: &CpuMask) {
     for (w, &b) in me.offer.iter().zip(new) {
         w.store(b, Ordering::Relaxed);
     }
-    me.offering.store(new.iter().any(|&b| b != 0), Ordering::Relaxed);
+    let offering = new.iter().any(|&b| b != 0);
+    me.offering.store(offering, Ordering::Relaxed);
+    CPUS[cpu].lone_edges.store(CPUS[cpu].one_level.load(Ordering::Relaxed) && !offering, Ordering::Relaxed);
 }
 
 /// Adds (`on`) or withdraws one offer to each CPU of `cpus` (its words
