@@ -155,7 +155,7 @@ impl FairRq {
             // (no freshness pre-test: each update is a no-op when its
             // clock is within the current 1024 ns unit of `pnow`)
             se.avg.update_entity(pnow, true, true, true, w);
-            self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, true);
+            self.pelt.update_queue_loaded(pnow, self.load_weight, self.h_nr_runnable, true);
             se.sched_delayed = true;
             se.delayed_at = self.clock;
             self.h_nr_runnable -= 1;
@@ -171,7 +171,7 @@ impl FairRq {
         // (no freshness pre-test: each update is a no-op when its
         // clock is within the current 1024 ns unit of `pnow`)
         se.avg.update_entity(pnow, true, true, true, w);
-        self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, true);
+        self.pelt.update_queue_loaded(pnow, self.load_weight, self.h_nr_runnable, true);
         save_lag(se, v_mean, self.tun.delta_math, self.tun.tick_nsec());
         // sleep: the deadline stays absolute; curr: not in the tree
         se.on_rq = false;
@@ -223,7 +223,7 @@ impl FairRq {
         // (no freshness pre-test: each update is a no-op when its
         // clock is within the current 1024 ns unit of `pnow`)
         se.avg.update_entity(pnow, true, true, true, w);
-        self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, true);
+        self.pelt.update_queue_loaded(pnow, self.load_weight, self.h_nr_runnable, true);
         se.vlag = 0;
         se.on_rq = false;
         self.nr_queued -= 1;
@@ -285,7 +285,7 @@ impl FairRq {
                         nse.avg.update_entity(pnow, nse.on_rq, true, false, nse.w());
                     }
                     if !fresh(self.pelt.last_update_time) {
-                        self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, false);
+                        self.pelt.update_queue_loaded(pnow, self.load_weight, self.h_nr_runnable, false);
                     }
                     self.curr = Some(n);
                     nse.exec_start = self.clock;
@@ -466,7 +466,7 @@ impl FairRq {
             // clock is within the current 1024 ns unit of `pnow`)
             let w = se.w();
             se.avg.update_entity(pnow, true, false, false, w);
-            self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, true);
+            self.pelt.update_queue_loaded(pnow, self.load_weight, self.h_nr_runnable, true);
             if self.tun.features.has(Feature::DelayZero) {
                 // update_entity_lag: V with `i` in the tree. `i` is in the
                 // tree (queued, not running), so a tree of one node is `i`
@@ -538,7 +538,7 @@ impl FairRq {
             // clock is within the current 1024 ns unit of `pnow`)
             let w = se.w();
             se.avg.update_entity(pnow, false, !se.sched_delayed, false, w);
-            self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, true);
+            self.pelt.update_queue_loaded(pnow, self.load_weight, self.h_nr_runnable, true);
 
             // accounting, enqueue_tree, recenter
             se.on_rq = true;

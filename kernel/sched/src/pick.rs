@@ -446,7 +446,7 @@ impl FairRq {
             // queue with a curr
             if !(fresh(cse.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
                 cse.avg.update_entity(pnow, true, true, true, cse.w());
-                self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, true);
+                self.pelt.update_queue_loaded(pnow, self.load_weight, self.h_nr_runnable, true);
             }
             self.curr = None;
             // set_next_in: no buddy to drop; n's PELT (waiting, nothing
