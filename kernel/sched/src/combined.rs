@@ -257,7 +257,10 @@ impl FairRq {
     /// general `schedule()`.
     #[inline(never)]
     fn schedule_after_delay(&mut self, c: u32) -> Option<EntityId> {
-        if self.nr_queued == 2 && self.tree.len() == 1 {
+        // c is queued and running, so not in the tree: one node in the
+        // tree is two entities queued
+        if self.tree.len() == 1 {
+            debug_assert!(self.nr_queued == 2);
             if let Some(n) = self.tree.leftmost() {
                 let Ok([cs, ns]) = self.slots.get_disjoint_mut([c as usize, n as usize]) else { return self.schedule() };
                 let (cse, nse) = (&cs.se, &mut ns.se);
@@ -280,10 +283,10 @@ impl FairRq {
                     }
                     let pnow = self.pelt_clock.now();
                     let fresh = |last: Nanos| pnow.wrapping_sub(last) < 1024;
-                    if !fresh(nse.avg.last_update_time) {
-                        // (runnable: not delayed, tested above)
-                        nse.avg.update_entity(pnow, nse.on_rq, true, false, nse.w());
-                    }
+                    // (runnable: not delayed, tested above; no freshness
+                    // pre-test: n has waited since its wakeup, so its
+                    // update is rarely the no-op the test would skip)
+                    nse.avg.update_entity(pnow, nse.on_rq, true, false, nse.w());
                     if !fresh(self.pelt.last_update_time) {
                         self.pelt.update_queue_loaded(pnow, self.load_weight, self.h_nr_runnable, false);
                     }
@@ -609,8 +612,12 @@ impl FairRq {
             // Action::Pick: with `i` the tree's only node (two entities
             // queued) pick_eevdf is `pick_of_two`; then as
             // check_preempt_idx: a preemption if `i` is picked, else
-            // RUN_TO_PARITY's update_protect_slice as above
-            if self.nr_queued == 2 && self.tree.len() == 1 && self.tree.leftmost() == Some(i) {
+            // RUN_TO_PARITY's update_protect_slice as above. `i` is queued
+            // and not running, so in the tree, and the running entity is
+            // queued and not in it: a tree of one node is `i` alone, and
+            // two entities are queued
+            if self.tree.len() == 1 {
+                debug_assert!(self.nr_queued == 2 && self.tree.leftmost() == Some(i));
                 self.stats.picks += 1;
                 if pick_of_two(avg, cse, se, true) {
                     self.need_resched = true;
