@@ -286,16 +286,16 @@ impl FairRq {
                     // (runnable: not delayed, tested above; no freshness
                     // pre-test: n has waited since its wakeup, so its
                     // update is rarely the no-op the test would skip)
-                    nse.avg.update_entity(pnow, nse.on_rq, true, false, nse.w());
+                    // (n is the tree's only node, so queued: `on_rq` a
+                    // constant)
+                    nse.avg.update_entity(pnow, true, true, false, nse.w());
                     if !fresh(self.pelt.last_update_time) {
                         self.pelt.update_queue_loaded(pnow, self.load_weight, self.h_nr_runnable, false);
                     }
                     self.curr = Some(n);
                     nse.exec_start = self.clock;
                     nse.prev_sum_exec_runtime = nse.sum_exec_runtime;
-                    if nse.on_rq {
-                        swap_only_and_protect(&mut self.tree, &mut self.avg, &self.tun, (c, cse), (n, nse));
-                    }
+                    swap_only_and_protect(&mut self.tree, &mut self.avg, &self.tun, (c, cse), (n, nse));
                     self.need_resched = false;
                     return Some(EntityId(n));
                 }

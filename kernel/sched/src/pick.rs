@@ -452,15 +452,14 @@ impl FairRq {
             // set_next_in: no buddy to drop; n's PELT (waiting, nothing
             // running); the queue's is fresh now (the update above, or
             // both were), so its update is the no-op it skips
+            // (n is the tree's only node, so queued: `on_rq` a constant)
             if !fresh(nse.avg.last_update_time) {
-                nse.avg.update_entity(pnow, nse.on_rq, true, false, nse.w());
+                nse.avg.update_entity(pnow, true, true, false, nse.w());
             }
             self.curr = Some(n);
             nse.exec_start = now;
             nse.prev_sum_exec_runtime = nse.sum_exec_runtime;
-            if nse.on_rq {
-                swap_only_and_protect(&mut self.tree, &mut self.avg, &self.tun, (c, cse), (n, nse));
-            }
+            swap_only_and_protect(&mut self.tree, &mut self.avg, &self.tun, (c, cse), (n, nse));
         }
         self.need_resched = false;
         Some(if pick_n { n } else { c })
@@ -513,11 +512,12 @@ impl FairRq {
     }
 }
 
-/// The end of `set_next_in(n, Some(c))` for a queued `n`: `n` leaves the
-/// tree and `c` (queued, no longer running) goes in (in one step when `n`
-/// is the only node, `Tree::replace_only`, the sums then exactly `c`'s
-/// term), then `n`'s protected slice (`set_protect_slice`). On the fields
-/// themselves, for callers that hold both entities borrowed.
+/// The end of `set_next_in(n, Some(c))` for `n` the tree's only node (so
+/// queued; both callers found the tree of length 1 with `n` its leftmost):
+/// `n` leaves the tree and `c` (queued, no longer running) goes in, in one
+/// step ([`Tree::replace_single`]), the sums then exactly `c`'s term; then
+/// `n`'s protected slice (`set_protect_slice`). On the fields themselves,
+/// for callers that hold both entities borrowed.
 #[inline(always)]
 pub(crate) fn swap_only_and_protect(
     tree: &mut Tree,
@@ -526,20 +526,11 @@ pub(crate) fn swap_only_and_protect(
     (c, cse): (u32, &SchedEntity),
     (n, nse): (u32, &mut SchedEntity),
 ) {
+    debug_assert!(nse.on_rq);
     let (cv, cw) = (cse.vruntime, cse.w());
-    let tree_min_slice = if tree.replace_only(n, c, cse.deadline, cv, cse.slice) {
-        avg.set_only(cv, cw);
-        Some(cse.slice)
-    } else {
-        let removed = tree.remove(n);
-        if tree.insert(c, cse.deadline, cv, cse.slice) {
-            avg.add(cv, cw);
-        }
-        if removed {
-            avg.sub(nse.vruntime, nse.w());
-        }
-        tree.min_slice()
-    };
+    tree.replace_single(n, c, cse.deadline, cv, cse.slice);
+    avg.set_only(cv, cw);
+    let tree_min_slice = Some(cse.slice);
     // set_protect_slice: n is curr and queued, so cfs_rq_min_slice is the
     // smaller of its slice and the tree's
     let q = if tun.features.has(Feature::RunToParity) {

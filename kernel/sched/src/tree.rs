@@ -235,6 +235,19 @@ impl Tree {
         true
     }
 
+    /// [`Tree::replace_only`] for a caller that knows the tree to be
+    /// exactly `old` (its length 1, `old` its leftmost, so its root) and
+    /// `new` an existing slot (every entity's slot has its node): the same
+    /// stores without the tests, which could only fail on a broken queue.
+    #[inline(always)]
+    pub fn replace_single(&mut self, old: u32, new: u32, deadline: u64, vruntime: u64, slice: u64) {
+        debug_assert!(self.len == 1 && self.root == old && self.leftmost == old && (new as usize) < self.nodes.len());
+        self.nodes[old as usize].linked = false;
+        self.nodes[new as usize] = Node::leaf(deadline, vruntime, slice);
+        self.root = new;
+        self.leftmost = new;
+    }
+
     /// [`Tree::remove`] of a linked node in a tree of at least two.
     #[inline(never)]
     fn remove_linked(&mut self, idx: u32) {
