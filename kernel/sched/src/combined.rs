@@ -587,35 +587,24 @@ impl FairRq {
             }
         }
         let short = self.tun.features.has(Feature::PreemptShort) && se.slice < cse.slice;
-        if !short && (wf.contains(WakeFlags::FORK) || se.sched_delayed) {
+        // (a requeued entity is no longer delayed: cleared above)
+        if !short && (wf.contains(WakeFlags::FORK) || (!DELAYED && se.sched_delayed)) {
             return Some(false);
         }
-        // Action::Pick without buddies: pick_eevdf(protect) returns the
-        // running entity at once when it is eligible and protected (no
-        // buddy: PICK_BUDDY needs `next`, nominated only with NEXT_BUDDY);
-        // the wakee is not it, so no preemption, and RUN_TO_PARITY shrinks
-        // the protection (update_protect_slice).
+        // Action::Pick without buddies (PICK_BUDDY needs `next`, nominated
+        // only with NEXT_BUDDY)
         if !short && !self.tun.features.has(Feature::NextBuddy) && self.next.is_none() {
-            // (the running entity is queued: its eligibility is
-            // `curr_eligible`, exactly `eligible(v, Some((v, w)))`)
-            let protected = vbefore(cse.vruntime, cse.vprot);
-            if protected && avg.curr_eligible(cse.vruntime) {
-                self.stats.picks += 1;
-                if self.tun.features.has(Feature::RunToParity) {
-                    // cfs_rq_min_slice: curr is queued
-                    let q = cse.slice.min(self.tree.min_slice().unwrap_or(u64::MAX));
-                    let end = cse.vruntime.wrapping_add(calc_delta_fair_with(self.tun.delta_math, q, cse.weight));
-                    cse.vprot = vmin(cse.vprot, end);
-                }
-                return Some(false);
-            }
             // Action::Pick: with `i` the tree's only node (two entities
             // queued) pick_eevdf is `pick_of_two`; then as
             // check_preempt_idx: a preemption if `i` is picked, else
-            // RUN_TO_PARITY's update_protect_slice as above. `i` is queued
-            // and not running, so in the tree, and the running entity is
-            // queued and not in it: a tree of one node is `i` alone, and
-            // two entities are queued
+            // RUN_TO_PARITY's update_protect_slice. `i` is queued and not
+            // running, so in the tree, and the running entity is queued
+            // and not in it: a tree of one node is `i` alone, and two
+            // entities are queued. Its sums are then exactly `i`'s term,
+            // so `curr_eligible` below is `key(c) <= key(i)`, the pick's
+            // own test of `c`, and a protected eligible `c` is its answer
+            // too (`protect`): the same outcome as the test below, from
+            // two keys instead of a product.
             if self.tree.len() == 1 {
                 debug_assert!(self.nr_queued == 2 && self.tree.leftmost() == Some(i));
                 self.stats.picks += 1;
@@ -624,6 +613,23 @@ impl FairRq {
                     return Some(true);
                 }
                 if self.tun.features.has(Feature::RunToParity) {
+                    let q = cse.slice.min(self.tree.min_slice().unwrap_or(u64::MAX));
+                    let end = cse.vruntime.wrapping_add(calc_delta_fair_with(self.tun.delta_math, q, cse.weight));
+                    cse.vprot = vmin(cse.vprot, end);
+                }
+                return Some(false);
+            }
+            // pick_eevdf(protect) returns the running entity at once when
+            // it is eligible and protected; the wakee is not it, so no
+            // preemption, and RUN_TO_PARITY shrinks the protection
+            // (update_protect_slice).
+            // (the running entity is queued: its eligibility is
+            // `curr_eligible`, exactly `eligible(v, Some((v, w)))`)
+            let protected = vbefore(cse.vruntime, cse.vprot);
+            if protected && avg.curr_eligible(cse.vruntime) {
+                self.stats.picks += 1;
+                if self.tun.features.has(Feature::RunToParity) {
+                    // cfs_rq_min_slice: curr is queued
                     let q = cse.slice.min(self.tree.min_slice().unwrap_or(u64::MAX));
                     let end = cse.vruntime.wrapping_add(calc_delta_fair_with(self.tun.delta_math, q, cse.weight));
                     cse.vprot = vmin(cse.vprot, end);
