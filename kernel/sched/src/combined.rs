@@ -135,11 +135,11 @@ impl FairRq {
                 crate::pelt::util_est_update(&mut se.avg, self.pelt_clock.cpu_capacity());
             }
         }
-        if self.clock > se.exec_start && charge_entity(se, self.clock, self.tun.delta_math, self.base_slice) && self.nr_queued > 1 {
-            self.need_resched = true;
-            if self.next == Some(c) {
-                self.next = None;
-            }
+        // (after_charge's reschedule and buddy drop: both outcomes below
+        // make them anyway, and nothing reads either before, so the
+        // charge's answer is not needed)
+        if self.clock > se.exec_start {
+            let _ = charge_entity(se, self.clock, self.tun.delta_math, self.base_slice);
         }
         self.stats.sleeps += 1;
         let (v, w) = (se.vruntime, se.w());
@@ -209,11 +209,10 @@ impl FairRq {
             crate::pelt::util_est_dequeue(&mut self.pelt, &se.avg);
             crate::pelt::util_est_update(&mut se.avg, cap);
         }
-        if now > se.exec_start && charge_entity(se, now, math, base_slice) && self.nr_queued > 1 {
-            self.need_resched = true;
-            if self.next == Some(c) {
-                self.next = None;
-            }
+        // (after_charge's reschedule and buddy drop are made below
+        // anyway, before anything reads them: its answer is not needed)
+        if now > se.exec_start {
+            let _ = charge_entity(se, now, math, base_slice);
         }
         self.stats.sleeps += 1;
         // update_entity_pelt: c runs and is queued and runnable until now
