@@ -265,6 +265,47 @@ impl FairRq {
         self.set_next_in(i, None);
     }
 
+    /// [`FairRq::set_next`] of `n`, the only queued entity, not delayed,
+    /// with nothing running (an idle queue's switch to its wakee): `n` is
+    /// then the tree's only node (nothing queued runs), so its removal
+    /// empties the tree and the sums (exact: its term was all of them),
+    /// and with the tree empty `cfs_rq_min_slice` is `n`'s own slice. The
+    /// steps of `set_next_in(n, None)` with these facts as constants
+    /// (queued, runnable, not running until now; the queue loaded).
+    #[inline(always)]
+    fn set_next_alone(&mut self, n: u32) {
+        debug_assert!(self.curr.is_none() && self.nr_queued == 1 && self.tree.len() == 1);
+        if self.next == Some(n) {
+            self.next = None;
+        }
+        let (now, math, feats) = (self.clock, self.tun.delta_math, self.tun.features);
+        let pnow = self.pelt_clock.now();
+        let se = &mut self.slots[n as usize].se;
+        debug_assert!(se.on_rq && !se.sched_delayed);
+        let fresh = |last: Nanos| pnow.wrapping_sub(last) < 1024;
+        if !fresh(se.avg.last_update_time) {
+            let w = se.w();
+            se.avg.update_entity(pnow, true, true, false, w);
+        }
+        if !fresh(self.pelt.last_update_time) {
+            self.pelt.update_queue_loaded(pnow, self.load_weight, self.h_nr_runnable, false);
+        }
+        self.curr = Some(n);
+        se.exec_start = now;
+        se.prev_sum_exec_runtime = se.sum_exec_runtime;
+        // dequeue_tree of the only node
+        self.tree.remove_single(n);
+        self.avg.clear_only(se.vruntime, se.w());
+        // set_protect_slice: the tree is empty, so cfs_rq_min_slice is
+        // n's slice, and with RUN_TO_PARITY the protection is its deadline
+        let q = if feats.has(Feature::RunToParity) { se.slice } else { self.tun.normalized_base_slice().min(se.slice) };
+        se.vprot = if q == se.slice {
+            se.deadline
+        } else {
+            crate::time::vmin(se.deadline, se.vruntime.wrapping_add(calc_delta_fair_with(math, q, se.weight)))
+        };
+    }
+
     /// [`FairRq::set_next`]; with `put_back = Some(c)`, `c` (queued, no
     /// longer running, not yet in the tree) goes into the tree right after
     /// `i` leaves it: the tree half of `put_prev`, for
@@ -369,7 +410,7 @@ impl FairRq {
             if let Some(n) = self.tree.leftmost() {
                 if !self.se(n).sched_delayed {
                     self.stats.picks += 1;
-                    self.set_next(n);
+                    self.set_next_alone(n);
                     self.need_resched = false;
                     return Some(EntityId(n));
                 }

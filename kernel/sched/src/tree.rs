@@ -248,6 +248,18 @@ impl Tree {
         self.leftmost = new;
     }
 
+    /// [`Tree::remove`] for a caller that knows the tree to be exactly
+    /// `idx` (its length 1, `idx` its leftmost, so its root): the same
+    /// stores without the tests, which could only fail on a broken queue.
+    #[inline(always)]
+    pub fn remove_single(&mut self, idx: u32) {
+        debug_assert!(self.len == 1 && self.root == idx && self.leftmost == idx);
+        self.nodes[idx as usize].linked = false;
+        self.root = NIL;
+        self.leftmost = NIL;
+        self.len = 0;
+    }
+
     /// [`Tree::remove`] of a linked node in a tree of at least two.
     #[inline(never)]
     fn remove_linked(&mut self, idx: u32) {
