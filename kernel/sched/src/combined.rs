@@ -373,21 +373,22 @@ impl FairRq {
         // tested above; nothing runs on the queue)
         // (no freshness pre-test: each update is a no-op when its
         // clock is within the current 1024 ns unit of `pnow`)
+        // (the queue's load is 0: nothing queued)
         let w = se.w();
         se.avg.update_entity(pnow, false, !se.sched_delayed, false, w);
-        self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, false);
+        debug_assert!(self.load_weight == 0);
+        self.pelt.update_queue_empty(pnow);
         // accounting, enqueue_tree, recenter
         se.on_rq = true;
         let w = se.w();
         self.nr_queued += 1;
         self.h_nr_runnable += !se.sched_delayed as u32;
         self.load_weight += w;
-        // enqueue_tree and recenter: into empty sums at v0, S gains
-        // `key(v0)·w = 0`, V stays v0 and the re-centring is a shift by 0
-        // (`set_single` at v0)
-        if self.tree.insert(i, se.deadline, se.vruntime, se.slice) {
-            self.avg.set_single(v0, w);
-        }
+        // enqueue_tree and recenter: into the empty tree (nothing queued)
+        // and empty sums at v0, S gains `key(v0)·w = 0`, V stays v0 and
+        // the re-centring is a shift by 0 (`set_single` at v0)
+        self.tree.insert_single(i, se.deadline, se.vruntime, se.slice);
+        self.avg.set_single(v0, w);
         true
     }
 

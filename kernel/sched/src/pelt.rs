@@ -264,6 +264,22 @@ impl SchedAvg {
         self.accumulate(units, load, runnable as u64, running, 1)
     }
 
+    /// [`SchedAvg::update_queue`] of a queue with nothing queued (load 0,
+    /// so no runnable or running signal either): inside the period only
+    /// the clock and the period's units move. The same result as
+    /// `update_queue(now, 0, _, _)` (a proptest checks it against
+    /// `update`).
+    #[inline(always)]
+    pub fn update_queue_empty(&mut self, now: Nanos) -> bool {
+        let Some(units) = self.elapsed_units(now) else { return false };
+        if units + (self.period_contrib as u64) < 1024 {
+            self.last_update_time += units << 10;
+            self.period_contrib += units as u32; // < 1024: checked above
+            return false;
+        }
+        self.accumulate(units, 0, 0, false, 1)
+    }
+
     /// [`SchedAvg::update`] for an entity, whose inputs are flags: load 1
     /// when `on_rq`, runnable 1 when also `runnable`, and the weight as the
     /// load factor. The same arithmetic with the multiplications by 0/1

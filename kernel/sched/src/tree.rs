@@ -248,6 +248,19 @@ impl Tree {
         self.leftmost = new;
     }
 
+    /// [`Tree::insert`] into an empty tree of `idx`, an existing slot (every
+    /// entity's slot has its node; an empty tree links none): the only node
+    /// becomes root and leftmost, without insert's linked and root tests,
+    /// which could only fail on a broken queue.
+    #[inline(always)]
+    pub fn insert_single(&mut self, idx: u32, deadline: u64, vruntime: u64, slice: u64) {
+        debug_assert!(self.len == 0 && self.root == NIL && !self.nodes[idx as usize].linked);
+        self.nodes[idx as usize] = Node::leaf(deadline, vruntime, slice);
+        self.len = 1;
+        self.root = idx;
+        self.leftmost = idx;
+    }
+
     /// [`Tree::remove`] for a caller that knows the tree to be exactly
     /// `idx` (its length 1, `idx` its leftmost, so its root): the same
     /// stores without the tests, which could only fail on a broken queue.
