@@ -571,11 +571,10 @@ pub(crate) fn swap_only_and_protect(
     let (cv, cw) = (cse.vruntime, cse.w());
     tree.replace_single(n, c, cse.deadline, cv, cse.slice);
     avg.set_only(cv, cw);
-    let tree_min_slice = Some(cse.slice);
     // set_protect_slice: n is curr and queued, so cfs_rq_min_slice is the
-    // smaller of its slice and the tree's
+    // smaller of its slice and the tree's, which is c alone
     let q = if tun.features.has(Feature::RunToParity) {
-        tree_min_slice.unwrap_or(u64::MAX)
+        cse.slice
     } else {
         tun.normalized_base_slice()
     };
