@@ -128,6 +128,16 @@ impl AvgVruntime {
         self.sum_weight = w;
     }
 
+    /// `sub(v, w)` of the only term (entity `v`, `w`): the sums are exact
+    /// (S is always the sum of its terms), so removing the only one leaves
+    /// S = 0 and W = 0, without the product.
+    #[inline(always)]
+    pub(crate) fn clear_only(&mut self, v: u64, w: u64) {
+        debug_assert!(self.sum_weight == w && self.sum_w_vruntime == Self::wmul(self.key(v), w));
+        self.sum_w_vruntime = 0;
+        self.sum_weight = 0;
+    }
+
     /// The insert of the only entity (vruntime `v`, weight `w`) into empty
     /// sums, followed by the re-centring on `v`, when `v` is V: `add(v, w)`
     /// makes `S = key(v)·w`, V is then `v` (it is when the running entity,

@@ -135,11 +135,11 @@ impl FairRq {
                 crate::pelt::util_est_update(&mut se.avg, self.pelt_clock.cpu_capacity());
             }
         }
-        if self.clock > se.exec_start && charge_entity(se, self.clock, self.tun.delta_math, self.base_slice) && self.nr_queued > 1 {
-            self.need_resched = true;
-            if self.next == Some(c) {
-                self.next = None;
-            }
+        // (after_charge's reschedule and buddy drop: both outcomes below
+        // make them anyway, and nothing reads either before, so the
+        // charge's answer is not needed)
+        if self.clock > se.exec_start {
+            let _ = charge_entity(se, self.clock, self.tun.delta_math, self.base_slice);
         }
         self.stats.sleeps += 1;
         let (v, w) = (se.vruntime, se.w());
@@ -155,7 +155,7 @@ impl FairRq {
             // (no freshness pre-test: each update is a no-op when its
             // clock is within the current 1024 ns unit of `pnow`)
             se.avg.update_entity(pnow, true, true, true, w);
-            self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, true);
+            self.pelt.update_queue_loaded(pnow, self.load_weight, self.h_nr_runnable, true);
             se.sched_delayed = true;
             se.delayed_at = self.clock;
             self.h_nr_runnable -= 1;
@@ -171,7 +171,7 @@ impl FairRq {
         // (no freshness pre-test: each update is a no-op when its
         // clock is within the current 1024 ns unit of `pnow`)
         se.avg.update_entity(pnow, true, true, true, w);
-        self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, true);
+        self.pelt.update_queue_loaded(pnow, self.load_weight, self.h_nr_runnable, true);
         save_lag(se, v_mean, self.tun.delta_math, self.tun.tick_nsec());
         // sleep: the deadline stays absolute; curr: not in the tree
         se.on_rq = false;
@@ -209,11 +209,10 @@ impl FairRq {
             crate::pelt::util_est_dequeue(&mut self.pelt, &se.avg);
             crate::pelt::util_est_update(&mut se.avg, cap);
         }
-        if now > se.exec_start && charge_entity(se, now, math, base_slice) && self.nr_queued > 1 {
-            self.need_resched = true;
-            if self.next == Some(c) {
-                self.next = None;
-            }
+        // (after_charge's reschedule and buddy drop are made below
+        // anyway, before anything reads them: its answer is not needed)
+        if now > se.exec_start {
+            let _ = charge_entity(se, now, math, base_slice);
         }
         self.stats.sleeps += 1;
         // update_entity_pelt: c runs and is queued and runnable until now
@@ -223,7 +222,7 @@ impl FairRq {
         // (no freshness pre-test: each update is a no-op when its
         // clock is within the current 1024 ns unit of `pnow`)
         se.avg.update_entity(pnow, true, true, true, w);
-        self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, true);
+        self.pelt.update_queue_loaded(pnow, self.load_weight, self.h_nr_runnable, true);
         se.vlag = 0;
         se.on_rq = false;
         self.nr_queued -= 1;
@@ -257,7 +256,10 @@ impl FairRq {
     /// general `schedule()`.
     #[inline(never)]
     fn schedule_after_delay(&mut self, c: u32) -> Option<EntityId> {
-        if self.nr_queued == 2 && self.tree.len() == 1 {
+        // c is queued and running, so not in the tree: one node in the
+        // tree is two entities queued
+        if self.tree.len() == 1 {
+            debug_assert!(self.nr_queued == 2);
             if let Some(n) = self.tree.leftmost() {
                 let Ok([cs, ns]) = self.slots.get_disjoint_mut([c as usize, n as usize]) else { return self.schedule() };
                 let (cse, nse) = (&cs.se, &mut ns.se);
@@ -280,19 +282,19 @@ impl FairRq {
                     }
                     let pnow = self.pelt_clock.now();
                     let fresh = |last: Nanos| pnow.wrapping_sub(last) < 1024;
-                    if !fresh(nse.avg.last_update_time) {
-                        // (runnable: not delayed, tested above)
-                        nse.avg.update_entity(pnow, nse.on_rq, true, false, nse.w());
-                    }
+                    // (runnable: not delayed, tested above; no freshness
+                    // pre-test: n has waited since its wakeup, so its
+                    // update is rarely the no-op the test would skip)
+                    // (n is the tree's only node, so queued: `on_rq` a
+                    // constant)
+                    nse.avg.update_entity(pnow, true, true, false, nse.w());
                     if !fresh(self.pelt.last_update_time) {
-                        self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, false);
+                        self.pelt.update_queue_loaded(pnow, self.load_weight, self.h_nr_runnable, false);
                     }
                     self.curr = Some(n);
                     nse.exec_start = self.clock;
                     nse.prev_sum_exec_runtime = nse.sum_exec_runtime;
-                    if nse.on_rq {
-                        swap_only_and_protect(&mut self.tree, &mut self.avg, &self.tun, (c, cse), (n, nse));
-                    }
+                    swap_only_and_protect(&mut self.tree, &mut self.avg, &self.tun, (c, cse), (n, nse));
                     self.need_resched = false;
                     return Some(EntityId(n));
                 }
@@ -371,21 +373,22 @@ impl FairRq {
         // tested above; nothing runs on the queue)
         // (no freshness pre-test: each update is a no-op when its
         // clock is within the current 1024 ns unit of `pnow`)
+        // (the queue's load is 0: nothing queued)
         let w = se.w();
         se.avg.update_entity(pnow, false, !se.sched_delayed, false, w);
-        self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, false);
+        debug_assert!(self.load_weight == 0);
+        self.pelt.update_queue_empty(pnow);
         // accounting, enqueue_tree, recenter
         se.on_rq = true;
         let w = se.w();
         self.nr_queued += 1;
         self.h_nr_runnable += !se.sched_delayed as u32;
         self.load_weight += w;
-        // enqueue_tree and recenter: into empty sums at v0, S gains
-        // `key(v0)·w = 0`, V stays v0 and the re-centring is a shift by 0
-        // (`set_single` at v0)
-        if self.tree.insert(i, se.deadline, se.vruntime, se.slice) {
-            self.avg.set_single(v0, w);
-        }
+        // enqueue_tree and recenter: into the empty tree (nothing queued)
+        // and empty sums at v0, S gains `key(v0)·w = 0`, V stays v0 and
+        // the re-centring is a shift by 0 (`set_single` at v0)
+        self.tree.insert_single(i, se.deadline, se.vruntime, se.slice);
+        self.avg.set_single(v0, w);
         true
     }
 
@@ -466,7 +469,7 @@ impl FairRq {
             // clock is within the current 1024 ns unit of `pnow`)
             let w = se.w();
             se.avg.update_entity(pnow, true, false, false, w);
-            self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, true);
+            self.pelt.update_queue_loaded(pnow, self.load_weight, self.h_nr_runnable, true);
             if self.tun.features.has(Feature::DelayZero) {
                 // update_entity_lag: V with `i` in the tree. `i` is in the
                 // tree (queued, not running), so a tree of one node is `i`
@@ -538,7 +541,7 @@ impl FairRq {
             // clock is within the current 1024 ns unit of `pnow`)
             let w = se.w();
             se.avg.update_entity(pnow, false, !se.sched_delayed, false, w);
-            self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, true);
+            self.pelt.update_queue_loaded(pnow, self.load_weight, self.h_nr_runnable, true);
 
             // accounting, enqueue_tree, recenter
             se.on_rq = true;
@@ -584,15 +587,42 @@ impl FairRq {
             }
         }
         let short = self.tun.features.has(Feature::PreemptShort) && se.slice < cse.slice;
-        if !short && (wf.contains(WakeFlags::FORK) || se.sched_delayed) {
+        // (a requeued entity is no longer delayed: cleared above)
+        if !short && (wf.contains(WakeFlags::FORK) || (!DELAYED && se.sched_delayed)) {
             return Some(false);
         }
-        // Action::Pick without buddies: pick_eevdf(protect) returns the
-        // running entity at once when it is eligible and protected (no
-        // buddy: PICK_BUDDY needs `next`, nominated only with NEXT_BUDDY);
-        // the wakee is not it, so no preemption, and RUN_TO_PARITY shrinks
-        // the protection (update_protect_slice).
+        // Action::Pick without buddies (PICK_BUDDY needs `next`, nominated
+        // only with NEXT_BUDDY)
         if !short && !self.tun.features.has(Feature::NextBuddy) && self.next.is_none() {
+            // Action::Pick: with `i` the tree's only node (two entities
+            // queued) pick_eevdf is `pick_of_two`; then as
+            // check_preempt_idx: a preemption if `i` is picked, else
+            // RUN_TO_PARITY's update_protect_slice. `i` is queued and not
+            // running, so in the tree, and the running entity is queued
+            // and not in it: a tree of one node is `i` alone, and two
+            // entities are queued. Its sums are then exactly `i`'s term,
+            // so `curr_eligible` below is `key(c) <= key(i)`, the pick's
+            // own test of `c`, and a protected eligible `c` is its answer
+            // too (`protect`): the same outcome as the test below, from
+            // two keys instead of a product.
+            if self.tree.len() == 1 {
+                debug_assert!(self.nr_queued == 2 && self.tree.leftmost() == Some(i));
+                self.stats.picks += 1;
+                if pick_of_two(avg, cse, se, true) {
+                    self.need_resched = true;
+                    return Some(true);
+                }
+                if self.tun.features.has(Feature::RunToParity) {
+                    let q = cse.slice.min(self.tree.min_slice().unwrap_or(u64::MAX));
+                    let end = cse.vruntime.wrapping_add(calc_delta_fair_with(self.tun.delta_math, q, cse.weight));
+                    cse.vprot = vmin(cse.vprot, end);
+                }
+                return Some(false);
+            }
+            // pick_eevdf(protect) returns the running entity at once when
+            // it is eligible and protected; the wakee is not it, so no
+            // preemption, and RUN_TO_PARITY shrinks the protection
+            // (update_protect_slice).
             // (the running entity is queued: its eligibility is
             // `curr_eligible`, exactly `eligible(v, Some((v, w)))`)
             let protected = vbefore(cse.vruntime, cse.vprot);
@@ -600,23 +630,6 @@ impl FairRq {
                 self.stats.picks += 1;
                 if self.tun.features.has(Feature::RunToParity) {
                     // cfs_rq_min_slice: curr is queued
-                    let q = cse.slice.min(self.tree.min_slice().unwrap_or(u64::MAX));
-                    let end = cse.vruntime.wrapping_add(calc_delta_fair_with(self.tun.delta_math, q, cse.weight));
-                    cse.vprot = vmin(cse.vprot, end);
-                }
-                return Some(false);
-            }
-            // Action::Pick: with `i` the tree's only node (two entities
-            // queued) pick_eevdf is `pick_of_two`; then as
-            // check_preempt_idx: a preemption if `i` is picked, else
-            // RUN_TO_PARITY's update_protect_slice as above
-            if self.nr_queued == 2 && self.tree.len() == 1 && self.tree.leftmost() == Some(i) {
-                self.stats.picks += 1;
-                if pick_of_two(avg, cse, se, true) {
-                    self.need_resched = true;
-                    return Some(true);
-                }
-                if self.tun.features.has(Feature::RunToParity) {
                     let q = cse.slice.min(self.tree.min_slice().unwrap_or(u64::MAX));
                     let end = cse.vruntime.wrapping_add(calc_delta_fair_with(self.tun.delta_math, q, cse.weight));
                     cse.vprot = vmin(cse.vprot, end);

@@ -242,6 +242,44 @@ impl SchedAvg {
         self.accumulate(units, load, runnable as u64, running, 1)
     }
 
+    /// [`SchedAvg::update_queue`] of a queue with something queued: its
+    /// load is a sum of weights of at least `MIN_WEIGHT` each, so never 0,
+    /// and the zero-load case (no runnable, no running signal) is no case
+    /// here. The same arithmetic without that test; for `load >= 1` the
+    /// same result (a proptest checks it against `update`).
+    #[inline(always)]
+    pub fn update_queue_loaded(&mut self, now: Nanos, load: u64, runnable: u32, running: bool) -> bool {
+        debug_assert!(load != 0);
+        let Some(units) = self.elapsed_units(now) else { return false };
+        if units + (self.period_contrib as u64) < 1024 {
+            self.last_update_time += units << 10;
+            self.period_contrib += units as u32; // < 1024: checked above
+            self.load_sum = self.load_sum.saturating_add(load.wrapping_mul(units));
+            self.runnable_sum = self.runnable_sum.wrapping_add((runnable as u64).wrapping_mul(units << 10));
+            if running {
+                self.util_sum += units << 10;
+            }
+            return false;
+        }
+        self.accumulate(units, load, runnable as u64, running, 1)
+    }
+
+    /// [`SchedAvg::update_queue`] of a queue with nothing queued (load 0,
+    /// so no runnable or running signal either): inside the period only
+    /// the clock and the period's units move. The same result as
+    /// `update_queue(now, 0, _, _)` (a proptest checks it against
+    /// `update`).
+    #[inline(always)]
+    pub fn update_queue_empty(&mut self, now: Nanos) -> bool {
+        let Some(units) = self.elapsed_units(now) else { return false };
+        if units + (self.period_contrib as u64) < 1024 {
+            self.last_update_time += units << 10;
+            self.period_contrib += units as u32; // < 1024: checked above
+            return false;
+        }
+        self.accumulate(units, 0, 0, false, 1)
+    }
+
     /// [`SchedAvg::update`] for an entity, whose inputs are flags: load 1
     /// when `on_rq`, runnable 1 when also `runnable`, and the weight as the
     /// load factor. The same arithmetic with the multiplications by 0/1

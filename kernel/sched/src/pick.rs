@@ -265,6 +265,47 @@ impl FairRq {
         self.set_next_in(i, None);
     }
 
+    /// [`FairRq::set_next`] of `n`, the only queued entity, not delayed,
+    /// with nothing running (an idle queue's switch to its wakee): `n` is
+    /// then the tree's only node (nothing queued runs), so its removal
+    /// empties the tree and the sums (exact: its term was all of them),
+    /// and with the tree empty `cfs_rq_min_slice` is `n`'s own slice. The
+    /// steps of `set_next_in(n, None)` with these facts as constants
+    /// (queued, runnable, not running until now; the queue loaded).
+    #[inline(always)]
+    fn set_next_alone(&mut self, n: u32) {
+        debug_assert!(self.curr.is_none() && self.nr_queued == 1 && self.tree.len() == 1);
+        if self.next == Some(n) {
+            self.next = None;
+        }
+        let (now, math, feats) = (self.clock, self.tun.delta_math, self.tun.features);
+        let pnow = self.pelt_clock.now();
+        let se = &mut self.slots[n as usize].se;
+        debug_assert!(se.on_rq && !se.sched_delayed);
+        let fresh = |last: Nanos| pnow.wrapping_sub(last) < 1024;
+        if !fresh(se.avg.last_update_time) {
+            let w = se.w();
+            se.avg.update_entity(pnow, true, true, false, w);
+        }
+        if !fresh(self.pelt.last_update_time) {
+            self.pelt.update_queue_loaded(pnow, self.load_weight, self.h_nr_runnable, false);
+        }
+        self.curr = Some(n);
+        se.exec_start = now;
+        se.prev_sum_exec_runtime = se.sum_exec_runtime;
+        // dequeue_tree of the only node
+        self.tree.remove_single(n);
+        self.avg.clear_only(se.vruntime, se.w());
+        // set_protect_slice: the tree is empty, so cfs_rq_min_slice is
+        // n's slice, and with RUN_TO_PARITY the protection is its deadline
+        let q = if feats.has(Feature::RunToParity) { se.slice } else { self.tun.normalized_base_slice().min(se.slice) };
+        se.vprot = if q == se.slice {
+            se.deadline
+        } else {
+            crate::time::vmin(se.deadline, se.vruntime.wrapping_add(calc_delta_fair_with(math, q, se.weight)))
+        };
+    }
+
     /// [`FairRq::set_next`]; with `put_back = Some(c)`, `c` (queued, no
     /// longer running, not yet in the tree) goes into the tree right after
     /// `i` leaves it: the tree half of `put_prev`, for
@@ -369,7 +410,7 @@ impl FairRq {
             if let Some(n) = self.tree.leftmost() {
                 if !self.se(n).sched_delayed {
                     self.stats.picks += 1;
-                    self.set_next(n);
+                    self.set_next_alone(n);
                     self.need_resched = false;
                     return Some(EntityId(n));
                 }
@@ -446,21 +487,20 @@ impl FairRq {
             // queue with a curr
             if !(fresh(cse.avg.last_update_time) && fresh(self.pelt.last_update_time)) {
                 cse.avg.update_entity(pnow, true, true, true, cse.w());
-                self.pelt.update_queue(pnow, self.load_weight, self.h_nr_runnable, true);
+                self.pelt.update_queue_loaded(pnow, self.load_weight, self.h_nr_runnable, true);
             }
             self.curr = None;
             // set_next_in: no buddy to drop; n's PELT (waiting, nothing
             // running); the queue's is fresh now (the update above, or
             // both were), so its update is the no-op it skips
+            // (n is the tree's only node, so queued: `on_rq` a constant)
             if !fresh(nse.avg.last_update_time) {
-                nse.avg.update_entity(pnow, nse.on_rq, true, false, nse.w());
+                nse.avg.update_entity(pnow, true, true, false, nse.w());
             }
             self.curr = Some(n);
             nse.exec_start = now;
             nse.prev_sum_exec_runtime = nse.sum_exec_runtime;
-            if nse.on_rq {
-                swap_only_and_protect(&mut self.tree, &mut self.avg, &self.tun, (c, cse), (n, nse));
-            }
+            swap_only_and_protect(&mut self.tree, &mut self.avg, &self.tun, (c, cse), (n, nse));
         }
         self.need_resched = false;
         Some(if pick_n { n } else { c })
@@ -513,11 +553,12 @@ impl FairRq {
     }
 }
 
-/// The end of `set_next_in(n, Some(c))` for a queued `n`: `n` leaves the
-/// tree and `c` (queued, no longer running) goes in (in one step when `n`
-/// is the only node, `Tree::replace_only`, the sums then exactly `c`'s
-/// term), then `n`'s protected slice (`set_protect_slice`). On the fields
-/// themselves, for callers that hold both entities borrowed.
+/// The end of `set_next_in(n, Some(c))` for `n` the tree's only node (so
+/// queued; both callers found the tree of length 1 with `n` its leftmost):
+/// `n` leaves the tree and `c` (queued, no longer running) goes in, in one
+/// step ([`Tree::replace_single`]), the sums then exactly `c`'s term; then
+/// `n`'s protected slice (`set_protect_slice`). On the fields themselves,
+/// for callers that hold both entities borrowed.
 #[inline(always)]
 pub(crate) fn swap_only_and_protect(
     tree: &mut Tree,
@@ -526,24 +567,14 @@ pub(crate) fn swap_only_and_protect(
     (c, cse): (u32, &SchedEntity),
     (n, nse): (u32, &mut SchedEntity),
 ) {
+    debug_assert!(nse.on_rq);
     let (cv, cw) = (cse.vruntime, cse.w());
-    let tree_min_slice = if tree.replace_only(n, c, cse.deadline, cv, cse.slice) {
-        avg.set_only(cv, cw);
-        Some(cse.slice)
-    } else {
-        let removed = tree.remove(n);
-        if tree.insert(c, cse.deadline, cv, cse.slice) {
-            avg.add(cv, cw);
-        }
-        if removed {
-            avg.sub(nse.vruntime, nse.w());
-        }
-        tree.min_slice()
-    };
+    tree.replace_single(n, c, cse.deadline, cv, cse.slice);
+    avg.set_only(cv, cw);
     // set_protect_slice: n is curr and queued, so cfs_rq_min_slice is the
-    // smaller of its slice and the tree's
+    // smaller of its slice and the tree's, which is c alone
     let q = if tun.features.has(Feature::RunToParity) {
-        tree_min_slice.unwrap_or(u64::MAX)
+        cse.slice
     } else {
         tun.normalized_base_slice()
     };

@@ -235,6 +235,44 @@ impl Tree {
         true
     }
 
+    /// [`Tree::replace_only`] for a caller that knows the tree to be
+    /// exactly `old` (its length 1, `old` its leftmost, so its root) and
+    /// `new` an existing slot (every entity's slot has its node): the same
+    /// stores without the tests, which could only fail on a broken queue.
+    #[inline(always)]
+    pub fn replace_single(&mut self, old: u32, new: u32, deadline: u64, vruntime: u64, slice: u64) {
+        debug_assert!(self.len == 1 && self.root == old && self.leftmost == old && (new as usize) < self.nodes.len());
+        self.nodes[old as usize].linked = false;
+        self.nodes[new as usize] = Node::leaf(deadline, vruntime, slice);
+        self.root = new;
+        self.leftmost = new;
+    }
+
+    /// [`Tree::insert`] into an empty tree of `idx`, an existing slot (every
+    /// entity's slot has its node; an empty tree links none): the only node
+    /// becomes root and leftmost, without insert's linked and root tests,
+    /// which could only fail on a broken queue.
+    #[inline(always)]
+    pub fn insert_single(&mut self, idx: u32, deadline: u64, vruntime: u64, slice: u64) {
+        debug_assert!(self.len == 0 && self.root == NIL && !self.nodes[idx as usize].linked);
+        self.nodes[idx as usize] = Node::leaf(deadline, vruntime, slice);
+        self.len = 1;
+        self.root = idx;
+        self.leftmost = idx;
+    }
+
+    /// [`Tree::remove`] for a caller that knows the tree to be exactly
+    /// `idx` (its length 1, `idx` its leftmost, so its root): the same
+    /// stores without the tests, which could only fail on a broken queue.
+    #[inline(always)]
+    pub fn remove_single(&mut self, idx: u32) {
+        debug_assert!(self.len == 1 && self.root == idx && self.leftmost == idx);
+        self.nodes[idx as usize].linked = false;
+        self.root = NIL;
+        self.leftmost = NIL;
+        self.len = 0;
+    }
+
     /// [`Tree::remove`] of a linked node in a tree of at least two.
     #[inline(never)]
     fn remove_linked(&mut self, idx: u32) {

@@ -190,18 +190,17 @@ fn calc_delta_fair_wide(delta: Nanos, lw: LoadWeight) -> u64 {
     saturate_u64((delta as u128 * NICE_0_LOAD as u128) / lw.weight as u128)
 }
 
-/// [`calc_delta_fair`] with the chosen division method.
+/// [`calc_delta_fair`] with the chosen division method. Both methods
+/// return `delta` itself for a nice-0 weight: that test first, so the
+/// common case does not load and test the method.
 #[inline(always)]
 pub fn calc_delta_fair_with(math: DeltaMath, delta: Nanos, lw: LoadWeight) -> u64 {
+    if lw.weight == NICE_0_LOAD {
+        return delta;
+    }
     match math {
         DeltaMath::Divide => calc_delta_fair(delta, lw),
-        DeltaMath::InverseMultiply => {
-            if lw.weight == NICE_0_LOAD {
-                delta
-            } else {
-                calc_delta_inv(delta, NICE_0_LOAD, lw)
-            }
-        }
+        DeltaMath::InverseMultiply => calc_delta_inv(delta, NICE_0_LOAD, lw),
     }
 }
 

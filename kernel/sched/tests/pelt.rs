@@ -172,5 +172,44 @@ mod update_forms {
                 prop_assert_eq!(fast, general);
             }
         }
+
+        /// `update_queue_empty` (nothing queued) equals `update` with a
+        /// zero load, whatever runnable and running inputs come with it.
+        #[test]
+        fn update_queue_empty_equals_update(
+            start in any::<u32>(),
+            steps in prop::collection::vec((step(), any::<u32>()), 1..200),
+        ) {
+            let mut now = start as u64;
+            let mut fast = SchedAvg { last_update_time: now, ..SchedAvg::default() };
+            let mut general = fast;
+            for ((dt, _, _, running), runnable) in steps {
+                now += dt;
+                let input = PeltInput { load: 0, runnable: runnable as u64, running };
+                let refreshed = general.update(now, input, 1);
+                prop_assert_eq!(fast.update_queue_empty(now), refreshed);
+                prop_assert_eq!(fast, general);
+            }
+        }
+
+        /// `update_queue_loaded` (a queue with something queued) equals
+        /// `update` for every load from 1 up to a queue's bound.
+        #[test]
+        fn update_queue_loaded_equals_update(
+            start in any::<u32>(),
+            steps in prop::collection::vec((step(), 1u64..(1 << 52), any::<u32>(), 0u32..4), 1..200),
+        ) {
+            let mut now = start as u64;
+            let mut fast = SchedAvg { last_update_time: now, ..SchedAvg::default() };
+            let mut general = fast;
+            for ((dt, _, _, running), load, runnable, small) in steps {
+                now += dt;
+                let (load, runnable) = if small != 0 { (1 + load % 4096, runnable % 4) } else { (load, runnable) };
+                let input = PeltInput { load, runnable: runnable as u64, running };
+                let refreshed = general.update(now, input, 1);
+                prop_assert_eq!(fast.update_queue_loaded(now, load, runnable, running), refreshed);
+                prop_assert_eq!(fast, general);
+            }
+        }
     }
 }
