@@ -148,7 +148,9 @@ pub fn compare_sis_aged<const CPUS: u32>(fresh: &Log, aged: &Log) -> CheckResult
         format!("`{sf}`: depth_sum={depth}: expected every depth >= {CPUS} (nr - 1 CPUs examined reach CPU {last})")
     })?;
     mostly_on(&wf, &[last], "the deep scan finds the idle last CPU")?;
-    let m = wa.rounds;
+    // Every scan of the aged boot, the joiner's wakeup at the end included when it scanned
+    // (`nearly_every_round`), has depth 4.
+    let m = scans_of_rounds(aged, sa, wa.rounds)?;
     num_is(sa, "depth_sum", 4 * m)?;
     num_is(sa, "truncated", m)?;
     num_is(sa, "found", 0)?;
@@ -278,15 +280,17 @@ fn scans_of_rounds(log: &Log, s: &Record, rounds: u64) -> Result<u64, String> {
 /// a delayed sleeper requeued where it slept (`@fw delayed requeued=`; Linux's `ttwu_runnable()`
 /// places nothing), which code layout decides a few times a run. So `n` must be at least 98% of
 /// the rounds less the requeues, and the requeues at most a tenth of the rounds (a run that
-/// requeued everything would test nothing). Returns `n`.
+/// requeued everything would test nothing). One wakeup more may scan: the waker's exit wakes the
+/// thread that joins it, and whether that wakeup reaches select_idle_cpu depends on where the
+/// joiner's CPU is at that instant (code layout moves it). Returns `n`.
 fn nearly_every_round(log: &Log, s: &Record, what: &str, n: u64, rounds: u64) -> Result<u64, String> {
     let mut requeued = 0;
     for d in log.records("delayed") {
         requeued += d.num("requeued")?;
     }
     let placed = rounds.saturating_sub(requeued);
-    ensure(requeued * 10 <= rounds && n <= placed && n * 50 >= placed * 49, || {
-        format!("`{s}`: {what} = {n}: expected the {placed} of rounds={rounds} not requeued ({requeued} requeued, at most a tenth), at least 98% of them")
+    ensure(requeued * 10 <= rounds && n <= placed + 1 && n * 50 >= placed * 49, || {
+        format!("`{s}`: {what} = {n}: expected the {placed} of rounds={rounds} not requeued ({requeued} requeued, at most a tenth), at least 98% of them (and the joiner's wakeup at most)")
     })?;
     Ok(n)
 }
