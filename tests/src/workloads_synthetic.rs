@@ -254,6 +254,9 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
                 2 * rounds,
                 preemptions * 70
             );
+            if cpus > 1 {
+                out += &format!("@fw regs phase=cross cpu=1 checks={rounds} mismatches=0 ipis={rounds}\n");
+            }
         }
         "overflow" => {
             out += "STACK OVERFLOW in thread deep-recursion (id 2): it ran into its guard \

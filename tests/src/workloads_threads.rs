@@ -386,31 +386,41 @@ pub fn check_trace_pipe(log: &Log) -> CheckResult {
 // ---------------------------------------------------------------------------------------------
 // regs
 
-/// `workload=regs,rounds=ROUNDS,preemptions=PREEMPTIONS` on one CPU: every checked yield found
-/// rbx, rbp, r12-r15, the x87 control word and MXCSR as the thread left them, in both phases
-/// (resumed by `schedule_call`'s own return path; and beside a hog the tick preempted at least
-/// `PREEMPTIONS` times, so also by `restore_frame`). A mismatch fails naming the register.
-pub fn check_regs<const ROUNDS: u64, const PREEMPTIONS: u64>(log: &Log) -> CheckResult {
+/// `workload=regs,rounds=ROUNDS,preemptions=PREEMPTIONS` on `CPUS` CPUs: every checked switch
+/// found rbx, rbp, r12-r15, the x87 control word and MXCSR as the thread left them, in every
+/// phase (on CPU 0: resumed by `schedule_call`'s own return path; and beside a hog the tick
+/// preempted at least `PREEMPTIONS` times, so also by `restore_frame`; with 2+ CPUs a sleeper on
+/// CPU 1 woken from CPU 0 while its CPU idles, resumed by the reschedule IPI's path, each of at
+/// least 90% of its wakeups having come with a reschedule IPI). A mismatch fails naming the
+/// register.
+pub fn check_regs<const ROUNDS: u64, const PREEMPTIONS: u64, const CPUS: u32>(log: &Log) -> CheckResult {
     let lost: Vec<String> = log.records("regs_mismatch").map(|r| r.to_string()).collect();
     ensure(lost.is_empty(), || {
-        format!("a voluntary switch lost a callee-saved register:\n{}", lost.join("\n"))
+        format!("a switch lost a callee-saved register:\n{}", lost.join("\n"))
     })?;
-    workload_ran(log, "regs", 1, true)?;
+    workload_ran(log, "regs", CPUS, true)?;
     let mut phases = Vec::new();
     for r in log.records("regs") {
         let phase = r.field("phase")?;
         num_is(r, "mismatches", 0)?;
-        ensure(r.num("checks")? >= 2 * ROUNDS, || {
-            format!("`{r}`: expected checks >= {} (two threads, rounds={ROUNDS})", 2 * ROUNDS)
+        let threads = if phase == "cross" { 1 } else { 2 };
+        ensure(r.num("checks")? >= threads * ROUNDS, || {
+            format!("`{r}`: expected checks >= {} ({threads} checking thread(s), rounds={ROUNDS})", threads * ROUNDS)
         })?;
         if phase == "spinner" {
             ensure(r.num("hog_preemptions")? >= PREEMPTIONS, || {
                 format!("`{r}`: expected hog_preemptions >= {PREEMPTIONS}: resumes through restore_frame")
             })?;
         }
+        if phase == "cross" {
+            ensure(r.num("ipis")? >= ROUNDS * 9 / 10, || {
+                format!("`{r}`: expected ipis >= {}: the sleeper's wakeups come through the reschedule IPI", ROUNDS * 9 / 10)
+            })?;
+        }
         phases.push(phase.to_string());
     }
-    ensure(phases == ["pair", "spinner"], || {
-        format!("expected `@fw regs` for phase=pair then phase=spinner, got {phases:?}")
+    let expected: &[&str] = if CPUS > 1 { &["pair", "spinner", "cross"] } else { &["pair", "spinner"] };
+    ensure(phases == expected, || {
+        format!("expected `@fw regs` for phases {expected:?}, got {phases:?}")
     })
 }

@@ -55,6 +55,17 @@ pub fn yield_checking_registers(salt: u64) -> Option<context::RegisterMismatch> 
     context::give_up_cpu_checking(salt)
 }
 
+/// As [`schedule`] for a task that has set itself Sleeping, checking that
+/// the switch kept the registers a call keeps
+/// ([`context::give_up_cpu_checking`]): `workload=regs`' cross phase, whose
+/// sleeper is resumed by another CPU's wakeup through the reschedule IPI.
+pub fn schedule_checking_registers(salt: u64) -> Option<context::RegisterMismatch> {
+    if crate::platform::irq_guards_held() != 0 {
+        held_at_switch("schedule_checking_registers()");
+    }
+    context::give_up_cpu_checking(salt)
+}
+
 /// The yield's bookkeeping before the switch: the slice given up, `yld_count`.
 #[inline(always)]
 fn yield_curr() {

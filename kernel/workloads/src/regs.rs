@@ -9,7 +9,14 @@
 //! - `spinner`: beside a hog on the same CPU, which only the tick preempts,
 //!   so a yielder is also resumed from the interrupt path (`restore_frame`);
 //!   they go on until the hog has been preempted `preemptions` times (and
-//!   `rounds` each).
+//!   `rounds` each);
+//! - `cross` (two or more CPUs): a sleeper on the second CPU blocks with its
+//!   sentinels loaded, `rounds` times, and a waker on the first wakes it
+//!   once it has slept at least 20 µs, so that its CPU is idle: the wakeup goes
+//!   through the reschedule IPI, whose handler switches from the idle task
+//!   to the sleeper and resumes the frame the sleeper's `schedule_call`
+//!   saved (`irq_resched`'s resume path). The record counts the second
+//!   CPU's reschedule IPIs during the phase (`ipis=`).
 //!
 //! Prints `@fw regs phase=... checks= mismatches=` per phase and
 //! `@fw regs_mismatch ... register=NAME` for each of the first mismatches.
@@ -63,7 +70,80 @@ pub fn run(w: &Workload) -> bool {
         spinner.1,
         hog_preemptions
     );
-    pair.1 == 0 && spinner.1 == 0 && pair.0 >= 2 * rounds && spinner.0 >= 2 * rounds && hog_preemptions >= preemptions
+    let cpus = super::cpus();
+    let cross_ok = match cpus.get(1) {
+        Some(&sleeper_cpu) => {
+            let (checks, mismatches) = cross(cpus[0], sleeper_cpu, rounds);
+            mismatches == 0 && checks >= rounds
+        }
+        None => true,
+    };
+    pair.1 == 0 && spinner.1 == 0 && pair.0 >= 2 * rounds && spinner.0 >= 2 * rounds && hog_preemptions >= preemptions && cross_ok
+}
+
+/// How long the waker lets the sleeper sleep before each wakeup: long enough
+/// for its switch to the idle task to be over, even under `-icount`.
+const CROSS_SLEEP_NS: u64 = 20_000;
+
+/// The `cross` phase: a checking sleeper on `sleeper_cpu`, woken `rounds`
+/// times from `waker_cpu` while its CPU is idle; returns (checks,
+/// mismatches) and prints the phase's record.
+fn cross(waker_cpu: usize, sleeper_cpu: usize, rounds: u64) -> (u64, u64) {
+    let tally = Arc::new(Tally::default());
+    // Rounds the sleeper has gone to sleep for (set with its state).
+    let asleep = Arc::new(AtomicU64::new(0));
+    let (tally_s, asleep_s) = (tally.clone(), asleep.clone());
+    let ipis_before = mech::resched::ipi_stats(sleeper_cpu).0;
+    let Some(sleeper) = super::spawn(Spawn::new("regs-sleeper").pin(sleeper_cpu), move || {
+        let me = mech::task::current();
+        for round in 0..rounds {
+            mech::platform::without_interrupts(|| {
+                me.set_state(mech::task::TaskState::Sleeping);
+                asleep_s.store(round + 1, Ordering::Release);
+            });
+            let salt = (3 << 48) | round;
+            let mismatch = mech::schedule::schedule_checking_registers(salt);
+            tally_s.checks.fetch_add(1, Ordering::Relaxed);
+            if let Some(m) = mismatch {
+                if tally_s.mismatches.fetch_add(1, Ordering::Relaxed) < PRINTED_MISMATCHES {
+                    mech::record!(
+                        "regs_mismatch",
+                        "phase=cross thread=regs-sleeper round={} register={} expected={:#x} found={:#x}",
+                        round,
+                        m.register,
+                        m.expected,
+                        m.found
+                    );
+                }
+            }
+        }
+    }) else {
+        return (0, 1);
+    };
+    let sleeper_w = sleeper.clone();
+    let Some(waker) = super::spawn(Spawn::new("regs-waker").pin(waker_cpu), move || {
+        for round in 0..rounds {
+            // Sleeps rather than spins (a simulated CPU's clock stands still
+            // while it spins), until the sleeper has gone to sleep and slept
+            // at least that long.
+            loop {
+                mech::thread::sleep_ns(CROSS_SLEEP_NS);
+                if asleep.load(Ordering::Acquire) > round {
+                    break;
+                }
+            }
+            mech::wakeup::try_to_wake_up(&sleeper_w, sched::WakeFlags::NONE);
+        }
+    }) else {
+        return (0, 1);
+    };
+    thread::join(&waker);
+    thread::join(&sleeper);
+    let ipis = mech::resched::ipi_stats(sleeper_cpu).0 - ipis_before;
+    let checks = tally.checks.load(Ordering::Relaxed);
+    let mismatches = tally.mismatches.load(Ordering::Relaxed);
+    mech::record!("regs", "phase=cross cpu={} checks={} mismatches={} ipis={}", sleeper_cpu, checks, mismatches, ipis);
+    (checks, mismatches)
 }
 
 /// Runs two checking yielders on `cpu`, `rounds` yields each and, with a

@@ -195,7 +195,18 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             icount: true,
             smp: "1",
             append: "sched_debug=1 workload=regs,rounds=2000,preemptions=20",
-            check: check_regs::<2000, 20>,
+            check: check_regs::<2000, 20, 1>,
+            ..BASE
+        },
+        Scenario {
+            // The same across two CPUs, and a sleeper on CPU 1 that CPU 0 wakes while CPU 1
+            // idles: resumed from the reschedule IPI (`irq_resched`'s resume of a frame
+            // `schedule_call` saved).
+            name: "regs-smp2",
+            icount: true,
+            smp: "2",
+            append: "sched_debug=1 workload=regs,rounds=500,preemptions=20",
+            check: check_regs::<500, 20, 2>,
             ..BASE
         },
         Scenario {
