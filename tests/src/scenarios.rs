@@ -356,8 +356,8 @@ pub const NEWIDLE_PUSH_FLAT: &str = "sched_debug=1 trace=1 \
 pub const WAKE_2005_SMP: &str = "4,sockets=2,cores=1,threads=2";
 
 /// `pairs=` and `ms=` of `balance-newidle-snap-vs-delta`'s prodcons (both boots).
-pub const PRODCONS_PAIRS: u64 = 6;
-pub const PRODCONS_MS: u64 = 2000;
+pub const PRODCONS_PAIRS: u64 = 5;
+pub const PRODCONS_MS: u64 = 1000;
 
 fn check_smt(log: &Log) -> CheckResult {
     check_spread_smt::<4>(log, SMT_SMP)

@@ -259,8 +259,8 @@ fn versus_scenarios_fail_when_a_boot_or_the_comparison_is_wrong() {
         (
             "balance-newidle-snap-vs-delta",
             0,
-            "pairs=6 ms=2000",
-            "pairs=6 ms=1000",
+            "pairs=5 ms=1000",
+            "pairs=5 ms=2000",
         ),
         // delta pulls as much as snap; snap's schedstat not counting its pulls.
         (

@@ -72,16 +72,17 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             // selects that gate. With the default prodcons pattern (idle periods of tens of
             // microseconds, a 5 ms one every 10th item) a long period lifts snap's avg_idle to
             // the 1 ms ceiling, so several short periods still pass the gate, while delta's
-            // rises by at most 1/8 of it and stays below 0.5 ms. Measured at `d0830a9`: in 2 s
-            // with 6 pairs, 1,968 vs 13 attempts (snap/delta) pulling 11 vs 0 tasks; with 4 pairs
-            // in 1 s (this scenario until then) 1,390 vs 13 pulling 6 vs 1, and 1 vs 1 at some
-            // code layouts, which failed the pulls' comparison with no decision changed. (With
-            // today's gate, against the measured cost of a few microseconds, the two clamps
-            // differ only by noise.) The command lines differ only in avg_idle_clamp.
-            append: "sched_debug=1 newidle_gate=migration_cost avg_idle_clamp=snap workload=prodcons,pairs=6,ms=2000",
+            // rises by at most 1/8 of it and stays below 0.5 ms. Measured at `d0830a9`: in 1 s
+            // with 5 pairs, 1,480 vs 13 attempts (snap/delta) pulling 30 vs 3 tasks; with 4 pairs
+            // (this scenario until then) 1,390 vs 13 pulling 6 vs 1, and 1 vs 1 at some code
+            // layouts, which failed the pulls' comparison with no decision changed (6 pairs for
+            // 2 s pull 11 vs 0 but take 84 s of the suite). (With today's gate, against the
+            // measured cost of a few microseconds, the two clamps differ only by noise.) The
+            // command lines differ only in avg_idle_clamp.
+            append: "sched_debug=1 newidle_gate=migration_cost avg_idle_clamp=snap workload=prodcons,pairs=5,ms=1000",
             check: check_prodcons::<4, PRODCONS_PAIRS, PRODCONS_MS>,
             versus: Some(Versus {
-                append: "sched_debug=1 newidle_gate=migration_cost avg_idle_clamp=delta workload=prodcons,pairs=6,ms=2000",
+                append: "sched_debug=1 newidle_gate=migration_cost avg_idle_clamp=delta workload=prodcons,pairs=5,ms=1000",
                 compare: compare_snap_delta,
             }),
             ..BASE
