@@ -48,6 +48,28 @@ struct Tally {
     mismatches: AtomicU64,
 }
 
+impl Tally {
+    /// Counts one checked switch of `thread` in `phase` and its mismatch,
+    /// printing the first few in full.
+    fn note(&self, phase: &str, thread: &str, round: u64, mismatch: Option<mech::platform::RegisterMismatch>) {
+        self.checks.fetch_add(1, Ordering::Relaxed);
+        if let Some(m) = mismatch {
+            if self.mismatches.fetch_add(1, Ordering::Relaxed) < PRINTED_MISMATCHES {
+                mech::record!(
+                    "regs_mismatch",
+                    "phase={} thread={} round={} register={} expected={:#x} found={:#x}",
+                    phase,
+                    thread,
+                    round,
+                    m.register,
+                    m.expected,
+                    m.found
+                );
+            }
+        }
+    }
+}
+
 pub fn run(w: &Workload) -> bool {
     let rounds = w.num("rounds");
     let preemptions = w.num("preemptions");
@@ -102,20 +124,7 @@ fn cross(waker_cpu: usize, sleeper_cpu: usize, rounds: u64) -> (u64, u64) {
                 asleep_s.store(round + 1, Ordering::Release);
             });
             let salt = (3 << 48) | round;
-            let mismatch = mech::schedule::schedule_checking_registers(salt);
-            tally_s.checks.fetch_add(1, Ordering::Relaxed);
-            if let Some(m) = mismatch {
-                if tally_s.mismatches.fetch_add(1, Ordering::Relaxed) < PRINTED_MISMATCHES {
-                    mech::record!(
-                        "regs_mismatch",
-                        "phase=cross thread=regs-sleeper round={} register={} expected={:#x} found={:#x}",
-                        round,
-                        m.register,
-                        m.expected,
-                        m.found
-                    );
-                }
-            }
+            tally_s.note("cross", "regs-sleeper", round, mech::schedule::schedule_checking_registers(salt));
         }
     }) else {
         return (0, 1);
@@ -169,22 +178,7 @@ fn phase(name: &'static str, cpu: usize, rounds: u64, hog: Option<(Arc<Task>, u6
                 }
                 // Each thread's own sentinels, new each round.
                 let salt = ((index + 1) << 48) | round;
-                let mismatch = mech::schedule::yield_checking_registers(salt);
-                tally.checks.fetch_add(1, Ordering::Relaxed);
-                if let Some(m) = mismatch {
-                    if tally.mismatches.fetch_add(1, Ordering::Relaxed) < PRINTED_MISMATCHES {
-                        mech::record!(
-                            "regs_mismatch",
-                            "phase={} thread={} round={} register={} expected={:#x} found={:#x}",
-                            name,
-                            thread_name,
-                            round,
-                            m.register,
-                            m.expected,
-                            m.found
-                        );
-                    }
-                }
+                tally.note(name, thread_name, round, mech::schedule::yield_checking_registers(salt));
                 round += 1;
             }
         }) else {
