@@ -38,7 +38,7 @@ fn child(target: usize) {
             let t0 = mech::rq::now_ns();
             let mut mask = sched::cpumask::CpuMask::new();
             mask.set(target);
-            mech::wakeup::set_affinity(&mech::task::current(), mask).unwrap();
+            mech::setattr::set_affinity(&mech::task::current(), mask).unwrap();
             mech::schedule::yield_now();
             burn_ns(1_000_000);
             o[0].store(mech::rq::now_ns() - t0, Ordering::Relaxed);

@@ -43,7 +43,7 @@ const WAKE_MOVES: u64 = 1 << 32;
 /// The head of an empty wake list.
 const WAKE_EMPTY: u64 = WAKE_NIL as u64;
 
-/// A CPU's incoming tasks (Linux's `rq->wake_list`; `wakeup.rs` queues and
+/// A CPU's incoming tasks (Linux's `rq->wake_list`; `wakeup/wake_list.rs` queues and
 /// drains it).
 ///
 /// Plain wakeups (the common case: the task's entity stays in this CPU's
@@ -77,7 +77,7 @@ impl WakeList {
     }
 
     /// Pushes the plain wakeup of `p` (its entity in this CPU's runqueue,
-    /// `p`'s `pi_lock` held) with `flags` (`wakeup.rs`'s encoding, 32 bits);
+    /// `p`'s `pi_lock` held) with `flags` (`wakeup/wake_list.rs`'s encoding, 32 bits);
     /// returns whether the list was empty.
     #[inline]
     pub fn push_wake(&self, p: &Task, flags: u32) -> bool {

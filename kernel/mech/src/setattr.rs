@@ -1,20 +1,26 @@
 //! Changing a live task's scheduling attributes: its nice level (core.c
-//! `set_user_nice()`) and its custom slice (`sched_setattr()`'s runtime,
-//! core.c `__setscheduler_params()`). Before these, nice and slice were
-//! fixed at spawn; `workload=torture` changes both while tasks run.
+//! `set_user_nice()`), its custom slice (`sched_setattr()`'s runtime,
+//! core.c `__setscheduler_params()`) and its allowed CPUs
+//! (`sched_setaffinity()`, core.c `__set_cpus_allowed_ptr()`);
+//! `workload=torture` changes all three while tasks run.
 //!
-//! Both follow Linux's `task_rq_lock()` discipline: the task's `pi_lock`
+//! All follow Linux's `task_rq_lock()` discipline: the task's `pi_lock`
 //! (no wakeup can move it meanwhile), then the runqueue holding its entity.
 //! An entity in transit on a wake list (a cross-CPU wakeup or a migration
 //! carries it) is on no runqueue; Linux waits out `TASK_ON_RQ_MIGRATING` the
-//! same way, so the change retries until the entity has landed.
+//! same way, so a nice or slice change retries until the entity has landed
+//! (an affinity change needs no retry: the entity lands on a CPU the
+//! wakeup's placement chose under the new mask, or moves at its next switch).
 
 use alloc::sync::Arc;
 use core::sync::atomic::Ordering;
 
-use sched::{EntityId, FairRq};
+use sched::{EntityId, FairRq, WakeFlags};
 
+use crate::resched::resched_cpu;
+use crate::rq::{self, WakeMove as Move};
 use crate::task::{Task, TaskState};
+use crate::wakeup::push_remote_or_local;
 
 /// Why an attribute could not be changed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,4 +98,64 @@ fn change(p: &Arc<Task>, mut f: impl FnMut(&mut FairRq, EntityId)) -> Result<(),
         }
         return Ok(());
     }
+}
+
+/// Changes `p`'s allowed CPUs; a task on a CPU no longer allowed moves.
+pub fn set_affinity(p: &Arc<Task>, mask: sched::cpumask::CpuMask) -> Result<(), &'static str> {
+    let mask = mask.intersection(&rq::online_mask());
+    if mask.is_empty() {
+        return Err("the mask has no online CPU");
+    }
+    let pi = p.pi_lock.lock();
+    p.affinity.store(mask);
+    if mask.contains(p.cpu.load(Ordering::Acquire)) {
+        return Ok(());
+    }
+    // Queued but not running: move it now. Running: its CPU moves it at the
+    // next switch (schedule() sees the affinity), so ask for one. Sleeping:
+    // the wakeup picks an allowed CPU.
+    let mut src = rq::lock_task_rq_inside(&pi, p);
+    let cpu = src.cpu;
+    let target = mask.first().unwrap_or(cpu);
+    let mut resched_src = false;
+    let moved = {
+        let eid = EntityId(p.eid.load(Ordering::Relaxed));
+        // Only `p`'s own entity: after its final switch (or while it moves
+        // between CPUs) `p.eid` may name another task's entity here, which
+        // must stay (core.c: affine_move_task() moves `p` only if it runs
+        // or `task_on_rq_queued(p)`).
+        let own = src.task_of(eid.0).is_some_and(|t| Arc::ptr_eq(t, p));
+        let queued = own && src.fair.entity(eid).is_some_and(|se| se.on_rq);
+        let running = src.fair.curr() == Some(eid);
+        if queued && !running && !src.fair.is_delayed(eid) {
+            src.update_clock();
+            // The dequeue charges the running task first and may ask this
+            // CPU to reschedule (fair.c: dequeue_entity()'s update_curr())
+            let asked = src.fair.need_resched();
+            let _ = src.fair.dequeue(eid, sched::DequeueFlags::NONE);
+            resched_src = !asked && src.fair.need_resched();
+            match src.fair.remove_entity(eid) {
+                Ok(se) => {
+                    src.detach(eid.0);
+                    Some(se)
+                }
+                Err(_) => None,
+            }
+        } else {
+            None
+        }
+    };
+    drop(src);
+    if resched_src {
+        resched_cpu(cpu);
+    }
+    match moved {
+        Some(se) => push_remote_or_local(target, Move { task: p.clone(), se, flags: WakeFlags::NONE }),
+        None => {
+            if p.state() == TaskState::Running {
+                resched_cpu(cpu);
+            }
+        }
+    }
+    Ok(())
 }

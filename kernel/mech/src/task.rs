@@ -3,7 +3,7 @@
 //!
 //! A `Task` is shared (`Arc`) between the registry, the runqueue that holds
 //! it, wait queues and joiners. Its scheduling state follows the protocol of
-//! `wakeup.rs`: `state` says whether it wants to run, its fair entity's
+//! `wakeup/mod.rs`: `state` says whether it wants to run, its fair entity's
 //! `on_rq` (inside its CPU's runqueue) whether it is queued, and its
 //! context's `on_cpu` whether a CPU is running (or still saving) it.
 //!
@@ -32,7 +32,7 @@ pub fn nice_weight(nice: i32) -> u64 {
 /// A task's allowed CPUs, readable without a lock.
 ///
 /// Invariant: `weight` is the number of bits set in `words`; both change
-/// only under the task's `pi_lock` (`wakeup::set_affinity`),
+/// only under the task's `pi_lock` (`setattr::set_affinity`),
 /// so a reader holding the `pi_lock` sees one consistent mask; a reader
 /// without it may see a mix of the old and new words, which is harmless for
 /// the single-CPU tests (`contains`) the switch path makes.
@@ -236,7 +236,7 @@ pub struct Task {
     /// task's entity leaves the queue at once; the wakeup that enqueues the
     /// task again sets it (under `pi_lock`). A delayed entity that the
     /// policy dequeues later leaves it true, and its wakeup then looks under
-    /// the runqueue lock as before (`wakeup.rs`).
+    /// the runqueue lock as before (`wakeup/mod.rs`).
     pub on_rq: AtomicBool,
     /// The entity's load when it left the queue (meaningful while `on_rq` is
     /// false; nothing changes a dequeued entity): placement reads it

@@ -43,7 +43,7 @@ fn set_affinity_of_an_exited_task_moves_no_other_task() {
     assert_eq!(nr_queued(0), 2);
 
     // A change of the dead `a`'s CPUs that excludes CPU 0.
-    mech::wakeup::set_affinity(&a, CpuMask::single(1)).unwrap();
+    mech::setattr::set_affinity(&a, CpuMask::single(1)).unwrap();
 
     // `b` is still queued on CPU 0 and nothing went to CPU 1.
     assert_eq!(nr_queued(0), 2, "b left CPU 0's runqueue");

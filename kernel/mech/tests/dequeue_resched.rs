@@ -78,7 +78,7 @@ fn a_dequeue_past_the_running_protection_reschedules_that_cpu() {
     op_reschedules_cpu1("affinity", &running, || {
         let mut only0 = CpuMask::new();
         only0.set(0);
-        mech::wakeup::set_affinity(&w, only0).unwrap();
+        mech::setattr::set_affinity(&w, only0).unwrap();
     });
     assert_eq!(nr_queued(1), 2);
 }

@@ -23,7 +23,7 @@ fn cpus(cs: &[usize]) -> CpuMask {
 /// `from`'s switch sends it to `to`'s wake list, whose IPI runs it there).
 fn move_running(t: &Arc<mech::task::Task>, from: usize, to: usize) {
     run_on(from);
-    mech::wakeup::set_affinity(t, CpuMask::single(to)).unwrap();
+    mech::setattr::set_affinity(t, CpuMask::single(to)).unwrap();
     let left = preempt(from);
     assert!(!Arc::ptr_eq(&left, t), "{} still runs on CPU {from}", t.name);
     run_on(to);

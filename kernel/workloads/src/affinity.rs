@@ -43,7 +43,7 @@ pub fn run(w: &Workload) -> bool {
     mech::thread::sleep_ns(ms * 1_000_000 / 2);
     let mut moved_ok = true;
     if let Some(m) = &mover {
-        if let Err(e) = mech::wakeup::set_affinity(m, CpuMask::single(last)) {
+        if let Err(e) = mech::setattr::set_affinity(m, CpuMask::single(last)) {
             mech::kprintln!("affinity: {}", e);
             moved_ok = false;
         }

@@ -177,7 +177,7 @@ pub fn run(w: &Workload) -> bool {
             if pin_msg {
                 // Ken Chen's 2005 OLTP case: the wakeups come from the CPU that takes the interrupts.
                 let me = mech::task::current();
-                let _ = mech::wakeup::set_affinity(&me, CpuMask::single(0));
+                let _ = mech::setattr::set_affinity(&me, CpuMask::single(0));
                 while cpu_id() != 0 {
                     mech::schedule::yield_now();
                 }

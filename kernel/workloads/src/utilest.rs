@@ -89,7 +89,7 @@ pub fn run(w: &Workload) -> bool {
             s.util_est.store(sched::pelt::task_util_est_raw(&avg), Ordering::Relaxed);
         }
         s.woke_cpu.store(woke as u64, Ordering::Relaxed);
-        let _ = mech::wakeup::set_affinity(&me, both);
+        let _ = mech::setattr::set_affinity(&me, both);
         let end = t_wake + run_ns;
         loop {
             let now = mech::rq::now_ns();
@@ -108,7 +108,7 @@ pub fn run(w: &Workload) -> bool {
     };
     // Half way through its sleep: only the small CPU (its wakeup goes there).
     mech::thread::sleep_ns(burst + sleep / 2);
-    let pinned = mech::wakeup::set_affinity(&t, CpuMask::single(small)).is_ok();
+    let pinned = mech::setattr::set_affinity(&t, CpuMask::single(small)).is_ok();
     mech::thread::join(&t);
     let moved = seen.moved_after_ns.load(Ordering::Relaxed);
     let woke = seen.woke_cpu.load(Ordering::Relaxed);

@@ -78,7 +78,7 @@ pub fn run(w: &Workload) -> bool {
     let (p2, a2, t2) = (ping.clone(), ack.clone(), tally.clone());
     let Some(wakee) = super::spawn(Spawn::new("wakee").pin(prev), move || {
         let me = mech::task::current();
-        let _ = mech::wakeup::set_affinity(&me, allowed);
+        let _ = mech::setattr::set_affinity(&me, allowed);
         let mut x = [0u8; 1];
         for _ in 0..rounds {
             a2.write(&x, false);
@@ -86,11 +86,11 @@ pub fn run(w: &Workload) -> bool {
             t2[cpu_id()].fetch_add(1, Ordering::Relaxed);
             mech::platform::burn_ns(work);
             if home && cpu_id() != prev {
-                let _ = mech::wakeup::set_affinity(&me, CpuMask::single(prev));
+                let _ = mech::setattr::set_affinity(&me, CpuMask::single(prev));
                 while cpu_id() != prev {
                     mech::schedule::yield_now();
                 }
-                let _ = mech::wakeup::set_affinity(&me, allowed);
+                let _ = mech::setattr::set_affinity(&me, allowed);
             }
         }
     }) else {

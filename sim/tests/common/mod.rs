@@ -174,7 +174,7 @@ pub fn mix(seed: u64, cpus: usize, tasks: usize, rounds: u64) -> (std::sync::Arc
                                     (pick % 2 == 1 && !all.is_empty()).then(|| all[(pick / 2) as usize % all.len()].clone())
                                 };
                                 let target = other.unwrap_or_else(mech::task::current);
-                                mech::wakeup::set_affinity(&target, mask).unwrap();
+                                mech::setattr::set_affinity(&target, mask).unwrap();
                             }
                         }
                     }

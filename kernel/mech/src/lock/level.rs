@@ -83,7 +83,7 @@ lock_order! {
     HungTasks = "hung_tasks",
     /// The thread registry (`task.rs`).
     Registry = "registry",
-    /// A CPU's wake list (`wakeup.rs`).
+    /// A CPU's wake list (`wakeup/wake_list.rs`).
     WakeList = "wake_list",
     /// A CPU's sleeper heap (`timer.rs`).
     Sleepers = "sleepers",

@@ -1,6 +1,6 @@
 //! Blocking primitives: wait queue, sleeping mutex, semaphore, completion
 //! and pipe. All queue their sleepers on [`Waiters`], with the sleep/wake
-//! handshake `wakeup.rs` documents (set Sleeping, re-check, schedule): a
+//! handshake `wakeup/mod.rs` documents (set Sleeping, re-check, schedule): a
 //! `WaitQueue` re-checks a condition read without its lock, after a fence;
 //! a pipe checks its ring under the one lock that also holds its waiters
 //! ([`block_locked`]).

@@ -57,7 +57,7 @@ pub fn run(ttwu_queue: bool) {
     let c = sleeper("c", Spawn::new("c").on_cpu(1), 1);
     let b = sleeper("b", Spawn::new("b").pin(2), 2);
     run_on(0);
-    mech::wakeup::set_affinity(&c, CpuMask::single(3)).unwrap();
+    mech::setattr::set_affinity(&c, CpuMask::single(3)).unwrap();
     let hog = mech::thread::spawn(Spawn::new("hog").pin(1), || {}).unwrap();
     assert!(Arc::ptr_eq(&preempt(1), &hog));
     advance_ns(100_000);

@@ -173,7 +173,7 @@ pub(super) fn worker(w: &Arc<World>, me: usize) {
                     None => CpuMask::single(w.cpus[rng.below(w.cpus.len() as u64) as usize]),
                 };
                 w.note(me, idx, mask.bits()[0]);
-                if let Err(e) = mech::wakeup::set_affinity(&task, mask) {
+                if let Err(e) = mech::setattr::set_affinity(&task, mask) {
                     w.violation(me, C::AffinityMisses, format_args!("set_affinity: {}", e));
                 }
                 // The switch moves a task off a CPU it may no longer use.
@@ -203,7 +203,7 @@ pub(super) fn worker(w: &Arc<World>, me: usize) {
         }
     }
     if pinned.is_some() {
-        let _ = mech::wakeup::set_affinity(&task, w.online);
+        let _ = mech::setattr::set_affinity(&task, w.online);
     }
     w.add(C::Exited, 1);
     w.slots[me].done.store(true, Ordering::Release);

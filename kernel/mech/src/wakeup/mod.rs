@@ -36,7 +36,9 @@
 //! dequeued and waits for the switch to finish (step 3): none is lost.
 //!
 //! A remote wake list is kicked by an IPI only when it goes from empty to
-//! non-empty; the target drains it whole.
+//! non-empty; the target drains it whole ([`wake_list`]: the push, the kick
+//! and the drain; a task's affinity change moves it through the same list,
+//! `setattr::set_affinity`).
 //!
 //! Follows Linux's `kernel/sched/core.c: try_to_wake_up()` (`ttwu_runnable()`,
 //! `ttwu_queue()`, `ttwu_queue_wakelist()`, `sched_ttwu_pending()`,
@@ -51,10 +53,16 @@ use sched::cpumask::CpuMask;
 
 use crate::platform::cpu_id;
 use crate::balance::wake::WakeeLoad;
-use crate::rq::{self, Rq, WakeMove as Move, WAKE_NIL};
+use crate::rq::{self, Rq, WakeMove as Move};
 use crate::resched::{self, resched_cpu};
 use crate::task::{Task, TaskState};
 use crate::percpu::{per_cpu, PerCpu};
+
+mod wake_list;
+
+pub use wake_list::{in_transit, process_wake_list, process_wake_list_polled, queue_migration};
+pub(crate) use wake_list::push_remote_or_local;
+use wake_list::push_remote_wake;
 
 /// This module's per-CPU part (its `CPUS`).
 struct WakeupCpu {
@@ -315,7 +323,7 @@ fn take_entity(rq: &mut Rq, p: &Arc<Task>) -> SchedEntity {
 
 /// Enqueues `p` on the locked `rq` (adding its entity if it moved here);
 /// returns whether the running task should be preempted.
-fn activate(rq: &mut Rq, p: &Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags) -> bool {
+pub(super) fn activate(rq: &mut Rq, p: &Arc<Task>, se: Option<SchedEntity>, flags: WakeFlags) -> bool {
     rq.update_clock();
     crate::balance::newidle::note_activate(rq);
     let (eid, eflags) = match se {
@@ -362,7 +370,7 @@ fn queued_woken(rq: &mut Rq, p: &Task, wants: bool) -> bool {
 /// wakeup's code carries one test of the flag and nothing else.
 #[cold]
 #[inline(never)]
-fn trace_enqueue(rq: &Rq, p: &Task, eid: EntityId, preempt: bool) {
+pub(super) fn trace_enqueue(rq: &Rq, p: &Task, eid: EntityId, preempt: bool) {
     let (curr_eligible, curr_protected) = match rq.fair.curr() {
         Some(c) if c != eid => (Some(rq.fair.entity_eligible(c)), Some(rq.fair.curr_protected())),
         _ => (None, None),
@@ -398,222 +406,6 @@ fn check_preempt(rq: &mut Rq, eid: EntityId, flags: WakeFlags) -> bool {
     rq.fair.check_preempt_wakeup(eid, flags).unwrap_or(false)
 }
 
-/// Queues the plain wakeup of `p` (its entity stays in `target`'s
-/// runqueue) on `target`'s wake list, lock-free; the IPI goes out only when
-/// the list was empty (core.c: `__ttwu_queue_wakelist()`).
-#[inline(always)]
-fn push_remote_wake(target: usize, p: &Task, flags: WakeFlags) {
-    let was_empty = rq::wake_list(target).push_wake(p, flag_bits(flags));
-    // The exchange took the head's line from `target` (a simulated CPU pays for it).
-    crate::platform::remote_access(target, crate::platform::RemoteAccess::WakeListPush);
-    kick_wake_list(target, was_empty);
-}
-
-/// Queues a task that brings its entity on `target`'s wake list.
-fn push_remote_move(target: usize, item: Move) {
-    let was_empty = rq::wake_list(target).push_move(item);
-    kick_wake_list(target, was_empty);
-}
-
-/// Sends `target` the IPI for its wake list if the push found it empty and
-/// `target` does not poll for it.
-#[inline(always)]
-fn kick_wake_list(target: usize, was_empty: bool) {
-    if was_empty && !crate::resched::notices_without_ipi(target) {
-        crate::resched::send_resched_ipi(target);
-    }
-}
-
-/// The wake flags as the 32 bits a wake-list entry keeps (`rq::WakeList`).
-#[inline(always)]
-fn flag_bits(f: WakeFlags) -> u32 {
-    u32::from(f.contains(WakeFlags::FORK))
-        | u32::from(f.contains(WakeFlags::SYNC)) << 1
-        | u32::from(f.contains(WakeFlags::RQ_SELECTED)) << 2
-}
-
-/// The wake flags [`flag_bits`] encoded.
-#[inline(always)]
-fn flags_of_bits(b: u32) -> WakeFlags {
-    let mut f = WakeFlags::NONE;
-    if b & 1 != 0 {
-        f = f | WakeFlags::FORK;
-    }
-    if b & 2 != 0 {
-        f = f | WakeFlags::SYNC;
-    }
-    if b & 4 != 0 {
-        f = f | WakeFlags::RQ_SELECTED;
-    }
-    f
-}
-
-/// Drains this CPU's wake list from the polling idle loop (`idle=poll`),
-/// where wakers sent no IPI. A wakee that should run leaves need-resched
-/// set, for the `schedule()` that follows.
-pub fn process_wake_list_polled() {
-    crate::platform::without_interrupts(|| {
-        if let Some(mut rq) = process_wake_list(cpu_id()) {
-            // No switch takes the lock over right away: it reads the clock anew.
-            rq.clock_skip = false;
-            crate::balance::snapshot::publish_load(&rq);
-        }
-    });
-}
-
-/// Drains this CPU's wake list (`cpu`, from the reschedule IPI, which has
-/// just read it): the moves first,
-/// then the plain wakeups, each in the order they were queued (core.c:
-/// `sched_ttwu_pending()` takes its list with one exchange). When it woke
-/// a task that should run now, it sets need-resched and returns the
-/// runqueue still locked, so the switch that follows takes it over instead
-/// of locking it again; otherwise it publishes and unlocks. Inlined into
-/// the IPI handler, its hot caller (a call costs the cross-CPU pipe about
-/// 20 instructions per round trip).
-#[inline(always)]
-pub fn process_wake_list(cpu: usize) -> Option<rq::RqGuard<'static>> {
-    let list = rq::wake_list(cpu);
-    if !list.pending() {
-        return None;
-    }
-    // Taken under the runqueue lock, so a task is on the list or on the
-    // runqueue at every moment a checker (holding every runqueue lock) can see.
-    let mut rq = rq::lock(cpu);
-    let (newest, moves) = list.take();
-    let mut preempt = false;
-    if moves {
-        preempt |= activate_moves(&mut rq);
-    }
-    if newest != WAKE_NIL {
-        preempt |= activate_wakes(&mut rq, newest);
-    }
-    if preempt {
-        resched::set_need_resched(cpu);
-        // The switch publishes the runqueue's new state.
-        return Some(rq);
-    }
-    crate::balance::snapshot::publish_load(&rq);
-    None
-}
-
-/// Activates the moves queued on this CPU's wake list, oldest first. Out
-/// of line: plain wakeups are the common case.
-#[inline(never)]
-fn activate_moves(rq: &mut rq::RqGuard<'static>) -> bool {
-    let mut preempt = false;
-    // Drained in place, so the vector keeps its allocation.
-    let mut moves = rq::wake_list(rq.cpu).moves_inside(rq);
-    for item in moves.drain(..) {
-        preempt |= activate(rq, &item.task, Some(item.se), item.flags);
-    }
-    preempt
-}
-
-/// Activates the plain wakeups of the chain whose newest entry is entity
-/// `newest` of `rq`, oldest first: a chain of more than one entry is
-/// reversed in place first. The tasks stay where `rq.tasks` keeps them: no
-/// reference count moves. The clock and the idle period are settled before
-/// the newest entry is looked up, so that a lone entry (the common case) is
-/// looked up once, its task kept across its enqueue.
-#[inline(always)]
-fn activate_wakes(rq: &mut Rq, newest: u32) -> bool {
-    prepare_activate(rq);
-    if let Some((preempt, _)) = enqueue_listed(rq, newest, true) {
-        return preempt;
-    }
-    let mut oldest = WAKE_NIL;
-    let mut eid = newest;
-    while eid != WAKE_NIL {
-        let t = listed_task(&rq.tasks, eid);
-        let link = t.wake_link.load(Ordering::Relaxed);
-        t.wake_link.store((link & !u64::from(u32::MAX)) | u64::from(oldest), Ordering::Relaxed);
-        oldest = eid;
-        eid = link as u32;
-    }
-    // The oldest entry's activation takes the clock and idle period settled
-    // above (nothing in between reads the clock); each later one its own.
-    let mut preempt = false;
-    eid = oldest;
-    while eid != WAKE_NIL {
-        if eid != oldest {
-            prepare_activate(rq);
-        }
-        let Some((wants, next)) = enqueue_listed(rq, eid, false) else { unreachable!() };
-        preempt |= wants;
-        eid = next;
-    }
-    preempt
-}
-
-/// The task of entity `eid` in `tasks` (this CPU's `rq.tasks`: a wake list
-/// is drained by its own CPU), which a wake-list entry names. It takes the
-/// field, not the runqueue, so that the task stays borrowed while the
-/// policy's queue changes.
-#[inline(always)]
-fn listed_task(tasks: &[Option<Arc<Task>>], eid: u32) -> &Arc<Task> {
-    match rq::task_in(tasks, eid) {
-        Some(t) => t,
-        None => wake_list_broken(eid),
-    }
-}
-
-/// What [`activate`] does before the enqueue of a plain wakeup taken off the
-/// wake list: the runqueue's clock, then the end of an open idle period.
-#[inline(always)]
-fn prepare_activate(rq: &mut Rq) {
-    rq.update_clock();
-    crate::balance::newidle::note_activate(rq);
-}
-
-/// The rest of [`activate`] for the plain wakeup of entity `eid` of `rq`
-/// taken off the wake list, after [`prepare_activate`]: returns whether it
-/// should preempt and the entry its link names (the next in the chain), or
-/// `None` without a change when `lone_only` and the entry links to another.
-/// The task is borrowed from `rq.tasks` across the enqueue, which changes
-/// only `rq.fair` and `rq.order`.
-#[inline(always)]
-fn enqueue_listed(rq: &mut Rq, eid: u32, lone_only: bool) -> Option<(bool, u32)> {
-    let p = listed_task(&rq.tasks, eid);
-    let link = p.wake_link.load(Ordering::Relaxed);
-    if lone_only && link as u32 != WAKE_NIL {
-        return None;
-    }
-    rq.order.to_head(eid as usize); // fair.c: account_entity_enqueue(): cfs_tasks head
-    let wants = match rq.fair.wake(EntityId(eid), EnqueueFlags::WAKEUP, flags_of_bits((link >> 32) as u32)) {
-        Ok(w) => w,
-        Err(e) => listed_enqueue_failed(eid, e),
-    };
-    // As `queued_woken`.
-    let preempt = rq.curr.is_idle || wants;
-    p.stats.queued_at.set(rq, rq.clock);
-    if crate::trace::enabled() {
-        trace_enqueue(rq, p, EntityId(eid), preempt);
-    }
-    rq.clock_skip |= preempt;
-    Some((preempt, link as u32))
-}
-
-// The two failures of the drain, out of line and naming the CPU themselves
-// (the drain runs on the list's CPU), so that the drain keeps no CPU number
-// live for them.
-#[cold]
-#[inline(never)]
-fn wake_list_broken(eid: u32) -> ! {
-    panic!("invariant: CPU {}'s wake list names entity {}, which has no task there", cpu_id(), eid)
-}
-
-#[cold]
-#[inline(never)]
-fn listed_enqueue_failed(eid: u32, e: sched::SchedError) -> ! {
-    panic!("CPU {}: enqueue of entity {} from the wake list: {}", cpu_id(), eid, e)
-}
-
-/// Sends a running task, taken off its old CPU by `schedule`, to `target`.
-/// `target` is never the calling CPU (the task may not run there any more).
-pub fn queue_migration(p: Arc<Task>, se: SchedEntity, target: usize) {
-    push_remote_move(target, Move { task: p, se, flags: WakeFlags::NONE });
-}
-
 /// Makes a new task runnable on its CPU (Linux's `wake_up_new_task`).
 pub fn wake_up_new_task(p: &Arc<Task>) {
     let cpu = p.cpu.load(Ordering::Relaxed);
@@ -642,85 +434,4 @@ pub fn wake_up_new_task(p: &Arc<Task>) {
     if preempt {
         resched_cpu(cpu);
     }
-}
-
-/// Changes `p`'s allowed CPUs; a task on a CPU no longer allowed moves.
-pub fn set_affinity(p: &Arc<Task>, mask: sched::cpumask::CpuMask) -> Result<(), &'static str> {
-    let mask = mask.intersection(&rq::online_mask());
-    if mask.is_empty() {
-        return Err("the mask has no online CPU");
-    }
-    let pi = p.pi_lock.lock();
-    p.affinity.store(mask);
-    if mask.contains(p.cpu.load(Ordering::Acquire)) {
-        return Ok(());
-    }
-    // Queued but not running: move it now. Running: its CPU moves it at the
-    // next switch (schedule() sees the affinity), so ask for one. Sleeping:
-    // the wakeup picks an allowed CPU.
-    let mut src = rq::lock_task_rq_inside(&pi, p);
-    let cpu = src.cpu;
-    let target = mask.first().unwrap_or(cpu);
-    let mut resched_src = false;
-    let moved = {
-        let eid = EntityId(p.eid.load(Ordering::Relaxed));
-        // Only `p`'s own entity: after its final switch (or while it moves
-        // between CPUs) `p.eid` may name another task's entity here, which
-        // must stay (core.c: affine_move_task() moves `p` only if it runs
-        // or `task_on_rq_queued(p)`).
-        let own = src.task_of(eid.0).is_some_and(|t| Arc::ptr_eq(t, p));
-        let queued = own && src.fair.entity(eid).is_some_and(|se| se.on_rq);
-        let running = src.fair.curr() == Some(eid);
-        if queued && !running && !src.fair.is_delayed(eid) {
-            src.update_clock();
-            // The dequeue charges the running task first and may ask this
-            // CPU to reschedule (fair.c: dequeue_entity()'s update_curr())
-            let asked = src.fair.need_resched();
-            let _ = src.fair.dequeue(eid, sched::DequeueFlags::NONE);
-            resched_src = !asked && src.fair.need_resched();
-            match src.fair.remove_entity(eid) {
-                Ok(se) => {
-                    src.detach(eid.0);
-                    Some(se)
-                }
-                Err(_) => None,
-            }
-        } else {
-            None
-        }
-    };
-    drop(src);
-    if resched_src {
-        resched_cpu(cpu);
-    }
-    match moved {
-        Some(se) => push_remote_or_local(target, Move { task: p.clone(), se, flags: WakeFlags::NONE }),
-        None => {
-            if p.state() == TaskState::Running {
-                resched_cpu(cpu);
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Moves `item` to `target`: directly when it is this CPU (asking this CPU
-/// to reschedule if the task should preempt), else through the wake list.
-fn push_remote_or_local(target: usize, item: Move) {
-    if target == cpu_id() {
-        let mut rq = rq::lock(target);
-        if activate(&mut rq, &item.task, Some(item.se), item.flags) {
-            resched::set_need_resched(target);
-        }
-        crate::balance::snapshot::publish_load(&rq);
-    } else {
-        push_remote_move(target, item);
-    }
-}
-
-/// Whether `p` sits on some CPU's wake list, and if so whether it carries
-/// its entity with it (it changes CPU) — for the invariant checks, which
-/// hold every online CPU's runqueue lock (`rqs`).
-pub fn in_transit(p: &Arc<Task>, rqs: &[rq::RqGuard<'_>]) -> Option<bool> {
-    rqs.iter().find_map(|g| rq::wake_list(g.cpu).find(g, p))
 }
