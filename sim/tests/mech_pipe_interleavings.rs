@@ -50,7 +50,7 @@ fn one_run(seed: u64) -> String {
                     let mut left = BYTES;
                     while left > 0 {
                         let n = (1 + rng.next_u64() % 3).min(left);
-                        pipe.write(&vec![w as u8 + 1; n as usize], rng.next_u64() % 2 == 0);
+                        pipe.write(&vec![w as u8 + 1; n as usize], rng.next_u64().is_multiple_of(2));
                         left -= n;
                         match rng.next_u64() % 4 {
                             0 => platform::burn_ns(5_000 + rng.next_u64() % 200_000),
@@ -77,7 +77,7 @@ fn one_run(seed: u64) -> String {
                         }
                         g[r as usize].0.fetch_add(n as u64, Ordering::Relaxed);
                         g[r as usize].1.fetch_add(buf[..n].iter().map(|&b| u64::from(b)).sum::<u64>(), Ordering::Relaxed);
-                        if rng.next_u64() % 4 == 0 {
+                        if rng.next_u64().is_multiple_of(4) {
                             platform::burn_ns(5_000 + rng.next_u64() % 200_000);
                         }
                     }
@@ -96,7 +96,7 @@ fn one_run(seed: u64) -> String {
                     let mut x = [0u8; 1];
                     for _ in 0..ROUNDS {
                         ping_b.read_exact(&mut x);
-                        if rng.next_u64() % 8 == 0 {
+                        if rng.next_u64().is_multiple_of(8) {
                             platform::burn_ns(1_000 + rng.next_u64() % 50_000);
                         }
                         pong_b.write(&x, true);

@@ -143,8 +143,11 @@ pub fn check_newidle_off(log: &Log) -> CheckResult {
     ensure(starts == 0, || format!("newidle=off: {starts} `ev=newidle_start` in the trace"))
 }
 
-/// The hogs of `workload=spread` as (id, cpu at the end, migrations, ran_on).
-fn hogs(log: &Log) -> Result<Vec<(u64, u64, u64, Vec<u32>)>, String> {
+/// A hog of `workload=spread`: id, cpu at the end, migrations, ran_on.
+type Hog = (u64, u64, u64, Vec<u32>);
+
+/// The hogs of `workload=spread`.
+fn hogs(log: &Log) -> Result<Vec<Hog>, String> {
     log.records("hog")
         .map(|r| Ok((r.num("id")?, r.num("cpu")?, r.num("migrations")?, r.cpus("ran_on")?)))
         .collect()

@@ -92,7 +92,7 @@ pub fn wake_remote_counts_every_remote_wakeup(log: &Log) -> CheckResult {
 }
 
 /// The waker's `@fw sis` line.
-fn sis<'a>(log: &'a Log, cpu: u32) -> Result<&'a Record, String> {
+fn sis(log: &Log, cpu: u32) -> Result<&Record, String> {
     log.records("sis")
         .find(|r| r.num("cpu").ok() == Some(cpu as u64))
         .ok_or_else(|| format!("no `@fw sis cpu={cpu}`"))
@@ -235,7 +235,7 @@ pub fn sis_prop_scans<const CPUS: u32>(log: &Log, w: &Wakeplace) -> Result<(Stri
         let end = if idle_last { last } else { CPUS as u64 };
         let reach = nr.saturating_sub(1).min(end);
         num_is(r, "scanned", reach)?;
-        num_is(r, "found", (idle_last && nr - 1 >= last) as u64)?;
+        num_is(r, "found", (idle_last && nr > last) as u64)?;
         num_is(r, "truncated", (nr - 1 < end) as u64)?;
         let fold = sis_prop_fold(&variant, r)?;
         num_is(r, "accounted", fold.is_some() as u64)?;

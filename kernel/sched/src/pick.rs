@@ -451,9 +451,9 @@ impl FairRq {
     ///
     /// The steps of `pick_next`, `pick_eevdf` and `switch_to` on two
     /// borrows: the charge of `c` (`update_curr`); with the sums exactly
-    /// `n`'s term (`S = key(n)·wn`, `W = wn`), `c` is eligible iff `S >=
-    /// key(c)·W` ([`AvgVruntime::curr_eligible`]) and `n` iff `S + key(c)·wc
-    /// >= key(n)·(W + wc)` (`Tree::pick` tests the leftmost, then descends
+    /// `n`'s term (`S = key(n)·wn`, `W = wn`), `c` is eligible iff
+    /// `S >= key(c)·W` ([`AvgVruntime::curr_eligible`]) and `n` iff
+    /// `S + key(c)·wc >= key(n)·(W + wc)` (`Tree::pick` tests the leftmost, then descends
     /// to the same node and tests it again: one test); the buddy test is
     /// skipped (no buddy), and neither pick can be delayed.
     ///

@@ -124,9 +124,9 @@ pub fn give_up_cpu_checking(salt: u64) -> Option<Mismatch> {
             clobber_abi("C"),
         );
     }
-    for i in 0..6 {
-        if found.gprs[i] != expected.gprs[i] {
-            return Some(Mismatch { register: GPR_NAMES[i], expected: expected.gprs[i], found: found.gprs[i] });
+    for ((&register, &want), &got) in GPR_NAMES.iter().zip(&expected.gprs).zip(&found.gprs) {
+        if got != want {
+            return Some(Mismatch { register, expected: want, found: got });
         }
     }
     if found.x87_control != expected.x87_control {

@@ -106,6 +106,19 @@ pub fn run(machine: Machine, load: SpeedLoad, cfg: Config) -> SpeedReport {
     }
 }
 
+/// This process's user + system CPU time in seconds (Linux
+/// `/proc/self/stat`, clock ticks of 1/100 s; 0 where it cannot be read).
+/// Speed figures use it, not wall time: the host is shared, and wall time
+/// also counts the other processes' load.
+pub fn process_cpu_s() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |x| x.1);
+    let f: Vec<&str> = after.split_whitespace().collect();
+    let tick = |i: usize| f.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
+    // Fields 14 and 15 of the line (utime, stime); after the name, indexes 11 and 12.
+    (tick(11) + tick(12)) / 100.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,17 +134,4 @@ mod tests {
         let b = run(crate::presets::machine("wake-2005", 0).unwrap(), load, cfg);
         assert_eq!((a.events, a.requests, a.digest), (b.events, b.requests, b.digest));
     }
-}
-
-/// This process's user + system CPU time in seconds (Linux
-/// `/proc/self/stat`, clock ticks of 1/100 s; 0 where it cannot be read).
-/// Speed figures use it, not wall time: the host is shared, and wall time
-/// also counts the other processes' load.
-pub fn process_cpu_s() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let after = stat.rsplit_once(')').map_or("", |x| x.1);
-    let f: Vec<&str> = after.split_whitespace().collect();
-    let tick = |i: usize| f.get(i).and_then(|s| s.parse::<f64>().ok()).unwrap_or(0.0);
-    // Fields 14 and 15 of the line (utime, stime); after the name, indexes 11 and 12.
-    (tick(11) + tick(12)) / 100.0
 }

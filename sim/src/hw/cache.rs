@@ -188,7 +188,7 @@ pub fn survive(footprint: u64, evicting: u64, capacity: u64) -> u64 {
     let i = (frac >> 12) as usize;
     let t = frac & 0xfff;
     let (a, b) = (POW2_NEG[i], POW2_NEG[i + 1]);
-    let f = a - ((a - b) * t >> 12);
+    let f = a - (((a - b) * t) >> 12);
     ((footprint as u128 * f as u128) >> (16 + int)) as u64
 }
 

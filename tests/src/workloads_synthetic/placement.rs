@@ -119,7 +119,7 @@ pub(super) fn sis_prop_scans(variant: &str, n: u64, cpus: u32, wake_avg_idle: u6
             _ => 4 + (variant == "per_cpu_cost") as u64,
         };
         let scanned = (nr - 1).min(end);
-        let found = idle_last && nr - 1 >= last;
+        let found = idle_last && nr > last;
         let truncated = nr - 1 < end;
         let fold = match variant {
             "legacy" | "aged" => (!truncated).then_some(time),

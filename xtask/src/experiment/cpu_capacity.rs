@@ -138,7 +138,7 @@ pub fn spec() -> Spec {
             Mech { label: "idle_wait", unit: "ms", read: idle_wait_ms },
         ],
         host: None,
-        read: read,
+        read,
         claims: claims(),
         dists: vec![],
         // Where the lost core shows, over what moving a searcher off a slow CPU costs: a

@@ -26,7 +26,8 @@ pub fn matrix_table(spec: &Spec, m: &Matrix) -> String {
     let mut lines: Vec<Line> = Vec::new();
     // a figure with its spread in real time (no spread under -icount, where every boot repeats)
     let fig = |x: f64, sd: f64, num: fn(f64) -> String| if icount { num(x) } else { format!("{}±{}", num(x), num(sd)) };
-    let push = |lines: &mut Vec<Line>, rows_of: &dyn Fn(&[RunRecord], &[RunRecord], &str) -> Vec<Row>, num: fn(f64) -> String| {
+    type RowsOf<'r> = &'r dyn Fn(&[RunRecord], &[RunRecord], &str) -> Vec<Row>;
+    let push = |lines: &mut Vec<Line>, rows_of: RowsOf<'_>, num: fn(f64) -> String| {
         for (p, pt) in m.points.iter().enumerate() {
             let base = &m.cells[p][0].recs;
             let per_variant: Vec<Vec<Row>> = (1..m.variants.len()).map(|v| rows_of(base, &m.cells[p][v].recs, pt)).collect();
@@ -380,6 +381,8 @@ pub(super) fn setup_table(spec: &Spec) -> String {
     s
 }
 
+// The report's parts, each its own input: a struct of them would only be unpacked here.
+#[allow(clippy::too_many_arguments)]
 pub fn markdown(spec: &Spec, form: &Form, m: &Matrix, r: &Reading, d: &Decided, figures: &[Figure], command: &str, qemu: &std::path::Path, note: &str) -> String {
     let host_cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0);
     let mut s = format!("# Experiment `{}`\n\n", spec.name);

@@ -222,9 +222,9 @@ pub fn select_wake_cpu(p: &Arc<Task>, load: WakeeLoad, prev: usize, this: usize,
         // several times (known, wake_affine, idle, fits), and a copy of two
         // is cheaper than re-reading them (the pipe across two CPUs).
         snapshots_into(&span, &mut state.wake_snaps);
-        place(&g, state.wake_snaps.as_slice(), &inputs, &mut aged)
+        place(g, state.wake_snaps.as_slice(), &inputs, &mut aged)
     } else {
-        place(&g, &LiveCpus { span, asym: g.asym_cpucapacity }, &inputs, &mut aged)
+        place(g, &LiveCpus { span, asym: g.asym_cpucapacity }, &inputs, &mut aged)
     };
     let prop = g.cfg.sis_prop != sched::balance::SisProp::Off;
     // What SIS_PROP's depth read, before the accounting changes it.

@@ -15,6 +15,7 @@
 //!   taken by some interrupt path, or nests inside one that is);
 //! - a `try_lock` cannot deadlock, so it is recorded but not ordered (Linux's
 //!   lockdep treats trylocks the same way).
+//!
 //! A violation prints `@fw lockdep` (both classes and their CPUs) and panics.
 //!
 //! This checks the order on the paths the run takes, not every path: the

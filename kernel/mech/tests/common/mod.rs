@@ -202,8 +202,7 @@ pub fn boot(n: usize) {
 /// [`boot`] with the feature set `features` (the kernel's `sched_features=`),
 /// for the balancer and every runqueue, as the kernel's boot hands it out.
 pub fn boot_features(n: usize, features: sched::Features) {
-    let mut config = sched::balance::BalanceConfig::default();
-    config.features = features;
+    let config = sched::balance::BalanceConfig { features, ..Default::default() };
     let mut tunables = sched::tunables::Tunables::default();
     tunables.features = features;
     boot_tuned(n, config, tunables);

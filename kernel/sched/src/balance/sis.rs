@@ -237,6 +237,9 @@ pub fn has_idle_cores<C: CpuView + ?Sized>(sds: &SchedDomains, cpus: &C, span: &
 /// `nr` is the depth (`None` = unlimited); with `has_idle_core` whole idle
 /// cores are looked for first and the depth is not charged. `clock`, when
 /// given, is read right before and after the loop (`ScanResult::time`).
+/// (Linux's `select_idle_cpu()` reads the same inputs from the domain and
+/// the task; passed one by one here, so that every rule's caller shows them.)
+#[allow(clippy::too_many_arguments)]
 pub fn select_idle_cpu<C: CpuView + ?Sized>(sds: &SchedDomains, cpus: &C, span: &CpuMask, allowed: &CpuMask, target: usize, has_idle_core: bool, nr: Option<u32>, clock: Option<ScanClock<'_>>) -> ScanResult {
     let t0 = clock.map(|c| (c.0)());
     let mut r = scan_loop(sds, cpus, span, allowed, target, has_idle_core, nr);

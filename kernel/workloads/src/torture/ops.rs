@@ -47,7 +47,7 @@ pub(super) fn worker(w: &Arc<World>, me: usize) {
     let mut rng = Rng::new(splitmix(w.seed ^ splitmix(me as u64 + 1)));
     let task = mech::task::current();
     let pair = me / 2;
-    let writer = me % 2 == 0;
+    let writer = me.is_multiple_of(2);
     let mut seq = 0u64; // bytes written (writer) or read (reader)
     let mut eof = false;
     let mut pinned: Option<CpuMask> = None;
