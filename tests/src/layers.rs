@@ -406,7 +406,7 @@ mod tests {
         assert_eq!(rules.layer_of("arch/percpu.rs").unwrap().rank, 1);
         assert_eq!(rules.layer_of("mech/rq.rs").unwrap().name, "runqueues");
         let refs = references(&files);
-        assert!(refs.iter().any(|r| r.file == "mech/schedule.rs" && r.target == "mech/platform.rs"));
+        assert!(refs.iter().any(|r| r.file == "mech/schedule.rs" && r.target == "mech/platform/mod.rs"));
         assert!(refs.iter().any(|r| r.file == "mech/rq.rs" && r.path == "crate::MAX_CPUS" && r.target == "mech/lib.rs"));
         assert!(refs.iter().any(|r| r.file == "mech/debug.rs" && r.path.starts_with("crate::kprintln") && r.target == "mech/macros.rs"));
         assert!(refs.iter().any(|r| r.file == "workloads/pipe.rs" && r.target == "mech/sync/pipe.rs"));
@@ -415,7 +415,7 @@ mod tests {
         assert!(refs.iter().any(|r| r.file == "workloads/lib.rs" && r.path.starts_with("mech::record") && r.target == "mech/macros.rs"));
         assert!(refs.iter().any(|r| r.file == "main.rs" && r.path == "workloads::run" && r.target == "workloads/lib.rs"));
         assert!(refs.iter().any(|r| r.file == "selfcheck.rs" && r.path.starts_with("workloads::cmdline") && r.target == "workloads/cmdline/mod.rs"));
-        assert!(refs.iter().any(|r| r.file == "arch/platform.rs" && r.path == "mech::set_platform" && r.target == "mech/platform.rs"));
+        assert!(refs.iter().any(|r| r.file == "arch/platform.rs" && r.path == "mech::set_platform" && r.target == "mech/platform/binding.rs"));
     }
 
     #[test]
@@ -446,7 +446,7 @@ mod tests {
             ("arch/trap.rs", "use super::super::wakeup;\n", "mech/wakeup/mod.rs"),
             ("mech/lock/irq_mutex.rs", "use crate::rq::Rq;\n", "mech/rq.rs"),
             ("mech/lock/lockdep.rs", "fn f() { super::super::task::current(); }\n", "mech/task.rs"),
-            ("mech/platform.rs", "use crate::{task::Task, sync::pipe::Pipe};\n", "mech/sync/pipe.rs"),
+            ("mech/platform/mod.rs", "use crate::{task::Task, sync::pipe::Pipe};\n", "mech/sync/pipe.rs"),
             ("mech/rq.rs", "use workloads::cmdline::Options;\n", "workloads/cmdline/mod.rs"),
             // Inside the mechanism: a task naming the switch, a runqueue the
             // fault injector, the balancer a wakeup, the wait queues a thread.
