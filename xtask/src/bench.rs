@@ -44,7 +44,7 @@ pub struct BenchArgs {
 #[derive(clap::Args, Clone, Debug, PartialEq, Eq)]
 pub struct EngineArgs {
     /// `qemu`: a fresh boot of the kernel per run. `sim`: one `fairway-sim` process per run
-    /// (release build), the kernel's workload code on fairway's mechanism in the simulator;
+    /// (the `sim` profile: release with whole-program LTO), the kernel's workload code on fairway's mechanism in the simulator;
     /// run i uses `--seed i`.
     #[arg(long, value_enum, default_value_t = Engine::Qemu)]
     pub engine: Engine,
@@ -177,7 +177,7 @@ impl Boot {
         Ok(Boot { qemu, elf, smp: smp.into(), icount, timeout: Duration::from_secs(timeout), sim: None, sim_args: Vec::new() })
     }
 
-    /// Runs in the simulator: builds `fairway-sim` (release) once.
+    /// Runs in the simulator: builds `fairway-sim` (the `sim` profile) once.
     pub fn simulator(machine: &str, hw: Option<&str>) -> Result<Boot, String> {
         let bin = crate::sim::build_binary(true)?;
         Ok(Boot::sim_binary(bin, machine, hw))

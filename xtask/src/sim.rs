@@ -22,7 +22,7 @@ pub struct SimArgs {
     /// Seeds the order of simultaneous events (the same seed replays the same run).
     #[arg(long, default_value_t = 0)]
     pub seed: u64,
-    /// Build and run the simulator optimised (for timing the simulator itself).
+    /// Build and run the simulator optimised (the `sim` profile: release with whole-program LTO), for long runs and for timing the simulator itself.
     #[arg(long)]
     pub release: bool,
     /// A preset (`--list`) or a QEMU -smp value, e.g. `8,sockets=2,cores=2,threads=2`.
@@ -89,18 +89,19 @@ pub fn cmdline(workload: &str, params: &str, append: &str) -> String {
     line
 }
 
-/// The `fairway-sim` binary, built now (debug or release).
+/// The `fairway-sim` binary, built now: debug, or optimised with the workspace's `sim` profile
+/// (release with whole-program LTO, Cargo.toml says why).
 pub fn build_binary(release: bool) -> Result<std::path::PathBuf, String> {
     let mut c = crate::cargo::cargo_in(&crate::workspace_root());
     c.args(["build", "-q", "-p", "fairway-sim", "--bin", "fairway-sim"]);
     if release {
-        c.arg("--release");
+        c.args(["--profile", "sim"]);
     }
     let st = c.status().map_err(|e| format!("cargo build -p fairway-sim: {e}"))?;
     if !st.success() {
         return Err("cargo build -p fairway-sim failed".into());
     }
-    let profile = if release { "release" } else { "debug" };
+    let profile = if release { "sim" } else { "debug" };
     Ok(crate::cargo::target_dir().join(crate::cargo::TARGET).join(profile).join("fairway-sim"))
 }
 

@@ -285,7 +285,7 @@ fn sim_section(
         s,
         "**Command.** `{command}` ({}; the matrix's runs took {:.0} s of the simulator's CPU time in all, \
          `sim-speed:` summed{}). Mechanism and workloads: `kernel/mech` and `kernel/workloads` \
-         in `fairway-sim` (release build) of that revision.\n\n\
+         in `fairway-sim` (the `sim` profile: release with whole-program LTO) of that revision.\n\n\
          **Machine and engine.** Engine `sim`: {machine}; {}; run i of a cell uses `--seed i`. Workload `{}` with `{}`. {}\n\n",
         if host_s.is_finite() {
             format!("{host_s:.0} s of host time on the 2-core host shared with other builds, the qemu form's points on the simulator included")
