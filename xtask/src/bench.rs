@@ -551,9 +551,11 @@ mod tests {
 
     /// One real run through the `fairway-sim` binary (a few hundred pipe rounds, seconds): the
     /// run record holds the workload's own figures and the schedstat deltas, as a boot's would.
+    /// The debug build, which the scenarios' simulator jobs build anyway: the `sim` profile's
+    /// whole-program LTO cost this test 35 s of the suite.
     #[test]
     fn a_simulator_run_is_parsed_from_its_fw_lines() {
-        let boot = Boot::simulator("2", None).unwrap();
+        let boot = Boot::sim_binary(crate::sim::build_binary(false).unwrap(), "2", None);
         let (rec, log) = boot.run(0, &cmdline("pipe", "rounds=300", "")).unwrap();
         assert!(rec.ok, "{}", log.raw());
         let metrics: Vec<&str> = rec.results.iter().map(|f| f.metric.as_str()).collect();

@@ -12,52 +12,52 @@ pub(super) fn scenarios() -> Vec<Scenario> {
         Scenario {
             name: "faults-ipi-delay",
             icount: true,
-            append: "sched_debug=1 fault=ipi_delay workload=storm,threads=16,ms=500",
+            append: "sched_debug=1 fault=ipi_delay workload=storm,threads=16,ms=250",
             check: check_storm_faults,
             // the same storm without faults: the held IPIs slowed the hand-offs
-            versus: Some(Versus { append: "sched_debug=1 workload=storm,threads=16,ms=500", compare: compare_ipi_delay }),
+            versus: Some(Versus { append: "sched_debug=1 workload=storm,threads=16,ms=250", compare: compare_ipi_delay }),
             ..BASE
         },
         Scenario {
             name: "faults-ipi-delay-torture",
             icount: true,
-            append: "sched_debug=1 fault=ipi_delay workload=torture,ms=500,seed=1",
-            check: check_torture_faults::<4, 500, 1>,
+            append: "sched_debug=1 fault=ipi_delay workload=torture,ms=250,seed=1",
+            check: check_torture_faults::<4, 250, 1>,
             ..BASE
         },
         Scenario {
             name: "faults-ipi-reorder",
             icount: true,
-            append: "sched_debug=1 fault=ipi_reorder workload=torture,ms=500,seed=2",
-            check: check_torture_faults::<4, 500, 2>,
+            append: "sched_debug=1 fault=ipi_reorder workload=torture,ms=250,seed=2",
+            check: check_torture_faults::<4, 250, 2>,
             ..BASE
         },
         Scenario {
             name: "faults-spurious-wake",
             icount: true,
-            append: "sched_debug=1 fault=spurious_wake workload=torture,ms=500,seed=3",
-            check: check_torture_faults::<4, 500, 3>,
+            append: "sched_debug=1 fault=spurious_wake workload=torture,ms=250,seed=3",
+            check: check_torture_faults::<4, 250, 3>,
             ..BASE
         },
         Scenario {
             name: "faults-preempt-points",
             icount: true,
-            append: "sched_debug=1 fault=preempt_points workload=torture,ms=500,seed=4",
-            check: check_torture_faults::<4, 500, 4>,
+            append: "sched_debug=1 fault=preempt_points workload=torture,ms=250,seed=4",
+            check: check_torture_faults::<4, 250, 4>,
             ..BASE
         },
         Scenario {
             name: "faults-cpu-stall",
             icount: true,
-            append: "sched_debug=1 fault=cpu_stall workload=torture,ms=500,seed=5",
-            check: check_torture_faults::<4, 500, 5>,
+            append: "sched_debug=1 fault=cpu_stall workload=torture,ms=250,seed=5",
+            check: check_torture_faults::<4, 250, 5>,
             ..BASE
         },
         Scenario {
             name: "faults-all",
             icount: true,
-            append: "sched_debug=1 fault=ipi_delay,ipi_reorder,spurious_wake,preempt_points,cpu_stall fault_seed=7 workload=torture,ms=500,seed=6",
-            check: check_torture_faults::<4, 500, 6>,
+            append: "sched_debug=1 fault=ipi_delay,ipi_reorder,spurious_wake,preempt_points,cpu_stall fault_seed=7 workload=torture,ms=250,seed=6",
+            check: check_torture_faults::<4, 250, 6>,
             ..BASE
         },
         Scenario {
