@@ -316,7 +316,7 @@ pub(super) const KEY_LINES: &[(&str, &str, &str)] = &[
     ("delay-dequeue", "leave_lag=-300", "leave_lag=300"),
     ("delay-dequeue", "delayed=198703 requeued=198698", "delayed=198703 requeued=198697"),
     // capacity pressure charged to the hogs: they would have run the whole 500 ms
-    ("shares-pressure", "weight=1024 runtime_ns=56320000", "weight=1024 runtime_ns=300000000"),
+    ("shares-pressure", "weight=1024 runtime_ns=28160000", "weight=1024 runtime_ns=150000000"),
     ("delay-dequeue-off", "@fw delayed cpu=0 sleeps=200000 delayed=0", "@fw delayed cpu=0 sleeps=200000 delayed=1"),
     // stack overflow: another thread named, the report line missing, not a #PF, the
     // fault elsewhere than the guard page.

@@ -357,7 +357,7 @@ fn versus_scenarios_fail_when_a_boot_or_the_comparison_is_wrong() {
         ("balance-fork-placement-smp4", 1, "sbf_count=1 sbf_pushed=0", "sbf_count=1 sbf_pushed=1"),
         ("balance-fork-placement-smp4", 0, "rq_cpu_time=5000000 ", "rq_cpu_time=50000000 "),
         // no pressure, pressure at full capacity, as much done at half capacity
-        ("balance-capacity-pressure-smp1", 0, "pressure_ns=100000000 idle_ns", "pressure_ns=0 idle_ns"),
+        ("balance-capacity-pressure-smp1", 0, "pressure_ns=50000000 idle_ns", "pressure_ns=0 idle_ns"),
         ("balance-capacity-pressure-smp1", 1, "wake_idle_without_ipi=0 pressure_ns=0", "wake_idle_without_ipi=0 pressure_ns=1"),
         ("balance-capacity-pressure-smp1", 0, ", 105324 searches", ", 210649 searches"),
         // aged: the fresh boot's wakee not on the idle last CPU; the aged boot deeper than 4

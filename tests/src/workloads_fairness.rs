@@ -387,7 +387,7 @@ pub fn check_delay_dequeue<const ON: bool>(log: &Log) -> CheckResult {
 // capacity pressure
 
 /// The `shares-pressure` scenario's run time (ms) and CPU 1's `cpu_capacity=`.
-pub const PRESSURE_MS: u64 = 500;
+pub const PRESSURE_MS: u64 = 250;
 /// See [`PRESSURE_MS`].
 pub const PRESSURE_CAPACITY: u64 = 512;
 

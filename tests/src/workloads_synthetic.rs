@@ -95,8 +95,9 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
     match name.as_str() {
         "shares" => {
             let cpu: u32 = get(&kv, "cpu", "1").parse().unwrap();
-            // under capacity pressure the hogs run about half of a 500 ms run (246 ms)
-            let per_weight = if option(append, "cpu_capacity").is_empty() { 100_000 } else { 55_000 };
+            // under capacity pressure the hogs run about half of the run (246 of 500 ms)
+            let ms: u64 = get(&kv, "ms", "2000").parse().unwrap();
+            let per_weight = if option(append, "cpu_capacity").is_empty() { 100_000 } else { ms * 110 };
             for (id, (nice, task)) in (2..).zip(SHARES_NICE) {
                 let w = nice_weight(nice).unwrap();
                 out += &taskstat(id, task, nice, 0, 100, &cpu.to_string());

@@ -27,7 +27,7 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             name: "shares-pressure",
             smp: "2",
             icount: true,
-            append: "sched_debug=1 cpu_capacity=1:512 workload=shares,cpu=1,ms=500",
+            append: "sched_debug=1 cpu_capacity=1:512 workload=shares,cpu=1,ms=250",
             check: check_shares_pressure,
             ..BASE
         },
