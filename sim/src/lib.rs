@@ -6,7 +6,7 @@
 //! time:
 //!
 //! - [`smp`]: QEMU's `-smp` option, parsed and completed as QEMU does;
-//! - [`machine`]: the CPUs of a machine with their topology IDs, NUMA nodes
+//! - [`machine`](mod@machine): the CPUs of a machine with their topology IDs, NUMA nodes
 //!   and capacities, and the sched domains the policy crate builds over them
 //!   (the same function, `sched::topology::SchedDomains::build`, the kernel
 //!   calls at boot); a QEMU scenario checks that the kernel and the model

@@ -37,7 +37,7 @@ pub struct Rules {
 const SECTION: &str = "## Layers of kernel/src";
 
 /// Reads the table (`| rank | name | paths |`, paths in backticks) and the bullet list of
-/// allowed references (`` - `FILE` -> `crate::PATH`: why ``) under [`SECTION`].
+/// allowed references (`` - `FILE` -> `crate::PATH`: why ``) under `SECTION`.
 pub fn parse_rules(design: &str) -> Result<Rules, String> {
     let start = design.find(SECTION).ok_or_else(|| format!("DESIGN.md has no section {SECTION:?}"))?;
     let body = &design[start + SECTION.len()..];
@@ -348,7 +348,7 @@ pub fn violations(rules: &Rules, files: &BTreeMap<String, String>) -> Vec<String
 }
 
 /// Every `.rs` file of the kernel (`kernel/src`, keyed by its path there) and of the crates
-/// beside it ([`CRATES`]: `kernel/mech/src`, keyed `mech/` and its path there; likewise
+/// beside it (`CRATES`: `kernel/mech/src`, keyed `mech/` and its path there; likewise
 /// `workloads/`).
 pub fn read_sources(repo: &Path) -> BTreeMap<String, String> {
     let mut files = read_tree(&repo.join("kernel/src"));

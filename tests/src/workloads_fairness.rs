@@ -86,13 +86,13 @@ const LATENCY_PCTS: [(&str, u64); 3] = [("p50_ns", 500), ("p90_ns", 900), ("p99_
 
 /// `workload=latency,cpu=CPU,hogs=2,samples=300[,slice_us=SLICE_US]` on `SMP` CPUs: all 300
 /// samples, percentiles in order, the sleeper's slice (`SLICE_US` clamped to
-/// [`CUSTOM_SLICE_NS`], or the base slice computed from `SMP` when 0), p99 below two of the
+/// `CUSTOM_SLICE_NS`, or the base slice computed from `SMP` when 0), p99 below two of the
 /// shorter of the two slices, and the sleeper, pinned to `CPU`, woken at least once per sample.
 /// A sleeper with the shorter slice must get the CPU within it: with PREEMPT_SHORT (on by
 /// default) its wakeup preempts a hog still inside its own longer request, so with a custom
 /// slice shorter than the base one no wakeup at all waits more than two of its slices
 /// (`over_2slice=0`; a 1% tail would not move the nearest-rank p99 of 300 samples). The
-/// record, histogram and results agree ([`latency_report`]).
+/// record, histogram and results agree (`latency_report`).
 pub fn check_latency<const SMP: u32, const CPU: u32, const SLICE_US: u64>(log: &Log) -> CheckResult {
     const HOGS: u64 = 2;
     const SAMPLES: u64 = 300;

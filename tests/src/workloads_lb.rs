@@ -515,7 +515,7 @@ pub fn util_avg_ramp_us(from: u64, to: u64, cap: u64) -> f64 {
 /// decayed below the misfit threshold (`fits_capacity`: util·1280 < cap·1024) and its util_est
 /// above it. The balancer measures it by `task_util_est()` (fair.c: update_misfit_status()), so
 /// it is a misfit at once and moves to CPU 0 sooner than its `util_avg` alone could have grown
-/// to the threshold (computed from the `util_avg` it woke with, [`util_avg_ramp_us`]). Measured
+/// to the threshold (computed from the `util_avg` it woke with, `util_avg_ramp_us`). Measured
 /// by `util_avg` it would stay that long at least: the check fails.
 pub fn check_misfit_util_est(log: &Log) -> CheckResult {
     workload_ran(log, "utilest", 2, true)?;

@@ -112,7 +112,7 @@ fn mostly_on(w: &Wakeplace, want: &[u32], why: &str) -> CheckResult {
 /// One boot of `sis-prop-aged-depth` on `CPUS` CPUs (one LLC): `sis_util=off sis_prop=aged`, the
 /// waker on CPU 0, the wakee's prev CPU 1, hogs on every CPU but 0 and the last. Every wakeup
 /// reaches select_idle_cpu (target, prev and recent CPU all busy) and SIS_PROP limits it.
-/// Each scan it kept follows 5.14's formula from its own inputs ([`sis_prop_scans`]).
+/// Each scan it kept follows 5.14's formula from its own inputs (`sis_prop_scans`).
 pub fn check_sis_aged<const CPUS: u32>(log: &Log) -> CheckResult {
     let w = wakeplace(log, CPUS, "off")?;
     let prop = balance_config(log, "sis_prop")?;
@@ -249,7 +249,7 @@ pub fn sis_prop_scans<const CPUS: u32>(log: &Log, w: &Wakeplace) -> Result<(Stri
     Ok((variant, nr_sum, want))
 }
 
-/// One boot of `sis-prop-cost-legacy-vs-per-cpu`: [`sis_prop_scans`] holds, and the wakee ran on
+/// One boot of `sis-prop-cost-legacy-vs-per-cpu`: `sis_prop_scans` holds, and the wakee ran on
 /// the last CPU after exactly the wakeups whose scan found it.
 pub fn check_sis_prop_scans<const CPUS: u32>(log: &Log) -> CheckResult {
     let w = wakeplace(log, CPUS, "off")?;
@@ -318,7 +318,7 @@ pub fn compare_sis_prop_cost<const CPUS: u32>(legacy: &Log, per_cpu: &Log) -> Ch
 }
 
 /// (`hog_mask` leaving the last CPU idle, `hog_mask` on every CPU but the waker's) of
-/// `sis-prop-altscan`, both `sis_prop=altscan`: each boot holds [`sis_prop_scans`] (every kept
+/// `sis-prop-altscan`, both `sis_prop=altscan`: each boot holds `sis_prop_scans` (every kept
 /// scan's depth `(avg_idle / 512) / (avg_scan_cost + 1)` and the cost it folds in recomputed from
 /// its own inputs); where every scan found the idle CPU, every scan folded its time over 4 × the
 /// CPUs it examined, where none found one, over the CPUs examined plus one. So the cost the LLC

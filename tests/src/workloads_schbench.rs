@@ -114,7 +114,7 @@ fn check_hist(log: &Log, kind: &str, pct: &Percentiles) -> CheckResult {
 /// work) never took less than `S + W/2` µs (the calibration takes the fastest timing, so work
 /// runs no faster than calibrated; half of `W` leaves room); at least a quarter of the requests
 /// one worker alone could make back to back (`R / (S + W) / 4`); the histograms match the
-/// blocks ([`check_hist`]); the p99 results are the blocks' 99.0th; `rps` is the requests over
+/// blocks (`check_hist`); the p99 results are the blocks' 99.0th; `rps` is the requests over
 /// the run: at most `requests / R`, at least `requests / (runtime + 1 s)`, and what
 /// `average rps:` says; the closing line repeats `M`, `T`, `W`, `S`.
 pub fn check_schbench(log: &Log, cpus: u32, append: &str) -> CheckResult {

@@ -128,7 +128,7 @@ pub const PIPE_SAME_MIN_WAKEUPS_PERCENT: u64 = 50;
 /// and in most of them ([`PIPE_MIN_WAKEUPS_PERCENT`]); every wakeup WF_SYNC (the pipe writes say
 /// so), local for `same` and remote for `cross`. On one CPU every round trip needs a switch away
 /// from each thread, so each thread switched at least `rounds - 1` times. Across CPUs, how the
-/// wakeups reach the idle partner CPU: [`check_pipe_ipis`] (`POLL`: booted with `idle=poll`).
+/// wakeups reach the idle partner CPU: `check_pipe_ipis` (`POLL`: booted with `idle=poll`).
 pub fn check_pipe<const SMP: u32, const CROSS: bool, const POLL: bool>(log: &Log) -> CheckResult {
     workload_ran(log, "pipe", SMP, true)?;
     let r = log.one("pipe")?;

@@ -12,7 +12,7 @@
 //! commit it started from, with the same settings or different ones.
 //!
 //! A row whose runs all printed the same figure on each side (what `--icount` gives: every
-//! boot of one command line is the same run) is marked `exact` instead ([`is_exact`]): its
+//! boot of one command line is the same run) is marked `exact` instead ([`rows::is_exact`]): its
 //! change is exact for the tick phases run, and no test applies to samples without spread.
 //!
 //! Below it, a second table shows why a figure may have moved: the

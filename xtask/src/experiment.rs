@@ -1,6 +1,6 @@
 //! `cargo xtask experiment NAME [--quick] [--engine qemu|sim]`: one of the scheduler debates rerun
 //! as a matrix of kernel command lines (the variants) over workload points, booted through
-//! `bench`'s [`Boot`] and summarised with `compare`'s rows; a table in `compare`'s style and
+//! `bench`'s [`Boot`](crate::bench::Boot) and summarised with `compare`'s rows; a table in `compare`'s style and
 //! `docs/experiments/NAME.md` with the table, the command, the revision, the machine, the engine and
 //! mode of every figure, each claim of the debate decided with intervals (`claims.rs`), the
 //! mechanism's figures and checks from the experiment's own rules (`defs.rs` lists them; each has
@@ -96,7 +96,7 @@ pub struct ExperimentArgs {
     /// Write the report here instead of docs/experiments/NAME.md (quick runs write none unless told).
     #[arg(long)]
     pub out: Option<PathBuf>,
-    /// Read the matrix from the logs a run of this experiment saved (target/bench/<time>-experiment-NAME/),
+    /// Read the matrix from the logs a run of this experiment saved (`target/bench/<time>-experiment-NAME/`),
     /// or that the commands of a `--jobs-file` wrote, instead of booting. Given more than once,
     /// each log is taken from the first directory that has it (the logs of many machines merged);
     /// every log must come from the same revision and binary.

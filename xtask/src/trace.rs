@@ -41,7 +41,7 @@ pub struct TraceArgs {
     /// `--engine sim --machine M`: trace a `fairway-sim` run instead of a QEMU boot.
     #[command(flatten)]
     pub engine: EngineArgs,
-    /// Output directory (default target/trace/<timestamp>-<workload>).
+    /// Output directory (default `target/trace/<timestamp>-<workload>`).
     #[arg(short = 'o', long)]
     pub out: Option<PathBuf>,
     #[command(flatten)]

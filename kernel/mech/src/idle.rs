@@ -133,7 +133,7 @@ pub(crate) fn exclude_from_idle(cpu: usize, ns: u64) {
 
 /// The time `cpu`'s idle task has run so far (ns), an ongoing period
 /// included, less what interrupts took from it for work booked elsewhere
-/// ([`exclude_from_idle`]). Read without a lock: the period's start, the
+/// (`exclude_from_idle`). Read without a lock: the period's start, the
 /// sums, the start again; a start that changed meanwhile means a period
 /// began or ended.
 pub fn idle_task_ns(cpu: usize) -> u64 {

@@ -23,7 +23,7 @@ use crate::MAX_CPUS;
 pub struct CacheLine<T>(pub(crate) T);
 
 /// A variable with one instance per possible CPU (`MAX_CPUS`); declare it
-/// with [`per_cpu!`], which builds every instance with the same constant
+/// with `per_cpu!`, which builds every instance with the same constant
 /// expression.
 pub struct PerCpu<T>(pub(crate) [CacheLine<T>; MAX_CPUS]);
 

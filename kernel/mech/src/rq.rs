@@ -260,14 +260,14 @@ impl RqCpu {
 /// Every CPU's RqCpu.
 static CPUS: PerCpu<RqCpu> = per_cpu!(RqCpu::new());
 
-/// Adds a newidle switch's gap to `cpu`'s [`RqCpu::newidle_switch_ns`] (its
+/// Adds a newidle switch's gap to `cpu`'s `RqCpu::newidle_switch_ns` (its
 /// own CPU, under its runqueue lock).
 pub fn add_newidle_switch_ns(cpu: usize, gap: u64) {
     let c = &CPUS[cpu].newidle_switch_ns;
     c.store(c.load(Ordering::Relaxed) + gap, Ordering::Relaxed);
 }
 
-/// `cpu`'s newidle switch time so far (see [`RqCpu::newidle_switch_ns`]).
+/// `cpu`'s newidle switch time so far (see `RqCpu::newidle_switch_ns`).
 pub fn newidle_switch_ns(cpu: usize) -> u64 {
     CPUS[cpu].newidle_switch_ns.load(Ordering::Relaxed)
 }

@@ -88,7 +88,7 @@ pub fn preempt_point() {
 
 /// `schedule()` (or the `SCHEDULE_VECTOR` interrupt): the running task gives
 /// up its CPU (and blocks if it set itself Sleeping or Dead). Its own copy
-/// of [`schedule_irq`], with `voluntary` and no held lock as constants: the
+/// of `schedule_irq`, with `voluntary` and no held lock as constants: the
 /// switch of every block and yield, inlined into the platform's schedule
 /// hook instead of called from it.
 pub fn schedule_voluntary(frame: *mut Frame) -> *mut Frame {
@@ -104,7 +104,7 @@ pub fn preempt_irq(frame: *mut Frame) -> *mut Frame {
 
 /// As `preempt_irq`, taking over this CPU's runqueue lock if the caller
 /// still holds it (the reschedule IPI, right after activating a wakee).
-/// The preemptions' one copy of [`schedule_irq`].
+/// The preemptions' one copy of `schedule_irq`.
 #[inline(never)]
 pub fn preempt_irq_locked(frame: *mut Frame, held: Option<rq::RqGuard<'static>>) -> *mut Frame {
     schedule_irq(frame, false, held)

@@ -28,7 +28,7 @@ impl FairRq {
     /// whether to reschedule this CPU. Same state and result as the two
     /// calls in sequence.
     ///
-    /// The idle queue's wakeup, inlined here, or [`FairRq::wake_busy`] (a
+    /// The idle queue's wakeup, inlined here, or `FairRq::wake_busy` (a
     /// tail call), so that the cross-CPU pipe's wakeup pays one call and
     /// not the register saves of the other cases' code.
     #[inline(never)]

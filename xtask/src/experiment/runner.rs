@@ -11,7 +11,7 @@ use crate::results::RunRecord;
 
 /// Boots every cell once under -icount (deterministic: a second boot would repeat it), N
 /// times at N tick phases, or N times in real time; `jobs` boots at a time; the logs go under
-/// target/bench/<time>-experiment-NAME/. The boots of a point go round the variants N times
+/// `target/bench/<time>-experiment-NAME/`. The boots of a point go round the variants N times
 /// (variant 0, 1, ..., then again), so in real time a spell of host load falls on every variant
 /// rather than on one.
 pub fn run_matrix(spec: &Spec, form: &Form, qemu: &std::path::Path, elf: &std::path::Path, mode: Mode, jobs: usize) -> Result<Matrix, String> {

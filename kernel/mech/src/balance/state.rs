@@ -1,7 +1,7 @@
 //! The balancer's shared state: what every CPU shares (the domains, the
 //! configuration, the capacities: [`Global`], set once by `balance::init`),
 //! each CPU's balance state under its lock, and the per-LLC scan state,
-//! which takes no lock ([`LlcRead`]).
+//! which takes no lock (`LlcRead`).
 //! Every other file of `balance/` reads it; it reads none of them.
 
 use alloc::vec::Vec;

@@ -3,7 +3,7 @@
 //! handshake `wakeup/mod.rs` documents (set Sleeping, re-check, schedule): a
 //! `WaitQueue` re-checks a condition read without its lock, after a fence;
 //! a pipe checks its ring under the one lock that also holds its waiters
-//! ([`block_locked`]).
+//! (`block_locked`).
 //!
 //! Follows Linux's `kernel/sched/wait.c` (`prepare_to_wait_event()`,
 //! `__wake_up()`) and `kernel/sched/completion.c` (`wait_for_completion()`,

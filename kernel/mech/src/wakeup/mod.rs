@@ -36,7 +36,7 @@
 //! dequeued and waits for the switch to finish (step 3): none is lost.
 //!
 //! A remote wake list is kicked by an IPI only when it goes from empty to
-//! non-empty; the target drains it whole ([`wake_list`]: the push, the kick
+//! non-empty; the target drains it whole (`wake_list`: the push, the kick
 //! and the drain; a task's affinity change moves it through the same list,
 //! `setattr::set_affinity`).
 //!

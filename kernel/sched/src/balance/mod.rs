@@ -9,7 +9,7 @@
 //! | module | decision |
 //! |---|---|
 //! | [`snapshot`] | `CpuSnapshot`, `TaskSnapshot`, `IdleType` |
-//! | [`env`] | `LbEnv` (Linux `lb_env`), SMT helpers |
+//! | [`env`](mod@env) | `LbEnv` (Linux `lb_env`), SMT helpers |
 //! | [`avg_idle`] | `rq->avg_idle` with `AvgIdleClamp::{Snap, Avg, Delta}` |
 //! | [`newidle`] | `sched_balance_newidle` gate, walk, cost decay, NI_RANDOM |
 //! | [`group_stats`], [`classify`] | `update_sg_lb_stats`, `group_classify`, `update_sd_lb_stats` |

@@ -13,7 +13,7 @@ pub struct Config {
     /// Seeds the tie-break between events of the same virtual time.
     pub seed: u64,
     pub cost: CostModel,
-    /// Keep a text line per event and decision ([`Engine::log`]); off for speed.
+    /// Keep a text line per event and decision ([`Engine::log`](crate::engine::Engine::log)); off for speed.
     pub log: bool,
     /// Each task's coroutine stack.
     pub stack_bytes: usize,
