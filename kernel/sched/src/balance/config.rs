@@ -28,6 +28,11 @@ use crate::features::{Feature, Features};
 
 pub use super::avg_idle::AvgIdleClamp;
 
+/// `sysctl_sched_nr_migrate` / `SCHED_NR_MIGRATE_BREAK`: the most tasks one balancing pass
+/// examines, and how many it examines between two lock breaks. Here, not in `migrate.rs` which
+/// uses it, because the defaults below need it and `migrate.rs` sits above this module.
+pub const SCHED_NR_MIGRATE_BREAK: u32 = 32;
+
 /// SIS_PROP scan-depth accounting (reference §4.6).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
 pub enum SisProp {
@@ -185,7 +190,7 @@ impl Default for BalanceConfig {
             group_capacity: GroupCapacity::Util,
             features: Features::default(),
             migration_cost: super::avg_idle::SYSCTL_SCHED_MIGRATION_COST,
-            nr_migrate: super::migrate::SCHED_NR_MIGRATE_BREAK,
+            nr_migrate: SCHED_NR_MIGRATE_BREAK,
         }
     }
 }

@@ -36,8 +36,7 @@ use super::capacity::task_fits_cpu;
 use super::imbalance::{Migration, MigrationType};
 use super::snapshot::{CpuSnapshot, IdleType, TaskSnapshot};
 
-/// `sysctl_sched_nr_migrate` / `SCHED_NR_MIGRATE_BREAK`.
-pub const SCHED_NR_MIGRATE_BREAK: u32 = 32;
+pub use super::config::SCHED_NR_MIGRATE_BREAK;
 
 /// Why a task stays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
