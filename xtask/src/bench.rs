@@ -9,7 +9,6 @@ use fairway_scenarios::Log;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde::Serialize;
 
-use crate::experiment::Engine;
 use crate::qemu::QemuConfig;
 use crate::results::RunRecord;
 use crate::revision::Kernel;
@@ -38,6 +37,16 @@ pub struct BenchArgs {
     pub phases: bool,
     #[command(flatten)]
     pub engine: EngineArgs,
+}
+
+/// Which machine runs a boot: QEMU or the simulator (`bench`, `compare`, `trace`, `experiment`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Engine {
+    /// The kernel in QEMU under -icount.
+    Qemu,
+    /// The host simulator (`fairway-sim`): the kernel's mechanism and workloads on simulated
+    /// CPUs, at the debate's own machine (its preset).
+    Sim,
 }
 
 /// `--engine qemu|sim` and `--machine`: what runs each run of `bench` and `compare`.

@@ -154,7 +154,7 @@ pub fn compare(a: CompareArgs) -> Result<(), String> {
     crate::bench::check_phases(a.phases, a.icount)?;
     let by_revision = a.base_rev.is_some() || a.new_rev.is_some();
     crate::bench::check_engine(&a.engine, &a.boot.smp, a.icount, a.phases, by_revision)?;
-    let sim = a.engine.engine == crate::experiment::Engine::Sim;
+    let sim = a.engine.engine == crate::bench::Engine::Sim;
     let (kernels, boots) = if sim {
         // Both sides run the working tree's mechanism in fairway-sim; they differ in their command line.
         let m = a.engine.machine.as_deref().unwrap_or_default();

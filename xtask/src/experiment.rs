@@ -63,21 +63,18 @@ mod sim;
 mod sim_plans;
 pub mod sweep;
 pub use sim::sim_quick_jobs;
-pub use defs::all;
+/// The experiments, in the order of the README's table.
+pub fn all() -> Vec<Spec> {
+    vec![defs::avg_idle(), wake_balance::spec(), delayed_dequeue::spec(), sis_scan_cost::spec(), cpu_capacity::spec()]
+}
 pub use report::markdown;
 use report::text_view;
 #[cfg(test)]
 use report::{legend, matrix_table};
 
-/// Which machine runs the matrix.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
-pub enum Engine {
-    /// The kernel in QEMU under -icount.
-    Qemu,
-    /// The host simulator (`fairway-sim`): the kernel's mechanism and workloads on simulated
-    /// CPUs, at the debate's own machine (its preset).
-    Sim,
-}
+/// Which machine runs the matrix (defined beside `bench`'s engine options, which every command
+/// that boots shares).
+pub use crate::bench::Engine;
 
 #[derive(clap::Args)]
 pub struct ExperimentArgs {

@@ -14,7 +14,7 @@ use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::results::Bucket;
-use crate::trace::{Slice, Trace};
+use crate::trace::events::{Slice, Trace};
 
 /// Tasks named in the legend; the rest share one grey.
 const LEGEND_MAX: usize = 24;

@@ -1,5 +1,5 @@
-//! The experiments: the list, the helpers their rules share, and `avg-idle`'s matrix, claims
-//! and rules (the others each have their file: `wake_balance.rs`, `delayed_dequeue.rs`,
+//! The helpers the experiments' rules share, and `avg-idle`'s matrix, claims and rules (the
+//! list is `experiment.rs`'s `all()`; the others each have their file: `wake_balance.rs`, `delayed_dequeue.rs`,
 //! `sis_scan_cost.rs`, `cpu_capacity.rs`). The verdicts are the claims' (`claims.rs`: an
 //! interval against a threshold proportional to the claimed size); the rules here describe the
 //! mechanism's figures and name the checks the quick form asserts.
@@ -12,10 +12,6 @@ use super::avg_idle_example;
 use super::claims::{Claim, Figure};
 use super::sweep::{Arg, Axis, Sweep};
 use super::{per, sum, Check, Dist, Form, Matrix, Mech, Reading, SeedSetup, Spec, Variant};
-
-pub fn all() -> Vec<Spec> {
-    vec![avg_idle(), super::wake_balance::spec(), super::delayed_dequeue::spec(), super::sis_scan_cost::spec(), super::cpu_capacity::spec()]
-}
 
 pub(super) fn v(label: &'static str, append: &'static str) -> Variant {
     Variant { label, append, smp: "", sim_args: "" }
@@ -144,7 +140,7 @@ const AVG_IDLE_SETUP: &[SeedSetup] = &[
     },
 ];
 
-fn avg_idle() -> Spec {
+pub(super) fn avg_idle() -> Spec {
     Spec {
         name: "avg-idle",
         claim: "Jason Low, 2013, \"sched: Reduce overestimating avg_idle\": a long idle period snapped avg_idle to its \
