@@ -69,6 +69,10 @@ pub struct Scenario {
     pub icount: bool,
     /// Hard wall-clock limit; QEMU is killed after it.
     pub timeout_s: u64,
+    /// All vCPUs in one host thread, in turn (`-accel tcg,thread=single`): a wall-clock boot of
+    /// many vCPUs that takes one of the 2 slots instead of every host core. xtask's
+    /// `test::config` must copy it into `QemuConfig::tcg_single_thread`.
+    pub tcg_single_thread: bool,
     /// How many of the harness's 2 parallel slots this scenario takes (2 = runs alone).
     pub slots: u32,
     /// The kernel outcome QEMU's exit status must report.
@@ -155,6 +159,7 @@ pub const BASE: Scenario = Scenario {
     memory_mib: 512,
     icount: false,
     timeout_s: 90,
+    tcg_single_thread: false,
     slots: 1,
     expect: Outcome::Success,
     check: |_| Ok(()),

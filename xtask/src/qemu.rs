@@ -71,6 +71,9 @@ pub struct QemuConfig {
     pub bios: Option<PathBuf>,
     /// Appended verbatim after everything else.
     pub extra: Vec<String>,
+    /// TCG runs every vCPU in one host thread, in turn (`-accel tcg,thread=single`), instead of
+    /// one thread per vCPU: the boot takes one host core whatever its `-smp`.
+    pub tcg_single_thread: bool,
 }
 
 impl QemuConfig {
@@ -90,6 +93,7 @@ impl QemuConfig {
             cdrom: None,
             bios: None,
             extra: Vec::new(),
+            tcg_single_thread: false,
         }
     }
 
@@ -99,7 +103,7 @@ impl QemuConfig {
         let mut push = |xs: &[&str]| a.extend(xs.iter().map(|s| s.to_string()));
         push(&[
             "-accel",
-            "tcg",
+            if self.tcg_single_thread { "tcg,thread=single" } else { "tcg" },
             "-cpu",
             &self.cpu,
             "-smp",
@@ -298,6 +302,14 @@ mod tests {
             "-accel tcg -cpu max -smp 4 -m 512 -nodefaults -display none -no-reboot -serial stdio \
              -device isa-debug-exit,iobase=0xf4,iosize=0x04 -kernel ./fairway-kernel"
         );
+    }
+
+    #[test]
+    fn one_host_thread_for_every_vcpu_when_asked() {
+        let mut c = cfg();
+        c.smp = "8".into();
+        c.tcg_single_thread = true;
+        assert!(c.args().unwrap().join(" ").starts_with("-accel tcg,thread=single -cpu max -smp 8 "));
     }
 
     #[test]

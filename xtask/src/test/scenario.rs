@@ -35,6 +35,7 @@ pub fn config(s: &Scenario, qemu: &Path, elf: &Path) -> Result<QemuConfig, Strin
     // A scenario boots the command line it names (`qemu::ICOUNT_IDLE` only where it says so).
     c.icount_idle = false;
     c.extra = s.qemu_extra.iter().map(|a| a.to_string()).collect();
+    c.tcg_single_thread = s.tcg_single_thread;
     Ok(c)
 }
 
