@@ -271,6 +271,19 @@ mod tests {
     use fairway_scenarios::{Outcome, BASE};
     use std::time::Instant;
 
+    /// The 60-second torture takes one slot because its vCPUs share one host thread: the
+    /// scenario must ask for it and `config` must pass it on to QEMU's arguments.
+    #[test]
+    fn the_long_torture_runs_its_vcpus_in_one_host_thread() {
+        let args = |s: &Scenario| config(s, Path::new("qemu"), Path::new("/k/fairway-kernel")).unwrap().args().unwrap().join(" ");
+        let all = fairway_scenarios::all();
+        let torture = all.iter().find(|s| s.name == "torture-smp8-60s").expect("torture-smp8-60s");
+        assert_eq!(torture.slots, 1);
+        assert!(args(torture).starts_with("-accel tcg,thread=single -cpu max -smp 8 "), "{}", args(torture));
+        let smp4 = all.iter().find(|s| s.name == "torture-smp4").expect("torture-smp4");
+        assert!(args(smp4).starts_with("-accel tcg -cpu max -smp 4 "), "{}", args(smp4));
+    }
+
     fn fake_qemu(dir: &Path, script: &str) -> PathBuf {
         use std::os::unix::fs::PermissionsExt;
         let p = dir.join("fake-qemu");
