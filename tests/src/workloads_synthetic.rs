@@ -95,7 +95,8 @@ pub(crate) fn workload(append: &str, cpus: u32) -> String {
     match name.as_str() {
         "shares" => {
             let cpu: u32 = get(&kv, "cpu", "1").parse().unwrap();
-            // under capacity pressure the hogs run about half of the run (246 of 500 ms)
+            // Under capacity pressure the hogs run about half of the run: 110 ns per unit of
+            // weight per ms, and their weights sum to 4,480, so 49.3 % (246 of 500 ms).
             let ms: u64 = get(&kv, "ms", "2000").parse().unwrap();
             let per_weight = if option(append, "cpu_capacity").is_empty() { 100_000 } else { ms * 110 };
             for (id, (nice, task)) in (2..).zip(SHARES_NICE) {
