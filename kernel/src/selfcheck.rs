@@ -5,7 +5,7 @@
 use alloc::vec::Vec;
 use core::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
-use crate::arch::{self, apic, percpu, trap};
+use crate::arch::{self, apic, percpu, vectors};
 use workloads::cmdline::{Crash, Options};
 
 /// The unmapped address the `page_fault` crash reads: above the 4 GiB
@@ -48,7 +48,7 @@ fn ipis(online: usize) -> bool {
     for cpu in 1..online {
         let area = percpu::cpu(cpu);
         let before = area.test_ipis.load(Ordering::Acquire);
-        apic::send_ipi(trap::TEST_IPI_VECTOR, area.apic_id.load(Ordering::Relaxed));
+        apic::send_ipi(vectors::TEST_IPI_VECTOR, area.apic_id.load(Ordering::Relaxed));
         let deadline = arch::time::uptime_us() + 1_000_000;
         while area.test_ipis.load(Ordering::Acquire) == before {
             if arch::time::uptime_us() > deadline {
@@ -70,7 +70,7 @@ fn timers(options: &Options, online: usize) -> bool {
     let start: Vec<u64> = (0..online).map(|c| percpu::cpu(c).timer_ticks.load(Ordering::Relaxed)).collect();
     TIMER_REQUEST.fetch_add(1, Ordering::Release);
     for cpu in 1..online {
-        apic::send_ipi(trap::TEST_IPI_VECTOR, percpu::cpu(cpu).apic_id.load(Ordering::Relaxed));
+        apic::send_ipi(vectors::TEST_IPI_VECTOR, percpu::cpu(cpu).apic_id.load(Ordering::Relaxed));
     }
     arm_timer(ticks, options.hz);
     // Generous: TCG may run many vCPUs on few host cores.
@@ -110,7 +110,7 @@ static SCHED_START: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicB
 pub fn release_aps(online: usize) {
     SCHED_START.store(true, Ordering::Release);
     for cpu in 1..online {
-        apic::send_ipi(trap::TEST_IPI_VECTOR, percpu::cpu(cpu).apic_id.load(Ordering::Relaxed));
+        apic::send_ipi(vectors::TEST_IPI_VECTOR, percpu::cpu(cpu).apic_id.load(Ordering::Relaxed));
     }
 }
 

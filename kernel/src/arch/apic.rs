@@ -19,7 +19,7 @@ use x2apic::lapic::{LocalApic, LocalApicBuilder, TimerDivide, TimerMode};
 use x86_64::registers::model_specific::Msr;
 
 use super::percpu::{cpu_id, MAX_CPUS};
-use super::trap::{ERROR_VECTOR, SPURIOUS_VECTOR, TIMER_VECTOR};
+use super::vectors::{ERROR_VECTOR, SPURIOUS_VECTOR, TIMER_VECTOR};
 
 struct Slot(UnsafeCell<Option<LocalApic>>);
 // SAFETY: slot i is only ever accessed by CPU i (see the module invariant).

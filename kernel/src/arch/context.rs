@@ -25,7 +25,7 @@
 use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::trap::TrapFrame;
+use super::trap::{TrapFrame, KERNEL_CS, KERNEL_SS};
 
 /// One task's saved registers and FPU/SSE state.
 ///
@@ -43,9 +43,6 @@ unsafe impl Sync for Context {}
 // SAFETY: as above; the frame holds plain data.
 unsafe impl Send for Context {}
 
-/// Kernel code and data selectors (boot GDT and every per-CPU GDT).
-const KERNEL_CS: u64 = 0x08;
-const KERNEL_SS: u64 = 0x10;
 /// Interrupts enabled, reserved bit 1 set.
 const RFLAGS_IF: u64 = 0x202;
 
@@ -58,7 +55,7 @@ impl Context {
     /// which becomes its idle task): claimed, frame filled at the first switch.
     pub fn running_here(cpu: usize) -> Context {
         Context {
-            frame: UnsafeCell::new(zeroed_frame()),
+            frame: UnsafeCell::new(TrapFrame::zeroed()),
             on_cpu: AtomicBool::new(true),
             running_on: AtomicUsize::new(cpu),
         }
@@ -67,7 +64,7 @@ impl Context {
     /// A new thread that will start at `entry(arg)` on the stack whose top
     /// (exclusive, 16-byte aligned) is `stack_top`, interrupts on.
     pub fn new_thread(entry: extern "C" fn(usize) -> !, arg: usize, stack_top: u64) -> Context {
-        let mut f = zeroed_frame();
+        let mut f = TrapFrame::zeroed();
         // Default x87 control word and MXCSR (all exceptions masked).
         f.fx[0..2].copy_from_slice(&0x037fu16.to_le_bytes());
         f.fx[24..28].copy_from_slice(&0x1f80u32.to_le_bytes());
@@ -132,34 +129,6 @@ pub fn switch_frames(current: &mut TrapFrame, prev: &Context, next: &Context) ->
     super::descriptors::set_irq_frame(next.frame.get());
     prev.on_cpu.store(false, Ordering::Release);
     Ok(next.frame.get())
-}
-
-pub(super) fn zeroed_frame() -> TrapFrame {
-    TrapFrame {
-        fx: [0; 512],
-        r15: 0,
-        r14: 0,
-        r13: 0,
-        r12: 0,
-        r11: 0,
-        r10: 0,
-        r9: 0,
-        r8: 0,
-        rbp: 0,
-        rdi: 0,
-        rsi: 0,
-        rdx: 0,
-        rcx: 0,
-        rbx: 0,
-        rax: 0,
-        vector: 0,
-        error_code: 0,
-        rip: 0,
-        cs: KERNEL_CS,
-        rflags: 0x2,
-        rsp: 0,
-        ss: KERNEL_SS,
-    }
 }
 
 extern "C" {

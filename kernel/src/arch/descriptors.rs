@@ -127,7 +127,7 @@ pub fn init_this_cpu() {
     }
     // IST1 is a frame area, not a stack: until this CPU's idle task adopts
     // its context (`context::adopt_here`), interrupts save into this one.
-    let boot_frame: &'static mut TrapFrame = Box::leak(Box::new(super::context::zeroed_frame()));
+    let boot_frame: &'static mut TrapFrame = Box::leak(Box::new(TrapFrame::zeroed()));
     tss.interrupt_stack_table[0] = VirtAddr::new(frame_top(boot_frame));
     cpu.irq_frame_top.store(frame_top(boot_frame), core::sync::atomic::Ordering::Relaxed);
     cpu.irq_stack_top.store(leak_stack(), core::sync::atomic::Ordering::Relaxed);

@@ -18,6 +18,7 @@ pub mod serial;
 pub mod smp;
 pub mod time;
 pub mod trap;
+pub mod vectors;
 pub mod wait;
 
 use core::sync::atomic::{AtomicBool, Ordering};

@@ -22,6 +22,14 @@ use x86_64::VirtAddr;
 /// the one definition every per-CPU array and bitmap of the kernel uses.
 pub const MAX_CPUS: usize = sched::cpumask::MAX_CPUS;
 
+/// `PerCpu::waiting`: the CPU does not wait (`arch::wait` moves the states).
+pub(super) const RUNS: u8 = 0;
+/// `PerCpu::waiting`: the CPU waits, counted in `arch::wait`'s `WAITING`.
+pub(super) const WAITS: u8 = 1;
+/// `PerCpu::waiting`: a reschedule IPI is on its way to the CPU (`arch::wait::woken`); it is
+/// not counted.
+pub(super) const IPI_COMING: u8 = 2;
+
 /// One CPU's private state.
 ///
 /// The `UnsafeCell` fields (GDT and TSS) are written only by their own
@@ -70,7 +78,7 @@ pub struct PerCpu {
     /// Set while this CPU reports a fault; a second fault then only halts.
     pub in_fault: AtomicBool,
     /// Under `idle=last_polls` (`arch::wait`): whether this CPU waits for an interrupt, counted
-    /// as waiting, or has a reschedule IPI on its way (`wait::RUNS`, `WAITS`, `IPI_COMING`).
+    /// as waiting, or has a reschedule IPI on its way ([`RUNS`], [`WAITS`], [`IPI_COMING`]).
     pub(super) waiting: AtomicU8,
     /// Interrupts this CPU took, the poller's kick aside (`arch::wait`); only this CPU writes it.
     pub(super) interrupts: AtomicU64,
@@ -117,7 +125,7 @@ impl PerCpu {
             test_ipis: AtomicU64::new(0),
             sched_running: AtomicBool::new(false),
             in_fault: AtomicBool::new(false),
-            waiting: AtomicU8::new(super::wait::RUNS),
+            waiting: AtomicU8::new(RUNS),
             interrupts: AtomicU64::new(0),
             irq_guards: AtomicU32::new(0),
             sched_off: AtomicU8::new(1),

@@ -138,7 +138,7 @@ impl Platform for KernelPlatform {
     fn send_resched_ipi(cpu: usize) {
         super::wait::woken(cpu);
         apic::send_ipi(
-            super::trap::RESCHED_VECTOR,
+            super::vectors::RESCHED_VECTOR,
             percpu::cpu(cpu).apic_id.load(core::sync::atomic::Ordering::Relaxed),
         );
     }

@@ -10,17 +10,11 @@ use core::sync::atomic::Ordering;
 use x86_64::registers::control::Cr2;
 
 use super::exit::ExitCode;
+use super::vectors::{
+    ERROR_VECTOR, POLL_KICK_VECTOR, RESCHED_VECTOR, SCHEDULE_VECTOR, SPURIOUS_VECTOR, TEST_IPI_VECTOR, TIMER_VECTOR,
+};
 use super::{apic, backtrace, percpu};
 
-/// Vectors of the local APIC sources and IPIs.
-pub const TIMER_VECTOR: u8 = 0x20;
-pub const TEST_IPI_VECTOR: u8 = 0xF0;
-/// Remote wakeups and reschedule requests.
-pub const RESCHED_VECTOR: u8 = 0xF1;
-/// Wakes the halted poller of `idle=last_polls` so that it polls (`arch::wait`).
-pub const POLL_KICK_VECTOR: u8 = 0xF2;
-/// Software interrupt a task raises to give up its CPU (`schedule()`).
-pub const SCHEDULE_VECTOR: u8 = 0x81;
 /// The `vector` of a frame that `schedule_call` (boot/isr.S) saved: beyond
 /// every real vector, so it marks a frame whose caller-saved registers
 /// were not saved (what a C call may clobber), which that stub resumes by
@@ -29,8 +23,6 @@ pub const SCHEDULE_VECTOR: u8 = 0x81;
 pub const SCHEDULE_CALL_FRAME: u64 = 0x100;
 // No interrupt's vector (a u8) can be mistaken for it.
 const _: () = assert!(SCHEDULE_CALL_FRAME > u8::MAX as u64);
-pub const ERROR_VECTOR: u8 = 0xFE;
-pub const SPURIOUS_VECTOR: u8 = 0xFF;
 
 /// What the stubs push, lowest address first.
 ///
@@ -73,6 +65,41 @@ const _: () = assert!(core::mem::offset_of!(TrapFrame, vector) == 632);
 const _: () = assert!(core::mem::offset_of!(TrapFrame, rip) == 648);
 const _: () = assert!(core::mem::offset_of!(TrapFrame, rflags) == 664);
 const _: () = assert!(core::mem::offset_of!(TrapFrame, rsp) == 672);
+
+/// Kernel code and data selectors (boot GDT and every per-CPU GDT).
+pub(super) const KERNEL_CS: u64 = 0x08;
+pub(super) const KERNEL_SS: u64 = 0x10;
+
+impl TrapFrame {
+    /// A frame of zeros but for the kernel's selectors and the always-set bit of RFLAGS.
+    pub(super) fn zeroed() -> TrapFrame {
+        TrapFrame {
+            fx: [0; 512],
+            r15: 0,
+            r14: 0,
+            r13: 0,
+            r12: 0,
+            r11: 0,
+            r10: 0,
+            r9: 0,
+            r8: 0,
+            rbp: 0,
+            rdi: 0,
+            rsi: 0,
+            rdx: 0,
+            rcx: 0,
+            rbx: 0,
+            rax: 0,
+            vector: 0,
+            error_code: 0,
+            rip: 0,
+            cs: KERNEL_CS,
+            rflags: 0x2,
+            rsp: 0,
+            ss: KERNEL_SS,
+        }
+    }
+}
 
 /// What the scheduler does on the interrupt path. Each returns the frame to
 /// resume (another task's, after a switch).

@@ -48,10 +48,9 @@
 
 use core::sync::atomic::{AtomicU32, AtomicUsize, Ordering};
 
-use super::{apic, percpu, trap};
-
-/// The vector that wakes a halted poller so that it polls (see the module docs).
-pub const POLL_KICK_VECTOR: u8 = trap::POLL_KICK_VECTOR;
+use super::percpu::{IPI_COMING, RUNS, WAITS};
+use super::vectors::POLL_KICK_VECTOR;
+use super::{apic, percpu};
 
 /// CPUs waiting in [`wait_for_interrupt`] (halted or polling).
 static WAITING: AtomicU32 = AtomicU32::new(0);
@@ -78,13 +77,6 @@ impl<I: Iterator<Item = usize>> From<I> for Cpus {
         it.fold(Cpus { count: 0, highest: 0 }, |c, id| Cpus { count: c.count + 1, highest: id })
     }
 }
-
-/// `PerCpu::waiting`: the CPU does not wait.
-pub(super) const RUNS: u8 = 0;
-/// `PerCpu::waiting`: the CPU waits, counted in `WAITING`.
-const WAITS: u8 = 1;
-/// `PerCpu::waiting`: a reschedule IPI is on its way to the CPU ([`woken`]); it is not counted.
-const IPI_COMING: u8 = 2;
 
 /// Called at the entry of every interrupt and exception with its vector: a waiting CPU that
 /// takes one (the kick aside) stops waiting, as a halted CPU leaves `hlt`.
