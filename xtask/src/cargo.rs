@@ -7,6 +7,9 @@ use std::process::{Command, Stdio};
 use crate::workspace_root;
 
 pub const KERNEL_PACKAGE: &str = "fairway-kernel";
+/// The policy crate's criterion benchmarks: `cargo bench -p fairway-sched-bench`, not built by the
+/// host tests (criterion and its dependencies were about 25 CPU-s of every clean test build).
+pub const SCHED_BENCH_PACKAGE: &str = "fairway-sched-bench";
 pub const TARGET: &str = "x86_64-unknown-linux-gnu";
 
 fn cargo() -> Command {
@@ -106,7 +109,8 @@ pub fn parse_test_result(line: &str) -> Option<(u32, u32)> {
     Some((count("passed")?, count("failed")?))
 }
 
-/// `cargo test --workspace --exclude fairway-kernel --no-fail-fast`, streamed to stdout.
+/// `cargo test --workspace --exclude fairway-kernel --exclude fairway-sched-bench --no-fail-fast`,
+/// streamed to stdout.
 pub fn host_tests() -> HostTests {
     let mut t = HostTests::default();
     let child = cargo()
@@ -115,6 +119,8 @@ pub fn host_tests() -> HostTests {
             "--workspace",
             "--exclude",
             KERNEL_PACKAGE,
+            "--exclude",
+            SCHED_BENCH_PACKAGE,
             "--no-fail-fast",
         ])
         .stdin(Stdio::null())

@@ -5,7 +5,7 @@
 //!
 //! Contract: each leaves exactly the state, and returns exactly the results,
 //! of its calls in sequence, for every input (the property tests in
-//! `tests/combined.rs` compare both on cloned queues after every step). They
+//! `tests/policy/combined.rs` compare both on cloned queues after every step). They
 //! exist only to do less work for the same result: one handle check, the
 //! running entity charged once, and no re-tests of facts the first step
 //! established (the wakee is queued and is not the running entity; the

@@ -600,7 +600,7 @@ pub(crate) fn swap_only_and_protect(
 /// second `key(c)·wc >= key(n)·wc`; a weight is at least `MIN_WEIGHT` > 0,
 /// so they are `key(c) <= key(n)` and `key(n) <= key(c)`: two compares
 /// instead of two 128-bit products (the same answers, products and all,
-/// as `tests/fast_paths.rs` and `tests/combined.rs` check through
+/// as `tests/policy/fast_paths.rs` and `tests/policy/combined.rs` check through
 /// `schedule()` and the wakeup against the general pick). One of the two
 /// always holds, so the pick never falls back to "no eligible entity"
 /// (nothing for `no_eligible_fallbacks`).

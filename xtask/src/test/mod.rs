@@ -94,8 +94,9 @@ pub fn test(
     // (1) Host unit tests.
     let host_t = if host {
         println!(
-            "==> host unit tests: cargo test --workspace --exclude {}",
-            cargo::KERNEL_PACKAGE
+            "==> host unit tests: cargo test --workspace --exclude {} --exclude {}",
+            cargo::KERNEL_PACKAGE,
+            cargo::SCHED_BENCH_PACKAGE
         );
         let h = cargo::host_tests();
         if h.cargo_failed {

@@ -1,7 +1,7 @@
 //! Overflow safety: extreme weights, very long runtimes, repeated
 //! reweights, and the 2024 overflow scenario of section 1.5.
 
-mod common;
+use crate::common;
 
 use common::{check_invariants, check_pick};
 use sched::avg_vruntime::AvgVruntime;

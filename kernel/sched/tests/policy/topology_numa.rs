@@ -3,7 +3,7 @@
 //! several NUMA levels from distinct distances, and the NUMA flags
 //! (`SD_SERIALIZE`, `SD_OVERLAP`, `SD_NUMA`) and groups.
 
-mod topology_common;
+use crate::topology_common;
 
 use sched::topology::*;
 use topology_common::{check_invariants, s3, shape, two_nodes, Qemu};

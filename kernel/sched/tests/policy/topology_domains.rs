@@ -4,7 +4,7 @@
 //! (and the `SD_PREFER_SIBLING` hand-down), the flat fallback, and the
 //! golden `sched_domain_debug` / `@fw sd` text.
 
-mod topology_common;
+use crate::topology_common;
 
 use sched::cpumask::CpuMask;
 use sched::topology::degenerate::attach_domain;

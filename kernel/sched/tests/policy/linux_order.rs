@@ -2,7 +2,7 @@
 //! names the Linux function it pins and asserts values computed from its
 //! inputs.
 
-mod common;
+use crate::common;
 
 use common::check_invariants;
 use sched::balance::migrate::task_hot;

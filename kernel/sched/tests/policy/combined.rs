@@ -4,7 +4,7 @@
 //! the results and the whole queue state (its `Debug` form: every slot,
 //! tree node, sum, counter and clock) must be identical.
 
-mod common;
+use crate::common;
 
 use common::{features, op, Driver, Op};
 use proptest::prelude::*;

@@ -1,6 +1,6 @@
 //! Property tests against O(n) references: the EEVDF pick and V.
 
-mod common;
+use crate::common;
 
 use common::{check_invariants, check_pick, features, op, Driver};
 use proptest::prelude::*;

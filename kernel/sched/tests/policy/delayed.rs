@@ -1,7 +1,7 @@
 //! DELAY_DEQUEUE / DELAY_ZERO: who stays queued, what is counted, how a
 //! delayed entity leaves or comes back.
 
-mod common;
+use crate::common;
 
 use common::check_invariants;
 use sched::time::vdiff;

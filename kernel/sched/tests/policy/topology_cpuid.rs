@@ -3,7 +3,7 @@
 //! (0x1F, then 0xB, then legacy leaf 1 + 4), and decoding a CPU's package,
 //! core, SMT and LLC IDs from them.
 
-mod topology_common;
+use crate::topology_common;
 
 use sched::topology::print::write_cpu_line;
 use sched::topology::*;

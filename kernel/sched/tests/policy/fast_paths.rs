@@ -5,7 +5,7 @@
 //! whole queue state (its `Debug` form) must be identical (the pick itself
 //! is checked against the brute-force EEVDF choice in `brute_force.rs`).
 
-mod common;
+use crate::common;
 
 use common::{features, op, Driver};
 use proptest::prelude::*;

@@ -4,7 +4,7 @@
 //! their messages; and a seeded random sweep showing that arbitrary topology
 //! input and CPUID words are built or rejected, never a panic.
 
-mod topology_common;
+use crate::topology_common;
 
 use sched::topology::print::write_sched_domain_debug;
 use sched::topology::*;
