@@ -66,6 +66,65 @@ fn boot_main(magic: u32, info: u32) -> ! {
     let memory = init_memory(early);
 
     stage("cmdline");
+    let options = read_cmdline(early);
+
+    stage("interrupts");
+    arch::descriptors::init_this_cpu();
+    arch::pit::disable_8259();
+
+    stage("acpi");
+    let platform = discover_acpi(early);
+    // The RSDP search reads the BIOS data area in page 0; from now on page 0
+    // is unmapped so that a null pointer dereference faults.
+    if let Err(e) = mem::paging::unmap_page(0) {
+        kprintln!("memory: cannot unmap page 0 ({}); null pointers will not fault", e);
+    }
+
+    stage("apic");
+    if let Err(e) = arch::apic::init_this_cpu() {
+        panic!("local APIC on the boot CPU: {}", e);
+    }
+    kprintln!("local APIC in {} mode", arch::apic::mode_name());
+    record!("apic", "mode={}", arch::apic::mode_name());
+
+    stage("timer");
+    calibrate();
+
+    stage("smp");
+    let (online, nodes) = start_cpus(platform.as_ref(), memory);
+
+    stage("topology");
+    let cpus = topology::decode(online, &nodes);
+    if let Some(source) = topology::layout_source(0) {
+        kprintln!("topology from CPUID ({:?})", source);
+    }
+    topology::print_cpus(&cpus);
+
+    stage("domains");
+    let distances = platform.as_ref().and_then(|p| p.distances.clone());
+    let domains = topology::build_domains(&cpus, distances.as_deref());
+    topology::print_domains(&domains);
+    init_balancing(domains, &options, online);
+
+    stage("selfcheck");
+    let ok = selfcheck::run(&options, online);
+
+    if let Some(crash) = options.test_crash {
+        selfcheck::crash(crash);
+    }
+    if !ok {
+        stage("shutdown");
+        arch::exit_with(ExitCode::Failure);
+    }
+
+    stage("sched");
+    start_scheduler(&options, online)
+}
+
+/// Stage `cmdline`: parses the boot loader's command line, reports each problem (`cmdline:`
+/// lines, which the harness refuses a run for), sets the log level and turns the lock-order
+/// checker on or off, before any other CPU starts and with no lock held (`lock::lockdep`).
+fn read_cmdline(early: &mem::multiboot::BootInfo) -> cmdline::Options {
     let cmdline = early.cmdline();
     let parsed = cmdline::parse(&cmdline);
     record!("cmdline", "msg={}", cmdline);
@@ -80,7 +139,6 @@ fn boot_main(magic: u32, info: u32) -> ! {
     }
     let options = parsed.options;
     console::init_log(log_level(options.log));
-    // Before any other CPU starts, with no lock held (`lock::lockdep`).
     let lockdep = options.lockdep.unwrap_or(options.sched_debug || options.test_lockdep.is_some());
     if !lock::lockdep::BUILT_IN && (options.lockdep == Some(true) || options.test_lockdep.is_some()) {
         cmdline::report_problem(format_args!(
@@ -88,13 +146,13 @@ fn boot_main(magic: u32, info: u32) -> ! {
         ));
     }
     lock::lockdep::enable(lockdep);
+    options
+}
 
-    stage("interrupts");
-    arch::descriptors::init_this_cpu();
-    arch::pit::disable_8259();
-
-    stage("acpi");
-    let platform = match arch::acpi::discover(early.rsdp.as_ref()) {
+/// Stage `acpi`: the MADT's CPUs and I/O APICs and the SRAT's nodes, or `None` (said on the
+/// console and in `@fw acpi none=1`): the boot CPU then runs alone.
+fn discover_acpi(early: &mem::multiboot::BootInfo) -> Option<arch::acpi::Platform> {
+    match arch::acpi::discover(early.rsdp.as_ref()) {
         Ok(p) => {
             kprintln!(
                 "ACPI: RSDP at {:#x} (from {}), {} CPUs and {} I/O APICs in the MADT, {} NUMA nodes in the SRAT",
@@ -120,32 +178,20 @@ fn boot_main(magic: u32, info: u32) -> ! {
             record!("acpi", "none=1");
             None
         }
-    };
-
-    // The RSDP search reads the BIOS data area in page 0; from now on page 0
-    // is unmapped so that a null pointer dereference faults.
-    if let Err(e) = mem::paging::unmap_page(0) {
-        kprintln!("memory: cannot unmap page 0 ({}); null pointers will not fault", e);
     }
+}
 
-    stage("apic");
-    if let Err(e) = arch::apic::init_this_cpu() {
-        panic!("local APIC on the boot CPU: {}", e);
-    }
-    kprintln!("local APIC in {} mode", arch::apic::mode_name());
-    record!("apic", "mode={}", arch::apic::mode_name());
-
-    stage("timer");
-    calibrate();
-
-    stage("smp");
+/// Stage `smp`: starts the CPUs the MADT lists (up to `MAX_CPUS`, and those the APIC's mode can
+/// address, each dropped CPU said), waits for them, and returns how many are online with each
+/// CPU's NUMA node, the boot CPU first.
+fn start_cpus(platform: Option<&arch::acpi::Platform>, memory: mem::frame::Summary) -> (usize, Vec<u32>) {
     let boot_apic = arch::cpuid::apic_id();
     percpu::cpu(0).apic_id.store(boot_apic, Ordering::Relaxed);
     topology::record_this_cpu(0);
     let mut apic_ids: Vec<u32> = Vec::new();
     let mut nodes: Vec<u32> = Vec::new();
     apic_ids.push(boot_apic);
-    if let Some(p) = &platform {
+    if let Some(p) = platform {
         nodes.push(p.processors.iter().find(|c| c.apic_id == boot_apic).map_or(0, |c| c.node));
         let mut unreachable = 0;
         for c in p.processors.iter().filter(|c| c.apic_id != boot_apic) {
@@ -199,18 +245,13 @@ fn boot_main(magic: u32, info: u32) -> ! {
         boot_us % 1000
     );
     record!("cpus", "online={} expected={} boot_us={}", online, expected, boot_us);
+    (online, nodes)
+}
 
-    stage("topology");
-    let cpus = topology::decode(online, &nodes);
-    if let Some(source) = topology::layout_source(0) {
-        kprintln!("topology from CPUID ({:?})", source);
-    }
-    topology::print_cpus(&cpus);
-
-    stage("domains");
-    let distances = platform.as_ref().and_then(|p| p.distances.clone());
-    let domains = topology::build_domains(&cpus, distances.as_deref());
-    topology::print_domains(&domains);
+/// Stage `domains`, its end: the CPU capacities asked for (`cpu_capacity=`; one naming a CPU
+/// that is not online is a `cmdline:` problem) and the balancing configuration, handed with the
+/// domains to the mechanism's balancer.
+fn init_balancing(domains: sched::topology::SchedDomains, options: &cmdline::Options, online: usize) {
     let mut caps = sched::balance::CapacityTable::new(online);
     for &(cpu, cap) in &options.cpu_capacity {
         // Known only once the CPUs are counted, so checked here, but
@@ -227,20 +268,6 @@ fn boot_main(magic: u32, info: u32) -> ! {
     kprintln!("balancing: {}", balance_cfg);
     record!("balance_config", "msg={}", balance_cfg);
     balance::init(domains, balance_cfg, caps, options.hz);
-
-    stage("selfcheck");
-    let ok = selfcheck::run(&options, online);
-
-    if let Some(crash) = options.test_crash {
-        selfcheck::crash(crash);
-    }
-    if !ok {
-        stage("shutdown");
-        arch::exit_with(ExitCode::Failure);
-    }
-
-    stage("sched");
-    start_scheduler(&options, online)
 }
 
 /// The `log` crate's level for `log=`.
