@@ -26,6 +26,17 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
     let n = machine.nr_cpus();
     assert!((1..=mech::MAX_CPUS).contains(&n), "sim: {n} CPUs (1..={})", mech::MAX_CPUS);
     let domains = machine.domains().unwrap_or_else(|e| panic!("sim: the machine's domains: {e}"));
+    install_state(machine, &cfg);
+    let tunables = boot_scheduler(machine, &cfg, domains);
+    start_cpus(n, cfg.stack_bytes, tunables, init);
+    run_events(cfg.until_ns);
+    finish()
+}
+
+/// The platform's state for this process's one run: the CPUs off, the event queue seeded, the
+/// hardware model (distances, caches, locks) as `cfg.hw` asks.
+fn install_state(machine: &Machine, cfg: &SimConfig) {
+    let n = machine.nr_cpus();
     let mut distance = Vec::with_capacity(n * n);
     for a in 0..n {
         for b in 0..n {
@@ -79,9 +90,14 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
             boot_ctx: vec![0; n],
         });
     });
+}
 
-    // What the kernel's boot does before the scheduler starts
-    // (`kernel/src/main.rs`), on the boot CPU.
+/// What the kernel's boot does before the scheduler starts (`kernel/src/main.rs`), on the boot
+/// CPU: the capacities, the balancer and its domains, the switches of the command line, and
+/// `fault=` and `trace=` as `start_scheduler()` sets them up. Returns the tunables every CPU
+/// starts with.
+fn boot_scheduler(machine: &Machine, cfg: &SimConfig, domains: sched::topology::SchedDomains) -> sched::Tunables {
+    let n = machine.nr_cpus();
     let mut caps = sched::balance::CapacityTable::new(n);
     for (c, &cap) in machine.capacity.iter().enumerate() {
         caps.set(c, u64::from(cap));
@@ -101,8 +117,7 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
     mech::clock::set_hz(cfg.hz);
     mech::timer::set_nohz(cfg.nohz);
     mech::resched::set_poll(cfg.idle_poll);
-    // `fault=` and `trace=` as the kernel's `start_scheduler()` sets them
-    // up, before any CPU schedules.
+    // Before any CPU schedules.
     if let Some((modes, seed)) = cfg.faults {
         let off = modes & !super::SIM_FAULTS;
         assert!(off == 0, "sim: fault={} is not modelled (the caller refuses it)", mech::fault::names(off));
@@ -114,14 +129,15 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
             panic!("sim: trace={}: {why}", cfg.trace);
         }
     }
+    tun
+}
 
-    // Every CPU's boot flow is a coroutine: CPUs 1.. come online first, then
-    // CPU 0 starts `init` (the kernel's boot CPU waits for the others).
-    let stack_bytes = cfg.stack_bytes;
+/// Every CPU's boot flow is a coroutine: CPUs 1.. come online first, then CPU 0 starts `init`
+/// (the kernel's boot CPU waits for the others).
+fn start_cpus(n: usize, stack_bytes: usize, tun: sched::Tunables, init: impl FnOnce() + Send + 'static) {
     let mut init = Some(init);
     let order: Vec<usize> = (1..n).chain([0]).collect();
     for &c in &order {
-        let tun = tun;
         let init = if c == 0 { init.take() } else { None };
         let co = new_coroutine(stack_bytes, move || {
             start_this_cpu(c, tun);
@@ -149,14 +165,17 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
         let req = resume_ctx(c, h, Resumed::Run);
         handle(c, req);
     }
+}
 
-    // The event loop.
+/// The event loop: each event in time order up to `until_ns`, until the run stops (`init`
+/// returned, the mechanism exited) or no event is left.
+fn run_events(until_ns: u64) {
     loop {
         if with(|s| s.stopped.is_some()) {
             break;
         }
         let Some((t, ev)) = with(|s| match s.queue.peek_time() {
-            Some(t) if t <= cfg.until_ns => s.queue.pop(),
+            Some(t) if t <= until_ns => s.queue.pop(),
             _ => None,
         }) else {
             with(|s| {
@@ -169,9 +188,11 @@ pub fn run(machine: &Machine, cfg: SimConfig, init: impl FnOnce() + Send + 'stat
         };
         step(t, ev);
     }
+}
 
-    // What the hardware model added (docs/CONSOLE.md: `@fw hw`, `hwcost`,
-    // `hwlock`), after the workload's own lines.
+/// The run's report: the output (with the hardware model's lines after the workload's own,
+/// docs/CONSOLE.md: `@fw hw`, `hwcost`, `hwlock`), how it ended, the digest and the statistics.
+fn finish() -> SimReport {
     for line in hw::report_lines() {
         with(|s| {
             if s.echo {
