@@ -79,6 +79,8 @@ pub(super) const BELL_TIMEOUT_NS: u64 = 10_000_000;
 /// How long the threads may take to wind down after the stop.
 pub(super) const GRACE_NS: u64 = 30_000_000_000;
 
+/// The coordinator: starts the workers, watches them for `ms`, stops them and
+/// closes the books; false when they do not balance.
 pub fn run(w: &Workload) -> bool {
     let threads = crate::even_threads(w, "pipe writer/reader pairs");
     let (ms, seed) = (w.num("ms"), w.num("seed"));
@@ -98,12 +100,49 @@ pub fn run(w: &Workload) -> bool {
         seed,
         threads
     );
-    let before = mech::schedstat::snapshot();
-    let idle_task_before: Vec<u64> = super::cpus().iter().map(|&c| mech::idle::idle_task_ns(c)).collect();
-    let newidle_before: u64 = super::cpus().iter().map(|&c| mech::rq::newidle_switch_ns(c)).sum();
-    let runtime_before: u64 = mech::task::all().iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum();
+    let before = Before::take();
+    let world = new_world(seed, ms, threads, cpus, child_cap);
+    let workers = spawn_workers(&world);
+    let elapsed_run = run_until_end(&world);
+    let stuck = stop(&world, &workers);
+    let times = account_time(&world, &before, elapsed_run);
+    let left = leftovers(&world, stuck);
+    let books = close_books(&world, &times, &left);
+    let ok = books.iter().all(|(_, b)| *b) && stuck == 0;
+    record(&world, &times, &left, ok);
+    if !ok {
+        report_failure(&world, &books, stuck);
+    }
+    if mech::debug::enabled() {
+        mech::debug::check_global();
+    }
+    ok
+}
+
+/// What the accounts start from, taken before the world exists.
+struct Before {
+    schedstat: Vec<(usize, mech::stats::CpuStat)>,
+    /// Each online CPU's idle task's runtime (ns), in CPU order.
+    idle_task: Vec<u64>,
+    newidle: u64,
+    runtime: u64,
+}
+
+impl Before {
+    /// The CPUs' statistics, idle tasks' and newidle's time, and every task's runtime, now.
+    fn take() -> Before {
+        let schedstat = mech::schedstat::snapshot();
+        let idle_task: Vec<u64> = super::cpus().iter().map(|&c| mech::idle::idle_task_ns(c)).collect();
+        let newidle: u64 = super::cpus().iter().map(|&c| mech::rq::newidle_switch_ns(c)).sum();
+        let runtime: u64 = mech::task::all().iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum();
+        Before { schedstat, idle_task, newidle, runtime }
+    }
+}
+
+/// The world the workers and the coordinator share, its clock (`t0`) starting now.
+fn new_world(seed: u64, ms: u64, threads: usize, cpus: Vec<usize>, child_cap: u64) -> Arc<World> {
     let t0 = mech::rq::now_ns();
-    let world = Arc::new(World {
+    Arc::new(World {
         seed,
         ms,
         threads,
@@ -132,9 +171,13 @@ pub fn run(w: &Workload) -> bool {
         children: AtomicU64::new(0),
         child_cap,
         joined_runtime: AtomicU64::new(0),
-    });
+    })
+}
+
+/// Spawns the workers, round-robin over the CPUs; each one's task (None: not spawned).
+fn spawn_workers(world: &Arc<World>) -> Vec<Option<Arc<Task>>> {
     let mut workers = Vec::new();
-    for i in 0..threads {
+    for i in 0..world.threads {
         let cpu = world.cpus[i % world.cpus.len()];
         let wd = world.clone();
         match super::spawn(Spawn::new("torture").on_cpu(cpu), move || worker(&wd, i)) {
@@ -151,15 +194,25 @@ pub fn run(w: &Workload) -> bool {
             }
         }
     }
-    // Run: time out long doorbell waits, look for lost wakeups, join orphans.
-    let end = t0 + ms * 1_000_000;
+    workers
+}
+
+/// Run: until `ms` have passed, times out long doorbell waits, looks for lost
+/// wakeups and joins orphans. Returns how long the workers ran (ns).
+fn run_until_end(world: &World) -> u64 {
+    let end = world.t0 + world.ms * 1_000_000;
     while mech::rq::now_ns() < end {
         mech::thread::sleep_ns(1_000_000);
-        watch(&world);
-        reap_orphans(&world);
+        watch(world);
+        reap_orphans(world);
     }
-    let elapsed_run = mech::rq::now_ns() - t0;
-    // Stop: every doorbell wait ends; the rest wind down by themselves.
+    mech::rq::now_ns() - world.t0
+}
+
+/// Stop: every doorbell wait ends; the rest wind down by themselves, watched
+/// for up to `GRACE_NS`. Joins the workers that are done and returns how many
+/// are not (stuck, each marked for the failure report).
+fn stop(world: &World, workers: &[Option<Arc<Task>>]) -> u64 {
     world.stop.store(true, Ordering::Release);
     for s in &world.slots {
         s.bell.generation.fetch_add(1, Ordering::AcqRel);
@@ -167,10 +220,10 @@ pub fn run(w: &Workload) -> bool {
     }
     let give_up = mech::rq::now_ns() + GRACE_NS;
     let busy = |w: &World| w.slots.iter().any(|s| !s.done.load(Ordering::Acquire)) || w.children.load(Ordering::Acquire) > 0;
-    while busy(&world) && mech::rq::now_ns() < give_up {
+    while busy(world) && mech::rq::now_ns() < give_up {
         mech::thread::sleep_ns(1_000_000);
-        watch(&world);
-        reap_orphans(&world);
+        watch(world);
+        reap_orphans(world);
     }
     let mut stuck = 0u64;
     for (i, t) in workers.iter().enumerate() {
@@ -182,33 +235,66 @@ pub fn run(w: &Workload) -> bool {
             world.slots[i].bad.store(true, Ordering::Relaxed);
         }
     }
-    reap_orphans(&world);
-    // The accounts.
+    reap_orphans(world);
+    stuck
+}
+
+/// Where the CPUs' time went since `Before` (ns).
+struct Times {
+    runtime: u64,
+    idle: u64,
+    newidle: u64,
+    pressure: u64,
+    no_runnable: u64,
+    elapsed: u64,
+    elapsed_run: u64,
+}
+
+/// The accounts: the tasks' runtime (the joined ones' included), the idle
+/// tasks', newidle's and pressure's time, since `before`.
+fn account_time(world: &World, before: &Before, elapsed_run: u64) -> Times {
     let after = mech::schedstat::snapshot();
-    let idle_task: u64 = w_cpus_idle(&world, &idle_task_before);
-    let newidle: u64 = world.cpus.iter().map(|&c| mech::rq::newidle_switch_ns(c)).sum::<u64>() - newidle_before;
-    let elapsed = mech::rq::now_ns() - t0;
+    let idle_task: u64 = w_cpus_idle(world, &before.idle_task);
+    let newidle: u64 = world.cpus.iter().map(|&c| mech::rq::newidle_switch_ns(c)).sum::<u64>() - before.newidle;
+    let elapsed = mech::rq::now_ns() - world.t0;
     let runtime_after: u64 = mech::task::all().iter().map(|t| t.stats.sum_exec_runtime.load(Ordering::Relaxed)).sum::<u64>()
         + world.joined_runtime.load(Ordering::Relaxed);
-    let runtime = runtime_after.saturating_sub(runtime_before);
+    let runtime = runtime_after.saturating_sub(before.runtime);
     let (mut no_runnable, mut pressure) = (0u64, 0u64);
     for (cpu, a) in &after {
-        if let Some((_, b)) = before.iter().find(|(c, _)| c == cpu) {
+        if let Some((_, b)) = before.schedstat.iter().find(|(c, _)| c == cpu) {
             no_runnable += a.idle_wait.idle_ns.saturating_sub(b.idle_wait.idle_ns);
             pressure += a.pressure_ns.saturating_sub(b.pressure_ns);
         }
     }
-    let w = &*world;
-    // Workers still running and children not joined (none in a correct run).
+    Times { runtime, idle: idle_task, newidle, pressure, no_runnable, elapsed, elapsed_run }
+}
+
+/// What is left once the workers are done: none of it in a correct run but
+/// the semaphores' units.
+struct Leftovers {
+    /// Workers still running and children not joined.
+    alive: u64,
+    mutex_count: u64,
+    sem_left: usize,
+    bell_left: u64,
+}
+
+/// Workers still running and children not joined (none in a correct run), the
+/// mutexes' count, the semaphores' units and the doorbells' tokens.
+fn leftovers(w: &World, stuck: u64) -> Leftovers {
     let alive = stuck + w.children.load(Ordering::Acquire);
     let mutex_count: u64 = w.mutexes.iter().map(|m| *m.lock()).sum();
     let sem_left: usize = w.sems.iter().map(|s| s.value()).sum();
     let bell_left: u64 = w.slots.iter().map(|s| s.bell.posted.load(Ordering::Relaxed) - s.bell.taken.load(Ordering::Relaxed)).sum();
-    let cpus_n = w.cpus.len() as u64;
-    let capacity = cpus_n * elapsed;
-    let idle = idle_task;
-    let accounted = runtime + idle + newidle + pressure;
-    // The books: what must hold in a correct run (the host checks the same).
+    Leftovers { alive, mutex_count, sem_left, bell_left }
+}
+
+/// The books: what must hold in a correct run (the host checks the same).
+fn close_books(w: &World, t: &Times, l: &Leftovers) -> Vec<(&'static str, bool)> {
+    let capacity = w.cpus.len() as u64 * t.elapsed;
+    let accounted = t.runtime + t.idle + t.newidle + t.pressure;
+    let alive = l.alive;
     let mut books: Vec<(&str, bool)> = Vec::new();
     let g = |c: C| w.get(c);
     books.push(("spawned = exited + alive", g(C::Spawned) == g(C::Exited) + alive));
@@ -216,34 +302,39 @@ pub fn run(w: &Workload) -> bool {
     books.push(("joined = exited", g(C::Joined) == g(C::Exited)));
     books.push(("sleeps ended = begun", g(C::SleepBegun) == g(C::SleepEnded)));
     books.push(("mutex waits ended = begun", g(C::MutexBegun) == g(C::MutexEnded)));
-    books.push(("mutex count = acquisitions", mutex_count == g(C::MutexEnded)));
+    books.push(("mutex count = acquisitions", l.mutex_count == g(C::MutexEnded)));
     books.push(("semaphore waits ended = begun", g(C::SemBegun) == g(C::SemEnded)));
     books.push(("semaphore ups = downs", g(C::SemUps) == g(C::SemEnded)));
-    books.push(("semaphore units intact", sem_left == SEMS * SEM_UNITS));
+    books.push(("semaphore units intact", l.sem_left == SEMS * SEM_UNITS));
     books.push(("doorbell waits ended = begun", g(C::BellBegun) == g(C::BellEnded)));
     books.push(("doorbell waits ended = by tokens + timeout + stop", g(C::BellEnded) == g(C::BellByToken) + g(C::BellTimeouts) + g(C::BellStops)));
-    books.push(("doorbell tokens posted = taken + left", g(C::BellPosts) == g(C::BellTaken) + bell_left));
+    books.push(("doorbell tokens posted = taken + left", g(C::BellPosts) == g(C::BellTaken) + l.bell_left));
     books.push(("joins ended = begun", g(C::JoinBegun) == g(C::JoinEnded)));
     books.push(("pipe reads ended = begun", g(C::ReadBegun) == g(C::ReadEnded)));
     books.push(("pipe writes ended = begun", g(C::WriteBegun) == g(C::WriteEnded)));
     books.push(("pipe bytes received = sent", g(C::PipeSent) == g(C::PipeReceived)));
     books.push(("runtime + idle + newidle + pressure = CPUs x elapsed within 1%", accounted.abs_diff(capacity) * 100 <= capacity));
     books.push(("no violation seen while running", g(C::Violations) == 0));
-    let ok = books.iter().all(|(_, b)| *b) && stuck == 0;
+    books
+}
+
+/// `@fw torture` (the run, the accounts and what is left) and `@fw torture_ops`
+/// (how often each operation was chosen).
+fn record(w: &World, t: &Times, l: &Leftovers, ok: bool) {
     let mut line = String::new();
     let _ = write!(
         line,
         "seed={} ms={} cpus={} threads={} ok={} alive={} mutex_count={} sem_units={} sem_left={} bell_left={}",
-        seed,
-        ms,
-        cpus_n,
-        threads,
+        w.seed,
+        w.ms,
+        w.cpus.len() as u64,
+        w.threads,
         ok as u8,
-        alive,
-        mutex_count,
+        l.alive,
+        l.mutex_count,
         SEMS * SEM_UNITS,
-        sem_left,
-        bell_left
+        l.sem_left,
+        l.bell_left
     );
     for (i, name) in COUNT_NAMES.iter().enumerate() {
         let _ = write!(line, " {}={}", name, w.counts[i].load(Ordering::Relaxed));
@@ -251,7 +342,7 @@ pub fn run(w: &Workload) -> bool {
     let _ = write!(
         line,
         " runtime_ns={} idle_ns={} newidle_ns={} pressure_ns={} elapsed_ns={} run_ns={} no_runnable_ns={}",
-        runtime, idle, newidle, pressure, elapsed, elapsed_run, no_runnable
+        t.runtime, t.idle, t.newidle, t.pressure, t.elapsed, t.elapsed_run, t.no_runnable
     );
     mech::record!("torture", "{}", line);
     let mut ops = String::new();
@@ -259,13 +350,6 @@ pub fn run(w: &Workload) -> bool {
         let _ = write!(ops, "{}{}={}", if i == 0 { "" } else { " " }, name, w.ops[i].load(Ordering::Relaxed));
     }
     mech::record!("torture_ops", "{}", ops);
-    if !ok {
-        report_failure(w, &books, stuck);
-    }
-    if mech::debug::enabled() {
-        mech::debug::check_global();
-    }
-    ok
 }
 
 /// What the CPUs' idle tasks ran since `before` (one value per CPU of `w.cpus`).
