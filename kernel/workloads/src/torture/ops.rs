@@ -44,169 +44,231 @@ pub(super) const OPS: [(Op, &str, u64); 13] = [
 /// One worker: operations chosen by its own generator until the stop, then
 /// its side of the pipe wound down.
 pub(super) fn worker(w: &Arc<World>, me: usize) {
-    let mut rng = Rng::new(splitmix(w.seed ^ splitmix(me as u64 + 1)));
-    let task = mech::task::current();
-    let pair = me / 2;
-    let writer = me.is_multiple_of(2);
-    let mut seq = 0u64; // bytes written (writer) or read (reader)
-    let mut eof = false;
-    let mut pinned: Option<CpuMask> = None;
-    let total: u64 = OPS.iter().map(|o| o.2).sum();
-    let mut buf = [0u8; MAX_IO as usize];
+    let mut s = Worker::new(w, me);
     while !w.stop.load(Ordering::Acquire) {
-        let mut r = rng.below(total);
-        let idx = OPS.iter().position(|o| {
-            if r < o.2 {
-                true
-            } else {
-                r -= o.2;
-                false
-            }
-        });
-        let idx = idx.unwrap_or(0);
+        let idx = choose(&mut s.rng);
         w.ops[idx].fetch_add(1, Ordering::Relaxed);
-        match OPS[idx].0 {
-            Op::Spin => {
-                let ns = 10_000 + rng.below(1_000_000);
-                w.note(me, idx, ns);
-                mech::platform::burn_ns(ns);
-            }
-            Op::SleepShort | Op::SleepLong => {
-                let ns = if OPS[idx].0 == Op::SleepShort { 10_000 + rng.below(190_000) } else { 1_000_000 + rng.below(19_000_000) };
-                w.note(me, idx, ns);
-                timed_sleep(w, me, ns);
-            }
-            Op::Mutex => {
-                let m = rng.below(MUTEXES as u64) as usize;
-                let hold = rng.next();
-                w.note(me, idx, m as u64);
-                w.add(C::MutexBegun, 1);
-                let mut g = w.mutexes[m].lock();
-                w.add(C::MutexEnded, 1);
-                let v = *g;
-                hold_briefly(w, me, hold);
-                *g = v + 1;
-            }
-            Op::Sem => {
-                let s = rng.below(SEMS as u64) as usize;
-                let hold = rng.next();
-                w.note(me, idx, s as u64);
-                w.add(C::SemBegun, 1);
-                w.sems[s].down();
-                w.add(C::SemEnded, 1);
-                hold_briefly(w, me, hold);
-                w.sems[s].up();
-                w.add(C::SemUps, 1);
-            }
-            Op::Post => {
-                // Mostly to a worker waiting on its doorbell (a few draws):
-                // a wakeup that reaches a sleeper, not a token piling up.
-                let mut to = rng.below(w.threads as u64) as usize;
-                for _ in 0..4 {
-                    if w.slots[to].bell.since.load(Ordering::Acquire) != 0 {
-                        break;
-                    }
-                    to = rng.below(w.threads as u64) as usize;
-                }
-                w.note(me, idx, to as u64);
-                let b = &w.slots[to].bell;
-                b.posting.fetch_add(1, Ordering::SeqCst);
-                b.posted.fetch_add(1, Ordering::SeqCst);
-                w.add(C::BellPosts, 1);
-                b.wq.wake_one();
-                b.posting.fetch_sub(1, Ordering::SeqCst);
-            }
-            Op::Wait => {
-                w.note(me, idx, 0);
-                bell_wait(w, me);
-            }
-            Op::Pipe => {
-                let n = 1 + rng.below(MAX_IO) as usize;
-                w.note(me, idx, n as u64);
-                if writer {
-                    for (k, b) in buf[..n].iter_mut().enumerate() {
-                        *b = stream_byte(pair, seq + k as u64);
-                    }
-                    w.add(C::WriteBegun, 1);
-                    w.pipes[pair].write(&buf[..n], rng.below(2) == 0);
-                    w.add(C::WriteEnded, 1);
-                    w.add(C::PipeSent, n as u64);
-                    seq += n as u64;
-                } else if !eof {
-                    eof = !read_some(w, me, pair, &mut seq, &mut buf[..n]);
-                }
-            }
-            Op::Spawn => spawn_child(w, me, &mut rng, idx),
-            Op::Renice => {
-                let nice = rng.below(40) as i32 - 20;
-                let peer = rng.below(4) == 0;
-                let target = if peer { w.slots[rng.below(w.threads as u64) as usize].task.lock().clone() } else { Some(task.clone()) };
-                w.note(me, idx, (nice + 20) as u64);
-                if let Some(t) = target {
-                    match setattr::set_user_nice(&t, nice) {
-                        Ok(()) | Err(SetattrError::Exited) => {}
-                        Err(e) => w.violation(me, C::AttrMisses, format_args!("renice to {}: {}", nice, e)),
-                    }
-                }
-                check_attrs(w, me, &task);
-            }
-            Op::Slice => {
-                let ns = if rng.below(4) == 0 { 0 } else { 100_000 + rng.below(20_000_000) };
-                w.note(me, idx, ns);
-                let _ = setattr::set_slice(&task, ns);
-                check_attrs(w, me, &task);
-            }
-            Op::Affinity => {
-                let mask = match pinned {
-                    Some(_) => w.online,
-                    None if rng.below(3) == 0 => {
-                        // A few CPUs, at least one.
-                        let mut m = CpuMask::empty();
-                        for &c in &w.cpus {
-                            if rng.below(2) == 0 {
-                                m.set(c);
-                            }
-                        }
-                        m.set(w.cpus[rng.below(w.cpus.len() as u64) as usize]);
-                        m
-                    }
-                    None => CpuMask::single(w.cpus[rng.below(w.cpus.len() as u64) as usize]),
-                };
-                w.note(me, idx, mask.bits()[0]);
-                if let Err(e) = mech::setattr::set_affinity(&task, mask) {
-                    w.violation(me, C::AffinityMisses, format_args!("set_affinity: {}", e));
-                }
-                // The switch moves a task off a CPU it may no longer use.
-                mech::schedule::yield_now();
-                pinned = if mask == w.online { None } else { Some(mask) };
-            }
-            Op::Yield => {
-                w.note(me, idx, 0);
-                mech::schedule::yield_now();
-            }
-        }
+        perform(w, &mut s, idx);
         w.slots[me].doing.store(u64::MAX, Ordering::Relaxed);
-        if let Some(m) = pinned {
-            let cpu = mech::platform::cpu_id();
-            if !m.contains(cpu) {
-                w.violation(me, C::AffinityMisses, format_args!("runs on CPU {} outside its affinity {:#x}", cpu, m.bits()[0]));
-            }
+        check_pinned(w, me, s.pinned);
+    }
+    wind_down(w, &mut s);
+}
+
+/// What a worker carries from one operation to the next.
+struct Worker {
+    me: usize,
+    rng: Rng,
+    task: Arc<Task>,
+    /// Its pipe pair (`me / 2`), in which it is the writer or the reader.
+    pair: usize,
+    writer: bool,
+    /// Bytes written (writer) or read (reader).
+    seq: u64,
+    /// The reader has seen its pipe's end.
+    eof: bool,
+    /// The affinity it set, when not every online CPU.
+    pinned: Option<CpuMask>,
+    buf: [u8; MAX_IO as usize],
+}
+
+impl Worker {
+    /// Worker `me` before its first operation, on the running task.
+    fn new(w: &World, me: usize) -> Worker {
+        let rng = Rng::new(splitmix(w.seed ^ splitmix(me as u64 + 1)));
+        let task = mech::task::current();
+        Worker { me, rng, task, pair: me / 2, writer: me.is_multiple_of(2), seq: 0, eof: false, pinned: None, buf: [0u8; MAX_IO as usize] }
+    }
+}
+
+/// The next operation's index in `OPS`, drawn by weight.
+fn choose(rng: &mut Rng) -> usize {
+    let total: u64 = OPS.iter().map(|o| o.2).sum();
+    let mut r = rng.below(total);
+    let idx = OPS.iter().position(|o| {
+        if r < o.2 {
+            true
+        } else {
+            r -= o.2;
+            false
+        }
+    });
+    idx.unwrap_or(0)
+}
+
+/// Does operation `OPS[idx]`, its arguments drawn from the worker's generator.
+fn perform(w: &Arc<World>, s: &mut Worker, idx: usize) {
+    let me = s.me;
+    let rng = &mut s.rng;
+    match OPS[idx].0 {
+        Op::Spin => {
+            let ns = 10_000 + rng.below(1_000_000);
+            w.note(me, idx, ns);
+            mech::platform::burn_ns(ns);
+        }
+        Op::SleepShort | Op::SleepLong => {
+            let ns = if OPS[idx].0 == Op::SleepShort { 10_000 + rng.below(190_000) } else { 1_000_000 + rng.below(19_000_000) };
+            w.note(me, idx, ns);
+            timed_sleep(w, me, ns);
+        }
+        Op::Mutex => lock_mutex(w, me, rng, idx),
+        Op::Sem => down_sem(w, me, rng, idx),
+        Op::Post => post(w, me, rng, idx),
+        Op::Wait => {
+            w.note(me, idx, 0);
+            bell_wait(w, me);
+        }
+        Op::Pipe => pipe_io(w, s, idx),
+        Op::Spawn => spawn_child(w, me, rng, idx),
+        Op::Renice => renice(w, me, rng, &s.task, idx),
+        Op::Slice => {
+            let ns = if rng.below(4) == 0 { 0 } else { 100_000 + rng.below(20_000_000) };
+            w.note(me, idx, ns);
+            let _ = setattr::set_slice(&s.task, ns);
+            check_attrs(w, me, &s.task);
+        }
+        Op::Affinity => change_affinity(w, s, idx),
+        Op::Yield => {
+            w.note(me, idx, 0);
+            mech::schedule::yield_now();
         }
     }
-    // Wind down: the writer closes its pipe, the reader drains it to the end.
-    if writer {
-        w.pipes[pair].close();
+}
+
+/// Takes a random mutex, holds it briefly and counts one more acquisition in it.
+fn lock_mutex(w: &World, me: usize, rng: &mut Rng, idx: usize) {
+    let m = rng.below(MUTEXES as u64) as usize;
+    let hold = rng.next();
+    w.note(me, idx, m as u64);
+    w.add(C::MutexBegun, 1);
+    let mut g = w.mutexes[m].lock();
+    w.add(C::MutexEnded, 1);
+    let v = *g;
+    hold_briefly(w, me, hold);
+    *g = v + 1;
+}
+
+/// Takes a unit of a random semaphore, holds it briefly and gives it back.
+fn down_sem(w: &World, me: usize, rng: &mut Rng, idx: usize) {
+    let s = rng.below(SEMS as u64) as usize;
+    let hold = rng.next();
+    w.note(me, idx, s as u64);
+    w.add(C::SemBegun, 1);
+    w.sems[s].down();
+    w.add(C::SemEnded, 1);
+    hold_briefly(w, me, hold);
+    w.sems[s].up();
+    w.add(C::SemUps, 1);
+}
+
+/// Posts a token on a random worker's doorbell and wakes it.
+fn post(w: &World, me: usize, rng: &mut Rng, idx: usize) {
+    // Mostly to a worker waiting on its doorbell (a few draws):
+    // a wakeup that reaches a sleeper, not a token piling up.
+    let mut to = rng.below(w.threads as u64) as usize;
+    for _ in 0..4 {
+        if w.slots[to].bell.since.load(Ordering::Acquire) != 0 {
+            break;
+        }
+        to = rng.below(w.threads as u64) as usize;
+    }
+    w.note(me, idx, to as u64);
+    let b = &w.slots[to].bell;
+    b.posting.fetch_add(1, Ordering::SeqCst);
+    b.posted.fetch_add(1, Ordering::SeqCst);
+    w.add(C::BellPosts, 1);
+    b.wq.wake_one();
+    b.posting.fetch_sub(1, Ordering::SeqCst);
+}
+
+/// The writer writes the next bytes of its pair's stream; the reader reads
+/// some, until the pipe's end.
+fn pipe_io(w: &World, s: &mut Worker, idx: usize) {
+    let n = 1 + s.rng.below(MAX_IO) as usize;
+    w.note(s.me, idx, n as u64);
+    if s.writer {
+        for (k, b) in s.buf[..n].iter_mut().enumerate() {
+            *b = stream_byte(s.pair, s.seq + k as u64);
+        }
+        w.add(C::WriteBegun, 1);
+        w.pipes[s.pair].write(&s.buf[..n], s.rng.below(2) == 0);
+        w.add(C::WriteEnded, 1);
+        w.add(C::PipeSent, n as u64);
+        s.seq += n as u64;
+    } else if !s.eof {
+        s.eof = !read_some(w, s.me, s.pair, &mut s.seq, &mut s.buf[..n]);
+    }
+}
+
+/// Renices itself or (one time in four) a peer, then checks its own entity.
+fn renice(w: &World, me: usize, rng: &mut Rng, task: &Arc<Task>, idx: usize) {
+    let nice = rng.below(40) as i32 - 20;
+    let peer = rng.below(4) == 0;
+    let target = if peer { w.slots[rng.below(w.threads as u64) as usize].task.lock().clone() } else { Some(task.clone()) };
+    w.note(me, idx, (nice + 20) as u64);
+    if let Some(t) = target {
+        match setattr::set_user_nice(&t, nice) {
+            Ok(()) | Err(SetattrError::Exited) => {}
+            Err(e) => w.violation(me, C::AttrMisses, format_args!("renice to {}: {}", nice, e)),
+        }
+    }
+    check_attrs(w, me, task);
+}
+
+/// Pins itself to one CPU or a few, or, when pinned, lets itself run on every
+/// online CPU again.
+fn change_affinity(w: &World, s: &mut Worker, idx: usize) {
+    let rng = &mut s.rng;
+    let mask = match s.pinned {
+        Some(_) => w.online,
+        None if rng.below(3) == 0 => {
+            // A few CPUs, at least one.
+            let mut m = CpuMask::empty();
+            for &c in &w.cpus {
+                if rng.below(2) == 0 {
+                    m.set(c);
+                }
+            }
+            m.set(w.cpus[rng.below(w.cpus.len() as u64) as usize]);
+            m
+        }
+        None => CpuMask::single(w.cpus[rng.below(w.cpus.len() as u64) as usize]),
+    };
+    w.note(s.me, idx, mask.bits()[0]);
+    if let Err(e) = mech::setattr::set_affinity(&s.task, mask) {
+        w.violation(s.me, C::AffinityMisses, format_args!("set_affinity: {}", e));
+    }
+    // The switch moves a task off a CPU it may no longer use.
+    mech::schedule::yield_now();
+    s.pinned = if mask == w.online { None } else { Some(mask) };
+}
+
+/// A pinned worker must run where it is pinned.
+fn check_pinned(w: &World, me: usize, pinned: Option<CpuMask>) {
+    if let Some(m) = pinned {
+        let cpu = mech::platform::cpu_id();
+        if !m.contains(cpu) {
+            w.violation(me, C::AffinityMisses, format_args!("runs on CPU {} outside its affinity {:#x}", cpu, m.bits()[0]));
+        }
+    }
+}
+
+/// Wind down: the writer closes its pipe, the reader drains it to the end;
+/// a pinned worker is let go on every online CPU; then it is done.
+fn wind_down(w: &World, s: &mut Worker) {
+    if s.writer {
+        w.pipes[s.pair].close();
     } else {
         let mut buf = [0u8; MAX_IO as usize];
-        while !eof {
-            eof = !read_some(w, me, pair, &mut seq, &mut buf);
+        while !s.eof {
+            s.eof = !read_some(w, s.me, s.pair, &mut s.seq, &mut buf);
         }
     }
-    if pinned.is_some() {
-        let _ = mech::setattr::set_affinity(&task, w.online);
+    if s.pinned.is_some() {
+        let _ = mech::setattr::set_affinity(&s.task, w.online);
     }
     w.add(C::Exited, 1);
-    w.slots[me].done.store(true, Ordering::Release);
+    w.slots[s.me].done.store(true, Ordering::Release);
 }
 
 /// One read of pair `pair`'s pipe, checked byte by byte; false at its end.
