@@ -5,44 +5,8 @@
 //! built. Products are `u128` of `u64` sums and percentages: no overflow.
 
 use super::capacity::capacity_greater;
-use super::group_stats::SgLbStats;
+use super::sg_lb_stats::{GroupType, SgLbStats};
 use crate::topology::SD_SHARE_CPUCAPACITY;
-
-/// A group's state, in increasing order of how urgently it should be
-/// relieved (the derived order is the comparison Linux uses).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum GroupType {
-    /// Some capacity is unused.
-    #[default]
-    HasSpare,
-    /// Busy, but no task is waiting for CPU time it would get elsewhere.
-    FullyBusy,
-    /// A task needs a CPU with more capacity.
-    MisfitTask,
-    /// An SMT group runs ≥ 2 fair tasks while an idle CPU could take one.
-    SmtBalance,
-    /// ASYM_PACKING prefers the destination (never produced on x86 here).
-    AsymPacking,
-    /// A child-level balance could not move pinned tasks (`sgc->imbalance`).
-    Imbalanced,
-    /// More tasks than CPUs and short of capacity.
-    Overloaded,
-}
-
-impl GroupType {
-    /// Linux's name.
-    pub const fn name(self) -> &'static str {
-        match self {
-            GroupType::HasSpare => "has_spare",
-            GroupType::FullyBusy => "fully_busy",
-            GroupType::MisfitTask => "misfit_task",
-            GroupType::SmtBalance => "smt_balance",
-            GroupType::AsymPacking => "asym_packing",
-            GroupType::Imbalanced => "imbalanced",
-            GroupType::Overloaded => "overloaded",
-        }
-    }
-}
 
 /// `group_has_capacity`: fewer tasks than CPUs, or runnable and util both
 /// comfortably below the capacity (by `imbalance_pct`).

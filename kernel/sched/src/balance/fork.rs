@@ -14,9 +14,10 @@
 
 use crate::topology::{SchedDomains, SchedGroup};
 
-use super::classify::{group_classify, GroupType};
+use super::classify::group_classify;
 use super::domain_stats::DomainStats;
-use super::group_stats::{avg_load, SgLbStats};
+use super::group_stats::avg_load;
+use super::sg_lb_stats::{GroupType, SgLbStats};
 use super::snapshot::{cpu_snap, CpuSnapshot, TaskSnapshot};
 
 /// `update_sg_wakeup_stats` over the group's CPUs the task may use.

@@ -16,61 +16,14 @@
 //! `sum_util`/`span_weight` (when the domain is the LLC, to refresh SIS_UTIL's
 //! `nr_idle_scan`, see `sis::update_idle_cpu_scan`).
 
-use crate::cpumask::CpuMask;
 use crate::topology::{SchedGroup, SD_SHARE_CPUCAPACITY};
 
 use super::capacity::{check_cpu_capacity, fits_capacity, SCHED_CAPACITY_SCALE};
-use super::classify::{group_classify, group_classify_factor, update_sd_pick_busiest, GroupType};
+use super::classify::{group_classify, group_classify_factor, update_sd_pick_busiest};
 use super::config::GroupCapacity;
 use super::env::{sd_asym_cpucapacity, smt_mask, LbEnv};
+use super::sg_lb_stats::{GroupType, SgLbStats};
 use super::snapshot::{cpu_snap, CpuSnapshot, IdleType};
-
-/// `struct sg_lb_stats` for one group.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct SgLbStats {
-    /// The group's CPUs.
-    pub span: CpuMask,
-    /// Flags of the child domain (`sg->flags`).
-    pub flags: u32,
-    /// Σ `cpu_load`.
-    pub group_load: u64,
-    /// Σ `cpu_util_cfs`.
-    pub group_util: u64,
-    /// Σ `cpu_runnable`.
-    pub group_runnable: u64,
-    /// Σ `nr_running` (all classes).
-    pub sum_nr_running: u32,
-    /// Σ fair runnable tasks.
-    pub sum_h_nr_running: u32,
-    /// CPUs with nothing to run.
-    pub idle_cpus: u32,
-    /// Σ `capacity_of` (at least 1).
-    pub group_capacity: u64,
-    /// Number of CPUs.
-    pub group_weight: u32,
-    /// Number of cores.
-    pub cores: u32,
-    /// Smallest / largest per-CPU capacity.
-    pub min_capacity: u64,
-    /// See `min_capacity`.
-    pub max_capacity: u64,
-    /// Largest misfit load (see §5.5).
-    pub misfit_task_load: u64,
-    /// `group_load · 1024 / group_capacity`; computed for overloaded groups
-    /// here and by `calculate_imbalance` where Linux computes it.
-    pub avg_load: u64,
-    /// `sgc->imbalance`.
-    pub sgc_imbalance: bool,
-    /// ASYM_PACKING preference (never set on this x86 model).
-    pub asym_packing: bool,
-    /// SMT group with ≥ 2 fair tasks while dst is idle.
-    pub smt_balance: bool,
-    /// Classification.
-    pub group_type: GroupType,
-    /// The pre-3.18 task slots (`sg_capacity_factor`), with
-    /// `GroupCapacity::Factor` only (0 otherwise).
-    pub capacity_factor: u32,
-}
 
 /// 3.17's default `smt_gain`: a core's capacity, shared by its SMT threads.
 pub const SMT_GAIN: u64 = 1178;

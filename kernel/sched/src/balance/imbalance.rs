@@ -19,9 +19,9 @@
 //! saturates.
 
 use super::capacity::{capacity_greater, check_cpu_capacity};
-use super::classify::GroupType;
 use super::env::LbEnv;
-use super::group_stats::{avg_load, update_sd_lb_stats, SdLbStats, SgLbStats};
+use super::group_stats::{avg_load, update_sd_lb_stats, SdLbStats};
+use super::sg_lb_stats::{GroupType, SgLbStats};
 use super::snapshot::{cpu_snap, CpuSnapshot, IdleType};
 use crate::topology::{SD_NUMA, SD_SHARE_LLC};
 

@@ -12,6 +12,7 @@
 //! | [`env`](mod@env) | `LbEnv` (Linux `lb_env`), SMT helpers |
 //! | [`avg_idle`] | `rq->avg_idle` with `AvgIdleClamp::{Snap, Avg, Delta}` |
 //! | [`newidle`] | `sched_balance_newidle` gate, walk, cost decay, NI_RANDOM |
+//! | [`sg_lb_stats`] | `SgLbStats` (Linux `sg_lb_stats`), `GroupType` |
 //! | [`group_stats`], [`classify`] | `update_sg_lb_stats`, `group_classify`, `update_sd_lb_stats` |
 //! | [`imbalance`] | `sched_balance_find_src_group`, `calculate_imbalance`, `sched_balance_find_src_rq` |
 //! | [`migrate`] | `can_migrate_task`, detach cursor, `need_active_balance` |
@@ -39,17 +40,18 @@ pub mod migrate;
 pub mod newidle;
 pub mod nohz;
 pub mod rq;
+pub mod sg_lb_stats;
 pub mod sis;
 pub mod snapshot;
 pub mod wake;
 
 pub use avg_idle::{AvgIdle, AvgIdleClamp, SYSCTL_SCHED_MIGRATION_COST};
 pub use capacity::{CapacityTable, Pressure};
-pub use classify::GroupType;
 pub use config::{BalanceConfig, ConfigError, GroupCapacity, NewidleGate, SisProp, WakeBalance};
 pub use domain_stats::{DomainLine, DomainStats};
 pub use env::LbEnv;
-pub use group_stats::{SdLbStats, SgLbStats};
+pub use group_stats::SdLbStats;
+pub use sg_lb_stats::{GroupType, SgLbStats};
 pub use imbalance::{Migration, MigrationType, SrcGroup};
 pub use interval::{RqOutcome, SdState};
 pub use migrate::{Detach, DetachCursor, DetachOutcome, DetachParams};
