@@ -22,7 +22,7 @@
 
 use alloc::vec::Vec;
 
-use super::domains::SchedDomain;
+use super::domain::SchedDomain;
 use super::flags::*;
 
 /// Whether `sd` is useless on its own.

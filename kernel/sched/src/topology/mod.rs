@@ -15,7 +15,7 @@
 //!    (`smt_id`, `core_id`, `pkg_id`, `llc_id`).
 //! 2. [`domains`]: `&[CpuTopology]` plus optional [`NumaDistances`] (ACPI SLIT)
 //!    → [`SchedDomains`]: per CPU, the bottom-up list of [`SchedDomain`]s with
-//!    their [`SchedGroup`]s, flags and balancing parameters, after Linux's
+//!    their [`SchedGroup`]s (the types in [`domain`]), flags and balancing parameters, after Linux's
 //!    degenerate-level removal ([`degenerate`]) and with the per-CPU shortcuts
 //!    (`sd_llc`, `sd_llc_size`, `sd_llc_id`, `sd_numa`, `cpus_share_cache`).
 //! 3. [`print`]: the serial-console renderings (Linux's sched-domain debug
@@ -32,13 +32,15 @@
 
 pub mod cpuid;
 pub mod degenerate;
+pub mod domain;
 pub mod domains;
 pub mod flags;
 pub mod numa;
 pub mod print;
 
 pub use cpuid::{ApicIdLayout, CpuSignature, CpuVendor, CpuidRegs, CpuidTopologyInput, ExtLeaf, TopoLevel};
-pub use domains::{Level, SchedDomain, SchedDomains, SchedGroup};
+pub use domain::{Level, SchedDomain, SchedGroup};
+pub use domains::SchedDomains;
 pub use flags::*;
 pub use numa::NumaDistances;
 

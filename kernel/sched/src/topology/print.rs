@@ -25,7 +25,8 @@
 
 use core::fmt::{self, Write};
 
-use super::domains::{SchedDomain, SchedDomains, SCHED_CAPACITY_SCALE};
+use super::domain::SchedDomain;
+use super::domains::{SchedDomains, SCHED_CAPACITY_SCALE};
 use super::flags::write_flag_names;
 use super::CpuTopology;
 
