@@ -202,11 +202,17 @@ fn spawn_workers(world: &Arc<World>) -> Vec<Option<Arc<Task>>> {
 fn run_until_end(world: &World) -> u64 {
     let end = world.t0 + world.ms * 1_000_000;
     while mech::rq::now_ns() < end {
-        mech::thread::sleep_ns(1_000_000);
-        watch(world);
-        reap_orphans(world);
+        tend(world);
     }
     mech::rq::now_ns() - world.t0
+}
+
+/// One pass of the coordinator, each millisecond while the workers run and wind down: time
+/// out long doorbell waits, look for lost wakeups, join orphans.
+fn tend(world: &World) {
+    mech::thread::sleep_ns(1_000_000);
+    watch(world);
+    reap_orphans(world);
 }
 
 /// Stop: every doorbell wait ends; the rest wind down by themselves, watched
@@ -221,9 +227,7 @@ fn stop(world: &World, workers: &[Option<Arc<Task>>]) -> u64 {
     let give_up = mech::rq::now_ns() + GRACE_NS;
     let busy = |w: &World| w.slots.iter().any(|s| !s.done.load(Ordering::Acquire)) || w.children.load(Ordering::Acquire) > 0;
     while busy(world) && mech::rq::now_ns() < give_up {
-        mech::thread::sleep_ns(1_000_000);
-        watch(world);
-        reap_orphans(world);
+        tend(world);
     }
     let mut stuck = 0u64;
     for (i, t) in workers.iter().enumerate() {

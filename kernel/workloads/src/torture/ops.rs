@@ -40,6 +40,17 @@ pub(super) const OPS: [(Op, &str, u64); 13] = [
     (Op::Yield, "yield", 8),
 ];
 
+/// The weights' sum: what [`choose`] draws below.
+const OPS_WEIGHT: u64 = {
+    let mut sum = 0;
+    let mut i = 0;
+    while i < OPS.len() {
+        sum += OPS[i].2;
+        i += 1;
+    }
+    sum
+};
+
 
 /// One worker: operations chosen by its own generator until the stop, then
 /// its side of the pipe wound down.
@@ -83,8 +94,7 @@ impl Worker {
 
 /// The next operation's index in `OPS`, drawn by weight.
 fn choose(rng: &mut Rng) -> usize {
-    let total: u64 = OPS.iter().map(|o| o.2).sum();
-    let mut r = rng.below(total);
+    let mut r = rng.below(OPS_WEIGHT);
     let idx = OPS.iter().position(|o| {
         if r < o.2 {
             true
