@@ -74,6 +74,11 @@ pub struct QemuConfig {
     /// TCG runs every vCPU in one host thread, in turn (`-accel tcg,thread=single`), instead of
     /// one thread per vCPU: the boot takes one host core whatever its `-smp`.
     pub tcg_single_thread: bool,
+    /// Slashes added to the kernel's path as `-kernel` gets it (`.///fairway-kernel` for 2):
+    /// the same file, but a command line that many bytes longer, which the boot scans, so the
+    /// workload starts at another phase of the guest's tick (`cargo xtask test --boot-shift`,
+    /// which looks for checks that hold at one layout only). 0 for every figure and scenario.
+    pub path_pad: u32,
 }
 
 impl QemuConfig {
@@ -94,6 +99,7 @@ impl QemuConfig {
             bios: None,
             extra: Vec::new(),
             tcg_single_thread: false,
+            path_pad: 0,
         }
     }
 
@@ -218,12 +224,15 @@ impl QemuConfig {
         self.kernel.parent().filter(|d| !d.as_os_str().is_empty())
     }
 
-    /// The kernel as `-kernel` gets it: `./` and its file name when QEMU runs in its directory.
-    /// The `/` matters: the kernel drops the first word of its command line, QEMU's kernel
-    /// path, only when it looks like a path (`mem/multiboot.rs`).
+    /// The kernel as `-kernel` gets it: `./` and its file name when QEMU runs in its directory,
+    /// with [`QemuConfig::path_pad`] more slashes. The `/` matters: the kernel drops the first
+    /// word of its command line, QEMU's kernel path, only when it looks like a path
+    /// (`kernel/bootinfo`: `BootInfo::cmdline`).
     fn kernel_name(&self) -> String {
+        let pad = "/".repeat(self.path_pad as usize);
         match (self.kernel_dir(), self.kernel.file_name()) {
-            (Some(_), Some(name)) => format!("./{}", name.to_string_lossy()),
+            (Some(_), Some(name)) => format!(".{pad}/{}", name.to_string_lossy()),
+            _ if self.path_pad > 0 => format!(".{pad}/{}", self.kernel.to_string_lossy()),
             _ => self.kernel.to_string_lossy().into_owned(),
         }
     }
@@ -310,6 +319,19 @@ mod tests {
         c.smp = "8".into();
         c.tcg_single_thread = true;
         assert!(c.args().unwrap().join(" ").starts_with("-accel tcg,thread=single -cpu max -smp 8 "));
+    }
+
+    #[test]
+    fn a_padded_path_is_the_same_kernel_on_a_longer_command_line() {
+        let mut c = cfg();
+        c.append = "workload=pipe".into();
+        c.path_pad = 3;
+        let args = c.args().unwrap().join(" ");
+        assert!(args.ends_with(" -kernel .////fairway-kernel -append workload=pipe"), "{args}");
+        assert_eq!(c.command().unwrap().get_current_dir(), Some(Path::new("/k")));
+        let mut bare = QemuConfig::new("qemu-system-x86_64".into(), "fairway-kernel".into());
+        bare.path_pad = 1;
+        assert!(bare.args().unwrap().join(" ").ends_with(" -kernel .//fairway-kernel"));
     }
 
     #[test]

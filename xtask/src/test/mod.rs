@@ -62,6 +62,7 @@ pub fn test(
     jobs: u32,
     show_logs: bool,
     long: bool,
+    boot_shift: u32,
 ) -> Result<(), String> {
     let start = Instant::now();
     // The generated tables of docs/BENCHMARKS.md, rerun with the kernel `cargo xtask run` boots.
@@ -195,7 +196,7 @@ pub fn test(
                     None => {}
                 }
                 let mut all: Vec<Job> = quick;
-                all.extend(selected.into_iter().map(|s| scenario_job(s, qemu.clone(), elf.clone(), syms.clone(), show_logs)));
+                all.extend(selected.into_iter().map(|s| scenario_job(s, qemu.clone(), elf.clone(), syms.clone(), show_logs, boot_shift)));
                 vs.extend(run_jobs(all, jobs));
                 phases.push(("QEMU scenarios and experiments", t.elapsed().as_secs_f64()));
                 vs

@@ -142,8 +142,9 @@ fn boot_details(
 }
 
 /// One boot of a scenario: its QEMU command line and how it ended, or why it could not start.
-fn boot(s: &Scenario, qemu: &Path, elf: &Path) -> Result<(String, runner::RunResult), String> {
-    let cfg = config(s, qemu, elf)?;
+fn boot(s: &Scenario, qemu: &Path, elf: &Path, boot_shift: u32) -> Result<(String, runner::RunResult), String> {
+    let mut cfg = config(s, qemu, elf)?;
+    cfg.path_pad = boot_shift;
     let cmd = cfg.command()?;
     let r = runner::run(cmd, Duration::from_secs(boot_timeout(s).0), &mut |_| {}, None);
     Ok((cfg.display(), r))
@@ -228,21 +229,22 @@ pub fn not_run(s: &Scenario, why: &str) -> Verdict {
     }
 }
 
-/// A scenario as a job of the pool: its boot (or two) and the verdict on it.
-pub fn scenario_job(s: Scenario, qemu: PathBuf, elf: PathBuf, syms: Arc<Symbols>, show_logs: bool) -> Job {
+/// A scenario as a job of the pool: its boot (or two) and the verdict on it. `boot_shift`
+/// pads the kernel's path (`QemuConfig::path_pad`; 0 in the suite).
+pub fn scenario_job(s: Scenario, qemu: PathBuf, elf: PathBuf, syms: Arc<Symbols>, show_logs: bool, boot_shift: u32) -> Job {
     Job {
         slots: s.slots,
         boots: if s.versus.is_some() { 2 } else { 1 },
         run: Box::new(move || match s.second_boot() {
-            None => boot(&s, &qemu, &elf).map_or_else(
+            None => boot(&s, &qemu, &elf, boot_shift).map_or_else(
                 |e| not_run(&s, &e),
                 |(cmdline, r)| {
                     let secs = r.elapsed.as_secs_f64();
                     judge(&s, &cmdline, &r.exit, &r.log, &r.stderr, secs, &syms, show_logs)
                 },
             ),
-            Some(second) => boot(&s, &qemu, &elf)
-                .and_then(|a| Ok((a, boot(&second, &qemu, &elf)?)))
+            Some(second) => boot(&s, &qemu, &elf, boot_shift)
+                .and_then(|a| Ok((a, boot(&second, &qemu, &elf, boot_shift)?)))
                 .map_or_else(|e| not_run(&s, &e), |(a, b)| judge_versus(&s, [a, b], &syms, show_logs)),
         }),
     }
@@ -260,7 +262,7 @@ pub fn run_scenarios(
 ) -> Vec<Verdict> {
     let jobs = scenarios
         .into_iter()
-        .map(|s| scenario_job(s, qemu.clone(), elf.clone(), syms.clone(), show_logs))
+        .map(|s| scenario_job(s, qemu.clone(), elf.clone(), syms.clone(), show_logs, 0))
         .collect();
     run_jobs(jobs, slots)
 }
