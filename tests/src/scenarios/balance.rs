@@ -233,8 +233,8 @@ pub(super) fn scenarios() -> Vec<Scenario> {
             // inputs; the cost learnt per ns of scanning is more than 2x smaller after successes.
             // 200 rounds, the last 64 kept: an interrupt inside a scan (30 us where a scan takes
             // 0.6) raises the learnt cost for dozens of wakeups, and scans truncate before CPU 7
-            // until it decays. With 100 rounds, 3 of 32 boot shifts (`--boot-shift 0..31`) kept
-            // some of those (29 of 64 found at shift 0 from 596d04d on); with 200, none of 32.
+            // until it decays. With 100 rounds, 3 of 32 lengths of the kernel's path kept some of
+            // those (29 of 64 found at `--boot-shift 0` from 596d04d on); with 200, none of 32.
             name: "sis-prop-altscan",
             icount: true,
             smp: "8",
