@@ -297,6 +297,13 @@ fn multiboot1_as_qemu_passes_it() {
     assert_eq!((b.rsdp, b.problems().count()), (None, 0));
 }
 
+/// `cargo xtask test --boot-shift 3` boots `.////fairway-kernel`: the same command line.
+#[test]
+fn a_padded_kernel_path_is_dropped_too() {
+    let mem = mb1(MB1_FLAG_MEM | MB1_FLAG_CMDLINE | MB1_FLAG_MMAP, ".////fairway-kernel workload=pipe", RAM);
+    assert_eq!(parse(MULTIBOOT1_MAGIC, 0x9000, &mem).unwrap().cmdline(), "workload=pipe");
+}
+
 #[test]
 fn multiboot1_without_a_map_uses_the_sizes_or_stops() {
     let b = parse(MULTIBOOT1_MAGIC, 0x9000, &mb1(MB1_FLAG_MEM, "", RAM)).unwrap();
