@@ -164,9 +164,10 @@ struct TestArgs {
     /// stays within CI's 10 minutes on 2 cores.
     #[arg(long)]
     long: bool,
-    /// Boot the scenarios with the kernel's path N bytes longer (`.///fairway-kernel`): the same
-    /// kernel, its workloads starting at another phase of the tick. A scenario that passes at
-    /// 0 and fails at some N holds at one layout only, and the next change of code will break it.
+    /// Boot the scenarios with the kernel's path N bytes longer (`.///fairway-kernel` for 2): the
+    /// same kernel, its workloads starting at another phase of the tick. A scenario that passes
+    /// at 0 and fails at some N holds at one layout only, and the next change of code will break
+    /// it. (The experiments' quick forms and `benchmarks-current` boot as at 0.)
     #[arg(long, default_value_t = 0)]
     boot_shift: u32,
 }
