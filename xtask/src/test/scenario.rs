@@ -466,6 +466,30 @@ case "$A" in panic) exit 37;; *) exit 33;; esac"#,
         );
     }
 
+    /// `--boot-shift 2` reaches QEMU on both boots of a versus scenario: the fake QEMU succeeds
+    /// only when given the kernel as `.///kernel`.
+    #[test]
+    fn the_boot_shift_pads_the_kernels_path_of_every_boot() {
+        let d = tmpdir("shift");
+        let q = fake_qemu(
+            &d,
+            r#"while [ $# -gt 0 ]; do [ "$1" = -kernel ] && K="$2"; shift; done
+echo "@fw stage name=entry"; [ "$K" = .///kernel ] && exit 33; exit 1"#,
+        );
+        let syms = Arc::new(Symbols::default());
+        let job = |name, shift| {
+            let versus = Some(fairway_scenarios::Versus { append: "second", compare: |_, _| Ok(()) });
+            let s = Scenario { name, timeout_s: 2, check: check_entry, versus, ..BASE };
+            scenario_job(s, q.clone(), d.join("kernel"), syms.clone(), false, shift)
+        };
+        let v = run_jobs(vec![job("shifted", 2), job("unshifted", 0)], 1);
+        let get = |n: &str| v.iter().find(|x| x.name == n).unwrap();
+        assert!(get("shifted").passed, "{}", get("shifted").report);
+        let r = &get("unshifted").report;
+        assert!(r.starts_with("FAIL unshifted") && r.contains("-kernel ./kernel"), "{r}");
+        let _ = std::fs::remove_dir_all(d);
+    }
+
     /// A real QEMU, when installed: a file that is no kernel makes QEMU itself fail (status 1),
     /// and the report carries QEMU's stderr.
     #[test]
